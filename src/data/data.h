@@ -1,0 +1,110 @@
+/*
+ * data: protein secondary-structure data sets.
+ *
+ * Reads four layouts (UCI pairs, FASTA sets, record files, NetSurfP-2.0
+ * CSV) into one compact dataset: a residue is one byte of amino-acid code
+ * plus one byte of label, and windows are never materialised (the trainer
+ * gathers them by index). Assigns folds by protein, and writes / reads the
+ * prepared fold file (binary, versioned, checksummed) that runs load in one
+ * read and rank 0 broadcasts.
+ *
+ * Memory: 4 bytes per residue (aa, ss, left, right) plus per-protein tables.
+ */
+#ifndef FS_DATA_H
+#define FS_DATA_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/util.h"
+
+/* Amino-acid codes: 0..19 the standard residues in FS_AA_LETTERS order,
+ * 20 for anything else (X, B, Z, U, O, ...), 21 for a window position
+ * outside the residue's segment (padding; the trainer's one-hot is zero). */
+#define FS_AA_LETTERS "ACDEFGHIKLMNPQRSTVWY"
+enum { FS_AA_STANDARD = 20, FS_AA_UNKNOWN = 20, FS_AA_INPUTS = 21, FS_AA_PAD = 21 };
+
+/* Labels: the class in the low two bits; FS_SS_UNSCORED marks a residue
+ * that stays as window context but is neither trained on nor scored. */
+enum { FS_SS_H = 0, FS_SS_E = 1, FS_SS_C = 2, FS_SS_CLASSES = 3, FS_SS_UNSCORED = 4 };
+#define FS_SS_CLASS(b) ((b) & 3)
+#define FS_SS_SCORED(b) (!((b) & FS_SS_UNSCORED))
+
+typedef enum { FS_FMT_AUTO = 0, FS_FMT_UCI, FS_FMT_FASTA, FS_FMT_RECORDS, FS_FMT_CSV } FsFormat;
+
+/* Predefined split (FASTA label headers SET= / VALIDATION=). */
+typedef enum { FS_SET_NONE = 0, FS_SET_TRAIN = 1, FS_SET_VALID = 2, FS_SET_TEST = 3 } FsSet;
+
+typedef struct {
+    uint64_t proteins, segments, residues;
+    uint64_t scored;                    /* residues trained on / scored */
+    uint64_t unknown;                   /* residues with code FS_AA_UNKNOWN */
+    uint64_t label_counts[FS_SS_CLASSES]; /* H E C, scored residues only */
+    uint64_t unknown_letters[26];       /* which letters mapped to unknown ('A'..'Z') */
+    uint64_t unknown_other;             /* non-letter residue symbols mapped to unknown */
+    uint64_t set_proteins[4];           /* proteins per FsSet */
+} FsDataStats;
+
+typedef struct {
+    uint32_t n_res, n_seg, n_prot;
+    uint8_t *aa;        /* [n_res] amino-acid code */
+    uint8_t *ss;        /* [n_res] class | FS_SS_UNSCORED */
+    uint8_t *left;      /* [n_res] residues before this one in its segment, clipped to 255 */
+    uint8_t *right;     /* [n_res] residues after this one in its segment, clipped to 255 */
+    uint32_t *seg_off;  /* [n_seg+1] residue offset of each segment */
+    uint32_t *prot_seg; /* [n_prot+1] protein i is segments prot_seg[i] .. prot_seg[i+1]-1 */
+    uint8_t *prot_set;  /* [n_prot] FsSet */
+    uint8_t *prot_fold; /* [n_prot] assigned fold, 0..n_folds-1 (0 before assignment) */
+    uint32_t *name_off; /* [n_prot+1] offsets into names; each name NUL-terminated */
+    char *names;
+    uint32_t n_folds;   /* 0 until data_assign_folds */
+    uint64_t fold_seed;
+    FsDataStats stats;
+    uint64_t fingerprint; /* hash of the residue/label/segment content and folds */
+} FsDataset;
+
+/* What to read. For FS_FMT_FASTA set sequences/labels (mask optional); for
+ * the others list the input files, concatenated in order. FS_FMT_AUTO
+ * detects each input's layout from its content. */
+typedef struct {
+    FsFormat format;
+    const char **inputs;
+    int n_inputs;
+    const char *sequences, *labels, *mask;
+} FsLoadSpec;
+
+/* Returns 0, or -1 with err naming file:line[:col] and what was expected. */
+int data_load(FsDataset *ds, const FsLoadSpec *spec, FsErr *err);
+void data_free(FsDataset *ds);
+
+const char *data_format_name(FsFormat f);
+/* Parses "auto|uci|fasta|records|csv"; -1 if unknown. */
+int data_format_parse(const char *s);
+
+/* Folds by protein: deterministic from seed, balanced by residue count.
+ * Returns -1 with a message if k < 2 or k > the number of proteins. */
+int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err);
+
+/* Examples (indices of scored residues) for training or validation.
+ * fold >= 0: train = proteins of other folds, valid = proteins of `fold`.
+ * fold == FS_FOLD_PREDEFINED: train = FS_SET_TRAIN, valid = FS_SET_VALID.
+ * Returns the count; writes to out (may be NULL to count only). */
+#define FS_FOLD_PREDEFINED (-1)
+uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out);
+
+/* Prepared fold file. Serialize to a malloc'd byte buffer (what MPI
+ * broadcasts) and back; write/read wrap these around one file I/O. */
+int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err);
+int data_deserialize(FsDataset *ds, const uint8_t *bytes, uint64_t n, const char *origin,
+                     FsErr *err);
+int data_write_prepared(const FsDataset *ds, const char *path, FsErr *err);
+int data_read_prepared(FsDataset *ds, const char *path, FsErr *err);
+
+/* Recomputes left/right, stats and fingerprint from aa/ss/segments. */
+void data_finish(FsDataset *ds);
+
+/* Loading report: human text, or one JSON object with proteins, residues,
+ * scored_residues, unknown_residues, label_counts {H,E,C}, ... */
+void data_print_stats(const FsDataset *ds, FILE *out, int json);
+
+#endif

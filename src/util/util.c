@@ -1,0 +1,188 @@
+/*
+ * util: check macros' reporters, error records, random streams, checksums.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void fs_die_at(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "foldsweep: internal error at %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}
+
+void *fs_malloc_at(size_t n, const char *file, int line)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) fs_die_at(file, line, "out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *fs_calloc_at(size_t count, size_t size, const char *file, int line)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) fs_die_at(file, line, "out of memory allocating %zu x %zu bytes", count, size);
+    return p;
+}
+
+void *fs_realloc_at(void *p, size_t n, const char *file, int line)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) fs_die_at(file, line, "out of memory reallocating to %zu bytes", n);
+    return q;
+}
+
+char *fs_strdup_at(const char *s, const char *file, int line)
+{
+    size_t n = strlen(s) + 1;
+    char *d = fs_malloc_at(n, file, line);
+    memcpy(d, s, n);
+    return d;
+}
+
+void *fs_aligned_alloc_at(size_t n, const char *file, int line)
+{
+    void *p = NULL;
+    size_t rounded = (n + 63) / 64 * 64;
+    if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0)
+        fs_die_at(file, line, "out of memory allocating %zu aligned bytes", n);
+    return p;
+}
+
+void fs_err_set(FsErr *err, const char *fmt, ...)
+{
+    if (!err || err->set) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->set = 1;
+}
+
+void fs_err_at(FsErr *err, const char *file, long line, long col, const char *fmt, ...)
+{
+    if (!err || err->set) return;
+    char where[512];
+    if (line > 0 && col > 0)
+        snprintf(where, sizeof where, "%s:%ld:%ld: ", file, line, col);
+    else if (line > 0)
+        snprintf(where, sizeof where, "%s:%ld: ", file, line);
+    else
+        snprintf(where, sizeof where, "%s: ", file);
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(err->msg, sizeof err->msg, "%s%s", where, what);
+    err->set = 1;
+}
+
+uint64_t fs_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void fs_rng_seed(FsRng *r, const uint64_t *words, int n)
+{
+    /* Fold the words through splitmix so that (seed, 1) and (seed+1, 0)
+     * give unrelated streams. */
+    uint64_t st = 0x243f6a8885a308d3ULL;
+    for (int i = 0; i < n; i++) {
+        st ^= words[i];
+        st = fs_splitmix64(&st);
+    }
+    for (int i = 0; i < 4; i++) r->s[i] = fs_splitmix64(&st);
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t fs_rng_u64(FsRng *r)
+{
+    /* xoshiro256** */
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+uint32_t fs_rng_below(FsRng *r, uint32_t n)
+{
+    if (n <= 1) return 0;
+    /* Lemire's multiply-shift with rejection. */
+    uint64_t m = (uint64_t)(uint32_t)(fs_rng_u64(r) >> 32) * n;
+    uint32_t lo = (uint32_t)m;
+    if (lo < n) {
+        uint32_t t = (uint32_t)(-n) % n;
+        while (lo < t) {
+            m = (uint64_t)(uint32_t)(fs_rng_u64(r) >> 32) * n;
+            lo = (uint32_t)m;
+        }
+    }
+    return (uint32_t)(m >> 32);
+}
+
+float fs_rng_uniform(FsRng *r) { return (float)(fs_rng_u64(r) >> 40) * (1.0f / 16777216.0f); }
+
+float fs_rng_normal(FsRng *r)
+{
+    double u1 = ((double)(fs_rng_u64(r) >> 11) + 1.0) * (1.0 / 9007199254740993.0);
+    double u2 = (double)(fs_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+uint64_t fs_fnv1a64(const void *data, size_t n, uint64_t h)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+uint32_t fs_crc32(const void *data, size_t n, uint32_t crc)
+{
+    static uint32_t table[256];
+    static int ready = 0;
+    if (!ready) {
+        /* Benign race: every thread writes the same values. Filled once
+         * before threads start in practice (prepared file load). */
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+            table[i] = c;
+        }
+        ready = 1;
+    }
+    const unsigned char *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+double fs_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

@@ -1,0 +1,108 @@
+/*
+ * util: the small things every module needs.
+ * Check macros that report file:line (llm.c habit), a recoverable error
+ * record (FsErr) for bad input, a deterministic random stream per model,
+ * checksums for fingerprints, and a wall clock.
+ */
+#ifndef FS_UTIL_H
+#define FS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------------- */
+/* Single source for CPU and GPU (design.md, "The trainer"). The per-model  */
+/* code is written once with these; the C compiler builds it as plain      */
+/* loops, nvcc as a thread block's strided loops with barriers.             */
+#if defined(__CUDACC__)
+#define FS_DEVICE __device__
+#define FS_PARFOR(i, n) for (long i = threadIdx.x; i < (long)(n); i += blockDim.x)
+#define FS_SYNC() __syncthreads()
+#define FS_MASTER if (threadIdx.x == 0)
+#define FS_RESTRICT __restrict__
+#else
+#define FS_DEVICE
+#define FS_PARFOR(i, n) for (long i = 0; i < (long)(n); i++)
+#define FS_SYNC() ((void)0)
+#define FS_MASTER
+#define FS_RESTRICT restrict
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Internal errors: a bug or an exhausted machine, never bad user input.   */
+
+#if defined(__GNUC__)
+#define FS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define FS_NORETURN __attribute__((noreturn))
+#else
+#define FS_PRINTF(a, b)
+#define FS_NORETURN
+#endif
+
+FS_NORETURN void fs_die_at(const char *file, int line, const char *fmt, ...) FS_PRINTF(3, 4);
+#define FS_DIE(...) fs_die_at(__FILE__, __LINE__, __VA_ARGS__)
+/* An invariant that must hold; reports the expression with file:line. */
+#define FS_ASSERT(cond)                                                  \
+    do {                                                                 \
+        if (!(cond)) fs_die_at(__FILE__, __LINE__, "assertion failed: %s", #cond); \
+    } while (0)
+
+void *fs_malloc_at(size_t n, const char *file, int line);
+void *fs_calloc_at(size_t count, size_t size, const char *file, int line);
+void *fs_realloc_at(void *p, size_t n, const char *file, int line);
+char *fs_strdup_at(const char *s, const char *file, int line);
+#define fs_malloc(n) fs_malloc_at((n), __FILE__, __LINE__)
+#define fs_calloc(c, s) fs_calloc_at((c), (s), __FILE__, __LINE__)
+#define fs_realloc(p, n) fs_realloc_at((p), (n), __FILE__, __LINE__)
+#define fs_strdup(s) fs_strdup_at((s), __FILE__, __LINE__)
+/* 64-byte aligned, for the parameter buffer and activations (AVX-512 rows). */
+void *fs_aligned_alloc_at(size_t n, const char *file, int line);
+#define fs_aligned_alloc(n) fs_aligned_alloc_at((n), __FILE__, __LINE__)
+
+/* ---------------------------------------------------------------------- */
+/* Recoverable errors: bad input. The message names where and what was     */
+/* expected; the caller decides whether to go on.                          */
+
+typedef struct {
+    int set;
+    char msg[1024];
+} FsErr;
+
+/* Sets the message unless one is already set (the first error is the cause). */
+void fs_err_set(FsErr *err, const char *fmt, ...) FS_PRINTF(2, 3);
+/* Sets "FILE:LINE: message" (line 0 omits the line, col > 0 adds ":COL"). */
+void fs_err_at(FsErr *err, const char *file, long line, long col, const char *fmt, ...)
+    FS_PRINTF(5, 6);
+
+/* ---------------------------------------------------------------------- */
+/* Deterministic random numbers. Every (trial, fold) model gets its own    */
+/* stream derived from the sweep seed, so results do not depend on which   */
+/* thread or rank trains it.                                               */
+
+typedef struct {
+    uint64_t s[4];
+} FsRng;
+
+uint64_t fs_splitmix64(uint64_t *state);
+/* Seeds from a list of words (sweep seed, trial hash, fold, purpose...). */
+void fs_rng_seed(FsRng *r, const uint64_t *words, int n);
+uint64_t fs_rng_u64(FsRng *r);
+/* Uniform in [0, n) without modulo bias. */
+uint32_t fs_rng_below(FsRng *r, uint32_t n);
+/* Uniform float in [0, 1). */
+float fs_rng_uniform(FsRng *r);
+/* Standard normal (Box-Muller; deterministic, no cached second value). */
+float fs_rng_normal(FsRng *r);
+
+/* ---------------------------------------------------------------------- */
+/* Checksums and hashes.                                                   */
+
+uint64_t fs_fnv1a64(const void *data, size_t n, uint64_t h);
+#define FS_FNV_OFFSET 0xcbf29ce484222325ULL
+uint32_t fs_crc32(const void *data, size_t n, uint32_t crc);
+
+/* Monotonic wall clock in seconds. */
+double fs_now(void);
+
+#endif
