@@ -6,6 +6,32 @@
  *
  * Errors are losses (lower is better): E_va is the validation loss of the
  * epoch, E_tr the mean training loss of the epoch.
+ *
+ * Definitions (epoch t is 1-based; k = spec->strip):
+ *   E_opt(t) = min_{t' <= t} E_va(t')
+ *   GL(t)    = 100 * (E_va(t) / E_opt(t) - 1)
+ *   P_k(t)   = 1000 * (sum_{t'=t-k+1..t} E_tr(t') / (k * min_{t'=t-k+1..t} E_tr(t')) - 1),
+ *              only at strip ends (t divisible by k)
+ *   GL_alpha: halt after the first t with GL(t) > alpha.
+ *   PQ_alpha: halt after the first strip end t with GL(t) / P_k(t) > alpha.
+ *             P_k == 0 (training error flat over the strip) makes the
+ *             quotient +inf when GL > 0 and 0 when GL == 0.
+ *   UP_s:     halt after the strip end t at which E_va(t) > E_va(t-k) for the
+ *             s-th successive strip end (the first strip end has no t-k and
+ *             never counts as a rise; an equal or lower value resets the count).
+ *   PATIENCE: halt when t - (last epoch whose E_va was below the patience
+ *             reference by more than min_delta) reaches `patience`.
+ * max_epochs applies to every kind.
+ *
+ * Edge cases, chosen so no comparison ever sees a NaN:
+ *   - A non-finite E_va (NaN, +-inf: the model diverged) counts as +inf, the
+ *     worst error: never an improvement, GL = +inf once a finite E_opt
+ *     exists, a rise for UP, no progress for PATIENCE.
+ *   - A non-finite E_tr counts as +inf; P_k is then +inf (so PQ's quotient
+ *     is 0: a diverging training run is not "progress has stalled").
+ *   - Until a finite E_va has been seen (E_opt = +inf), GL = 0.
+ *   - E_opt == 0 with E_va > 0 gives GL = +inf; E_va == E_opt gives GL = 0.
+ *   - P_k is clamped at 0 from below (float rounding of sum vs k * min).
  */
 #ifndef FS_STOP_H
 #define FS_STOP_H
@@ -40,6 +66,8 @@ typedef struct {
     float last_strip_va;               /* E_va at the end of the previous strip */
     int up_count;                      /* successive strips with rising E_va */
     float gl, pk;                      /* last GL(t) and P_k(t) (P_k < 0 when not at a strip end) */
+    float pat_best;                    /* PATIENCE: reference error (moves only by > min_delta) */
+    int pat_epoch;                     /* PATIENCE: epoch of pat_best (0: none yet) */
 } FsStopState;
 
 enum { FS_STOP_IMPROVED = 1, FS_STOP_HALT = 2 };
@@ -50,8 +78,10 @@ FS_DEVICE void stop_init(FsStopState *st);
  * FS_STOP_HALT (stop after this epoch; also at max_epochs). */
 FS_DEVICE int stop_update(FsStopState *st, const FsStopSpec *spec, float train_err, float val_err);
 
+/* Host only from here on. */
 const char *stop_kind_name(FsStopKind k);
-/* Checks parameters; returns 0 or -1 with a message. */
+/* Checks parameters (only those the kind uses, plus max_epochs); returns 0
+ * or -1 with a message naming the parameter and what was expected. */
 int stop_spec_check(const FsStopSpec *spec, FsErr *err);
 
 #endif
