@@ -72,19 +72,20 @@ void fs_err_set(FsErr *err, const char *fmt, ...)
 void fs_err_at(FsErr *err, const char *file, long line, long col, const char *fmt, ...)
 {
     if (!err || err->set) return;
-    char where[512];
+    int n;
     if (line > 0 && col > 0)
-        snprintf(where, sizeof where, "%s:%ld:%ld: ", file, line, col);
+        n = snprintf(err->msg, sizeof err->msg, "%s:%ld:%ld: ", file, line, col);
     else if (line > 0)
-        snprintf(where, sizeof where, "%s:%ld: ", file, line);
+        n = snprintf(err->msg, sizeof err->msg, "%s:%ld: ", file, line);
     else
-        snprintf(where, sizeof where, "%s: ", file);
-    char what[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    snprintf(err->msg, sizeof err->msg, "%s%s", where, what);
+        n = snprintf(err->msg, sizeof err->msg, "%s: ", file);
+    if (n < 0) n = 0;
+    if ((size_t)n < sizeof err->msg) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
     err->set = 1;
 }
 

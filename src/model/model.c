@@ -1,0 +1,248 @@
+/*
+ * model: architecture checks, shape and offset tables, initialisation.
+ */
+#include "model.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "data/data.h"
+
+static const char *act_names[] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
+static const char *layer_names[] = {"conv1d", "dense", "dropout", "batchnorm", "highway", "output"};
+
+const char *model_act_name(FsAct a) { return (unsigned)a < 6 ? act_names[a] : "?"; }
+const char *model_layer_name(FsLayerKind k) { return (unsigned)k < 6 ? layer_names[k] : "?"; }
+
+int model_act_parse(const char *s)
+{
+    for (int i = 0; i < 6; i++)
+        if (strcmp(s, act_names[i]) == 0) return i;
+    return -1;
+}
+
+static long tensor_floats(int batch, int l, int c, int pad) { return (long)batch * (l + 2 * pad) * c; }
+
+int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
+{
+    memset(net, 0, sizeof *net);
+    net->arch = *arch;
+    net->max_batch = max_batch;
+    if (arch->window < 1 || arch->window % 2 == 0 || arch->window > 255) {
+        fs_err_set(err, "window must be an odd number between 1 and 255, got %d", arch->window);
+        return -1;
+    }
+    if (max_batch < 1) {
+        fs_err_set(err, "batch size must be at least 1, got %d", max_batch);
+        return -1;
+    }
+    if (arch->n_layers < 0 || arch->n_layers > FS_MAX_LAYERS) {
+        fs_err_set(err, "at most %d layers, got %d", FS_MAX_LAYERS, arch->n_layers);
+        return -1;
+    }
+    if (arch->n_layers > 0 && arch->layers[0].kind != FS_LAYER_CONV &&
+        arch->layers[0].kind != FS_LAYER_DENSE) {
+        fs_err_set(err, "layer 1: the first layer must be conv1d or dense (it reads the one-hot window), got %s",
+                   model_layer_name(arch->layers[0].kind));
+        return -1;
+    }
+
+    /* Pass 1: shapes and the common pad. */
+    int l = arch->window, c = FS_AA_INPUTS, pad = 0;
+    net->n = arch->n_layers + 1;
+    for (int i = 0; i < net->n; i++) {
+        FsLayer *y = &net->layer[i];
+        if (i < arch->n_layers) {
+            y->spec = arch->layers[i];
+        } else {
+            memset(&y->spec, 0, sizeof y->spec);
+            y->spec.kind = FS_LAYER_OUTPUT;
+            y->spec.units = FS_CLASSES;
+            y->spec.act = FS_ACT_LINEAR;
+        }
+        const FsLayerSpec *s = &y->spec;
+        y->in_l = l;
+        y->in_c = c;
+        y->gather = (i == 0);
+        switch (s->kind) {
+        case FS_LAYER_CONV:
+        case FS_LAYER_HIGHWAY:
+            if (s->width < 1 || s->width % 2 == 0 || s->width > l) {
+                fs_err_set(err, "layer %d (%s): kernel width must be odd and at most the input length %d, got %d",
+                           i + 1, model_layer_name(s->kind), l, s->width);
+                return -1;
+            }
+            if (s->kind == FS_LAYER_CONV && s->units < 1) {
+                fs_err_set(err, "layer %d (conv1d): filters must be at least 1, got %d", i + 1, s->units);
+                return -1;
+            }
+            y->out_l = l;
+            y->out_c = s->kind == FS_LAYER_CONV ? s->units : c;
+            if (s->width / 2 > pad) pad = s->width / 2;
+            break;
+        case FS_LAYER_DENSE:
+        case FS_LAYER_OUTPUT:
+            if (s->units < 1) {
+                fs_err_set(err, "layer %d (dense): units must be at least 1, got %d", i + 1, s->units);
+                return -1;
+            }
+            y->out_l = 1;
+            y->out_c = s->units;
+            break;
+        case FS_LAYER_DROPOUT:
+            if (!(s->rate >= 0.0f && s->rate < 1.0f)) {
+                fs_err_set(err, "layer %d (dropout): rate must be in [0, 1), got %g", i + 1, s->rate);
+                return -1;
+            }
+            y->out_l = l;
+            y->out_c = c;
+            break;
+        case FS_LAYER_BATCHNORM:
+            if (!(s->eps > 0.0f) || !(s->momentum >= 0.0f && s->momentum < 1.0f)) {
+                fs_err_set(err, "layer %d (batchnorm): eps must be > 0 and momentum in [0, 1), got %g and %g",
+                           i + 1, s->eps, s->momentum);
+                return -1;
+            }
+            y->out_l = l;
+            y->out_c = c;
+            break;
+        default:
+            fs_err_set(err, "layer %d: unknown layer kind %d", i + 1, (int)s->kind);
+            return -1;
+        }
+        if ((unsigned)s->act > FS_ACT_ELU) {
+            fs_err_set(err, "layer %d: unknown activation %d", i + 1, (int)s->act);
+            return -1;
+        }
+        l = y->out_l;
+        c = y->out_c;
+    }
+
+    /* Pass 2: offsets. Parameters first, then state, so that "weights"
+     * (what the best epoch keeps) is one contiguous block. */
+    long p = 0, work = 0, scratch = 0;
+    for (int i = 0; i < net->n; i++) {
+        FsLayer *y = &net->layer[i];
+        const FsLayerSpec *s = &y->spec;
+        y->in_pad = y->in_l > 1 ? pad : 0;
+        y->out_pad = y->out_l > 1 ? pad : 0;
+        y->out_size = tensor_floats(max_batch, y->out_l, y->out_c, y->out_pad);
+        long fan_rows = 0;
+        if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) fan_rows = (long)s->width * y->in_c;
+        if (s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_OUTPUT) fan_rows = (long)y->in_l * y->in_c;
+        y->w = y->b = y->w2 = y->b2 = y->s_mean = y->s_var = -1;
+        y->z = y->h = y->t = y->bn_mean = y->bn_istd = -1;
+        if (fan_rows) {
+            y->n_w = fan_rows * y->out_c;
+            y->w = p;
+            p += y->n_w;
+            y->b = p;
+            p += y->out_c;
+            if (s->kind == FS_LAYER_HIGHWAY) {
+                y->w2 = p;
+                p += y->n_w;
+                y->b2 = p;
+                p += y->out_c;
+            }
+            long need = y->n_w * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
+            if (!y->gather && need > scratch) scratch = need;
+            long fl = 2 * (long)y->out_l * fan_rows * y->out_c * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
+            net->flops_fwd += fl;
+            net->flops_bwd += y->gather ? fl : 2 * fl;
+        } else if (s->kind == FS_LAYER_BATCHNORM) {
+            y->w = p; /* gamma */
+            p += y->out_c;
+            y->b = p; /* beta */
+            p += y->out_c;
+        }
+        y->a = work;
+        work += y->out_size;
+        y->d = work;
+        work += y->out_size;
+        int need_z = s->act == FS_ACT_SWISH || s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_DROPOUT;
+        if (need_z) {
+            y->z = work;
+            work += y->out_size;
+        }
+        if (s->kind == FS_LAYER_HIGHWAY) {
+            y->h = work;
+            work += y->out_size;
+            y->t = work;
+            work += y->out_size;
+        }
+        if (s->kind == FS_LAYER_BATCHNORM) {
+            y->bn_mean = work;
+            work += y->out_c;
+            y->bn_istd = work;
+            work += y->out_c;
+        }
+        /* Keep every tensor 64-byte aligned. */
+        work = (work + 15) / 16 * 16;
+    }
+    net->n_params = p;
+    long st = p;
+    for (int i = 0; i < net->n; i++) {
+        FsLayer *y = &net->layer[i];
+        if (y->spec.kind == FS_LAYER_BATCHNORM) {
+            y->s_mean = st;
+            st += y->out_c;
+            y->s_var = st;
+            st += y->out_c;
+        }
+    }
+    net->n_state = st - p;
+    net->n_work = work;
+    net->n_scratch = scratch;
+    return 0;
+}
+
+void model_init(const FsNet *net, float *weights, FsRng *rng)
+{
+    memset(weights, 0, sizeof(float) * (size_t)(net->n_params + net->n_state));
+    for (int i = 0; i < net->n; i++) {
+        const FsLayer *y = &net->layer[i];
+        const FsLayerSpec *s = &y->spec;
+        if (s->kind == FS_LAYER_BATCHNORM) {
+            for (int c = 0; c < y->out_c; c++) {
+                weights[y->w + c] = 1.0f;
+                weights[y->s_var + c] = 1.0f;
+            }
+            continue;
+        }
+        if (y->w < 0) continue;
+        long fan_in = y->n_w / y->out_c;
+        long fan_out = (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY)
+                           ? (long)s->width * y->out_c
+                           : y->out_c;
+        double limit = net->arch.init == FS_INIT_GLOROT ? sqrt(6.0 / (double)(fan_in + fan_out))
+                                                        : sqrt(6.0 / (double)fan_in);
+        for (long k = 0; k < y->n_w; k++) weights[y->w + k] = (float)limit * (2.0f * fs_rng_uniform(rng) - 1.0f);
+        if (s->kind == FS_LAYER_HIGHWAY) {
+            for (long k = 0; k < y->n_w; k++)
+                weights[y->w2 + k] = (float)limit * (2.0f * fs_rng_uniform(rng) - 1.0f);
+            for (int c = 0; c < y->out_c; c++) weights[y->b2 + c] = s->gate_bias;
+        }
+    }
+}
+
+void model_print(const FsNet *net, FILE *out)
+{
+    fprintf(out, "window %d, one-hot %d symbols\n", net->arch.window, FS_AA_INPUTS);
+    for (int i = 0; i < net->n; i++) {
+        const FsLayer *y = &net->layer[i];
+        const FsLayerSpec *s = &y->spec;
+        long params = 0;
+        if (y->w >= 0) params += y->n_w ? y->n_w + y->out_c : 2 * y->out_c;
+        if (y->w2 >= 0) params += y->n_w + y->out_c;
+        fprintf(out, "  %-9s (%d, %d) -> (%d, %d)", model_layer_name(s->kind), y->in_l, y->in_c, y->out_l,
+                y->out_c);
+        if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) fprintf(out, " width %d", s->width);
+        if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_HIGHWAY)
+            fprintf(out, " %s", model_act_name(s->act));
+        if (s->kind == FS_LAYER_DROPOUT) fprintf(out, " rate %g", s->rate);
+        if (s->kind == FS_LAYER_BATCHNORM) fprintf(out, " eps %g", s->eps);
+        fprintf(out, "  %ld params\n", params);
+    }
+    fprintf(out, "  total %ld parameters, %.2f MFLOP per training example\n", net->n_params,
+            (double)(net->flops_fwd + net->flops_bwd) * 1e-6);
+}

@@ -1,0 +1,105 @@
+/*
+ * model: a small 1D CNN over a window of one-hot residues, as a layer
+ * descriptor plus one contiguous float buffer (llm.c habit).
+ *
+ * Dimension legend: B batch, L window positions (L = 1 after a dense
+ * layer), C channels, K kernel width, U dense units, P padding rows.
+ *
+ * Every activation tensor is stored [B][L + 2P][C] with P zero rows on each
+ * side, so that a "same" convolution is a plain GEMM over contiguous rows
+ * (the K*C inputs of output position p are consecutive floats) and needs no
+ * im2col. Pad rows are never written and stay zero.
+ *
+ * The weight buffer holds, in order: trainable parameters (n_params), then
+ * non-trainable state (batch-norm running statistics, n_state). The model's
+ * full buffer (see train) adds gradients, optimizer moments and a copy of
+ * the best epoch's weights, all laid out from this module's size table.
+ */
+#ifndef FS_MODEL_H
+#define FS_MODEL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/util.h"
+
+typedef enum {
+    FS_LAYER_CONV = 0, /* conv1d: filters, width, same padding, activation */
+    FS_LAYER_DENSE,    /* dense: units, activation; flattens an (L, C) input */
+    FS_LAYER_DROPOUT,  /* dropout: rate (inverted scaling at training time) */
+    FS_LAYER_BATCHNORM,/* batch norm over batch (and positions): eps, momentum */
+    FS_LAYER_HIGHWAY,  /* y = T*H + (1-T)*x, H = act(conv_K(x)), T = sigmoid(conv_K(x)) */
+    FS_LAYER_OUTPUT    /* implicit last layer: dense to 3 classes, softmax */
+} FsLayerKind;
+
+typedef enum { FS_ACT_LINEAR = 0, FS_ACT_RELU, FS_ACT_LEAKY_RELU, FS_ACT_SWISH, FS_ACT_TANH, FS_ACT_ELU } FsAct;
+
+typedef enum { FS_INIT_HE = 0, FS_INIT_GLOROT } FsInit;
+
+typedef struct {
+    FsLayerKind kind;
+    int units;       /* conv filters / dense units */
+    int width;       /* conv / highway kernel width (odd) */
+    FsAct act;       /* conv, dense, highway H */
+    float act_param; /* leaky_relu slope, elu alpha */
+    float rate;      /* dropout */
+    float eps;       /* batch norm epsilon */
+    float momentum;  /* batch norm running-average momentum */
+    float gate_bias; /* highway: initial gate bias (negative: carry the input at first) */
+} FsLayerSpec;
+
+#define FS_MAX_LAYERS 16
+#define FS_CLASSES 3
+
+typedef struct {
+    int window; /* odd */
+    int n_layers;
+    FsLayerSpec layers[FS_MAX_LAYERS]; /* the output layer is added by model_compile */
+    FsInit init;
+} FsArch;
+
+/* One compiled layer: shapes, parameter offsets (floats into the weight
+ * buffer) and workspace offsets (floats into the activation workspace). */
+typedef struct {
+    FsLayerSpec spec;
+    int in_l, in_c, out_l, out_c;
+    int in_pad, out_pad; /* pad rows of input and output tensors (0 when L == 1) */
+    int gather;          /* first layer: input is one-hot codes, forward is a gather */
+    long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN */
+    long w2, b2;         /* highway gate weights and bias */
+    long s_mean, s_var;  /* batch norm running statistics (in the state region) */
+    long n_w;            /* floats in w (and in w2) */
+    /* workspace: a = output, d = gradient of output, z = activation aux
+     * (sigmoid for swish, x-hat for BN, mask for dropout), h/t = highway. */
+    long a, d, z, h, t, bn_mean, bn_istd;
+    long out_size; /* floats in one output tensor for the maximum batch */
+} FsLayer;
+
+typedef struct {
+    FsArch arch;
+    int n; /* layers including the output layer */
+    FsLayer layer[FS_MAX_LAYERS + 1];
+    int max_batch;
+    long n_params, n_state; /* floats */
+    long n_work;            /* floats of activation workspace */
+    long n_scratch;         /* floats of transposed-weight scratch */
+    long flops_fwd;         /* dense-equivalent multiply-adds x2 per example, forward */
+    long flops_bwd;
+} FsNet;
+
+/* Checks and compiles an architecture for batches up to max_batch.
+ * Returns 0, or -1 with err saying which layer and what was expected. */
+int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err);
+
+/* He or Glorot uniform weights, zero biases, BN gamma 1 / beta 0, running
+ * variance 1, highway gate bias from the spec. weights has n_params + n_state floats. */
+void model_init(const FsNet *net, float *weights, FsRng *rng);
+
+const char *model_act_name(FsAct a);
+int model_act_parse(const char *s); /* -1 if unknown */
+const char *model_layer_name(FsLayerKind k);
+
+/* One line per layer: kind, shape, parameters. */
+void model_print(const FsNet *net, FILE *out);
+
+#endif

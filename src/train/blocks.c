@@ -1,0 +1,179 @@
+/*
+ * blocks: batch norm, dropout and highway layers (single source).
+ */
+#include <math.h>
+
+#include "train/act.h"
+#include "train/layers.h"
+
+FS_DEVICE static inline long row_off(long r, int L, int P, int C)
+{
+    return ((r / L) * (L + 2 * P) + P + r % L) * (long)C;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Batch norm: statistics per channel over the batch and the positions.    */
+
+FS_DEVICE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const long N = (long)B * L;
+    const float eps = y->spec.eps, mom = y->spec.momentum;
+    float *out = m->work + y->a, *xhat = m->work + y->z;
+    float *mean = m->work + y->bn_mean, *istd = m->work + y->bn_istd;
+    const float *gamma = m->w + y->w, *beta = m->w + y->b;
+    float *rmean = m->w + y->s_mean, *rvar = m->w + y->s_var;
+    FS_PARFOR(c, C)
+    {
+        float mu, var;
+        if (train) {
+            double s = 0.0, s2 = 0.0;
+            for (long r = 0; r < N; r++) s += x[row_off(r, L, P, C) + c];
+            mu = (float)(s / (double)N);
+            for (long r = 0; r < N; r++) {
+                double dv = x[row_off(r, L, P, C) + c] - mu;
+                s2 += dv * dv;
+            }
+            var = (float)(s2 / (double)N);
+            rmean[c] = mom * rmean[c] + (1.0f - mom) * mu;
+            rvar[c] = mom * rvar[c] + (1.0f - mom) * var;
+        } else {
+            mu = rmean[c];
+            var = rvar[c];
+        }
+        float is = 1.0f / sqrtf(var + eps);
+        mean[c] = mu;
+        istd[c] = is;
+        for (long r = 0; r < N; r++) {
+            long o = row_off(r, L, P, C) + c;
+            float xh = (x[o] - mu) * is;
+            xhat[o] = xh;
+            out[o] = gamma[c] * xh + beta[c];
+        }
+    }
+    FS_SYNC();
+}
+
+FS_DEVICE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const long N = (long)B * L;
+    const float *d = m->work + y->d, *xhat = m->work + y->z, *istd = m->work + y->bn_istd;
+    const float *gamma = m->w + y->w;
+    float *ggamma = m->g + y->w, *gbeta = m->g + y->b;
+    FS_PARFOR(c, C)
+    {
+        float sd = 0.0f, sdx = 0.0f;
+        for (long r = 0; r < N; r++) {
+            long o = row_off(r, L, P, C) + c;
+            sd += d[o];
+            sdx += d[o] * xhat[o];
+        }
+        ggamma[c] += sdx;
+        gbeta[c] += sd;
+        float k = gamma[c] * istd[c] / (float)N;
+        for (long r = 0; r < N; r++) {
+            long o = row_off(r, L, P, C) + c;
+            dx[o] = k * ((float)N * d[o] - sd - xhat[o] * sdx);
+        }
+    }
+    FS_SYNC();
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dropout: the mask is a hash of (model stream, step, layer, element), so  */
+/* threads draw it in parallel and a repeated forward pass sees the same.  */
+
+FS_DEVICE static inline float dropout_uniform(uint64_t key, uint64_t step, long layer, long e)
+{
+    uint64_t z = key ^ (step * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)layer << 56) ^ ((uint64_t)e * 0xd1b54a32d192ed03ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
+FS_DEVICE void dropout_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const float rate = y->spec.rate, keep = 1.0f / (1.0f - rate);
+    float *out = m->work + y->a, *mask = m->work + y->z;
+    const long li = y - m->net->layer;
+    FS_PARFOR(r, (long)B * L)
+    {
+        long o = row_off(r, L, P, C);
+        for (int c = 0; c < C; c++) {
+            float k = 1.0f;
+            if (train && rate > 0.0f)
+                k = dropout_uniform(m->drop_key, (uint64_t)m->step, li, r * C + c) >= rate ? keep : 0.0f;
+            mask[o + c] = k;
+            out[o + c] = x[o + c] * k;
+        }
+    }
+    FS_SYNC();
+}
+
+FS_DEVICE void dropout_backward(FsModel *m, const FsLayer *y, float *dx, int B)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const float *d = m->work + y->d, *mask = m->work + y->z;
+    FS_PARFOR(r, (long)B * L)
+    {
+        long o = row_off(r, L, P, C);
+        for (int c = 0; c < C; c++) dx[o + c] = d[o + c] * mask[o + c];
+    }
+    FS_SYNC();
+}
+
+/* ---------------------------------------------------------------------- */
+/* Highway (Srivastava et al. 2015): y = T*H + (1-T)*x with H = act(conv(x)) */
+/* and T = sigmoid(conv(x)); both convolutions keep the channel count.     */
+
+FS_DEVICE void highway_forward(FsModel *m, const FsLayer *y, const float *x, int B)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    float *hv = m->work + y->h, *tv = m->work + y->t, *out = m->work + y->a;
+    rows_set(hv, m->w + y->b, B, L, P, C);
+    conv_gemm(y, m->w + y->w, x, hv, B, C);
+    act_forward(y->spec.act, y->spec.act_param, hv, m->work + y->z, B, L, P, C);
+    rows_set(tv, m->w + y->b2, B, L, P, C);
+    conv_gemm(y, m->w + y->w2, x, tv, B, C);
+    FS_PARFOR(r, (long)B * L)
+    {
+        long o = row_off(r, L, P, C);
+        for (int c = 0; c < C; c++) {
+            float t = 1.0f / (1.0f + expf(-tv[o + c]));
+            tv[o + c] = t;
+            out[o + c] = t * hv[o + c] + (1.0f - t) * x[o + c];
+        }
+    }
+    FS_SYNC();
+}
+
+FS_DEVICE void highway_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const float *d = m->work + y->d, *aux = m->work + y->z;
+    float *hv = m->work + y->h, *tv = m->work + y->t;
+    const FsAct act = y->spec.act;
+    const float ap = y->spec.act_param;
+    /* Turn h and t into the gradients of their pre-activations in place;
+     * dx starts as the carry path's share. */
+    FS_PARFOR(r, (long)B * L)
+    {
+        long o = row_off(r, L, P, C);
+        for (int c = 0; c < C; c++) {
+            float g = d[o + c], t = tv[o + c], h = hv[o + c];
+            dx[o + c] = g * (1.0f - t);
+            hv[o + c] = g * t * act_grad(act, ap, h, act == FS_ACT_SWISH ? aux[o + c] : 0.0f);
+            tv[o + c] = g * (h - x[o + c]) * t * (1.0f - t);
+        }
+    }
+    FS_SYNC();
+    rows_colsum(m->g + y->b, hv, B, L, P, C);
+    rows_colsum(m->g + y->b2, tv, B, L, P, C);
+    conv_wgrad(y, m->g + y->w, x, hv, B, C);
+    conv_wgrad(y, m->g + y->w2, x, tv, B, C);
+    conv_dgrad(y, m->w + y->w, m->scratch, hv, dx, B, C);
+    conv_dgrad(y, m->w + y->w2, m->scratch + y->n_w, tv, dx, B, C);
+}

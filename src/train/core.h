@@ -1,0 +1,83 @@
+/*
+ * train/core.h: internal to the train module. The per-model code (layer
+ * ops, one training step, the epoch loop) is written once here and built
+ * twice: by the C compiler for the CPU trainer and by nvcc for the GPU,
+ * where one thread block trains one model (see FS_PARFOR in util.h).
+ */
+#ifndef FS_TRAIN_CORE_H
+#define FS_TRAIN_CORE_H
+
+#include "model/model.h"
+#include "stop/stop.h"
+#include "train/train.h"
+
+/* Row addressing: offset(i) = (i / g) * gs + (i % g) * s, or i * s when
+ * g == 0. The two-level form walks the interior rows of padded [B][L+2P][C]
+ * tensors as if they were one matrix. */
+typedef struct {
+    long g, gs, s;
+} FsStride;
+
+/* C(i, n) += sum_k A(i, k) * B(k, n), n contiguous in B and C.
+ * A(i, k) = A[off(am, i) + off(ak, k)], B(k, n) = B[off(bk, k) + n],
+ * C(i, n) = C[off(cm, i) + n]. Sums over k run in order, so every output
+ * has one fixed summation order whatever the tiling or thread count. */
+FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
+                        FsStride bk, float *C, FsStride cm);
+
+/* Everything one model needs while it trains, pointing into one buffer. */
+typedef struct {
+    const FsNet *net;
+    float *w;       /* parameters then state, n_params + n_state */
+    float *g;       /* gradients, n_params */
+    float *m1, *m2; /* optimizer moments, n_params each */
+    float *best;    /* weights of the best validation epoch, n_params + n_state */
+    float *work;    /* activations and their gradients, net->n_work */
+    float *scratch; /* transposed weights, net->n_scratch */
+    float *partial; /* FS_NORM_CHUNKS partial sums (deterministic reductions) */
+    uint8_t *codes; /* [max_batch][window] amino-acid codes of the batch */
+    uint8_t *labels;/* [max_batch] */
+    uint32_t *perm; /* training order, n_train */
+    float *ex_loss; /* [max_batch] per-example loss of the last batch */
+    uint8_t *ex_pred; /* [max_batch] predicted class of the last batch */
+    FsRng rng;      /* shuffling */
+    uint64_t drop_key; /* dropout masks are a hash of this, the step and the element */
+    long step;      /* optimizer steps taken (Adam bias correction) */
+} FsModel;
+
+#define FS_NORM_CHUNKS 64
+
+/* Seconds, for per-epoch curves. On the GPU the host times the launch. */
+#if defined(__CUDACC__)
+#define FS_CLOCK() 0.0
+#else
+#define FS_CLOCK() fs_now()
+#endif
+
+/* Training data as the trainer sees it: residue arrays and example lists. */
+typedef struct {
+    const uint8_t *aa, *ss, *left, *right;
+    const uint32_t *train;
+    uint32_t n_train;
+    const uint32_t *valid;
+    uint32_t n_valid;
+} FsFoldData;
+
+FS_DEVICE void step_load_batch(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int B);
+FS_DEVICE void step_forward(FsModel *m, int B, int train);
+/* Softmax cross-entropy on the output; returns the summed loss over the
+ * batch, writes d(loss/B)/d(logits) when grad, adds to confusion if given. */
+FS_DEVICE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[3][3]);
+FS_DEVICE void step_backward(FsModel *m, int B);
+/* Clips, checks and applies one optimizer step. Returns the gradient's
+ * global norm before clipping (non-finite: nothing applied). */
+FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts);
+
+FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out);
+
+/* Host: bytes needed by FsModel buffers for this net and data. */
+size_t core_model_bytes(const FsNet *net, uint32_t n_train);
+/* Host: points an FsModel into a buffer of core_model_bytes. */
+void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * fit: the whole life of one (trial, fold) model (single source): epochs of
+ * shuffled minibatches, validation, early stopping, divergence. On the GPU
+ * this runs inside one thread block with no host round trip; on the CPU,
+ * on one worker thread.
+ */
+#include <math.h>
+
+#include "train/core.h"
+
+FS_DEVICE static void copy_floats(float *dst, const float *src, long n)
+{
+    FS_PARFOR(i, n) dst[i] = src[i];
+    FS_SYNC();
+}
+
+/* Mean validation loss and the confusion matrix, forward only. */
+FS_DEVICE static double validate(FsModel *m, const FsFoldData *fd, int eval_batch, uint64_t conf[3][3])
+{
+    double loss = 0.0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) conf[a][b] = 0;
+    for (uint32_t s = 0; s < fd->n_valid; s += (uint32_t)eval_batch) {
+        int nb = fd->n_valid - s < (uint32_t)eval_batch ? (int)(fd->n_valid - s) : eval_batch;
+        step_load_batch(m, fd, fd->valid + s, nb);
+        step_forward(m, nb, 0);
+        loss += step_loss(m, nb, 0, conf);
+    }
+    return fd->n_valid ? loss / fd->n_valid : 0.0;
+}
+
+FS_DEVICE static float q3_of(uint64_t conf[3][3])
+{
+    uint64_t n = 0, ok = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) n += conf[a][b];
+    for (int a = 0; a < 3; a++) ok += conf[a][a];
+    return n ? (float)((double)ok / (double)n) : 0.0f;
+}
+
+FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out)
+{
+    const FsNet *net = m->net;
+    const long nw = net->n_params + net->n_state;
+    const int B = ts->batch;
+    FsStopState st;
+    uint64_t conf[3][3];
+    stop_init(&st);
+    out->status = FS_FIT_OK;
+    out->epochs = out->best_epoch = out->halted_by = 0;
+    out->diverged_epoch = 0;
+    out->diverged_step = 0;
+    out->best_val_loss = INFINITY;
+    out->train_examples = out->val_examples = 0;
+    out->seconds = out->val_seconds = 0.0;
+    double t_start = FS_CLOCK();
+    FS_PARFOR(i, fd->n_train) m->perm[i] = fd->train[i];
+    FS_SYNC();
+
+    for (int epoch = 1; epoch <= ts->stop.max_epochs; epoch++) {
+        FS_MASTER
+        {
+            /* Fisher-Yates on the model's own stream. */
+            for (uint32_t i = fd->n_train; i > 1; i--) {
+                uint32_t j = fs_rng_below(&m->rng, i);
+                uint32_t tmp = m->perm[i - 1];
+                m->perm[i - 1] = m->perm[j];
+                m->perm[j] = tmp;
+            }
+        }
+        FS_SYNC();
+        double loss_sum = 0.0;
+        long step_in_epoch = 0;
+        for (uint32_t s = 0; s < fd->n_train; s += (uint32_t)B, step_in_epoch++) {
+            int nb = fd->n_train - s < (uint32_t)B ? (int)(fd->n_train - s) : B;
+            step_load_batch(m, fd, m->perm + s, nb);
+            step_forward(m, nb, 1);
+            double l = step_loss(m, nb, 1, 0);
+            step_backward(m, nb);
+            float norm = step_update(m, ts);
+            if (!isfinite(l) || !isfinite(norm)) {
+                out->status = FS_FIT_DIVERGED;
+                out->diverged_epoch = epoch;
+                out->diverged_step = step_in_epoch;
+                goto done;
+            }
+            loss_sum += l;
+            out->train_examples += (uint64_t)nb;
+        }
+        double t_val = FS_CLOCK();
+        double val_loss = validate(m, fd, ts->eval_batch, conf);
+        out->val_examples += fd->n_valid;
+        out->val_seconds += FS_CLOCK() - t_val;
+        float train_loss = (float)(loss_sum / (fd->n_train ? fd->n_train : 1));
+        out->epochs = epoch;
+        if (out->curves.train_loss) {
+            out->curves.train_loss[epoch - 1] = train_loss;
+            out->curves.val_loss[epoch - 1] = (float)val_loss;
+            out->curves.val_q3[epoch - 1] = q3_of(conf);
+            out->curves.seconds[epoch - 1] = (float)(FS_CLOCK() - t_start);
+        }
+        if (!isfinite(val_loss)) {
+            out->status = FS_FIT_DIVERGED;
+            out->diverged_epoch = epoch;
+            out->diverged_step = step_in_epoch;
+            break;
+        }
+        int flags = stop_update(&st, &ts->stop, train_loss, (float)val_loss);
+        if (flags & FS_STOP_IMPROVED) {
+            copy_floats(m->best, m->w, nw);
+            out->best_epoch = epoch;
+            out->best_val_loss = (float)val_loss;
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) out->best_confusion[a][b] = conf[a][b];
+        }
+        if (flags & FS_STOP_HALT) {
+            out->halted_by = epoch < ts->stop.max_epochs;
+            break;
+        }
+    }
+done:
+    /* The result is the best validation epoch's weights. */
+    if (out->best_epoch > 0) copy_floats(m->w, m->best, nw);
+    out->seconds = FS_CLOCK() - t_start;
+}

@@ -1,0 +1,204 @@
+/*
+ * layers: forward and backward of each layer kind over a batch (single
+ * source). Shapes and offsets come from the compiled net (model.h); every
+ * matrix product goes through ops_gemm.
+ */
+#include <math.h>
+
+#include "data/data.h"
+#include "train/act.h"
+#include "train/core.h"
+#include "train/layers.h"
+
+/* ---------------------------------------------------------------------- */
+/* The first layer reads one-hot codes: its forward pass is a gather-add of
+ * weight rows, its weight gradient a scatter-add. No multiplications by
+ * zero, and no one-hot tensor. Weight row (k, code) for conv, (q, code) for dense. */
+
+FS_DEVICE static void gather_forward(const FsLayer *y, const float *w, const uint8_t *codes, float *out, int B)
+{
+    const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
+    const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
+    const float *bias = w + y->b, *W = w + y->w;
+    FS_PARFOR(r, (long)B * OL)
+    {
+        long b = r / OL;
+        int p = (int)(r % OL);
+        float *o = out + (b * (OL + 2 * P) + P + p) * (long)F;
+        for (int f = 0; f < F; f++) o[f] = bias[f];
+        for (int k = 0; k < K; k++) {
+            int q = conv ? p + k - h : k;
+            if (q < 0 || q >= L) continue;
+            int code = codes[b * L + q];
+            if (code >= FS_AA_INPUTS) continue; /* padding: zero one-hot */
+            const float *wr = W + ((long)k * FS_AA_INPUTS + code) * F;
+            for (int f = 0; f < F; f++) o[f] += wr[f];
+        }
+    }
+    FS_SYNC();
+}
+
+#define GATHER_CHUNK 16
+
+FS_DEVICE static void gather_backward(const FsLayer *y, float *gw, const uint8_t *codes, const float *d, int B)
+{
+    const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
+    const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
+    float *GW = gw + y->w;
+    /* Parallel over column chunks, rows in order: deterministic scatter. */
+    FS_PARFOR(t, (F + GATHER_CHUNK - 1) / GATHER_CHUNK)
+    {
+        int f0 = (int)t * GATHER_CHUNK, f1 = f0 + GATHER_CHUNK < F ? f0 + GATHER_CHUNK : F;
+        for (long r = 0; r < (long)B * OL; r++) {
+            long b = r / OL;
+            int p = (int)(r % OL);
+            const float *g = d + (b * (OL + 2 * P) + P + p) * (long)F;
+            for (int k = 0; k < K; k++) {
+                int q = conv ? p + k - h : k;
+                if (q < 0 || q >= L) continue;
+                int code = codes[b * L + q];
+                if (code >= FS_AA_INPUTS) continue;
+                float *gr = GW + ((long)k * FS_AA_INPUTS + code) * F;
+                for (int f = f0; f < f1; f++) gr[f] += g[f];
+            }
+        }
+    }
+    FS_SYNC();
+}
+
+/* ---------------------------------------------------------------------- */
+/* Convolution ("same", stride 1) and dense as GEMMs on padded tensors.   */
+
+/* out (+)= conv(x) with weights W [K*Cin][F]. */
+FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F)
+{
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
+    ops_gemm(B * L, F, K * C, x + (long)(P - h) * C, st_rows(L, P, C), st_plain(1), W, st_plain(F),
+             out + (long)P * F, st_rows(L, P, F));
+}
+
+/* gW += x^T d for a conv: rows of gW are the K*Cin window inputs. */
+FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F)
+{
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
+    ops_gemm(K * C, F, B * L, x + (long)(P - h) * C, st_plain(1), st_rows(L, P, C), d + (long)P * F,
+             st_rows(L, P, F), gW, st_plain(F));
+}
+
+/* dx += conv^T(d): a "same" convolution of d with the flipped, transposed
+ * kernel Wf [K*F][Cin], Wf[(j*F + f)][c] = W[(K-1-j)*Cin + c][f]. */
+FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const float *d, float *dx, int B,
+                                 int F)
+{
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
+    FS_PARFOR(i, (long)K * F * C)
+    {
+        long j = i / ((long)F * C), f = (i / C) % F, c = i % C;
+        Wf[i] = W[((K - 1 - j) * C + c) * F + f];
+    }
+    FS_SYNC();
+    ops_gemm(B * L, C, K * F, d + (long)(P - h) * F, st_rows(L, P, F), st_plain(1), Wf, st_plain(C),
+             dx + (long)P * C, st_rows(L, P, C));
+}
+
+FS_DEVICE static void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
+{
+    const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
+    const long xs = (long)(y->in_l + 2 * P) * y->in_c;
+    rows_set(out, w + y->b, B, 1, 0, U);
+    ops_gemm(B, U, LC, x + (long)P * y->in_c, st_plain(xs), st_plain(1), w + y->w, st_plain(U), out, st_plain(U));
+}
+
+FS_DEVICE static void dense_backward(const FsLayer *y, const float *w, float *gw, float *scratch,
+                                     const float *x, const float *d, float *dx, int B)
+{
+    const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
+    const long xs = (long)(y->in_l + 2 * P) * y->in_c;
+    rows_colsum(gw + y->b, d, B, 1, 0, U);
+    ops_gemm(LC, U, B, x + (long)P * y->in_c, st_plain(1), st_plain(xs), d, st_plain(U), gw + y->w, st_plain(U));
+    if (!dx) return;
+    const float *W = w + y->w;
+    FS_PARFOR(i, (long)U * LC) scratch[i] = W[(i % LC) * U + i / LC]; /* W^T [U][LC] */
+    FS_SYNC();
+    rows_set(dx, 0, B, y->in_l, P, y->in_c);
+    ops_gemm(B, LC, U, d, st_plain(U), st_plain(1), scratch, st_plain(LC), dx + (long)P * y->in_c, st_plain(xs));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dispatch.                                                               */
+
+FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train)
+{
+    const FsLayer *y = &m->net->layer[i];
+    float *out = m->work + y->a;
+    const float *x = i > 0 ? m->work + m->net->layer[i - 1].a : 0;
+    switch (y->spec.kind) {
+    case FS_LAYER_CONV:
+        if (y->gather) {
+            gather_forward(y, m->w, m->codes, out, B);
+        } else {
+            rows_set(out, m->w + y->b, B, y->out_l, y->out_pad, y->out_c);
+            conv_gemm(y, m->w + y->w, x, out, B, y->out_c);
+        }
+        act_forward(y->spec.act, y->spec.act_param, out, m->work + y->z, B, y->out_l, y->out_pad, y->out_c);
+        break;
+    case FS_LAYER_DENSE:
+    case FS_LAYER_OUTPUT:
+        if (y->gather)
+            gather_forward(y, m->w, m->codes, out, B);
+        else
+            dense_forward(y, m->w, x, out, B);
+        act_forward(y->spec.act, y->spec.act_param, out, m->work + y->z, B, 1, 0, y->out_c);
+        break;
+    case FS_LAYER_BATCHNORM:
+        batchnorm_forward(m, y, x, B, train);
+        break;
+    case FS_LAYER_DROPOUT:
+        dropout_forward(m, y, x, B, train);
+        break;
+    case FS_LAYER_HIGHWAY:
+        highway_forward(m, y, x, B);
+        break;
+    }
+}
+
+FS_DEVICE void layer_backward(FsModel *m, int i, int B)
+{
+    const FsLayer *y = &m->net->layer[i];
+    float *d = m->work + y->d;
+    const float *x = i > 0 ? m->work + m->net->layer[i - 1].a : 0;
+    float *dx = i > 0 ? m->work + m->net->layer[i - 1].d : 0;
+    switch (y->spec.kind) {
+    case FS_LAYER_CONV:
+        act_backward(y->spec.act, y->spec.act_param, m->work + y->a, m->work + y->z, d, B, y->out_l,
+                     y->out_pad, y->out_c);
+        rows_colsum(m->g + y->b, d, B, y->out_l, y->out_pad, y->out_c);
+        if (y->gather) {
+            gather_backward(y, m->g, m->codes, d, B);
+        } else {
+            conv_wgrad(y, m->g + y->w, x, d, B, y->out_c);
+            rows_set(dx, 0, B, y->in_l, y->in_pad, y->in_c);
+            conv_dgrad(y, m->w + y->w, m->scratch, d, dx, B, y->out_c);
+        }
+        break;
+    case FS_LAYER_DENSE:
+    case FS_LAYER_OUTPUT:
+        act_backward(y->spec.act, y->spec.act_param, m->work + y->a, m->work + y->z, d, B, 1, 0, y->out_c);
+        if (y->gather) {
+            rows_colsum(m->g + y->b, d, B, 1, 0, y->out_c);
+            gather_backward(y, m->g, m->codes, d, B);
+        } else {
+            dense_backward(y, m->w, m->g, m->scratch, x, d, dx, B);
+        }
+        break;
+    case FS_LAYER_BATCHNORM:
+        batchnorm_backward(m, y, dx, B);
+        break;
+    case FS_LAYER_DROPOUT:
+        dropout_backward(m, y, dx, B);
+        break;
+    case FS_LAYER_HIGHWAY:
+        highway_backward(m, y, x, dx, B);
+        break;
+    }
+}

@@ -1,0 +1,40 @@
+/*
+ * train/layers.h: internal to the train module (single source): forward
+ * and backward of each layer over a batch.
+ */
+#ifndef FS_TRAIN_LAYERS_H
+#define FS_TRAIN_LAYERS_H
+
+#include "train/core.h"
+
+FS_DEVICE static inline FsStride st_plain(long s)
+{
+    FsStride st = {0, 0, s};
+    return st;
+}
+
+/* Interior rows of a padded [B][L + 2P][C] tensor, one after another. */
+FS_DEVICE static inline FsStride st_rows(int L, int P, int C)
+{
+    FsStride st = {L, (long)(L + 2 * P) * C, C};
+    return st;
+}
+
+/* Layer i of m's net; input is layer i-1's output (or the batch codes). */
+FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train);
+/* Accumulates parameter gradients and writes layer i-1's output gradient. */
+FS_DEVICE void layer_backward(FsModel *m, int i, int B);
+
+/* Convolution pieces, shared by conv1d and highway (weights W [K*Cin][F]). */
+FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F);
+FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F);
+FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const float *d, float *dx, int B, int F);
+
+FS_DEVICE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train);
+FS_DEVICE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B);
+FS_DEVICE void dropout_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train);
+FS_DEVICE void dropout_backward(FsModel *m, const FsLayer *y, float *dx, int B);
+FS_DEVICE void highway_forward(FsModel *m, const FsLayer *y, const float *x, int B);
+FS_DEVICE void highway_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * train: host side of the CPU trainer. Lays out one model's buffer from the
+ * net's size table, builds the fold's example lists, runs fit_model, and
+ * spreads jobs over a pool of worker threads.
+ */
+#include "train/train.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/core.h"
+
+void train_spec_defaults(FsTrainSpec *ts)
+{
+    memset(ts, 0, sizeof *ts);
+    ts->opt = FS_OPT_ADAM;
+    ts->lr = 1e-3f;
+    ts->momentum = 0.9f;
+    ts->beta1 = 0.9f;
+    ts->beta2 = 0.999f;
+    ts->eps = 1e-7f; /* Keras' default */
+    ts->batch = 8;
+    ts->eval_batch = 256;
+    ts->stop.kind = FS_STOP_MAX_EPOCHS;
+    ts->stop.alpha = 5.0f;
+    ts->stop.strip = 5;
+    ts->stop.s = 3;
+    ts->stop.patience = 5;
+    ts->stop.max_epochs = 30;
+}
+
+static const char *opt_names[] = {"sgd", "adam", "adamw"};
+static const char *status_names[] = {"ok", "diverged", "failed"};
+
+const char *train_opt_name(FsOptKind k) { return (unsigned)k < 3 ? opt_names[k] : "?"; }
+const char *train_status_name(FsFitStatus s) { return (unsigned)s < 3 ? status_names[s] : "?"; }
+
+int train_spec_check(const FsTrainSpec *ts, FsErr *err)
+{
+    if ((unsigned)ts->opt > FS_OPT_ADAMW) return fs_err_set(err, "optimizer: expected sgd, adam or adamw"), -1;
+    if (!(ts->lr > 0.0f) || !isfinite(ts->lr))
+        return fs_err_set(err, "learning rate must be a positive number, got %g", ts->lr), -1;
+    if (!(ts->momentum >= 0.0f && ts->momentum < 1.0f))
+        return fs_err_set(err, "momentum must be in [0, 1), got %g", ts->momentum), -1;
+    if (!(ts->beta1 >= 0.0f && ts->beta1 < 1.0f) || !(ts->beta2 >= 0.0f && ts->beta2 < 1.0f))
+        return fs_err_set(err, "beta1 and beta2 must be in [0, 1), got %g and %g", ts->beta1, ts->beta2), -1;
+    if (!(ts->eps > 0.0f)) return fs_err_set(err, "epsilon must be > 0, got %g", ts->eps), -1;
+    if (!(ts->weight_decay >= 0.0f))
+        return fs_err_set(err, "weight decay must be >= 0, got %g", ts->weight_decay), -1;
+    if (!(ts->clip_norm >= 0.0f))
+        return fs_err_set(err, "gradient clip norm must be >= 0 (0 = off), got %g", ts->clip_norm), -1;
+    if (ts->batch < 1) return fs_err_set(err, "batch size must be at least 1, got %d", ts->batch), -1;
+    if (ts->eval_batch < 1)
+        return fs_err_set(err, "validation batch size must be at least 1, got %d", ts->eval_batch), -1;
+    return stop_spec_check(&ts->stop, err);
+}
+
+/* ---------------------------------------------------------------------- */
+/* One model's buffer: floats first (64-byte aligned blocks), then bytes.  */
+
+static size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+
+size_t core_model_bytes(const FsNet *net, uint32_t n_train)
+{
+    size_t f = sizeof(float), nw = (size_t)(net->n_params + net->n_state), np = (size_t)net->n_params;
+    size_t mb = (size_t)net->max_batch;
+    return align64(nw * f) * 2 + align64(np * f) * 3 + align64((size_t)net->n_work * f) +
+           align64((size_t)net->n_scratch * f) + align64(FS_NORM_CHUNKS * f) + align64(mb * f) +
+           align64(mb * (size_t)net->arch.window) + align64(mb) * 2 + align64((size_t)n_train * 4);
+}
+
+void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train)
+{
+    size_t f = sizeof(float), nw = (size_t)(net->n_params + net->n_state), np = (size_t)net->n_params;
+    size_t mb = (size_t)net->max_batch;
+    char *p = buf;
+    memset(m, 0, sizeof *m);
+    m->net = net;
+#define TAKE(field, type, bytes)      \
+    m->field = (type *)(void *)p;     \
+    p += align64(bytes)
+    TAKE(w, float, nw * f);
+    TAKE(best, float, nw * f);
+    TAKE(g, float, np * f);
+    TAKE(m1, float, np * f);
+    TAKE(m2, float, np * f);
+    TAKE(work, float, (size_t)net->n_work * f);
+    TAKE(scratch, float, (size_t)net->n_scratch * f);
+    TAKE(partial, float, FS_NORM_CHUNKS * f);
+    TAKE(ex_loss, float, mb * f);
+    TAKE(codes, uint8_t, mb * (size_t)net->arch.window);
+    TAKE(labels, uint8_t, mb);
+    TAKE(ex_pred, uint8_t, mb);
+    TAKE(perm, uint32_t, (size_t)n_train * 4);
+#undef TAKE
+}
+
+/* ---------------------------------------------------------------------- */
+
+void train_result_alloc(FsFitResult *r, int max_epochs)
+{
+    memset(r, 0, sizeof *r);
+    size_t n = (size_t)(max_epochs > 0 ? max_epochs : 1);
+    r->curves.train_loss = fs_calloc(n, sizeof(float));
+    r->curves.val_loss = fs_calloc(n, sizeof(float));
+    r->curves.val_q3 = fs_calloc(n, sizeof(float));
+    r->curves.seconds = fs_calloc(n, sizeof(float));
+}
+
+void train_result_free(FsFitResult *r)
+{
+    free(r->curves.train_loss);
+    free(r->curves.val_loss);
+    free(r->curves.val_q3);
+    free(r->curves.seconds);
+    memset(&r->curves, 0, sizeof r->curves);
+}
+
+static int job_fail(const FsJob *job, const char *msg)
+{
+    job->result->status = FS_FIT_FAILED;
+    snprintf(job->result->message, sizeof job->result->message, "%s", msg);
+    return -1;
+}
+
+int train_job(const FsJob *job)
+{
+    FsErr err = {0};
+    const FsTrainSpec *ts = job->spec;
+    const FsDataset *ds = job->data;
+    FsNet net;
+    int max_batch = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
+    if (train_spec_check(ts, &err) != 0 || model_compile(&net, job->arch, max_batch, &err) != 0)
+        return job_fail(job, err.msg);
+    if (job->fold != FS_FOLD_PREDEFINED && (job->fold < 0 || (uint32_t)job->fold >= ds->n_folds))
+        return job_fail(job, "fold out of range for the prepared data");
+
+    uint32_t n_train = data_examples(ds, job->fold, 0, NULL);
+    uint32_t n_valid = data_examples(ds, job->fold, 1, NULL);
+    if (n_train == 0 || n_valid == 0) return job_fail(job, "fold has no training or no validation examples");
+    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)n_train + n_valid));
+    data_examples(ds, job->fold, 0, idx);
+    data_examples(ds, job->fold, 1, idx + n_train);
+    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid};
+
+    void *buf = fs_aligned_alloc(core_model_bytes(&net, n_train));
+    FsModel m;
+    core_model_bind(&m, &net, buf, n_train);
+    memset(m.work, 0, sizeof(float) * (size_t)net.n_work); /* pad rows must start at zero */
+    memset(m.m1, 0, sizeof(float) * (size_t)net.n_params);
+    memset(m.m2, 0, sizeof(float) * (size_t)net.n_params);
+    /* Separate streams for initialisation, shuffling and dropout, so that
+     * changing one option does not reshuffle the others. */
+    uint64_t words[4] = {ts->seed[0], ts->seed[1], ts->seed[2], 1};
+    FsRng init;
+    fs_rng_seed(&init, words, 4);
+    model_init(&net, m.w, &init);
+    words[3] = 2;
+    fs_rng_seed(&m.rng, words, 4);
+    words[3] = 3;
+    FsRng drop;
+    fs_rng_seed(&drop, words, 4);
+    m.drop_key = fs_rng_u64(&drop);
+
+    fit_model(&m, &fd, ts, job->result);
+    if (job->weights_out)
+        memcpy(job->weights_out, m.w, sizeof(float) * (size_t)(net.n_params + net.n_state));
+    free(buf);
+    free(idx);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Worker pool: each thread takes the next job index; results land in the  */
+/* job's own slot, so the order of completion does not matter.             */
+
+typedef struct {
+    const FsJob *jobs;
+    int n_jobs;
+    atomic_int next;
+} FsPool;
+
+static void *pool_worker(void *arg)
+{
+    FsPool *pool = arg;
+    for (;;) {
+        int i = atomic_fetch_add(&pool->next, 1);
+        if (i >= pool->n_jobs) break;
+        train_job(&pool->jobs[i]);
+    }
+    return NULL;
+}
+
+void train_jobs(const FsJob *jobs, int n_jobs, int n_threads)
+{
+    FsPool pool = {jobs, n_jobs, 0};
+    if (n_threads < 1) n_threads = 1;
+    if (n_threads > n_jobs) n_threads = n_jobs;
+    if (n_threads <= 1) {
+        pool_worker(&pool);
+        return;
+    }
+    pthread_t *tid = fs_malloc(sizeof(pthread_t) * (size_t)n_threads);
+    int started = 0;
+    for (int t = 0; t < n_threads; t++) {
+        if (pthread_create(&tid[t], NULL, pool_worker, &pool) != 0) break;
+        started++;
+    }
+    /* If no thread could start, the caller's thread does the work. */
+    if (started == 0) pool_worker(&pool);
+    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    free(tid);
+}

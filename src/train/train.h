@@ -1,0 +1,84 @@
+/*
+ * train: trains one (trial, fold) model, and a pool of worker threads that
+ * trains many. The per-model code is single source (see core.h); this
+ * header is the host API.
+ *
+ * Determinism: a model's random streams come from FsTrainSpec.seed words
+ * only, every reduction has a fixed order, and each model is trained by one
+ * thread, so results are bitwise identical whatever the thread count.
+ */
+#ifndef FS_TRAIN_H
+#define FS_TRAIN_H
+
+#include <stdint.h>
+
+#include "data/data.h"
+#include "model/model.h"
+#include "stop/stop.h"
+
+typedef enum { FS_OPT_SGD = 0, FS_OPT_ADAM, FS_OPT_ADAMW } FsOptKind;
+
+typedef struct {
+    FsOptKind opt;
+    float lr;
+    float momentum;      /* SGD */
+    float beta1, beta2, eps; /* Adam, AdamW */
+    float weight_decay;  /* SGD, Adam: L2 added to the gradient; AdamW: decoupled */
+    float clip_norm;     /* clip by global gradient norm; 0 = off */
+    int batch;           /* >= 1 */
+    int eval_batch;      /* validation batch (forward only), >= 1 */
+    FsStopSpec stop;     /* stop.max_epochs bounds every run */
+    uint64_t seed[3];    /* sweep seed, trial hash, fold: the model's random streams */
+} FsTrainSpec;
+
+typedef enum { FS_FIT_OK = 0, FS_FIT_DIVERGED, FS_FIT_FAILED } FsFitStatus;
+
+/* Per-epoch curves; the caller provides arrays of stop.max_epochs entries. */
+typedef struct {
+    float *train_loss, *val_loss, *val_q3, *seconds;
+} FsCurves;
+
+typedef struct {
+    FsFitStatus status;
+    int epochs;            /* epochs completed */
+    int best_epoch;        /* 1-based; 0 if no epoch completed */
+    int halted_by;         /* 1 if the stop criterion ended training before max_epochs */
+    int diverged_epoch;    /* 1-based epoch and 0-based step within it, when diverged */
+    long diverged_step;
+    float best_val_loss;
+    uint64_t best_confusion[3][3]; /* validation confusion at the best epoch */
+    uint64_t train_examples; /* examples trained on (forward + backward) */
+    uint64_t val_examples;   /* examples evaluated */
+    double seconds, val_seconds;
+    FsCurves curves;
+    char message[1024];    /* FS_FIT_FAILED: why */
+} FsFitResult;
+
+void train_spec_defaults(FsTrainSpec *ts);
+/* Checks values; 0 or -1 with a message naming the option. */
+int train_spec_check(const FsTrainSpec *ts, FsErr *err);
+const char *train_opt_name(FsOptKind k);
+const char *train_status_name(FsFitStatus s);
+
+/* One job: one (trial, fold) model. */
+typedef struct {
+    const FsArch *arch;
+    const FsTrainSpec *spec;
+    const FsDataset *data;
+    int fold;              /* 0..k-1, or FS_FOLD_PREDEFINED */
+    FsFitResult *result;   /* curves must point at max_epochs entries each */
+    float *weights_out;    /* optional: best weights (n_params + n_state) */
+} FsJob;
+
+/* Trains one job on the calling thread. Returns 0, or -1 when the job
+ * could not start (result->status FS_FIT_FAILED with a message). */
+int train_job(const FsJob *job);
+
+/* Trains jobs on n_threads worker threads (each job on one thread). */
+void train_jobs(const FsJob *jobs, int n_jobs, int n_threads);
+
+/* Allocates / frees curves of max_epochs entries in a result. */
+void train_result_alloc(FsFitResult *r, int max_epochs);
+void train_result_free(FsFitResult *r);
+
+#endif
