@@ -107,4 +107,24 @@ void data_finish(FsDataset *ds);
  * scored_residues, unknown_residues, label_counts {H,E,C}, ... */
 void data_print_stats(const FsDataset *ds, FILE *out, int json);
 
+/* ---------------------------------------------------------------------- */
+/* Added helpers.                                                          */
+
+/* Residue letter -> code: 0..19 for the 20 standard amino acids (either
+ * case), FS_AA_UNKNOWN for any other letter, -1 for a non-letter. */
+int data_aa_code(int ch);
+/* Label letter -> FS_SS_H/E/C, -1 if not accepted. Accepted: 3-state
+ * H E C; UCI h e _; DSSP 8-state H G I (helix), E B (strand), T S L P
+ * and ' ' '-' (coil); letters in either case. */
+int data_ss_code(int ch);
+/* Scored residues of every protein in one predefined set (e.g. FS_SET_TEST),
+ * ascending; out may be NULL to count only. */
+uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out);
+/* The fingerprint of the current content and folds (what data_finish stores). */
+uint64_t data_fingerprint(const FsDataset *ds);
+/* Bytes held by the dataset's arrays (for the memory budget check). */
+uint64_t data_bytes(const FsDataset *ds);
+/* Name of protein i (NUL-terminated). */
+const char *data_protein_name(const FsDataset *ds, uint32_t i);
+
 #endif

@@ -1,0 +1,93 @@
+/*
+ * cli.c: cli_main, the top of the command line. Dispatches subcommands
+ * from one table that also supplies the help text, so adding a command is
+ * one row here plus its own file.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+#ifndef FS_VERSION
+#define FS_VERSION "0.1.0"
+#endif
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} CliCommand;
+
+static const CliCommand commands[] = {
+    {"prepare", cli_prepare, "read sequence/label files, assign folds, write a prepared fold file"},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("foldsweep: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: foldsweep COMMAND [OPTIONS...]\n"
+                 "       foldsweep --help | --version | help COMMAND\n\n"
+                 "k-fold cross-validation sweeps of small 1D CNNs for protein secondary structure.\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'foldsweep COMMAND --help' for a command's options.\n");
+}
+
+static const CliCommand *find(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    return NULL;
+}
+
+int cli_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return FS_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return FS_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("foldsweep %s\n", FS_VERSION);
+        return FS_EXIT_OK;
+    }
+    if (!strcmp(cmd, "help")) {
+        if (argc < 3) {
+            usage(stdout);
+            return FS_EXIT_OK;
+        }
+        const CliCommand *c = find(argv[2]);
+        if (!c) {
+            cli_error("unknown command '%s'", argv[2]);
+            usage(stderr);
+            return FS_EXIT_USAGE;
+        }
+        static char help_flag[] = "--help";
+        char *help_argv[3] = {argv[2], help_flag, NULL};
+        return c->run(2, help_argv);
+    }
+    const CliCommand *c = find(cmd);
+    if (!c) {
+        cli_error("unknown command '%s'", cmd);
+        usage(stderr);
+        return FS_EXIT_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,21 @@
+/*
+ * commands.h: private to the cli module. One entry point per subcommand,
+ * each taking the arguments after its name and returning an FS_EXIT_* code;
+ * cli.c's table lists them with their help text.
+ */
+#ifndef FS_CLI_COMMANDS_H
+#define FS_CLI_COMMANDS_H
+
+#include <stdio.h>
+
+/* `foldsweep prepare ...`: argv[0] is "prepare". */
+int cli_prepare(int argc, char **argv);
+
+/* Prints "foldsweep: " + message to stderr (a newline is added). */
+void cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif

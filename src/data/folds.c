@@ -1,0 +1,102 @@
+/*
+ * folds.c: cross-validation folds by protein, and the example lists the
+ * trainer iterates. A protein's residues all go to one fold so that no
+ * near-identical window sits on both sides of a split.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/reader.h"
+
+typedef struct {
+    uint32_t prot, len, order;
+} FoldItem;
+
+static int by_len_then_order(const void *a, const void *b)
+{
+    const FoldItem *x = a, *y = b;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static uint32_t protein_len(const FsDataset *ds, uint32_t p)
+{
+    return ds->seg_off[ds->prot_seg[p + 1]] - ds->seg_off[ds->prot_seg[p]];
+}
+
+int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err)
+{
+    if (k < 2 || k > 255 || k > ds->n_prot) {
+        fs_err_set(err, "cannot make %u folds from %u proteins (folds must be 2..%u)", k,
+                   ds->n_prot, ds->n_prot < 255 ? ds->n_prot : 255);
+        return -1;
+    }
+    /* Shuffle first so equal-length proteins land in seed-dependent folds;
+     * then longest first into the lightest fold (greedy LPT balancing). */
+    FoldItem *it = fs_malloc(ds->n_prot * sizeof *it);
+    uint32_t *perm = fs_malloc(ds->n_prot * sizeof *perm);
+    for (uint32_t i = 0; i < ds->n_prot; i++) perm[i] = i;
+    FsRng rng;
+    uint64_t words[2] = {seed, 0x666f6c6473ull /* "folds" */};
+    fs_rng_seed(&rng, words, 2);
+    for (uint32_t i = ds->n_prot; i > 1; i--) {
+        uint32_t j = fs_rng_below(&rng, i);
+        uint32_t t = perm[i - 1];
+        perm[i - 1] = perm[j];
+        perm[j] = t;
+    }
+    for (uint32_t i = 0; i < ds->n_prot; i++) {
+        it[i].prot = perm[i];
+        it[i].len = protein_len(ds, perm[i]);
+        it[i].order = i;
+    }
+    qsort(it, ds->n_prot, sizeof *it, by_len_then_order);
+    uint64_t load[255] = {0};
+    for (uint32_t i = 0; i < ds->n_prot; i++) {
+        uint32_t best = 0;
+        for (uint32_t f = 1; f < k; f++)
+            if (load[f] < load[best]) best = f;
+        load[best] += it[i].len;
+        ds->prot_fold[it[i].prot] = (uint8_t)best;
+    }
+    free(it);
+    free(perm);
+    ds->n_folds = k;
+    ds->fold_seed = seed;
+    ds->fingerprint = data_fingerprint(ds);
+    return 0;
+}
+
+static uint32_t emit_protein(const FsDataset *ds, uint32_t p, uint32_t n, uint32_t *out)
+{
+    uint32_t a = ds->seg_off[ds->prot_seg[p]], z = ds->seg_off[ds->prot_seg[p + 1]];
+    for (uint32_t i = a; i < z; i++)
+        if (FS_SS_SCORED(ds->ss[i])) {
+            if (out) out[n] = i;
+            n++;
+        }
+    return n;
+}
+
+uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out)
+{
+    uint32_t n = 0;
+    if (fold == FS_FOLD_PREDEFINED) {
+        uint8_t want = validation ? FS_SET_VALID : FS_SET_TRAIN;
+        for (uint32_t p = 0; p < ds->n_prot; p++)
+            if (ds->prot_set[p] == want) n = emit_protein(ds, p, n, out);
+        return n;
+    }
+    if (fold < 0 || (uint32_t)fold >= ds->n_folds) return 0;
+    for (uint32_t p = 0; p < ds->n_prot; p++)
+        if ((ds->prot_fold[p] == (uint32_t)fold) == (validation != 0)) n = emit_protein(ds, p, n, out);
+    return n;
+}
+
+uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out)
+{
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < ds->n_prot; p++)
+        if (ds->prot_set[p] == (uint8_t)set) n = emit_protein(ds, p, n, out);
+    return n;
+}

@@ -1,0 +1,131 @@
+/*
+ * load.c: data_load. Decides each input's layout (declared or detected
+ * from its content), runs the matching reader, and refuses a file whose
+ * content contradicts the declared layout rather than misreading it.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "data/reader.h"
+
+static int is_blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isspace((unsigned char)s[i])) return 0;
+    return 1;
+}
+
+static int is_word(const char *s, size_t n, const char *w)
+{
+    return n == strlen(w) && memcmp(s, w, n) == 0;
+}
+
+/* Leading/trailing whitespace removed. */
+static void trim(const char **s, size_t *n)
+{
+    while (*n && isspace((unsigned char)**s)) (*s)++, (*n)--;
+    while (*n && isspace((unsigned char)(*s)[*n - 1])) (*n)--;
+}
+
+FsFormat data_detect(const DataText *t)
+{
+    size_t pos = 0, len;
+    const char *line;
+    while (data_text_line(t, &pos, &line, &len)) {
+        trim(&line, &len);
+        if (len == 0 || line[0] == '#') continue;
+        if (len >= 6 && strncmp(line, "input", 5) == 0 && memchr(line, ',', len)) return FS_FMT_CSV;
+        if (is_word(line, len, "<>") || is_word(line, len, "end") || is_word(line, len, "<end>"))
+            return FS_FMT_UCI;
+        if (len >= 3 && !isspace((unsigned char)line[0]) && isspace((unsigned char)line[1])) {
+            size_t j = 1;
+            while (j < len && isspace((unsigned char)line[j])) j++;
+            if (j == len - 1) return FS_FMT_UCI;
+        }
+        if (line[0] == '>') {
+            /* A record is exactly two lines then a blank line (or the end);
+             * anything else after a header is FASTA. */
+            int lines = 0, ended = 1;
+            while (data_text_line(t, &pos, &line, &len)) {
+                if (is_blank(line, len)) break;
+                if (line[0] == '>' || ++lines > 2) {
+                    ended = 0;
+                    break;
+                }
+            }
+            return lines == 2 && ended ? FS_FMT_RECORDS : FS_FMT_FASTA;
+        }
+        for (size_t i = 0; i < len; i++)
+            if (!isalpha((unsigned char)line[i])) return FS_FMT_AUTO;
+        return FS_FMT_RECORDS;
+    }
+    return FS_FMT_AUTO;
+}
+
+static int load_input(DataBuilder *b, FsFormat declared, const char *path, FsErr *err)
+{
+    DataText t;
+    if (data_text_read(&t, path, err)) return -1;
+    FsFormat seen = data_detect(&t), use = declared == FS_FMT_AUTO ? seen : declared;
+    int rc = -1;
+    if (declared != FS_FMT_AUTO && seen != FS_FMT_AUTO && seen != declared) {
+        fs_err_at(err, path, 0, 0, "not %s as declared (--format %s): the content looks like %s",
+                  data_format_desc(declared), data_format_name(declared), data_format_desc(seen));
+    } else if (use == FS_FMT_AUTO) {
+        fs_err_at(err, path, 0, 0,
+                  "unrecognised content: expected a UCI pair file, a record file or a NetSurfP-2.0 "
+                  "CSV (or give a FASTA set as sequences + labels files)");
+    } else if (use == FS_FMT_FASTA) {
+        fs_err_at(err, path, 0, 0,
+                  "looks like a FASTA file: give a FASTA set as sequences + labels files "
+                  "(--sequences S.fasta --labels L.fasta [--mask M.fasta])");
+    } else {
+        uint32_t before = b->ds->n_prot;
+        if (use == FS_FMT_UCI) rc = data_read_uci(b, &t, err);
+        else if (use == FS_FMT_RECORDS) rc = data_read_records(b, &t, err);
+        else rc = data_read_csv(b, &t, err);
+        if (rc == 0 && b->ds->n_prot == before) {
+            fs_err_at(err, path, 0, 0, "no proteins found (expected %s)", data_format_desc(use));
+            rc = -1;
+        }
+    }
+    data_text_free(&t);
+    return rc;
+}
+
+int data_load(FsDataset *ds, const FsLoadSpec *spec, FsErr *err)
+{
+    DataBuilder b;
+    data_build_init(&b, ds);
+    int rc = 0;
+    if (spec->sequences || spec->labels || spec->mask) {
+        if (spec->format != FS_FMT_AUTO && spec->format != FS_FMT_FASTA) {
+            fs_err_set(err, "sequences/labels files form a FASTA set, not %s",
+                       data_format_desc(spec->format));
+            rc = -1;
+        } else if (!spec->sequences || !spec->labels) {
+            fs_err_set(err, "a FASTA set needs both a sequences file and a labels file");
+            rc = -1;
+        } else if (spec->n_inputs > 0) {
+            fs_err_set(err, "give either a FASTA set or input files, not both");
+            rc = -1;
+        } else {
+            rc = data_read_fasta_set(&b, spec->sequences, spec->labels, spec->mask, err);
+        }
+    } else if (spec->format == FS_FMT_FASTA) {
+        fs_err_set(err, "the FASTA layout needs a sequences file and a labels file");
+        rc = -1;
+    } else if (spec->n_inputs <= 0) {
+        fs_err_set(err, "no input files");
+        rc = -1;
+    } else {
+        for (int i = 0; i < spec->n_inputs && rc == 0; i++)
+            rc = load_input(&b, spec->format, spec->inputs[i], err);
+    }
+    if (rc) {
+        data_free(ds);
+        return -1;
+    }
+    data_build_finish(&b);
+    return 0;
+}

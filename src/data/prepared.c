@@ -1,0 +1,243 @@
+/*
+ * prepared.c: the prepared fold file, what `prepare` writes and every run
+ * loads in one read (rank 0 reads, then broadcasts the same bytes).
+ *
+ * Layout, all integers little-endian whatever the machine:
+ *   0   magic "\x89FSPREP\n" (the high byte and newline catch text-mode mangling)
+ *   8   u32 version, u32 header bytes
+ *   16  u64 total file bytes
+ *   24  u32 n_res, n_seg, n_prot, n_folds
+ *   40  u64 fold seed, u64 name bytes, u64 fingerprint
+ *   64  u64 unknown letter counts [26] and unknown other
+ *   280 aa[n_res], ss[n_res], prot_set[n_prot], prot_fold[n_prot],
+ *       u32 seg_off[n_seg+1], prot_seg[n_prot+1], name_off[n_prot+1], names
+ *   end u32 CRC-32 of every byte before it
+ * left/right and stats are derived on load (data_finish), never stored.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/reader.h"
+
+#define PREP_MAGIC "\x89" "FSPREP\n"
+#define PREP_VERSION 1u
+#define PREP_HEADER 280u
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+static uint64_t prep_size(uint64_t n_res, uint64_t n_seg, uint64_t n_prot, uint64_t names)
+{
+    return PREP_HEADER + 2 * n_res + 2 * n_prot + 4 * (n_seg + 1) + 8 * (n_prot + 1) + names + 4;
+}
+
+static uint8_t *put32s(uint8_t *p, const uint32_t *v, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++, p += 4) put32(p, v[i]);
+    return p;
+}
+
+int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err)
+{
+    uint64_t names = ds->n_prot ? ds->name_off[ds->n_prot] : 0;
+    uint64_t total = prep_size(ds->n_res, ds->n_seg, ds->n_prot, names);
+    if (total > (uint64_t)SIZE_MAX) {
+        fs_err_set(err, "data set too large to serialize (%llu bytes)", (unsigned long long)total);
+        return -1;
+    }
+    uint8_t *b = fs_malloc((size_t)total), *p = b;
+    memset(b, 0, PREP_HEADER);
+    memcpy(b, PREP_MAGIC, 8);
+    put32(b + 8, PREP_VERSION);
+    put32(b + 12, PREP_HEADER);
+    put64(b + 16, total);
+    put32(b + 24, ds->n_res);
+    put32(b + 28, ds->n_seg);
+    put32(b + 32, ds->n_prot);
+    put32(b + 36, ds->n_folds);
+    put64(b + 40, ds->fold_seed);
+    put64(b + 48, names);
+    put64(b + 56, data_fingerprint(ds));
+    for (int i = 0; i < 26; i++) put64(b + 64 + 8 * i, ds->stats.unknown_letters[i]);
+    put64(b + 64 + 8 * 26, ds->stats.unknown_other);
+    p = b + PREP_HEADER;
+    memcpy(p, ds->aa, ds->n_res), p += ds->n_res;
+    memcpy(p, ds->ss, ds->n_res), p += ds->n_res;
+    memcpy(p, ds->prot_set, ds->n_prot), p += ds->n_prot;
+    memcpy(p, ds->prot_fold, ds->n_prot), p += ds->n_prot;
+    p = put32s(p, ds->seg_off, ds->n_seg + 1ull);
+    p = put32s(p, ds->prot_seg, ds->n_prot + 1ull);
+    p = put32s(p, ds->name_off, ds->n_prot + 1ull);
+    if (names) memcpy(p, ds->names, names), p += names;
+    put32(p, fs_crc32(b, (size_t)(total - 4), 0));
+    *bytes = b;
+    *n = total;
+    return 0;
+}
+
+static uint32_t *get32s(const uint8_t **p, uint64_t n)
+{
+    uint32_t *v = fs_malloc((size_t)n * sizeof *v);
+    for (uint64_t i = 0; i < n; i++, *p += 4) v[i] = get32(*p);
+    return v;
+}
+
+static void *copy(const uint8_t **p, uint64_t n)
+{
+    void *v = fs_malloc((size_t)(n ? n : 1));
+    if (n) memcpy(v, *p, (size_t)n);
+    *p += n;
+    return v;
+}
+
+/* What the checksum cannot promise (a file written by a buggy or hostile
+ * writer): offsets in range and ordered, codes valid, names terminated. */
+static const char *invalid(const FsDataset *ds)
+{
+    if (ds->seg_off[0] != 0 || ds->seg_off[ds->n_seg] != ds->n_res) return "segment table";
+    for (uint32_t s = 0; s < ds->n_seg; s++)
+        if (ds->seg_off[s] >= ds->seg_off[s + 1]) return "segment table";
+    if (ds->prot_seg[0] != 0 || ds->prot_seg[ds->n_prot] != ds->n_seg) return "protein table";
+    for (uint32_t p = 0; p < ds->n_prot; p++)
+        if (ds->prot_seg[p] >= ds->prot_seg[p + 1]) return "protein table";
+    for (uint32_t i = 0; i < ds->n_res; i++)
+        if (ds->aa[i] > FS_AA_UNKNOWN || (ds->ss[i] & ~FS_SS_UNSCORED) >= FS_SS_CLASSES)
+            return "residue codes";
+    if (ds->n_folds == 1 || ds->n_folds > 255) return "fold count";
+    for (uint32_t p = 0; p < ds->n_prot; p++) {
+        if (ds->prot_set[p] > FS_SET_TEST) return "protein sets";
+        if (ds->prot_fold[p] >= (ds->n_folds ? ds->n_folds : 1)) return "protein folds";
+    }
+    uint32_t names = ds->n_prot ? ds->name_off[ds->n_prot] : 0;
+    if (ds->name_off[0] != 0) return "name table";
+    for (uint32_t p = 0; p < ds->n_prot; p++)
+        if (ds->name_off[p] >= ds->name_off[p + 1] || ds->name_off[p + 1] > names ||
+            ds->names[ds->name_off[p + 1] - 1] != '\0')
+            return "name table";
+    return NULL;
+}
+
+int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *origin, FsErr *err)
+{
+    memset(ds, 0, sizeof *ds);
+    if (n < 8 ? memcmp(b, PREP_MAGIC, (size_t)n) != 0 || n == 0 : memcmp(b, PREP_MAGIC, 8) != 0) {
+        fs_err_at(err, origin, 0, 0, "not a foldsweep prepared file (wrong magic bytes)");
+        return -1;
+    }
+    if (n < 16) {
+        fs_err_at(err, origin, 0, 0, "truncated prepared file (%llu bytes)", (unsigned long long)n);
+        return -1;
+    }
+    uint32_t version = get32(b + 8);
+    if (version != PREP_VERSION || get32(b + 12) != PREP_HEADER) {
+        fs_err_at(err, origin, 0, 0, "prepared file version %u, this build reads %u (run prepare again)",
+                  version, PREP_VERSION);
+        return -1;
+    }
+    if (n < PREP_HEADER) {
+        fs_err_at(err, origin, 0, 0, "truncated prepared file: %llu bytes, shorter than its header",
+                  (unsigned long long)n);
+        return -1;
+    }
+    uint64_t total = get64(b + 16);
+    if (total != n) {
+        if (total > n)
+            fs_err_at(err, origin, 0, 0, "truncated prepared file: %llu bytes, the header says %llu",
+                      (unsigned long long)n, (unsigned long long)total);
+        else
+            fs_err_at(err, origin, 0, 0,
+                      "prepared file has %llu bytes, the header says %llu: file is corrupt",
+                      (unsigned long long)n, (unsigned long long)total);
+        return -1;
+    }
+    if (fs_crc32(b, (size_t)(n - 4), 0) != get32(b + n - 4)) {
+        fs_err_at(err, origin, 0, 0, "checksum mismatch: file is corrupt");
+        return -1;
+    }
+    uint32_t n_res = get32(b + 24), n_seg = get32(b + 28), n_prot = get32(b + 32);
+    uint64_t names = get64(b + 48);
+    if (names > n || prep_size(n_res, n_seg, n_prot, names) != n || names > UINT32_MAX) {
+        fs_err_at(err, origin, 0, 0, "header counts do not match the file size: file is corrupt");
+        return -1;
+    }
+    ds->n_res = n_res;
+    ds->n_seg = n_seg;
+    ds->n_prot = n_prot;
+    ds->n_folds = get32(b + 36);
+    ds->fold_seed = get64(b + 40);
+    for (int i = 0; i < 26; i++) ds->stats.unknown_letters[i] = get64(b + 64 + 8 * i);
+    ds->stats.unknown_other = get64(b + 64 + 8 * 26);
+    const uint8_t *p = b + PREP_HEADER;
+    ds->aa = copy(&p, n_res);
+    ds->ss = copy(&p, n_res);
+    ds->prot_set = copy(&p, n_prot);
+    ds->prot_fold = copy(&p, n_prot);
+    ds->seg_off = get32s(&p, n_seg + 1ull);
+    ds->prot_seg = get32s(&p, n_prot + 1ull);
+    ds->name_off = get32s(&p, n_prot + 1ull);
+    ds->names = copy(&p, names);
+    const char *bad = invalid(ds);
+    if (bad) {
+        fs_err_at(err, origin, 0, 0, "invalid %s: file is corrupt", bad);
+        data_free(ds);
+        return -1;
+    }
+    data_finish(ds);
+    if (ds->fingerprint != get64(b + 56)) {
+        fs_err_at(err, origin, 0, 0, "fingerprint mismatch: file is corrupt");
+        data_free(ds);
+        return -1;
+    }
+    return 0;
+}
+
+int data_write_prepared(const FsDataset *ds, const char *path, FsErr *err)
+{
+    uint8_t *b;
+    uint64_t n;
+    if (data_serialize(ds, &b, &n, err)) return -1;
+    /* Write beside and rename, so a crash never leaves half a file under
+     * the name a run would load. */
+    size_t len = strlen(path) + 8;
+    char *tmp = fs_malloc(len);
+    snprintf(tmp, len, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    int rc = -1;
+    if (!f) {
+        fs_err_at(err, tmp, 0, 0, "cannot create: %s", strerror(errno));
+    } else {
+        int bad = fwrite(b, 1, (size_t)n, f) != n;
+        bad |= fclose(f) != 0;
+        if (bad) fs_err_at(err, tmp, 0, 0, "write error: %s", strerror(errno));
+        else if (rename(tmp, path) != 0)
+            fs_err_at(err, path, 0, 0, "cannot rename %s to it: %s", tmp, strerror(errno));
+        else rc = 0;
+        if (rc) remove(tmp);
+    }
+    free(tmp);
+    free(b);
+    return rc;
+}
+
+int data_read_prepared(FsDataset *ds, const char *path, FsErr *err)
+{
+    char *buf;
+    size_t n;
+    memset(ds, 0, sizeof *ds);
+    if (data_file_read(path, &buf, &n, err)) return -1;
+    int rc = data_deserialize(ds, (const uint8_t *)buf, n, path, err);
+    free(buf);
+    return rc;
+}

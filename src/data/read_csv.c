@@ -1,0 +1,189 @@
+/*
+ * read_csv.c: the NetSurfP-2.0 CSV layout (TS115, CB513, CASP12 files).
+ * Header "input, dssp3, dssp8, disorder, cb513_mask" (columns found by name;
+ * input and one of dssp3/dssp8 required); each field a space-separated
+ * token list, one token per residue. dssp3 is used if present, otherwise
+ * dssp8 reduced to 3 states; disorder 0 or cb513_mask 0 leaves the residue
+ * unscored. Names are "FILE/N".
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/reader.h"
+
+enum { COL_INPUT, COL_DSSP3, COL_DSSP8, COL_DISORDER, COL_MASK, COL_KINDS, COL_MAX = 16 };
+static const char *const col_names[COL_KINDS] = {"input", "dssp3", "dssp8", "disorder",
+                                                 "cb513_mask"};
+#define CSV_HEADER "input, dssp3, dssp8, disorder, cb513_mask"
+
+typedef struct {
+    uint32_t *start, *len; /* tokens of one field: offsets into the line */
+    size_t n, cap;
+    size_t field; /* the field's column in the line (0-based byte) */
+} Tokens;
+
+static void tokens_split(Tokens *t, const char *line, size_t a, size_t z)
+{
+    t->n = 0;
+    t->field = a;
+    size_t i = a;
+    while (i < z) {
+        while (i < z && isspace((unsigned char)line[i])) i++;
+        if (i == z) break;
+        size_t s = i;
+        while (i < z && !isspace((unsigned char)line[i])) i++;
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 1024;
+            t->start = fs_realloc(t->start, t->cap * sizeof *t->start);
+            t->len = fs_realloc(t->len, t->cap * sizeof *t->len);
+        }
+        t->start[t->n] = (uint32_t)s;
+        t->len[t->n++] = (uint32_t)(i - s);
+    }
+}
+
+/* The header's columns by kind; -1 with err set if it is not the header. */
+static int parse_header(const char *path, const char *line, size_t len, int *kind_col, int *n_cols,
+                        FsErr *err)
+{
+    for (int k = 0; k < COL_KINDS; k++) kind_col[k] = -1;
+    size_t a = 0;
+    int col = 0;
+    for (;;) {
+        size_t z = a;
+        while (z < len && line[z] != ',') z++;
+        size_t s = a, e = z;
+        while (s < e && isspace((unsigned char)line[s])) s++;
+        while (e > s && isspace((unsigned char)line[e - 1])) e--;
+        int k = 0;
+        while (k < COL_KINDS && !(strlen(col_names[k]) == e - s && !memcmp(line + s, col_names[k], e - s)))
+            k++;
+        if (k == COL_KINDS || kind_col[k] >= 0 || col >= COL_MAX) {
+            fs_err_at(err, path, 1, (long)s + 1,
+                      "expected the NetSurfP-2.0 CSV header '" CSV_HEADER "', found column '%.*s'",
+                      (int)(e - s > 60 ? 60 : e - s), line + s);
+            return -1;
+        }
+        kind_col[k] = col++;
+        if (z == len) break;
+        a = z + 1;
+    }
+    if (kind_col[COL_INPUT] < 0 || (kind_col[COL_DSSP3] < 0 && kind_col[COL_DSSP8] < 0)) {
+        fs_err_at(err, path, 1, 0,
+                  "expected the NetSurfP-2.0 CSV header '" CSV_HEADER
+                  "' (input and dssp3 or dssp8 at least)");
+        return -1;
+    }
+    *n_cols = col;
+    return 0;
+}
+
+/* 0/1 flag tokens ("0.0", "1.0", "1"): nonzero keeps the residue scored. */
+static int flag_value(const char *s, size_t n, int *on)
+{
+    char buf[32];
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end || v != v) return -1;
+    *on = v != 0.0;
+    return 0;
+}
+
+int data_read_csv(DataBuilder *b, const DataText *t, FsErr *err)
+{
+    const char *path = t->path, *line;
+    size_t pos = 0, len;
+    long no = 1;
+    int kind_col[COL_KINDS], n_cols = 0, rc = -1;
+    if (!data_text_line(t, &pos, &line, &len) ||
+        parse_header(path, line, len, kind_col, &n_cols, err))
+        return -1;
+    int lab_kind = kind_col[COL_DSSP3] >= 0 ? COL_DSSP3 : COL_DSSP8;
+    Tokens tok[COL_MAX];
+    memset(tok, 0, sizeof tok);
+    unsigned count = 0;
+    while (data_text_line(t, &pos, &line, &len)) {
+        no++;
+        size_t e = len;
+        while (e && isspace((unsigned char)line[e - 1])) e--;
+        if (e == 0) continue;
+        int nf = 0;
+        size_t a = 0;
+        for (;;) {
+            size_t z = a;
+            while (z < len && line[z] != ',') z++;
+            if (nf < COL_MAX) tokens_split(&tok[nf], line, a, z);
+            nf++;
+            if (z == len) break;
+            a = z + 1;
+        }
+        if (nf != n_cols) {
+            fs_err_at(err, path, no, 0, "expected %d comma-separated fields (as in the header), found %d",
+                      n_cols, nf);
+            goto out;
+        }
+        Tokens *in = &tok[kind_col[COL_INPUT]], *lab = &tok[kind_col[lab_kind]];
+        for (int k = 0; k < COL_KINDS; k++) {
+            int c = kind_col[k];
+            if (c >= 0 && tok[c].n != in->n) {
+                fs_err_at(err, path, no, (long)tok[c].field + 1,
+                          "field '%s' has %zu tokens, expected %zu (one per residue of 'input')",
+                          col_names[k], tok[c].n, in->n);
+                goto out;
+            }
+        }
+        if (in->n == 0) {
+            fs_err_at(err, path, no, 0, "row has no residues");
+            goto out;
+        }
+        char name[256];
+        int k = snprintf(name, sizeof name, "%s/%u", data_basename(path), ++count);
+        data_build_protein(b, name, (size_t)k < sizeof name ? (size_t)k : sizeof name - 1,
+                           FS_SET_NONE);
+        for (size_t i = 0; i < in->n; i++) {
+            const char *ls = line + lab->start[i];
+            int ss = lab->len[i] == 1 ? data_ss_code((unsigned char)ls[0]) : -1;
+            if (ss < 0) {
+                fs_err_at(err, path, no, (long)lab->start[i] + 1,
+                          "unknown label '%.*s' in '%s' (expected one of %s)",
+                          (int)(lab->len[i] > 20 ? 20 : lab->len[i]), ls, col_names[lab_kind],
+                          DATA_LABELS_EXPECTED);
+                goto out;
+            }
+            for (int f = COL_DISORDER; f <= COL_MASK; f++) {
+                int c = kind_col[f], on;
+                if (c < 0) continue;
+                const char *fs = line + tok[c].start[i];
+                if (flag_value(fs, tok[c].len[i], &on)) {
+                    fs_err_at(err, path, no, (long)tok[c].start[i] + 1,
+                              "expected a number (0 or 1) in '%s', found '%.*s'", col_names[f],
+                              (int)(tok[c].len[i] > 20 ? 20 : tok[c].len[i]), fs);
+                    goto out;
+                }
+                if (!on) ss |= FS_SS_UNSCORED;
+            }
+            if (in->len[i] != 1) {
+                fs_err_at(err, path, no, (long)in->start[i] + 1,
+                          "expected one amino-acid letter per token in 'input', found '%.*s'",
+                          (int)(in->len[i] > 20 ? 20 : in->len[i]), line + in->start[i]);
+                goto out;
+            }
+            if (data_build_residue(b, (unsigned char)line[in->start[i]], (uint8_t)ss, path, no,
+                                   (long)in->start[i] + 1, err))
+                goto out;
+        }
+        data_build_end(b);
+    }
+    rc = 0;
+out:
+    for (int c = 0; c < COL_MAX; c++) {
+        free(tok[c].start);
+        free(tok[c].len);
+    }
+    return rc;
+}

@@ -1,0 +1,67 @@
+/*
+ * reader.h: private to the data module. The whole-file text buffer every
+ * reader parses, and the builder that appends proteins, segments and
+ * residues to a dataset so that each reader only deals with its syntax.
+ */
+#ifndef FS_DATA_READER_H
+#define FS_DATA_READER_H
+
+#include <stddef.h>
+
+#include "data/data.h"
+
+/* A whole input file, NUL-terminated, checked to be text. */
+typedef struct {
+    char *buf;
+    size_t n;
+    const char *path;
+} DataText;
+
+/* Reads a whole file into a malloc'd, NUL-terminated buffer. */
+int data_file_read(const char *path, char **buf, size_t *n, FsErr *err);
+/* Reads path; fails on I/O errors, an empty file or binary content. */
+int data_text_read(DataText *t, const char *path, FsErr *err);
+void data_text_free(DataText *t);
+/* The next line from *pos (without its "\n" or "\r\n"); 0 at the end. */
+int data_text_line(const DataText *t, size_t *pos, const char **line, size_t *len);
+/* "dir/name.ext" -> "name.ext", for protein names. */
+const char *data_basename(const char *path);
+
+/* Human name of a layout, for messages ("UCI pair file", ...). */
+const char *data_format_desc(FsFormat f);
+/* Layout of a text from its first meaningful lines; FS_FMT_AUTO if none fits. */
+FsFormat data_detect(const DataText *t);
+
+/* The label letters accepted, for error messages. */
+#define DATA_LABELS_EXPECTED "H E C, DSSP H G I E B T S L P -, or UCI h e _"
+
+typedef struct {
+    FsDataset *ds;
+    size_t cap_res, cap_seg, cap_prot, cap_names, n_names;
+    int open; /* a protein is being built */
+} DataBuilder;
+
+/* Starts an empty dataset in ds (which it owns from now on; data_free
+ * releases it whether or not the build finished). */
+void data_build_init(DataBuilder *b, FsDataset *ds);
+void data_build_protein(DataBuilder *b, const char *name, size_t name_len, FsSet set);
+/* Ends the current segment (a chain break); no-op if it has no residues. */
+void data_build_break(DataBuilder *b);
+/* Appends a residue from its letter (counts unknown letters) and label
+ * code. Returns -1 if ch is not a letter or the dataset is full (err set
+ * with path:line:col). */
+int data_build_residue(DataBuilder *b, int ch, uint8_t ss, const char *path, long line, long col,
+                       FsErr *err);
+/* Ends the current protein; returns its residue count (0: caller's error). */
+uint32_t data_build_end(DataBuilder *b);
+/* Trims the arrays to size and computes windows, stats and fingerprint. */
+void data_build_finish(DataBuilder *b);
+
+/* The readers: append every protein of one input. */
+int data_read_uci(DataBuilder *b, const DataText *t, FsErr *err);
+int data_read_records(DataBuilder *b, const DataText *t, FsErr *err);
+int data_read_csv(DataBuilder *b, const DataText *t, FsErr *err);
+int data_read_fasta_set(DataBuilder *b, const char *sequences, const char *labels,
+                        const char *mask, FsErr *err);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * stats.c: the loading report, as text for people or as one JSON object
+ * for scripts and tests (`prepare --json`). Counts come from ds->stats;
+ * per-fold sizes are computed here since they are only for the report.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "data/reader.h"
+
+static const char *const set_names[4] = {"none", "train", "valid", "test"};
+
+static void fold_sizes(const FsDataset *ds, uint64_t *res, uint64_t *prot, uint64_t *scored)
+{
+    memset(res, 0, 255 * sizeof *res);
+    memset(prot, 0, 255 * sizeof *prot);
+    memset(scored, 0, 255 * sizeof *scored);
+    for (uint32_t p = 0; p < ds->n_prot; p++) {
+        uint32_t f = ds->prot_fold[p], a = ds->seg_off[ds->prot_seg[p]];
+        uint32_t z = ds->seg_off[ds->prot_seg[p + 1]];
+        prot[f]++;
+        res[f] += z - a;
+        for (uint32_t i = a; i < z; i++) scored[f] += FS_SS_SCORED(ds->ss[i]);
+    }
+}
+
+static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
+
+static void print_text(const FsDataset *ds, FILE *out)
+{
+    const FsDataStats *st = &ds->stats;
+    fprintf(out, "proteins          %" PRIu64 "\n", st->proteins);
+    fprintf(out, "segments          %" PRIu64 "\n", st->segments);
+    fprintf(out, "residues          %" PRIu64 "\n", st->residues);
+    fprintf(out, "scored residues   %" PRIu64 " (%.1f%%)\n", st->scored, pct(st->scored, st->residues));
+    fprintf(out, "unknown residues  %" PRIu64, st->unknown);
+    const char *sep = " (";
+    for (int i = 0; i < 26; i++)
+        if (st->unknown_letters[i]) {
+            fprintf(out, "%s%c %" PRIu64, sep, 'A' + i, st->unknown_letters[i]);
+            sep = ", ";
+        }
+    if (st->unknown_other) fprintf(out, "%sother %" PRIu64, sep, st->unknown_other), sep = ", ";
+    fprintf(out, "%s\n", sep[0] == ',' ? ")" : "");
+    fprintf(out, "labels (scored)   H %" PRIu64 " (%.1f%%)  E %" PRIu64 " (%.1f%%)  C %" PRIu64
+                 " (%.1f%%)\n",
+            st->label_counts[0], pct(st->label_counts[0], st->scored), st->label_counts[1],
+            pct(st->label_counts[1], st->scored), st->label_counts[2],
+            pct(st->label_counts[2], st->scored));
+    if (st->set_proteins[0] != st->proteins) {
+        fprintf(out, "predefined sets  ");
+        for (int s = 1; s < 4; s++) fprintf(out, " %s %" PRIu64, set_names[s], st->set_proteins[s]);
+        if (st->set_proteins[0]) fprintf(out, " none %" PRIu64, st->set_proteins[0]);
+        fprintf(out, " (proteins)\n");
+    }
+    if (ds->n_folds) {
+        uint64_t res[255], prot[255], scored[255];
+        fold_sizes(ds, res, prot, scored);
+        fprintf(out, "folds             %u (seed %" PRIu64 ")\n", ds->n_folds, ds->fold_seed);
+        for (uint32_t f = 0; f < ds->n_folds; f++)
+            fprintf(out, "  fold %-3u        %" PRIu64 " proteins, %" PRIu64 " residues, %" PRIu64
+                         " scored\n",
+                    f, prot[f], res[f], scored[f]);
+    }
+    fprintf(out, "fingerprint       %016" PRIx64 "\n", ds->fingerprint);
+}
+
+static void print_json(const FsDataset *ds, FILE *out)
+{
+    const FsDataStats *st = &ds->stats;
+    fprintf(out,
+            "{\"proteins\": %" PRIu64 ", \"segments\": %" PRIu64 ", \"residues\": %" PRIu64
+            ", \"scored_residues\": %" PRIu64 ", \"unknown_residues\": %" PRIu64
+            ", \"unknown_letters\": {",
+            st->proteins, st->segments, st->residues, st->scored, st->unknown);
+    const char *sep = "";
+    for (int i = 0; i < 26; i++)
+        if (st->unknown_letters[i]) {
+            fprintf(out, "%s\"%c\": %" PRIu64, sep, 'A' + i, st->unknown_letters[i]);
+            sep = ", ";
+        }
+    if (st->unknown_other) fprintf(out, "%s\"other\": %" PRIu64, sep, st->unknown_other);
+    fprintf(out, "}, \"label_counts\": {\"H\": %" PRIu64 ", \"E\": %" PRIu64 ", \"C\": %" PRIu64 "}",
+            st->label_counts[0], st->label_counts[1], st->label_counts[2]);
+    fprintf(out, ", \"sets\": {");
+    for (int s = 0; s < 4; s++)
+        fprintf(out, "%s\"%s\": %" PRIu64, s ? ", " : "", set_names[s], st->set_proteins[s]);
+    fprintf(out, "}, \"folds\": %u, \"fold_seed\": %" PRIu64, ds->n_folds, ds->fold_seed);
+    if (ds->n_folds) {
+        uint64_t res[255], prot[255], scored[255];
+        fold_sizes(ds, res, prot, scored);
+        const uint64_t *cols[3] = {prot, res, scored};
+        const char *keys[3] = {"fold_proteins", "fold_residues", "fold_scored_residues"};
+        for (int c = 0; c < 3; c++) {
+            fprintf(out, ", \"%s\": [", keys[c]);
+            for (uint32_t f = 0; f < ds->n_folds; f++)
+                fprintf(out, "%s%" PRIu64, f ? ", " : "", cols[c][f]);
+            fprintf(out, "]");
+        }
+    }
+    /* A string: JSON numbers lose 64-bit integers in most readers. */
+    fprintf(out, ", \"fingerprint\": \"%016" PRIx64 "\"}\n", ds->fingerprint);
+}
+
+void data_print_stats(const FsDataset *ds, FILE *out, int json)
+{
+    if (json) print_json(ds, out);
+    else print_text(ds, out);
+}
