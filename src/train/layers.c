@@ -91,12 +91,7 @@ FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const flo
                                  int F)
 {
     const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
-    FS_PARFOR(i, (long)K * F * C)
-    {
-        long j = i / ((long)F * C), f = (i / C) % F, c = i % C;
-        Wf[i] = W[((K - 1 - j) * C + c) * F + f];
-    }
-    FS_SYNC();
+    for (int j = 0; j < K; j++) ops_transpose(W + (long)(K - 1 - j) * C * F, C, F, Wf + (long)j * F * C);
     ops_gemm(B * L, C, K * F, d + (long)(P - h) * F, st_rows(L, P, F), st_plain(1), Wf, st_plain(C),
              dx + (long)P * C, st_rows(L, P, C));
 }
@@ -118,8 +113,7 @@ FS_DEVICE static void dense_backward(const FsLayer *y, const float *w, float *gw
     ops_gemm(LC, U, B, x + (long)P * y->in_c, st_plain(1), st_plain(xs), d, st_plain(U), gw + y->w, st_plain(U));
     if (!dx) return;
     const float *W = w + y->w;
-    FS_PARFOR(i, (long)U * LC) scratch[i] = W[(i % LC) * U + i / LC]; /* W^T [U][LC] */
-    FS_SYNC();
+    ops_transpose(W, LC, U, scratch); /* W^T [U][LC] */
     rows_set(dx, 0, B, y->in_l, P, y->in_c);
     ops_gemm(B, LC, U, d, st_plain(U), st_plain(1), scratch, st_plain(LC), dx + (long)P * y->in_c, st_plain(xs));
 }
