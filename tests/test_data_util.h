@@ -62,6 +62,9 @@ static inline void td_free_paths(void)
 static inline const char *td_path(const char *name)
 {
     if (td_n_paths == 0) atexit(td_free_paths);
+    size_t dl = strlen(td_tmpdir());
+    for (int i = 0; i < td_n_paths; i++)
+        if (strcmp(td_paths[i] + dl + 1, name) == 0) return td_paths[i];
     if (td_n_paths == 1024) {
         fprintf(stderr, "td_path: too many paths\n");
         exit(1);
