@@ -68,7 +68,11 @@ static int load_input(DataBuilder *b, FsFormat declared, const char *path, FsErr
     if (data_text_read(&t, path, err)) return -1;
     FsFormat seen = data_detect(&t), use = declared == FS_FMT_AUTO ? seen : declared;
     int rc = -1;
-    if (declared != FS_FMT_AUTO && seen != FS_FMT_AUTO && seen != declared) {
+    /* Records and FASTA differ only in line counts, so a declared record
+     * file is parsed as one: its reader then says exactly which line is off. */
+    int fasta_like = declared == FS_FMT_RECORDS && seen == FS_FMT_FASTA;
+    if (fasta_like) use = FS_FMT_RECORDS;
+    if (declared != FS_FMT_AUTO && seen != FS_FMT_AUTO && seen != declared && !fasta_like) {
         fs_err_at(err, path, 0, 0, "not %s as declared (--format %s): the content looks like %s",
                   data_format_desc(declared), data_format_name(declared), data_format_desc(seen));
     } else if (use == FS_FMT_AUTO) {
