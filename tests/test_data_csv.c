@@ -50,24 +50,24 @@ static void test_small(void)
     CHECK(same);
     data_free(&ds);
 
-    td_expect_error(FS_FMT_CSV, "hdr.csv", "input, dssp3, foo\nA,H,1\n", "hdr.csv:1:15:",
-                    "expected the NetSurfP-2.0 CSV header", "'foo'");
-    td_expect_error(FS_FMT_CSV, "nolab.csv", "input, disorder\nA,1\n", "nolab.csv:1:",
-                    "dssp3 or dssp8");
+    td_expect_error(FS_FMT_CSV, "hdr.csv", "input, dssp3, foo\nA,H,1\n",
+                    "hdr.csv:1:15:", "expected the NetSurfP-2.0 CSV header", "'foo'");
+    td_expect_error(FS_FMT_CSV, "nolab.csv", "input, disorder\nA,1\n",
+                    "nolab.csv:1:", "dssp3 or dssp8");
     td_expect_error(FS_FMT_CSV, "tokens.csv", HDR "M K V,C H,C G B,1 1 1,1 1 1\n",
                     "tokens.csv:2:7:", "'dssp3' has 2 tokens, expected 3");
-    td_expect_error(FS_FMT_CSV, "fields.csv", HDR "M K V,C H E,C G B,1 1 1\n", "fields.csv:2:",
-                    "expected 5 comma-separated fields", "found 4");
+    td_expect_error(FS_FMT_CSV, "fields.csv", HDR "M K V,C H E,C G B,1 1 1\n",
+                    "fields.csv:2:", "expected 5 comma-separated fields", "found 4");
     td_expect_error(FS_FMT_CSV, "label.csv", HDR "M K V,C Q E,C G B,1 1 1,1 1 1\n",
                     "label.csv:2:9:", "unknown label 'Q'");
-    td_expect_error(FS_FMT_CSV, "num.csv", HDR "M K V,C H E,C G B,1 x 1,1 1 1\n", "num.csv:2:21:",
-                    "expected a number", "'x'");
-    td_expect_error(FS_FMT_CSV, "aa.csv", HDR "M KK V,C H E,C G B,1 1 1,1 1 1\n", "aa.csv:2:3:",
-                    "one amino-acid letter per token", "'KK'");
+    td_expect_error(FS_FMT_CSV, "num.csv", HDR "M K V,C H E,C G B,1 x 1,1 1 1\n",
+                    "num.csv:2:21:", "expected a number", "'x'");
+    td_expect_error(FS_FMT_CSV, "aa.csv", HDR "M KK V,C H E,C G B,1 1 1,1 1 1\n",
+                    "aa.csv:2:3:", "one amino-acid letter per token", "'KK'");
     td_expect_error(FS_FMT_CSV, "header_only.csv", HDR, "header_only.csv", "no proteins found");
     /* A UCI file declared as CSV. */
-    td_expect_error(FS_FMT_CSV, "uci_as.csv", "<>\nA h\nend\n", "uci_as.csv", "not a NetSurfP-2.0 CSV",
-                    "looks like a UCI pair file");
+    td_expect_error(FS_FMT_CSV, "uci_as.csv", "<>\nA h\nend\n", "uci_as.csv",
+                    "not a NetSurfP-2.0 CSV", "looks like a UCI pair file");
 }
 
 int main(void)

@@ -25,7 +25,8 @@ static void test_codes(void)
     for (const char *p = c; *p; p++) CHECK(data_ss_code(*p) == FS_SS_C);
     CHECK(data_ss_code('X') == -1 && data_ss_code('0') == -1 && data_ss_code('A') == -1);
     CHECK(data_format_parse("auto") == FS_FMT_AUTO && data_format_parse("uci") == FS_FMT_UCI &&
-          data_format_parse("fasta") == FS_FMT_FASTA && data_format_parse("records") == FS_FMT_RECORDS &&
+          data_format_parse("fasta") == FS_FMT_FASTA &&
+          data_format_parse("records") == FS_FMT_RECORDS &&
           data_format_parse("csv") == FS_FMT_CSV && data_format_parse("xml") == -1);
     CHECK(strcmp(data_format_name(FS_FMT_CSV), "csv") == 0);
 }
@@ -53,7 +54,8 @@ static void test_refused(void)
     static const char garbage[] = "<>\nA h\nC \x01\x7f\x02 e\n";
     FsDataset ds;
     FsErr err;
-    CHECK(td_load(&ds, FS_FMT_AUTO, td_write_bytes("bin.dat", garbage, sizeof garbage - 1), &err) == -1);
+    CHECK(td_load(&ds, FS_FMT_AUTO, td_write_bytes("bin.dat", garbage, sizeof garbage - 1), &err) ==
+          -1);
     CHECK_CONTAINS(err.msg, "bin.dat:3:3:");
     CHECK_CONTAINS(err.msg, "binary data");
     CHECK_CONTAINS(err.msg, "expected a text file");
@@ -73,8 +75,8 @@ static void test_refused(void)
     /* Not in the declared layout. */
     td_expect_error(FS_FMT_UCI, "csv.uci", "input, dssp3\nA C,H E\n", "csv.uci",
                     "not a UCI pair file as declared", "looks like a NetSurfP-2.0 CSV");
-    td_expect_error(FS_FMT_RECORDS, "uci.rec", "<>\nA h\nend\n", "uci.rec",
-                    "not a record file", "UCI");
+    td_expect_error(FS_FMT_RECORDS, "uci.rec", "<>\nA h\nend\n", "uci.rec", "not a record file",
+                    "UCI");
     td_expect_error(FS_FMT_AUTO, "seqs.fa", ">a\nACDEF\nGHIK\nLMN\n>b\nAC\n", "seqs.fa",
                     "looks like a FASTA file", "--sequences");
     td_expect_error(FS_FMT_AUTO, "prose.txt", "Hello, world: 42\n", "prose.txt",

@@ -81,7 +81,9 @@ static void expect_set_error(int line, const char *s, const char *l, const char 
     }
     const char *subs[3] = {a, b, c};
     for (int i = 0; i < 3; i++)
-        if (subs[i]) CHECK_MSG(strstr(err.msg, subs[i]), "line %d: \"%s\" lacks \"%s\"", line, err.msg, subs[i]);
+        if (subs[i])
+            CHECK_MSG(strstr(err.msg, subs[i]), "line %d: \"%s\" lacks \"%s\"", line, err.msg,
+                      subs[i]);
 }
 #define EXPECT_SET_ERROR(s, l, m, a, b, c) expect_set_error(__LINE__, s, l, m, a, b, c)
 
@@ -89,8 +91,9 @@ static void test_small(void)
 {
     /* Labels in another order than sequences; sequences wrapped over lines. */
     const char *seq = td_write("s.fasta", ">p1 first\nACDE\nFG\n\n>p2\nMKX\n>p3\nWWW\n");
-    const char *lab = td_write("l.fasta", ">p3 SET=test VALIDATION=False\nHEC\n>p1 SET=train VALIDATION=True\nHHE\nECC\n"
-                                          ">p2 SET=train VALIDATION=False\nLGB\n");
+    const char *lab = td_write(
+        "l.fasta", ">p3 SET=test VALIDATION=False\nHEC\n>p1 SET=train VALIDATION=True\nHHE\nECC\n"
+                   ">p2 SET=train VALIDATION=False\nLGB\n");
     const char *msk = td_write("m.fasta", ">p2\n101\n>p1\n111\n111\n>p3\n111\n");
     FsDataset ds;
     FsErr err;
@@ -98,7 +101,8 @@ static void test_small(void)
     CHECK_MSG(!err.set, "%s", err.msg);
     CHECK(ds.n_prot == 3 && ds.n_res == 12);
     CHECK(strcmp(data_protein_name(&ds, 1), "p2") == 0);
-    CHECK(ds.prot_set[0] == FS_SET_VALID && ds.prot_set[1] == FS_SET_TRAIN && ds.prot_set[2] == FS_SET_TEST);
+    CHECK(ds.prot_set[0] == FS_SET_VALID && ds.prot_set[1] == FS_SET_TRAIN &&
+          ds.prot_set[2] == FS_SET_TEST);
     CHECK(ds.ss[0] == FS_SS_H && ds.ss[2] == FS_SS_E && ds.ss[5] == FS_SS_C);
     /* p2: L G B -> C H E, the middle one masked out. */
     CHECK(ds.ss[6] == FS_SS_C && ds.ss[7] == (FS_SS_H | FS_SS_UNSCORED) && ds.ss[8] == FS_SS_E);
@@ -113,10 +117,12 @@ static void test_small(void)
     EXPECT_SET_ERROR(seq, lab_missing, NULL, "s.fasta:5:", "ID 'p2'", "lab_missing.fasta");
     const char *msk_missing = td_write("msk_missing.fasta", ">p1\n111111\n>p2\n111\n");
     EXPECT_SET_ERROR(seq, lab, msk_missing, "s.fasta:7:", "ID 'p3'", "msk_missing.fasta");
-    const char *lab_extra = td_write("lab_extra.fasta", ">p1\nHHEECC\n>p2\nHHH\n>p3\nHEC\n>p4\nH\n");
+    const char *lab_extra =
+        td_write("lab_extra.fasta", ">p1\nHHEECC\n>p2\nHHH\n>p3\nHEC\n>p4\nH\n");
     EXPECT_SET_ERROR(seq, lab_extra, NULL, "lab_extra.fasta:7:", "ID 'p4'", "no record in");
     const char *lab_short = td_write("lab_short.fasta", ">p1\nHHEECC\n>p2\nHH\n>p3\nHEC\n");
-    EXPECT_SET_ERROR(seq, lab_short, NULL, "lab_short.fasta:3:", "'p2' has 2 labels", "has 3 residues");
+    EXPECT_SET_ERROR(seq, lab_short, NULL, "lab_short.fasta:3:", "'p2' has 2 labels",
+                     "has 3 residues");
     const char *lab_bad = td_write("lab_bad.fasta", ">p1\nHHE\nEQC\n>p2\nHHH\n>p3\nHEC\n");
     EXPECT_SET_ERROR(seq, lab_bad, NULL, "lab_bad.fasta:3:2:", "unknown label 'Q'", "expected");
     const char *msk_bad = td_write("msk_bad.fasta", ">p1\n111111\n>p2\n1x1\n>p3\n111\n");
@@ -129,7 +135,8 @@ static void test_small(void)
     EXPECT_SET_ERROR(no_hdr, lab, NULL, "no_hdr.fasta:1:1:", "'>ID' header", NULL);
     const char *set_bad = td_write("set_bad.fasta", ">p1 SET=dev\nHHEECC\n>p2\nHHH\n>p3\nHEC\n");
     EXPECT_SET_ERROR(seq, set_bad, NULL, "set_bad.fasta:1:9:", "SET=train", "'SET=dev'");
-    const char *val_bad = td_write("val_bad.fasta", ">p1 SET=train VALIDATION=maybe\nHHEECC\n>p2\nHHH\n>p3\nHEC\n");
+    const char *val_bad =
+        td_write("val_bad.fasta", ">p1 SET=train VALIDATION=maybe\nHHEECC\n>p2\nHHH\n>p3\nHEC\n");
     EXPECT_SET_ERROR(seq, val_bad, NULL, "val_bad.fasta:1:", "VALIDATION=True", NULL);
     const char *empty_rec = td_write("empty_rec.fasta", ">p1\nACDEFG\n>p2\n>p3\nWWW\n");
     EXPECT_SET_ERROR(empty_rec, lab, NULL, "empty_rec.fasta:3:", "no residues", NULL);
@@ -137,7 +144,8 @@ static void test_small(void)
     EXPECT_SET_ERROR(seq, empty, NULL, "empty.fasta", "empty file", NULL);
     const char *blank = td_write("blank.fasta", "\n\n");
     EXPECT_SET_ERROR(seq, blank, NULL, "blank.fasta", "no FASTA records", NULL);
-    EXPECT_SET_ERROR(seq, td_path("does-not-exist.fasta"), NULL, "does-not-exist.fasta", "cannot open", NULL);
+    EXPECT_SET_ERROR(seq, td_path("does-not-exist.fasta"), NULL, "does-not-exist.fasta",
+                     "cannot open", NULL);
 
     /* Sequences without labels are a usage mistake, reported as such. */
     FsLoadSpec spec = {FS_FMT_FASTA, NULL, 0, seq, NULL, NULL};

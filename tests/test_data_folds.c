@@ -48,8 +48,8 @@ static void check_folds(FsDataset *ds, uint32_t k)
         if (res[f] < lo) lo = res[f];
         if (res[f] > hi) hi = res[f];
     }
-    CHECK_MSG(hi - lo <= longest, "fold sizes %llu..%llu, longest protein %u", (unsigned long long)lo,
-              (unsigned long long)hi, longest);
+    CHECK_MSG(hi - lo <= longest, "fold sizes %llu..%llu, longest protein %u",
+              (unsigned long long)lo, (unsigned long long)hi, longest);
 
     /* Per fold: validation = exactly the residues of that fold's proteins,
      * training = all other scored residues; both ascending. */

@@ -62,8 +62,10 @@ int main(void)
         if (t % 7 == 0) {
             FsLoadSpec spec = {FS_FMT_FASTA, NULL, 0, p, p, p};
             memset(&err, 0, sizeof err);
-            if (data_load(&ds, &spec, &err) == 0) data_free(&ds);
-            else CHECK(err.set);
+            if (data_load(&ds, &spec, &err) == 0)
+                data_free(&ds);
+            else
+                CHECK(err.set);
         }
     }
     printf("%d loaded, %d refused\n", loaded, refused);

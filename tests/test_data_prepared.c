@@ -100,7 +100,8 @@ static void test_dataset(const FsDataset *ds)
     memset(&err, 0, sizeof err);
 
     /* Every truncation is refused. */
-    for (uint64_t k = 0; k < n; k += (k < 400 ? 1 : 1 + n / 97)) expect_refused("short", b, k, NULL);
+    for (uint64_t k = 0; k < n; k += (k < 400 ? 1 : 1 + n / 97))
+        expect_refused("short", b, k, NULL);
     expect_refused("truncated", b, n - 1, "truncated");
     write_file(td_path("trunc.prep"), b, n - 10);
     CHECK(data_read_prepared(&back, td_path("trunc.prep"), &err) == -1);
@@ -169,7 +170,10 @@ int main(void)
     uint8_t rnd[1000];
     uint64_t st = 3;
     for (size_t i = 0; i < sizeof rnd; i++) rnd[i] = (uint8_t)fs_splitmix64(&st);
-    memcpy(rnd, "\x89" "FSPREP\n", 8);
+    memcpy(rnd,
+           "\x89"
+           "FSPREP\n",
+           8);
     expect_refused("garbage", rnd, sizeof rnd, NULL);
     /* Writing into a missing folder is an error naming the path. */
     CHECK(td_load(&ds, FS_FMT_AUTO, td_path("small.rec"), &err) == 0);

@@ -37,23 +37,22 @@ static void test_ok(void)
 
 static void test_errors(void)
 {
-    td_expect_error(FS_FMT_RECORDS, "len.rec", ">a\nACDEF\nHHEC\n\n", "len.rec:3:",
-                    "4 labels", "line 2 has 5 residues");
-    td_expect_error(FS_FMT_RECORDS, "label.rec", ">a\nACDEF\nHHEC\n\n>b\nAC\nHZ\n", "label.rec:3:",
-                    "4 labels");
+    td_expect_error(FS_FMT_RECORDS, "len.rec", ">a\nACDEF\nHHEC\n\n", "len.rec:3:", "4 labels",
+                    "line 2 has 5 residues");
+    td_expect_error(FS_FMT_RECORDS, "label.rec", ">a\nACDEF\nHHEC\n\n>b\nAC\nHZ\n",
+                    "label.rec:3:", "4 labels");
     td_expect_error(FS_FMT_RECORDS, "badlab.rec", ">a\nACDEF\nHHECC\n\n>b\nAC\nHZ\n",
                     "badlab.rec:7:2:", "unknown label 'Z'", "expected H E C");
-    td_expect_error(FS_FMT_RECORDS, "nolab.rec", ">a\nACDEF\n\n", "nolab.rec:3:",
-                    "expected a label line");
+    td_expect_error(FS_FMT_RECORDS, "nolab.rec", ">a\nACDEF\n\n",
+                    "nolab.rec:3:", "expected a label line");
     td_expect_error(FS_FMT_RECORDS, "eof.rec", ">a\nACDEF", "eof.rec:3:", "expected a label line");
-    td_expect_error(FS_FMT_RECORDS, "noseq.rec", ">a\n\nACDEF\nHHHHH\n", "noseq.rec:2:",
-                    "expected the sequence line of record 'a'");
+    td_expect_error(FS_FMT_RECORDS, "noseq.rec", ">a\n\nACDEF\nHHHHH\n",
+                    "noseq.rec:2:", "expected the sequence line of record 'a'");
     td_expect_error(FS_FMT_RECORDS, "noblank.rec", ">a\nACD\nHHH\n>b\nAC\nHH\n",
                     "noblank.rec:4:1:", "expected a blank line");
-    td_expect_error(FS_FMT_RECORDS, "badaa.rec", ">a\nAC*D\nHHHH\n", "badaa.rec:2:3:",
-                    "expected an amino-acid letter, found '*'");
-    td_expect_error(FS_FMT_RECORDS, "noid.rec", ">  \nAC\nHH\n", "noid.rec:1:2:",
-                    "expected an ID");
+    td_expect_error(FS_FMT_RECORDS, "badaa.rec", ">a\nAC*D\nHHHH\n",
+                    "badaa.rec:2:3:", "expected an amino-acid letter, found '*'");
+    td_expect_error(FS_FMT_RECORDS, "noid.rec", ">  \nAC\nHH\n", "noid.rec:1:2:", "expected an ID");
 }
 
 int main(void)

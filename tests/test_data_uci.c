@@ -92,18 +92,18 @@ static void test_small(void)
     CHECK(ds.left[3] == 0 && ds.right[3] == 0 && ds.right[2] == 0 && ds.left[2] == 2);
     data_free(&ds);
 
-    td_expect_error(FS_FMT_UCI, "badlabel.uci", "<>\nA h\nC q\nend\n", "badlabel.uci:3:3:",
-                    "unknown label 'q'", "expected H E C");
-    td_expect_error(FS_FMT_UCI, "badline.uci", "<>\nA h\nCA h\nend\n", "badline.uci:3:1:",
-                    "expected 'AMINO_ACID LABEL'");
-    td_expect_error(FS_FMT_UCI, "badaa.uci", "<>\nA h\n  1 h\nend\n", "badaa.uci:3:3:",
-                    "expected an amino-acid letter, found '1'");
-    td_expect_error(FS_FMT_UCI, "empty_prot.uci", "<>\nA h\nend\n<>\nend\n", "empty_prot.uci:5:",
-                    "no residues");
+    td_expect_error(FS_FMT_UCI, "badlabel.uci", "<>\nA h\nC q\nend\n",
+                    "badlabel.uci:3:3:", "unknown label 'q'", "expected H E C");
+    td_expect_error(FS_FMT_UCI, "badline.uci", "<>\nA h\nCA h\nend\n",
+                    "badline.uci:3:1:", "expected 'AMINO_ACID LABEL'");
+    td_expect_error(FS_FMT_UCI, "badaa.uci", "<>\nA h\n  1 h\nend\n",
+                    "badaa.uci:3:3:", "expected an amino-acid letter, found '1'");
+    td_expect_error(FS_FMT_UCI, "empty_prot.uci", "<>\nA h\nend\n<>\nend\n",
+                    "empty_prot.uci:5:", "no residues");
     td_expect_error(FS_FMT_UCI, "only_comments.uci", "# nothing\n\n", "only_comments.uci",
                     "no proteins found");
-    td_expect_error(FS_FMT_UCI, "three.uci", "<>\nA h x\nend\n", "three.uci:2:",
-                    "expected 'AMINO_ACID LABEL'");
+    td_expect_error(FS_FMT_UCI, "three.uci", "<>\nA h x\nend\n",
+                    "three.uci:2:", "expected 'AMINO_ACID LABEL'");
 }
 
 int main(void)

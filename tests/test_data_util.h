@@ -100,7 +100,8 @@ static inline int td_load(FsDataset *ds, FsFormat fmt, const char *path, FsErr *
 
 /* Writes text to name, loads it as fmt and expects failure whose message
  * holds every one of the NULL-terminated substrings. */
-static inline void td_expect_error_at(int line, FsFormat fmt, const char *name, const char *text, ...)
+static inline void td_expect_error_at(int line, FsFormat fmt, const char *name, const char *text,
+                                      ...)
 {
     FsDataset ds;
     FsErr err;

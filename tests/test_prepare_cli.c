@@ -57,7 +57,8 @@ static void test_usage(void)
     CHECK(run("help prepare") == 0);
     CHECK_CONTAINS(out_text, "--sequences");
 
-    const char *rec = td_write("in.rec", ">a\nACDEF\nHHECC\n\n>b\nGHIK\nEECC\n\n>c\nMNPQR\nCCHHH\n");
+    const char *rec =
+        td_write("in.rec", ">a\nACDEF\nHHECC\n\n>b\nGHIK\nEECC\n\n>c\nMNPQR\nCCHHH\n");
     snprintf(args, sizeof args, "prepare '%s'", rec);
     CHECK(run(args) == 2);
     CHECK_CONTAINS(err_text, "missing -o OUT");
@@ -86,7 +87,8 @@ static void test_usage(void)
 static void test_ok_and_errors(void)
 {
     char args[2048];
-    const char *rec = td_write("in.rec", ">a\nACDEF\nHHECC\n\n>b\nGHIK\nEECC\n\n>c\nMNPQX\nCCHHH\n");
+    const char *rec =
+        td_write("in.rec", ">a\nACDEF\nHHECC\n\n>b\nGHIK\nEECC\n\n>c\nMNPQX\nCCHHH\n");
     const char *out = td_path("out.prep");
     snprintf(args, sizeof args, "prepare --json --folds 2 --seed 9 -o '%s' '%s'", out, rec);
     CHECK(run(args) == 0);
@@ -94,7 +96,8 @@ static void test_ok_and_errors(void)
     CHECK(json_int(out_text, "residues") == 14);
     CHECK(json_int(out_text, "scored_residues") == 14);
     CHECK(json_int(out_text, "unknown_residues") == 1);
-    CHECK(json_int(out_text, "H") == 5 && json_int(out_text, "E") == 3 && json_int(out_text, "C") == 6);
+    CHECK(json_int(out_text, "H") == 5 && json_int(out_text, "E") == 3 &&
+          json_int(out_text, "C") == 6);
     CHECK(json_int(out_text, "folds") == 2 && json_int(out_text, "fold_seed") == 9);
     CHECK_CONTAINS(out_text, "\"label_counts\": {");
     CHECK_CONTAINS(out_text, "\"unknown_letters\": {\"X\": 1}");
@@ -135,8 +138,9 @@ static void test_ok_and_errors(void)
     const char *s = td_write("s.fa", ">a\nACD\n>b\nEF\n");
     const char *l = td_write("l.fa", ">b SET=test\nHH\n>a SET=train VALIDATION=True\nCCE\n");
     const char *m = td_write("m.fa", ">a\n110\n>b\n11\n");
-    snprintf(args, sizeof args, "prepare --json --folds 2 -o '%s' --sequences '%s' --labels '%s' --mask '%s'",
-             out, s, l, m);
+    snprintf(args, sizeof args,
+             "prepare --json --folds 2 -o '%s' --sequences '%s' --labels '%s' --mask '%s'", out, s,
+             l, m);
     CHECK(run(args) == 0);
     CHECK(json_int(out_text, "scored_residues") == 4);
     CHECK(json_int(out_text, "valid") == 1 && json_int(out_text, "test") == 1);
@@ -150,7 +154,8 @@ static void test_uci(void)
         return;
     }
     char args[2048];
-    snprintf(args, sizeof args, "prepare --format uci --json -o '%s' '%s'", td_path("uci.prep"), uci);
+    snprintf(args, sizeof args, "prepare --format uci --json -o '%s' '%s'", td_path("uci.prep"),
+             uci);
     CHECK(run(args) == 0);
     CHECK(json_int(out_text, "proteins") == 91 && json_int(out_text, "segments") == 111);
     CHECK(json_int(out_text, "residues") == 18105 && json_int(out_text, "H") == 4601);

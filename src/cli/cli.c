@@ -37,10 +37,11 @@ void cli_error(const char *fmt, ...)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: foldsweep COMMAND [OPTIONS...]\n"
-                 "       foldsweep --help | --version | help COMMAND\n\n"
-                 "k-fold cross-validation sweeps of small 1D CNNs for protein secondary structure.\n\n"
-                 "commands:\n");
+    fprintf(out,
+            "usage: foldsweep COMMAND [OPTIONS...]\n"
+            "       foldsweep --help | --version | help COMMAND\n\n"
+            "k-fold cross-validation sweeps of small 1D CNNs for protein secondary structure.\n\n"
+            "commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nRun 'foldsweep COMMAND --help' for a command's options.\n");

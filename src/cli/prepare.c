@@ -19,30 +19,33 @@ typedef struct {
 } PrepOption;
 
 static const PrepOption options[] = {
-    [OPT_FORMAT] = {"--format", NULL, "FMT", "input layout: auto (default, per file), uci, fasta, records, csv"},
+    [OPT_FORMAT] = {"--format", NULL, "FMT",
+                    "input layout: auto (default, per file), uci, fasta, records, csv"},
     [OPT_FOLDS] = {"--folds", "-k", "K", "number of cross-validation folds, 2..255 (default 3)"},
     [OPT_SEED] = {"--seed", NULL, "S", "fold assignment seed (default 1)"},
     [OPT_JSON] = {"--json", NULL, NULL, "print the report as one JSON object"},
     [OPT_OUT] = {"--output", "-o", "OUT", "prepared fold file to write (required)"},
     [OPT_SEQ] = {"--sequences", NULL, "S.fasta", "FASTA set: amino-acid sequences"},
-    [OPT_LAB] = {"--labels", NULL, "L.fasta", "FASTA set: labels matched by ID (SET=/VALIDATION= in headers)"},
+    [OPT_LAB] = {"--labels", NULL, "L.fasta",
+                 "FASTA set: labels matched by ID (SET=/VALIDATION= in headers)"},
     [OPT_MASK] = {"--mask", NULL, "M.fasta", "FASTA set: optional mask, 1 scored, 0 unscored"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 #define N_OPTIONS (int)(sizeof options / sizeof options[0])
 
-#define PREP_USAGE                                                                           \
+#define PREP_USAGE                                                                       \
     "usage: foldsweep prepare [--format FMT] [--folds K] [--seed S] [--json] -o OUT INPUT...\n" \
-    "       foldsweep prepare [...] -o OUT --sequences S.fasta --labels L.fasta [--mask M.fasta]\n"
+    "       foldsweep prepare [...] -o OUT --sequences S --labels L [--mask M]\n"
 
 static void help(FILE *out)
 {
     fputs(PREP_USAGE, out);
-    fputs("\nReads protein sequences and secondary-structure labels (UCI pair files, record files,\n"
-          "NetSurfP-2.0 CSV, or a FASTA set), assigns cross-validation folds by protein (balanced\n"
-          "by residue count, deterministic from the seed) and writes a prepared fold file.\n\n"
-          "options:\n",
-          out);
+    fputs(
+        "\nReads protein sequences and secondary-structure labels (UCI pair files, record files,\n"
+        "NetSurfP-2.0 CSV, or a FASTA set), assigns cross-validation folds by protein (balanced\n"
+        "by residue count, deterministic from the seed) and writes a prepared fold file.\n\n"
+        "options:\n",
+        out);
     for (int i = 0; i < N_OPTIONS; i++) {
         char left[64];
         snprintf(left, sizeof left, "%s%s%s%s%s", options[i].alias ? options[i].alias : "",
@@ -87,6 +90,38 @@ static int parse_u64(const char *s, uint64_t *v)
     return 0;
 }
 
+/* The first usage mistake in the parsed options, or NULL; *arg is the
+ * offending value where one is shown. */
+static const char *check_args(const char **val, int format, int n_inputs, uint64_t *folds,
+                              uint64_t *seed, const char **arg)
+{
+    int fasta = val[OPT_SEQ] || val[OPT_LAB] || val[OPT_MASK];
+    if (format < 0) {
+        *arg = val[OPT_FORMAT];
+        return "unknown --format (expected auto, uci, fasta, records or csv):";
+    }
+    if (val[OPT_FOLDS] && (parse_u64(val[OPT_FOLDS], folds) || *folds < 2 || *folds > 255)) {
+        *arg = val[OPT_FOLDS];
+        return "--folds must be a whole number from 2 to 255, not";
+    }
+    if (val[OPT_SEED] && parse_u64(val[OPT_SEED], seed)) {
+        *arg = val[OPT_SEED];
+        return "--seed must be a non-negative whole number, not";
+    }
+    if (!val[OPT_OUT]) return "missing -o OUT";
+    if (fasta && !val[OPT_LAB]) return "a FASTA set needs --labels";
+    if (fasta && !val[OPT_SEQ]) return "a FASTA set needs --sequences";
+    if (fasta && n_inputs) return "give either INPUT files or a FASTA set (--sequences/--labels)";
+    if (!fasta && !n_inputs)
+        return format == FS_FMT_FASTA ? "--format fasta needs --sequences and --labels"
+                                      : "no INPUT files";
+    if (fasta && format != FS_FMT_AUTO && format != FS_FMT_FASTA)
+        return "--sequences/--labels form a FASTA set; --format must be fasta or auto";
+    if (format == FS_FMT_FASTA && n_inputs)
+        return "--format fasta takes --sequences S --labels L [--mask M], not INPUT files";
+    return NULL;
+}
+
 int cli_prepare(int argc, char **argv)
 {
     const char *val[N_OPTIONS] = {0};
@@ -124,28 +159,17 @@ int cli_prepare(int argc, char **argv)
     }
     uint64_t folds = 3, seed = 1;
     int format = val[OPT_FORMAT] ? data_format_parse(val[OPT_FORMAT]) : FS_FMT_AUTO;
-    const char *bad = NULL, *bad_arg = NULL;
-    if (format < 0) bad = "unknown --format (expected auto, uci, fasta, records or csv):", bad_arg = val[OPT_FORMAT];
-    else if (val[OPT_FOLDS] && (parse_u64(val[OPT_FOLDS], &folds) || folds < 2 || folds > 255))
-        bad = "--folds must be a whole number from 2 to 255, not", bad_arg = val[OPT_FOLDS];
-    else if (val[OPT_SEED] && parse_u64(val[OPT_SEED], &seed))
-        bad = "--seed must be a non-negative whole number, not", bad_arg = val[OPT_SEED];
-    else if (!val[OPT_OUT]) bad = "missing -o OUT";
-    else if ((val[OPT_SEQ] || val[OPT_MASK]) && !val[OPT_LAB]) bad = "a FASTA set needs --labels";
-    else if ((val[OPT_LAB] || val[OPT_MASK]) && !val[OPT_SEQ]) bad = "a FASTA set needs --sequences";
-    else if (val[OPT_SEQ] && n_inputs) bad = "give either INPUT files or a FASTA set (--sequences/--labels), not both";
-    else if (!val[OPT_SEQ] && !n_inputs)
-        bad = format == FS_FMT_FASTA ? "--format fasta needs --sequences and --labels" : "no INPUT files";
-    else if (val[OPT_SEQ] && format != FS_FMT_AUTO && format != FS_FMT_FASTA)
-        bad = "--sequences/--labels form a FASTA set; --format must be fasta or auto";
-    else if (format == FS_FMT_FASTA && n_inputs)
-        bad = "--format fasta takes --sequences S --labels L [--mask M], not INPUT files";
+    const char *bad_arg = NULL;
+    const char *bad = check_args(val, format, n_inputs, &folds, &seed, &bad_arg);
     if (bad) {
         free(inputs);
         return usage_error(bad, bad_arg);
     }
 
-    FsLoadSpec spec = {(FsFormat)format, inputs, n_inputs, val[OPT_SEQ], val[OPT_LAB], val[OPT_MASK]};
+    FsLoadSpec spec = {.format = (FsFormat)format, .inputs = inputs, .n_inputs = n_inputs};
+    spec.sequences = val[OPT_SEQ];
+    spec.labels = val[OPT_LAB];
+    spec.mask = val[OPT_MASK];
     FsDataset ds;
     FsErr err = {0};
     if (data_load(&ds, &spec, &err)) {

@@ -22,18 +22,13 @@ int data_aa_code(int ch)
 
 int data_ss_code(int ch)
 {
-    switch (ch) {
-    case 'H': case 'h': case 'G': case 'g': case 'I': case 'i':
-        return FS_SS_H;
-    case 'E': case 'e': case 'B': case 'b':
-        return FS_SS_E;
     /* DSSP turns, bends, loops, polyproline (DSSP 4) and blanks are coil. */
-    case 'C': case 'c': case 'T': case 't': case 'S': case 's': case 'L': case 'l':
-    case 'P': case 'p': case '_': case '-': case ' ':
-        return FS_SS_C;
-    default:
-        return -1;
-    }
+    static const char helix[] = "HGIhgi", strand[] = "EBeb", coil[] = "CTSLPctslp_- ";
+    if (ch <= 0 || ch > 255) return -1;
+    if (strchr(helix, ch)) return FS_SS_H;
+    if (strchr(strand, ch)) return FS_SS_E;
+    if (strchr(coil, ch)) return FS_SS_C;
+    return -1;
 }
 
 const char *data_format_name(FsFormat f)

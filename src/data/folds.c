@@ -89,7 +89,8 @@ uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *
     }
     if (fold < 0 || (uint32_t)fold >= ds->n_folds) return 0;
     for (uint32_t p = 0; p < ds->n_prot; p++)
-        if ((ds->prot_fold[p] == (uint32_t)fold) == (validation != 0)) n = emit_protein(ds, p, n, out);
+        if ((ds->prot_fold[p] == (uint32_t)fold) == (validation != 0))
+            n = emit_protein(ds, p, n, out);
     return n;
 }
 

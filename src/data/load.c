@@ -85,9 +85,12 @@ static int load_input(DataBuilder *b, FsFormat declared, const char *path, FsErr
                   "(--sequences S.fasta --labels L.fasta [--mask M.fasta])");
     } else {
         uint32_t before = b->ds->n_prot;
-        if (use == FS_FMT_UCI) rc = data_read_uci(b, &t, err);
-        else if (use == FS_FMT_RECORDS) rc = data_read_records(b, &t, err);
-        else rc = data_read_csv(b, &t, err);
+        if (use == FS_FMT_UCI)
+            rc = data_read_uci(b, &t, err);
+        else if (use == FS_FMT_RECORDS)
+            rc = data_read_records(b, &t, err);
+        else
+            rc = data_read_csv(b, &t, err);
         if (rc == 0 && b->ds->n_prot == before) {
             fs_err_at(err, path, 0, 0, "no proteins found (expected %s)", data_format_desc(use));
             rc = -1;

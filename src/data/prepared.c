@@ -20,7 +20,9 @@
 
 #include "data/reader.h"
 
-#define PREP_MAGIC "\x89" "FSPREP\n"
+#define PREP_MAGIC                                                                                 \
+    "\x89"                                                                                         \
+    "FSPREP\n"
 #define PREP_VERSION 1u
 #define PREP_HEADER 280u
 
@@ -142,8 +144,9 @@ int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *or
     }
     uint32_t version = get32(b + 8);
     if (version != PREP_VERSION || get32(b + 12) != PREP_HEADER) {
-        fs_err_at(err, origin, 0, 0, "prepared file version %u, this build reads %u (run prepare again)",
-                  version, PREP_VERSION);
+        fs_err_at(err, origin, 0, 0,
+                  "prepared file version %u, this build reads %u (run prepare again)", version,
+                  PREP_VERSION);
         return -1;
     }
     if (n < PREP_HEADER) {
@@ -154,7 +157,8 @@ int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *or
     uint64_t total = get64(b + 16);
     if (total != n) {
         if (total > n)
-            fs_err_at(err, origin, 0, 0, "truncated prepared file: %llu bytes, the header says %llu",
+            fs_err_at(err, origin, 0, 0,
+                      "truncated prepared file: %llu bytes, the header says %llu",
                       (unsigned long long)n, (unsigned long long)total);
         else
             fs_err_at(err, origin, 0, 0,
@@ -220,10 +224,12 @@ int data_write_prepared(const FsDataset *ds, const char *path, FsErr *err)
     } else {
         int bad = fwrite(b, 1, (size_t)n, f) != n;
         bad |= fclose(f) != 0;
-        if (bad) fs_err_at(err, tmp, 0, 0, "write error: %s", strerror(errno));
+        if (bad)
+            fs_err_at(err, tmp, 0, 0, "write error: %s", strerror(errno));
         else if (rename(tmp, path) != 0)
             fs_err_at(err, path, 0, 0, "cannot rename %s to it: %s", tmp, strerror(errno));
-        else rc = 0;
+        else
+            rc = 0;
         if (rc) remove(tmp);
     }
     free(tmp);

@@ -58,7 +58,8 @@ static int parse_header(const char *path, const char *line, size_t len, int *kin
         while (s < e && isspace((unsigned char)line[s])) s++;
         while (e > s && isspace((unsigned char)line[e - 1])) e--;
         int k = 0;
-        while (k < COL_KINDS && !(strlen(col_names[k]) == e - s && !memcmp(line + s, col_names[k], e - s)))
+        while (k < COL_KINDS &&
+               !(strlen(col_names[k]) == e - s && !memcmp(line + s, col_names[k], e - s)))
             k++;
         if (k == COL_KINDS || kind_col[k] >= 0 || col >= COL_MAX) {
             fs_err_at(err, path, 1, (long)s + 1,
@@ -123,8 +124,9 @@ int data_read_csv(DataBuilder *b, const DataText *t, FsErr *err)
             a = z + 1;
         }
         if (nf != n_cols) {
-            fs_err_at(err, path, no, 0, "expected %d comma-separated fields (as in the header), found %d",
-                      n_cols, nf);
+            fs_err_at(err, path, no, 0,
+                      "expected %d comma-separated fields (as in the header), found %d", n_cols,
+                      nf);
             goto out;
         }
         Tokens *in = &tok[kind_col[COL_INPUT]], *lab = &tok[kind_col[lab_kind]];

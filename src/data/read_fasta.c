@@ -155,8 +155,10 @@ static int header_set(const FaFile *f, const FaRec *r, FsSet *set, FsErr *err)
         if (n > 4 && strncasecmp(w, "SET=", 4) == 0) {
             const char *v = w + 4;
             size_t m = n - 4;
-            if (m == 5 && !strncasecmp(v, "train", 5)) base = FS_SET_TRAIN;
-            else if (m == 4 && !strncasecmp(v, "test", 4)) base = FS_SET_TEST;
+            if (m == 5 && !strncasecmp(v, "train", 5))
+                base = FS_SET_TRAIN;
+            else if (m == 4 && !strncasecmp(v, "test", 4))
+                base = FS_SET_TEST;
             else if ((m == 5 && !strncasecmp(v, "valid", 5)) ||
                      (m == 10 && !strncasecmp(v, "validation", 10)))
                 base = FS_SET_VALID;
@@ -169,8 +171,10 @@ static int header_set(const FaFile *f, const FaRec *r, FsSet *set, FsErr *err)
         } else if (n > 11 && strncasecmp(w, "VALIDATION=", 11) == 0) {
             const char *v = w + 11;
             size_t m = n - 11;
-            if (m == 4 && !strncasecmp(v, "true", 4)) valid = 1;
-            else if (m == 5 && !strncasecmp(v, "false", 5)) valid = 0;
+            if (m == 4 && !strncasecmp(v, "true", 4))
+                valid = 1;
+            else if (m == 5 && !strncasecmp(v, "false", 5))
+                valid = 0;
             else {
                 fs_err_at(err, f->text.path, r->line, (long)(v - r->hdr) + 1,
                           "expected VALIDATION=True or VALIDATION=False, found '%.*s'", (int)n, w);
@@ -247,8 +251,8 @@ static int build_all(DataBuilder *b, FaFile *fs, FaFile *fl, FaFile *fm, FsErr *
                 fa_where(fs, rs, i, &ln, &cl);
                 return data_build_residue(b, (unsigned char)aa[i], 0, fs->text.path, ln, cl, err);
             }
-            if (data_build_residue(b, (unsigned char)aa[i], (uint8_t)ss, fs->text.path, rs->line,
-                                   0, err))
+            if (data_build_residue(b, (unsigned char)aa[i], (uint8_t)ss, fs->text.path, rs->line, 0,
+                                   err))
                 return -1;
         }
         data_build_end(b);
@@ -258,8 +262,8 @@ static int build_all(DataBuilder *b, FaFile *fs, FaFile *fl, FaFile *fm, FsErr *
     return 0;
 }
 
-int data_read_fasta_set(DataBuilder *b, const char *sequences, const char *labels,
-                        const char *mask, FsErr *err)
+int data_read_fasta_set(DataBuilder *b, const char *sequences, const char *labels, const char *mask,
+                        FsErr *err)
 {
     FaFile fs, fl, fm;
     int rc = -1;

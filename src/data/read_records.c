@@ -54,8 +54,8 @@ int data_read_records(DataBuilder *b, const DataText *t, FsErr *err)
         size_t n_seq = rtrim(line, len);
         long seq_no = no;
         if (!data_text_line(t, &pos, &line, &len) || (no++, blank(line, len))) {
-            fs_err_at(err, path, seq_no + 1, 0, "expected a label line after the sequence at line %ld",
-                      seq_no);
+            fs_err_at(err, path, seq_no + 1, 0,
+                      "expected a label line after the sequence at line %ld", seq_no);
             return -1;
         }
         size_t n_lab = rtrim(line, len);

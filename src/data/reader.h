@@ -61,7 +61,7 @@ void data_build_finish(DataBuilder *b);
 int data_read_uci(DataBuilder *b, const DataText *t, FsErr *err);
 int data_read_records(DataBuilder *b, const DataText *t, FsErr *err);
 int data_read_csv(DataBuilder *b, const DataText *t, FsErr *err);
-int data_read_fasta_set(DataBuilder *b, const char *sequences, const char *labels,
-                        const char *mask, FsErr *err);
+int data_read_fasta_set(DataBuilder *b, const char *sequences, const char *labels, const char *mask,
+                        FsErr *err);
 
 #endif

@@ -32,7 +32,8 @@ static void print_text(const FsDataset *ds, FILE *out)
     fprintf(out, "proteins          %" PRIu64 "\n", st->proteins);
     fprintf(out, "segments          %" PRIu64 "\n", st->segments);
     fprintf(out, "residues          %" PRIu64 "\n", st->residues);
-    fprintf(out, "scored residues   %" PRIu64 " (%.1f%%)\n", st->scored, pct(st->scored, st->residues));
+    fprintf(out, "scored residues   %" PRIu64 " (%.1f%%)\n", st->scored,
+            pct(st->scored, st->residues));
     fprintf(out, "unknown residues  %" PRIu64, st->unknown);
     const char *sep = " (";
     for (int i = 0; i < 26; i++)
@@ -42,8 +43,9 @@ static void print_text(const FsDataset *ds, FILE *out)
         }
     if (st->unknown_other) fprintf(out, "%sother %" PRIu64, sep, st->unknown_other), sep = ", ";
     fprintf(out, "%s\n", sep[0] == ',' ? ")" : "");
-    fprintf(out, "labels (scored)   H %" PRIu64 " (%.1f%%)  E %" PRIu64 " (%.1f%%)  C %" PRIu64
-                 " (%.1f%%)\n",
+    fprintf(out,
+            "labels (scored)   H %" PRIu64 " (%.1f%%)  E %" PRIu64 " (%.1f%%)  C %" PRIu64
+            " (%.1f%%)\n",
             st->label_counts[0], pct(st->label_counts[0], st->scored), st->label_counts[1],
             pct(st->label_counts[1], st->scored), st->label_counts[2],
             pct(st->label_counts[2], st->scored));
@@ -58,8 +60,9 @@ static void print_text(const FsDataset *ds, FILE *out)
         fold_sizes(ds, res, prot, scored);
         fprintf(out, "folds             %u (seed %" PRIu64 ")\n", ds->n_folds, ds->fold_seed);
         for (uint32_t f = 0; f < ds->n_folds; f++)
-            fprintf(out, "  fold %-3u        %" PRIu64 " proteins, %" PRIu64 " residues, %" PRIu64
-                         " scored\n",
+            fprintf(out,
+                    "  fold %-3u        %" PRIu64 " proteins, %" PRIu64 " residues, %" PRIu64
+                    " scored\n",
                     f, prot[f], res[f], scored[f]);
     }
     fprintf(out, "fingerprint       %016" PRIx64 "\n", ds->fingerprint);
@@ -80,7 +83,8 @@ static void print_json(const FsDataset *ds, FILE *out)
             sep = ", ";
         }
     if (st->unknown_other) fprintf(out, "%s\"other\": %" PRIu64, sep, st->unknown_other);
-    fprintf(out, "}, \"label_counts\": {\"H\": %" PRIu64 ", \"E\": %" PRIu64 ", \"C\": %" PRIu64 "}",
+    fprintf(out,
+            "}, \"label_counts\": {\"H\": %" PRIu64 ", \"E\": %" PRIu64 ", \"C\": %" PRIu64 "}",
             st->label_counts[0], st->label_counts[1], st->label_counts[2]);
     fprintf(out, ", \"sets\": {");
     for (int s = 0; s < 4; s++)
@@ -104,6 +108,8 @@ static void print_json(const FsDataset *ds, FILE *out)
 
 void data_print_stats(const FsDataset *ds, FILE *out, int json)
 {
-    if (json) print_json(ds, out);
-    else print_text(ds, out);
+    if (json)
+        print_json(ds, out);
+    else
+        print_text(ds, out);
 }
