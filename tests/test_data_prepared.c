@@ -175,6 +175,12 @@ int main(void)
            "FSPREP\n",
            8);
     expect_refused("garbage", rnd, sizeof rnd, NULL);
+    /* A dataset that was never loaded is refused, not dereferenced. */
+    FsDataset zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK(data_write_prepared(&zero, td_path("zero.prep"), &err) == -1);
+    CHECK_CONTAINS(err.msg, "never loaded");
+    memset(&err, 0, sizeof err);
     /* Writing into a missing folder is an error naming the path. */
     CHECK(td_load(&ds, FS_FMT_AUTO, td_path("small.rec"), &err) == 0);
     CHECK(data_write_prepared(&ds, "/nonexistent-dir/x.prep", &err) == -1);

@@ -214,6 +214,7 @@ uint64_t data_bytes(const FsDataset *ds)
 static uint64_t hash_u32s(const uint32_t *v, size_t n, uint64_t h)
 {
     unsigned char buf[4096];
+    if (!v) return h; /* a zeroed (never loaded) dataset */
     while (n) {
         size_t m = n < sizeof buf / 4 ? n : sizeof buf / 4;
         for (size_t i = 0; i < m; i++) {

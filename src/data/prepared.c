@@ -53,6 +53,10 @@ static uint8_t *put32s(uint8_t *p, const uint32_t *v, uint64_t n)
 
 int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err)
 {
+    if (!ds->seg_off || !ds->prot_seg || !ds->name_off) {
+        fs_err_set(err, "cannot serialize a dataset that was never loaded");
+        return -1;
+    }
     uint64_t names = ds->n_prot ? ds->name_off[ds->n_prot] : 0;
     uint64_t total = prep_size(ds->n_res, ds->n_seg, ds->n_prot, names);
     if (total > (uint64_t)SIZE_MAX) {
