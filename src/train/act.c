@@ -25,7 +25,7 @@ FS_DEVICE void act_forward(FsAct act, float param, float *a, float *aux, int B, 
         case FS_ACT_SWISH: {
             float *s = aux + off;
             for (int c = 0; c < C; c++) {
-                float sg = 1.0f / (1.0f + expf(-y[c]));
+                float sg = 1.0f / (1.0f + act_exp(-y[c]));
                 s[c] = sg;
                 y[c] *= sg;
             }
@@ -35,7 +35,7 @@ FS_DEVICE void act_forward(FsAct act, float param, float *a, float *aux, int B, 
             for (int c = 0; c < C; c++) y[c] = tanhf(y[c]);
             break;
         case FS_ACT_ELU:
-            for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : param * (expf(y[c]) - 1.0f);
+            for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : param * (act_exp(y[c]) - 1.0f);
             break;
         }
     }

@@ -142,7 +142,7 @@ FS_DEVICE void highway_forward(FsModel *m, const FsLayer *y, const float *x, int
     {
         long o = row_off(r, L, P, C);
         for (int c = 0; c < C; c++) {
-            float t = 1.0f / (1.0f + expf(-tv[o + c]));
+            float t = 1.0f / (1.0f + act_exp(-tv[o + c]));
             tv[o + c] = t;
             out[o + c] = t * hv[o + c] + (1.0f - t) * x[o + c];
         }
