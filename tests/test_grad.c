@@ -130,6 +130,20 @@ int main(void)
         grad_check(name, &a, 5, EPS, TOL);
     }
 
+    /* Widths and batches that take the vector tiles (16 columns; 8 and 16
+     * batch columns in the dense layer's transposed input gradient). */
+    for (int bsz = 8; bsz <= 16; bsz += 8) {
+        memset(&a, 0, sizeof a);
+        a.window = 9;
+        a.n_layers = 3;
+        a.layers[0] = conv(16, 3, FS_ACT_SWISH);
+        a.layers[1] = conv(32, 5, FS_ACT_SWISH);
+        a.layers[2] = dense(16, FS_ACT_SWISH);
+        char name[64];
+        snprintf(name, sizeof name, "vector tiles, batch %d", bsz);
+        grad_check(name, &a, bsz, EPS, TOL);
+    }
+
     /* Gather dense (first layer dense on the one-hot window). */
     memset(&a, 0, sizeof a);
     a.window = 5;

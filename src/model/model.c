@@ -144,7 +144,11 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
                 y->b2 = p;
                 p += y->out_c;
             }
-            long need = y->n_w * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
+            /* Transposed-weight scratch: flipped kernels for conv and
+             * highway, the batch gradient dZ^T for dense. */
+            long need = s->kind == FS_LAYER_HIGHWAY ? 2 * y->n_w
+                        : s->kind == FS_LAYER_CONV  ? y->n_w
+                                                    : (long)y->out_c * max_batch;
             if (!y->gather && need > scratch) scratch = need;
             long fl = 2 * (long)y->out_l * fan_rows * y->out_c * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
             net->flops_fwd += fl;

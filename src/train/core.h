@@ -18,12 +18,12 @@ typedef struct {
     long g, gs, s;
 } FsStride;
 
-/* C(i, n) += sum_k A(i, k) * B(k, n), n contiguous in B and C.
+/* C(i, n) += sum_k A(i, k) * B(k, n), n contiguous in B.
  * A(i, k) = A[off(am, i) + off(ak, k)], B(k, n) = B[off(bk, k) + n],
- * C(i, n) = C[off(cm, i) + n]. Sums over k run in order, so every output
+ * C(i, n) = C[off(cm, i) + n * cn]. Sums over k run in order, so every output
  * has one fixed summation order whatever the tiling or thread count. */
 FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
-                        FsStride bk, float *C, FsStride cm);
+                        FsStride bk, float *C, FsStride cm, long cn);
 
 /* Everything one model needs while it trains, pointing into one buffer. */
 typedef struct {

@@ -74,7 +74,7 @@ FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float
 {
     const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
     ops_gemm(B * L, F, K * C, x + (long)(P - h) * C, st_rows(L, P, C), st_plain(1), W, st_plain(F),
-             out + (long)P * F, st_rows(L, P, F));
+             out + (long)P * F, st_rows(L, P, F), 1);
 }
 
 /* gW += x^T d for a conv: rows of gW are the K*Cin window inputs. */
@@ -82,7 +82,7 @@ FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const flo
 {
     const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
     ops_gemm(K * C, F, B * L, x + (long)(P - h) * C, st_plain(1), st_rows(L, P, C), d + (long)P * F,
-             st_rows(L, P, F), gW, st_plain(F));
+             st_rows(L, P, F), gW, st_plain(F), 1);
 }
 
 /* dx += conv^T(d): a "same" convolution of d with the flipped, transposed
@@ -93,7 +93,7 @@ FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const flo
     const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
     for (int j = 0; j < K; j++) ops_transpose(W + (long)(K - 1 - j) * C * F, C, F, Wf + (long)j * F * C);
     ops_gemm(B * L, C, K * F, d + (long)(P - h) * F, st_rows(L, P, F), st_plain(1), Wf, st_plain(C),
-             dx + (long)P * C, st_rows(L, P, C));
+             dx + (long)P * C, st_rows(L, P, C), 1);
 }
 
 FS_DEVICE static void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
@@ -101,7 +101,7 @@ FS_DEVICE static void dense_forward(const FsLayer *y, const float *w, const floa
     const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
     const long xs = (long)(y->in_l + 2 * P) * y->in_c;
     rows_set(out, w + y->b, B, 1, 0, U);
-    ops_gemm(B, U, LC, x + (long)P * y->in_c, st_plain(xs), st_plain(1), w + y->w, st_plain(U), out, st_plain(U));
+    ops_gemm(B, U, LC, x + (long)P * y->in_c, st_plain(xs), st_plain(1), w + y->w, st_plain(U), out, st_plain(U), 1);
 }
 
 FS_DEVICE static void dense_backward(const FsLayer *y, const float *w, float *gw, float *scratch,
@@ -110,12 +110,14 @@ FS_DEVICE static void dense_backward(const FsLayer *y, const float *w, float *gw
     const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
     const long xs = (long)(y->in_l + 2 * P) * y->in_c;
     rows_colsum(gw + y->b, d, B, 1, 0, U);
-    ops_gemm(LC, U, B, x + (long)P * y->in_c, st_plain(1), st_plain(xs), d, st_plain(U), gw + y->w, st_plain(U));
+    ops_gemm(LC, U, B, x + (long)P * y->in_c, st_plain(1), st_plain(xs), d, st_plain(U), gw + y->w, st_plain(U), 1);
     if (!dx) return;
-    const float *W = w + y->w;
-    ops_transpose(W, LC, U, scratch); /* W^T [U][LC] */
+    /* dX^T = W dZ^T: only the small batch gradient is transposed, and C is
+     * written through a column stride. */
+    ops_transpose(d, B, U, scratch);
     rows_set(dx, 0, B, y->in_l, P, y->in_c);
-    ops_gemm(B, LC, U, d, st_plain(U), st_plain(1), scratch, st_plain(LC), dx + (long)P * y->in_c, st_plain(xs));
+    ops_gemm(LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch, st_plain(B), dx + (long)P * y->in_c,
+             st_plain(1), xs);
 }
 
 /* ---------------------------------------------------------------------- */
