@@ -23,6 +23,25 @@ static void r1_arch(FsArch *a, int filters)
     a->layers[2] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 64, .act = FS_ACT_SWISH};
 }
 
+typedef struct {
+    int started, finished;
+    volatile int stop;
+} Counts;
+
+static void on_started(int i, void *ctx)
+{
+    (void)i;
+    ((Counts *)ctx)->started++;
+}
+
+static void on_finished(int i, void *ctx)
+{
+    (void)i;
+    Counts *c = ctx;
+    /* Stop after the first result: later jobs must not start. */
+    if (++c->finished == 1) c->stop = 1;
+}
+
 static double q3_of(const FsFitResult *r)
 {
     FsMetrics m;
@@ -36,7 +55,7 @@ static void run_cv(const FsArch *a, const FsTrainSpec *ts, int n_threads, FsFitR
     FsJob jobs[3];
     for (int f = 0; f < 3; f++) {
         train_result_alloc(&res[f], ts->stop.max_epochs);
-        jobs[f] = (FsJob){a, ts, &ds, f, &res[f], NULL};
+        jobs[f] = (FsJob){a, ts, &ds, f, &res[f], NULL, NULL};
     }
     train_jobs(jobs, 3, n_threads);
 }
@@ -114,7 +133,7 @@ int main(void)
     FsFitResult rb, rg;
     train_result_alloc(&rb, 2);
     train_result_alloc(&rg, 1);
-    FsJob jobs[2] = {{&small, &bad, &ds, 0, &rb, NULL}, {&small, &good, &ds, 0, &rg, NULL}};
+    FsJob jobs[2] = {{&small, &bad, &ds, 0, &rb, NULL, NULL}, {&small, &good, &ds, 0, &rg, NULL, NULL}};
     train_jobs(jobs, 2, 2);
     CHECK(rb.status == FS_FIT_DIVERGED);
     CHECK(rb.diverged_epoch == 1);
@@ -137,7 +156,7 @@ int main(void)
     FsArch big;
     r1_arch(&big, 48);
     float *weights = fs_malloc(sizeof(float) * 400000);
-    FsJob job = {&big, &es, &ds, 1, &re, weights};
+    FsJob job = {&big, &es, &ds, 1, &re, weights, NULL};
     CHECK(train_job(&job) == 0);
     CHECK(re.status == FS_FIT_OK);
     CHECK(re.halted_by == 1);
@@ -156,11 +175,37 @@ int main(void)
     wrong.layers[0].width = 4; /* even */
     FsFitResult rw;
     train_result_alloc(&rw, 4);
-    FsJob jw = {&wrong, &ts, &ds, 0, &rw, NULL};
+    FsJob jw = {&wrong, &ts, &ds, 0, &rw, NULL, NULL};
     CHECK(train_job(&jw) == -1);
     CHECK(rw.status == FS_FIT_FAILED);
     CHECK_CONTAINS(rw.message, "kernel width");
     train_result_free(&rw);
+
+    /* 6. Cancellation: a raised flag stops a fit between batches with
+     * status cancelled; the pool's stop flag keeps further jobs from starting. */
+    volatile int cancel = 1;
+    FsFitResult rc;
+    train_result_alloc(&rc, 4);
+    FsJob jc = {&small, &ts, &ds, 0, &rc, NULL, &cancel};
+    CHECK(train_job(&jc) == 0);
+    CHECK(rc.status == FS_FIT_CANCELLED);
+    CHECK(rc.epochs == 0 && rc.train_examples == 0);
+    train_result_free(&rc);
+    Counts counts = {0, 0, 0};
+    FsPoolHooks hooks = {on_started, on_finished, &counts, &counts.stop};
+    FsFitResult rs[4];
+    FsJob js[4];
+    FsTrainSpec one = ts;
+    one.stop.max_epochs = 1;
+    for (int i = 0; i < 4; i++) {
+        train_result_alloc(&rs[i], 1);
+        js[i] = (FsJob){&small, &one, &ds, i % 3, &rs[i], NULL, NULL};
+    }
+    int done = train_jobs_hooked(js, 4, 1, &hooks);
+    CHECK(done == 1);
+    CHECK(counts.started == 1 && counts.finished == 1);
+    CHECK(rs[0].status == FS_FIT_OK && rs[0].epochs == 1);
+    for (int i = 0; i < 4; i++) train_result_free(&rs[i]);
 
     data_free(&ds);
     return test_finish();

@@ -42,6 +42,7 @@ typedef struct {
     uint8_t *ex_pred; /* [max_batch] predicted class of the last batch */
     FsRng rng;      /* shuffling */
     uint64_t drop_key; /* dropout masks are a hash of this, the step and the element */
+    const volatile int *cancel; /* nonzero: stop between batches (a signal arrived) */
     long step;      /* optimizer steps taken (Adam bias correction) */
 } FsModel;
 

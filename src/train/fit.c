@@ -72,6 +72,10 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         double loss_sum = 0.0;
         long step_in_epoch = 0;
         for (uint32_t s = 0; s < fd->n_train; s += (uint32_t)B, step_in_epoch++) {
+            if (m->cancel && *m->cancel) {
+                out->status = FS_FIT_CANCELLED;
+                goto done;
+            }
             int nb = fd->n_train - s < (uint32_t)B ? (int)(fd->n_train - s) : B;
             step_load_batch(m, fd, m->perm + s, nb);
             step_forward(m, nb, 1);

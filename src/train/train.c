@@ -7,7 +7,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +32,10 @@ void train_spec_defaults(FsTrainSpec *ts)
 }
 
 static const char *opt_names[] = {"sgd", "adam", "adamw"};
-static const char *status_names[] = {"ok", "diverged", "failed"};
+static const char *status_names[] = {"ok", "diverged", "failed", "cancelled"};
 
 const char *train_opt_name(FsOptKind k) { return (unsigned)k < 3 ? opt_names[k] : "?"; }
-const char *train_status_name(FsFitStatus s) { return (unsigned)s < 3 ? status_names[s] : "?"; }
+const char *train_status_name(FsFitStatus s) { return (unsigned)s < 4 ? status_names[s] : "?"; }
 
 int train_spec_check(const FsTrainSpec *ts, FsErr *err)
 {
@@ -164,6 +163,7 @@ int train_job(const FsJob *job)
     FsRng drop;
     fs_rng_seed(&drop, words, 4);
     m.drop_key = fs_rng_u64(&drop);
+    m.cancel = job->cancel;
 
     fit_model(&m, &fd, ts, job->result);
     if (job->weights_out)
@@ -179,38 +179,61 @@ int train_job(const FsJob *job)
 
 typedef struct {
     const FsJob *jobs;
-    int n_jobs;
-    atomic_int next;
+    int n_jobs, next, finished;
+    const FsPoolHooks *hooks;
+    pthread_mutex_t lock;
 } FsPool;
 
 static void *pool_worker(void *arg)
 {
     FsPool *pool = arg;
+    const FsPoolHooks *h = pool->hooks;
     for (;;) {
-        int i = atomic_fetch_add(&pool->next, 1);
-        if (i >= pool->n_jobs) break;
+        pthread_mutex_lock(&pool->lock);
+        int i = pool->next;
+        if (i >= pool->n_jobs || (h && h->stop && *h->stop)) {
+            pthread_mutex_unlock(&pool->lock);
+            break;
+        }
+        pool->next++;
+        if (h && h->started) h->started(i, h->ctx);
+        pthread_mutex_unlock(&pool->lock);
+
         train_job(&pool->jobs[i]);
+
+        pthread_mutex_lock(&pool->lock);
+        pool->finished++;
+        if (h && h->finished) h->finished(i, h->ctx);
+        pthread_mutex_unlock(&pool->lock);
     }
     return NULL;
 }
 
-void train_jobs(const FsJob *jobs, int n_jobs, int n_threads)
+int train_jobs_hooked(const FsJob *jobs, int n_jobs, int n_threads, const FsPoolHooks *hooks)
 {
-    FsPool pool = {jobs, n_jobs, 0};
+    FsPool pool;
+    memset(&pool, 0, sizeof pool);
+    pool.jobs = jobs;
+    pool.n_jobs = n_jobs;
+    pool.hooks = hooks;
+    pthread_mutex_init(&pool.lock, NULL);
     if (n_threads < 1) n_threads = 1;
     if (n_threads > n_jobs) n_threads = n_jobs;
-    if (n_threads <= 1) {
-        pool_worker(&pool);
-        return;
-    }
-    pthread_t *tid = fs_malloc(sizeof(pthread_t) * (size_t)n_threads);
+    pthread_t *tid = fs_malloc(sizeof(pthread_t) * (size_t)(n_threads > 0 ? n_threads : 1));
     int started = 0;
-    for (int t = 0; t < n_threads; t++) {
-        if (pthread_create(&tid[t], NULL, pool_worker, &pool) != 0) break;
+    for (int t = 1; t < n_threads; t++) {
+        if (pthread_create(&tid[started], NULL, pool_worker, &pool) != 0) break;
         started++;
     }
-    /* If no thread could start, the caller's thread does the work. */
-    if (started == 0) pool_worker(&pool);
+    /* The calling thread is a worker too. */
+    pool_worker(&pool);
     for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
     free(tid);
+    pthread_mutex_destroy(&pool.lock);
+    return pool.finished;
+}
+
+void train_jobs(const FsJob *jobs, int n_jobs, int n_threads)
+{
+    train_jobs_hooked(jobs, n_jobs, n_threads, NULL);
 }

@@ -31,7 +31,9 @@ typedef struct {
     uint64_t seed[3];    /* sweep seed, trial hash, fold: the model's random streams */
 } FsTrainSpec;
 
-typedef enum { FS_FIT_OK = 0, FS_FIT_DIVERGED, FS_FIT_FAILED } FsFitStatus;
+/* CANCELLED: stopped by a signal before it finished; not a result (a
+ * resumed run trains it again). */
+typedef enum { FS_FIT_OK = 0, FS_FIT_DIVERGED, FS_FIT_FAILED, FS_FIT_CANCELLED } FsFitStatus;
 
 /* Per-epoch curves; the caller provides arrays of stop.max_epochs entries. */
 typedef struct {
@@ -68,6 +70,7 @@ typedef struct {
     int fold;              /* 0..k-1, or FS_FOLD_PREDEFINED */
     FsFitResult *result;   /* curves must point at max_epochs entries each */
     float *weights_out;    /* optional: best weights (n_params + n_state) */
+    const volatile int *cancel; /* optional: nonzero stops the fit between batches */
 } FsJob;
 
 /* Trains one job on the calling thread. Returns 0, or -1 when the job
@@ -76,6 +79,19 @@ int train_job(const FsJob *job);
 
 /* Trains jobs on n_threads worker threads (each job on one thread). */
 void train_jobs(const FsJob *jobs, int n_jobs, int n_threads);
+
+/* Called by the pool, one call at a time (under the pool's lock), when job
+ * `index` starts and when it has finished (its result is complete). */
+typedef struct {
+    void (*started)(int index, void *ctx);
+    void (*finished)(int index, void *ctx);
+    void *ctx;
+    const volatile int *stop; /* optional: nonzero = start no further jobs */
+} FsPoolHooks;
+
+/* train_jobs with hooks. Jobs never started (stop) keep their result as
+ * it was; returns the number of jobs that finished. */
+int train_jobs_hooked(const FsJob *jobs, int n_jobs, int n_threads, const FsPoolHooks *hooks);
 
 /* Allocates / frees curves of max_epochs entries in a result. */
 void train_result_alloc(FsFitResult *r, int max_epochs);
