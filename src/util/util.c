@@ -109,39 +109,6 @@ void fs_rng_seed(FsRng *r, const uint64_t *words, int n)
     for (int i = 0; i < 4; i++) r->s[i] = fs_splitmix64(&st);
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t fs_rng_u64(FsRng *r)
-{
-    /* xoshiro256** */
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-uint32_t fs_rng_below(FsRng *r, uint32_t n)
-{
-    if (n <= 1) return 0;
-    /* Lemire's multiply-shift with rejection. */
-    uint64_t m = (uint64_t)(uint32_t)(fs_rng_u64(r) >> 32) * n;
-    uint32_t lo = (uint32_t)m;
-    if (lo < n) {
-        uint32_t t = (uint32_t)(-n) % n;
-        while (lo < t) {
-            m = (uint64_t)(uint32_t)(fs_rng_u64(r) >> 32) * n;
-            lo = (uint32_t)m;
-        }
-    }
-    return (uint32_t)(m >> 32);
-}
-
 float fs_rng_uniform(FsRng *r) { return (float)(fs_rng_u64(r) >> 40) * (1.0f / 16777216.0f); }
 
 float fs_rng_normal(FsRng *r)

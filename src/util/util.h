@@ -87,9 +87,39 @@ typedef struct {
 uint64_t fs_splitmix64(uint64_t *state);
 /* Seeds from a list of words (sweep seed, trial hash, fold, purpose...). */
 void fs_rng_seed(FsRng *r, const uint64_t *words, int n);
-uint64_t fs_rng_u64(FsRng *r);
-/* Uniform in [0, n) without modulo bias. */
-uint32_t fs_rng_below(FsRng *r, uint32_t n);
+
+/* xoshiro256**. Inline and device-callable: the trainer shuffles with it
+ * on the GPU as well. */
+FS_DEVICE static inline uint64_t fs_rng_u64(FsRng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t x = s[1] * 5;
+    uint64_t result = ((x << 7) | (x >> 57)) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    return result;
+}
+
+/* Uniform in [0, n) without modulo bias (Lemire's multiply-shift). */
+FS_DEVICE static inline uint32_t fs_rng_below(FsRng *r, uint32_t n)
+{
+    if (n <= 1) return 0;
+    uint64_t m = (uint64_t)(uint32_t)(fs_rng_u64(r) >> 32) * n;
+    uint32_t lo = (uint32_t)m;
+    if (lo < n) {
+        uint32_t t = (uint32_t)(0u - n) % n;
+        while (lo < t) {
+            m = (uint64_t)(uint32_t)(fs_rng_u64(r) >> 32) * n;
+            lo = (uint32_t)m;
+        }
+    }
+    return (uint32_t)(m >> 32);
+}
 /* Uniform float in [0, 1). */
 float fs_rng_uniform(FsRng *r);
 /* Standard normal (Box-Muller; deterministic, no cached second value). */

@@ -1,0 +1,28 @@
+/*
+ * fit_kernel.cu: the single-source trainer built for the GPU. The per-model
+ * code in src/train (layers, step, fit) and src/stop is compiled here by
+ * nvcc exactly as the C compiler builds it for the CPU; FS_PARFOR becomes a
+ * block-strided loop and FS_SYNC a barrier (util.h), so one thread block
+ * trains one (trial, fold) model through all of its epochs.
+ *
+ * Today this file is compiled by the test suite wherever nvcc exists (a
+ * compile error fails CI); the host side that allocates device memory and
+ * launches it is the CUDA backend's work (see docs/architecture.md).
+ */
+#include "train/core.h"
+
+#include "../src/stop/stop.c"
+#include "../src/train/act.c"
+#include "../src/train/blocks.c"
+#include "../src/train/fit.c"
+#include "../src/train/gemm.c"
+#include "../src/train/layers.c"
+#include "../src/train/step.c"
+
+/* One block per model: models[blockIdx.x] with its fold data and spec. */
+extern "C" __global__ void fs_fit_kernel(FsModel *models, const FsFoldData *folds, const FsTrainSpec *specs,
+                                         FsFitResult *out)
+{
+    int i = blockIdx.x;
+    fit_model(&models[i], &folds[i], &specs[i], &out[i]);
+}

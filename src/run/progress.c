@@ -1,0 +1,198 @@
+/*
+ * progress: the run's progress line and profile. A thread wakes five times
+ * a second: it redraws the line on a terminal (every 10 s elsewhere) and,
+ * after a stop signal, cancels in-flight folds once the grace period ends.
+ */
+#include "run/progress.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/run.h"
+#include "util/util.h"
+
+void progress_init(FsProgress *p, FILE *out, int quiet, int trials_total, int trials_done, int folds_per_trial,
+                   int folds_total, double grace)
+{
+    memset(p, 0, sizeof *p);
+    p->out = out;
+    p->quiet = quiet;
+    p->tty = isatty(fileno(out));
+    p->trials_total = trials_total;
+    p->trials_done = trials_done;
+    p->folds_per_trial = folds_per_trial;
+    p->folds_total = folds_total;
+    p->grace = grace;
+    p->t_start = fs_now();
+    pthread_mutex_init(&p->lock, NULL);
+}
+
+static void take_best(FsProgress *p, const char *id, double metric)
+{
+    int better = !p->have_best || (p->lower_better ? metric < p->best : metric > p->best);
+    if (!better) return;
+    p->best = metric;
+    p->have_best = 1;
+    snprintf(p->best_id, sizeof p->best_id, "%s", id);
+}
+
+void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_better)
+{
+    p->lower_better = lower_better;
+    take_best(p, id, metric);
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
+    else if (t >= 60)
+        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(buf, n, "%lds", t);
+}
+
+/* Caller holds the lock. */
+static void draw(FsProgress *p, int final)
+{
+    if (p->quiet) return;
+    double el = fs_now() - p->t_start;
+    char e[32], eta[32] = "?", best[64] = "-";
+    fmt_time(e, sizeof e, el);
+    if (p->folds_done > 0) fmt_time(eta, sizeof eta, el / p->folds_done * (p->folds_total - p->folds_done));
+    if (p->folds_done >= p->folds_total) snprintf(eta, sizeof eta, "0s");
+    if (p->have_best) snprintf(best, sizeof best, "%.4f (%.8s)", p->best, p->best_id);
+    char line[256];
+    snprintf(line, sizeof line, "trials %d/%d | folds %d/%d, %d in flight | %s elapsed | ETA %s | best %s",
+             p->trials_done, p->trials_total, p->folds_done, p->folds_total, p->in_flight, e, eta, best);
+    if (p->tty)
+        fprintf(p->out, "\r%s\033[K%s", line, final ? "\n" : "");
+    else
+        fprintf(p->out, "%s\n", line);
+    fflush(p->out);
+}
+
+static void *progress_main(void *arg)
+{
+    FsProgress *p = arg;
+    double last = 0.0;
+    for (;;) {
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&p->lock);
+        int finish = p->finish;
+        double now = fs_now();
+        /* The grace period starts at the first stop signal. */
+        if (*run_stop_flag() && !*run_cancel_flag()) {
+            if (p->stop_seen == 0.0) {
+                p->stop_seen = now;
+                if (!p->quiet)
+                    fprintf(p->out, "%sstopping: no new folds; %d in flight get %.0f s to finish (signal again to "
+                                    "abandon them)\n",
+                            p->tty ? "\n" : "", p->in_flight, p->grace);
+            } else if (now - p->stop_seen >= p->grace) {
+                run_request_stop(1);
+            }
+        }
+        if (!finish && now - last >= (p->tty ? 0.5 : 10.0)) {
+            draw(p, 0);
+            last = now;
+        }
+        pthread_mutex_unlock(&p->lock);
+        if (finish) break;
+    }
+    return NULL;
+}
+
+void progress_start(FsProgress *p)
+{
+    p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
+}
+
+void progress_stop(FsProgress *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->finish = 1;
+    pthread_mutex_unlock(&p->lock);
+    if (p->running) pthread_join(p->thread, NULL);
+    pthread_mutex_lock(&p->lock);
+    draw(p, 1);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void progress_fold_started(FsProgress *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->in_flight++;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void progress_fold_finished(FsProgress *p, int counted, const char *id, double metric, int trial_complete)
+{
+    pthread_mutex_lock(&p->lock);
+    p->in_flight--;
+    if (counted) p->folds_done++;
+    if (trial_complete) {
+        p->trials_done++;
+        take_best(p, id, metric);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+
+void profile_print(FILE *out, const FsProfile *p)
+{
+    double worker = p->wall_seconds * p->threads;
+    double idle = worker - p->train_seconds - p->val_seconds;
+    if (idle < 0) idle = 0;
+    fprintf(out, "profile:\n");
+    fprintf(out, "  loading and preparing data  %9.2f s\n", p->data_seconds);
+    fprintf(out, "  training (all folds)        %9.2f s  (%4.1f%% of worker time)\n", p->train_seconds,
+            worker > 0 ? 100.0 * p->train_seconds / worker : 0.0);
+    fprintf(out, "  validating                  %9.2f s  (%4.1f%%)\n", p->val_seconds,
+            worker > 0 ? 100.0 * p->val_seconds / worker : 0.0);
+    fprintf(out, "  writing the journal         %9.2f s\n", p->journal_seconds);
+    fprintf(out, "  idle workers                %9.2f s  (%4.1f%%; %d thread%s x %.2f s wall)\n", idle,
+            worker > 0 ? 100.0 * idle / worker : 0.0, p->threads, p->threads == 1 ? "" : "s", p->wall_seconds);
+    fprintf(out, "  training examples per second %8.0f  (%d folds)\n",
+            p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds);
+}
+
+int profile_write(const char *dir, const FsProfile *p, char *err, size_t n)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, n, "%s: cannot write: %s", tmp, strerror(errno));
+        return -1;
+    }
+    double worker = p->wall_seconds * p->threads;
+    double idle = worker - p->train_seconds - p->val_seconds;
+    fprintf(f,
+            "{\"data_seconds\":%.3f,\"train_seconds\":%.3f,\"validation_seconds\":%.3f,"
+            "\"journal_seconds\":%.3f,\"wall_seconds\":%.3f,\"threads\":%d,\"idle_seconds\":%.3f,"
+            "\"train_examples\":%.0f,\"examples_per_second\":%.1f,\"folds\":%d}\n",
+            p->data_seconds, p->train_seconds, p->val_seconds, p->journal_seconds, p->wall_seconds, p->threads,
+            idle > 0 ? idle : 0.0, p->train_examples,
+            p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds);
+    int ok = fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        snprintf(err, n, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/profile.txt", dir);
+    f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, n, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    profile_print(f, p);
+    fclose(f);
+    return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * run/progress.h: internal to the run module. The progress line (a live
+ * line on a terminal, periodic plain lines elsewhere), the grace timer that
+ * turns a stop into a cancel, and the end-of-run profile.
+ */
+#ifndef FS_RUN_PROGRESS_H
+#define FS_RUN_PROGRESS_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+typedef struct {
+    FILE *out;
+    int quiet, tty;
+    int trials_total, trials_done, folds_per_trial;
+    int folds_total, folds_done, in_flight;
+    double best;
+    int have_best, lower_better;
+    char best_id[17];
+    double t_start, grace, stop_seen;
+    pthread_mutex_t lock;
+    pthread_t thread;
+    int running, finish;
+} FsProgress;
+
+void progress_init(FsProgress *p, FILE *out, int quiet, int trials_total, int trials_done, int folds_per_trial,
+                   int folds_total, double grace);
+void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_better);
+void progress_start(FsProgress *p);
+void progress_stop(FsProgress *p);
+void progress_fold_started(FsProgress *p);
+/* counted: the fold produced a result; trial_complete: its trial is now
+ * complete with `metric` as its mean. */
+void progress_fold_finished(FsProgress *p, int counted, const char *id, double metric, int trial_complete);
+
+/* Where the time of a run went. */
+typedef struct {
+    double data_seconds;    /* loading and preparing data */
+    double train_seconds;   /* summed over folds: training steps */
+    double val_seconds;     /* summed over folds: validation */
+    double journal_seconds; /* appending to the journal */
+    double wall_seconds;    /* the pool's wall time */
+    int threads;
+    double train_examples;
+    int folds;
+} FsProfile;
+
+void profile_print(FILE *out, const FsProfile *p);
+/* DIR/profile.json and DIR/profile.txt. */
+int profile_write(const char *dir, const FsProfile *p, char *err, size_t n);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * run: `foldsweep run` as a library call. Loads the sweep and its data,
+ * opens (or resumes) the run folder, trains every (trial, fold) not yet in
+ * the journal on a pool of worker threads, appends each result to the
+ * journal as it lands, keeps a progress line, stops cleanly on SIGINT /
+ * SIGTERM (exit 3, resumable), and ends with the leaderboard and a profile.
+ */
+#ifndef FS_RUN_H
+#define FS_RUN_H
+
+#include <stdio.h>
+
+#include "data/data.h"
+#include "sweep/sweep.h"
+
+typedef struct {
+    const char *sweep_path;
+    const char *out_dir; /* NULL: the sweep's run.out, else runs/<sweep name> */
+    int threads;         /* 0: the sweep's run.threads, else the machine's cores */
+    int backend;         /* -1: the sweep's run.backend */
+    int quiet;           /* no progress output */
+    double grace;        /* seconds in-flight folds may finish after a signal */
+    FILE *out;           /* progress and summary (stdout) */
+} FsRunOptions;
+
+/* Returns an FS_EXIT_* code (cli.h). */
+int run_sweep(const FsRunOptions *o);
+
+/* Loads the data a sweep names (prepared file, synthetic set or input
+ * files) and assigns its folds. Returns 0 or -1 with err. */
+int run_load_data(const FsSweep *sw, FsDataset *ds, FsErr *err);
+
+/* Signals: SIGINT / SIGTERM (and SIGUSR1, Slurm's warning) set the stop
+ * flag; a second signal also sets the cancel flag. */
+void run_signals_install(void);
+const volatile int *run_stop_flag(void);
+const volatile int *run_cancel_flag(void);
+/* For tests and for the grace timer. */
+void run_request_stop(int cancel_too);
+void run_signals_reset(void);
+
+#endif
