@@ -10,6 +10,8 @@
 
 /* `foldsweep prepare ...`: argv[0] is "prepare". */
 int cli_prepare(int argc, char **argv);
+/* `foldsweep synth ...`: writes the synthetic data set (src/synth). */
+int cli_synth(int argc, char **argv);
 
 /* Prints "foldsweep: " + message to stderr (a newline is added). */
 void cli_error(const char *fmt, ...)
