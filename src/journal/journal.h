@@ -8,7 +8,21 @@
  *
  * Records: "trial" (a trial's id, index and canonical config, written when
  * its first fold starts), "fold" (one (trial, fold) result with its curves),
- * "failure" (a trial that could not train, with the message).
+ * "failure" (a trial that could not train, with the message), "run" (a run
+ * or resume started: wall-clock time, pid, host, the sweep's trial count,
+ * folds and metric; for status and ETA). Every record carries the format
+ * version "v" and its wall-clock append time; the field lists are at the
+ * top of journal_write.c.
+ *
+ * Appends are idempotent: a second trial, fold or failure record for the
+ * same key is not written, and on reading only the first one counts (a run
+ * killed between its write and its bookkeeping may have written two).
+ * journal_open takes an exclusive lock on the file (two runs in one folder
+ * are refused); journal_read is the read-only view for leaderboard and
+ * status: it never creates, locks or truncates anything.
+ *
+ * The module also holds the small JSON reader the journal and the report
+ * use (journal_json_*): no external library, never crashes on bad input.
  */
 #ifndef FS_JOURNAL_H
 #define FS_JOURNAL_H
@@ -19,10 +33,13 @@
 #include "train/train.h"
 #include "util/util.h"
 
+#define FS_JOURNAL_VERSION 1 /* "v" of the records this build writes; higher is refused */
+
 typedef struct {
     char trial[17];
     int fold;              /* 0..k-1, or FS_FOLD_PREDEFINED */
     FsFitResult r;         /* status, epochs, best epoch, confusion, curves (allocated), ... */
+    double time;           /* Unix seconds when appended */
 } FsFoldRecord;
 
 typedef struct {
@@ -30,12 +47,23 @@ typedef struct {
     int index;
     long n_params;
     char *config;          /* canonical JSON */
+    double time;
 } FsTrialRecord;
 
 typedef struct {
     char trial[17];
     char *message;
+    double time;
 } FsFailureRecord;
+
+typedef struct {
+    double time;           /* Unix seconds when the run (or resume) started */
+    long pid;
+    char host[64];
+    int n_trials;          /* the sweep's trial count, folds (1 if predefined), */
+    int folds;             /* metric name ("q3" / "loss"); 0 / "" if unknown */
+    char metric[8];
+} FsRunRecord;
 
 typedef struct {
     char *path;            /* DIR/journal.jsonl */
@@ -46,23 +74,97 @@ typedef struct {
     int n_trials, cap_trials;
     FsFailureRecord *failures;
     int n_failures, cap_failures;
+    FsRunRecord *runs;
+    int n_runs, cap_runs;
     int dropped_tail;      /* 1 if a torn last line was dropped on open */
     double write_seconds;  /* time spent appending (for the run profile) */
+    long long size;        /* bytes of good records in the file */
+    long lines;            /* lines in the file (good ones) */
+    int duplicates;        /* records ignored as duplicates on reading */
+    int read_only;         /* opened by journal_read */
+    int *fold_index, *trial_index; /* hash tables (private) */
+    int fold_index_cap, trial_index_cap;
 } FsJournal;
 
 /* Opens DIR/journal.jsonl (creating DIR and the file if needed) and reads
  * every record. Returns 0 or -1 with err. */
 int journal_open(FsJournal *j, const char *dir, FsErr *err);
+/* Reads DIR/journal.jsonl without creating, locking or changing anything
+ * (a torn last line is skipped, not truncated). A missing folder or file is
+ * an error. Appends on a journal opened this way fail. */
+int journal_read(FsJournal *j, const char *dir, FsErr *err);
+/* 1 if another process holds DIR's journal open for writing (a run is
+ * going), 0 if not, -1 if it cannot be told. */
+int journal_is_locked(const char *dir);
 void journal_close(FsJournal *j);
 
 int journal_append_trial(FsJournal *j, const char *trial, int index, long n_params, const char *config,
                          FsErr *err);
 int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, FsErr *err);
 int journal_append_failure(FsJournal *j, const char *trial, const char *message, FsErr *err);
+/* A run or resume starts: call once after journal_open. n_trials and folds
+ * are the sweep's (folds 1 when the split is predefined), metric its name. */
+int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, FsErr *err);
 
 /* Lookups over what has been read or appended (NULL if absent). */
 const FsFoldRecord *journal_find_fold(const FsJournal *j, const char *trial, int fold);
 const FsTrialRecord *journal_find_trial(const FsJournal *j, const char *trial);
 const FsFailureRecord *journal_find_failure(const FsJournal *j, const char *trial);
+/* The latest run record, or NULL. */
+const FsRunRecord *journal_last_run(const FsJournal *j);
+
+/* ---------------------------------------------------------------------- */
+/* A small JSON reader: parses a whole text into a tree (one allocation of */
+/* nodes, one of decoded text). Depth is limited; any bad input returns -1 */
+/* with the byte column and what was expected, never a crash.              */
+
+typedef enum {
+    FS_JSON_NULL = 0,
+    FS_JSON_FALSE,
+    FS_JSON_TRUE,
+    FS_JSON_NUMBER,
+    FS_JSON_STRING,
+    FS_JSON_ARRAY,
+    FS_JSON_OBJECT
+} FsJsonType;
+
+typedef struct FsJson {
+    FsJsonType type;
+    const char *key;       /* member name when the parent is an object */
+    const char *str;       /* decoded string, or a number's text (NUL-terminated) */
+    size_t len;            /* bytes in str (a string may hold \u0000) */
+    int n;                 /* children of an array or object */
+    struct FsJson *child, *next;
+    size_t off, end;       /* the value's bytes in the source text */
+} FsJson;
+
+typedef struct {
+    FsJson *nodes;
+    char *text;
+    int n_nodes;
+    FsJson *root;
+} FsJsonDoc;
+
+#define FS_JSON_MAX_DEPTH 64
+
+/* Parses text[0..n) as one JSON value (surrounding whitespace allowed).
+ * Returns 0, or -1 with "column C: expected ..." in why (NULL allowed). */
+int journal_json_parse(FsJsonDoc *doc, const char *text, size_t n, char *why, size_t why_n);
+void journal_json_free(FsJsonDoc *doc);
+/* Member of an object / element of an array, or NULL. */
+const FsJson *journal_json_get(const FsJson *obj, const char *key);
+const FsJson *journal_json_at(const FsJson *arr, int i);
+/* Typed reads: 0, or -1 if the value is absent or not of that type/range.
+ * Floats read the number text with strtof / strtod (exact round trip of
+ * %.9g / %.17g); "nan", "inf" and "-inf" strings are accepted for them. */
+int journal_json_i64(const FsJson *v, long long *out);
+int journal_json_u64(const FsJson *v, uint64_t *out);
+int journal_json_f64(const FsJson *v, double *out);
+int journal_json_f32(const FsJson *v, float *out);
+/* The value re-written as compact JSON (numbers as written, strings
+ * re-escaped), malloc'd. */
+char *journal_json_compact(const FsJson *v);
+/* Writes s as a JSON string literal (quotes included). */
+void journal_json_write_string(FILE *out, const char *s);
 
 #endif

@@ -1,0 +1,32 @@
+/*
+ * journal_internal.h: private to the journal module (journal.c reads and
+ * indexes, journal_write.c formats and appends).
+ */
+#ifndef FS_JOURNAL_INTERNAL_H
+#define FS_JOURNAL_INTERNAL_H
+
+#include "journal/journal.h"
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+} JBuf;
+
+void jbuf_put(JBuf *b, const char *s, size_t n);
+#define jbuf_lit(b, s) jbuf_put((b), (s), sizeof(s) - 1)
+void jbuf_printf(JBuf *b, const char *fmt, ...) FS_PRINTF(2, 3);
+void jbuf_string(JBuf *b, const char *s);
+
+double journal_wall_time(void);
+/* The JSON text of a fold record (without the CRC suffix). */
+void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, double t);
+
+/* In-memory bookkeeping after a record is read or appended. Each keeps the
+ * first record of a key: returns 1 if added, 0 if it was a duplicate. */
+int journal_add_trial(FsJournal *j, const char *trial, int index, long n_params, const char *config,
+                      double t);
+int journal_add_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, double t);
+int journal_add_failure(FsJournal *j, const char *trial, const char *message, double t);
+void journal_add_run(FsJournal *j, const FsRunRecord *run);
+
+#endif

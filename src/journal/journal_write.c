@@ -1,0 +1,302 @@
+/*
+ * journal_write.c: record text and the durable append.
+ *
+ * A line is JSON, a space, '#', the CRC-32 of the JSON bytes as 8
+ * lowercase hex digits, and '\n'. Field order is fixed; every record has
+ * "v" (FS_JOURNAL_VERSION), "kind" and "time" (Unix seconds, %.17g).
+ *
+ *   run:     v kind time pid host trials folds metric version
+ *   trial:   v kind time trial index params config (the JSON object itself)
+ *   fold:    v kind time trial fold status epochs best_epoch halted_by
+ *            diverged_epoch diverged_step best_val_loss confusion (3x3)
+ *            train_examples val_examples seconds val_seconds
+ *            curves {train_loss, val_loss, val_q3, seconds} (epochs entries) message
+ *   failure: v kind time trial message
+ *
+ * Floats are written with %.9g and doubles with %.17g, so reading back with
+ * strtof / strtod gives the same bits; a non-finite value is the string
+ * "nan", "inf" or "-inf". status is "ok", "diverged" or "failed".
+ *
+ * Durability: the whole line goes out in one write() on an O_APPEND
+ * descriptor, then fsync(); only then does the append return and the record
+ * count in memory. A failed or short write is cut back off the file so the
+ * next record starts on a clean line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "journal/journal_internal.h"
+
+#ifndef FS_VERSION
+#define FS_VERSION "0.1.0"
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Line builder                                                             */
+
+void jbuf_put(JBuf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2 + 256;
+        b->p = fs_realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void jbuf_printf(JBuf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if ((size_t)k < sizeof small) {
+        jbuf_put(b, small, (size_t)k);
+        return;
+    }
+    char *big = fs_malloc((size_t)k + 1);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    jbuf_put(b, big, (size_t)k);
+    free(big);
+}
+
+void jbuf_string(JBuf *b, const char *s)
+{
+    jbuf_lit(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char e[2] = {'\\', (char)*p};
+            jbuf_put(b, e, 2);
+        } else if (*p < 0x20) {
+            jbuf_printf(b, "\\u%04x", *p);
+        } else {
+            jbuf_put(b, (const char *)p, 1);
+        }
+    }
+    jbuf_lit(b, "\"");
+}
+
+static void put_float(JBuf *b, float x)
+{
+    if (isnan(x)) jbuf_lit(b, "\"nan\"");
+    else if (isinf(x)) jbuf_printf(b, "\"%sinf\"", x < 0 ? "-" : "");
+    else jbuf_printf(b, "%.9g", (double)x);
+}
+
+static void put_double(JBuf *b, double x)
+{
+    if (isnan(x)) jbuf_lit(b, "\"nan\"");
+    else if (isinf(x)) jbuf_printf(b, "\"%sinf\"", x < 0 ? "-" : "");
+    else jbuf_printf(b, "%.17g", x);
+}
+
+static void put_curve(JBuf *b, const char *name, const float *xs, int n)
+{
+    jbuf_printf(b, "\"%s\":[", name);
+    for (int i = 0; xs && i < n; i++) {
+        if (i) jbuf_lit(b, ",");
+        put_float(b, xs[i]);
+    }
+    jbuf_lit(b, "]");
+}
+
+double journal_wall_time(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void begin(JBuf *b, const char *kind, double t)
+{
+    b->n = 0;
+    jbuf_printf(b, "{\"v\":%d,\"kind\":\"%s\",\"time\":", FS_JOURNAL_VERSION, kind);
+    put_double(b, t);
+}
+
+static const char *status_text(FsFitStatus s)
+{
+    return s == FS_FIT_OK ? "ok" : s == FS_FIT_DIVERGED ? "diverged" : "failed";
+}
+
+void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, double t)
+{
+    begin(b, "fold", t);
+    jbuf_lit(b, ",\"trial\":");
+    jbuf_string(b, trial);
+    int epochs = r->epochs > 0 ? r->epochs : 0;
+    jbuf_printf(b,
+                ",\"fold\":%d,\"status\":\"%s\",\"epochs\":%d,\"best_epoch\":%d,\"halted_by\":%d,"
+                "\"diverged_epoch\":%d,\"diverged_step\":%ld,\"best_val_loss\":",
+                fold, status_text(r->status), epochs, r->best_epoch, r->halted_by,
+                r->diverged_epoch, r->diverged_step);
+    put_float(b, r->best_val_loss);
+    jbuf_lit(b, ",\"confusion\":[");
+    for (int i = 0; i < 3; i++)
+        jbuf_printf(b, "%s[%llu,%llu,%llu]", i ? "," : "",
+                    (unsigned long long)r->best_confusion[i][0],
+                    (unsigned long long)r->best_confusion[i][1],
+                    (unsigned long long)r->best_confusion[i][2]);
+    jbuf_printf(b, "],\"train_examples\":%llu,\"val_examples\":%llu,\"seconds\":",
+                (unsigned long long)r->train_examples, (unsigned long long)r->val_examples);
+    put_double(b, r->seconds);
+    jbuf_lit(b, ",\"val_seconds\":");
+    put_double(b, r->val_seconds);
+    jbuf_lit(b, ",\"curves\":{");
+    put_curve(b, "train_loss", r->curves.train_loss, epochs);
+    jbuf_lit(b, ",");
+    put_curve(b, "val_loss", r->curves.val_loss, epochs);
+    jbuf_lit(b, ",");
+    put_curve(b, "val_q3", r->curves.val_q3, epochs);
+    jbuf_lit(b, ",");
+    put_curve(b, "seconds", r->curves.seconds, epochs);
+    char msg[sizeof r->message + 1];
+    memcpy(msg, r->message, sizeof r->message);
+    msg[sizeof r->message] = '\0';
+    jbuf_lit(b, "},\"message\":");
+    jbuf_string(b, msg);
+    jbuf_lit(b, "}");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Durable append                                                           */
+
+/* Appends "JSON #crc\n" with one write and an fsync. 0 or -1 with err. */
+static int append_line(FsJournal *j, JBuf *b, FsErr *err)
+{
+    if (j->read_only || j->fd < 0) {
+        fs_err_set(err, "%s: the journal is open read-only", j->path ? j->path : "journal");
+        return -1;
+    }
+    double t0 = fs_now();
+    uint32_t crc = fs_crc32(b->p, b->n, 0);
+    jbuf_printf(b, " #%08x\n", (unsigned)crc);
+    size_t done = 0;
+    while (done < b->n) {
+        ssize_t k = write(j->fd, b->p + done, b->n - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
+            /* Cut a partial line back off so the next record starts clean. */
+            if (done && ftruncate(j->fd, (off_t)j->size) == 0) (void)fsync(j->fd);
+            fs_err_set(err, "%s: cannot append a record: %s", j->path, strerror(e));
+            return -1;
+        }
+        done += (size_t)k;
+    }
+    if (fsync(j->fd) != 0) {
+        int e = errno;
+        if (ftruncate(j->fd, (off_t)j->size) == 0) (void)fsync(j->fd);
+        fs_err_set(err, "%s: cannot sync the journal: %s", j->path, strerror(e));
+        return -1;
+    }
+    j->size += (long long)b->n;
+    j->lines++;
+    j->write_seconds += fs_now() - t0;
+    return 0;
+}
+
+static int check_id(const char *trial, FsErr *err)
+{
+    size_t n = strlen(trial);
+    if (n == 0 || n > 16) {
+        fs_err_set(err, "journal: trial id '%s' must be 1 to 16 characters", trial);
+        return -1;
+    }
+    return 0;
+}
+
+int journal_append_trial(FsJournal *j, const char *trial, int index, long n_params, const char *config,
+                         FsErr *err)
+{
+    if (check_id(trial, err)) return -1;
+    if (journal_find_trial(j, trial)) return 0;
+    FsJsonDoc doc;
+    char why[128];
+    const char *cfg = config ? config : "{}";
+    if (journal_json_parse(&doc, cfg, strlen(cfg), why, sizeof why)) {
+        fs_err_set(err, "journal: trial %s: the config is not JSON (%s)", trial, why);
+        return -1;
+    }
+    /* Verbatim unless a raw newline (only possible between tokens) would split the line. */
+    char *compact = strpbrk(cfg, "\n\r") ? journal_json_compact(doc.root) : fs_strdup(cfg);
+    journal_json_free(&doc);
+    double t = journal_wall_time();
+    JBuf b = {0};
+    begin(&b, "trial", t);
+    jbuf_lit(&b, ",\"trial\":");
+    jbuf_string(&b, trial);
+    jbuf_printf(&b, ",\"index\":%d,\"params\":%ld,\"config\":", index, n_params);
+    jbuf_put(&b, compact, strlen(compact));
+    jbuf_lit(&b, "}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_add_trial(j, trial, index, n_params, compact, t);
+    free(compact);
+    return rc;
+}
+
+int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, FsErr *err)
+{
+    if (check_id(trial, err)) return -1;
+    if (journal_find_fold(j, trial, fold)) return 0;
+    double t = journal_wall_time();
+    JBuf b = {0};
+    journal_fold_json(&b, trial, fold, r, t);
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_add_fold(j, trial, fold, r, t);
+    return rc;
+}
+
+int journal_append_failure(FsJournal *j, const char *trial, const char *message, FsErr *err)
+{
+    if (check_id(trial, err)) return -1;
+    if (journal_find_failure(j, trial)) return 0;
+    double t = journal_wall_time();
+    JBuf b = {0};
+    begin(&b, "failure", t);
+    jbuf_lit(&b, ",\"trial\":");
+    jbuf_string(&b, trial);
+    jbuf_lit(&b, ",\"message\":");
+    jbuf_string(&b, message ? message : "");
+    jbuf_lit(&b, "}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_add_failure(j, trial, message ? message : "", t);
+    return rc;
+}
+
+int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, FsErr *err)
+{
+    FsRunRecord run = {.time = journal_wall_time(), .pid = (long)getpid(), .n_trials = n_trials,
+                       .folds = folds};
+    if (gethostname(run.host, sizeof run.host - 1) != 0) run.host[0] = '\0';
+    run.host[sizeof run.host - 1] = '\0';
+    snprintf(run.metric, sizeof run.metric, "%s", metric ? metric : "");
+    JBuf b = {0};
+    begin(&b, "run", run.time);
+    jbuf_printf(&b, ",\"pid\":%ld,\"host\":", run.pid);
+    jbuf_string(&b, run.host);
+    jbuf_printf(&b, ",\"trials\":%d,\"folds\":%d,\"metric\":", n_trials, folds);
+    jbuf_string(&b, run.metric);
+    jbuf_lit(&b, ",\"version\":");
+    jbuf_string(&b, FS_VERSION);
+    jbuf_lit(&b, "}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_add_run(j, &run);
+    return rc;
+}
