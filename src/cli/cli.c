@@ -22,6 +22,7 @@ typedef struct {
 
 static const CliCommand commands[] = {
     {"prepare", cli_prepare, "read sequence/label files, assign folds, write a prepared fold file"},
+    {"plan", cli_plan, "check a sweep file and its data, list the trials a run would train"},
     {"synth", cli_synth, "write a synthetic protein-like data set (records or FASTA)"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -10,6 +10,8 @@
 
 /* `foldsweep prepare ...`: argv[0] is "prepare". */
 int cli_prepare(int argc, char **argv);
+/* `foldsweep plan SWEEP.yaml [--json]`: checks a sweep and lists its trials. */
+int cli_plan(int argc, char **argv);
 /* `foldsweep synth ...`: writes the synthetic data set (src/synth). */
 int cli_synth(int argc, char **argv);
 

@@ -16,6 +16,11 @@
 #include "train/train.h"
 
 typedef enum { FS_METRIC_Q3 = 0, FS_METRIC_LOSS } FsMetricKind;
+
+/* Limits: trials in one sweep, and grid points a sweep without search.random
+ * may enumerate (larger grids must be sampled). */
+#define FS_SWEEP_MAX_TRIALS 100000
+#define FS_SWEEP_MAX_GRID 1000000
 typedef enum { FS_BACKEND_AUTO = 0, FS_BACKEND_CPU, FS_BACKEND_CUDA } FsBackend;
 
 typedef struct {
@@ -54,6 +59,8 @@ typedef struct {
     uint64_t fold_seed;
     int predefined; /* use the data's own train/validation split (FASTA SET=) */
     int window;
+    uint32_t synth_proteins; /* > 0: a synthetic set (synth_generate) is the data */
+    uint64_t synth_seed;
     /* run */
     FsBackend backend;
     int threads; /* 0 = auto */
@@ -62,8 +69,15 @@ typedef struct {
     /* trials */
     FsTrial *trials;
     int n_trials;
-    uint64_t grid_size; /* size of the full grid (before random sampling) */
+    uint64_t grid_size; /* size of the full grid (before random sampling and before
+                           dropping duplicate trials) */
     char *canonical;    /* canonical YAML of the whole sweep (written to the run folder) */
+    /* search */
+    int random_n;         /* search.random: trials sampled from the grid; 0 = the whole grid */
+    uint64_t search_seed; /* search.seed */
+    char *note;           /* NULL, or a remark for the user (e.g. random: N above the grid size) */
+    /* where things are in the file, for errors found after loading the data */
+    int data_line, data_col, folds_line, folds_col, window_line, window_col;
 } FsSweep;
 
 /* Returns 0, or -1 with every problem in errs (nothing is expanded then). */
@@ -72,12 +86,30 @@ int sweep_load_file(FsSweep *sw, const char *path, FsErrList *errs);
 int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList *errs);
 void sweep_free(FsSweep *sw);
 
+/* Checks what can only be checked with the data loaded (ds as the runner
+ * will train on it: folds assigned, or the predefined split): no more folds
+ * than proteins, every fold with training and validation examples, a
+ * predefined split with both sets. Returns 0, or -1 with every problem in
+ * errs, each naming the sweep file and the position of the option at fault. */
+int sweep_check_data(const FsSweep *sw, const FsDataset *ds, FsErrList *errs);
+
+/* Loads the data the sweep names (prepared file, synthetic set via
+ * synth_generate, FASTA set or input files), assigns folds (k-fold sweeps
+ * not from a prepared file) and runs sweep_check_data. Returns 0 with ds
+ * filled (the caller data_frees it), or -1 with every problem in errs. */
+int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs);
+
 /* Trial id = hash of the trial's canonical config and the data fingerprint. */
 void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);
 
 /* Lists the differences between two canonical sweeps, one "key: A -> B" per
  * line, into out. Returns the number of differences (0 = same sweep). */
 int sweep_diff(const char *canonical_a, const char *canonical_b, char *out, size_t n);
+
+/* One-line summaries: "conv64x5-conv64x5-dense128 swish w17" and
+ * "adam lr=0.001 batch=8 epochs=5 stop=none seed=1". */
+void sweep_arch_summary(const FsArch *a, char *out, size_t n);
+void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n);
 
 const char *sweep_metric_name(FsMetricKind m);
 const char *sweep_backend_name(FsBackend b);

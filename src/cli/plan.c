@@ -1,0 +1,135 @@
+/*
+ * plan.c: `foldsweep plan SWEEP.yaml [--json]`. Checks the sweep file and
+ * its data without training anything, then lists the trials a run would
+ * train, with the ids it would give them. Exit 0 ok, 1 invalid sweep or
+ * data (every problem on stderr as "foldsweep: FILE:LINE:COL: ..."), 2 usage.
+ */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "sweep/sweep.h"
+
+#define PLAN_USAGE "usage: foldsweep plan SWEEP.yaml [--json]\n"
+
+static void help(FILE *out)
+{
+    fputs(PLAN_USAGE, out);
+    fputs("\nChecks a sweep file (every error with its line and column, all at once), loads its\n"
+          "data to compute the fingerprint, and lists the trials a run would train: index, id,\n"
+          "architecture, parameters and training options. Nothing is trained or written.\n"
+          "The format is in docs/sweep-format.md.\n\n"
+          "options:\n"
+          "  --json       print the trials as one JSON array\n"
+          "  -h, --help   show this help\n",
+          out);
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+    cli_error("plan: %s%s%s", what, arg ? " " : "", arg ? arg : "");
+    fputs(PLAN_USAGE, stderr);
+    fputs("Run 'foldsweep plan --help' for details.\n", stderr);
+    return FS_EXIT_USAGE;
+}
+
+static void print_errors(FsErrList *errs)
+{
+    for (int i = 0; i < errs->n; i++) cli_error("%s", errs->msg[i]);
+    errlist_free(errs);
+}
+
+static long params_of(const FsTrial *t)
+{
+    FsNet net;
+    FsErr err = {0};
+    return model_compile(&net, &t->arch, 1, &err) ? -1 : net.n_params;
+}
+
+static void print_json(const FsSweep *sw)
+{
+    char arch[512], train[256];
+    printf("[");
+    for (int i = 0; i < sw->n_trials; i++) {
+        const FsTrial *t = &sw->trials[i];
+        sweep_arch_summary(&t->arch, arch, sizeof arch);
+        sweep_train_summary(&t->train, train, sizeof train);
+        /* The summaries hold no quote or backslash: plain JSON strings. */
+        printf("%s\n  {\"index\": %d, \"id\": \"%s\", \"params\": %ld, \"arch\": \"%s\", \"training\": \"%s\", "
+               "\"config\": %s}",
+               i ? "," : "", t->index, t->id, params_of(t), arch, train, t->config);
+    }
+    printf("\n]\n");
+}
+
+static void print_text(const FsSweep *sw, const FsDataset *ds)
+{
+    printf("sweep: %s\n", sw->path);
+    printf("data: %u proteins, %u residues, ", ds->n_prot, ds->n_res);
+    if (sw->predefined)
+        printf("predefined train/validation split");
+    else
+        printf("%u folds", ds->n_folds);
+    printf(" (fingerprint %016llx)\n", (unsigned long long)ds->fingerprint);
+    if (sw->random_n)
+        printf("trials: %d, sampled from a grid of %llu (search.random: %d, seed %llu)\n", sw->n_trials,
+               (unsigned long long)sw->grid_size, sw->random_n, (unsigned long long)sw->search_seed);
+    else if ((uint64_t)sw->n_trials != sw->grid_size)
+        printf("trials: %d (grid of %llu; equal trials counted once)\n", sw->n_trials,
+               (unsigned long long)sw->grid_size);
+    else
+        printf("trials: %d\n", sw->n_trials);
+    if (sw->note) printf("note: %s\n", sw->note);
+    printf("metric: %s\n\n", sweep_metric_name(sw->metric));
+    printf("%5s  %-16s  %9s  %s\n", "index", "id", "params", "architecture | training");
+    char arch[512], train[256];
+    for (int i = 0; i < sw->n_trials; i++) {
+        const FsTrial *t = &sw->trials[i];
+        sweep_arch_summary(&t->arch, arch, sizeof arch);
+        sweep_train_summary(&t->train, train, sizeof train);
+        printf("%5d  %s  %9ld  %s | %s\n", t->index, t->id, params_of(t), arch, train);
+    }
+}
+
+int cli_plan(int argc, char **argv)
+{
+    const char *path = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help(stdout);
+            return FS_EXIT_OK;
+        }
+        if (!strcmp(a, "--json"))
+            json = 1;
+        else if (a[0] == '-' && a[1])
+            return usage_error("unknown option", a);
+        else if (path)
+            return usage_error("one sweep file only; extra argument", a);
+        else
+            path = a;
+    }
+    if (!path) return usage_error("missing the sweep file", NULL);
+
+    FsSweep sw;
+    FsErrList errs = {0};
+    if (sweep_load_file(&sw, path, &errs)) {
+        print_errors(&errs);
+        return FS_EXIT_ERROR;
+    }
+    FsDataset ds;
+    if (sweep_load_data(&sw, &ds, &errs)) {
+        print_errors(&errs);
+        sweep_free(&sw);
+        return FS_EXIT_ERROR;
+    }
+    sweep_assign_ids(&sw, ds.fingerprint);
+    if (json)
+        print_json(&sw);
+    else
+        print_text(&sw, &ds);
+    data_free(&ds);
+    sweep_free(&sw);
+    return FS_EXIT_OK;
+}

@@ -1,0 +1,251 @@
+/*
+ * canon.c: the canonical sweep text (normalised YAML of everything that
+ * affects results, run-only options left out, itself a loadable sweep),
+ * the difference between two of them, and trial ids.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep/sweep_int.h"
+
+static void put_str(SwBuf *b, const char *s)
+{
+    sb_puts(b, "\"");
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_printf(b, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            sb_printf(b, "\\x%02x", (unsigned char)*s);
+        else
+            sb_printf(b, "%c", *s);
+    }
+    sb_puts(b, "\"");
+}
+
+static void put_val(SwBuf *b, int o, const SwVal *v)
+{
+    const SwOptDesc *d = &sw_opts[o];
+    char num[40];
+    switch (d->type) {
+    case OT_INT: sb_printf(b, "%lld", (long long)v->d); break;
+    case OT_U64: sb_printf(b, "%llu", (unsigned long long)v->u); break;
+    case OT_BOOL: sb_puts(b, v->d > 0 ? "true" : "false"); break;
+    case OT_ENUM: sb_puts(b, d->names[(int)v->d]); break;
+    case OT_FLOAT: /* the trainer holds a float: equal floats, equal text */
+        sw_fmt_float(num, sizeof num, (float)v->d);
+        sb_puts(b, num);
+        break;
+    }
+}
+
+/* "  key: v" or "  key: [a, b]"; one value is written as a scalar. */
+static void put_opt(SwBuf *b, const char *indent, int o, const SwOpt *opt)
+{
+    sb_printf(b, "%s%s: ", indent, sw_opts[o].key);
+    if (opt->n > 1) sb_puts(b, "[");
+    for (int i = 0; i < opt->n; i++) {
+        if (i) sb_puts(b, ", ");
+        put_val(b, o, &opt->v[i]);
+    }
+    sb_puts(b, opt->n > 1 ? "]\n" : "\n");
+}
+
+static void put_layer(SwBuf *b, const SwLayer *ly)
+{
+    static const char *const kinds[] = {"conv1d", "dense", "dropout", "batchnorm", "highway"};
+    const FsLayerSpec *s = &ly->spec;
+    char num[40];
+    sb_printf(b, "%s: {", kinds[s->kind]);
+    const char *sep = "";
+    if (s->kind == FS_LAYER_CONV) sb_printf(b, "filters: %d", s->units), sep = ", ";
+    if (s->kind == FS_LAYER_DENSE) sb_printf(b, "units: %d", s->units), sep = ", ";
+    if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) sb_printf(b, "%swidth: %d", sep, s->width), sep = ", ";
+    if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_HIGHWAY)
+        sb_printf(b, "%sactivation: %s", sep, model_act_name(s->act)), sep = ", ";
+    /* Parameters are kept as floats: written as the shortest text that reads back to the same float. */
+    struct { unsigned bit; const char *key; float v; } opt[] = {
+        {LS_LEAKY, "leaky_slope", ly->leaky}, {LS_ELU, "elu_alpha", ly->elu}, {LS_GATE, "gate_bias", s->gate_bias},
+        {LS_EPS, "epsilon", s->eps}, {LS_MOM, "momentum", s->momentum}};
+    if (s->kind == FS_LAYER_DROPOUT) sw_fmt_float(num, sizeof num, s->rate), sb_printf(b, "rate: %s", num);
+    for (int i = 0; i < 5; i++)
+        if (ly->set & opt[i].bit) {
+            sw_fmt_float(num, sizeof num, opt[i].v);
+            sb_printf(b, "%s%s: %s", sep, opt[i].key, num), sep = ", ";
+        }
+    sb_puts(b, "}");
+}
+
+char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
+{
+    SwBuf b = {0};
+    sb_puts(&b, "# foldsweep canonical sweep: every option that affects results, normalised.\n"
+                "# Written by foldsweep; run-only options (backend, threads, out) are not part of it.\n");
+    sb_puts(&b, "data:\n");
+    if (sw->prepared) {
+        sb_puts(&b, "  prepared: "), put_str(&b, sw->prepared), sb_puts(&b, "\n");
+    } else if (sw->synth_proteins) {
+        sb_printf(&b, "  synth: {proteins: %u, seed: %llu}\n", sw->synth_proteins, (unsigned long long)sw->synth_seed);
+    } else if (sw->sequences) {
+        sb_puts(&b, "  sequences: "), put_str(&b, sw->sequences), sb_puts(&b, "\n");
+        sb_puts(&b, "  labels: "), put_str(&b, sw->labels), sb_puts(&b, "\n");
+        if (sw->mask) sb_puts(&b, "  mask: "), put_str(&b, sw->mask), sb_puts(&b, "\n");
+    } else {
+        sb_printf(&b, "  format: %s\n  inputs: [", data_format_name(sw->format));
+        for (int i = 0; i < sw->n_inputs; i++) {
+            if (i) sb_puts(&b, ", ");
+            put_str(&b, sw->inputs[i]);
+        }
+        sb_puts(&b, "]\n");
+    }
+    sb_printf(&b, "  window: %d\n", sw->window);
+    if (sw->predefined)
+        sb_puts(&b, "  split: predefined\n");
+    else if (!sw->prepared)
+        sb_printf(&b, "  split: kfold\n  folds: %d\n  fold_seed: %llu\n", sw->folds, (unsigned long long)sw->fold_seed);
+
+    sb_puts(&b, "model:\n");
+    if (sp->n_alts) {
+        sb_puts(&b, "  layers:\n");
+        for (int a = 0; a < sp->n_alts; a++)
+            for (int i = 0; i < sp->alts[a].n; i++) {
+                sb_puts(&b, i ? "      - " : "    - - ");
+                put_layer(&b, &sp->alts[a].l[i]);
+                sb_puts(&b, "\n");
+            }
+    }
+    for (int o = 0; o < O_COUNT; o++)
+        if (sw_opts[o].sec == SEC_MODEL && !(sp->n_alts && o <= O_STRUCT_LAST)) put_opt(&b, "  ", o, &sp->opt[o]);
+    sb_puts(&b, "training:\n");
+    for (int o = 0; o < O_COUNT; o++)
+        if (sw_opts[o].sec == SEC_TRAINING) put_opt(&b, "  ", o, &sp->opt[o]);
+    sb_puts(&b, "  early_stopping:\n");
+    for (int o = 0; o < O_COUNT; o++)
+        if (sw_opts[o].sec == SEC_STOP) put_opt(&b, "    ", o, &sp->opt[o]);
+    if (sw->random_n)
+        sb_printf(&b, "search:\n  random: %d\n  seed: %llu\n", sw->random_n, (unsigned long long)sw->search_seed);
+    sb_printf(&b, "run:\n  metric: %s\n", sweep_metric_name(sw->metric));
+    return b.s;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Differences: both texts flattened to "dotted.key = value" pairs.        */
+
+typedef struct {
+    char **key, **val;
+    int n;
+} Flat;
+
+static void flat_add(Flat *f, const char *k, char *v)
+{
+    f->key = fs_realloc(f->key, (size_t)(f->n + 1) * sizeof *f->key);
+    f->val = fs_realloc(f->val, (size_t)(f->n + 1) * sizeof *f->val);
+    f->key[f->n] = fs_strdup(k);
+    f->val[f->n++] = v;
+}
+
+static void flatten(Flat *f, const YNode *n, const char *prefix)
+{
+    char k[512];
+    if (n->kind == YN_MAP) {
+        for (int i = 0; i < n->n; i++) {
+            snprintf(k, sizeof k, "%s%s%s", prefix, *prefix ? "." : "", n->key[i]->value);
+            flatten(f, n->item[i], k);
+        }
+        return;
+    }
+    int scalars = n->kind == YN_SEQ;
+    for (int i = 0; i < n->n && scalars; i++) scalars = n->item[i]->kind == YN_SCALAR;
+    if (n->kind == YN_SEQ && !scalars) {
+        for (int i = 0; i < n->n; i++) {
+            snprintf(k, sizeof k, "%s[%d]", prefix, i + 1);
+            flatten(f, n->item[i], k);
+        }
+        return;
+    }
+    SwBuf b = {0};
+    sb_puts(&b, "");
+    if (n->kind == YN_SCALAR) {
+        sb_puts(&b, n->value);
+    } else {
+        sb_puts(&b, "[");
+        for (int i = 0; i < n->n; i++) sb_printf(&b, "%s%s", i ? ", " : "", n->item[i]->value);
+        sb_puts(&b, "]");
+    }
+    flat_add(f, prefix, b.s);
+}
+
+static void flat_free(Flat *f)
+{
+    for (int i = 0; i < f->n; i++) free(f->key[i]), free(f->val[i]);
+    free(f->key), free(f->val);
+}
+
+static int flat_find(const Flat *f, const char *k)
+{
+    for (int i = 0; i < f->n; i++)
+        if (!strcmp(f->key[i], k)) return i;
+    return -1;
+}
+
+static int read_flat(const char *text, Flat *f)
+{
+    memset(f, 0, sizeof *f);
+    FsErr err = {0};
+    int failed;
+    YNode *root = ytree_parse(text, strlen(text), "sweep", &failed, &err);
+    if (failed) return -1;
+    if (root) flatten(f, root, "");
+    ytree_free(root);
+    return 0;
+}
+
+int sweep_diff(const char *a, const char *b, char *out, size_t n)
+{
+    SwBuf o = {0};
+    sb_puts(&o, "");
+    Flat fa, fb;
+    int na = read_flat(a ? a : "", &fa), nb = read_flat(b ? b : "", &fb), diffs = 0;
+    if (na || nb) {
+        sb_printf(&o, "sweep: %s is not a readable sweep\n", na ? "the first" : "the second");
+        diffs = 1;
+    } else {
+        for (int i = 0; i < fa.n; i++) {
+            int j = flat_find(&fb, fa.key[i]);
+            if (j >= 0 && !strcmp(fa.val[i], fb.val[j])) continue;
+            sb_printf(&o, "%s: %s -> %s\n", fa.key[i], fa.val[i], j >= 0 ? fb.val[j] : "(absent)");
+            diffs++;
+        }
+        for (int j = 0; j < fb.n; j++)
+            if (flat_find(&fa, fb.key[j]) < 0) {
+                sb_printf(&o, "%s: (absent) -> %s\n", fb.key[j], fb.val[j]);
+                diffs++;
+            }
+    }
+    if (na == 0) flat_free(&fa);
+    if (nb == 0) flat_free(&fb);
+    if (n) snprintf(out, n, "%s", o.s);
+    free(o.s);
+    return diffs;
+}
+
+/* ---------------------------------------------------------------------- */
+
+void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint)
+{
+    char fp[17];
+    snprintf(fp, sizeof fp, "%016llx", (unsigned long long)data_fingerprint);
+    for (int i = 0; i < sw->n_trials; i++) {
+        FsTrial *t = &sw->trials[i];
+        uint64_t h = fs_fnv1a64(t->config, strlen(t->config), FS_FNV_OFFSET);
+        h = fs_fnv1a64(fp, 16, h);
+        snprintf(t->id, sizeof t->id, "%016llx", (unsigned long long)h);
+    }
+}
+
+const char *sweep_metric_name(FsMetricKind m) { return m == FS_METRIC_LOSS ? "loss" : m == FS_METRIC_Q3 ? "q3" : "?"; }
+
+const char *sweep_backend_name(FsBackend b)
+{
+    static const char *const names[] = {"auto", "cpu", "cuda"};
+    return (unsigned)b < 3 ? names[b] : "?";
+}

@@ -1,0 +1,258 @@
+/*
+ * model_space.c: the `model` section. Either structured options (depth,
+ * filters, kernel, ... each a value or a list) or `layers`, a list of
+ * alternative explicit layer lists. Both are checked against the window
+ * here, so that no trial of the grid can fail model_compile later.
+ */
+#include <string.h>
+
+#include "sweep/sweep_int.h"
+
+static const char *const kinds[] = {"conv1d", "dense", "dropout", "batchnorm", "highway"};
+
+/* Per-layer parameters: key, the option whose type and bounds apply, and
+ * which kinds take it (bit per FsLayerKind) and require it. */
+typedef struct {
+    const char *key;
+    int opt;
+    unsigned takes, needs;
+} LayerParam;
+
+#define K(x) (1u << (x))
+static const LayerParam params[] = {
+    {"filters", O_FILTERS, K(FS_LAYER_CONV), K(FS_LAYER_CONV)},
+    {"units", O_DENSE, K(FS_LAYER_DENSE), K(FS_LAYER_DENSE)},
+    {"width", O_KERNEL, K(FS_LAYER_CONV) | K(FS_LAYER_HIGHWAY), K(FS_LAYER_CONV) | K(FS_LAYER_HIGHWAY)},
+    {"activation", O_ACTIVATION, K(FS_LAYER_CONV) | K(FS_LAYER_DENSE) | K(FS_LAYER_HIGHWAY), 0},
+    {"leaky_slope", O_LEAKY_SLOPE, K(FS_LAYER_CONV) | K(FS_LAYER_DENSE) | K(FS_LAYER_HIGHWAY), 0},
+    {"elu_alpha", O_ELU_ALPHA, K(FS_LAYER_CONV) | K(FS_LAYER_DENSE) | K(FS_LAYER_HIGHWAY), 0},
+    {"rate", O_DROPOUT, K(FS_LAYER_DROPOUT), K(FS_LAYER_DROPOUT)},
+    {"epsilon", O_BN_EPSILON, K(FS_LAYER_BATCHNORM), 0},
+    {"momentum", O_BN_MOMENTUM, K(FS_LAYER_BATCHNORM), 0},
+    {"gate_bias", O_GATE_BIAS, K(FS_LAYER_HIGHWAY), 0},
+};
+#define N_PARAMS (int)(sizeof params / sizeof params[0])
+
+static int read_layer(const YNode *ly, const char *where, int window, SwLayer *out, SwErrs *e)
+{
+    memset(out, 0, sizeof *out);
+    const YNode *kn, *args = NULL;
+    if (ly->kind == YN_SCALAR) {
+        kn = ly; /* "- batchnorm": a kind whose parameters all have defaults */
+    } else if (ly->kind == YN_MAP && ly->n == 1) {
+        kn = ly->key[0];
+        args = ly->item[0];
+    } else {
+        swerr_add(e, ly->line, ly->col, "%s: expected one layer, {KIND: {PARAMS}} with KIND one of "
+                  "conv1d, dense, dropout, batchnorm, highway", where);
+        return -1;
+    }
+    int kind = -1;
+    for (int k = 0; k < 5; k++)
+        if (!strcmp(kn->value, kinds[k])) kind = k;
+    if (kind < 0) {
+        const char *near = sw_nearest(kn->value, kinds, 5);
+        swerr_add(e, kn->line, kn->col, "%s: unknown layer kind '%s'%s%s%s; expected conv1d, dense, dropout, "
+                  "batchnorm or highway", where, kn->value, near ? " (did you mean '" : "", near ? near : "",
+                  near ? "'?)" : "");
+        return -1;
+    }
+    if (args && args->kind == YN_SCALAR && !args->quoted && !args->value[0]) args = NULL; /* "batchnorm:" */
+    if (args && args->kind != YN_MAP) {
+        swerr_add(e, args->line, args->col, "%s (%s): expected a mapping of parameters", where, kinds[kind]);
+        return -1;
+    }
+    int bad = 0;
+    if (args) {
+        const char *allowed[N_PARAMS];
+        int na = 0;
+        for (int p = 0; p < N_PARAMS; p++)
+            if (params[p].takes & K(kind)) allowed[na++] = params[p].key;
+        char w[256];
+        snprintf(w, sizeof w, "%s (%s)", where, kinds[kind]);
+        int before = e->n;
+        sw_check_keys(args, w, allowed, na, e);
+        bad = e->n > before;
+    }
+    FsLayerSpec *s = &out->spec;
+    s->kind = (FsLayerKind)kind;
+    s->act = FS_ACT_SWISH;
+    for (int p = 0; p < N_PARAMS; p++) {
+        if (!(params[p].takes & K(kind))) continue;
+        const YNode *v = args ? ytree_get(args, params[p].key) : NULL;
+        char w[320];
+        snprintf(w, sizeof w, "%s.%s", where, params[p].key);
+        if (!v) {
+            if (params[p].needs & K(kind)) {
+                swerr_add(e, kn->line, kn->col, "%s (%s): missing '%s'", where, kinds[kind], params[p].key);
+                bad = 1;
+            }
+            continue;
+        }
+        SwVal x;
+        if (sw_read_one(params[p].opt, v, w, &x, e)) {
+            bad = 1;
+            continue;
+        }
+        switch (params[p].opt) {
+        case O_FILTERS: s->units = (int)x.d; break;
+        case O_DENSE:
+            s->units = (int)x.d;
+            if (s->units < 1) swerr_add(e, v->line, v->col, "%s: a dense layer needs at least 1 unit", w), bad = 1;
+            break;
+        case O_KERNEL:
+            s->width = (int)x.d;
+            if (window > 0 && s->width > window) {
+                swerr_add(e, v->line, v->col, "%s: kernel width %d is wider than the window (%d)", w, s->width, window);
+                bad = 1;
+            }
+            break;
+        case O_ACTIVATION: s->act = (FsAct)(int)x.d; break;
+        case O_LEAKY_SLOPE: out->leaky = (float)x.d, out->set |= LS_LEAKY; break;
+        case O_ELU_ALPHA: out->elu = (float)x.d, out->set |= LS_ELU; break;
+        case O_DROPOUT: s->rate = (float)x.d; break;
+        case O_BN_EPSILON: s->eps = (float)x.d, out->set |= LS_EPS; break;
+        case O_BN_MOMENTUM: s->momentum = (float)x.d, out->set |= LS_MOM; break;
+        case O_GATE_BIAS: s->gate_bias = (float)x.d, out->set |= LS_GATE; break;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
+static void read_alt(SwSpace *sp, const YNode *list, int idx, int window, SwErrs *e)
+{
+    char where[96];
+    snprintf(where, sizeof where, "model.layers[%d]", idx + 1);
+    if (list->kind != YN_SEQ || list->n == 0) {
+        swerr_add(e, list->line, list->col, "%s: expected a non-empty list of layers", where);
+        return;
+    }
+    if (list->n > FS_MAX_LAYERS) {
+        swerr_add(e, list->line, list->col, "%s: %d layers; at most %d (the output layer is implicit)", where,
+                  list->n, FS_MAX_LAYERS);
+        return;
+    }
+    SwLayerList *alt = &sp->alts[sp->n_alts];
+    memset(alt, 0, sizeof *alt);
+    alt->line = list->line;
+    alt->col = list->col;
+    int bad = 0;
+    for (int i = 0; i < list->n; i++) {
+        char w[192];
+        snprintf(w, sizeof w, "%s[%d]", where, i + 1);
+        bad |= read_layer(list->item[i], w, window, &alt->l[i], e) != 0;
+    }
+    alt->n = list->n;
+    if (bad) return;
+    /* Shapes (a conv after a dense layer, a first layer that cannot read the
+     * one-hot window): model_compile knows the rules, so ask it. Per-layer
+     * parameters left to model-wide options get valid stand-ins here. */
+    if (window > 0) {
+        FsArch a = {.window = window, .n_layers = alt->n};
+        for (int i = 0; i < alt->n; i++) {
+            a.layers[i] = alt->l[i].spec;
+            if (!(alt->l[i].set & LS_EPS)) a.layers[i].eps = 1e-3f;
+            if (!(alt->l[i].set & LS_MOM)) a.layers[i].momentum = 0.99f;
+        }
+        FsNet net;
+        FsErr err = {0};
+        if (model_compile(&net, &a, 1, &err)) {
+            swerr_add(e, list->line, list->col, "%s: %s", where, err.msg);
+            return;
+        }
+    }
+    sp->n_alts++;
+}
+
+static void read_layers(SwSpace *sp, const YNode *v, int window, SwErrs *e)
+{
+    sp->layers_line = v->line;
+    sp->layers_col = v->col;
+    if (v->kind != YN_SEQ || v->n == 0) {
+        swerr_add(e, v->line, v->col, "model.layers: expected a list of layer lists, "
+                  "[[{conv1d: {filters: 64, width: 5}}, ...], ...]");
+        return;
+    }
+    /* One list of layers (its first item a layer) is shorthand for [[...]]. */
+    int single = v->item[0]->kind != YN_SEQ;
+    int n = single ? 1 : v->n;
+    sp->alts = fs_calloc((size_t)n, sizeof *sp->alts);
+    sp->n_alts = 0;
+    for (int i = 0; i < n; i++) read_alt(sp, single ? v : v->item[i], i, window, e);
+}
+
+static void check_structured(const SwSpace *sp, int window, int line, int col, SwErrs *e);
+
+static double max_of(const SwOpt *o)
+{
+    double m = o->v[0].d;
+    for (int i = 1; i < o->n; i++)
+        if (o->v[i].d > m) m = o->v[i].d;
+    return m;
+}
+
+void sw_parse_model(SwSpace *sp, const YNode *m, int window, int wline, int wcol, SwErrs *e)
+{
+    if (!m) {
+        check_structured(sp, window, wline, wcol, e);
+        return;
+    }
+    if (m->kind != YN_MAP) {
+        swerr_add(e, m->line, m->col, "model: expected a mapping (depth, filters, kernel, ... or layers)");
+        return;
+    }
+    const char *keys[O_COUNT + 1];
+    int nk = 0;
+    for (int o = 0; o < O_COUNT; o++)
+        if (sw_opts[o].sec == SEC_MODEL) keys[nk++] = sw_opts[o].key;
+    keys[nk++] = "layers";
+    sw_check_keys(m, "model", keys, nk, e);
+    const YNode *layers = ytree_get(m, "layers");
+    int bad = 0;
+    for (int o = 0; o < O_COUNT; o++) {
+        if (sw_opts[o].sec != SEC_MODEL) continue;
+        const YNode *v = ytree_get(m, sw_opts[o].key);
+        if (!v) continue;
+        if (layers && o <= O_STRUCT_LAST) {
+            for (int i = 0; i < m->n; i++)
+                if (m->item[i] == v)
+                    swerr_add(e, m->key[i]->line, m->key[i]->col,
+                              "model.%s cannot be combined with model.layers (give it in each layer instead)",
+                              sw_opts[o].key);
+            continue;
+        }
+        char where[96];
+        snprintf(where, sizeof where, "model.%s", sw_opts[o].key);
+        int before = e->n;
+        sw_parse_opt(o, v, where, &sp->opt[o], e);
+        bad |= e->n > before;
+    }
+    if (layers) {
+        read_layers(sp, layers, window, e);
+        return;
+    }
+    if (!bad) check_structured(sp, window, m->line, m->col, e);
+}
+
+/* Cross-option checks of the structured form. Defaults have no position
+ * of their own: their errors point at (line, col). */
+static void check_structured(const SwSpace *sp, int window, int line, int col, SwErrs *e)
+{
+    const SwOpt *k = &sp->opt[O_KERNEL];
+    for (int i = 0; i < k->n && window > 0; i++)
+        if (k->v[i].d > window)
+            swerr_add(e, k->given ? k->v[i].line : line, k->given ? k->v[i].col : col,
+                      "model.kernel: width %d%s is wider than the window (%d)", (int)k->v[i].d,
+                      k->given ? "" : " (the default)", window);
+    /* The largest combination of the grid must fit model.h's layer array. */
+    int any_bn = max_of(&sp->opt[O_BATCHNORM]) > 0, any_drop = max_of(&sp->opt[O_DROPOUT]) > 0;
+    int any_dense = max_of(&sp->opt[O_DENSE]) > 0;
+    int layers_max = (int)max_of(&sp->opt[O_DEPTH]) * (1 + any_bn) + (int)max_of(&sp->opt[O_HIGHWAY]) + any_drop +
+                     any_dense * (1 + any_drop);
+    if (layers_max > FS_MAX_LAYERS) {
+        const SwOpt *d = &sp->opt[O_DEPTH];
+        swerr_add(e, d->given ? d->line : line, d->given ? d->col : col,
+                  "model: the largest architecture of the grid has %d layers; at most %d (depth x (1 + batchnorm) "
+                  "+ highway + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
+    }
+}

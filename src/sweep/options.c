@@ -1,0 +1,300 @@
+/*
+ * options.c: the table of grid options (name, type, bounds, what a value
+ * must be), their defaults, typed scalar readers, and the one routine that
+ * reads "a value or a list of values" for any option and checks each one.
+ * The `training` section is nothing but such options, so it lives here too.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep/sweep_int.h"
+
+static const char *const act_n[] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
+static const char *const init_n[] = {"he", "glorot"};
+static const char *const opt_n[] = {"sgd", "adam", "adamw"};
+static const char *const crit_n[] = {"none", "gl", "pq", "up", "patience"}; /* FsStopKind order */
+
+#define INF HUGE_VAL
+#define E(names) names, (int)(sizeof names / sizeof names[0])
+
+/* Bounds reflect what the trainer and model_compile accept (so no trial
+ * can fail its own checks later), plus generous sanity caps. */
+const SwOptDesc sw_opts[O_COUNT] = {
+    [O_DEPTH] = {"depth", SEC_MODEL, OT_INT, 1, 16, 0, 0, 0, NULL, 0, "an integer from 1 to 16"},
+    [O_FILTERS] = {"filters", SEC_MODEL, OT_INT, 1, 4096, 0, 0, 0, NULL, 0, "an integer from 1 to 4096"},
+    [O_KERNEL] = {"kernel", SEC_MODEL, OT_INT, 1, 255, 0, 0, 1, NULL, 0, "an odd integer from 1 to 255"},
+    [O_ACTIVATION] = {"activation", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(act_n),
+                      "one of linear, relu, leaky_relu, swish, tanh, elu"},
+    [O_BATCHNORM] = {"batchnorm", SEC_MODEL, OT_BOOL, 0, 1, 0, 0, 0, NULL, 0, "true or false"},
+    [O_HIGHWAY] = {"highway", SEC_MODEL, OT_INT, 0, 8, 0, 0, 0, NULL, 0, "an integer from 0 to 8"},
+    [O_DROPOUT] = {"dropout", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a rate >= 0 and < 1"},
+    [O_DENSE] = {"dense", SEC_MODEL, OT_INT, 0, 65536, 0, 0, 0, NULL, 0,
+                 "an integer from 0 (no dense layer) to 65536"},
+    [O_INIT] = {"init", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(init_n), "he or glorot"},
+    [O_LEAKY_SLOPE] = {"leaky_slope", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
+    [O_ELU_ALPHA] = {"elu_alpha", SEC_MODEL, OT_FLOAT, 0, 100, 1, 0, 0, NULL, 0, "a number > 0 and <= 100"},
+    [O_BN_EPSILON] = {"bn_epsilon", SEC_MODEL, OT_FLOAT, 0, 1, 1, 0, 0, NULL, 0, "a number > 0 and <= 1"},
+    [O_BN_MOMENTUM] = {"bn_momentum", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
+    [O_GATE_BIAS] = {"gate_bias", SEC_MODEL, OT_FLOAT, -100, 100, 0, 0, 0, NULL, 0, "a number from -100 to 100"},
+    [O_EPOCHS] = {"epochs", SEC_TRAINING, OT_INT, 1, 100000, 0, 0, 0, NULL, 0, "an integer from 1 to 100000"},
+    [O_OPTIMIZER] = {"optimizer", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0, E(opt_n), "sgd, adam or adamw"},
+    [O_LR] = {"learning_rate", SEC_TRAINING, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
+    [O_MOMENTUM] = {"momentum", SEC_TRAINING, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
+    [O_BETA1] = {"beta1", SEC_TRAINING, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
+    [O_BETA2] = {"beta2", SEC_TRAINING, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
+    [O_EPSILON] = {"epsilon", SEC_TRAINING, OT_FLOAT, 0, 1, 1, 0, 0, NULL, 0, "a number > 0 and <= 1"},
+    [O_WEIGHT_DECAY] = {"weight_decay", SEC_TRAINING, OT_FLOAT, 0, INF, 0, 0, 0, NULL, 0, "a number >= 0"},
+    [O_CLIP_NORM] = {"clip_norm", SEC_TRAINING, OT_FLOAT, 0, INF, 0, 0, 0, NULL, 0, "a number >= 0 (0 = off)"},
+    [O_BATCH] = {"batch_size", SEC_TRAINING, OT_INT, 1, 65536, 0, 0, 0, NULL, 0, "an integer from 1 to 65536"},
+    [O_EVAL_BATCH] = {"eval_batch", SEC_TRAINING, OT_INT, 1, 65536, 0, 0, 0, NULL, 0, "an integer from 1 to 65536"},
+    [O_SEED] = {"seed", SEC_TRAINING, OT_U64, 0, 0, 0, 0, 0, NULL, 0, "a whole number from 0 to 2^64-1"},
+    [O_CRITERION] = {"criterion", SEC_STOP, OT_ENUM, 0, 0, 0, 0, 0, E(crit_n), "none, gl, pq, up or patience"},
+    [O_ALPHA] = {"alpha", SEC_STOP, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
+    [O_STRIP] = {"strip", SEC_STOP, OT_INT, 1, FS_STOP_MAX_STRIP, 0, 0, 0, NULL, 0, "an integer from 1 to 64"},
+    [O_S] = {"s", SEC_STOP, OT_INT, 1, 1000, 0, 0, 0, NULL, 0, "an integer from 1 to 1000"},
+    [O_PATIENCE] = {"patience", SEC_STOP, OT_INT, 1, 100000, 0, 0, 0, NULL, 0, "an integer from 1 to 100000"},
+    [O_MIN_DELTA] = {"min_delta", SEC_STOP, OT_FLOAT, 0, INF, 0, 0, 0, NULL, 0, "a number >= 0"},
+};
+
+static void set_default(SwOpt *o, double d)
+{
+    o->v = fs_calloc(1, sizeof *o->v);
+    o->v[0].d = d;
+    o->v[0].u = (uint64_t)(d < 0 ? 0 : d);
+    o->n = 1;
+    o->given = 0;
+}
+
+void sw_space_defaults(SwSpace *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    FsTrainSpec ts;
+    train_spec_defaults(&ts); /* the trainer's defaults stay the single source */
+    const double d[O_COUNT] = {
+        [O_DEPTH] = 2, [O_FILTERS] = 64, [O_KERNEL] = 5, [O_ACTIVATION] = FS_ACT_SWISH,
+        [O_BATCHNORM] = 0, [O_HIGHWAY] = 0, [O_DROPOUT] = 0, [O_DENSE] = 128,
+        [O_INIT] = FS_INIT_HE, [O_LEAKY_SLOPE] = 0.01, [O_ELU_ALPHA] = 1.0,
+        [O_BN_EPSILON] = 1e-3, [O_BN_MOMENTUM] = 0.99, [O_GATE_BIAS] = -1.0,
+        [O_EPOCHS] = ts.stop.max_epochs, [O_OPTIMIZER] = ts.opt, [O_LR] = ts.lr,
+        [O_MOMENTUM] = ts.momentum, [O_BETA1] = ts.beta1, [O_BETA2] = ts.beta2, [O_EPSILON] = ts.eps,
+        [O_WEIGHT_DECAY] = ts.weight_decay, [O_CLIP_NORM] = ts.clip_norm, [O_BATCH] = ts.batch,
+        [O_EVAL_BATCH] = ts.eval_batch, [O_SEED] = 1,
+        [O_CRITERION] = ts.stop.kind, [O_ALPHA] = ts.stop.alpha, [O_STRIP] = ts.stop.strip,
+        [O_S] = ts.stop.s, [O_PATIENCE] = ts.stop.patience, [O_MIN_DELTA] = ts.stop.min_delta,
+    };
+    for (int o = 0; o < O_COUNT; o++) set_default(&sp->opt[o], d[o]);
+}
+
+void sw_space_free(SwSpace *sp)
+{
+    for (int o = 0; o < O_COUNT; o++) free(sp->opt[o].v);
+    free(sp->alts);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Scalars. Numbers must be plain (unquoted): "5" in quotes is a string.   */
+
+int sw_scalar_int(const YNode *v, long long *out)
+{
+    if (!v || v->kind != YN_SCALAR || v->quoted || !v->value[0]) return -1;
+    char *end;
+    long long x = strtoll(v->value, &end, 10);
+    if (*end) return -1;
+    *out = x;
+    return 0;
+}
+
+int sw_scalar_u64(const YNode *v, uint64_t *out)
+{
+    if (!v || v->kind != YN_SCALAR || v->quoted || !v->value[0] || v->value[0] == '-') return -1;
+    char *end;
+    unsigned long long x = strtoull(v->value, &end, 10);
+    if (*end) return -1;
+    *out = x;
+    return 0;
+}
+
+int sw_scalar_float(const YNode *v, double *out)
+{
+    if (!v || v->kind != YN_SCALAR || v->quoted || !v->value[0]) return -1;
+    if (strpbrk(v->value, "xXpP")) return -1; /* no hex floats */
+    char *end;
+    double x = strtod(v->value, &end);
+    if (*end || !isfinite(x)) return -1;
+    *out = x;
+    return 0;
+}
+
+static const char *shown(const YNode *v, char *buf, size_t n)
+{
+    if (v->kind == YN_SEQ) return "a list";
+    if (v->kind == YN_MAP) return "a mapping";
+    if (!v->value[0] && !v->quoted) return "nothing";
+    snprintf(buf, n, "'%.60s'", v->value);
+    return buf;
+}
+
+static int in_bounds(const SwOptDesc *d, double x)
+{
+    if (d->lo_open ? !(x > d->lo) : !(x >= d->lo)) return 0;
+    if (d->hi_open ? !(x < d->hi) : !(x <= d->hi)) return 0;
+    return 1;
+}
+
+static int read_value(const SwOptDesc *d, const YNode *v, SwVal *out)
+{
+    long long i;
+    double x;
+    out->line = v->line;
+    out->col = v->col;
+    switch (d->type) {
+    case OT_INT:
+        if (sw_scalar_int(v, &i) || !in_bounds(d, (double)i) || (d->odd && i % 2 == 0)) return -1;
+        out->d = (double)i;
+        return 0;
+    case OT_FLOAT:
+        /* Also in bounds as the float the trainer will hold (1e-50 is not > 0 there). */
+        if (sw_scalar_float(v, &x) || !in_bounds(d, x) || !in_bounds(d, (double)(float)x)) return -1;
+        out->d = x;
+        return 0;
+    case OT_U64:
+        if (sw_scalar_u64(v, &out->u)) return -1;
+        out->d = (double)out->u;
+        return 0;
+    case OT_BOOL:
+        if (v->kind != YN_SCALAR || v->quoted) return -1;
+        if (!strcmp(v->value, "true")) return out->d = 1, 0;
+        if (!strcmp(v->value, "false")) return out->d = 0, 0;
+        return -1;
+    case OT_ENUM:
+        if (v->kind != YN_SCALAR) return -1;
+        for (int k = 0; k < d->n_names; k++)
+            if (!strcmp(v->value, d->names[k])) return out->d = k, 0;
+        return -1;
+    }
+    return -1;
+}
+
+static void value_error(const SwOptDesc *d, const YNode *v, const char *where, SwErrs *e)
+{
+    char buf[80];
+    const char *hint = NULL;
+    if (d->type == OT_ENUM && v->kind == YN_SCALAR) hint = sw_nearest(v->value, d->names, d->n_names);
+    long long i;
+    if (d->odd && !sw_scalar_int(v, &i) && i % 2 == 0 && in_bounds(d, (double)i))
+        swerr_add(e, v->line, v->col, "%s: %lld is even; expected %s", where, i, d->expect);
+    else if (hint)
+        swerr_add(e, v->line, v->col, "%s: expected %s, got %s (did you mean '%s'?)", where, d->expect,
+                  shown(v, buf, sizeof buf), hint);
+    else
+        swerr_add(e, v->line, v->col, "%s: expected %s, got %s", where, d->expect, shown(v, buf, sizeof buf));
+}
+
+void sw_parse_opt(int o, const YNode *v, const char *where, SwOpt *out, SwErrs *e)
+{
+    const SwOptDesc *d = &sw_opts[o];
+    free(out->v);
+    out->v = NULL;
+    out->n = 0;
+    out->given = 1;
+    out->line = v->line;
+    out->col = v->col;
+    if (v->kind == YN_MAP) {
+        swerr_add(e, v->line, v->col, "%s: expected %s, or a list of them; got a mapping", where, d->expect);
+        return;
+    }
+    if (v->kind == YN_SEQ && v->n == 0) {
+        swerr_add(e, v->line, v->col, "%s: empty list; give at least one value", where);
+        return;
+    }
+    int n = v->kind == YN_SEQ ? v->n : 1;
+    out->v = fs_calloc((size_t)n, sizeof *out->v);
+    for (int k = 0; k < n; k++) {
+        const YNode *item = v->kind == YN_SEQ ? v->item[k] : v;
+        char w[96];
+        if (v->kind == YN_SEQ)
+            snprintf(w, sizeof w, "%s[%d]", where, k + 1);
+        else
+            snprintf(w, sizeof w, "%s", where);
+        if (read_value(d, item, &out->v[out->n]) == 0)
+            out->n++;
+        else
+            value_error(d, item, w, e);
+    }
+}
+
+void sw_check_keys(const YNode *map, const char *where, const char *const *keys, int n, SwErrs *e)
+{
+    for (int i = 0; i < map->n; i++) {
+        const YNode *k = map->key[i];
+        int ok = 0;
+        for (int j = 0; j < n && !ok; j++) ok = !strcmp(k->value, keys[j]);
+        if (ok) continue;
+        const char *near = sw_nearest(k->value, keys, n);
+        if (near)
+            swerr_add(e, k->line, k->col, "unknown key '%s' in %s (did you mean '%s'?)", k->value, where, near);
+        else
+            swerr_add(e, k->line, k->col, "unknown key '%s' in %s", k->value, where);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* training                                                                */
+
+void sw_parse_training(SwSpace *sp, const YNode *t, SwErrs *e)
+{
+    if (!t) return;
+    if (t->kind != YN_MAP) {
+        swerr_add(e, t->line, t->col, "training: expected a mapping of options (epochs, optimizer, ...)");
+        return;
+    }
+    const char *keys[O_COUNT + 1];
+    int nk = 0;
+    for (int o = 0; o < O_COUNT; o++)
+        if (sw_opts[o].sec == SEC_TRAINING) keys[nk++] = sw_opts[o].key;
+    keys[nk++] = "early_stopping";
+    sw_check_keys(t, "training", keys, nk, e);
+    for (int o = 0; o < O_COUNT; o++) {
+        if (sw_opts[o].sec != SEC_TRAINING) continue;
+        const YNode *v = ytree_get(t, sw_opts[o].key);
+        char where[64];
+        snprintf(where, sizeof where, "training.%s", sw_opts[o].key);
+        if (v) sw_parse_opt(o, v, where, &sp->opt[o], e);
+    }
+    const YNode *es = ytree_get(t, "early_stopping");
+    if (!es) return;
+    if (es->kind == YN_SCALAR) { /* early_stopping: gl  ==  {criterion: gl} */
+        sw_parse_opt(O_CRITERION, es, "training.early_stopping", &sp->opt[O_CRITERION], e);
+        return;
+    }
+    if (es->kind != YN_MAP) {
+        swerr_add(e, es->line, es->col,
+                  "training.early_stopping: expected a mapping {criterion, alpha, strip, s, patience, min_delta}");
+        return;
+    }
+    nk = 0;
+    for (int o = 0; o < O_COUNT; o++)
+        if (sw_opts[o].sec == SEC_STOP) keys[nk++] = sw_opts[o].key;
+    sw_check_keys(es, "training.early_stopping", keys, nk, e);
+    for (int o = 0; o < O_COUNT; o++) {
+        if (sw_opts[o].sec != SEC_STOP) continue;
+        const YNode *v = ytree_get(es, sw_opts[o].key);
+        char where[64];
+        snprintf(where, sizeof where, "training.early_stopping.%s", sw_opts[o].key);
+        if (v) sw_parse_opt(o, v, where, &sp->opt[o], e);
+    }
+}
+
+int sw_read_one(int o, const YNode *v, const char *where, SwVal *out, SwErrs *e)
+{
+    if (v->kind != YN_SCALAR) {
+        swerr_add(e, v->line, v->col, "%s: expected %s (one value here, not %s)", where, sw_opts[o].expect,
+                  v->kind == YN_SEQ ? "a list" : "a mapping");
+        return -1;
+    }
+    if (read_value(&sw_opts[o], v, out) == 0) return 0;
+    value_error(&sw_opts[o], v, where, e);
+    return -1;
+}

@@ -1,0 +1,306 @@
+/*
+ * sections.c: the `data`, `run` and `search` sections, which hold single
+ * values (never grid dimensions). Relative data paths are resolved against
+ * the sweep file's folder and kept absolute, so the canonical sweep saved
+ * in a run folder still names the same files.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sweep/sweep_int.h"
+
+/* ---------------------------------------------------------------------- */
+/* Paths                                                                   */
+
+/* Removes "." and "x/.." components in place (lexically: the files need
+ * not exist yet when the sweep is checked). */
+static void normalize(char *p)
+{
+    int absolute = p[0] == '/';
+    char *out = p + absolute, *seg = p + absolute;
+    char *stack[256];
+    int n = 0;
+    while (seg) {
+        char *end = strchr(seg, '/');
+        size_t len = end ? (size_t)(end - seg) : strlen(seg);
+        char *next = end ? end + 1 : NULL; /* taken now: the copy below may overwrite the terminator */
+        int dotdot = len == 2 && seg[0] == '.' && seg[1] == '.';
+        if (len == 0 || (len == 1 && seg[0] == '.') || (dotdot && n == 0 && absolute)) {
+            /* skip ("/.." is "/") */
+        } else if (dotdot && n > 0 && strncmp(stack[n - 1], "../", 3)) {
+            out = stack[--n];
+        } else if (n < 256) {
+            stack[n++] = out;
+            memmove(out, seg, len);
+            out += len;
+            *out++ = '/';
+        }
+        seg = next;
+    }
+    if (out > p + absolute) out--; /* the trailing slash */
+    *out = '\0';
+    if (!p[0]) strcpy(p, ".");
+}
+
+static char *resolve(const char *sweep_name, const char *rel)
+{
+    char cwd[4096] = ".";
+    char *out;
+    if (rel[0] == '/') {
+        out = fs_strdup(rel);
+    } else {
+        const char *slash = strrchr(sweep_name, '/');
+        int dir_len = slash ? (int)(slash - sweep_name) : 0;
+        int dir_abs = sweep_name[0] == '/';
+        if (!dir_abs && !getcwd(cwd, sizeof cwd)) strcpy(cwd, ".");
+        size_t n = strlen(cwd) + (size_t)dir_len + strlen(rel) + 4;
+        out = fs_malloc(n);
+        if (dir_abs)
+            snprintf(out, n, "%.*s/%s", dir_len, sweep_name, rel);
+        else
+            snprintf(out, n, "%s/%.*s%s%s", cwd, dir_len, sweep_name, dir_len ? "/" : "", rel);
+    }
+    normalize(out);
+    return out;
+}
+
+/* A non-empty string scalar, or NULL with an error. */
+static const char *string_of(const YNode *v, const char *where, SwErrs *e)
+{
+    if (v->kind != YN_SCALAR || (!v->value[0] && !v->quoted)) {
+        swerr_add(e, v->line, v->col, "%s: expected a file name", where);
+        return NULL;
+    }
+    if (!v->value[0]) {
+        swerr_add(e, v->line, v->col, "%s: empty file name", where);
+        return NULL;
+    }
+    return v->value;
+}
+
+static void key_pos(const YNode *map, const char *key, int *line, int *col)
+{
+    for (int i = 0; i < map->n; i++)
+        if (!strcmp(map->key[i]->value, key)) {
+            *line = map->key[i]->line;
+            *col = map->key[i]->col;
+        }
+}
+
+/* ---------------------------------------------------------------------- */
+/* data                                                                    */
+
+static const char *const data_keys[] = {"format", "inputs", "files", "sequences", "labels", "mask", "prepared",
+                                        "synth", "window", "folds", "fold_seed", "split"};
+
+static void parse_inputs(FsSweep *sw, const YNode *v, const char *where, SwErrs *e)
+{
+    int n = v->kind == YN_SEQ ? v->n : 1;
+    if (v->kind == YN_MAP || n == 0) {
+        swerr_add(e, v->line, v->col, "%s: expected a file name or a non-empty list of them", where);
+        return;
+    }
+    sw->inputs = fs_calloc((size_t)n, sizeof *sw->inputs);
+    for (int i = 0; i < n; i++) {
+        const char *s = string_of(v->kind == YN_SEQ ? v->item[i] : v, where, e);
+        if (s) sw->inputs[sw->n_inputs++] = resolve(sw->path, s);
+    }
+}
+
+static void parse_synth(FsSweep *sw, const YNode *v, SwErrs *e)
+{
+    static const char *const keys[] = {"proteins", "seed"};
+    if (v->kind != YN_MAP) {
+        swerr_add(e, v->line, v->col, "data.synth: expected {proteins: N, seed: S}");
+        return;
+    }
+    sw_check_keys(v, "data.synth", keys, 2, e);
+    const YNode *p = ytree_get(v, "proteins"), *s = ytree_get(v, "seed");
+    long long n;
+    if (!p)
+        swerr_add(e, v->line, v->col, "data.synth: missing 'proteins'");
+    else if (sw_scalar_int(p, &n) || n < 1 || n > 1000000)
+        swerr_add(e, p->line, p->col, "data.synth.proteins: expected an integer from 1 to 1000000, got '%s'",
+                  p->kind == YN_SCALAR ? p->value : "?");
+    else
+        sw->synth_proteins = (uint32_t)n;
+    sw->synth_seed = 1;
+    if (s && sw_scalar_u64(s, &sw->synth_seed))
+        swerr_add(e, s->line, s->col, "data.synth.seed: expected a whole number from 0 to 2^64-1");
+}
+
+void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
+{
+    sw->data_line = d->line;
+    sw->data_col = d->col;
+    if (d->kind != YN_MAP) {
+        swerr_add(e, d->line, d->col, "data: expected a mapping (inputs, window, folds, ...)");
+        sw->window = 0;
+        return;
+    }
+    sw_check_keys(d, "data", data_keys, (int)(sizeof data_keys / sizeof *data_keys), e);
+    const YNode *v;
+    if ((v = ytree_get(d, "inputs")) && ytree_get(d, "files")) {
+        key_pos(d, "files", &sw->data_line, &sw->data_col);
+        swerr_add(e, sw->data_line, sw->data_col, "data: 'files' and 'inputs' are the same option; give one");
+    }
+    if (v || (v = ytree_get(d, "files"))) parse_inputs(sw, v, "data.inputs", e);
+    const char *s;
+    if ((v = ytree_get(d, "sequences")) && (s = string_of(v, "data.sequences", e))) sw->sequences = resolve(sw->path, s);
+    if ((v = ytree_get(d, "labels")) && (s = string_of(v, "data.labels", e))) sw->labels = resolve(sw->path, s);
+    if ((v = ytree_get(d, "mask")) && (s = string_of(v, "data.mask", e))) sw->mask = resolve(sw->path, s);
+    if ((v = ytree_get(d, "prepared")) && (s = string_of(v, "data.prepared", e))) sw->prepared = resolve(sw->path, s);
+    if ((v = ytree_get(d, "synth"))) parse_synth(sw, v, e);
+
+    /* Exactly one source. */
+    int has_in = ytree_get(d, "inputs") || ytree_get(d, "files");
+    int has_fasta = ytree_get(d, "sequences") || ytree_get(d, "labels") || ytree_get(d, "mask");
+    int has_prep = ytree_get(d, "prepared") != NULL, has_synth = ytree_get(d, "synth") != NULL;
+    if (has_in + has_fasta + has_prep + has_synth == 0)
+        swerr_add(e, d->line, d->col, "data: no data; give inputs, sequences + labels (a FASTA set), "
+                  "prepared (a prepared fold file) or synth");
+    else if (has_in + has_fasta + has_prep + has_synth > 1)
+        swerr_add(e, d->line, d->col, "data: give exactly one of inputs, sequences + labels, prepared, synth");
+    if (has_fasta && !ytree_get(d, "sequences"))
+        swerr_add(e, d->line, d->col, "data: a FASTA set needs 'sequences'");
+    if (has_fasta && !ytree_get(d, "labels"))
+        swerr_add(e, d->line, d->col, "data: a FASTA set needs 'labels'");
+
+    if ((v = ytree_get(d, "format"))) {
+        static const char *const fmts[] = {"auto", "uci", "fasta", "records", "csv"};
+        int f = v->kind == YN_SCALAR ? data_format_parse(v->value) : -1;
+        const char *near = v->kind == YN_SCALAR ? sw_nearest(v->value, fmts, 5) : NULL;
+        if (f < 0)
+            swerr_add(e, v->line, v->col, "data.format: expected auto, uci, fasta, records or csv%s%s%s",
+                      near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+        else if (has_prep || has_synth)
+            swerr_add(e, v->line, v->col, "data.format: has no effect with %s; remove it",
+                      has_prep ? "a prepared file" : "synth");
+        else if (has_fasta && f != FS_FMT_AUTO && f != FS_FMT_FASTA)
+            swerr_add(e, v->line, v->col, "data.format: sequences + labels are a FASTA set; format must be fasta or auto");
+        else if (has_in && f == FS_FMT_FASTA)
+            swerr_add(e, v->line, v->col, "data.format: fasta takes sequences + labels (+ mask), not inputs");
+        else
+            sw->format = (FsFormat)f;
+    }
+    if (has_fasta) sw->format = FS_FMT_FASTA;
+
+    sw->window = 17;
+    if ((v = ytree_get(d, "window"))) {
+        long long w;
+        sw->window_line = v->line;
+        sw->window_col = v->col;
+        if (sw_scalar_int(v, &w) || w < 1 || w > 255 || w % 2 == 0) {
+            if (!sw_scalar_int(v, &w) && w % 2 == 0)
+                swerr_add(e, v->line, v->col, "data.window: %lld is even; expected an odd integer from 1 to 255 "
+                          "(the residue is at the centre)", w);
+            else
+                swerr_add(e, v->line, v->col, "data.window: expected an odd integer from 1 to 255, got '%s'",
+                          v->kind == YN_SCALAR ? v->value : "a list or mapping");
+            sw->window = 0; /* unknown: skip the checks against it */
+        } else {
+            sw->window = (int)w;
+        }
+    } else {
+        sw->window_line = d->line;
+        sw->window_col = d->col;
+    }
+
+    const YNode *split = ytree_get(d, "split");
+    if (split) {
+        if (split->kind == YN_SCALAR && !strcmp(split->value, "predefined"))
+            sw->predefined = 1;
+        else if (!(split->kind == YN_SCALAR && !strcmp(split->value, "kfold")))
+            swerr_add(e, split->line, split->col, "data.split: expected kfold (k folds by protein, the default) "
+                      "or predefined (the data's SET= train/validation split)");
+    }
+    sw->folds = 3;
+    sw->fold_seed = 1;
+    sw->folds_line = d->line;
+    sw->folds_col = d->col;
+    const char *why_not = sw->predefined ? "split: predefined" : has_prep ? "a prepared file (it holds its folds)" : NULL;
+    if ((v = ytree_get(d, "folds"))) {
+        long long k;
+        sw->folds_line = v->line;
+        sw->folds_col = v->col;
+        if (why_not)
+            swerr_add(e, v->line, v->col, "data.folds: has no effect with %s; remove it", why_not);
+        else if (sw_scalar_int(v, &k) || k < 2 || k > 255)
+            swerr_add(e, v->line, v->col, "data.folds: expected an integer from 2 to 255, got '%s'",
+                      v->kind == YN_SCALAR ? v->value : "a list or mapping");
+        else
+            sw->folds = (int)k;
+    }
+    if ((v = ytree_get(d, "fold_seed"))) {
+        if (why_not)
+            swerr_add(e, v->line, v->col, "data.fold_seed: has no effect with %s; remove it", why_not);
+        else if (sw_scalar_u64(v, &sw->fold_seed))
+            swerr_add(e, v->line, v->col, "data.fold_seed: expected a whole number from 0 to 2^64-1");
+    }
+    if (has_prep) sw->folds = 0; /* from the file: sweep_check_data reads it */
+}
+
+/* ---------------------------------------------------------------------- */
+/* run, search                                                             */
+
+void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
+{
+    static const char *const keys[] = {"backend", "threads", "out", "metric"};
+    if (r->kind != YN_MAP) {
+        swerr_add(e, r->line, r->col, "run: expected a mapping (backend, threads, out, metric)");
+        return;
+    }
+    sw_check_keys(r, "run", keys, 4, e);
+    const YNode *v;
+    if ((v = ytree_get(r, "backend"))) {
+        static const char *const b[] = {"auto", "cpu", "cuda"}; /* FsBackend order */
+        int k = -1;
+        for (int i = 0; i < 3 && v->kind == YN_SCALAR; i++)
+            if (!strcmp(v->value, b[i])) k = i;
+        if (k < 0)
+            swerr_add(e, v->line, v->col, "run.backend: expected cpu, cuda or auto");
+        else
+            sw->backend = (FsBackend)k;
+    }
+    long long t;
+    if ((v = ytree_get(r, "threads"))) {
+        if (sw_scalar_int(v, &t) || t < 0 || t > 4096)
+            swerr_add(e, v->line, v->col, "run.threads: expected an integer from 0 (all cores) to 4096");
+        else
+            sw->threads = (int)t;
+    }
+    const char *s;
+    if ((v = ytree_get(r, "out")) && (s = string_of(v, "run.out", e))) sw->out_dir = fs_strdup(s);
+    if ((v = ytree_get(r, "metric"))) {
+        if (v->kind == YN_SCALAR && !strcmp(v->value, "q3"))
+            sw->metric = FS_METRIC_Q3;
+        else if (v->kind == YN_SCALAR && !strcmp(v->value, "loss"))
+            sw->metric = FS_METRIC_LOSS;
+        else
+            swerr_add(e, v->line, v->col, "run.metric: expected q3 (validation accuracy, higher is better) "
+                      "or loss (validation cross-entropy, lower is better)");
+    }
+}
+
+void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
+{
+    static const char *const keys[] = {"random", "seed"};
+    if (s->kind != YN_MAP) {
+        swerr_add(e, s->line, s->col, "search: expected {random: N, seed: S}");
+        return;
+    }
+    sw_check_keys(s, "search", keys, 2, e);
+    const YNode *v;
+    long long n;
+    if ((v = ytree_get(s, "random"))) {
+        if (sw_scalar_int(v, &n) || n < 1 || n > FS_SWEEP_MAX_TRIALS)
+            swerr_add(e, v->line, v->col, "search.random: expected an integer from 1 to %d", FS_SWEEP_MAX_TRIALS);
+        else
+            sw->random_n = (int)n;
+    } else {
+        swerr_add(e, s->line, s->col, "search: missing 'random' (the number of trials to sample)");
+    }
+    if ((v = ytree_get(s, "seed")) && sw_scalar_u64(v, &sw->search_seed))
+        swerr_add(e, v->line, v->col, "search.seed: expected a whole number from 0 to 2^64-1");
+}

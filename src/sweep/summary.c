@@ -1,0 +1,71 @@
+/*
+ * summary.c: one-line descriptions of a trial's architecture and training
+ * options, for `plan`, progress lines and leaderboards.
+ */
+#include <string.h>
+
+#include "sweep/sweep_int.h"
+
+static void cat(char *out, size_t n, const char *s)
+{
+    size_t k = strlen(out);
+    if (k + 1 < n) snprintf(out + k, n - k, "%s", s);
+}
+
+void sweep_arch_summary(const FsArch *a, char *out, size_t n)
+{
+    if (!n) return;
+    out[0] = '\0';
+    /* One activation for every layer that has one is said once, at the end. */
+    int act = -1, mixed = 0;
+    for (int i = 0; i < a->n_layers; i++) {
+        FsLayerKind k = a->layers[i].kind;
+        if (k != FS_LAYER_CONV && k != FS_LAYER_DENSE && k != FS_LAYER_HIGHWAY) continue;
+        if (act >= 0 && act != (int)a->layers[i].act) mixed = 1;
+        act = (int)a->layers[i].act;
+    }
+    char t[64];
+    for (int i = 0; i < a->n_layers; i++) {
+        const FsLayerSpec *s = &a->layers[i];
+        switch (s->kind) {
+        case FS_LAYER_CONV: snprintf(t, sizeof t, "conv%dx%d", s->units, s->width); break;
+        case FS_LAYER_DENSE: snprintf(t, sizeof t, "dense%d", s->units); break;
+        case FS_LAYER_HIGHWAY: snprintf(t, sizeof t, "hw%d", s->width); break;
+        case FS_LAYER_DROPOUT: snprintf(t, sizeof t, "drop%g", (double)s->rate); break;
+        case FS_LAYER_BATCHNORM: snprintf(t, sizeof t, "bn"); break;
+        default: snprintf(t, sizeof t, "?"); break;
+        }
+        if (i) cat(out, n, "-");
+        cat(out, n, t);
+        if (mixed && (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_HIGHWAY)) {
+            snprintf(t, sizeof t, ":%s", model_act_name(s->act));
+            cat(out, n, t);
+        }
+    }
+    if (act >= 0 && !mixed) {
+        snprintf(t, sizeof t, " %s", model_act_name((FsAct)act));
+        cat(out, n, t);
+    }
+    snprintf(t, sizeof t, " w%d%s", a->window, a->init == FS_INIT_GLOROT ? " glorot" : "");
+    cat(out, n, t);
+}
+
+void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n)
+{
+    static const char *const crit[] = {"none", "gl", "pq", "up", "patience"};
+    const FsStopSpec *st = &ts->stop;
+    char stop[48];
+    switch (st->kind) {
+    case FS_STOP_GL: snprintf(stop, sizeof stop, "gl%g", (double)st->alpha); break;
+    case FS_STOP_PQ: snprintf(stop, sizeof stop, "pq%g/%d", (double)st->alpha, st->strip); break;
+    case FS_STOP_UP: snprintf(stop, sizeof stop, "up%d/%d", st->s, st->strip); break;
+    case FS_STOP_PATIENCE: snprintf(stop, sizeof stop, "patience%d", st->patience); break;
+    default: snprintf(stop, sizeof stop, "%s", crit[0]); break;
+    }
+    char extra[96] = "";
+    if (ts->opt == FS_OPT_SGD) snprintf(extra, sizeof extra, " momentum=%g", (double)ts->momentum);
+    if (ts->weight_decay > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " wd=%g", (double)ts->weight_decay);
+    if (ts->clip_norm > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " clip=%g", (double)ts->clip_norm);
+    snprintf(out, n, "%s lr=%g batch=%d epochs=%d stop=%s%s seed=%llu", train_opt_name(ts->opt), (double)ts->lr,
+             ts->batch, st->max_epochs, stop, extra, (unsigned long long)ts->seed[0]);
+}

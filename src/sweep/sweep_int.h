@@ -1,0 +1,163 @@
+/*
+ * sweep_int.h: private to the sweep module. The YAML node tree (libyaml
+ * events folded into nodes that keep their line and column), the option
+ * table that drives parsing, validation, expansion and the canonical text,
+ * and the parsed search space that sits between the file and the trials.
+ */
+#ifndef FS_SWEEP_INT_H
+#define FS_SWEEP_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sweep/sweep.h"
+
+/* ---------------------------------------------------------------------- */
+/* YAML tree (yaml_tree.c)                                                 */
+
+typedef enum { YN_SCALAR, YN_SEQ, YN_MAP } YNodeKind;
+
+typedef struct YNode {
+    YNodeKind kind;
+    int line, col;     /* 1-based, of the node's first character */
+    char *value;       /* scalar text */
+    int quoted;        /* scalar written in quotes (a string, never a number) */
+    struct YNode **item; /* sequence items, or mapping values */
+    struct YNode **key;  /* mapping keys (scalars) */
+    int n;
+} YNode;
+
+/* Parses one YAML document. Returns the root (NULL for an empty document),
+ * or NULL with *failed = 1 and "NAME:LINE:COL: ..." in err. */
+YNode *ytree_parse(const char *text, size_t len, const char *name, int *failed, FsErr *err);
+void ytree_free(YNode *n);
+/* The mapping's value for key, or NULL. */
+const YNode *ytree_get(const YNode *map, const char *key);
+
+/* ---------------------------------------------------------------------- */
+/* Errors with positions, sorted by position before they reach FsErrList.  */
+
+typedef struct {
+    long line, col;
+    char *msg;
+} SwErr;
+
+typedef struct {
+    const char *name; /* file name in messages */
+    SwErr *e;
+    int n, cap;
+} SwErrs;
+
+void swerr_add(SwErrs *l, long line, long col, const char *fmt, ...) FS_PRINTF(4, 5);
+/* Sorts by position and moves every message into out as "NAME:L:C: msg". */
+void swerr_flush(SwErrs *l, FsErrList *out);
+/* The candidate nearest to s by edit distance, or NULL if none is close. */
+const char *sw_nearest(const char *s, const char *const *cand, int n);
+
+/* ---------------------------------------------------------------------- */
+/* Options                                                                 */
+
+typedef enum { OT_INT, OT_FLOAT, OT_BOOL, OT_ENUM, OT_U64 } SwType;
+typedef enum { SEC_MODEL, SEC_TRAINING, SEC_STOP } SwSection;
+
+/* Every option that may be a list (a grid dimension), in grid order: the
+ * first varies slowest. Structured-architecture options come first. */
+enum {
+    O_DEPTH, O_FILTERS, O_KERNEL, O_ACTIVATION, O_BATCHNORM, O_HIGHWAY, O_DROPOUT, O_DENSE,
+    O_INIT, O_LEAKY_SLOPE, O_ELU_ALPHA, O_BN_EPSILON, O_BN_MOMENTUM, O_GATE_BIAS,
+    O_EPOCHS, O_OPTIMIZER, O_LR, O_MOMENTUM, O_BETA1, O_BETA2, O_EPSILON, O_WEIGHT_DECAY,
+    O_CLIP_NORM, O_BATCH, O_EVAL_BATCH, O_SEED,
+    O_CRITERION, O_ALPHA, O_STRIP, O_S, O_PATIENCE, O_MIN_DELTA,
+    O_COUNT
+};
+#define O_STRUCT_LAST O_DENSE /* options 0..O_DENSE only exist without `layers` */
+
+typedef struct {
+    const char *key;
+    SwSection sec;
+    SwType type;
+    double lo, hi;       /* inclusive bounds unless the *_open flag is set */
+    int lo_open, hi_open;
+    int odd;             /* integers: must be odd */
+    const char *const *names; /* OT_ENUM */
+    int n_names;
+    const char *expect;  /* what a value must be, for messages */
+} SwOptDesc;
+
+extern const SwOptDesc sw_opts[O_COUNT];
+
+typedef struct {
+    double d;   /* the value (enum index, 0/1 for bools) */
+    uint64_t u; /* OT_U64: exact */
+    int line, col;
+} SwVal;
+
+typedef struct {
+    SwVal *v;
+    int n;
+    int given; /* written in the file (else one default value) */
+    int line, col;
+} SwOpt;
+
+/* A layer of an explicit layer list; `set` marks per-layer overrides of
+ * the model-wide parameters (activation parameter, BN eps/momentum, gate). */
+enum { LS_LEAKY = 1, LS_ELU = 2, LS_EPS = 4, LS_MOM = 8, LS_GATE = 16 };
+typedef struct {
+    FsLayerSpec spec;
+    float leaky, elu;
+    unsigned set;
+} SwLayer;
+
+typedef struct {
+    SwLayer l[FS_MAX_LAYERS];
+    int n;
+    int line, col;
+} SwLayerList;
+
+typedef struct {
+    SwOpt opt[O_COUNT];
+    SwLayerList *alts; /* explicit layer lists; n_alts == 0: structured options */
+    int n_alts;
+    int layers_line, layers_col;
+} SwSpace;
+
+/* parse_*.c */
+void sw_space_defaults(SwSpace *sp);
+void sw_space_free(SwSpace *sp);
+/* data: sw->path must be set (relative paths resolve against its folder). */
+void sw_parse_data(FsSweep *sw, const YNode *data, SwErrs *e);
+/* window and its position (wline, wcol) for checks of default values. */
+void sw_parse_model(SwSpace *sp, const YNode *model, int window, int wline, int wcol, SwErrs *e);
+void sw_parse_training(SwSpace *sp, const YNode *training, SwErrs *e);
+void sw_parse_run(FsSweep *sw, const YNode *run, SwErrs *e);
+void sw_parse_search(FsSweep *sw, const YNode *search, SwErrs *e);
+/* One scalar or a list of scalars into an option; messages name `where`. */
+void sw_parse_opt(int o, const YNode *v, const char *where, SwOpt *out, SwErrs *e);
+/* Exactly one value of option o's type; 0, or -1 with an error added. */
+int sw_read_one(int o, const YNode *v, const char *where, SwVal *out, SwErrs *e);
+/* A mapping's keys against the allowed ones; unknown keys get a suggestion. */
+void sw_check_keys(const YNode *map, const char *where, const char *const *keys, int n, SwErrs *e);
+/* Scalar readers: 0, or -1 when the scalar is not of that type. */
+int sw_scalar_int(const YNode *v, long long *out);
+int sw_scalar_u64(const YNode *v, uint64_t *out);
+int sw_scalar_float(const YNode *v, double *out);
+
+/* expand.c: the grid (or the random sample) into sw->trials. */
+int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e);
+/* The trial config JSON of one arch + spec (malloc'd). */
+char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts);
+
+/* canon.c */
+char *sw_canonical(const FsSweep *sw, const SwSpace *sp);
+/* Shortest "%.*g" text that reads back as the same float (what the trainer holds). */
+void sw_fmt_float(char *buf, size_t n, float v);
+
+/* A growable string. */
+typedef struct {
+    char *s;
+    size_t n, cap;
+} SwBuf;
+void sb_puts(SwBuf *b, const char *s);
+void sb_printf(SwBuf *b, const char *fmt, ...) FS_PRINTF(2, 3);
+
+#endif
