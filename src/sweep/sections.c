@@ -192,7 +192,7 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
         sw->window_line = v->line;
         sw->window_col = v->col;
         if (sw_scalar_int(v, &w) || w < 1 || w > 255 || w % 2 == 0) {
-            if (!sw_scalar_int(v, &w) && w % 2 == 0)
+            if (!sw_scalar_int(v, &w) && w % 2 == 0 && w >= 1 && w <= 255)
                 swerr_add(e, v->line, v->col, "data.window: %lld is even; expected an odd integer from 1 to 255 "
                           "(the residue is at the centre)", w);
             else

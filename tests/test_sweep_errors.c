@@ -1,0 +1,217 @@
+/*
+ * test_sweep_errors.c: every kind of bad sweep file is refused with
+ * "FILE:LINE:COL: message" pointing at the offending key or value, all
+ * problems are reported at once (in file order), and nothing is expanded.
+ * Also the checks that need the data (more folds than proteins).
+ */
+#include "sweep/sweep.h"
+#include "test.h"
+
+/* Loads text as "t.yaml", expects failure, and expects message number
+ * `which` (0-based) to start with "t.yaml:POS: " and contain `sub`. */
+static void expect_at(int line, const char *text, int which, const char *pos, const char *sub)
+{
+    FsSweep sw;
+    FsErrList e = {0};
+    int rc = sweep_load_string(&sw, text, "t.yaml", &e);
+    CHECK_MSG(rc == -1, "line %d: loaded but should fail", line);
+    CHECK_MSG(sw.n_trials == 0 && sw.trials == NULL && sw.canonical == NULL, "line %d: expanded", line);
+    if (rc == 0) sweep_free(&sw);
+    char want[64];
+    snprintf(want, sizeof want, "t.yaml:%s: ", pos);
+    CHECK_MSG(e.n > which, "line %d: %d messages, wanted message %d", line, e.n, which);
+    if (e.n > which) {
+        CHECK_MSG(!strncmp(e.msg[which], want, strlen(want)), "line %d: \"%s\" is not at %s", line, e.msg[which], pos);
+        CHECK_MSG(strstr(e.msg[which], sub) != NULL, "line %d: \"%s\" lacks \"%s\"", line, e.msg[which], sub);
+    }
+    errlist_free(&e);
+}
+#define EXPECT(text, pos, sub) expect_at(__LINE__, (text), 0, (pos), (sub))
+
+#define D "data: {synth: {proteins: 30}, window: 13}\n"
+
+static void test_keys(void)
+{
+    EXPECT(D "training:\n  learning_rat: 0.1\n", "3:3", "unknown key 'learning_rat' in training (did you mean 'learning_rate'?)");
+    EXPECT(D "trainig: {epochs: 2}\n", "2:1", "unknown key 'trainig' in the sweep (did you mean 'training'?)");
+    EXPECT(D "model:\n  fliters: 8\n", "3:3", "(did you mean 'filters'?)");
+    EXPECT(D "training:\n  early_stopping: {criterion: gl, alpah: 3}\n", "3:35", "(did you mean 'alpha'?)");
+    EXPECT(D "model:\n  zzzzzz: 1\n", "3:3", "unknown key 'zzzzzz' in model");
+    EXPECT("data: {synth: {proteins: 30}, windw: 13}\n", "1:31", "(did you mean 'window'?)");
+    EXPECT(D "run: {thread: 2}\n", "2:7", "(did you mean 'threads'?)");
+    EXPECT(D "search: {random: 2, sed: 1}\n", "2:21", "(did you mean 'seed'?)");
+    EXPECT(D "training:\n  epochs: 2\n  epochs: 3\n", "4:3", "duplicate key 'epochs' (first at line 3)");
+}
+
+static void test_values(void)
+{
+    EXPECT(D "training:\n  batch_size: eight\n", "3:15", "training.batch_size: expected an integer from 1 to 65536, got 'eight'");
+    EXPECT(D "training:\n  batch_size: 0\n", "3:15", "training.batch_size: expected an integer from 1 to 65536, got '0'");
+    EXPECT(D "training:\n  learning_rate: -0.01\n", "3:18", "training.learning_rate: expected a number > 0, got '-0.01'");
+    EXPECT(D "training:\n  learning_rate: \"0.1\"\n", "3:18", "expected a number > 0");
+    EXPECT(D "training:\n  learning_rate: [0.1, 0, 0.2]\n", "3:24", "training.learning_rate[2]: expected a number > 0");
+    EXPECT(D "training:\n  learning_rate: []\n", "3:18", "empty list");
+    EXPECT(D "training:\n  learning_rate: {a: 1}\n", "3:18", "got a mapping");
+    EXPECT(D "training:\n  optimizer: adma\n", "3:14", "expected sgd, adam or adamw, got 'adma' (did you mean 'adam'?)");
+    EXPECT(D "training:\n  epochs: 2.5\n", "3:11", "training.epochs: expected an integer");
+    EXPECT(D "training:\n  seed: -1\n", "3:9", "training.seed: expected a whole number");
+    EXPECT(D "training:\n  early_stopping: {criterion: gl, alpha: 0}\n", "3:42", "early_stopping.alpha: expected a number > 0");
+    EXPECT(D "training:\n  early_stopping: {criterion: pq, strip: 65}\n", "3:42", "strip: expected an integer from 1 to 64");
+    EXPECT(D "training:\n  early_stopping: sometimes\n", "3:19", "expected none, gl, pq, up or patience");
+    EXPECT(D "model:\n  dropout: 1.0\n", "3:12", "model.dropout: expected a rate >= 0 and < 1, got '1.0'");
+    EXPECT(D "model:\n  activation: swsh\n", "3:15", "(did you mean 'swish'?)");
+    EXPECT(D "model:\n  batchnorm: yes\n", "3:14", "expected true or false");
+    EXPECT(D "model:\n  kernel: 4\n", "3:11", "model.kernel: 4 is even");
+    EXPECT(D "model:\n  depth: 0\n", "3:10", "model.depth: expected an integer from 1 to 16");
+}
+
+static void test_data_section(void)
+{
+    EXPECT("data: {synth: {proteins: 30}, window: 16}\n", "1:39", "data.window: 16 is even");
+    EXPECT("data: {synth: {proteins: 30}, window: 0}\n", "1:39", "data.window: expected an odd integer");
+    EXPECT("data: {synth: {proteins: 30}, folds: 1}\n", "1:38", "data.folds: expected an integer from 2 to 255");
+    EXPECT("data: {window: 13}\n", "1:7", "data: no data");
+    EXPECT("data: {inputs: [a], prepared: b}\n", "1:7", "give exactly one of");
+    EXPECT("data: {inputs: [a], format: xml}\n", "1:29", "data.format: expected auto, uci, fasta, records or csv");
+    EXPECT("data: {sequences: s}\n", "1:7", "a FASTA set needs 'labels'");
+    EXPECT("data: {inputs: [a], split: random}\n", "1:28", "data.split: expected kfold");
+    EXPECT("data: {prepared: p, folds: 3}\n", "1:28", "data.folds: has no effect with a prepared file");
+    EXPECT("data: {synth: {proteins: 0}}\n", "1:26", "data.synth.proteins");
+    EXPECT("model: {depth: 2}\n", "1:1", "missing section 'data'");
+    EXPECT("- a\n- b\n", "1:1", "a sweep file is a mapping");
+    EXPECT("", "1:1", "a sweep file is a mapping");
+}
+
+static void test_model(void)
+{
+    /* The kernel list's second value is the one too wide. */
+    EXPECT("data: {synth: {proteins: 30}, window: 5}\nmodel:\n  kernel: [3, 7]\n", "3:15",
+           "model.kernel: width 7 is wider than the window (5)");
+    /* The default kernel (5) against a window of 3: pointed at the window. */
+    EXPECT("data: {synth: {proteins: 30}, window: 3}\n", "1:39", "width 5 (the default) is wider than the window (3)");
+    EXPECT(D "model:\n  depth: 16\n  batchnorm: true\n", "3:10", "at most 16");
+    EXPECT(D "model:\n  filters: 8\n  layers: [[{conv1d: {filters: 8, width: 3}}]]\n", "3:3",
+           "model.filters cannot be combined with model.layers");
+    EXPECT(D "model:\n  layers:\n    - - conv2d: {filters: 8, width: 3}\n", "4:9",
+           "unknown layer kind 'conv2d' (did you mean 'conv1d'?)");
+    EXPECT(D "model:\n  layers:\n    - - conv1d: {width: 3}\n", "4:9", "model.layers[1][1] (conv1d): missing 'filters'");
+    EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 15}\n", "4:37",
+           "kernel width 15 is wider than the window (13)");
+    EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3, units: 4}\n", "4:40",
+           "unknown key 'units' in model.layers[1][1] (conv1d)");
+    EXPECT(D "model:\n  layers:\n    - - dense: {units: 8}\n      - conv1d: {filters: 8, width: 3}\n", "4:7",
+           "model.layers[1]: layer 2 (conv1d): kernel width must be odd and at most the input length 1");
+    EXPECT(D "model:\n  layers:\n    - - dropout: {rate: 0.5}\n", "4:7", "the first layer must be conv1d or dense");
+    EXPECT(D "model:\n  layers: []\n", "3:11", "model.layers: expected a list of layer lists");
+}
+
+static void test_all_at_once(void)
+{
+    const char *text = "data:\n  synth: {proteins: 30}\n  window: 16\n"
+                       "model:\n  kernel: [3, 4]\n  fliters: 8\n"
+                       "training:\n  learning_rat: 0.1\n  batch_size: 0\n  learning_rate: -1\n";
+    FsSweep sw;
+    FsErrList e = {0};
+    CHECK(sweep_load_string(&sw, text, "t.yaml", &e) == -1);
+    CHECK_MSG(e.n == 6, "%d messages", e.n);
+    /* In file order. */
+    const char *pos[] = {"t.yaml:3:11: ", "t.yaml:5:15: ", "t.yaml:6:3: ", "t.yaml:8:3: ", "t.yaml:9:15: ", "t.yaml:10:18: "};
+    for (int i = 0; i < e.n && i < 6; i++)
+        CHECK_MSG(!strncmp(e.msg[i], pos[i], strlen(pos[i])), "message %d: %s", i, e.msg[i]);
+    char joined[4096];
+    errlist_join(&e, joined, sizeof joined);
+    CHECK_CONTAINS(joined, "did you mean 'learning_rate'");
+    CHECK_CONTAINS(joined, "\nt.yaml:9:15: ");
+    errlist_free(&e);
+}
+
+static void test_syntax(void)
+{
+    EXPECT(D "model: [1, 2\n", "3:1", "YAML syntax error");
+    EXPECT(D "model:\n  depth: 2\n   filters: 3\n", "4:11", "YAML syntax error");
+    EXPECT(D "x: &a 1\ny: *a\n", "2:4", "anchors");
+    EXPECT(D "---\ndata: 1\n---\ndata: 2\n", "2:1", "several documents");
+
+    FsSweep sw;
+    FsErrList e = {0};
+    CHECK(sweep_load_file(&sw, "/nonexistent/sweep.yaml", &e) == -1);
+    CHECK(e.n == 1);
+    if (e.n) CHECK_CONTAINS(e.msg[0], "/nonexistent/sweep.yaml: cannot open the sweep file");
+    errlist_free(&e);
+}
+
+static void test_search(void)
+{
+    EXPECT(D "search: {random: 0}\n", "2:18", "search.random: expected an integer from 1 to 100000");
+    EXPECT(D "search: {seed: 3}\n", "2:9", "search: missing 'random'");
+    /* Too big to enumerate: sample it. */
+    EXPECT(D "model: {filters: [1,2,3,4,5,6,7,8,9,10], dense: [1,2,3,4,5,6,7,8,9,10]}\n"
+             "training: {learning_rate: [1,2,3,4,5,6,7,8,9,10], batch_size: [1,2,3,4,5,6,7,8,9,10],\n"
+             "  epochs: [1,2,3,4,5,6,7,8,9,10], eval_batch: [1,2,3,4,5,6,7,8,9,10], seed: [1,2,3,4,5,6,7,8,9,10]}\n",
+           "1:1", "the grid has 10000000 points (more than 1000000); sample it with search: {random: N}");
+    EXPECT(D "run: {metric: accuracy}\n", "2:15", "run.metric: expected q3");
+    EXPECT(D "run: {backend: gpu}\n", "2:16", "run.backend: expected cpu, cuda or auto");
+}
+
+static void test_data_checks(void)
+{
+    FsSweep sw;
+    FsErrList e = {0};
+    FsDataset ds;
+    /* Five folds of three proteins: refused at the line of `folds`. */
+    const char *text = "data:\n  synth: {proteins: 3, seed: 2}\n  window: 13\n  folds: 5\n";
+    if (sweep_load_string(&sw, text, "t.yaml", &e) == 0) {
+        CHECK(sweep_load_data(&sw, &ds, &e) == -1);
+        CHECK(e.n == 1);
+        if (e.n) CHECK_CONTAINS(e.msg[0], "t.yaml:4:10: data.folds: 5 folds but the data has only 3 proteins");
+        sweep_free(&sw);
+    }
+    errlist_free(&e);
+    /* The same with the folds loaded by the sweep: fine. */
+    text = "data:\n  synth: {proteins: 12, seed: 2}\n  window: 13\n  folds: 3\n";
+    if (sweep_load_string(&sw, text, "t.yaml", &e) == 0) {
+        CHECK(sweep_load_data(&sw, &ds, &e) == 0);
+        if (!e.n) {
+            CHECK(ds.n_folds == 3 && ds.n_prot == 12);
+            CHECK(sweep_check_data(&sw, &ds, &e) == 0);
+            /* Folds assigned by someone else with another k. */
+            FsErr err = {0};
+            CHECK(data_assign_folds(&ds, 4, 1, &err) == 0);
+            CHECK(sweep_check_data(&sw, &ds, &e) == -1);
+            if (e.n) CHECK_CONTAINS(e.msg[0], "t.yaml:4:10: data.folds: the sweep asks for 3 folds, the data has 4");
+            data_free(&ds);
+        }
+        sweep_free(&sw);
+    }
+    errlist_free(&e);
+    /* A predefined split on data without SET= headers. */
+    text = "data: {synth: {proteins: 12}, split: predefined}\n";
+    if (sweep_load_string(&sw, text, "t.yaml", &e) == 0) {
+        CHECK(sweep_load_data(&sw, &ds, &e) == -1);
+        CHECK(e.n == 2);
+        if (e.n) CHECK_CONTAINS(e.msg[0], "t.yaml:1:7: data.split: predefined, but no protein");
+        sweep_free(&sw);
+    }
+    errlist_free(&e);
+    /* A missing input file: the reader's message. */
+    if (sweep_load_string(&sw, "data: {inputs: [/nonexistent/x.txt]}\n", "t.yaml", &e) == 0) {
+        CHECK(sweep_load_data(&sw, &ds, &e) == -1);
+        CHECK(e.n == 1);
+        if (e.n) CHECK_CONTAINS(e.msg[0], "/nonexistent/x.txt");
+        sweep_free(&sw);
+    }
+    errlist_free(&e);
+}
+
+int main(void)
+{
+    test_keys();
+    test_values();
+    test_data_section();
+    test_model();
+    test_all_at_once();
+    test_syntax();
+    test_search();
+    test_data_checks();
+    return test_finish();
+}
