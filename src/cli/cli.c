@@ -24,6 +24,8 @@ static const CliCommand commands[] = {
     {"prepare", cli_prepare, "read sequence/label files, assign folds, write a prepared fold file"},
     {"plan", cli_plan, "check a sweep file and its data, list the trials a run would train"},
     {"synth", cli_synth, "write a synthetic protein-like data set (records or FASTA)"},
+    {"leaderboard", cli_leaderboard, "rank a run folder's trials (table, Markdown, CSV or JSON)"},
+    {"status", cli_status, "a run folder's progress: trials done, in flight, left, ETA, best so far"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

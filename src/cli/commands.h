@@ -14,6 +14,9 @@ int cli_prepare(int argc, char **argv);
 int cli_plan(int argc, char **argv);
 /* `foldsweep synth ...`: writes the synthetic data set (src/synth). */
 int cli_synth(int argc, char **argv);
+/* `foldsweep leaderboard DIR` and `foldsweep status DIR`: read a run folder. */
+int cli_leaderboard(int argc, char **argv);
+int cli_status(int argc, char **argv);
 
 /* Prints "foldsweep: " + message to stderr (a newline is added). */
 void cli_error(const char *fmt, ...)

@@ -1,0 +1,169 @@
+/*
+ * status.c: `foldsweep status DIR`. Where a run folder stands, from its
+ * journal (read-only) and sweep: trials done, in flight (started, folds
+ * still missing) and left, elapsed wall time over the run records (a run
+ * record starts each run or resume), an ETA from the pace so far, and the
+ * best complete trial. Whether a run is going now is told by the journal's
+ * lock. Exit codes as for leaderboard.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "report/report.h"
+
+#define ST_USAGE "usage: foldsweep status DIR\n"
+
+static int st_usage_error(const char *what, const char *arg)
+{
+    cli_error("status: %s%s%s", what, arg ? " " : "", arg ? arg : "");
+    fputs(ST_USAGE, stderr);
+    fputs("Run 'foldsweep status --help' for details.\n", stderr);
+    return FS_EXIT_USAGE;
+}
+
+static void duration(double s, char *out, size_t n)
+{
+    if (!(s >= 0) || !isfinite(s)) {
+        snprintf(out, n, "?");
+        return;
+    }
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(out, n, "%ldh%02ldm%02lds", t / 3600, t / 60 % 60, t % 60);
+    else if (t >= 60) snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(out, n, "%lds", t);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Wall time covered by the runs: each run record to the last record before
+ * the next one (or to now, for the last run while it is going). Without run
+ * records, first to last record. *n_runs gets the number of runs. */
+static double elapsed(const FsJournal *j, int running, double now, int *n_runs)
+{
+    int n = j->n_trials + j->n_folds + j->n_failures;
+    double *t = malloc(((size_t)n + 1) * sizeof *t);
+    int k = 0;
+    for (int i = 0; i < j->n_trials; i++) t[k++] = j->trials[i].time;
+    for (int i = 0; i < j->n_folds; i++) t[k++] = j->folds[i].time;
+    for (int i = 0; i < j->n_failures; i++) t[k++] = j->failures[i].time;
+    qsort(t, (size_t)k, sizeof *t, cmp_double);
+    double total = 0;
+    *n_runs = j->n_runs;
+    if (j->n_runs == 0) {
+        total = k ? t[k - 1] - t[0] : 0;
+        if (running && k) total = now - t[0];
+    }
+    for (int r = 0; r < j->n_runs; r++) {
+        double start = j->runs[r].time;
+        double next = r + 1 < j->n_runs ? j->runs[r + 1].time : INFINITY;
+        double end = start;
+        for (int i = 0; i < k; i++)
+            if (t[i] >= start && t[i] < next && t[i] > end) end = t[i];
+        if (r == j->n_runs - 1 && running) end = now;
+        total += end - start;
+    }
+    free(t);
+    return total;
+}
+
+int cli_status(int argc, char **argv)
+{
+    const char *dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(ST_USAGE, stdout);
+            fputs("\nShows where a run folder stands: trials done, in flight and left, elapsed time,\n"
+                  "an estimate of the time left, and the best trial so far. Reads DIR/journal.jsonl\n"
+                  "and DIR/sweep.yaml without changing them: safe while the run goes on.\n\n"
+                  "options:\n  -h, --help               show this help\n",
+                  stdout);
+            return FS_EXIT_OK;
+        }
+        if (a[0] == '-' && a[1]) return st_usage_error("unknown option", a);
+        if (dir) return st_usage_error("one run folder only; extra argument", a);
+        dir = a;
+    }
+    if (!dir) return st_usage_error("missing the run folder DIR", NULL);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        cli_error("%s: no such run folder", dir);
+        return FS_EXIT_ERROR;
+    }
+    FsJournal j;
+    FsErr err = {0};
+    if (journal_read(&j, dir, &err) != 0) {
+        cli_error("%s", err.msg);
+        return FS_EXIT_ERROR;
+    }
+    FsReportSpec spec;
+    int from_journal;
+    if (report_spec_load(&spec, dir, &j, &from_journal, &err) != 0) {
+        cli_error("%s", err.msg);
+        journal_close(&j);
+        return FS_EXIT_ERROR;
+    }
+    FsReport rep;
+    report_build(&rep, &j, &spec);
+    int k = rep.spec.folds, done = 0, flight = 0, n_ok = 0, n_div = 0, n_fail = 0;
+    long folds_done = 0;
+    for (int i = 0; i < rep.n_rows; i++) {
+        const FsReportRow *r = &rep.rows[i];
+        int complete = r->n_done == k || r->status == FS_TRIAL_FAILED;
+        done += complete;
+        flight += !complete;
+        n_ok += r->status == FS_TRIAL_OK;
+        n_div += complete && r->status == FS_TRIAL_DIVERGED;
+        n_fail += r->status == FS_TRIAL_FAILED;
+        folds_done += complete ? k : r->n_done; /* a failed trial trains no more folds */
+    }
+    int left = spec.n_trials > 0 ? spec.n_trials - done - flight : -1;
+    if (left < 0 && spec.n_trials > 0) left = 0;
+    int running = journal_is_locked(dir) == 1;
+    double now = (double)time(NULL);
+    int n_runs;
+    double el = elapsed(&j, running, now, &n_runs);
+
+    printf("run folder   %s%s\n", dir, running ? " (a run is writing it now)" : "");
+    if (spec.n_trials > 0)
+        printf("sweep        %d trials x %d fold%s, metric %s%s\n", spec.n_trials, k, k == 1 ? "" : "s",
+               report_metric_name(spec.metric), from_journal ? " (from the journal; no sweep.yaml)" : "");
+    printf("trials       %d done (%d ok, %d diverged, %d failed), %d in flight, ", done, n_ok, n_div, n_fail,
+           flight);
+    if (left >= 0) printf("%d left\n", left);
+    else printf("? left\n");
+    long total_folds = spec.n_trials > 0 ? (long)spec.n_trials * k : -1;
+    if (total_folds > 0) printf("folds        %ld of %ld\n", folds_done, total_folds);
+    else printf("folds        %ld\n", folds_done);
+    char e[32], eta[32];
+    duration(el, e, sizeof e);
+    printf("elapsed      %s over %d run%s\n", e, n_runs, n_runs == 1 ? "" : "s");
+    if (total_folds > 0 && folds_done >= total_folds) {
+        printf("eta          finished\n");
+    } else if (total_folds > 0 && folds_done > 0 && el > 0) {
+        duration((double)(total_folds - folds_done) * el / (double)folds_done, eta, sizeof eta);
+        printf("eta          %s at the pace so far%s\n", eta, running ? "" : " (no run is going now)");
+    } else {
+        printf("eta          unknown (no fold finished yet)\n");
+    }
+    if (rep.n_rows && rep.rows[0].status == FS_TRIAL_OK) {
+        const FsReportRow *b = &rep.rows[0];
+        printf("best so far  %s %s %.4f +- %.4f  %s\n", b->id, report_metric_name(spec.metric), b->mean, b->std,
+               b->arch);
+    } else {
+        printf("best so far  none complete yet\n");
+    }
+    if (j.dropped_tail) printf("note         the journal's last line is incomplete (being written, or a killed run)\n");
+    report_free(&rep);
+    journal_close(&j);
+    return fflush(stdout) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
+}

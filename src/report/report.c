@@ -1,0 +1,308 @@
+/*
+ * report.c: from journal records to ranked leaderboard rows. One row per
+ * trial seen in the journal (trial, fold or failure record), its folds
+ * looked up by (trial, fold id), statistics over the folds that trained,
+ * then one sort: status group, metric, trial index, id.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+#include "report/report.h"
+
+const char *report_status_name(FsTrialStatus s)
+{
+    static const char *names[] = {"ok", "incomplete", "diverged", "failed"};
+    return (unsigned)s < 4 ? names[s] : "?";
+}
+
+const char *report_metric_name(FsMetricKind m) { return m == FS_METRIC_LOSS ? "loss" : "q3"; }
+
+int report_format_parse(const char *s)
+{
+    if (!strcmp(s, "table")) return FS_REPORT_TABLE;
+    if (!strcmp(s, "md") || !strcmp(s, "markdown")) return FS_REPORT_MD;
+    if (!strcmp(s, "csv")) return FS_REPORT_CSV;
+    if (!strcmp(s, "json")) return FS_REPORT_JSON;
+    return -1;
+}
+
+void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->metric = sw->metric;
+    spec->predefined = sw->predefined;
+    spec->folds = sw->predefined ? 1 : sw->folds;
+    spec->n_trials = sw->n_trials;
+}
+
+int report_spec_from_journal(FsReportSpec *spec, const FsJournal *j)
+{
+    const FsRunRecord *run = journal_last_run(j);
+    if (!run || run->folds < 1 || (strcmp(run->metric, "q3") && strcmp(run->metric, "loss")))
+        return -1;
+    memset(spec, 0, sizeof *spec);
+    spec->metric = strcmp(run->metric, "loss") ? FS_METRIC_Q3 : FS_METRIC_LOSS;
+    spec->folds = run->folds;
+    /* A predefined split is one fold with id FS_FOLD_PREDEFINED. */
+    spec->predefined = run->folds == 1;
+    spec->n_trials = run->n_trials;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Architecture summary                                                     */
+
+static void app(char *out, size_t n, const char *s)
+{
+    size_t k = strlen(out);
+    if (k + 1 < n) snprintf(out + k, n - k, "%s", s);
+}
+
+static const char *sval(const FsJson *obj, const char *key)
+{
+    const FsJson *v = journal_json_get(obj, key);
+    return v && (v->type == FS_JSON_STRING || v->type == FS_JSON_NUMBER) ? v->str : NULL;
+}
+
+static void layer_summary(const FsJson *l, char *out, size_t n)
+{
+    const char *kind = sval(l, "kind");
+    if (!kind) kind = sval(l, "type");
+    if (!kind) kind = "?";
+    const char *act = sval(l, "activation");
+    if (!act) act = sval(l, "act");
+    const char *width = sval(l, "width");
+    char s[96];
+    if (!strncmp(kind, "conv", 4)) {
+        const char *f = sval(l, "filters");
+        snprintf(s, sizeof s, "conv%sx%s", f ? f : "?", width ? width : "?");
+    } else if (!strcmp(kind, "dense")) {
+        const char *u = sval(l, "units");
+        snprintf(s, sizeof s, "dense%s", u ? u : "?");
+    } else if (!strcmp(kind, "dropout")) {
+        const char *r = sval(l, "rate");
+        snprintf(s, sizeof s, "drop%s", r ? r : "?");
+    } else if (!strcmp(kind, "batchnorm")) {
+        snprintf(s, sizeof s, "bn");
+    } else if (!strcmp(kind, "highway")) {
+        snprintf(s, sizeof s, "hw%s", width ? width : "?");
+    } else {
+        snprintf(s, sizeof s, "%s", kind);
+    }
+    app(out, n, s);
+    if (act && strcmp(kind, "dropout") && strcmp(kind, "batchnorm")) {
+        app(out, n, " ");
+        app(out, n, act);
+    }
+}
+
+void report_arch_summary(const char *config, char *out, size_t n)
+{
+    if (!n) return;
+    out[0] = '\0';
+    FsJsonDoc d;
+    if (!config || journal_json_parse(&d, config, strlen(config), NULL, 0)) return;
+    const FsJson *model = journal_json_get(d.root, "model");
+    if (!model) model = journal_json_get(d.root, "arch");
+    if (!model) model = d.root;
+    const FsJson *layers = journal_json_get(model, "layers");
+    char s[512] = "";
+    const char *window = sval(model, "window");
+    if (window) {
+        app(s, sizeof s, "w");
+        app(s, sizeof s, window);
+        app(s, sizeof s, " ");
+    }
+    if (layers && layers->type == FS_JSON_ARRAY) {
+        for (const FsJson *l = layers->child; l; l = l->next) {
+            if (l != layers->child) app(s, sizeof s, " > ");
+            layer_summary(l, s, sizeof s);
+        }
+    }
+    const FsJson *tr = journal_json_get(d.root, "training");
+    if (tr) {
+        const char *opt = sval(tr, "optimizer"), *lr = sval(tr, "learning_rate"),
+                   *bs = sval(tr, "batch_size");
+        if (opt || lr || bs) app(s, sizeof s, s[0] ? " | " : "");
+        if (opt) app(s, sizeof s, opt);
+        if (lr) app(s, sizeof s, " lr"), app(s, sizeof s, lr);
+        if (bs) app(s, sizeof s, " b"), app(s, sizeof s, bs);
+    }
+    journal_json_free(&d);
+    size_t len = strlen(s);
+    if (len >= n) { /* cut with an ellipsis */
+        len = n - 1;
+        if (len >= 3) memcpy(s + len - 3, "...", 3);
+        s[len] = '\0';
+    }
+    memcpy(out, s, len + 1);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Rows                                                                     */
+
+static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
+{
+    memset(f, 0, sizeof *f);
+    f->fold = fold_id;
+    f->q3 = f->loss = NAN;
+    if (!fr) return;
+    const FsFitResult *r = &fr->r;
+    f->present = 1;
+    f->status = r->status;
+    FsMetrics m;
+    metrics_from_confusion(&m, r->best_confusion);
+    f->q3 = m.n && r->best_epoch > 0 ? m.q3 : NAN;
+    f->loss = r->best_epoch > 0 ? (double)r->best_val_loss : NAN;
+    f->epochs = r->epochs;
+    f->best_epoch = r->best_epoch;
+    f->diverged_epoch = r->diverged_epoch;
+    f->diverged_step = r->diverged_step;
+    f->seconds = r->seconds;
+}
+
+static int fold_id_of(const FsReportSpec *spec, int slot) { return spec->predefined ? FS_FOLD_PREDEFINED : slot; }
+
+static void fold_name(const FsReportSpec *spec, int fold_id, char *out, size_t n)
+{
+    if (fold_id == FS_FOLD_PREDEFINED || spec->predefined) snprintf(out, n, "the validation split");
+    else snprintf(out, n, "fold %d", fold_id);
+}
+
+static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec)
+{
+    int k = spec->folds;
+    row->status = FS_TRIAL_OK;
+    double sum = 0;
+    int n_ok = 0;
+    for (int s = 0; s < k; s++) {
+        const FsReportFold *f = &row->folds[s];
+        if (!f->present) continue;
+        row->n_done++;
+        row->seconds += f->seconds;
+        char fname[32];
+        fold_name(spec, f->fold, fname, sizeof fname);
+        if (f->status == FS_FIT_FAILED && row->status != FS_TRIAL_FAILED) {
+            const FsFoldRecord *fr = journal_find_fold(j, row->id, f->fold);
+            row->status = FS_TRIAL_FAILED;
+            snprintf(row->reason, sizeof row->reason, "%s failed: %s", fname, fr ? fr->r.message : "");
+        } else if (f->status == FS_FIT_DIVERGED && row->status == FS_TRIAL_OK) {
+            row->status = FS_TRIAL_DIVERGED;
+            snprintf(row->reason, sizeof row->reason, "%s diverged at epoch %d step %ld", fname,
+                     f->diverged_epoch, f->diverged_step);
+        }
+        double v = spec->metric == FS_METRIC_LOSS ? f->loss : f->q3;
+        if (f->status == FS_FIT_OK && !isnan(v)) {
+            sum += v;
+            n_ok++;
+        }
+    }
+    const FsFailureRecord *fail = journal_find_failure(j, row->id);
+    if (fail) {
+        row->status = FS_TRIAL_FAILED;
+        snprintf(row->reason, sizeof row->reason, "%s", fail->message);
+    }
+    if (row->status == FS_TRIAL_OK && row->n_done < k) {
+        row->status = FS_TRIAL_INCOMPLETE;
+        snprintf(row->reason, sizeof row->reason, "%d of %d folds done", row->n_done, k);
+    }
+    row->mean = row->std = NAN;
+    if (n_ok) {
+        row->mean = sum / n_ok;
+        double ss = 0;
+        for (int s = 0; s < k; s++) {
+            const FsReportFold *f = &row->folds[s];
+            double v = spec->metric == FS_METRIC_LOSS ? f->loss : f->q3;
+            if (f->present && f->status == FS_FIT_OK && !isnan(v)) ss += (v - row->mean) * (v - row->mean);
+        }
+        row->std = sqrt(ss / n_ok); /* population: over the folds, not an estimate beyond them */
+    }
+}
+
+typedef struct {
+    int group, index, pos;
+    double key; /* lower ranks first */
+    const char *id;
+} SortKey;
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    const SortKey *a = pa, *b = pb;
+    if (a->group != b->group) return a->group < b->group ? -1 : 1;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    if (a->index != b->index) return a->index < b->index ? -1 : 1;
+    return strcmp(a->id, b->id);
+}
+
+static FsReportRow *new_row(FsReport *rep, int *cap, const char *id, const FsJournal *j)
+{
+    if (rep->n_rows == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        rep->rows = fs_realloc(rep->rows, (size_t)*cap * sizeof *rep->rows);
+    }
+    FsReportRow *row = &rep->rows[rep->n_rows++];
+    memset(row, 0, sizeof *row);
+    snprintf(row->id, sizeof row->id, "%s", id);
+    const FsTrialRecord *t = journal_find_trial(j, id);
+    row->index = t ? t->index : -1;
+    row->n_params = t ? t->n_params : 0;
+    row->config = t && t->config ? t->config : "{}";
+    report_arch_summary(row->config, row->arch, sizeof row->arch);
+    int k = rep->spec.folds;
+    row->folds = fs_calloc((size_t)k, sizeof *row->folds);
+    for (int s = 0; s < k; s++) {
+        int id_s = fold_id_of(&rep->spec, s);
+        fill_fold(&row->folds[s], id_s, journal_find_fold(j, id, id_s));
+    }
+    return row;
+}
+
+/* A trial known only from fold or failure records (no trial record). */
+static void add_orphan(FsReport *rep, int *cap, const char *id, const FsJournal *j, int first_orphan)
+{
+    if (journal_find_trial(j, id)) return;
+    for (int i = first_orphan; i < rep->n_rows; i++)
+        if (!strcmp(rep->rows[i].id, id)) return;
+    new_row(rep, cap, id, j);
+}
+
+void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->spec = *spec;
+    if (rep->spec.folds < 1) rep->spec.folds = 1;
+    int cap = 0;
+    for (int i = 0; i < j->n_trials; i++) new_row(rep, &cap, j->trials[i].trial, j);
+    int first_orphan = rep->n_rows;
+    for (int i = 0; i < j->n_folds; i++) add_orphan(rep, &cap, j->folds[i].trial, j, first_orphan);
+    for (int i = 0; i < j->n_failures; i++) add_orphan(rep, &cap, j->failures[i].trial, j, first_orphan);
+
+    SortKey *keys = fs_malloc((size_t)(rep->n_rows + 1) * sizeof *keys);
+    for (int i = 0; i < rep->n_rows; i++) {
+        FsReportRow *row = &rep->rows[i];
+        finish_row(row, j, &rep->spec);
+        rep->n_folds_done += row->n_done;
+        double key = spec->metric == FS_METRIC_LOSS ? row->mean : -row->mean;
+        int ranked = row->status == FS_TRIAL_OK || row->status == FS_TRIAL_INCOMPLETE;
+        keys[i] = (SortKey){(int)row->status, row->index < 0 ? 0x7fffffff : row->index, i,
+                            ranked && !isnan(key) ? key : INFINITY, row->id};
+    }
+    qsort(keys, (size_t)rep->n_rows, sizeof *keys, cmp_key);
+    FsReportRow *sorted = fs_malloc((size_t)(rep->n_rows + 1) * sizeof *sorted);
+    for (int i = 0; i < rep->n_rows; i++) {
+        sorted[i] = rep->rows[keys[i].pos];
+        sorted[i].rank = i + 1;
+    }
+    free(keys);
+    free(rep->rows);
+    rep->rows = sorted;
+}
+
+void report_free(FsReport *rep)
+{
+    for (int i = 0; i < rep->n_rows; i++) free(rep->rows[i].folds);
+    free(rep->rows);
+    memset(rep, 0, sizeof *rep);
+}

@@ -1,0 +1,106 @@
+/*
+ * report: the leaderboard of a run folder, built from its journal and the
+ * sweep's metric and folds. Trials are ranked by the mean validation metric
+ * over folds (Q3 at each fold's best epoch, higher first; or best
+ * validation loss, lower first), ties by trial index. Complete trials come
+ * first, then incomplete ones (folds still to train, ranked by the mean of
+ * the folds done), then diverged ones, then failed ones: listed with their
+ * reason, never dropped. The spread is the population standard deviation
+ * over the folds (divide by n, numpy's default).
+ *
+ * Formats: aligned terminal table, Markdown, CSV and JSON (the JSON layout
+ * is a stable format: docs/leaderboard-json.md).
+ */
+#ifndef FS_REPORT_H
+#define FS_REPORT_H
+
+#include <stdio.h>
+
+#include "journal/journal.h"
+#include "sweep/sweep.h"
+
+#define FS_LEADERBOARD_JSON_VERSION 1
+
+typedef enum { FS_REPORT_TABLE = 0, FS_REPORT_MD, FS_REPORT_CSV, FS_REPORT_JSON } FsReportFormat;
+
+/* Ranking groups, in leaderboard order. */
+typedef enum {
+    FS_TRIAL_OK = 0,     /* every fold trained without diverging */
+    FS_TRIAL_INCOMPLETE, /* some folds not in the journal yet */
+    FS_TRIAL_DIVERGED,   /* a fold diverged */
+    FS_TRIAL_FAILED      /* a failure record, or a fold that could not train */
+} FsTrialStatus;
+
+/* What the report needs from the sweep. */
+typedef struct {
+    FsMetricKind metric;
+    int folds;      /* k; 1 when predefined */
+    int predefined; /* the single fold is FS_FOLD_PREDEFINED */
+    int n_trials;   /* the sweep's trial count (0 if unknown): for status */
+} FsReportSpec;
+
+typedef struct {
+    int present;       /* the fold is in the journal */
+    int fold;          /* 0..k-1 or FS_FOLD_PREDEFINED */
+    FsFitStatus status;
+    double q3, loss;   /* at the best epoch (NAN if absent) */
+    int epochs, best_epoch, diverged_epoch;
+    long diverged_step;
+    double seconds;
+} FsReportFold;
+
+typedef struct {
+    int rank;          /* 1-based */
+    char id[17];
+    int index;         /* the trial's index in the sweep (-1 if no trial record) */
+    FsTrialStatus status;
+    long n_params;
+    const char *config;   /* canonical JSON (borrowed from the journal; "{}" if none) */
+    char arch[96];        /* short architecture summary from the config */
+    int n_done;           /* folds present */
+    double mean, std;     /* of the metric over the ok folds present (NAN if none) */
+    double seconds;       /* training seconds summed over the folds present */
+    FsReportFold *folds;  /* spec.folds entries, in fold order */
+    char reason[1100];    /* why diverged / failed / incomplete ("" if ok) */
+} FsReportRow;
+
+typedef struct {
+    FsReportSpec spec;
+    FsReportRow *rows; /* in rank order */
+    int n_rows;
+    int n_folds_done;  /* fold records that belong to a listed trial */
+} FsReport;
+
+const char *report_status_name(FsTrialStatus s);
+const char *report_metric_name(FsMetricKind m);
+/* "table", "md", "csv", "json" -> format, or -1. */
+int report_format_parse(const char *s);
+
+void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw);
+/* From the latest run record; -1 if the journal has none with the fields. */
+int report_spec_from_journal(FsReportSpec *spec, const FsJournal *j);
+
+/* From DIR/sweep.yaml, or if that file is absent from the journal's latest
+ * run record (*from_journal = 1). 0 or -1 with err naming the file. */
+int report_spec_load(FsReportSpec *spec, const char *dir, const FsJournal *j, int *from_journal,
+                     FsErr *err);
+
+/* Builds the ranked rows. Borrows the journal's strings: keep it open. */
+void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec);
+void report_free(FsReport *rep);
+
+/* Writes the first `top` rows (top <= 0: all) in a format. */
+void report_write(const FsReport *rep, FsReportFormat fmt, int top, FILE *out);
+
+/* The short architecture summary of a config, e.g. "conv64x7 relu > drop0.2 > dense32". */
+void report_arch_summary(const char *config, char *out, size_t n);
+
+/* For the runner, at the end of a run (and after an interruption):
+ * DIR/leaderboard.md, .csv and .json, each written to a temporary file,
+ * fsync'd and renamed over the old one. 0 or -1 with err. */
+int report_write_files(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err);
+int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec, FsErr *err);
+/* The terminal table of the best `top` trials. */
+void report_print_leaderboard(FILE *out, const FsJournal *j, const FsSweep *sw, int top);
+
+#endif

@@ -1,0 +1,557 @@
+/*
+ * test_report.c: the leaderboard. Ranking (Q3 descending, loss ascending,
+ * incomplete after complete, diverged after those, failed last, ties by
+ * trial index), the population std by hand, each format's exact output for
+ * a small journal, the JSON parsed back with the journal's reader, the
+ * files a run leaves, the architecture summary, and the leaderboard and
+ * status commands through the binary (exit codes 0 / 1 / 2).
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "test.h"
+
+static char tmp_root[256];
+
+static const char *tmp_dir(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmp_root, name);
+    return path;
+}
+
+static const char *CFG = "{\"data\":{\"split\":\"folds\"},\"model\":{\"init\":\"he\",\"layers\":["
+                         "{\"activation\":\"relu\",\"filters\":64,\"kind\":\"conv1d\",\"width\":7},"
+                         "{\"kind\":\"dropout\",\"rate\":0.2},"
+                         "{\"activation\":\"relu\",\"kind\":\"dense\",\"units\":32}],\"window\":15},"
+                         "\"training\":{\"batch_size\":8,\"learning_rate\":0.001,\"optimizer\":\"adam\"}}";
+
+/* A fold whose Q3 is correct / total and whose best loss is `loss`. */
+static void add_fold(FsJournal *j, const char *id, int fold, FsFitStatus status, int correct, int total,
+                     float loss, int best, int epochs, double seconds)
+{
+    FsFitResult r;
+    train_result_alloc(&r, epochs);
+    r.status = status;
+    r.epochs = epochs;
+    r.best_epoch = best;
+    r.best_val_loss = loss;
+    r.best_confusion[0][0] = (uint64_t)correct;
+    r.best_confusion[0][1] = (uint64_t)(total - correct);
+    r.seconds = seconds;
+    if (status == FS_FIT_DIVERGED) {
+        r.diverged_epoch = 3;
+        r.diverged_step = 41;
+    }
+    if (status == FS_FIT_FAILED) snprintf(r.message, sizeof r.message, "window 4 is even");
+    FsErr err = {0};
+    CHECK(journal_append_fold(j, id, fold, &r, &err) == 0);
+    CHECK_MSG(!err.set, "%s", err.msg);
+    train_result_free(&r);
+}
+
+static void add_trial(FsJournal *j, const char *id, int index, long params)
+{
+    FsErr err = {0};
+    CHECK(journal_append_trial(j, id, index, params, CFG, &err) == 0);
+}
+
+/* Q3 fold values (of 4 residues) per trial; exact in binary, so means tie exactly. */
+static void ranking_journal(FsJournal *j)
+{
+    FsErr err = {0};
+    CHECK(journal_open(j, tmp_dir("rank"), &err) == 0);
+    /* Written out of rank order on purpose. */
+    add_trial(j, "ffail", 5, 10);
+    CHECK(journal_append_failure(j, "ffail", "out of memory", &err) == 0);
+    add_trial(j, "cc", 2, 10); /* 0.75 x3: ties with aa, later index */
+    for (int f = 0; f < 3; f++) add_fold(j, "cc", f, FS_FIT_OK, 3, 4, 0.2f, 2, 4, 1.0);
+    add_trial(j, "ediv", 4, 10); /* the best folds, but fold 2 diverged */
+    add_fold(j, "ediv", 0, FS_FIT_OK, 4, 4, 0.1f, 2, 4, 1.0);
+    add_fold(j, "ediv", 1, FS_FIT_OK, 4, 4, 0.1f, 2, 4, 1.0);
+    add_fold(j, "ediv", 2, FS_FIT_DIVERGED, 4, 4, 0.1f, 2, 2, 1.0);
+    add_trial(j, "aa", 0, 10); /* 0.5 0.75 1.0: mean 0.75 */
+    add_fold(j, "aa", 0, FS_FIT_OK, 2, 4, 0.3f, 2, 4, 1.0);
+    add_fold(j, "aa", 1, FS_FIT_OK, 3, 4, 0.3f, 2, 4, 1.0);
+    add_fold(j, "aa", 2, FS_FIT_OK, 4, 4, 0.3f, 2, 4, 1.0);
+    add_trial(j, "gin", 6, 10); /* two folds so far */
+    add_fold(j, "gin", 0, FS_FIT_OK, 4, 4, 0.05f, 2, 4, 1.0);
+    add_fold(j, "gin", 2, FS_FIT_OK, 4, 4, 0.05f, 2, 4, 1.0);
+    add_trial(j, "bb", 1, 10); /* 1.0 1.0 0.75 */
+    add_fold(j, "bb", 0, FS_FIT_OK, 4, 4, 0.5f, 2, 4, 1.0);
+    add_fold(j, "bb", 1, FS_FIT_OK, 4, 4, 0.5f, 2, 4, 1.0);
+    add_fold(j, "bb", 2, FS_FIT_OK, 3, 4, 0.5f, 2, 4, 1.0);
+    add_trial(j, "hfold", 7, 10); /* a fold that could not train */
+    add_fold(j, "hfold", 1, FS_FIT_FAILED, 0, 0, 0.0f, 0, 0, 0.0);
+    add_trial(j, "ddiv", 3, 10); /* diverged, lower index than ediv */
+    add_fold(j, "ddiv", 0, FS_FIT_DIVERGED, 1, 4, 0.9f, 1, 2, 1.0);
+}
+
+static void check_order(const FsReport *rep, const char **ids, int n)
+{
+    CHECK(rep->n_rows == n);
+    for (int i = 0; i < n && i < rep->n_rows; i++) {
+        CHECK_MSG(!strcmp(rep->rows[i].id, ids[i]), "rank %d: %s, expected %s", i + 1, rep->rows[i].id, ids[i]);
+        CHECK(rep->rows[i].rank == i + 1);
+    }
+}
+
+static void test_ranking(void)
+{
+    FsJournal j;
+    ranking_journal(&j);
+    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 10};
+    FsReport rep;
+    report_build(&rep, &j, &spec);
+    const char *q3_order[] = {"bb", "aa", "cc", "gin", "ddiv", "ediv", "ffail", "hfold"};
+    check_order(&rep, q3_order, 8);
+    const FsReportRow *aa = &rep.rows[1];
+    CHECK(aa->status == FS_TRIAL_OK && aa->n_done == 3);
+    CHECK_NEAR(aa->mean, 0.75, 1e-15);
+    /* Population std of 0.5, 0.75, 1.0: sqrt((0.0625 + 0 + 0.0625) / 3). */
+    CHECK_NEAR(aa->std, 0.20412414523193148, 1e-15);
+    CHECK_NEAR(rep.rows[0].mean, 11.0 / 12.0, 1e-15);
+    CHECK_NEAR(rep.rows[0].std, 0.11785113019775792, 1e-15);
+    CHECK(rep.rows[2].std == 0.0);
+    CHECK(rep.rows[3].status == FS_TRIAL_INCOMPLETE);
+    CHECK(!strcmp(rep.rows[3].reason, "2 of 3 folds done"));
+    CHECK(!rep.rows[3].folds[1].present && rep.rows[3].folds[2].present);
+    CHECK(rep.rows[5].status == FS_TRIAL_DIVERGED);
+    CHECK(!strcmp(rep.rows[5].reason, "fold 2 diverged at epoch 3 step 41"));
+    CHECK(!strcmp(rep.rows[4].reason, "fold 0 diverged at epoch 3 step 41"));
+    CHECK(rep.rows[6].status == FS_TRIAL_FAILED && !strcmp(rep.rows[6].reason, "out of memory"));
+    CHECK(rep.rows[7].status == FS_TRIAL_FAILED);
+    CHECK(!strcmp(rep.rows[7].reason, "fold 1 failed: window 4 is even"));
+    CHECK(rep.rows[0].seconds == 3.0 && rep.rows[0].n_params == 10 && rep.rows[0].index == 1);
+    CHECK(rep.n_folds_done == 3 + 3 + 3 + 2 + 1 + 3 + 1);
+    report_free(&rep);
+
+    /* By loss, ascending: gin 0.05 is incomplete, so after the complete ones. */
+    spec.metric = FS_METRIC_LOSS;
+    report_build(&rep, &j, &spec);
+    const char *loss_order[] = {"cc", "aa", "bb", "gin", "ddiv", "ediv", "ffail", "hfold"};
+    check_order(&rep, loss_order, 8);
+    CHECK_NEAR(rep.rows[0].mean, 0.2f, 1e-9);
+    CHECK(rep.rows[0].std == 0.0);
+    report_free(&rep);
+    journal_close(&j);
+}
+
+/* Ties by index even when ids sort the other way; a trial with no trial
+ * record (orphan fold) is still listed. */
+static void test_ties_and_orphans(void)
+{
+    FsJournal j;
+    FsErr err = {0};
+    CHECK(journal_open(&j, tmp_dir("ties"), &err) == 0);
+    add_trial(&j, "zz", 0, 1);
+    add_trial(&j, "yy", 1, 1);
+    add_trial(&j, "xx", 2, 1);
+    const char *ids[] = {"xx", "yy", "zz"};
+    for (int t = 0; t < 3; t++)
+        for (int f = 0; f < 2; f++) add_fold(&j, ids[t], f, FS_FIT_OK, 1, 2, 1.0f, 1, 1, 0.5);
+    add_fold(&j, "orphan", 0, FS_FIT_OK, 2, 2, 1.0f, 1, 1, 0.5);
+    add_fold(&j, "orphan", 1, FS_FIT_OK, 2, 2, 1.0f, 1, 1, 0.5);
+    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 0};
+    FsReport rep;
+    report_build(&rep, &j, &spec);
+    const char *order[] = {"orphan", "zz", "yy", "xx"};
+    check_order(&rep, order, 4);
+    CHECK(rep.rows[0].index == -1 && !strcmp(rep.rows[0].config, "{}"));
+    report_free(&rep);
+
+    /* A predefined split: one fold, id FS_FOLD_PREDEFINED. */
+    add_trial(&j, "pre", 3, 1);
+    add_fold(&j, "pre", FS_FOLD_PREDEFINED, FS_FIT_OK, 3, 4, 0.5f, 2, 3, 2.0);
+    FsReportSpec pspec = {FS_METRIC_Q3, 1, 1, 0};
+    report_build(&rep, &j, &pspec);
+    CHECK(rep.rows[0].status == FS_TRIAL_OK && !strcmp(rep.rows[0].id, "pre"));
+    CHECK(rep.rows[0].folds[0].fold == FS_FOLD_PREDEFINED && rep.rows[0].mean == 0.75);
+    CHECK(rep.rows[1].status == FS_TRIAL_INCOMPLETE); /* the others have no predefined fold */
+    report_free(&rep);
+    journal_close(&j);
+}
+
+/* A small journal for exact output: ok, diverged, incomplete; 2 folds. */
+static void small_journal(FsJournal *j, const char *dir)
+{
+    FsErr err = {0};
+    CHECK(journal_open(j, dir, &err) == 0);
+    add_trial(j, "a1", 0, 1234);
+    add_fold(j, "a1", 0, FS_FIT_OK, 1, 2, 0.5f, 3, 5, 10.25);
+    add_fold(j, "a1", 1, FS_FIT_OK, 1, 1, 0.25f, 4, 4, 2.25);
+    add_trial(j, "b2", 1, 99);
+    add_fold(j, "b2", 0, FS_FIT_OK, 3, 4, 0.75f, 2, 6, 1.0);
+    add_fold(j, "b2", 1, FS_FIT_DIVERGED, 1, 4, 1.5f, 1, 2, 1.0);
+    add_trial(j, "c3", 2, 7);
+    add_fold(j, "c3", 1, FS_FIT_OK, 3, 4, 0.75f, 2, 2, 0.5);
+}
+
+/* Line i (0-based) of text into out. */
+static const char *line_of(const char *text, int i, char *out, size_t n)
+{
+    const char *p = text;
+    while (i-- > 0 && p) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) {
+        out[0] = '\0';
+        return out;
+    }
+    size_t len = strcspn(p, "\n");
+    if (len >= n) len = n - 1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+    return out;
+}
+
+static char *render(const FsReport *rep, FsReportFormat fmt, int top)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    report_write(rep, fmt, top, f);
+    fclose(f);
+    return buf;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+#define CHECK_LINE(text, i, want)                                                \
+    do {                                                                         \
+        char got_[2048];                                                         \
+        line_of((text), (i), got_, sizeof got_);                                 \
+        CHECK_MSG(!strcmp(got_, (want)), "line %d:\n got  [%s]\n want [%s]", (i), got_, (want)); \
+    } while (0)
+
+#define CHECK_PREFIX(s, p) CHECK_MSG(!strncmp((s), (p), strlen(p)), "[%s] lacks prefix [%s]", (s), (p))
+
+static void test_formats(void)
+{
+    FsJournal j;
+    small_journal(&j, tmp_dir("small"));
+    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 4};
+    FsReport rep;
+    report_build(&rep, &j, &spec);
+    const char *arch = "w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8";
+
+    char *t = render(&rep, FS_REPORT_TABLE, 0);
+    CHECK(count_lines(t) == 5);
+    CHECK_LINE(t, 0, "rank  id  status      q3 mean     std   fold0   fold1  epochs best/ran  seconds  params"
+                     "  architecture                                                  note");
+    CHECK_LINE(t, 2, "   1  a1  ok           0.7500  0.2500  0.5000  1.0000  3/5 4/4             12.5    1234"
+                     "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8");
+    CHECK_LINE(t, 3, "   2  c3  incomplete   0.7500  0.0000       -  0.7500  - 2/2                0.5       7"
+                     "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  1 of 2 folds done");
+    CHECK_LINE(t, 4, "   3  b2  diverged     0.7500  0.0000  0.7500     div  2/6 1/2              2.0      99"
+                     "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  fold 1 diverged at "
+                     "epoch 3 step 41");
+    char l1[2048];
+    line_of(t, 1, l1, sizeof l1);
+    CHECK(strspn(l1, "-") == strlen(l1) && strlen(l1) > 100);
+    free(t);
+
+    char *m = render(&rep, FS_REPORT_MD, 0);
+    CHECK(count_lines(m) == 5);
+    CHECK_LINE(m, 0, "| rank | id | status | q3 mean | std | fold0 | fold1 | epochs best/ran | seconds | params "
+                     "| architecture | note |");
+    CHECK_LINE(m, 1, "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |");
+    CHECK_LINE(m, 2, "| 1 | a1 | ok | 0.7500 | 0.2500 | 0.5000 | 1.0000 | 3/5 4/4 | 12.5 | 1234 "
+                     "| w15 conv64x7 relu > drop0.2 > dense32 relu \\| adam lr0.001 b8 |  |");
+    free(m);
+
+    char *c = render(&rep, FS_REPORT_CSV, 0);
+    CHECK(count_lines(c) == 4);
+    CHECK_LINE(c, 0, "rank,id,index,status,metric,mean,std,folds_done,fold0_q3,fold0_loss,fold0_best_epoch,"
+                     "fold0_epochs,fold0_status,fold1_q3,fold1_loss,fold1_best_epoch,fold1_epochs,fold1_status,"
+                     "seconds,params,architecture,note,config");
+    char want[2048];
+    snprintf(want, sizeof want, "1,a1,0,ok,q3,0.75,0.25,2,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,1234,%s,,\"%s\"",
+             arch, "{\"\"data\"\":{\"\"split\"\":\"\"folds\"\"},\"\"model\"\":{\"\"init\"\":\"\"he\"\",\"\"layers\"\":"
+                   "[{\"\"activation\"\":\"\"relu\"\",\"\"filters\"\":64,\"\"kind\"\":\"\"conv1d\"\",\"\"width\"\":7},"
+                   "{\"\"kind\"\":\"\"dropout\"\",\"\"rate\"\":0.2},{\"\"activation\"\":\"\"relu\"\",\"\"kind\"\":"
+                   "\"\"dense\"\",\"\"units\"\":32}],\"\"window\"\":15},\"\"training\"\":{\"\"batch_size\"\":8,"
+                   "\"\"learning_rate\"\":0.001,\"\"optimizer\"\":\"\"adam\"\"}}");
+    CHECK_LINE(c, 1, want);
+    line_of(c, 2, want, sizeof want);
+    CHECK_PREFIX(want, "2,c3,2,incomplete,q3,0.75,0,1,,,,,missing,0.75,0.75,2,2,ok,0.500,7,w15 ");
+    line_of(c, 3, want, sizeof want);
+    CHECK_PREFIX(want, "3,b2,1,diverged,q3,0.75,0,2,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,99,w15 ");
+    CHECK_CONTAINS(want, ",fold 1 diverged at epoch 3 step 41,");
+    free(c);
+    char *top = render(&rep, FS_REPORT_CSV, 1);
+    CHECK(count_lines(top) == 2);
+    free(top);
+    top = render(&rep, FS_REPORT_TABLE, 2);
+    CHECK(count_lines(top) == 4);
+    free(top);
+
+    /* JSON: parses with the journal's reader; the documented fields. */
+    char *js = render(&rep, FS_REPORT_JSON, 0);
+    FsJsonDoc d;
+    char why[128];
+    CHECK_MSG(journal_json_parse(&d, js, strlen(js), why, sizeof why) == 0, "%s", why);
+    if (d.root) {
+        CHECK(d.root->type == FS_JSON_ARRAY && d.root->n == 3);
+        const FsJson *o = journal_json_at(d.root, 0);
+        long long x;
+        double v;
+        CHECK(journal_json_i64(journal_json_get(o, "version"), &x) == 0 && x == 1);
+        CHECK(journal_json_i64(journal_json_get(o, "rank"), &x) == 0 && x == 1);
+        CHECK(!strcmp(journal_json_get(o, "id")->str, "a1"));
+        CHECK(!strcmp(journal_json_get(o, "status")->str, "ok"));
+        CHECK(journal_json_i64(journal_json_get(o, "params"), &x) == 0 && x == 1234);
+        CHECK(journal_json_f64(journal_json_get(o, "seconds"), &v) == 0 && v == 12.5);
+        const FsJson *cfg = journal_json_get(o, "config");
+        CHECK(cfg && cfg->type == FS_JSON_OBJECT);
+        char *cc = journal_json_compact(cfg);
+        CHECK(!strcmp(cc, CFG));
+        free(cc);
+        const FsJson *met = journal_json_get(o, "metric");
+        CHECK(!strcmp(journal_json_get(met, "name")->str, "q3"));
+        CHECK(journal_json_f64(journal_json_get(met, "mean"), &v) == 0 && v == 0.75);
+        CHECK(journal_json_f64(journal_json_get(met, "std"), &v) == 0 && v == 0.25);
+        const FsJson *folds = journal_json_get(o, "folds");
+        CHECK(folds && folds->type == FS_JSON_ARRAY && folds->n == 2);
+        const FsJson *f1 = journal_json_at(folds, 1);
+        CHECK(journal_json_i64(journal_json_get(f1, "fold"), &x) == 0 && x == 1);
+        CHECK(journal_json_f64(journal_json_get(f1, "q3"), &v) == 0 && v == 1.0);
+        CHECK(journal_json_f64(journal_json_get(f1, "loss"), &v) == 0 && v == 0.25);
+        CHECK(journal_json_i64(journal_json_get(f1, "epochs"), &x) == 0 && x == 4);
+        CHECK(journal_json_i64(journal_json_get(f1, "best_epoch"), &x) == 0 && x == 4);
+        CHECK(!strcmp(journal_json_get(f1, "status")->str, "ok"));
+        const FsJson *o2 = journal_json_at(d.root, 1);
+        CHECK(!strcmp(journal_json_get(o2, "status")->str, "incomplete"));
+        const FsJson *missing = journal_json_at(journal_json_get(o2, "folds"), 0);
+        CHECK(!strcmp(journal_json_get(missing, "status")->str, "missing"));
+        CHECK(journal_json_get(missing, "q3")->type == FS_JSON_NULL);
+        const FsJson *o3 = journal_json_at(d.root, 2);
+        CHECK(!strcmp(journal_json_get(o3, "reason")->str, "fold 1 diverged at epoch 3 step 41"));
+        const FsJson *dv = journal_json_at(journal_json_get(o3, "folds"), 1);
+        CHECK(journal_json_i64(journal_json_get(dv, "diverged_step"), &x) == 0 && x == 41);
+        journal_json_free(&d);
+    }
+    free(js);
+    report_free(&rep);
+
+    /* An empty journal: valid JSON, a header-only CSV. */
+    FsJournal e;
+    FsErr err = {0};
+    CHECK(journal_open(&e, tmp_dir("empty"), &err) == 0);
+    report_build(&rep, &e, &spec);
+    js = render(&rep, FS_REPORT_JSON, 0);
+    CHECK(!strcmp(js, "[]\n"));
+    free(js);
+    c = render(&rep, FS_REPORT_CSV, 0);
+    CHECK(count_lines(c) == 1);
+    free(c);
+    report_free(&rep);
+    journal_close(&e);
+    journal_close(&j);
+}
+
+static void test_files(void)
+{
+    FsJournal j;
+    const char *dir = tmp_dir("files");
+    small_journal(&j, dir);
+    FsReportSpec spec = {FS_METRIC_LOSS, 2, 0, 4};
+    FsErr err = {0};
+    CHECK(report_write_files_spec(dir, &j, &spec, &err) == 0);
+    CHECK(report_write_files_spec(dir, &j, &spec, &err) == 0); /* over the old ones */
+    CHECK_MSG(!err.set, "%s", err.msg);
+    const char *names[] = {"leaderboard.md", "leaderboard.csv", "leaderboard.json"};
+    for (int i = 0; i < 3; i++) {
+        char p[700];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        struct stat st;
+        CHECK_MSG(stat(p, &st) == 0 && st.st_size > 50, "%s", p);
+    }
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -c tmp >/dev/null", dir);
+    CHECK(system(cmd) != 0); /* no temporary left behind */
+    char p[700];
+    snprintf(p, sizeof p, "%s/leaderboard.json", dir);
+    FILE *f = fopen(p, "rb");
+    char buf[8192];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+    FsJsonDoc d;
+    CHECK(journal_json_parse(&d, buf, n, NULL, 0) == 0);
+    if (d.root) {
+        const FsJson *o = journal_json_at(d.root, 0);
+        CHECK(!strcmp(journal_json_get(o, "id")->str, "a1")); /* loss 0.375 beats 0.75 */
+        CHECK(!strcmp(journal_json_get(journal_json_get(o, "metric"), "name")->str, "loss"));
+        journal_json_free(&d);
+    }
+    FsErr e2 = {0};
+    CHECK(report_write_files_spec(tmp_dir("no/such/dir"), &j, &spec, &e2) == -1);
+    CHECK_CONTAINS(e2.msg, "leaderboard.md");
+    journal_close(&j);
+}
+
+static void test_arch_summary(void)
+{
+    char s[96];
+    report_arch_summary(CFG, s, sizeof s);
+    CHECK(!strcmp(s, "w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8"));
+    report_arch_summary("{\"model\":{\"layers\":[{\"kind\":\"highway\",\"width\":5,\"activation\":\"swish\"},"
+                        "{\"kind\":\"batchnorm\",\"epsilon\":0.001}]}}",
+                        s, sizeof s);
+    CHECK(!strcmp(s, "hw5 swish > bn"));
+    report_arch_summary("not json", s, sizeof s);
+    CHECK(!strcmp(s, ""));
+    char tiny[12];
+    report_arch_summary(CFG, tiny, sizeof tiny);
+    CHECK(!strcmp(tiny, "w15 conv..."));
+}
+
+/* ---------------------------------------------------------------------- */
+/* The commands through the binary                                          */
+
+static char out_text[1 << 16], err_text[1 << 16];
+
+static void slurp_into(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+}
+
+static int run(const char *args)
+{
+    char cmd[4096], o[600], e[600];
+    snprintf(o, sizeof o, "%s/stdout", tmp_root);
+    snprintf(e, sizeof e, "%s/stderr", tmp_root);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", FS_TEST_BIN, args, o, e);
+    int st = system(cmd);
+    slurp_into(o, out_text, sizeof out_text);
+    slurp_into(e, err_text, sizeof err_text);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    printf("$ foldsweep %s -> %d\n", args, rc);
+    return rc;
+}
+
+static void test_cli(void)
+{
+    if (access(FS_TEST_BIN, X_OK) != 0) {
+        printf("note: %s not built; command tests skipped\n", FS_TEST_BIN);
+        return;
+    }
+    char args[2048];
+    CHECK(run("leaderboard --help") == 0);
+    CHECK_CONTAINS(out_text, "usage: foldsweep leaderboard DIR");
+    CHECK(run("status --help") == 0);
+    CHECK_CONTAINS(out_text, "usage: foldsweep status DIR");
+    CHECK(run("help leaderboard") == 0);
+    CHECK(run("leaderboard") == 2);
+    CHECK_CONTAINS(err_text, "missing the run folder");
+    CHECK(run("status") == 2);
+    CHECK(run("leaderboard a b") == 2);
+    CHECK(run("leaderboard --bogus x") == 2);
+    CHECK_CONTAINS(err_text, "unknown option --bogus");
+    CHECK(run("leaderboard x --format xml") == 2);
+    CHECK_CONTAINS(err_text, "unknown --format");
+    CHECK(run("leaderboard x --top 0") == 2);
+    CHECK(run("leaderboard x --top") == 2);
+    CHECK(run("leaderboard x --top=3x") == 2);
+    CHECK(run("status --bogus x") == 2);
+
+    snprintf(args, sizeof args, "leaderboard '%s'", tmp_dir("nonexistent"));
+    CHECK(run(args) == 1);
+    CHECK_CONTAINS(err_text, "no such run folder");
+    snprintf(args, sizeof args, "status '%s'", tmp_dir("nonexistent"));
+    CHECK(run(args) == 1);
+    CHECK_CONTAINS(err_text, "no such run folder");
+
+    /* A folder with a journal but neither sweep.yaml nor a run record. */
+    const char *small = tmp_dir("small");
+    char small_dir[600];
+    snprintf(small_dir, sizeof small_dir, "%s", small);
+    snprintf(args, sizeof args, "leaderboard '%s'", small_dir);
+    CHECK(run(args) == 1);
+    CHECK_CONTAINS(err_text, "sweep.yaml");
+    /* An unreadable sweep.yaml is an error naming it. */
+    char p[700];
+    snprintf(p, sizeof p, "%s/sweep.yaml", small_dir);
+    FILE *f = fopen(p, "w");
+    fputs("this: [is not\n", f);
+    fclose(f);
+    CHECK(run(args) == 1);
+    CHECK_CONTAINS(err_text, "sweep.yaml");
+    unlink(p);
+
+    /* With a run record: the leaderboard and status work without sweep.yaml. */
+    FsJournal j;
+    FsErr err = {0};
+    CHECK(journal_open(&j, small_dir, &err) == 0);
+    CHECK(journal_append_run(&j, 5, 2, "q3", &err) == 0);
+    journal_close(&j);
+    CHECK(run(args) == 0);
+    CHECK_CONTAINS(out_text, "   1  a1  ok ");
+    CHECK_CONTAINS(err_text, "note:");
+    snprintf(args, sizeof args, "leaderboard '%s' --format json --top 2", small_dir);
+    CHECK(run(args) == 0);
+    FsJsonDoc d;
+    CHECK(journal_json_parse(&d, out_text, strlen(out_text), NULL, 0) == 0);
+    if (d.root) CHECK(d.root->n == 2);
+    journal_json_free(&d);
+    snprintf(args, sizeof args, "leaderboard --format=csv '%s'", small_dir);
+    CHECK(run(args) == 0);
+    CHECK(count_lines(out_text) == 4);
+    snprintf(args, sizeof args, "leaderboard --format md '%s'", small_dir);
+    CHECK(run(args) == 0);
+    CHECK_CONTAINS(out_text, "| 1 | a1 | ok |");
+    snprintf(args, sizeof args, "status '%s'", small_dir);
+    CHECK(run(args) == 0);
+    CHECK_CONTAINS(out_text, "sweep        5 trials x 2 folds, metric q3");
+    CHECK_CONTAINS(out_text, "trials       2 done (1 ok, 1 diverged, 0 failed), 1 in flight, 2 left");
+    CHECK_CONTAINS(out_text, "folds        5 of 10");
+    CHECK_CONTAINS(out_text, "best so far  a1 q3 0.7500 +- 0.2500");
+    CHECK_CONTAINS(out_text, "elapsed      ");
+
+    /* A corrupt line in the middle: exit 1, the message names file and line. */
+    snprintf(p, sizeof p, "%s/journal.jsonl", small_dir);
+    f = fopen(p, "r+b");
+    fseek(f, 3, SEEK_SET);
+    fputc('X', f); /* line 1's JSON, checksum unchanged */
+    fclose(f);
+    snprintf(args, sizeof args, "leaderboard '%s'", small_dir);
+    CHECK(run(args) == 1);
+    CHECK_CONTAINS(err_text, "journal.jsonl:1: ");
+    snprintf(args, sizeof args, "status '%s'", small_dir);
+    CHECK(run(args) == 1);
+    CHECK_CONTAINS(err_text, "journal.jsonl:1: ");
+
+    /* An empty run folder (no journal yet). */
+    mkdir(tmp_dir("bare"), 0777);
+    snprintf(args, sizeof args, "status '%s'", tmp_dir("bare"));
+    CHECK(run(args) == 1);
+    CHECK_CONTAINS(err_text, "journal.jsonl");
+}
+
+int main(void)
+{
+    snprintf(tmp_root, sizeof tmp_root, "/tmp/fs_test_report_XXXXXX");
+    if (!mkdtemp(tmp_root)) TEST_SKIP("no temp folder");
+    test_ranking();
+    test_ties_and_orphans();
+    test_formats();
+    test_files();
+    test_arch_summary();
+    test_cli();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);
+    return test_finish();
+}
