@@ -190,6 +190,11 @@ static void test_round_trip(void)
     CHECK_CONTAINS(e2.msg, "not JSON");
     FsErr e3 = {0};
     CHECK(journal_append_fold(&k, "0123456789abcdef0", 0, &r[0], &e3) == -1);
+    FsErr e4 = {0};
+    r[0].status = FS_FIT_CANCELLED; /* not a result: retrained on resume */
+    CHECK(journal_append_fold(&k, "abc", 0, &r[0], &e4) == -1);
+    CHECK_CONTAINS(e4.msg, "cancelled");
+    r[0].status = FS_FIT_OK;
     CHECK(file_size(jpath(dir)) == size);
     /* A config with whitespace is stored compact (no newline can split a line). */
     CHECK(journal_append_trial(&k, "abc", 1, 1, "{ \"a\" :\n [1, 2] }", &err) == 0);

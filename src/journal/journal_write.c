@@ -251,6 +251,12 @@ int journal_append_trial(FsJournal *j, const char *trial, int index, long n_para
 int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, FsErr *err)
 {
     if (check_id(trial, err)) return -1;
+    if (r->status != FS_FIT_OK && r->status != FS_FIT_DIVERGED && r->status != FS_FIT_FAILED) {
+        /* A cancelled fold is no result: it is trained again on resume. */
+        fs_err_set(err, "journal: trial %s fold %d: status %s is not a result to record", trial, fold,
+                   train_status_name(r->status));
+        return -1;
+    }
     if (journal_find_fold(j, trial, fold)) return 0;
     double t = journal_wall_time();
     JBuf b = {0};
