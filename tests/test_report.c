@@ -520,6 +520,21 @@ static void test_cli(void)
     CHECK_CONTAINS(out_text, "best so far  a1 q3 0.7500 +- 0.2500");
     CHECK_CONTAINS(out_text, "elapsed      ");
 
+    /* sweep.yaml, when there, is the source (here: metric loss, 2 folds, 2 trials). */
+    snprintf(p, sizeof p, "%s/sweep.yaml", small_dir);
+    f = fopen(p, "w");
+    fputs("data:\n  inputs: [absent.txt]\n  format: uci\n  window: 5\n  folds: 2\nmodel:\n  depth: [1]\n"
+          "  filters: [4, 8]\n  kernel: [3]\n  dense: [0]\ntraining:\n  epochs: 2\nrun:\n  metric: loss\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "leaderboard '%s'", small_dir);
+    CHECK(run(args) == 0);
+    CHECK_CONTAINS(out_text, "loss mean");
+    CHECK(strstr(err_text, "note:") == NULL);
+    snprintf(args, sizeof args, "status '%s'", small_dir);
+    CHECK(run(args) == 0);
+    CHECK_CONTAINS(out_text, "sweep        2 trials x 2 folds, metric loss\n");
+
     /* A corrupt line in the middle: exit 1, the message names file and line. */
     snprintf(p, sizeof p, "%s/journal.jsonl", small_dir);
     f = fopen(p, "r+b");
