@@ -83,7 +83,8 @@ static void make_result(FsFitResult *r, int epochs, FsFitStatus status, unsigned
     r->diverged_step = status == FS_FIT_DIVERGED ? 41 + (long)seed : 0;
     r->best_val_loss = 0.1f + 1.0f / (3.0f + (float)seed);
     for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) r->best_confusion[a][b] = (uint64_t)(a * 3 + b) * 1000003u + seed;
+        for (int b = 0; b < 3; b++)
+            r->best_confusion[a][b] = (uint64_t)(a * 3 + b) * 1000003u + seed;
     r->best_confusion[2][2] = UINT64_MAX - seed;
     r->train_examples = 123456789012345ull + seed;
     r->val_examples = 987654321ull;
@@ -125,8 +126,9 @@ static void check_same_result(const FsFitResult *a, const FsFitResult *b)
     CHECK(strcmp(a->message, b->message) == 0);
 }
 
-static const char *CONFIG = "{\"layers\":[{\"act\":\"relu\",\"filters\":64,\"kind\":\"conv\",\"width\":7}],"
-                            "\"lr\":0.001,\"name\":\"a \\\"q\\\" \\u00e9\\n\"}";
+static const char *CONFIG =
+    "{\"layers\":[{\"act\":\"relu\",\"filters\":64,\"kind\":\"conv\",\"width\":7}],"
+    "\"lr\":0.001,\"name\":\"a \\\"q\\\" \\u00e9\\n\"}";
 
 static void test_round_trip(void)
 {
@@ -142,7 +144,8 @@ static void test_round_trip(void)
     make_result(&r[1], 3, FS_FIT_DIVERGED, 2);
     make_result(&r[2], 0, FS_FIT_FAILED, 3);
     r[1].best_val_loss = INFINITY;
-    for (int f = 0; f < 3; f++) CHECK(journal_append_fold(&j, "00112233aabbccdd", f, &r[f], &err) == 0);
+    for (int f = 0; f < 3; f++)
+        CHECK(journal_append_fold(&j, "00112233aabbccdd", f, &r[f], &err) == 0);
     CHECK(journal_append_fold(&j, "ffff", FS_FOLD_PREDEFINED, &r[0], &err) == 0);
     CHECK(journal_append_failure(&j, "ffff", "out of \"memory\"\nline 2", &err) == 0);
     CHECK_MSG(!err.set, "%s", err.msg);
@@ -212,7 +215,8 @@ static void test_round_trip(void)
     CHECK(journal_append_fold(&j, "aa", 0, &n, &err) == 0);
     journal_close(&j);
     CHECK(journal_read(&j, d2, &err) == 0);
-    CHECK(j.n_folds == 1 && isnan(j.folds[0].r.curves.train_loss[1]) && isnan(j.folds[0].r.best_val_loss));
+    CHECK(j.n_folds == 1 && isnan(j.folds[0].r.curves.train_loss[1]) &&
+          isnan(j.folds[0].r.best_val_loss));
     journal_close(&j);
     train_result_free(&n);
 }
@@ -307,8 +311,8 @@ static void test_torn_tail(void)
     long size = file_size(jpath(dir));
 
     /* Garbage after the last record, with and without a newline. */
-    const char *tails[] = {"garbage", "garbage\n", "{\"v\":1,\"kind\":\"fold\"", "\n", "{} #00000000\n",
-                           "{\"v\":1} #zzzzzzzz\n"};
+    const char *tails[] = {"garbage", "garbage\n",      "{\"v\":1,\"kind\":\"fold\"",
+                           "\n",      "{} #00000000\n", "{\"v\":1} #zzzzzzzz\n"};
     for (int i = 0; i < 6; i++) {
         spit(jpath(dir), tails[i], strlen(tails[i]), "ab");
         CHECK(journal_open(&j, dir, &err) == 0);
@@ -450,7 +454,8 @@ static void test_json_reader(void)
 {
     FsJsonDoc d;
     char why[128];
-    const char *ok = " {\"a\":[1,-2.5e3,true,false,null,\"x\\u00e9\\ud83d\\ude00\\n\"],\"b\":{},\"c\":[]} ";
+    const char *ok =
+        " {\"a\":[1,-2.5e3,true,false,null,\"x\\u00e9\\ud83d\\ude00\\n\"],\"b\":{},\"c\":[]} ";
     CHECK(journal_json_parse(&d, ok, strlen(ok), why, sizeof why) == 0);
     const FsJson *a = journal_json_get(d.root, "a");
     CHECK(a && a->n == 6);
@@ -464,13 +469,16 @@ static void test_json_reader(void)
     CHECK(!strcmp(journal_json_at(a, 5)->str, "x\xc3\xa9\xf0\x9f\x98\x80\n"));
     CHECK(journal_json_at(a, 6) == NULL && journal_json_get(d.root, "z") == NULL);
     char *c = journal_json_compact(d.root);
-    CHECK(!strcmp(c, "{\"a\":[1,-2.5e3,true,false,null,\"x\xc3\xa9\xf0\x9f\x98\x80\\u000a\"],\"b\":{},\"c\":[]}"));
+    CHECK(!strcmp(c, "{\"a\":[1,-2.5e3,true,false,null,\"x\xc3\xa9\xf0\x9f\x98\x80\\u000a\"],\"b\":"
+                     "{},\"c\":[]}"));
     free(c);
     journal_json_free(&d);
 
-    const char *bad[] = {"", " ", "{", "[1,]", "{\"a\"}", "{\"a\":1,}", "01", "1.", "-", "1e", "tru",
-                         "\"abc", "\"\\x\"", "\"\\ud800\"", "\"\\udc00\"", "\"a\nb\"", "[1] 2", "{1:2}",
-                         "nul", "\"\\u12g4\"", "[", "]", "+1", ".5", "{\"a\":1 \"b\":2}"};
+    const char *bad[] = {"",           " ",     "{",       "[1,]",        "{\"a\"}",
+                         "{\"a\":1,}", "01",    "1.",      "-",           "1e",
+                         "tru",        "\"abc", "\"\\x\"", "\"\\ud800\"", "\"\\udc00\"",
+                         "\"a\nb\"",   "[1] 2", "{1:2}",   "nul",         "\"\\u12g4\"",
+                         "[",          "]",     "+1",      ".5",          "{\"a\":1 \"b\":2}"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         int rc = journal_json_parse(&d, bad[k], strlen(bad[k]), why, sizeof why);
         CHECK_MSG(rc == -1, "accepted '%s'", bad[k]);
@@ -529,7 +537,8 @@ static void test_fuzz(void)
             if (it % 2) {
                 size_t at = rnd() % n, end;
                 while (at > 0 && seed[at - 1] != '\n') at--;
-                for (end = at; end < n && seed[end] != '\n'; end++) {}
+                for (end = at; end < n && seed[end] != '\n'; end++) {
+                }
                 len = end - at >= 10 ? end - at - 10 : 0; /* without " #crc" */
                 memmove(buf, seed + at, len);
             }
@@ -556,15 +565,18 @@ static void test_fuzz(void)
         }
         /* A single line of the seed, mutated, as JSON. */
         const char *nl = memchr(buf, '\n', len);
-        if (nl && journal_json_parse(&d, buf, (size_t)(nl - buf), NULL, 0) == 0) journal_json_free(&d);
+        if (nl && journal_json_parse(&d, buf, (size_t)(nl - buf), NULL, 0) == 0)
+            journal_json_free(&d);
         /* And the whole thing as a journal file. */
         if (it % 8 == 1) {
             const char *fd = tmp_dir("fuzz");
             mkdir(fd, 0777);
             spit(jpath(fd), buf, len, "wb");
             FsErr e = {0};
-            if (journal_read(&j, fd, &e) == 0) journal_close(&j);
-            else CHECK(e.set && strstr(e.msg, "journal.jsonl:") != NULL);
+            if (journal_read(&j, fd, &e) == 0)
+                journal_close(&j);
+            else
+                CHECK(e.set && strstr(e.msg, "journal.jsonl:") != NULL);
         }
     }
     printf("fuzz: %d of 4000 inputs parsed as JSON\n", parsed);

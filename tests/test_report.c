@@ -22,15 +22,16 @@ static const char *tmp_dir(const char *name)
     return path;
 }
 
-static const char *CFG = "{\"data\":{\"split\":\"folds\"},\"model\":{\"init\":\"he\",\"layers\":["
-                         "{\"activation\":\"relu\",\"filters\":64,\"kind\":\"conv1d\",\"width\":7},"
-                         "{\"kind\":\"dropout\",\"rate\":0.2},"
-                         "{\"activation\":\"relu\",\"kind\":\"dense\",\"units\":32}],\"window\":15},"
-                         "\"training\":{\"batch_size\":8,\"learning_rate\":0.001,\"optimizer\":\"adam\"}}";
+static const char *CFG =
+    "{\"data\":{\"split\":\"folds\"},\"model\":{\"init\":\"he\",\"layers\":["
+    "{\"activation\":\"relu\",\"filters\":64,\"kind\":\"conv1d\",\"width\":7},"
+    "{\"kind\":\"dropout\",\"rate\":0.2},"
+    "{\"activation\":\"relu\",\"kind\":\"dense\",\"units\":32}],\"window\":15},"
+    "\"training\":{\"batch_size\":8,\"learning_rate\":0.001,\"optimizer\":\"adam\"}}";
 
 /* A fold whose Q3 is correct / total and whose best loss is `loss`. */
-static void add_fold(FsJournal *j, const char *id, int fold, FsFitStatus status, int correct, int total,
-                     float loss, int best, int epochs, double seconds)
+static void add_fold(FsJournal *j, const char *id, int fold, FsFitStatus status, int correct,
+                     int total, float loss, int best, int epochs, double seconds)
 {
     FsFitResult r;
     train_result_alloc(&r, epochs);
@@ -93,7 +94,8 @@ static void check_order(const FsReport *rep, const char **ids, int n)
 {
     CHECK(rep->n_rows == n);
     for (int i = 0; i < n && i < rep->n_rows; i++) {
-        CHECK_MSG(!strcmp(rep->rows[i].id, ids[i]), "rank %d: %s, expected %s", i + 1, rep->rows[i].id, ids[i]);
+        CHECK_MSG(!strcmp(rep->rows[i].id, ids[i]), "rank %d: %s, expected %s", i + 1,
+                  rep->rows[i].id, ids[i]);
         CHECK(rep->rows[i].rank == i + 1);
     }
 }
@@ -225,14 +227,15 @@ static int count_lines(const char *s)
     return n;
 }
 
-#define CHECK_LINE(text, i, want)                                                \
-    do {                                                                         \
-        char got_[2048];                                                         \
-        line_of((text), (i), got_, sizeof got_);                                 \
-        CHECK_MSG(!strcmp(got_, (want)), "line %d:\n got  [%s]\n want [%s]", (i), got_, (want)); \
+#define CHECK_LINE(text, i, want)                                                                  \
+    do {                                                                                           \
+        char got_[2048];                                                                           \
+        line_of((text), (i), got_, sizeof got_);                                                   \
+        CHECK_MSG(!strcmp(got_, (want)), "line %d:\n got  [%s]\n want [%s]", (i), got_, (want));   \
     } while (0)
 
-#define CHECK_PREFIX(s, p) CHECK_MSG(!strncmp((s), (p), strlen(p)), "[%s] lacks prefix [%s]", (s), (p))
+#define CHECK_PREFIX(s, p)                                                                         \
+    CHECK_MSG(!strncmp((s), (p), strlen(p)), "[%s] lacks prefix [%s]", (s), (p))
 
 static void test_formats(void)
 {
@@ -245,15 +248,23 @@ static void test_formats(void)
 
     char *t = render(&rep, FS_REPORT_TABLE, 0);
     CHECK(count_lines(t) == 5);
-    CHECK_LINE(t, 0, "rank  id  status      q3 mean     std   fold0   fold1  epochs best/ran  seconds  params"
-                     "  architecture                                                  note");
-    CHECK_LINE(t, 2, "   1  a1  ok           0.7500  0.2500  0.5000  1.0000  3/5 4/4             12.5    1234"
-                     "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8");
-    CHECK_LINE(t, 3, "   2  c3  incomplete   0.7500  0.0000       -  0.7500  - 2/2                0.5       7"
-                     "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  1 of 2 folds done");
-    CHECK_LINE(t, 4, "   3  b2  diverged     0.7500  0.0000  0.7500     div  2/6 1/2              2.0      99"
-                     "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  fold 1 diverged at "
-                     "epoch 3 step 41");
+    CHECK_LINE(
+        t, 0,
+        "rank  id  status      q3 mean     std   fold0   fold1  epochs best/ran  seconds  params"
+        "  architecture                                                  note");
+    CHECK_LINE(
+        t, 2,
+        "   1  a1  ok           0.7500  0.2500  0.5000  1.0000  3/5 4/4             12.5    1234"
+        "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8");
+    CHECK_LINE(
+        t, 3,
+        "   2  c3  incomplete   0.7500  0.0000       -  0.7500  - 2/2                0.5       7"
+        "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  1 of 2 folds done");
+    CHECK_LINE(
+        t, 4,
+        "   3  b2  diverged     0.7500  0.0000  0.7500     div  2/6 1/2              2.0      99"
+        "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  fold 1 diverged at "
+        "epoch 3 step 41");
     char l1[2048];
     line_of(t, 1, l1, sizeof l1);
     CHECK(strspn(l1, "-") == strlen(l1) && strlen(l1) > 100);
@@ -261,30 +272,42 @@ static void test_formats(void)
 
     char *m = render(&rep, FS_REPORT_MD, 0);
     CHECK(count_lines(m) == 5);
-    CHECK_LINE(m, 0, "| rank | id | status | q3 mean | std | fold0 | fold1 | epochs best/ran | seconds | params "
-                     "| architecture | note |");
-    CHECK_LINE(m, 1, "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |");
-    CHECK_LINE(m, 2, "| 1 | a1 | ok | 0.7500 | 0.2500 | 0.5000 | 1.0000 | 3/5 4/4 | 12.5 | 1234 "
-                     "| w15 conv64x7 relu > drop0.2 > dense32 relu \\| adam lr0.001 b8 |  |");
+    CHECK_LINE(
+        m, 0,
+        "| rank | id | status | q3 mean | std | fold0 | fold1 | epochs best/ran | seconds | params "
+        "| architecture | note |");
+    CHECK_LINE(m, 1,
+               "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |");
+    CHECK_LINE(m, 2,
+               "| 1 | a1 | ok | 0.7500 | 0.2500 | 0.5000 | 1.0000 | 3/5 4/4 | 12.5 | 1234 "
+               "| w15 conv64x7 relu > drop0.2 > dense32 relu \\| adam lr0.001 b8 |  |");
     free(m);
 
     char *c = render(&rep, FS_REPORT_CSV, 0);
     CHECK(count_lines(c) == 4);
-    CHECK_LINE(c, 0, "rank,id,index,status,metric,mean,std,folds_done,fold0_q3,fold0_loss,fold0_best_epoch,"
-                     "fold0_epochs,fold0_status,fold1_q3,fold1_loss,fold1_best_epoch,fold1_epochs,fold1_status,"
-                     "seconds,params,architecture,note,config");
+    CHECK_LINE(
+        c, 0,
+        "rank,id,index,status,metric,mean,std,folds_done,fold0_q3,fold0_loss,fold0_best_epoch,"
+        "fold0_epochs,fold0_status,fold1_q3,fold1_loss,fold1_best_epoch,fold1_epochs,fold1_status,"
+        "seconds,params,architecture,note,config");
     char want[2048];
-    snprintf(want, sizeof want, "1,a1,0,ok,q3,0.75,0.25,2,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,1234,%s,,\"%s\"",
-             arch, "{\"\"data\"\":{\"\"split\"\":\"\"folds\"\"},\"\"model\"\":{\"\"init\"\":\"\"he\"\",\"\"layers\"\":"
-                   "[{\"\"activation\"\":\"\"relu\"\",\"\"filters\"\":64,\"\"kind\"\":\"\"conv1d\"\",\"\"width\"\":7},"
-                   "{\"\"kind\"\":\"\"dropout\"\",\"\"rate\"\":0.2},{\"\"activation\"\":\"\"relu\"\",\"\"kind\"\":"
-                   "\"\"dense\"\",\"\"units\"\":32}],\"\"window\"\":15},\"\"training\"\":{\"\"batch_size\"\":8,"
-                   "\"\"learning_rate\"\":0.001,\"\"optimizer\"\":\"\"adam\"\"}}");
+    snprintf(want, sizeof want,
+             "1,a1,0,ok,q3,0.75,0.25,2,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,1234,%s,,\"%s\"", arch,
+             "{\"\"data\"\":{\"\"split\"\":\"\"folds\"\"},\"\"model\"\":{\"\"init\"\":\"\"he\"\","
+             "\"\"layers\"\":"
+             "[{\"\"activation\"\":\"\"relu\"\",\"\"filters\"\":64,\"\"kind\"\":\"\"conv1d\"\","
+             "\"\"width\"\":7},"
+             "{\"\"kind\"\":\"\"dropout\"\",\"\"rate\"\":0.2},{\"\"activation\"\":\"\"relu\"\","
+             "\"\"kind\"\":"
+             "\"\"dense\"\",\"\"units\"\":32}],\"\"window\"\":15},\"\"training\"\":{\"\"batch_"
+             "size\"\":8,"
+             "\"\"learning_rate\"\":0.001,\"\"optimizer\"\":\"\"adam\"\"}}");
     CHECK_LINE(c, 1, want);
     line_of(c, 2, want, sizeof want);
     CHECK_PREFIX(want, "2,c3,2,incomplete,q3,0.75,0,1,,,,,missing,0.75,0.75,2,2,ok,0.500,7,w15 ");
     line_of(c, 3, want, sizeof want);
-    CHECK_PREFIX(want, "3,b2,1,diverged,q3,0.75,0,2,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,99,w15 ");
+    CHECK_PREFIX(
+        want, "3,b2,1,diverged,q3,0.75,0,2,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,99,w15 ");
     CHECK_CONTAINS(want, ",fold 1 diverged at epoch 3 step 41,");
     free(c);
     char *top = render(&rep, FS_REPORT_CSV, 1);
@@ -404,9 +427,10 @@ static void test_arch_summary(void)
     char s[96];
     report_arch_summary(CFG, s, sizeof s);
     CHECK(!strcmp(s, "w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8"));
-    report_arch_summary("{\"model\":{\"layers\":[{\"kind\":\"highway\",\"width\":5,\"activation\":\"swish\"},"
-                        "{\"kind\":\"batchnorm\",\"epsilon\":0.001}]}}",
-                        s, sizeof s);
+    report_arch_summary(
+        "{\"model\":{\"layers\":[{\"kind\":\"highway\",\"width\":5,\"activation\":\"swish\"},"
+        "{\"kind\":\"batchnorm\",\"epsilon\":0.001}]}}",
+        s, sizeof s);
     CHECK(!strcmp(s, "hw5 swish > bn"));
     report_arch_summary("not json", s, sizeof s);
     CHECK(!strcmp(s, ""));
@@ -515,7 +539,8 @@ static void test_cli(void)
     snprintf(args, sizeof args, "status '%s'", small_dir);
     CHECK(run(args) == 0);
     CHECK_CONTAINS(out_text, "sweep        5 trials x 2 folds, metric q3");
-    CHECK_CONTAINS(out_text, "trials       2 done (1 ok, 1 diverged, 0 failed), 1 in flight, 2 left");
+    CHECK_CONTAINS(out_text,
+                   "trials       2 done (1 ok, 1 diverged, 0 failed), 1 in flight, 2 left");
     CHECK_CONTAINS(out_text, "folds        5 of 10");
     CHECK_CONTAINS(out_text, "best so far  a1 q3 0.7500 +- 0.2500");
     CHECK_CONTAINS(out_text, "elapsed      ");
@@ -523,8 +548,10 @@ static void test_cli(void)
     /* sweep.yaml, when there, is the source (here: metric loss, 2 folds, 2 trials). */
     snprintf(p, sizeof p, "%s/sweep.yaml", small_dir);
     f = fopen(p, "w");
-    fputs("data:\n  inputs: [absent.txt]\n  format: uci\n  window: 5\n  folds: 2\nmodel:\n  depth: [1]\n"
-          "  filters: [4, 8]\n  kernel: [3]\n  dense: [0]\ntraining:\n  epochs: 2\nrun:\n  metric: loss\n",
+    fputs("data:\n  inputs: [absent.txt]\n  format: uci\n  window: 5\n  folds: 2\nmodel:\n  depth: "
+          "[1]\n"
+          "  filters: [4, 8]\n  kernel: [3]\n  dense: [0]\ntraining:\n  epochs: 2\nrun:\n  metric: "
+          "loss\n",
           f);
     fclose(f);
     snprintf(args, sizeof args, "leaderboard '%s'", small_dir);

@@ -19,17 +19,18 @@
 static void lb_help(FILE *out)
 {
     fputs(LB_USAGE, out);
-    fputs("\nRanks the trials of a run folder (DIR/journal.jsonl, with the metric and folds of\n"
-          "DIR/sweep.yaml) by the mean validation metric over folds: Q3 at each fold's best epoch,\n"
-          "higher first, or best validation loss, lower first. Complete trials come first, then\n"
-          "incomplete ones, then diverged and failed ones with their reason. std is the\n"
-          "population standard deviation over the folds. Safe to run while the run goes on.\n\n"
-          "options:\n"
-          "  --top N                  only the best N trials\n"
-          "  --format F               table (default), md (Markdown), csv, or json\n"
-          "                           (json layout: docs/leaderboard-json.md)\n"
-          "  -h, --help               show this help\n",
-          out);
+    fputs(
+        "\nRanks the trials of a run folder (DIR/journal.jsonl, with the metric and folds of\n"
+        "DIR/sweep.yaml) by the mean validation metric over folds: Q3 at each fold's best epoch,\n"
+        "higher first, or best validation loss, lower first. Complete trials come first, then\n"
+        "incomplete ones, then diverged and failed ones with their reason. std is the\n"
+        "population standard deviation over the folds. Safe to run while the run goes on.\n\n"
+        "options:\n"
+        "  --top N                  only the best N trials\n"
+        "  --format F               table (default), md (Markdown), csv, or json\n"
+        "                           (json layout: docs/leaderboard-json.md)\n"
+        "  -h, --help               show this help\n",
+        out);
 }
 
 static int lb_usage_error(const char *what, const char *arg)
@@ -82,7 +83,8 @@ int cli_leaderboard(int argc, char **argv)
     }
     if (!dir) return lb_usage_error("missing the run folder DIR", NULL);
     int fmt = fmt_s ? report_format_parse(fmt_s) : FS_REPORT_TABLE;
-    if (fmt < 0) return lb_usage_error("unknown --format (expected table, md, csv or json):", fmt_s);
+    if (fmt < 0)
+        return lb_usage_error("unknown --format (expected table, md, csv or json):", fmt_s);
     long top = 0;
     if (top_s) {
         char *end;
@@ -111,8 +113,11 @@ int cli_leaderboard(int argc, char **argv)
         return FS_EXIT_ERROR;
     }
     if (from_journal)
-        cli_error("note: %s/sweep.yaml is missing; metric and folds come from the journal's run record", dir);
-    if (j.dropped_tail) cli_error("note: the journal's last line is incomplete (a run writing or killed); skipped");
+        cli_error(
+            "note: %s/sweep.yaml is missing; metric and folds come from the journal's run record",
+            dir);
+    if (j.dropped_tail)
+        cli_error("note: the journal's last line is incomplete (a run writing or killed); skipped");
     FsReport rep;
     report_build(&rep, &j, &spec);
     report_write(&rep, (FsReportFormat)fmt, (int)top, stdout);

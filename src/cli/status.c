@@ -33,9 +33,12 @@ static void duration(double s, char *out, size_t n)
         return;
     }
     long t = (long)(s + 0.5);
-    if (t >= 3600) snprintf(out, n, "%ldh%02ldm%02lds", t / 3600, t / 60 % 60, t % 60);
-    else if (t >= 60) snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
-    else snprintf(out, n, "%lds", t);
+    if (t >= 3600)
+        snprintf(out, n, "%ldh%02ldm%02lds", t / 3600, t / 60 % 60, t % 60);
+    else if (t >= 60)
+        snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(out, n, "%lds", t);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -82,11 +85,13 @@ int cli_status(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(ST_USAGE, stdout);
-            fputs("\nShows where a run folder stands: trials done, in flight and left, elapsed time,\n"
-                  "an estimate of the time left, and the best trial so far. Reads DIR/journal.jsonl\n"
-                  "and DIR/sweep.yaml without changing them: safe while the run goes on.\n\n"
-                  "options:\n  -h, --help               show this help\n",
-                  stdout);
+            fputs(
+                "\nShows where a run folder stands: trials done, in flight and left, elapsed "
+                "time,\n"
+                "an estimate of the time left, and the best trial so far. Reads DIR/journal.jsonl\n"
+                "and DIR/sweep.yaml without changing them: safe while the run goes on.\n\n"
+                "options:\n  -h, --help               show this help\n",
+                stdout);
             return FS_EXIT_OK;
         }
         if (a[0] == '-' && a[1]) return st_usage_error("unknown option", a);
@@ -135,15 +140,20 @@ int cli_status(int argc, char **argv)
 
     printf("run folder   %s%s\n", dir, running ? " (a run is writing it now)" : "");
     if (spec.n_trials > 0)
-        printf("sweep        %d trials x %d fold%s, metric %s%s\n", spec.n_trials, k, k == 1 ? "" : "s",
-               report_metric_name(spec.metric), from_journal ? " (from the journal; no sweep.yaml)" : "");
-    printf("trials       %d done (%d ok, %d diverged, %d failed), %d in flight, ", done, n_ok, n_div, n_fail,
-           flight);
-    if (left >= 0) printf("%d left\n", left);
-    else printf("? left\n");
+        printf("sweep        %d trials x %d fold%s, metric %s%s\n", spec.n_trials, k,
+               k == 1 ? "" : "s", report_metric_name(spec.metric),
+               from_journal ? " (from the journal; no sweep.yaml)" : "");
+    printf("trials       %d done (%d ok, %d diverged, %d failed), %d in flight, ", done, n_ok,
+           n_div, n_fail, flight);
+    if (left >= 0)
+        printf("%d left\n", left);
+    else
+        printf("? left\n");
     long total_folds = spec.n_trials > 0 ? (long)spec.n_trials * k : -1;
-    if (total_folds > 0) printf("folds        %ld of %ld\n", folds_done, total_folds);
-    else printf("folds        %ld\n", folds_done);
+    if (total_folds > 0)
+        printf("folds        %ld of %ld\n", folds_done, total_folds);
+    else
+        printf("folds        %ld\n", folds_done);
     char e[32], eta[32];
     duration(el, e, sizeof e);
     printf("elapsed      %s over %d run%s\n", e, n_runs, n_runs == 1 ? "" : "s");
@@ -151,18 +161,21 @@ int cli_status(int argc, char **argv)
         printf("eta          finished\n");
     } else if (total_folds > 0 && folds_done > 0 && el > 0) {
         duration((double)(total_folds - folds_done) * el / (double)folds_done, eta, sizeof eta);
-        printf("eta          %s at the pace so far%s\n", eta, running ? "" : " (no run is going now)");
+        printf("eta          %s at the pace so far%s\n", eta,
+               running ? "" : " (no run is going now)");
     } else {
         printf("eta          unknown (no fold finished yet)\n");
     }
     if (rep.n_rows && rep.rows[0].status == FS_TRIAL_OK) {
         const FsReportRow *b = &rep.rows[0];
-        printf("best so far  %s %s %.4f +- %.4f  %s\n", b->id, report_metric_name(spec.metric), b->mean, b->std,
-               b->arch);
+        printf("best so far  %s %s %.4f +- %.4f  %s\n", b->id, report_metric_name(spec.metric),
+               b->mean, b->std, b->arch);
     } else {
         printf("best so far  none complete yet\n");
     }
-    if (j.dropped_tail) printf("note         the journal's last line is incomplete (being written, or a killed run)\n");
+    if (j.dropped_tail)
+        printf("note         the journal's last line is incomplete (being written, or a killed "
+               "run)\n");
     report_free(&rep);
     journal_close(&j);
     return fflush(stdout) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;

@@ -55,14 +55,18 @@ static void index_put(int **tab, int *cap, int n_used, uint64_t h, int value,
     (*tab)[s] = value;
 }
 
-static uint64_t fold_rehash(const FsJournal *j, int i) { return key_hash(j->folds[i].trial, j->folds[i].fold); }
+static uint64_t fold_rehash(const FsJournal *j, int i)
+{
+    return key_hash(j->folds[i].trial, j->folds[i].fold);
+}
 static uint64_t trial_rehash(const FsJournal *j, int i) { return key_hash(j->trials[i].trial, 0); }
 
 const FsFoldRecord *journal_find_fold(const FsJournal *j, const char *trial, int fold)
 {
     if (!j->fold_index_cap) return NULL;
     int m = j->fold_index_cap - 1;
-    for (int s = (int)(key_hash(trial, fold) & (uint64_t)m); j->fold_index[s] >= 0; s = (s + 1) & m) {
+    for (int s = (int)(key_hash(trial, fold) & (uint64_t)m); j->fold_index[s] >= 0;
+         s = (s + 1) & m) {
         const FsFoldRecord *r = &j->folds[j->fold_index[s]];
         if (r->fold == fold && !strcmp(r->trial, trial)) return r;
     }
@@ -95,12 +99,12 @@ const FsRunRecord *journal_last_run(const FsJournal *j)
 /* ---------------------------------------------------------------------- */
 /* Adding records (first of a key wins)                                     */
 
-#define GROW(arr, n, cap)                                            \
-    do {                                                             \
-        if ((n) == (cap)) {                                          \
-            (cap) = (cap) ? (cap) * 2 : 16;                          \
-            (arr) = fs_realloc((arr), (size_t)(cap) * sizeof *(arr)); \
-        }                                                            \
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? (cap)*2 : 16;                                                          \
+            (arr) = fs_realloc((arr), (size_t)(cap) * sizeof *(arr));                              \
+        }                                                                                          \
     } while (0)
 
 int journal_add_trial(FsJournal *j, const char *trial, int index, long n_params, const char *config,
@@ -209,10 +213,14 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
         get_int(rec, "best_epoch", 0, 1 << 24, &best))
         return -1;
     FsFitStatus status;
-    if (!strcmp(st->str, "ok")) status = FS_FIT_OK;
-    else if (!strcmp(st->str, "diverged")) status = FS_FIT_DIVERGED;
-    else if (!strcmp(st->str, "failed")) status = FS_FIT_FAILED;
-    else return *what = "status ok, diverged or failed", -1;
+    if (!strcmp(st->str, "ok"))
+        status = FS_FIT_OK;
+    else if (!strcmp(st->str, "diverged"))
+        status = FS_FIT_DIVERGED;
+    else if (!strcmp(st->str, "failed"))
+        status = FS_FIT_FAILED;
+    else
+        return *what = "status ok, diverged or failed", -1;
     if (journal_json_get(rec, "halted_by") && get_int(rec, "halted_by", 0, 1, &halted)) return -1;
     if (journal_json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, 1 << 24, &dep))
         return -1;
@@ -231,23 +239,30 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     const FsJson *cm = journal_json_get(rec, "confusion");
     for (int a = 0; a < 3 && !bad; a++)
         for (int b = 0; b < 3 && !bad; b++)
-            bad = journal_json_u64(journal_json_at(journal_json_at(cm, a), b), &r.best_confusion[a][b]);
+            bad = journal_json_u64(journal_json_at(journal_json_at(cm, a), b),
+                                   &r.best_confusion[a][b]);
     const FsJson *v;
-    if (!bad && (v = journal_json_get(rec, "train_examples"))) bad = journal_json_u64(v, &r.train_examples);
-    if (!bad && (v = journal_json_get(rec, "val_examples"))) bad = journal_json_u64(v, &r.val_examples);
+    if (!bad && (v = journal_json_get(rec, "train_examples")))
+        bad = journal_json_u64(v, &r.train_examples);
+    if (!bad && (v = journal_json_get(rec, "val_examples")))
+        bad = journal_json_u64(v, &r.val_examples);
     if (!bad && (v = journal_json_get(rec, "seconds"))) bad = journal_json_f64(v, &r.seconds);
-    if (!bad && (v = journal_json_get(rec, "val_seconds"))) bad = journal_json_f64(v, &r.val_seconds);
+    if (!bad && (v = journal_json_get(rec, "val_seconds")))
+        bad = journal_json_f64(v, &r.val_seconds);
     const FsJson *cv = journal_json_get(rec, "curves");
     if (!bad && cv) {
-        bad = cv->type != FS_JSON_OBJECT || get_curve(cv, "train_loss", r.curves.train_loss, r.epochs) ||
+        bad = cv->type != FS_JSON_OBJECT ||
+              get_curve(cv, "train_loss", r.curves.train_loss, r.epochs) ||
               get_curve(cv, "val_loss", r.curves.val_loss, r.epochs) ||
               get_curve(cv, "val_q3", r.curves.val_q3, r.epochs) ||
               get_curve(cv, "seconds", r.curves.seconds, r.epochs);
         if (bad) *what = "curves of at most 'epochs' numbers each";
     }
     if (!bad && (v = journal_json_get(rec, "message"))) {
-        if (v->type != FS_JSON_STRING) bad = 1;
-        else snprintf(r.message, sizeof r.message, "%s", v->str);
+        if (v->type != FS_JSON_STRING)
+            bad = 1;
+        else
+            snprintf(r.message, sizeof r.message, "%s", v->str);
     }
     if (!bad && !journal_add_fold(j, trial, (int)fold, &r, t)) j->duplicates++;
     train_result_free(&r);
@@ -348,7 +363,8 @@ static int decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t 
         snprintf(why, why_n, "bad JSON: %s", jwhy);
         return LINE_CORRUPT;
     }
-    int rc = doc.root->type == FS_JSON_OBJECT ? decode_record(j, doc.root, s, why, why_n) : LINE_INVALID;
+    int rc =
+        doc.root->type == FS_JSON_OBJECT ? decode_record(j, doc.root, s, why, why_n) : LINE_INVALID;
     if (doc.root->type != FS_JSON_OBJECT) snprintf(why, why_n, "expected a JSON object");
     journal_json_free(&doc);
     return rc;

@@ -37,16 +37,16 @@
 
 typedef struct {
     char trial[17];
-    int fold;              /* 0..k-1, or FS_FOLD_PREDEFINED */
-    FsFitResult r;         /* status, epochs, best epoch, confusion, curves (allocated), ... */
-    double time;           /* Unix seconds when appended */
+    int fold;      /* 0..k-1, or FS_FOLD_PREDEFINED */
+    FsFitResult r; /* status, epochs, best epoch, confusion, curves (allocated), ... */
+    double time;   /* Unix seconds when appended */
 } FsFoldRecord;
 
 typedef struct {
     char trial[17];
     int index;
     long n_params;
-    char *config;          /* canonical JSON */
+    char *config; /* canonical JSON */
     double time;
 } FsTrialRecord;
 
@@ -57,16 +57,16 @@ typedef struct {
 } FsFailureRecord;
 
 typedef struct {
-    double time;           /* Unix seconds when the run (or resume) started */
+    double time; /* Unix seconds when the run (or resume) started */
     long pid;
     char host[64];
-    int n_trials;          /* the sweep's trial count, folds (1 if predefined), */
-    int folds;             /* metric name ("q3" / "loss"); 0 / "" if unknown */
-    char metric[8];
+    int n_trials;   /* the sweep's trial count (0 if unknown) */
+    int folds;      /* k, or 1 for a predefined split (0 if unknown) */
+    char metric[8]; /* "q3" or "loss" ("" if unknown) */
 } FsRunRecord;
 
 typedef struct {
-    char *path;            /* DIR/journal.jsonl */
+    char *path; /* DIR/journal.jsonl */
     int fd;
     FsFoldRecord *folds;
     int n_folds, cap_folds;
@@ -76,12 +76,12 @@ typedef struct {
     int n_failures, cap_failures;
     FsRunRecord *runs;
     int n_runs, cap_runs;
-    int dropped_tail;      /* 1 if a torn last line was dropped on open */
-    double write_seconds;  /* time spent appending (for the run profile) */
-    long long size;        /* bytes of good records in the file */
-    long lines;            /* lines in the file (good ones) */
-    int duplicates;        /* records ignored as duplicates on reading */
-    int read_only;         /* opened by journal_read */
+    int dropped_tail;              /* 1 if a torn last line was dropped on open */
+    double write_seconds;          /* time spent appending (for the run profile) */
+    long long size;                /* bytes of good records in the file */
+    long lines;                    /* lines in the file (good ones) */
+    int duplicates;                /* records ignored as duplicates on reading */
+    int read_only;                 /* opened by journal_read */
     int *fold_index, *trial_index; /* hash tables (private) */
     int fold_index_cap, trial_index_cap;
 } FsJournal;
@@ -98,9 +98,10 @@ int journal_read(FsJournal *j, const char *dir, FsErr *err);
 int journal_is_locked(const char *dir);
 void journal_close(FsJournal *j);
 
-int journal_append_trial(FsJournal *j, const char *trial, int index, long n_params, const char *config,
-                         FsErr *err);
-int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, FsErr *err);
+int journal_append_trial(FsJournal *j, const char *trial, int index, long n_params,
+                         const char *config, FsErr *err);
+int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r,
+                        FsErr *err);
 int journal_append_failure(FsJournal *j, const char *trial, const char *message, FsErr *err);
 /* A run or resume starts: call once after journal_open. n_trials and folds
  * are the sweep's (folds 1 when the split is predefined), metric its name. */
@@ -130,12 +131,12 @@ typedef enum {
 
 typedef struct FsJson {
     FsJsonType type;
-    const char *key;       /* member name when the parent is an object */
-    const char *str;       /* decoded string, or a number's text (NUL-terminated) */
-    size_t len;            /* bytes in str (a string may hold \u0000) */
-    int n;                 /* children of an array or object */
+    const char *key; /* member name when the parent is an object */
+    const char *str; /* decoded string, or a number's text (NUL-terminated) */
+    size_t len;      /* bytes in str (a string may hold \u0000) */
+    int n;           /* children of an array or object */
     struct FsJson *child, *next;
-    size_t off, end;       /* the value's bytes in the source text */
+    size_t off, end; /* the value's bytes in the source text */
 } FsJson;
 
 typedef struct {

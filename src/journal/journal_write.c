@@ -90,16 +90,22 @@ void jbuf_string(JBuf *b, const char *s)
 
 static void put_float(JBuf *b, float x)
 {
-    if (isnan(x)) jbuf_lit(b, "\"nan\"");
-    else if (isinf(x)) jbuf_printf(b, "\"%sinf\"", x < 0 ? "-" : "");
-    else jbuf_printf(b, "%.9g", (double)x);
+    if (isnan(x))
+        jbuf_lit(b, "\"nan\"");
+    else if (isinf(x))
+        jbuf_printf(b, "\"%sinf\"", x < 0 ? "-" : "");
+    else
+        jbuf_printf(b, "%.9g", (double)x);
 }
 
 static void put_double(JBuf *b, double x)
 {
-    if (isnan(x)) jbuf_lit(b, "\"nan\"");
-    else if (isinf(x)) jbuf_printf(b, "\"%sinf\"", x < 0 ? "-" : "");
-    else jbuf_printf(b, "%.17g", x);
+    if (isnan(x))
+        jbuf_lit(b, "\"nan\"");
+    else if (isinf(x))
+        jbuf_printf(b, "\"%sinf\"", x < 0 ? "-" : "");
+    else
+        jbuf_printf(b, "%.17g", x);
 }
 
 static void put_curve(JBuf *b, const char *name, const float *xs, int n)
@@ -218,8 +224,8 @@ static int check_id(const char *trial, FsErr *err)
     return 0;
 }
 
-int journal_append_trial(FsJournal *j, const char *trial, int index, long n_params, const char *config,
-                         FsErr *err)
+int journal_append_trial(FsJournal *j, const char *trial, int index, long n_params,
+                         const char *config, FsErr *err)
 {
     if (check_id(trial, err)) return -1;
     if (journal_find_trial(j, trial)) return 0;
@@ -253,8 +259,8 @@ int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitRe
     if (check_id(trial, err)) return -1;
     if (r->status != FS_FIT_OK && r->status != FS_FIT_DIVERGED && r->status != FS_FIT_FAILED) {
         /* A cancelled fold is no result: it is trained again on resume. */
-        fs_err_set(err, "journal: trial %s fold %d: status %s is not a result to record", trial, fold,
-                   train_status_name(r->status));
+        fs_err_set(err, "journal: trial %s fold %d: status %s is not a result to record", trial,
+                   fold, train_status_name(r->status));
         return -1;
     }
     if (journal_find_fold(j, trial, fold)) return 0;
@@ -287,8 +293,8 @@ int journal_append_failure(FsJournal *j, const char *trial, const char *message,
 
 int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, FsErr *err)
 {
-    FsRunRecord run = {.time = journal_wall_time(), .pid = (long)getpid(), .n_trials = n_trials,
-                       .folds = folds};
+    FsRunRecord run = {
+        .time = journal_wall_time(), .pid = (long)getpid(), .n_trials = n_trials, .folds = folds};
     if (gethostname(run.host, sizeof run.host - 1) != 0) run.host[0] = '\0';
     run.host[sizeof run.host - 1] = '\0';
     snprintf(run.metric, sizeof run.metric, "%s", metric ? metric : "");

@@ -34,8 +34,8 @@ static int fail(Parser *p, const char *what)
 
 static void skip_ws(Parser *p)
 {
-    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' ||
-                           p->s[p->i] == '\r'))
+    while (p->i < p->n &&
+           (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r'))
         p->i++;
 }
 
@@ -56,10 +56,14 @@ static int hex4(Parser *p, unsigned *out)
     for (int k = 0; k < 4; k++) {
         char c = p->s[p->i + (size_t)k];
         v <<= 4;
-        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
-        else return -1;
+        if (c >= '0' && c <= '9')
+            v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned)(c - 'A' + 10);
+        else
+            return -1;
     }
     p->i += 4;
     *out = v;
@@ -146,17 +150,15 @@ static int parse_string(Parser *p, const char **out, size_t *len)
     return 0;
 }
 
-static int is_digit(Parser *p)
-{
-    return p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9';
-}
+static int is_digit(Parser *p) { return p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9'; }
 
 static int parse_number(Parser *p, FsJson *v)
 {
     size_t start = p->i;
     if (p->i < p->n && p->s[p->i] == '-') p->i++;
     if (!is_digit(p)) return fail(p, "a digit");
-    if (p->s[p->i] == '0') p->i++;
+    if (p->s[p->i] == '0')
+        p->i++;
     else
         while (is_digit(p)) p->i++;
     if (p->i < p->n && p->s[p->i] == '.') {
@@ -213,8 +215,10 @@ static int parse_container(Parser *p, FsJson *v, int depth)
         FsJson *c;
         if (parse_value(p, &c, depth + 1)) return -1;
         c->key = key;
-        if (last) last->next = c;
-        else v->child = c;
+        if (last)
+            last->next = c;
+        else
+            v->child = c;
         last = c;
         v->n++;
         skip_ws(p);
@@ -269,7 +273,8 @@ int journal_json_parse(FsJsonDoc *doc, const char *text, size_t n, char *why, si
     size_t bound = 1;
     for (size_t i = 0; i < n; i++)
         if (text[i] == ',' || text[i] == '[' || text[i] == '{') bound++;
-    if (bound > (size_t)1 << 30) bound = (size_t)1 << 30; /* a value needs a byte: n bounds it too */
+    if (bound > (size_t)1 << 30)
+        bound = (size_t)1 << 30; /* a value needs a byte: n bounds it too */
     if (bound > n + 1) bound = n + 1;
     Parser p = {.s = text, .n = n, .why = why, .why_n = why_n};
     p.cap_nodes = (int)bound;
@@ -351,10 +356,14 @@ int journal_json_u64(const FsJson *v, uint64_t *out)
 static int special(const FsJson *v, double *out)
 {
     if (!v || v->type != FS_JSON_STRING) return -1;
-    if (!strcmp(v->str, "nan")) *out = NAN;
-    else if (!strcmp(v->str, "inf")) *out = INFINITY;
-    else if (!strcmp(v->str, "-inf")) *out = -INFINITY;
-    else return -1;
+    if (!strcmp(v->str, "nan"))
+        *out = NAN;
+    else if (!strcmp(v->str, "inf"))
+        *out = INFINITY;
+    else if (!strcmp(v->str, "-inf"))
+        *out = -INFINITY;
+    else
+        return -1;
     return 0;
 }
 

@@ -163,12 +163,17 @@ static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
     f->seconds = r->seconds;
 }
 
-static int fold_id_of(const FsReportSpec *spec, int slot) { return spec->predefined ? FS_FOLD_PREDEFINED : slot; }
+static int fold_id_of(const FsReportSpec *spec, int slot)
+{
+    return spec->predefined ? FS_FOLD_PREDEFINED : slot;
+}
 
 static void fold_name(const FsReportSpec *spec, int fold_id, char *out, size_t n)
 {
-    if (fold_id == FS_FOLD_PREDEFINED || spec->predefined) snprintf(out, n, "the validation split");
-    else snprintf(out, n, "fold %d", fold_id);
+    if (fold_id == FS_FOLD_PREDEFINED || spec->predefined)
+        snprintf(out, n, "the validation split");
+    else
+        snprintf(out, n, "fold %d", fold_id);
 }
 
 static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec)
@@ -187,7 +192,8 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
         if (f->status == FS_FIT_FAILED && row->status != FS_TRIAL_FAILED) {
             const FsFoldRecord *fr = journal_find_fold(j, row->id, f->fold);
             row->status = FS_TRIAL_FAILED;
-            snprintf(row->reason, sizeof row->reason, "%s failed: %s", fname, fr ? fr->r.message : "");
+            snprintf(row->reason, sizeof row->reason, "%s failed: %s", fname,
+                     fr ? fr->r.message : "");
         } else if (f->status == FS_FIT_DIVERGED && row->status == FS_TRIAL_OK) {
             row->status = FS_TRIAL_DIVERGED;
             snprintf(row->reason, sizeof row->reason, "%s diverged at epoch %d step %ld", fname,
@@ -215,7 +221,8 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
         for (int s = 0; s < k; s++) {
             const FsReportFold *f = &row->folds[s];
             double v = spec->metric == FS_METRIC_LOSS ? f->loss : f->q3;
-            if (f->present && f->status == FS_FIT_OK && !isnan(v)) ss += (v - row->mean) * (v - row->mean);
+            if (f->present && f->status == FS_FIT_OK && !isnan(v))
+                ss += (v - row->mean) * (v - row->mean);
         }
         row->std = sqrt(ss / n_ok); /* population: over the folds, not an estimate beyond them */
     }
@@ -260,7 +267,8 @@ static FsReportRow *new_row(FsReport *rep, int *cap, const char *id, const FsJou
 }
 
 /* A trial known only from fold or failure records (no trial record). */
-static void add_orphan(FsReport *rep, int *cap, const char *id, const FsJournal *j, int first_orphan)
+static void add_orphan(FsReport *rep, int *cap, const char *id, const FsJournal *j,
+                       int first_orphan)
 {
     if (journal_find_trial(j, id)) return;
     for (int i = first_orphan; i < rep->n_rows; i++)
@@ -277,7 +285,8 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
     for (int i = 0; i < j->n_trials; i++) new_row(rep, &cap, j->trials[i].trial, j);
     int first_orphan = rep->n_rows;
     for (int i = 0; i < j->n_folds; i++) add_orphan(rep, &cap, j->folds[i].trial, j, first_orphan);
-    for (int i = 0; i < j->n_failures; i++) add_orphan(rep, &cap, j->failures[i].trial, j, first_orphan);
+    for (int i = 0; i < j->n_failures; i++)
+        add_orphan(rep, &cap, j->failures[i].trial, j, first_orphan);
 
     SortKey *keys = fs_malloc((size_t)(rep->n_rows + 1) * sizeof *keys);
     for (int i = 0; i < rep->n_rows; i++) {

@@ -40,35 +40,35 @@ typedef struct {
 } FsReportSpec;
 
 typedef struct {
-    int present;       /* the fold is in the journal */
-    int fold;          /* 0..k-1 or FS_FOLD_PREDEFINED */
+    int present; /* the fold is in the journal */
+    int fold;    /* 0..k-1 or FS_FOLD_PREDEFINED */
     FsFitStatus status;
-    double q3, loss;   /* at the best epoch (NAN if absent) */
+    double q3, loss; /* at the best epoch (NAN if absent) */
     int epochs, best_epoch, diverged_epoch;
     long diverged_step;
     double seconds;
 } FsReportFold;
 
 typedef struct {
-    int rank;          /* 1-based */
+    int rank; /* 1-based */
     char id[17];
-    int index;         /* the trial's index in the sweep (-1 if no trial record) */
+    int index; /* the trial's index in the sweep (-1 if no trial record) */
     FsTrialStatus status;
     long n_params;
-    const char *config;   /* canonical JSON (borrowed from the journal; "{}" if none) */
-    char arch[96];        /* short architecture summary from the config */
-    int n_done;           /* folds present */
-    double mean, std;     /* of the metric over the ok folds present (NAN if none) */
-    double seconds;       /* training seconds summed over the folds present */
-    FsReportFold *folds;  /* spec.folds entries, in fold order */
-    char reason[1100];    /* why diverged / failed / incomplete ("" if ok) */
+    const char *config;  /* canonical JSON (borrowed from the journal; "{}" if none) */
+    char arch[96];       /* short architecture summary from the config */
+    int n_done;          /* folds present */
+    double mean, std;    /* of the metric over the ok folds present (NAN if none) */
+    double seconds;      /* training seconds summed over the folds present */
+    FsReportFold *folds; /* spec.folds entries, in fold order */
+    char reason[1100];   /* why diverged / failed / incomplete ("" if ok) */
 } FsReportRow;
 
 typedef struct {
     FsReportSpec spec;
     FsReportRow *rows; /* in rank order */
     int n_rows;
-    int n_folds_done;  /* fold records that belong to a listed trial */
+    int n_folds_done; /* fold records that belong to a listed trial */
 } FsReport;
 
 const char *report_status_name(FsTrialStatus s);
@@ -99,7 +99,8 @@ void report_arch_summary(const char *config, char *out, size_t n);
  * DIR/leaderboard.md, .csv and .json, each written to a temporary file,
  * fsync'd and renamed over the old one. 0 or -1 with err. */
 int report_write_files(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err);
-int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec, FsErr *err);
+int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec,
+                            FsErr *err);
 /* The terminal table of the best `top` trials. */
 void report_print_leaderboard(FILE *out, const FsJournal *j, const FsSweep *sw, int top);
 

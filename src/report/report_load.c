@@ -23,8 +23,10 @@ int report_spec_load(FsReportSpec *spec, const char *dir, const FsJournal *j, in
             *from_journal = 1;
             return 0;
         }
-        fs_err_set(err, "%s: cannot read the sweep (%s), and the journal has no run record "
-                        "with the metric and folds", path, strerror(e));
+        fs_err_set(err,
+                   "%s: cannot read the sweep (%s), and the journal has no run record "
+                   "with the metric and folds",
+                   path, strerror(e));
         return -1;
     }
     FsSweep sw;

@@ -25,20 +25,28 @@ static double metric_of(const FsReport *rep, const FsReportFold *f)
     return rep->spec.metric == FS_METRIC_LOSS ? f->loss : f->q3;
 }
 
-static void fold_cell(const FsReport *rep, const FsReportFold *f, const char *fmt, char *out, size_t n)
+static void fold_cell(const FsReport *rep, const FsReportFold *f, const char *fmt, char *out,
+                      size_t n)
 {
     double v = metric_of(rep, f);
-    if (!f->present) snprintf(out, n, "-");
-    else if (f->status == FS_FIT_DIVERGED) snprintf(out, n, "div");
-    else if (f->status == FS_FIT_FAILED) snprintf(out, n, "fail");
-    else if (isnan(v)) snprintf(out, n, "-");
-    else snprintf(out, n, fmt, v);
+    if (!f->present)
+        snprintf(out, n, "-");
+    else if (f->status == FS_FIT_DIVERGED)
+        snprintf(out, n, "div");
+    else if (f->status == FS_FIT_FAILED)
+        snprintf(out, n, "fail");
+    else if (isnan(v))
+        snprintf(out, n, "-");
+    else
+        snprintf(out, n, fmt, v);
 }
 
 static void num_cell(double v, const char *fmt, char *out, size_t n)
 {
-    if (isnan(v)) snprintf(out, n, "-");
-    else snprintf(out, n, fmt, v);
+    if (isnan(v))
+        snprintf(out, n, "-");
+    else
+        snprintf(out, n, fmt, v);
 }
 
 /* "best/ran" per fold, space separated. */
@@ -48,8 +56,9 @@ static void epochs_cell(const FsReport *rep, const FsReportRow *row, char *out, 
     size_t k = 0;
     for (int s = 0; s < rep->spec.folds && k + 1 < n; s++) {
         const FsReportFold *f = &row->folds[s];
-        int w = f->present ? snprintf(out + k, n - k, "%s%d/%d", s ? " " : "", f->best_epoch, f->epochs)
-                           : snprintf(out + k, n - k, "%s-", s ? " " : "");
+        int w = f->present
+                    ? snprintf(out + k, n - k, "%s%d/%d", s ? " " : "", f->best_epoch, f->epochs)
+                    : snprintf(out + k, n - k, "%s-", s ? " " : "");
         if (w < 0) break;
         k += (size_t)w;
     }
@@ -57,8 +66,10 @@ static void epochs_cell(const FsReport *rep, const FsReportRow *row, char *out, 
 
 static void fold_header(const FsReport *rep, int s, char *out, size_t n)
 {
-    if (rep->spec.predefined) snprintf(out, n, "valid");
-    else snprintf(out, n, "fold%d", s);
+    if (rep->spec.predefined)
+        snprintf(out, n, "valid");
+    else
+        snprintf(out, n, "fold%d", s);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -72,7 +83,10 @@ typedef struct {
     int *right;  /* right-aligned column */
 } Grid;
 
-static void grid_set(Grid *g, int r, int c, const char *s) { g->cell[r * g->n_cols + c] = fs_strdup(s); }
+static void grid_set(Grid *g, int r, int c, const char *s)
+{
+    g->cell[r * g->n_cols + c] = fs_strdup(s);
+}
 
 static void grid_build(Grid *g, const FsReport *rep, int top)
 {
@@ -160,8 +174,9 @@ static void write_table(const FsReport *rep, int top, FILE *out)
         for (int c = 0; c < g.n_cols && k < sizeof line; c++) {
             const char *s = g.cell[r * g.n_cols + c];
             int last = c == g.n_cols - 1;
-            int wrote = g.right[c] ? snprintf(line + k, sizeof line - k, "%*s", w[c], s)
-                                   : snprintf(line + k, sizeof line - k, "%-*s", last ? 0 : w[c], s);
+            int wrote = g.right[c]
+                            ? snprintf(line + k, sizeof line - k, "%*s", w[c], s)
+                            : snprintf(line + k, sizeof line - k, "%-*s", last ? 0 : w[c], s);
             if (wrote < 0) break;
             k += (size_t)wrote;
             if (!last && k < sizeof line) k += (size_t)snprintf(line + k, sizeof line - k, "  ");
@@ -185,9 +200,12 @@ static void md_cell(FILE *out, const char *s)
 {
     fputc(' ', out);
     for (; *s; s++) {
-        if (*s == '|') fputs("\\|", out);
-        else if (*s == '\n' || *s == '\r') fputc(' ', out);
-        else fputc(*s, out);
+        if (*s == '|')
+            fputs("\\|", out);
+        else if (*s == '\n' || *s == '\r')
+            fputc(' ', out);
+        else
+            fputc(*s, out);
     }
     fputs(" |", out);
 }
@@ -229,8 +247,10 @@ static void csv_text(FILE *out, const char *s, int sep)
 
 static void csv_num(FILE *out, double v)
 {
-    if (isnan(v)) fputc(',', out);
-    else fprintf(out, ",%.9g", v);
+    if (isnan(v))
+        fputc(',', out);
+    else
+        fprintf(out, ",%.9g", v);
 }
 
 static void write_csv(const FsReport *rep, int top, FILE *out)
@@ -276,8 +296,10 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
 
 static void json_num(FILE *out, double v)
 {
-    if (isfinite(v)) fprintf(out, "%.17g", v);
-    else fputs("null", out);
+    if (isfinite(v))
+        fprintf(out, "%.17g", v);
+    else
+        fputs("null", out);
 }
 
 static void write_json(const FsReport *rep, int top, FILE *out)
@@ -289,9 +311,11 @@ static void write_json(const FsReport *rep, int top, FILE *out)
         fputs(i ? ",\n  " : "\n  ", out);
         fprintf(out, "{\"version\":%d,\"rank\":%d,\"id\":", FS_LEADERBOARD_JSON_VERSION, row->rank);
         journal_json_write_string(out, row->id);
-        fprintf(out, ",\"index\":%d,\"status\":\"%s\",\"reason\":", row->index, report_status_name(row->status));
+        fprintf(out, ",\"index\":%d,\"status\":\"%s\",\"reason\":", row->index,
+                report_status_name(row->status));
         journal_json_write_string(out, row->reason);
-        fprintf(out, ",\"metric\":{\"name\":\"%s\",\"mean\":", report_metric_name(rep->spec.metric));
+        fprintf(out,
+                ",\"metric\":{\"name\":\"%s\",\"mean\":", report_metric_name(rep->spec.metric));
         json_num(out, row->mean);
         fputs(",\"std\":", out);
         json_num(out, row->std);
@@ -304,13 +328,15 @@ static void write_json(const FsReport *rep, int top, FILE *out)
             fputs(",\"loss\":", out);
             json_num(out, f->loss);
             if (f->present) {
-                fprintf(out, ",\"epochs\":%d,\"best_epoch\":%d,\"seconds\":", f->epochs, f->best_epoch);
+                fprintf(out, ",\"epochs\":%d,\"best_epoch\":%d,\"seconds\":", f->epochs,
+                        f->best_epoch);
                 json_num(out, f->seconds);
             } else {
                 fputs(",\"epochs\":null,\"best_epoch\":null,\"seconds\":null", out);
             }
             if (f->present && f->status == FS_FIT_DIVERGED)
-                fprintf(out, ",\"diverged_epoch\":%d,\"diverged_step\":%ld", f->diverged_epoch, f->diverged_step);
+                fprintf(out, ",\"diverged_epoch\":%d,\"diverged_step\":%ld", f->diverged_epoch,
+                        f->diverged_step);
             fputc('}', out);
         }
         fputs("],\"seconds\":", out);
@@ -362,7 +388,8 @@ static int write_atomic(const char *dir, const char *name, const FsReport *rep, 
     return 0;
 }
 
-int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec, FsErr *err)
+int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec,
+                            FsErr *err)
 {
     FsReport rep;
     report_build(&rep, j, spec);
@@ -392,6 +419,7 @@ void report_print_leaderboard(FILE *out, const FsJournal *j, const FsSweep *sw, 
     FsReport rep;
     report_build(&rep, j, &spec);
     report_write(&rep, FS_REPORT_TABLE, top, out);
-    if (top > 0 && rep.n_rows > top) fprintf(out, "(%d more: foldsweep leaderboard DIR)\n", rep.n_rows - top);
+    if (top > 0 && rep.n_rows > top)
+        fprintf(out, "(%d more: foldsweep leaderboard DIR)\n", rep.n_rows - top);
     report_free(&rep);
 }
