@@ -21,6 +21,7 @@ typedef struct {
 } CliCommand;
 
 static const CliCommand commands[] = {
+    {"run", cli_run, "train every trial of a sweep on every fold, resumably, and rank them"},
     {"prepare", cli_prepare, "read sequence/label files, assign folds, write a prepared fold file"},
     {"plan", cli_plan, "check a sweep file and its data, list the trials a run would train"},
     {"synth", cli_synth, "write a synthetic protein-like data set (records or FASTA)"},

@@ -8,6 +8,9 @@
 
 #include <stdio.h>
 
+/* `foldsweep run SWEEP.yaml ...` (run.c; the work is run_sweep in src/run). */
+int cli_run(int argc, char **argv);
+
 /* `foldsweep prepare ...`: argv[0] is "prepare". */
 int cli_prepare(int argc, char **argv);
 /* `foldsweep plan SWEEP.yaml [--json]`: checks a sweep and lists its trials. */

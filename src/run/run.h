@@ -26,10 +26,6 @@ typedef struct {
 /* Returns an FS_EXIT_* code (cli.h). */
 int run_sweep(const FsRunOptions *o);
 
-/* Loads the data a sweep names (prepared file, synthetic set or input
- * files) and assigns its folds. Returns 0 or -1 with err. */
-int run_load_data(const FsSweep *sw, FsDataset *ds, FsErr *err);
-
 /* Signals: SIGINT / SIGTERM (and SIGUSR1, Slurm's warning) set the stop
  * flag; a second signal also sets the cancel flag. */
 void run_signals_install(void);
