@@ -127,7 +127,13 @@ void report_arch_summary(const char *config, char *out, size_t n)
                    *bs = sval(tr, "batch_size");
         if (opt || lr || bs) app(s, sizeof s, s[0] ? " | " : "");
         if (opt) app(s, sizeof s, opt);
-        if (lr) app(s, sizeof s, " lr"), app(s, sizeof s, lr);
+        if (lr) {
+            /* Configs hold the float's exact %.9g form (0.00300000003);
+             * the summary shows the value the user wrote. */
+            char short_lr[32];
+            snprintf(short_lr, sizeof short_lr, "%g", strtod(lr, NULL));
+            app(s, sizeof s, " lr"), app(s, sizeof s, short_lr);
+        }
         if (bs) app(s, sizeof s, " b"), app(s, sizeof s, bs);
     }
     journal_json_free(&d);
