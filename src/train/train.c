@@ -174,63 +174,97 @@ int train_job(const FsJob *job)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Worker pool: each thread takes the next job index; results land in the  */
-/* job's own slot, so the order of completion does not matter.             */
+/* Worker pools. A source hands out jobs; results land in each job's own  */
+/* slot, so the order of completion does not matter.                       */
 
+void train_pool_work(const FsPoolSource *src)
+{
+    const FsJob *job;
+    int id;
+    while ((job = src->next(src->ctx, &id)) != NULL) {
+        train_job(job);
+        if (src->done) src->done(src->ctx, id);
+    }
+}
+
+struct FsPoolThreads {
+    FsPoolSource src;
+    pthread_t *tid;
+    int n;
+};
+
+static void *pool_thread(void *arg)
+{
+    train_pool_work(&((FsPoolThreads *)arg)->src);
+    return NULL;
+}
+
+FsPoolThreads *train_pool_start(const FsPoolSource *src, int n_threads)
+{
+    FsPoolThreads *p = fs_calloc(1, sizeof *p);
+    p->src = *src;
+    p->tid = fs_calloc((size_t)(n_threads > 0 ? n_threads : 1), sizeof(pthread_t));
+    for (int t = 0; t < n_threads; t++)
+        if (pthread_create(&p->tid[p->n], NULL, pool_thread, p) == 0) p->n++;
+    return p;
+}
+
+void train_pool_join(FsPoolThreads *p)
+{
+    if (!p) return;
+    for (int t = 0; t < p->n; t++) pthread_join(p->tid[t], NULL);
+    free(p->tid);
+    free(p);
+}
+
+/* A fixed array of jobs as a source, with the caller's hooks. */
 typedef struct {
     const FsJob *jobs;
     int n_jobs, next, finished;
     const FsPoolHooks *hooks;
     pthread_mutex_t lock;
-} FsPool;
+} FsArraySource;
 
-static void *pool_worker(void *arg)
+static const FsJob *array_next(void *ctx, int *id)
 {
-    FsPool *pool = arg;
-    const FsPoolHooks *h = pool->hooks;
-    for (;;) {
-        pthread_mutex_lock(&pool->lock);
-        int i = pool->next;
-        if (i >= pool->n_jobs || (h && h->stop && *h->stop)) {
-            pthread_mutex_unlock(&pool->lock);
-            break;
-        }
-        pool->next++;
-        if (h && h->started) h->started(i, h->ctx);
-        pthread_mutex_unlock(&pool->lock);
-
-        train_job(&pool->jobs[i]);
-
-        pthread_mutex_lock(&pool->lock);
-        pool->finished++;
-        if (h && h->finished) h->finished(i, h->ctx);
-        pthread_mutex_unlock(&pool->lock);
+    FsArraySource *a = ctx;
+    const FsPoolHooks *h = a->hooks;
+    const FsJob *job = NULL;
+    pthread_mutex_lock(&a->lock);
+    if (a->next < a->n_jobs && !(h && h->stop && *h->stop)) {
+        *id = a->next++;
+        job = &a->jobs[*id];
+        if (h && h->started) h->started(*id, h->ctx);
     }
-    return NULL;
+    pthread_mutex_unlock(&a->lock);
+    return job;
+}
+
+static void array_done(void *ctx, int id)
+{
+    FsArraySource *a = ctx;
+    pthread_mutex_lock(&a->lock);
+    a->finished++;
+    if (a->hooks && a->hooks->finished) a->hooks->finished(id, a->hooks->ctx);
+    pthread_mutex_unlock(&a->lock);
 }
 
 int train_jobs_hooked(const FsJob *jobs, int n_jobs, int n_threads, const FsPoolHooks *hooks)
 {
-    FsPool pool;
-    memset(&pool, 0, sizeof pool);
-    pool.jobs = jobs;
-    pool.n_jobs = n_jobs;
-    pool.hooks = hooks;
-    pthread_mutex_init(&pool.lock, NULL);
-    if (n_threads < 1) n_threads = 1;
+    FsArraySource a;
+    memset(&a, 0, sizeof a);
+    a.jobs = jobs;
+    a.n_jobs = n_jobs;
+    a.hooks = hooks;
+    pthread_mutex_init(&a.lock, NULL);
+    FsPoolSource src = {array_next, array_done, &a};
     if (n_threads > n_jobs) n_threads = n_jobs;
-    pthread_t *tid = fs_malloc(sizeof(pthread_t) * (size_t)(n_threads > 0 ? n_threads : 1));
-    int started = 0;
-    for (int t = 1; t < n_threads; t++) {
-        if (pthread_create(&tid[started], NULL, pool_worker, &pool) != 0) break;
-        started++;
-    }
     /* The calling thread is a worker too. */
-    pool_worker(&pool);
-    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
-    free(tid);
-    pthread_mutex_destroy(&pool.lock);
-    return pool.finished;
+    FsPoolThreads *p = train_pool_start(&src, n_threads - 1);
+    train_pool_work(&src);
+    train_pool_join(p);
+    pthread_mutex_destroy(&a.lock);
+    return a.finished;
 }
 
 void train_jobs(const FsJob *jobs, int n_jobs, int n_threads)

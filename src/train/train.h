@@ -93,6 +93,25 @@ typedef struct {
  * it was; returns the number of jobs that finished. */
 int train_jobs_hooked(const FsJob *jobs, int n_jobs, int n_threads, const FsPoolHooks *hooks);
 
+/* A pool fed by a job source, for callers whose jobs arrive over time (an
+ * MPI worker, the coordinator's own threads). next() returns the next job
+ * to train and an id for it, or NULL when this thread should end; it may
+ * block. done() is called after the job's result is complete. Both are
+ * called from pool threads without any pool lock held. */
+typedef struct {
+    const FsJob *(*next)(void *ctx, int *id);
+    void (*done)(void *ctx, int id);
+    void *ctx;
+} FsPoolSource;
+
+typedef struct FsPoolThreads FsPoolThreads;
+
+/* Starts n_threads threads training from src; join them with train_pool_join. */
+FsPoolThreads *train_pool_start(const FsPoolSource *src, int n_threads);
+void train_pool_join(FsPoolThreads *p);
+/* Trains from src on the calling thread until next() returns NULL. */
+void train_pool_work(const FsPoolSource *src);
+
 /* Allocates / frees curves of max_epochs entries in a result. */
 void train_result_alloc(FsFitResult *r, int max_epochs);
 void train_result_free(FsFitResult *r);
