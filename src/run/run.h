@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "data/data.h"
+#include "mpi/mpi.h"
 #include "sweep/sweep.h"
 
 typedef struct {

@@ -1,0 +1,179 @@
+/*
+ * comm: the MPI transport. Only the thread that called fsmpi_init calls
+ * MPI (MPI_THREAD_FUNNELED): worker threads hand results to it.
+ * Without FS_HAVE_MPI every function is the single-rank case.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpi/mpi.h"
+
+#ifdef FS_HAVE_MPI
+#include <mpi.h>
+#endif
+
+static void fill_local(FsMpi *m)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    m->node_cores = cores > 0 ? (int)cores : 1;
+    if (gethostname(m->host, sizeof m->host) != 0) snprintf(m->host, sizeof m->host, "?");
+    m->host[sizeof m->host - 1] = 0;
+}
+
+#ifdef FS_HAVE_MPI
+
+int fsmpi_built(void) { return 1; }
+
+/* Set by mpirun (Open MPI), srun with PMIx or PMI2, or MPICH's hydra. A
+ * plain `foldsweep run` does not initialise MPI at all: a singleton init
+ * would try to reach a runtime that a workstation may not have. */
+static int launched_by_mpi(void)
+{
+    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) return 1;
+    return 0;
+}
+
+void fsmpi_init(FsMpi *m)
+{
+    memset(m, 0, sizeof *m);
+    m->size = m->local_size = 1;
+    fill_local(m);
+    if (!launched_by_mpi()) return;
+    int provided = 0;
+    MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &m->local_rank);
+    MPI_Comm_size(local, &m->local_size);
+    MPI_Comm_free(&local);
+    m->active = 1;
+}
+
+void fsmpi_finalize(FsMpi *m)
+{
+    if (m->active) MPI_Finalize();
+    m->active = 0;
+}
+
+void fsmpi_abort(FsMpi *m, int code)
+{
+    if (m->active) MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
+/* MPI counts are ints: large blocks go in pieces. */
+static void bcast_bytes(void *p, uint64_t n)
+{
+    const uint64_t piece = 1u << 30;
+    for (uint64_t off = 0; off < n; off += piece) {
+        uint64_t k = n - off < piece ? n - off : piece;
+        MPI_Bcast((char *)p + off, (int)k, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+}
+
+int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, uint64_t *n)
+{
+    if (!m->active || m->size < 2) return 0;
+    uint64_t head[3] = {(uint64_t)(uint32_t)*status, 0, 0};
+    if (m->rank == 0) {
+        head[1] = *text ? strlen(*text) + 1 : 0;
+        head[2] = *n;
+    }
+    MPI_Bcast(head, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    *status = (int32_t)(uint32_t)head[0];
+    if (*status != 0) return 0;
+    if (m->rank != 0) {
+        *text = fs_malloc(head[1] ? head[1] : 1);
+        *bytes = fs_malloc(head[2] ? head[2] : 1);
+        *n = head[2];
+    }
+    bcast_bytes(*text, head[1]);
+    bcast_bytes(*bytes, head[2]);
+    return 0;
+}
+
+void fsmpi_print_binding(FsMpi *m, int threads, const char *device, void *out_file)
+{
+    FILE *out = out_file;
+    char mine[160];
+    snprintf(mine, sizeof mine, "%s local %d/%d, %d thread%s, %s", m->host, m->local_rank, m->local_size, threads,
+             threads == 1 ? "" : "s", device);
+    if (!m->active || m->size < 2) {
+        if (out) fprintf(out, "binding: rank 0: %s\n", mine);
+        return;
+    }
+    char *all = m->rank == 0 ? fs_malloc((size_t)m->size * sizeof mine) : NULL;
+    MPI_Gather(mine, (int)sizeof mine, MPI_CHAR, all, (int)sizeof mine, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (m->rank == 0 && out) {
+        for (int r = 0; r < m->size; r++) fprintf(out, "binding: rank %d: %s\n", r, all + (size_t)r * sizeof mine);
+        fflush(out);
+    }
+    free(all);
+}
+
+int fsmpi_poll(FsMpi *m, int source, FsMsg *msg)
+{
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(source < 0 ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) return 0;
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    msg->tag = st.MPI_TAG;
+    msg->source = st.MPI_SOURCE;
+    msg->n = count > 0 ? (size_t)count : 0;
+    msg->p = fs_malloc(msg->n ? msg->n : 1);
+    MPI_Recv(msg->p, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    (void)m;
+    return 1;
+}
+
+void fsmpi_send(FsMpi *m, int dest, int tag, const FsBuf *b)
+{
+    (void)m;
+    MPI_Send(b->p, (int)b->n, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+}
+
+#else /* no MPI in this build: one rank */
+
+int fsmpi_built(void) { return 0; }
+
+void fsmpi_init(FsMpi *m)
+{
+    memset(m, 0, sizeof *m);
+    m->size = m->local_size = 1;
+    fill_local(m);
+}
+
+void fsmpi_finalize(FsMpi *m) { m->active = 0; }
+void fsmpi_abort(FsMpi *m, int code)
+{
+    (void)m;
+    exit(code);
+}
+int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, uint64_t *n)
+{
+    (void)m, (void)status, (void)text, (void)bytes, (void)n;
+    return 0;
+}
+void fsmpi_print_binding(FsMpi *m, int threads, const char *device, void *out_file)
+{
+    if (out_file)
+        fprintf((FILE *)out_file, "binding: rank 0: %s, %d thread%s, %s (built without MPI)\n", m->host, threads,
+                threads == 1 ? "" : "s", device);
+}
+int fsmpi_poll(FsMpi *m, int source, FsMsg *msg)
+{
+    (void)m, (void)source, (void)msg;
+    return 0;
+}
+void fsmpi_send(FsMpi *m, int dest, int tag, const FsBuf *b) { (void)m, (void)dest, (void)tag, (void)b; }
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * mpi: distribution over MPI ranks. Two halves:
+ *  - the protocol (proto.c): message kinds, their binary encoding with a
+ *    header (magic, protocol version, kind, payload length) and decoders
+ *    that check every field, so a malformed message is an error with a
+ *    reason, never a crash. Pure C, tested without MPI.
+ *  - the transport (comm.c): init (only under an MPI launcher), node-local
+ *    ranks, the setup broadcast, non-blocking receive, send. Built against
+ *    Open MPI when CMake finds it (FS_HAVE_MPI); without it every process
+ *    is a single rank.
+ * The coordinator and worker loops that use them live in src/run.
+ */
+#ifndef FS_MPI_H
+#define FS_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "train/train.h"
+
+/* ---------------------------------------------------------------------- */
+/* Protocol                                                                */
+
+#define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
+#define FS_PROTO_VERSION 1u
+#define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
+#define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
+#define FS_PROTO_MAX_EPOCHS 100000
+
+/* Message kinds double as MPI tags: an enum, never bare numbers. */
+typedef enum {
+    FS_MSG_REQUEST = 7101, /* worker -> 0: capacity (free training slots) */
+    FS_MSG_TRIALS,         /* 0 -> worker: (trial, fold, id) items to train */
+    FS_MSG_RESULT,         /* worker -> 0: one (trial, fold) result */
+    FS_MSG_ERROR,          /* worker -> 0: a message the worker could not use */
+    FS_MSG_STOP,           /* 0 -> worker: no more work; cancel in-flight if set; exit code */
+    FS_MSG_BYE             /* worker -> 0: drained, about to exit */
+} FsMsgKind;
+
+const char *proto_kind_name(int kind);
+
+typedef struct {
+    int32_t trial; /* index into the sweep's trials */
+    int32_t fold;  /* 0..k-1 or FS_FOLD_PREDEFINED */
+    char id[17];   /* the trial's id, checked by both sides */
+} FsWorkItem;
+
+/* A growable byte buffer for encoding. */
+typedef struct {
+    uint8_t *p;
+    size_t n, cap;
+} FsBuf;
+
+void buf_free(FsBuf *b);
+
+/* Encoders: each writes header + payload into b (reset first). */
+void proto_encode_request(FsBuf *b, int32_t capacity);
+void proto_encode_trials(FsBuf *b, const FsWorkItem *items, int n);
+void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r);
+void proto_encode_error(FsBuf *b, const char *message);
+void proto_encode_stop(FsBuf *b, int32_t cancel, int32_t exit_code);
+void proto_encode_bye(FsBuf *b);
+
+/* Decoders: 0, or -1 with `why` saying what was wrong. proto_check
+ * validates the header against the tag the message came with. */
+int proto_check(const uint8_t *p, size_t n, int tag, char *why, size_t why_n);
+int proto_decode_request(const uint8_t *p, size_t n, int32_t *capacity, char *why, size_t why_n);
+/* items: FS_PROTO_MAX_ITEMS entries. */
+int proto_decode_trials(const uint8_t *p, size_t n, FsWorkItem *items, int *n_items, char *why, size_t why_n);
+/* r: curves allocated here (train_result_free releases them). */
+int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResult *r, char *why, size_t why_n);
+int proto_decode_error(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n);
+int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit_code, char *why, size_t why_n);
+
+/* ---------------------------------------------------------------------- */
+/* Transport                                                               */
+
+typedef struct {
+    int active; /* MPI is initialised (launched by mpirun / srun) */
+    int rank, size;
+    int local_rank, local_size; /* within this node */
+    int node_cores;
+    char host[64];
+} FsMpi;
+
+/* 1 if this build has MPI. */
+int fsmpi_built(void);
+/* Initialises MPI only when an MPI launcher started this process; otherwise
+ * (and in a build without MPI) this is rank 0 of 1 with active = 0. */
+void fsmpi_init(FsMpi *m);
+void fsmpi_finalize(FsMpi *m);
+void fsmpi_abort(FsMpi *m, int code);
+
+/* Rank 0 sends, the others receive (allocated with malloc): a status word,
+ * a text and a byte block. The bytes go over MPI once per rank. */
+int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, uint64_t *n);
+
+/* Every rank reports (host, local rank, threads, device); rank 0 prints
+ * the binding map to out. */
+void fsmpi_print_binding(FsMpi *m, int threads, const char *device, void *out_file);
+
+/* A received message: tag, source and its bytes (malloc'd, caller frees). */
+typedef struct {
+    int tag, source;
+    uint8_t *p;
+    size_t n;
+} FsMsg;
+
+/* Non-blocking: 1 and msg filled if a message from `source` (-1: any) is
+ * waiting, else 0. */
+int fsmpi_poll(FsMpi *m, int source, FsMsg *msg);
+void fsmpi_send(FsMpi *m, int dest, int tag, const FsBuf *b);
+
+#endif

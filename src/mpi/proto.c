@@ -1,0 +1,364 @@
+/*
+ * proto: the coordinator-worker messages, little-endian binary. Every
+ * decoder bounds each read by the message length and checks each value,
+ * because a message from another process is input like any file.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/mpi.h"
+
+/* ---------------------------------------------------------------------- */
+/* Writing                                                                 */
+
+void buf_free(FsBuf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static void put(FsBuf *b, const void *v, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->p = fs_realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, v, n);
+    b->n += n;
+}
+
+/* The project targets little-endian machines (x86-64, aarch64): values are
+ * copied as they are; a static check guards the assumption. */
+_Static_assert(sizeof(float) == 4 && sizeof(double) == 8, "IEEE float and double expected");
+static void put_u32(FsBuf *b, uint32_t v) { put(b, &v, 4); }
+static void put_i32(FsBuf *b, int32_t v) { put(b, &v, 4); }
+static void put_u64(FsBuf *b, uint64_t v) { put(b, &v, 8); }
+static void put_f32(FsBuf *b, float v) { put(b, &v, 4); }
+static void put_f64(FsBuf *b, double v) { put(b, &v, 8); }
+
+static void begin(FsBuf *b, FsMsgKind kind)
+{
+    b->n = 0;
+    put_u32(b, FS_PROTO_MAGIC);
+    put_u32(b, FS_PROTO_VERSION);
+    put_u32(b, (uint32_t)kind);
+    put_u32(b, 0); /* payload length, set by end() */
+}
+
+static void end(FsBuf *b)
+{
+    uint32_t len = (uint32_t)(b->n - FS_PROTO_HEADER);
+    memcpy(b->p + 12, &len, 4);
+}
+
+static void put_item(FsBuf *b, const FsWorkItem *it)
+{
+    put_i32(b, it->trial);
+    put_i32(b, it->fold);
+    put(b, it->id, 16);
+}
+
+void proto_encode_request(FsBuf *b, int32_t capacity)
+{
+    begin(b, FS_MSG_REQUEST);
+    put_i32(b, capacity);
+    end(b);
+}
+
+void proto_encode_trials(FsBuf *b, const FsWorkItem *items, int n)
+{
+    begin(b, FS_MSG_TRIALS);
+    put_i32(b, n);
+    for (int i = 0; i < n; i++) put_item(b, &items[i]);
+    end(b);
+}
+
+void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
+{
+    begin(b, FS_MSG_RESULT);
+    put_item(b, item);
+    put_i32(b, (int32_t)r->status);
+    put_i32(b, r->epochs);
+    put_i32(b, r->best_epoch);
+    put_i32(b, r->halted_by);
+    put_i32(b, r->diverged_epoch);
+    put_u64(b, (uint64_t)r->diverged_step);
+    put_f32(b, r->best_val_loss);
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++) put_u64(b, r->best_confusion[i][k]);
+    put_u64(b, r->train_examples);
+    put_u64(b, r->val_examples);
+    put_f64(b, r->seconds);
+    put_f64(b, r->val_seconds);
+    int ne = r->curves.train_loss ? r->epochs : 0;
+    put_i32(b, ne);
+    for (int e = 0; e < ne; e++) {
+        put_f32(b, r->curves.train_loss[e]);
+        put_f32(b, r->curves.val_loss[e]);
+        put_f32(b, r->curves.val_q3[e]);
+        put_f32(b, r->curves.seconds[e]);
+    }
+    uint32_t ml = (uint32_t)strnlen(r->message, sizeof r->message - 1);
+    put_u32(b, ml);
+    put(b, r->message, ml);
+    end(b);
+}
+
+void proto_encode_error(FsBuf *b, const char *message)
+{
+    begin(b, FS_MSG_ERROR);
+    uint32_t ml = (uint32_t)strlen(message);
+    if (ml > 1000) ml = 1000;
+    put_u32(b, ml);
+    put(b, message, ml);
+    end(b);
+}
+
+void proto_encode_stop(FsBuf *b, int32_t cancel, int32_t exit_code)
+{
+    begin(b, FS_MSG_STOP);
+    put_i32(b, cancel);
+    put_i32(b, exit_code);
+    end(b);
+}
+
+void proto_encode_bye(FsBuf *b)
+{
+    begin(b, FS_MSG_BYE);
+    end(b);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reading                                                                 */
+
+typedef struct {
+    const uint8_t *p;
+    size_t n, off;
+    int bad;
+} FsRd;
+
+static int get(FsRd *r, void *v, size_t n)
+{
+    if (r->bad || n > r->n - r->off) {
+        r->bad = 1;
+        memset(v, 0, n);
+        return -1;
+    }
+    memcpy(v, r->p + r->off, n);
+    r->off += n;
+    return 0;
+}
+
+static int32_t get_i32(FsRd *r)
+{
+    int32_t v;
+    get(r, &v, 4);
+    return v;
+}
+
+static uint32_t get_u32(FsRd *r)
+{
+    uint32_t v;
+    get(r, &v, 4);
+    return v;
+}
+
+static uint64_t get_u64(FsRd *r)
+{
+    uint64_t v;
+    get(r, &v, 8);
+    return v;
+}
+
+static float get_f32(FsRd *r)
+{
+    float v;
+    get(r, &v, 4);
+    return v;
+}
+
+static double get_f64(FsRd *r)
+{
+    double v;
+    get(r, &v, 8);
+    return v;
+}
+
+static int fail(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+const char *proto_kind_name(int kind)
+{
+    switch (kind) {
+    case FS_MSG_REQUEST: return "REQUEST";
+    case FS_MSG_TRIALS: return "TRIALS";
+    case FS_MSG_RESULT: return "RESULT";
+    case FS_MSG_ERROR: return "ERROR";
+    case FS_MSG_STOP: return "STOP";
+    case FS_MSG_BYE: return "BYE";
+    default: return "unknown";
+    }
+}
+
+int proto_check(const uint8_t *p, size_t n, int tag, char *why, size_t why_n)
+{
+    if (n < FS_PROTO_HEADER)
+        return fail(why, why_n, "%zu bytes, shorter than the %d-byte header", n, FS_PROTO_HEADER);
+    uint32_t h[4];
+    memcpy(h, p, sizeof h);
+    if (h[0] != FS_PROTO_MAGIC) return fail(why, why_n, "bad magic 0x%08x (not a foldsweep message)", h[0]);
+    if (h[1] != FS_PROTO_VERSION)
+        return fail(why, why_n, "protocol version %u, this build speaks %u (mixed foldsweep versions?)", h[1],
+                    FS_PROTO_VERSION);
+    if ((int)h[2] != tag)
+        return fail(why, why_n, "header says %s but the message came with tag %d (%s)", proto_kind_name((int)h[2]),
+                    tag, proto_kind_name(tag));
+    if ((size_t)h[3] != n - FS_PROTO_HEADER)
+        return fail(why, why_n, "payload length %u in the header, %zu received", h[3], n - FS_PROTO_HEADER);
+    return 0;
+}
+
+/* Starts reading a checked message of a kind; -1 if it is not one. */
+static int open_msg(FsRd *r, const uint8_t *p, size_t n, int kind, char *why, size_t why_n)
+{
+    if (proto_check(p, n, kind, why, why_n) != 0) return -1;
+    r->p = p;
+    r->n = n;
+    r->off = FS_PROTO_HEADER;
+    r->bad = 0;
+    return 0;
+}
+
+static int close_msg(FsRd *r, const char *kind, char *why, size_t why_n)
+{
+    if (r->bad) return fail(why, why_n, "%s payload truncated", kind);
+    if (r->off != r->n) return fail(why, why_n, "%s payload has %zu trailing bytes", kind, r->n - r->off);
+    return 0;
+}
+
+static int get_item(FsRd *r, FsWorkItem *it, char *why, size_t why_n)
+{
+    it->trial = get_i32(r);
+    it->fold = get_i32(r);
+    get(r, it->id, 16);
+    it->id[16] = 0;
+    if (r->bad) return -1;
+    for (int i = 0; i < 16; i++) {
+        char c = it->id[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return fail(why, why_n, "trial id is not 16 hex digits");
+    }
+    if (it->trial < 0) return fail(why, why_n, "negative trial index %d", it->trial);
+    if (it->fold < FS_FOLD_PREDEFINED || it->fold > 255) return fail(why, why_n, "fold %d out of range", it->fold);
+    return 0;
+}
+
+int proto_decode_request(const uint8_t *p, size_t n, int32_t *capacity, char *why, size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_REQUEST, why, why_n)) return -1;
+    *capacity = get_i32(&r);
+    if (close_msg(&r, "REQUEST", why, why_n)) return -1;
+    if (*capacity < 0 || *capacity > FS_PROTO_MAX_ITEMS)
+        return fail(why, why_n, "REQUEST capacity %d out of range 0..%d", *capacity, FS_PROTO_MAX_ITEMS);
+    return 0;
+}
+
+int proto_decode_trials(const uint8_t *p, size_t n, FsWorkItem *items, int *n_items, char *why, size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_TRIALS, why, why_n)) return -1;
+    int32_t k = get_i32(&r);
+    if (r.bad || k < 0 || k > FS_PROTO_MAX_ITEMS)
+        return fail(why, why_n, "TRIALS count %d out of range 0..%d", k, FS_PROTO_MAX_ITEMS);
+    for (int i = 0; i < k; i++)
+        if (get_item(&r, &items[i], why, why_n)) return r.bad ? fail(why, why_n, "TRIALS payload truncated") : -1;
+    *n_items = k;
+    return close_msg(&r, "TRIALS", why, why_n);
+}
+
+int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResult *res, char *why, size_t why_n)
+{
+    FsRd r;
+    memset(res, 0, sizeof *res);
+    if (open_msg(&r, p, n, FS_MSG_RESULT, why, why_n)) return -1;
+    if (get_item(&r, item, why, why_n)) return r.bad ? fail(why, why_n, "RESULT payload truncated") : -1;
+    int32_t status = get_i32(&r);
+    res->epochs = get_i32(&r);
+    res->best_epoch = get_i32(&r);
+    res->halted_by = get_i32(&r);
+    res->diverged_epoch = get_i32(&r);
+    res->diverged_step = (long)get_u64(&r);
+    res->best_val_loss = get_f32(&r);
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++) res->best_confusion[i][k] = get_u64(&r);
+    res->train_examples = get_u64(&r);
+    res->val_examples = get_u64(&r);
+    res->seconds = get_f64(&r);
+    res->val_seconds = get_f64(&r);
+    int32_t ne = get_i32(&r);
+    if (r.bad) return fail(why, why_n, "RESULT payload truncated");
+    if (status < FS_FIT_OK || status > FS_FIT_CANCELLED) return fail(why, why_n, "RESULT status %d unknown", status);
+    res->status = (FsFitStatus)status;
+    if (res->epochs < 0 || res->epochs > FS_PROTO_MAX_EPOCHS || ne != res->epochs)
+        return fail(why, why_n, "RESULT epochs %d / curve length %d inconsistent", res->epochs, ne);
+    if (res->best_epoch < 0 || res->best_epoch > res->epochs)
+        return fail(why, why_n, "RESULT best epoch %d outside 0..%d", res->best_epoch, res->epochs);
+    if (!isfinite(res->seconds) || res->seconds < 0 || !isfinite(res->val_seconds) || res->val_seconds < 0)
+        return fail(why, why_n, "RESULT seconds not a finite non-negative number");
+    if ((size_t)ne * 16 > r.n - r.off) return fail(why, why_n, "RESULT payload truncated in its curves");
+    /* train_result_alloc clears the whole result: take only its curves. */
+    FsFitResult holder;
+    train_result_alloc(&holder, ne > 0 ? ne : 1);
+    res->curves = holder.curves;
+    for (int e = 0; e < ne; e++) {
+        res->curves.train_loss[e] = get_f32(&r);
+        res->curves.val_loss[e] = get_f32(&r);
+        res->curves.val_q3[e] = get_f32(&r);
+        res->curves.seconds[e] = get_f32(&r);
+    }
+    uint32_t ml = get_u32(&r);
+    if (r.bad || ml >= sizeof res->message || ml > r.n - r.off) {
+        train_result_free(res);
+        return fail(why, why_n, "RESULT message length %u invalid", ml);
+    }
+    get(&r, res->message, ml);
+    res->message[ml] = 0;
+    if (close_msg(&r, "RESULT", why, why_n)) {
+        train_result_free(res);
+        return -1;
+    }
+    return 0;
+}
+
+int proto_decode_error(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_ERROR, why, why_n)) return -1;
+    uint32_t ml = get_u32(&r);
+    if (r.bad || ml > r.n - r.off || ml > 1000) return fail(why, why_n, "ERROR message length invalid");
+    size_t keep = ml < message_n - 1 ? ml : message_n - 1;
+    memcpy(message, r.p + r.off, keep);
+    message[keep] = 0;
+    r.off += ml;
+    return close_msg(&r, "ERROR", why, why_n);
+}
+
+int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit_code, char *why, size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_STOP, why, why_n)) return -1;
+    *cancel = get_i32(&r);
+    *exit_code = get_i32(&r);
+    if (close_msg(&r, "STOP", why, why_n)) return -1;
+    if (*exit_code < 0 || *exit_code > 3) return fail(why, why_n, "STOP exit code %d out of range", *exit_code);
+    return 0;
+}

@@ -1,0 +1,220 @@
+/*
+ * coord: rank 0's loop. Jobs leave one queue for two kinds of consumer:
+ * rank 0's own worker threads (when it has cores to spare) and worker
+ * ranks, which ask for as many as they can train at once and get more as
+ * their results come back. Every message from a worker is checked; a bad
+ * one is reported and dropped, never trusted. With no worker ranks this is
+ * the plain single-process run.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "run/state.h"
+
+typedef struct {
+    RunState *st;
+    FsMpi *m;
+    int *owner;       /* per job: rank training it, -1 queued, -2 done */
+    int *job_of;      /* (trial * n_fold_ids + fold slot) -> job, -1 none */
+    int *inflight;    /* per rank */
+    int local_inflight;
+} Coord;
+
+/* ---------------------------------------------------------------------- */
+/* Rank 0's own threads take from the same queue.                          */
+
+static const FsJob *local_next(void *ctx, int *id)
+{
+    Coord *c = ctx;
+    RunState *st = c->st;
+    const FsJob *job = NULL;
+    pthread_mutex_lock(&st->lock);
+    if (!*run_stop_flag() && st->next_job < st->n_jobs) {
+        *id = st->next_job++;
+        c->owner[*id] = 0;
+        c->local_inflight++;
+        state_job_started(st, *id);
+        job = &st->jobs[*id];
+    }
+    pthread_mutex_unlock(&st->lock);
+    return job;
+}
+
+static void local_done(void *ctx, int id)
+{
+    Coord *c = ctx;
+    pthread_mutex_lock(&c->st->lock);
+    c->owner[id] = -2;
+    c->local_inflight--;
+    state_job_finished(c->st, id);
+    pthread_mutex_unlock(&c->st->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Messages from workers.                                                  */
+
+static void bad_message(const FsMsg *msg, const char *why)
+{
+    fprintf(stderr, "foldsweep: rank 0: bad %s message from rank %d (dropped): %s\n", proto_kind_name(msg->tag),
+            msg->source, why);
+}
+
+static void send_trials(Coord *c, int rank, int capacity)
+{
+    RunState *st = c->st;
+    FsWorkItem *items = fs_calloc((size_t)(capacity > 0 ? capacity : 1), sizeof *items);
+    int n = 0;
+    pthread_mutex_lock(&st->lock);
+    while (n < capacity && !*run_stop_flag() && st->next_job < st->n_jobs) {
+        int i = st->next_job++;
+        c->owner[i] = rank;
+        c->inflight[rank]++;
+        state_job_started(st, i);
+        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+        items[n].trial = tr->index;
+        items[n].fold = st->jobs[i].fold;
+        memcpy(items[n].id, tr->id, 17);
+        n++;
+    }
+    pthread_mutex_unlock(&st->lock);
+    FsBuf b = {0};
+    proto_encode_trials(&b, items, n);
+    fsmpi_send(c->m, rank, FS_MSG_TRIALS, &b);
+    buf_free(&b);
+    free(items);
+}
+
+static int fold_slot(const RunState *st, int fold)
+{
+    for (int k = 0; k < st->n_fold_ids; k++)
+        if (st->fold_ids[k] == fold) return k;
+    return -1;
+}
+
+static void take_result(Coord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    FsWorkItem it;
+    FsFitResult r;
+    if (proto_decode_result(msg->p, msg->n, &it, &r, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    int k = fold_slot(st, it.fold);
+    int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->n_fold_ids + k] : -1;
+    if (i < 0 || c->owner[i] != msg->source || strcmp(st->sw.trials[it.trial].id, it.id) != 0) {
+        snprintf(why, sizeof why, "trial %d (%.16s) fold %d was not sent to rank %d", it.trial, it.id, it.fold,
+                 msg->source);
+        bad_message(msg, why);
+        train_result_free(&r);
+        return;
+    }
+    pthread_mutex_lock(&st->lock);
+    c->inflight[msg->source]--;
+    train_result_free(&st->res[i]);
+    st->res[i] = r;
+    st->jobs[i].result = &st->res[i];
+    c->owner[i] = -2;
+    state_job_finished(st, i);
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void stop_all(Coord *c, int cancel, int code)
+{
+    FsBuf b = {0};
+    proto_encode_stop(&b, cancel, code);
+    for (int r = 1; r < c->m->size; r++) fsmpi_send(c->m, r, FS_MSG_STOP, &b);
+    buf_free(&b);
+}
+
+int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, FILE *out)
+{
+    Coord c;
+    memset(&c, 0, sizeof c);
+    c.st = st;
+    c.m = m;
+    c.owner = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    c.inflight = fs_calloc((size_t)m->size, sizeof(int));
+    size_t slots = (size_t)st->sw.n_trials * (size_t)st->n_fold_ids + 1;
+    c.job_of = fs_malloc(slots * sizeof(int));
+    for (size_t s = 0; s < slots; s++) c.job_of[s] = -1;
+    for (int i = 0; i < st->n_jobs; i++) {
+        c.owner[i] = -1;
+        c.job_of[st->job_trial[i] * st->n_fold_ids + fold_slot(st, st->jobs[i].fold)] = i;
+    }
+    (void)o;
+    (void)out;
+    FsPoolSource src = {local_next, local_done, &c};
+    int workers = m->active ? m->size - 1 : 0;
+    progress_start(&st->prog);
+    if (workers == 0) {
+        /* One process: the calling thread trains too. */
+        FsPoolThreads *p = train_pool_start(&src, threads0 - 1);
+        train_pool_work(&src);
+        train_pool_join(p);
+    } else {
+        FsPoolThreads *p = threads0 > 0 ? train_pool_start(&src, threads0) : NULL;
+        int byes = 0, stop_sent = 0, cancel_sent = 0;
+        while (byes < workers) {
+            FsMsg msg;
+            int got = fsmpi_poll(m, -1, &msg);
+            if (got) {
+                char why[256];
+                int32_t cap;
+                if (msg.source < 1 || msg.source >= m->size) {
+                    bad_message(&msg, "not from a worker rank");
+                } else if (proto_check(msg.p, msg.n, msg.tag, why, sizeof why) != 0) {
+                    bad_message(&msg, why);
+                } else if (msg.tag == FS_MSG_REQUEST) {
+                    if (proto_decode_request(msg.p, msg.n, &cap, why, sizeof why) != 0)
+                        bad_message(&msg, why);
+                    else
+                        send_trials(&c, msg.source, stop_sent ? 0 : cap);
+                } else if (msg.tag == FS_MSG_RESULT) {
+                    take_result(&c, &msg);
+                } else if (msg.tag == FS_MSG_ERROR) {
+                    char text[1001];
+                    if (proto_decode_error(msg.p, msg.n, text, sizeof text, why, sizeof why) != 0)
+                        bad_message(&msg, why);
+                    else
+                        fprintf(stderr, "foldsweep: rank %d reports: %s\n", msg.source, text);
+                } else if (msg.tag == FS_MSG_BYE) {
+                    byes++;
+                } else {
+                    bad_message(&msg, "not a message a worker sends");
+                }
+                free(msg.p);
+            }
+            /* Done when nothing is queued or (after a stop) nothing is out
+             * on worker ranks; a cancel after the grace period ends it now. */
+            pthread_mutex_lock(&st->lock);
+            int remote = 0;
+            for (int r = 1; r < m->size; r++) remote += c.inflight[r];
+            int stopping = *run_stop_flag();
+            int drained = (stopping || st->next_job >= st->n_jobs) && remote == 0;
+            pthread_mutex_unlock(&st->lock);
+            int code = st->io_failed ? FS_EXIT_ERROR : stopping ? FS_EXIT_INTERRUPTED : FS_EXIT_OK;
+            if (!stop_sent && drained) {
+                stop_all(&c, 0, code);
+                stop_sent = 1;
+            } else if (!cancel_sent && *run_cancel_flag()) {
+                stop_all(&c, 1, code);
+                stop_sent = cancel_sent = 1;
+            }
+            if (!got) {
+                struct timespec ts = {0, 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        train_pool_join(p);
+    }
+    progress_stop(&st->prog);
+    free(c.owner);
+    free(c.inflight);
+    free(c.job_of);
+    if (st->io_failed) return FS_EXIT_ERROR;
+    return *run_stop_flag() ? FS_EXIT_INTERRUPTED : FS_EXIT_OK;
+}

@@ -1,0 +1,240 @@
+/*
+ * state: what rank 0 (or a single process) knows about a run, and how a
+ * finished fold becomes a journal record and a step of the progress line.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "metrics/metrics.h"
+#include "report/report.h"
+#include "run/state.h"
+
+static long params_of(const FsArch *a)
+{
+    FsNet net;
+    FsErr err = {0};
+    return model_compile(&net, a, 1, &err) == 0 ? net.n_params : 0;
+}
+
+static double fold_metric(const FsSweep *sw, const FsFitResult *r)
+{
+    if (sw->metric == FS_METRIC_LOSS) return r->best_val_loss;
+    FsMetrics m;
+    metrics_from_confusion(&m, r->best_confusion);
+    return m.q3;
+}
+
+void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
+{
+    *ts = tr->train;
+    ts->seed[1] = strtoull(tr->id, NULL, 16);
+    ts->seed[2] = (uint64_t)(fold + 1);
+}
+
+static void default_out(const char *sweep_path, char *out, size_t n)
+{
+    const char *base = strrchr(sweep_path, '/');
+    base = base ? base + 1 : sweep_path;
+    size_t len = strcspn(base, ".");
+    snprintf(out, n, "runs/%.*s", (int)len, base);
+}
+
+static void print_errs(FsErrList *errs)
+{
+    for (int i = 0; i < errs->n; i++) fprintf(stderr, "foldsweep: %s\n", errs->msg[i]);
+    errlist_free(errs);
+}
+
+int state_open(RunState *st, const FsRunOptions *o, FILE *out)
+{
+    memset(st, 0, sizeof *st);
+    pthread_mutex_init(&st->lock, NULL);
+    double t0 = fs_now();
+    FsErrList errs = {0};
+    FsErr err = {0};
+    if (sweep_load_file(&st->sw, o->sweep_path, &errs) != 0) {
+        print_errs(&errs);
+        return FS_EXIT_ERROR;
+    }
+    FsSweep *sw = &st->sw;
+    int backend = o->backend >= 0 ? o->backend : (int)sw->backend;
+    if (backend == FS_BACKEND_CUDA) {
+        fprintf(stderr, "foldsweep: backend cuda: this build has no CUDA backend yet; use --backend cpu or auto\n");
+        return FS_EXIT_ERROR;
+    }
+    if (sweep_load_data(sw, &st->ds, &errs) != 0) {
+        print_errs(&errs);
+        return FS_EXIT_ERROR;
+    }
+    sweep_assign_ids(sw, st->ds.fingerprint);
+    st->t_data = fs_now() - t0;
+
+    if (o->out_dir)
+        snprintf(st->dir, sizeof st->dir, "%s", o->out_dir);
+    else if (sw->out_dir)
+        snprintf(st->dir, sizeof st->dir, "%s", sw->out_dir);
+    else
+        default_out(o->sweep_path, st->dir, sizeof st->dir);
+    if (run_mkdir_p(st->dir, &err) != 0 || run_folder_claim(st->dir, sw, &err) != 0 ||
+        journal_open(&st->j, st->dir, &err) != 0) {
+        fprintf(stderr, "foldsweep: %s\n", err.msg);
+        return FS_EXIT_ERROR;
+    }
+    if (sw->predefined) {
+        st->n_fold_ids = 1;
+        st->fold_ids[0] = FS_FOLD_PREDEFINED;
+    } else {
+        st->n_fold_ids = (int)st->ds.n_folds;
+        for (int f = 0; f < st->n_fold_ids; f++) st->fold_ids[f] = f;
+    }
+    if (journal_append_run(&st->j, sw->n_trials, st->n_fold_ids, sweep_metric_name(sw->metric), &err) != 0) {
+        fprintf(stderr, "foldsweep: %s\n", err.msg);
+        return FS_EXIT_ERROR;
+    }
+    if (sw->note && !o->quiet) fprintf(out, "note: %s\n", sw->note);
+    if (st->j.dropped_tail && !o->quiet)
+        fprintf(out, "note: the journal's last line was torn (a killed run); it was dropped and is retrained\n");
+
+    /* The jobs: every (trial, fold) not already in the journal. */
+    int nt = sw->n_trials, cap = nt * st->n_fold_ids + 1;
+    st->jobs = fs_calloc((size_t)cap, sizeof(FsJob));
+    st->res = fs_calloc((size_t)cap, sizeof(FsFitResult));
+    st->specs = fs_calloc((size_t)cap, sizeof(FsTrainSpec));
+    st->job_trial = fs_calloc((size_t)cap, sizeof(int));
+    st->trial_written = fs_calloc((size_t)nt + 1, sizeof(int));
+    st->trial_folds = fs_calloc((size_t)nt + 1, sizeof(int));
+    st->trial_bad = fs_calloc((size_t)nt + 1, sizeof(int));
+    st->trial_metric = fs_calloc((size_t)nt + 1, sizeof(double));
+    st->trial_params = fs_calloc((size_t)nt + 1, sizeof(long));
+    for (int t = 0; t < nt; t++) {
+        FsTrial *tr = &sw->trials[t];
+        st->trial_params[t] = params_of(&tr->arch);
+        if (journal_find_failure(&st->j, tr->id)) {
+            st->trials_done++;
+            continue;
+        }
+        for (int k = 0; k < st->n_fold_ids; k++) {
+            const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
+            if (fr) {
+                st->trial_folds[t]++;
+                st->trial_metric[t] += fold_metric(sw, &fr->r);
+                if (fr->r.status != FS_FIT_OK) st->trial_bad[t] = 1;
+                continue;
+            }
+            int i = st->n_jobs++;
+            run_job_spec(&st->specs[i], tr, st->fold_ids[k]);
+            train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
+            st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, st->fold_ids[k], &st->res[i], NULL,
+                                  run_cancel_flag()};
+            st->job_trial[i] = t;
+        }
+        if (st->trial_folds[t] == st->n_fold_ids) st->trials_done++;
+    }
+    progress_init(&st->prog, out, o->quiet, nt, st->trials_done, st->n_fold_ids, st->n_jobs, o->grace);
+    for (int t = 0; t < nt; t++)
+        if (st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t])
+            progress_seed_best(&st->prog, sw->trials[t].id, st->trial_metric[t] / st->n_fold_ids,
+                               sw->metric == FS_METRIC_LOSS);
+    return FS_EXIT_OK;
+}
+
+void state_close(RunState *st)
+{
+    for (int i = 0; i < st->n_jobs; i++) train_result_free(&st->res[i]);
+    free(st->jobs);
+    free(st->res);
+    free(st->specs);
+    free(st->job_trial);
+    free(st->trial_written);
+    free(st->trial_folds);
+    free(st->trial_bad);
+    free(st->trial_metric);
+    free(st->trial_params);
+    if (st->j.path) journal_close(&st->j);
+    data_free(&st->ds);
+    sweep_free(&st->sw);
+    pthread_mutex_destroy(&st->lock);
+}
+
+static void io_fail(RunState *st, const FsErr *e)
+{
+    if (!st->io_failed) st->io_err = *e;
+    st->io_failed = 1;
+    run_request_stop(0);
+}
+
+void state_job_started(RunState *st, int i)
+{
+    int t = st->job_trial[i];
+    const FsTrial *tr = &st->sw.trials[t];
+    if (!st->trial_written[t] && !journal_find_trial(&st->j, tr->id)) {
+        FsErr e = {0};
+        if (journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, &e) != 0)
+            io_fail(st, &e);
+    }
+    st->trial_written[t] = 1;
+    progress_fold_started(&st->prog);
+}
+
+void state_job_finished(RunState *st, int i)
+{
+    const FsFitResult *r = &st->res[i];
+    int t = st->job_trial[i];
+    const FsTrial *tr = &st->sw.trials[t];
+    FsErr e = {0};
+    if (r->status == FS_FIT_CANCELLED) {
+        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        return;
+    }
+    if (r->status == FS_FIT_FAILED) {
+        if (!journal_find_failure(&st->j, tr->id) && journal_append_failure(&st->j, tr->id, r->message, &e) != 0)
+            io_fail(st, &e);
+        st->trial_bad[t] = 1;
+    } else if (journal_append_fold(&st->j, tr->id, st->jobs[i].fold, r, &e) != 0) {
+        io_fail(st, &e);
+        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        return;
+    }
+    st->busy += r->seconds;
+    st->val += r->val_seconds;
+    st->train_examples += (double)r->train_examples;
+    if (r->status != FS_FIT_OK) st->trial_bad[t] = 1;
+    st->trial_folds[t]++;
+    st->trial_metric[t] += fold_metric(&st->sw, r);
+    int complete = st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t];
+    progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->n_fold_ids, complete);
+}
+
+int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads)
+{
+    int interrupted = rc == FS_EXIT_INTERRUPTED;
+    if (st->io_failed) {
+        fprintf(stderr, "foldsweep: %s\n", st->io_err.msg);
+        rc = FS_EXIT_ERROR;
+    } else if (interrupted) {
+        fprintf(out, "foldsweep: interrupted; %d of %d folds of this run are in the journal. Rerun the same "
+                     "command to resume.\n",
+                st->prog.folds_done, st->n_jobs);
+    }
+    /* Leaderboard files and the profile, even after an interruption: what
+     * is in the journal is ranked. */
+    FsProfile prof = {st->t_data, st->busy - st->val, st->val, st->j.write_seconds, train_wall, threads,
+                      st->train_examples, st->prog.folds_done};
+    FsErr err = {0};
+    char perr[1024];
+    if (report_write_files(st->dir, &st->j, &st->sw, &err) != 0) {
+        fprintf(stderr, "foldsweep: %s\n", err.msg);
+        if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
+    }
+    if (profile_write(st->dir, &prof, perr, sizeof perr) != 0) {
+        fprintf(stderr, "foldsweep: %s\n", perr);
+        if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
+    }
+    if (!o->quiet && rc != FS_EXIT_ERROR) {
+        if (!interrupted) report_print_leaderboard(out, &st->j, &st->sw, 10);
+        profile_print(out, &prof);
+    }
+    return rc;
+}

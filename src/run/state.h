@@ -1,0 +1,72 @@
+/*
+ * run/state.h: internal to the run module. The state of one run on rank 0
+ * (or a single process): the sweep, the data, the journal, the jobs still
+ * to train, and the bookkeeping the progress line and the profile read.
+ * Every function here that touches the journal or the counters expects
+ * st->lock held, since the pool's threads and the MPI loop share them.
+ */
+#ifndef FS_RUN_STATE_H
+#define FS_RUN_STATE_H
+
+#include <pthread.h>
+
+#include "journal/journal.h"
+#include "run/progress.h"
+#include "run/run.h"
+
+typedef struct {
+    FsSweep sw;
+    FsDataset ds;
+    FsJournal j;
+    char dir[4096];
+    FsProgress prog;
+    pthread_mutex_t lock;
+    int n_fold_ids, fold_ids[256];
+    /* The jobs of this run: (trial, fold) pairs without a journal record. */
+    FsJob *jobs;
+    FsFitResult *res;
+    FsTrainSpec *specs;
+    int *job_trial;
+    int n_jobs;
+    int next_job;     /* the queue: jobs[next_job..] are not dispatched */
+    /* Per trial. */
+    int *trial_written, *trial_folds, *trial_bad;
+    double *trial_metric;
+    long *trial_params;
+    int trials_done;
+    /* What went wrong writing the journal (stops the run, exit 1). */
+    int io_failed;
+    FsErr io_err;
+    /* For the profile. */
+    double t_data, busy, val, train_examples;
+} RunState;
+
+/* Loads the sweep and data, claims the run folder, opens the journal and
+ * lists the jobs. Returns FS_EXIT_OK or an error exit code (message printed). */
+int state_open(RunState *st, const FsRunOptions *o, FILE *out);
+void state_close(RunState *st);
+
+/* Bookkeeping for job i (lock held): its first fold writes the trial record. */
+void state_job_started(RunState *st, int i);
+/* Records job i's result (st->res[i]) in the journal (lock held). */
+void state_job_finished(RunState *st, int i);
+
+/* Leaderboard files, profile and the end-of-run summary. Returns rc, or
+ * FS_EXIT_ERROR if writing them failed. */
+int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads);
+
+/* Folder helpers (folder.c). */
+int run_mkdir_p(const char *dir, FsErr *err);
+char *run_read_file(const char *path);
+int run_write_file_atomic(const char *path, const char *text, FsErr *err);
+/* Writes DIR/sweep.yaml, or checks that the one there is the same sweep. */
+int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err);
+
+/* Seeds of job (trial, fold): sweep seed, trial id, fold. */
+void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
+
+/* MPI loops (coord.c, worker.c). */
+int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, FILE *out);
+int run_worker(FsMpi *m, const FsRunOptions *o);
+
+#endif

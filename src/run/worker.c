@@ -1,0 +1,276 @@
+/*
+ * worker: a worker rank's loop. It receives the canonical sweep and the
+ * data bytes once (the setup broadcast), rebuilds the same trials and ids,
+ * then asks rank 0 for as many (trial, fold) jobs as it has threads, trains
+ * them on its pool, and sends each result back as it lands. Only this
+ * thread calls MPI; the pool threads hand results over through an outbox.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "run/state.h"
+
+typedef struct {
+    FsMpi *m;
+    FsSweep sw;
+    FsDataset ds;
+    int n_fold_ids, fold_ids[256];
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    FsJob *jobs;
+    FsFitResult *res;
+    FsTrainSpec *specs;
+    FsWorkItem *items;
+    int cap, n_jobs, next; /* received, handed to threads */
+    int *outbox, n_out;
+    int no_more;           /* STOP received */
+    volatile int cancel;
+} Worker;
+
+static const FsJob *worker_next(void *ctx, int *id)
+{
+    Worker *w = ctx;
+    const FsJob *job = NULL;
+    pthread_mutex_lock(&w->lock);
+    while (w->next == w->n_jobs && !w->no_more) pthread_cond_wait(&w->cv, &w->lock);
+    if (w->next < w->n_jobs) {
+        *id = w->next++;
+        job = &w->jobs[*id];
+    }
+    pthread_mutex_unlock(&w->lock);
+    return job;
+}
+
+static void worker_done(void *ctx, int id)
+{
+    Worker *w = ctx;
+    pthread_mutex_lock(&w->lock);
+    w->outbox[w->n_out++] = id;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void send_error(Worker *w, const char *fmt, const char *a, const char *b)
+{
+    char text[1000];
+    snprintf(text, sizeof text, fmt, a, b);
+    FsBuf buf = {0};
+    proto_encode_error(&buf, text);
+    fsmpi_send(w->m, 0, FS_MSG_ERROR, &buf);
+    buf_free(&buf);
+}
+
+/* Checks one item from rank 0 against this rank's copy of the sweep. */
+static int item_ok(const Worker *w, const FsWorkItem *it, char *why, size_t n)
+{
+    if (it->trial >= w->sw.n_trials) return snprintf(why, n, "trial %d of %d", it->trial, w->sw.n_trials), 0;
+    if (strcmp(w->sw.trials[it->trial].id, it->id) != 0)
+        return snprintf(why, n, "trial %d is %s here, not %s", it->trial, w->sw.trials[it->trial].id, it->id), 0;
+    for (int k = 0; k < w->n_fold_ids; k++)
+        if (w->fold_ids[k] == it->fold) return 1;
+    return snprintf(why, n, "fold %d is not a fold of this sweep", it->fold), 0;
+}
+
+static void take_trials(Worker *w, const FsMsg *msg, int *exhausted)
+{
+    static FsWorkItem items[FS_PROTO_MAX_ITEMS];
+    int n = 0;
+    char why[256];
+    if (proto_decode_trials(msg->p, msg->n, items, &n, why, sizeof why) != 0) {
+        send_error(w, "bad TRIALS message: %s%s", why, "");
+        return;
+    }
+    if (n == 0) *exhausted = 1;
+    pthread_mutex_lock(&w->lock);
+    for (int k = 0; k < n; k++) {
+        if (!item_ok(w, &items[k], why, sizeof why) || w->n_jobs >= w->cap) {
+            pthread_mutex_unlock(&w->lock);
+            send_error(w, "TRIALS item refused: %s%s", w->n_jobs >= w->cap ? "more items than the sweep has" : why, "");
+            pthread_mutex_lock(&w->lock);
+            continue;
+        }
+        int i = w->n_jobs;
+        const FsTrial *tr = &w->sw.trials[items[k].trial];
+        w->items[i] = items[k];
+        run_job_spec(&w->specs[i], tr, items[k].fold);
+        train_result_alloc(&w->res[i], w->specs[i].stop.max_epochs);
+        w->jobs[i] = (FsJob){&tr->arch, &w->specs[i], &w->ds, items[k].fold, &w->res[i], NULL,
+                             (const volatile int *)&w->cancel};
+        w->n_jobs++;
+    }
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Test hook (FOLDSWEEP_TEST_INJECT=1, rank 1 only): sends rank 0 a set of
+ * malformed and out-of-protocol messages before the real protocol, so the
+ * MPI tests can check that each is reported and none crashes rank 0. */
+static void inject_bad_messages(Worker *w)
+{
+    FsBuf b = {0};
+    uint8_t junk[5] = {1, 2, 3, 4, 5};
+    FsBuf short_msg = {junk, 5, 5};
+    fsmpi_send(w->m, 0, FS_MSG_REQUEST, &short_msg);
+    proto_encode_request(&b, 1);
+    b.p[0] ^= 0xff; /* bad magic */
+    fsmpi_send(w->m, 0, FS_MSG_REQUEST, &b);
+    proto_encode_request(&b, 1);
+    b.p[4] = 99; /* another protocol version */
+    fsmpi_send(w->m, 0, FS_MSG_REQUEST, &b);
+    proto_encode_request(&b, 1);
+    fsmpi_send(w->m, 0, FS_MSG_RESULT, &b); /* header and tag disagree */
+    proto_encode_request(&b, -5);
+    fsmpi_send(w->m, 0, FS_MSG_REQUEST, &b); /* impossible capacity */
+    proto_encode_trials(&b, NULL, 0);
+    fsmpi_send(w->m, 0, FS_MSG_TRIALS, &b); /* a coordinator's message */
+    FsWorkItem it = {0, w->fold_ids[0], ""};
+    memcpy(it.id, w->sw.trials[0].id, 17);
+    FsFitResult r;
+    train_result_alloc(&r, 1);
+    proto_encode_result(&b, &it, &r); /* a result for work never sent here */
+    fsmpi_send(w->m, 0, FS_MSG_RESULT, &b);
+    train_result_free(&r);
+    buf_free(&b);
+}
+
+static int worker_setup(Worker *w, const FsRunOptions *o)
+{
+    int32_t status = 0;
+    char *text = NULL;
+    uint8_t *bytes = NULL;
+    uint64_t n = 0;
+    fsmpi_bcast_setup(w->m, &status, &text, &bytes, &n);
+    if (status != 0) return FS_EXIT_ERROR; /* rank 0 said why */
+    FsErrList errs = {0};
+    FsErr err = {0};
+    int ok = sweep_load_string(&w->sw, text, "sweep.yaml (from rank 0)", &errs) == 0 &&
+             data_deserialize(&w->ds, bytes, n, "data (from rank 0)", &err) == 0;
+    free(text);
+    free(bytes);
+    if (!ok) {
+        char msg[1024];
+        if (errs.n) errlist_join(&errs, msg, sizeof msg);
+        else snprintf(msg, sizeof msg, "%s", err.msg);
+        fprintf(stderr, "foldsweep: rank %d: %s\n", w->m->rank, msg);
+        errlist_free(&errs);
+        return FS_EXIT_ERROR;
+    }
+    (void)o;
+    sweep_assign_ids(&w->sw, w->ds.fingerprint);
+    if (w->sw.predefined) {
+        w->n_fold_ids = 1;
+        w->fold_ids[0] = FS_FOLD_PREDEFINED;
+    } else {
+        w->n_fold_ids = (int)w->ds.n_folds;
+        for (int f = 0; f < w->n_fold_ids; f++) w->fold_ids[f] = f;
+    }
+    w->cap = w->sw.n_trials * w->n_fold_ids;
+    w->jobs = fs_calloc((size_t)w->cap + 1, sizeof(FsJob));
+    w->res = fs_calloc((size_t)w->cap + 1, sizeof(FsFitResult));
+    w->specs = fs_calloc((size_t)w->cap + 1, sizeof(FsTrainSpec));
+    w->items = fs_calloc((size_t)w->cap + 1, sizeof(FsWorkItem));
+    w->outbox = fs_calloc((size_t)w->cap + 1, sizeof(int));
+    return FS_EXIT_OK;
+}
+
+int run_worker(FsMpi *m, const FsRunOptions *o)
+{
+    /* Rank 0 decides when to stop; a signal that reaches every rank (scancel,
+     * mpirun forwarding) must not end a worker before its results are in. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
+    Worker w;
+    memset(&w, 0, sizeof w);
+    w.m = m;
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    int rc = worker_setup(&w, o);
+    if (rc != FS_EXIT_OK) {
+        sweep_free(&w.sw);
+        data_free(&w.ds);
+        return rc;
+    }
+    int threads = o->threads > 0 ? o->threads : w.sw.threads > 0 ? w.sw.threads : m->node_cores / m->local_size;
+    if (threads < 1) threads = 1;
+    fsmpi_print_binding(m, threads, "cpu", NULL);
+    if (m->rank == 1 && getenv("FOLDSWEEP_TEST_INJECT")) inject_bad_messages(&w);
+
+    FsPoolSource src = {worker_next, worker_done, &w};
+    FsPoolThreads *pool = train_pool_start(&src, threads);
+    int exhausted = 0, outstanding = 0, handled = 0, sent = 0, exit_code = FS_EXIT_OK;
+    FsBuf b = {0};
+    for (;;) {
+        int busy = 0;
+        FsMsg msg;
+        if (fsmpi_poll(m, 0, &msg)) {
+            busy = 1;
+            char why[256];
+            int32_t cancel, code;
+            if (proto_check(msg.p, msg.n, msg.tag, why, sizeof why) != 0) {
+                send_error(&w, "bad message from rank 0: %s%s", why, "");
+            } else if (msg.tag == FS_MSG_TRIALS) {
+                outstanding = 0;
+                take_trials(&w, &msg, &exhausted);
+            } else if (msg.tag == FS_MSG_STOP) {
+                if (proto_decode_stop(msg.p, msg.n, &cancel, &code, why, sizeof why) != 0) {
+                    send_error(&w, "bad STOP message: %s%s", why, "");
+                    cancel = 1, code = FS_EXIT_ERROR;
+                }
+                pthread_mutex_lock(&w.lock);
+                w.no_more = 1;
+                if (cancel) w.cancel = 1;
+                pthread_cond_broadcast(&w.cv);
+                pthread_mutex_unlock(&w.lock);
+                exit_code = code;
+            } else {
+                send_error(&w, "unexpected %s message from rank 0%s", proto_kind_name(msg.tag), "");
+            }
+            free(msg.p);
+        }
+        /* Results out, as they land. */
+        pthread_mutex_lock(&w.lock);
+        int n_out = w.n_out, outbox[64], take = n_out < 64 ? n_out : 64;
+        memcpy(outbox, w.outbox, sizeof(int) * (size_t)take);
+        memmove(w.outbox, w.outbox + take, sizeof(int) * (size_t)(n_out - take));
+        w.n_out -= take;
+        int received = w.n_jobs, no_more = w.no_more;
+        pthread_mutex_unlock(&w.lock);
+        for (int k = 0; k < take; k++) {
+            int i = outbox[k];
+            handled++;
+            busy = 1;
+            if (w.res[i].status == FS_FIT_CANCELLED) continue; /* retrained on resume */
+            proto_encode_result(&b, &w.items[i], &w.res[i]);
+            fsmpi_send(m, 0, FS_MSG_RESULT, &b);
+            sent++;
+        }
+        int holding = received - handled;
+        if (!no_more && !exhausted && !outstanding && holding < threads) {
+            proto_encode_request(&b, threads - holding);
+            fsmpi_send(m, 0, FS_MSG_REQUEST, &b);
+            outstanding = 1;
+        }
+        if (no_more && handled == received) break;
+        if (!busy) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    train_pool_join(pool);
+    proto_encode_bye(&b);
+    fsmpi_send(m, 0, FS_MSG_BYE, &b);
+    buf_free(&b);
+    for (int i = 0; i < w.n_jobs; i++) train_result_free(&w.res[i]);
+    free(w.jobs);
+    free(w.res);
+    free(w.specs);
+    free(w.items);
+    free(w.outbox);
+    sweep_free(&w.sw);
+    data_free(&w.ds);
+    (void)sent;
+    return exit_code;
+}
