@@ -1,0 +1,241 @@
+/*
+ * MPI runs through real mpirun: 1, 2, 3 and 4 ranks each record every
+ * (trial, fold) exactly once and give the single-process leaderboard,
+ * metric for metric; SIGKILL of rank 0 mid-sweep and SIGTERM mid-sweep
+ * (exit 3) both resume to the same leaderboard; malformed and
+ * out-of-protocol messages from a worker are each reported and rank 0
+ * goes on. Every mpirun command is printed so it can be rerun by hand.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static char tmp[256], log_path[320];
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) fputs(text, f), fclose(f);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    s[fread(s, 1, (size_t)n, f)] = 0;
+    fclose(f);
+    return s;
+}
+
+static int count(const char *path, const char *needle)
+{
+    char *s = read_text(path);
+    int n = 0;
+    for (char *p = s; p && (p = strstr(p, needle)); p++) n++;
+    free(s);
+    return s ? n : -1;
+}
+
+/* Runs `sh -c cmd` in the background with output to log_path. */
+static pid_t start(const char *cmd)
+{
+    printf("$ %s\n", cmd);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(log_path, "w", stdout) || !freopen(log_path, "a", stderr)) _exit(126);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits at most `limit` seconds (a hung MPI job is killed and fails the test). */
+static int finish(pid_t pid, int limit)
+{
+    for (int i = 0; i < limit * 100; i++) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        usleep(10000);
+    }
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CHECK_MSG(0, "command still running after %d s: killed", limit);
+    return -1;
+}
+
+static int sh(const char *cmd, int limit) { return finish(start(cmd), limit); }
+
+static const char *mpirun_flags(void)
+{
+    return geteuid() == 0 ? "--allow-run-as-root --oversubscribe" : "--oversubscribe";
+}
+
+/* The leaderboard CSV up to its timing column (which differs run to run). */
+static char *board(const char *dir)
+{
+    char cmd[600], path[320];
+    snprintf(path, sizeof path, "%s/board.csv", tmp);
+    snprintf(cmd, sizeof cmd, "'%s' leaderboard '%s' --format csv > '%s'", FS_TEST_BIN, dir, path);
+    printf("$ %s\n", cmd);
+    CHECK(system(cmd) == 0);
+    char *s = read_text(path), *res = calloc(s ? strlen(s) + 1 : 1, 1), *w = res;
+    int col = 0;
+    for (char *p = s; p && *p && *p != '\n'; p++) {
+        if (!strncmp(p, ",seconds,", 9)) break;
+        if (*p == ',') col++;
+    }
+    for (char *line = s; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (!end) end = line + strlen(line);
+        int c = 0;
+        for (char *p = line; p < end && !(*p == ',' && ++c > col); p++) *w++ = *p;
+        *w++ = '\n';
+        line = *end ? end + 1 : end;
+    }
+    free(s);
+    return res;
+}
+
+static long rank0_pid(const char *dir)
+{
+    char path[320];
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    char *s = read_text(path);
+    char *p = s ? strstr(s, "\"pid\":") : NULL;
+    long pid = p ? atol(p + 6) : -1;
+    free(s);
+    return pid;
+}
+
+static void wait_folds(const char *journal, int n)
+{
+    for (int i = 0; i < 6000 && count(journal, "\"kind\":\"fold\"") < n; i++) usleep(5000);
+}
+
+static const char *SWEEP =
+    "data:\n"
+    "  synth: {proteins: 150, seed: 3}\n"
+    "  window: 9\n"
+    "  folds: 3\n"
+    "model:\n"
+    "  depth: 1\n"
+    "  filters: [8, 16]\n"
+    "  kernel: [3, 5]\n"
+    "  dense: [0, 16]\n"
+    "training:\n"
+    "  epochs: 3\n"
+    "  batch_size: 16\n"
+    "  seed: 5\n";
+
+int main(void)
+{
+#ifndef FS_HAVE_MPI
+    TEST_SKIP("this build has no MPI (apt-get install libopenmpi-dev openmpi-bin, then rebuild)");
+#endif
+    if (system("command -v mpirun >/dev/null 2>&1") != 0) TEST_SKIP("mpirun is not on PATH");
+    snprintf(tmp, sizeof tmp, "/tmp/fs_test_mpi_XXXXXX");
+    if (!mkdtemp(tmp)) TEST_SKIP("cannot make a temporary folder");
+    snprintf(log_path, sizeof log_path, "%s/log.txt", tmp);
+    char sweep[300], cmd[1200], dir[320], journal[360];
+    snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);
+    write_text(sweep, SWEEP);
+
+    /* The reference: one process, no MPI. */
+    snprintf(dir, sizeof dir, "%s/single", tmp);
+    snprintf(cmd, sizeof cmd, "'%s' run '%s' --out '%s' --quiet", FS_TEST_BIN, sweep, dir);
+    CHECK(sh(cmd, 120) == 0);
+    char *ref = board(dir);
+    CHECK(count(log_path, "rank") == 0);
+
+    /* 1 to 4 ranks: the same leaderboard, every fold exactly once. */
+    for (int np = 1; np <= 4; np++) {
+        snprintf(dir, sizeof dir, "%s/np%d", tmp, np);
+        snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+        snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", mpirun_flags(), np,
+                 FS_TEST_BIN, sweep, dir);
+        CHECK_MSG(sh(cmd, 300) == 0, "np %d failed:\n%s", np, read_text(log_path));
+        CHECK_MSG(count(journal, "\"kind\":\"fold\"") == 24, "np %d: %d fold records", np,
+                  count(journal, "\"kind\":\"fold\""));
+        CHECK(count(journal, "\"kind\":\"trial\"") == 8);
+        char *got = board(dir);
+        CHECK_MSG(strcmp(ref, got) == 0, "np %d leaderboard differs:\n%s\nvs single process:\n%s", np, got, ref);
+        free(got);
+    }
+
+    /* SIGKILL of rank 0 mid-sweep: the job dies; the rerun completes it. */
+    snprintf(dir, sizeof dir, "%s/kill", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
+             dir);
+    pid_t pid = start(cmd);
+    wait_folds(journal, 4);
+    long r0 = rank0_pid(dir);
+    CHECK(r0 > 0);
+    printf("kill -KILL %ld (rank 0) after %d fold records\n", r0, count(journal, "\"kind\":\"fold\""));
+    if (r0 > 0) kill((pid_t)r0, SIGKILL);
+    CHECK(finish(pid, 120) != 0);
+    int partial = count(journal, "\"kind\":\"fold\"");
+    CHECK(partial >= 4 && partial < 24);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
+             dir);
+    CHECK(sh(cmd, 300) == 0);
+    CHECK(count(journal, "\"kind\":\"fold\"") == 24);
+    char *got = board(dir);
+    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after SIGKILL and resume differs");
+    free(got);
+
+    /* SIGTERM mid-sweep (to rank 0, as a scheduler's signal reaches it):
+     * exit 3 through mpirun, a journal the rerun completes. */
+    snprintf(dir, sizeof dir, "%s/term", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet --grace 0", mpirun_flags(), FS_TEST_BIN,
+             sweep, dir);
+    pid = start(cmd);
+    wait_folds(journal, 3);
+    r0 = rank0_pid(dir);
+    printf("kill -TERM %ld (rank 0)\n", r0);
+    if (r0 > 0) kill((pid_t)r0, SIGTERM);
+    CHECK(finish(pid, 120) == 3);
+    CHECK(count(log_path, "interrupted") == 1);
+    partial = count(journal, "\"kind\":\"fold\"");
+    CHECK(partial >= 3 && partial < 24);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
+             dir);
+    CHECK(sh(cmd, 300) == 0);
+    CHECK(count(journal, "\"kind\":\"fold\"") == 24);
+    got = board(dir);
+    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after SIGTERM and resume differs");
+    free(got);
+
+    /* A worker that sends garbage first: each message reported, run intact. */
+    snprintf(dir, sizeof dir, "%s/inject", tmp);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 -x FOLDSWEEP_TEST_INJECT=1 '%s' run '%s' --out '%s' --quiet",
+             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+    CHECK(sh(cmd, 300) == 0);
+    char *log = read_text(log_path);
+    const char *reasons[] = {"shorter than the", "bad magic", "protocol version 99", "header says REQUEST",
+                             "capacity -5", "not a message a worker sends", "was not sent to rank 1"};
+    for (size_t k = 0; k < sizeof reasons / sizeof reasons[0]; k++)
+        CHECK_MSG(log && strstr(log, reasons[k]), "rank 0 did not report \"%s\"", reasons[k]);
+    free(log);
+    got = board(dir);
+    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard with injected messages differs");
+    free(got);
+
+    free(ref);
+    if (!t_failures) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        if (system(cmd) != 0) printf("could not remove %s\n", tmp);
+    }
+    return test_finish();
+}

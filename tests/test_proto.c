@@ -1,0 +1,137 @@
+/*
+ * The coordinator-worker protocol without MPI: every message round-trips,
+ * and malformed ones (short, bad magic, other version, tag mismatch, wrong
+ * length, truncated or out-of-range fields) are refused with a reason.
+ */
+#include "mpi/mpi.h"
+#include "test.h"
+
+static char why[256];
+
+int main(void)
+{
+    FsBuf b = {0};
+    int32_t cap = -1, cancel = -1, code = -1;
+
+    /* Round trips. */
+    proto_encode_request(&b, 3);
+    CHECK(proto_check(b.p, b.n, FS_MSG_REQUEST, why, sizeof why) == 0);
+    CHECK(proto_decode_request(b.p, b.n, &cap, why, sizeof why) == 0 && cap == 3);
+
+    FsWorkItem items[3] = {{0, 0, "0123456789abcdef"}, {7, 2, "fedcba9876543210"}, {1, FS_FOLD_PREDEFINED, "00000000000000ff"}};
+    proto_encode_trials(&b, items, 3);
+    static FsWorkItem got[FS_PROTO_MAX_ITEMS];
+    int n = 0;
+    CHECK(proto_decode_trials(b.p, b.n, got, &n, why, sizeof why) == 0);
+    CHECK(n == 3 && got[1].trial == 7 && got[1].fold == 2 && !strcmp(got[1].id, "fedcba9876543210"));
+    CHECK(got[2].fold == FS_FOLD_PREDEFINED);
+
+    FsFitResult r;
+    train_result_alloc(&r, 4);
+    r.status = FS_FIT_DIVERGED;
+    r.epochs = 3;
+    r.best_epoch = 2;
+    r.diverged_epoch = 3;
+    r.diverged_step = 41;
+    r.best_val_loss = 0.8125f;
+    r.best_confusion[1][2] = 17;
+    r.train_examples = 123456789012ULL;
+    r.seconds = 1.25;
+    for (int e = 0; e < 3; e++) r.curves.val_q3[e] = 0.5f + 0.1f * (float)e;
+    snprintf(r.message, sizeof r.message, "loss became nan");
+    proto_encode_result(&b, &items[1], &r);
+    FsWorkItem it;
+    FsFitResult back;
+    CHECK(proto_decode_result(b.p, b.n, &it, &back, why, sizeof why) == 0);
+    /* Every field comes back (a decoder that clears what it read fails here). */
+    CHECK(it.trial == 7 && it.fold == 2);
+    CHECK(back.status == FS_FIT_DIVERGED && back.epochs == 3 && back.best_epoch == 2);
+    CHECK(back.diverged_epoch == 3 && back.diverged_step == 41);
+    CHECK(back.best_val_loss == 0.8125f && back.best_confusion[1][2] == 17);
+    CHECK(back.train_examples == 123456789012ULL && back.seconds == 1.25);
+    CHECK(back.curves.val_q3[2] == r.curves.val_q3[2]);
+    CHECK(!strcmp(back.message, "loss became nan"));
+    train_result_free(&back);
+
+    proto_encode_stop(&b, 1, 3);
+    CHECK(proto_decode_stop(b.p, b.n, &cancel, &code, why, sizeof why) == 0 && cancel == 1 && code == 3);
+    char text[64];
+    proto_encode_error(&b, "worker could not parse the sweep");
+    CHECK(proto_decode_error(b.p, b.n, text, sizeof text, why, sizeof why) == 0);
+    CHECK(!strcmp(text, "worker could not parse the sweep"));
+
+    /* Malformed headers. */
+    uint8_t junk[5] = {1, 2, 3, 4, 5};
+    CHECK(proto_check(junk, 5, FS_MSG_REQUEST, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "shorter than");
+    proto_encode_request(&b, 1);
+    b.p[0] ^= 0xff;
+    CHECK(proto_check(b.p, b.n, FS_MSG_REQUEST, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "magic");
+    proto_encode_request(&b, 1);
+    b.p[4] = 99;
+    CHECK(proto_check(b.p, b.n, FS_MSG_REQUEST, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "version 99");
+    proto_encode_request(&b, 1);
+    CHECK(proto_check(b.p, b.n, FS_MSG_RESULT, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "header says REQUEST");
+    proto_encode_request(&b, 1);
+    CHECK(proto_check(b.p, b.n - 1, FS_MSG_REQUEST, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "payload length");
+
+    /* Bad fields. */
+    proto_encode_request(&b, -5);
+    CHECK(proto_decode_request(b.p, b.n, &cap, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "capacity -5");
+    FsWorkItem badid = {1, 0, "not-hex-at-all!!"};
+    proto_encode_trials(&b, &badid, 1);
+    CHECK(proto_decode_trials(b.p, b.n, got, &n, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "hex");
+    FsWorkItem badfold = {1, 999, "0123456789abcdef"};
+    proto_encode_trials(&b, &badfold, 1);
+    CHECK(proto_decode_trials(b.p, b.n, got, &n, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "fold 999");
+    /* A result whose curve length disagrees with its epochs. */
+    r.status = FS_FIT_OK;
+    proto_encode_result(&b, &items[0], &r);
+    memcpy(b.p + FS_PROTO_HEADER + 24 + 4, &(int32_t){9}, 4); /* epochs field */
+    CHECK(proto_decode_result(b.p, b.n, &it, &back, why, sizeof why) != 0);
+    /* Every truncation of a valid result is refused, never read past. */
+    proto_encode_result(&b, &items[0], &r);
+    int refused = 0;
+    for (size_t cut = FS_PROTO_HEADER; cut < b.n; cut++) {
+        uint32_t len = (uint32_t)(cut - FS_PROTO_HEADER);
+        memcpy(b.p + 12, &len, 4); /* a consistent header, so the payload is what is short */
+        if (proto_decode_result(b.p, cut, &it, &back, why, sizeof why) != 0)
+            refused++;
+        else
+            train_result_free(&back);
+    }
+    CHECK(refused == (int)(b.n - FS_PROTO_HEADER));
+    /* Random bytes with a valid header never crash a decoder. */
+    FsRng rng;
+    uint64_t seed = 9;
+    fs_rng_seed(&rng, &seed, 1);
+    uint8_t msg[256];
+    int kinds[] = {FS_MSG_REQUEST, FS_MSG_TRIALS, FS_MSG_RESULT, FS_MSG_ERROR, FS_MSG_STOP};
+    for (int trial = 0; trial < 20000; trial++) {
+        int kind = kinds[trial % 5];
+        size_t len = FS_PROTO_HEADER + fs_rng_below(&rng, 200);
+        for (size_t k = 0; k < len; k++) msg[k] = (uint8_t)fs_rng_u64(&rng);
+        uint32_t h[4] = {FS_PROTO_MAGIC, FS_PROTO_VERSION, (uint32_t)kind, (uint32_t)(len - FS_PROTO_HEADER)};
+        memcpy(msg, h, sizeof h);
+        switch (kind) {
+        case FS_MSG_REQUEST: proto_decode_request(msg, len, &cap, why, sizeof why); break;
+        case FS_MSG_TRIALS: proto_decode_trials(msg, len, got, &n, why, sizeof why); break;
+        case FS_MSG_RESULT:
+            if (proto_decode_result(msg, len, &it, &back, why, sizeof why) == 0) train_result_free(&back);
+            break;
+        case FS_MSG_ERROR: proto_decode_error(msg, len, text, sizeof text, why, sizeof why); break;
+        case FS_MSG_STOP: proto_decode_stop(msg, len, &cancel, &code, why, sizeof why); break;
+        }
+    }
+    CHECK(1); /* reaching here under the sanitizer build is the assertion */
+    train_result_free(&r);
+    buf_free(&b);
+    return test_finish();
+}
