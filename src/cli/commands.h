@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include "report/report.h" /* FsJournal, FsReportSpec for cli_folder_read */
+
 /* `foldsweep run SWEEP.yaml ...` (run.c; the work is run_sweep in src/run). */
 int cli_run(int argc, char **argv);
 
@@ -20,6 +22,12 @@ int cli_synth(int argc, char **argv);
 /* `foldsweep leaderboard DIR` and `foldsweep status DIR`: read a run folder. */
 int cli_leaderboard(int argc, char **argv);
 int cli_status(int argc, char **argv);
+
+/* Both read a run folder the same way (leaderboard.c): its journal and the
+ * metric and folds from DIR/sweep.yaml, else from the journal's run record
+ * (*from_journal set). Returns 0, or -1 with the error printed; on success
+ * the caller closes *j. */
+int cli_folder_read(const char *dir, FsJournal *j, FsReportSpec *rs, int *from_journal);
 
 /* Prints "foldsweep: " + message to stderr (a newline is added). */
 void cli_error(const char *fmt, ...)

@@ -4,34 +4,31 @@
  * train, with the ids it would give them. Exit 0 ok, 1 invalid sweep or
  * data (every problem on stderr as "foldsweep: FILE:LINE:COL: ..."), 2 usage.
  */
-#include <string.h>
-
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "sweep/sweep.h"
 
-#define PLAN_USAGE "usage: foldsweep plan SWEEP.yaml [--json]\n"
+enum { OPT_JSON, OPT_HELP };
 
-static void help(FILE *out)
-{
-    fputs(PLAN_USAGE, out);
-    fputs("\nChecks a sweep file (every error with its line and column, all at once), loads its\n"
-          "data to compute the fingerprint, and lists the trials a run would train: index, id,\n"
-          "architecture, parameters and training options. Nothing is trained or written.\n"
-          "The format is in docs/sweep-format.md.\n\n"
-          "options:\n"
-          "  --json       print the trials as one JSON array\n"
-          "  -h, --help   show this help\n",
-          out);
-}
+static const CliOption options[] = {
+    [OPT_JSON] = {"--json", NULL, NULL, "print the trials as one JSON array"},
+    [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
+};
 
-static int usage_error(const char *what, const char *arg)
-{
-    cli_error("plan: %s%s%s", what, arg ? " " : "", arg ? arg : "");
-    fputs(PLAN_USAGE, stderr);
-    fputs("Run 'foldsweep plan --help' for details.\n", stderr);
-    return FS_EXIT_USAGE;
-}
+static const CliSpec spec = {
+    .cmd = "plan",
+    .usage = "usage: foldsweep plan SWEEP.yaml [--json]\n",
+    .about = "Checks a sweep file (every error with its line and column, all at once), loads its\n"
+             "data to compute the fingerprint, and lists the trials a run would train: index, id,\n"
+             "architecture, parameters and training options. Nothing is trained or written.\n"
+             "The format is in docs/sweep-format.md.\n",
+    .opts = CLI_OPTIONS(options),
+    .column = 12,
+    .max_args = 1,
+    .extra_arg = "one sweep file only; extra argument",
+    .no_arg = "missing the sweep file",
+};
 
 static void print_errors(FsErrList *errs)
 {
@@ -93,24 +90,12 @@ static void print_text(const FsSweep *sw, const FsDataset *ds)
 
 int cli_plan(int argc, char **argv)
 {
-    const char *path = NULL;
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help(stdout);
-            return FS_EXIT_OK;
-        }
-        if (!strcmp(a, "--json"))
-            json = 1;
-        else if (a[0] == '-' && a[1])
-            return usage_error("unknown option", a);
-        else if (path)
-            return usage_error("one sweep file only; extra argument", a);
-        else
-            path = a;
-    }
-    if (!path) return usage_error("missing the sweep file", NULL);
+    CliArgs a;
+    int rc = cli_args_parse(&a, &spec, argc, argv);
+    if (rc != CLI_PARSED) return rc;
+    const char *path = a.args[0];
+    int json = a.val[OPT_JSON] != NULL;
+    cli_args_free(&a);
 
     FsSweep sw;
     FsErrList errs = {0};

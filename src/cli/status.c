@@ -8,23 +8,31 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "report/report.h"
 
-#define ST_USAGE "usage: foldsweep status DIR\n"
+enum { OPT_HELP };
 
-static int st_usage_error(const char *what, const char *arg)
-{
-    cli_error("status: %s%s%s", what, arg ? " " : "", arg ? arg : "");
-    fputs(ST_USAGE, stderr);
-    fputs("Run 'foldsweep status --help' for details.\n", stderr);
-    return FS_EXIT_USAGE;
-}
+static const CliOption options[] = {
+    [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
+};
+
+static const CliSpec spec = {
+    .cmd = "status",
+    .usage = "usage: foldsweep status DIR\n",
+    .about = "Shows where a run folder stands: trials done, in flight and left, elapsed time,\n"
+             "an estimate of the time left, and the best trial so far. Reads DIR/journal.jsonl\n"
+             "and DIR/sweep.yaml without changing them: safe while the run goes on.\n",
+    .opts = CLI_OPTIONS(options),
+    .column = 24,
+    .max_args = 1,
+    .extra_arg = "one run folder only; extra argument",
+    .no_arg = "missing the run folder DIR",
+};
 
 static void duration(double s, char *out, size_t n)
 {
@@ -80,45 +88,17 @@ static double elapsed(const FsJournal *j, int running, double now, int *n_runs)
 
 int cli_status(int argc, char **argv)
 {
-    const char *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(ST_USAGE, stdout);
-            fputs(
-                "\nShows where a run folder stands: trials done, in flight and left, elapsed "
-                "time,\n"
-                "an estimate of the time left, and the best trial so far. Reads DIR/journal.jsonl\n"
-                "and DIR/sweep.yaml without changing them: safe while the run goes on.\n\n"
-                "options:\n  -h, --help               show this help\n",
-                stdout);
-            return FS_EXIT_OK;
-        }
-        if (a[0] == '-' && a[1]) return st_usage_error("unknown option", a);
-        if (dir) return st_usage_error("one run folder only; extra argument", a);
-        dir = a;
-    }
-    if (!dir) return st_usage_error("missing the run folder DIR", NULL);
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        cli_error("%s: no such run folder", dir);
-        return FS_EXIT_ERROR;
-    }
+    CliArgs a;
+    int rc = cli_args_parse(&a, &spec, argc, argv);
+    if (rc != CLI_PARSED) return rc;
+    const char *dir = a.args[0];
+    cli_args_free(&a);
     FsJournal j;
-    FsErr err = {0};
-    if (journal_read(&j, dir, &err) != 0) {
-        cli_error("%s", err.msg);
-        return FS_EXIT_ERROR;
-    }
-    FsReportSpec spec;
+    FsReportSpec rs;
     int from_journal;
-    if (report_spec_load(&spec, dir, &j, &from_journal, &err) != 0) {
-        cli_error("%s", err.msg);
-        journal_close(&j);
-        return FS_EXIT_ERROR;
-    }
+    if (cli_folder_read(dir, &j, &rs, &from_journal)) return FS_EXIT_ERROR;
     FsReport rep;
-    report_build(&rep, &j, &spec);
+    report_build(&rep, &j, &rs);
     int k = rep.spec.folds, done = 0, flight = 0, n_ok = 0, n_div = 0, n_fail = 0;
     long folds_done = 0;
     for (int i = 0; i < rep.n_rows; i++) {
@@ -131,17 +111,17 @@ int cli_status(int argc, char **argv)
         n_fail += r->status == FS_TRIAL_FAILED;
         folds_done += complete ? k : r->n_done; /* a failed trial trains no more folds */
     }
-    int left = spec.n_trials > 0 ? spec.n_trials - done - flight : -1;
-    if (left < 0 && spec.n_trials > 0) left = 0;
+    int left = rs.n_trials > 0 ? rs.n_trials - done - flight : -1;
+    if (left < 0 && rs.n_trials > 0) left = 0;
     int running = journal_is_locked(dir) == 1;
     double now = (double)time(NULL);
     int n_runs;
     double el = elapsed(&j, running, now, &n_runs);
 
     printf("run folder   %s%s\n", dir, running ? " (a run is writing it now)" : "");
-    if (spec.n_trials > 0)
-        printf("sweep        %d trials x %d fold%s, metric %s%s\n", spec.n_trials, k,
-               k == 1 ? "" : "s", report_metric_name(spec.metric),
+    if (rs.n_trials > 0)
+        printf("sweep        %d trials x %d fold%s, metric %s%s\n", rs.n_trials, k,
+               k == 1 ? "" : "s", report_metric_name(rs.metric),
                from_journal ? " (from the journal; no sweep.yaml)" : "");
     printf("trials       %d done (%d ok, %d diverged, %d failed), %d in flight, ", done, n_ok,
            n_div, n_fail, flight);
@@ -149,7 +129,7 @@ int cli_status(int argc, char **argv)
         printf("%d left\n", left);
     else
         printf("? left\n");
-    long total_folds = spec.n_trials > 0 ? (long)spec.n_trials * k : -1;
+    long total_folds = rs.n_trials > 0 ? (long)rs.n_trials * k : -1;
     if (total_folds > 0)
         printf("folds        %ld of %ld\n", folds_done, total_folds);
     else
@@ -168,7 +148,7 @@ int cli_status(int argc, char **argv)
     }
     if (rep.n_rows && rep.rows[0].status == FS_TRIAL_OK) {
         const FsReportRow *b = &rep.rows[0];
-        printf("best so far  %s %s %.4f +- %.4f  %s\n", b->id, report_metric_name(spec.metric),
+        printf("best so far  %s %s %.4f +- %.4f  %s\n", b->id, report_metric_name(rs.metric),
                b->mean, b->std, b->arch);
     } else {
         printf("best so far  none complete yet\n");

@@ -1,0 +1,173 @@
+/*
+ * args.c: the subcommands' shared option parser, help printer and usage
+ * errors (see args.h). Tables stay in each command's file; only the
+ * mechanics live here.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "util/util.h"
+
+void cli_help_print(const CliSpec *s, FILE *out)
+{
+    fputs(s->usage, out);
+    fprintf(out, "\n%s\noptions:\n", s->about);
+    for (int i = 0; i < s->n_opts; i++) {
+        const CliOption *o = &s->opts[i];
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
+                 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(out, "  %-*s ", s->column, left);
+        /* A long description wraps by hand; keep its lines under the column. */
+        for (const char *p = o->help; *p; p++) {
+            fputc(*p, out);
+            if (*p == '\n') fprintf(out, "%*s", s->column + 3, "");
+        }
+        fputc('\n', out);
+    }
+    if (s->epilog) fprintf(out, "\n%s", s->epilog);
+}
+
+int cli_usage_error(const CliSpec *s, const char *what, const char *arg)
+{
+    cli_error("%s: %s%s%s", s->cmd, what, arg ? " " : "", arg ? arg : "");
+    fputs(s->usage, stderr);
+    fprintf(stderr, "Run 'foldsweep %s --help' for details.\n", s->cmd);
+    return FS_EXIT_USAGE;
+}
+
+void cli_args_free(CliArgs *a)
+{
+    free(a->args);
+    a->args = NULL;
+    a->n_args = 0;
+}
+
+/* Which option arg names; "--name=value" (options with a value only) puts
+ * the value in *inline_val. The alias takes no "=": "-o=x" would be ambiguous
+ * with a file named "=x". */
+static int option_find(const CliSpec *s, const char *arg, const char **inline_val)
+{
+    *inline_val = NULL;
+    for (int i = 0; i < s->n_opts; i++) {
+        const CliOption *o = &s->opts[i];
+        size_t n = strlen(o->name);
+        if (!strcmp(arg, o->name) || (o->alias && !strcmp(arg, o->alias))) return i;
+        if (o->arg && !strncmp(arg, o->name, n) && arg[n] == '=') {
+            *inline_val = arg + n + 1;
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int parse_fail(CliArgs *a, const CliSpec *s, const char *what, const char *arg)
+{
+    cli_args_free(a);
+    return cli_usage_error(s, what, arg);
+}
+
+int cli_args_parse(CliArgs *a, const CliSpec *s, int argc, char **argv)
+{
+    FS_ASSERT(s->n_opts <= CLI_MAX_OPTIONS);
+    memset(a, 0, sizeof *a);
+    a->args = fs_malloc((size_t)argc * sizeof *a->args);
+    int operands_only = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *inl;
+        /* "-" is an operand: by convention, standard input or output. */
+        if (operands_only || arg[0] != '-' || !arg[1]) {
+            if (s->max_args >= 0 && a->n_args >= s->max_args)
+                return parse_fail(a, s, s->extra_arg, arg);
+            a->args[a->n_args++] = arg;
+            continue;
+        }
+        if (!strcmp(arg, "--")) {
+            operands_only = 1;
+            continue;
+        }
+        int o = option_find(s, arg, &inl);
+        if (o < 0) return parse_fail(a, s, "unknown option", arg);
+        if (!strcmp(s->opts[o].name, "--help")) {
+            cli_args_free(a);
+            cli_help_print(s, stdout);
+            return FS_EXIT_OK;
+        }
+        if (!s->opts[o].arg) {
+            a->val[o] = arg;
+            continue;
+        }
+        /* The next word is the value even if it starts with '-' (a negative
+         * number, say); the range checks then name it. */
+        if (!inl && i + 1 >= argc) return parse_fail(a, s, "missing value for", arg);
+        a->val[o] = inl ? inl : argv[++i];
+    }
+    if (s->no_arg && a->n_args == 0) return parse_fail(a, s, s->no_arg, NULL);
+    return CLI_PARSED;
+}
+
+/* Decimal, or hex after 0x; no sign and no spaces: strtoull alone would
+ * turn "-1" into 2^64-1. */
+static int whole_read(const char *t, uint64_t *v)
+{
+    int base = 10;
+    if (t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+        base = 16;
+        t += 2;
+    }
+    if (!(base == 16 ? isxdigit((unsigned char)t[0]) : isdigit((unsigned char)t[0]))) return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(t, &end, base);
+    if (errno || *end) return -1;
+    *v = x;
+    return 0;
+}
+
+int cli_whole_parse(const CliSpec *s, const CliArgs *a, int opt, uint64_t lo, uint64_t hi,
+                    uint64_t *v)
+{
+    const char *t = a->val[opt];
+    uint64_t x;
+    if (!t) return 0;
+    if (!whole_read(t, &x) && x >= lo && x <= hi) {
+        *v = x;
+        return 0;
+    }
+    char what[128];
+    const char *name = s->opts[opt].name;
+    if (hi != UINT64_MAX)
+        snprintf(what, sizeof what, "%s must be a whole number from %llu to %llu, not", name,
+                 (unsigned long long)lo, (unsigned long long)hi);
+    else if (lo == 0)
+        snprintf(what, sizeof what, "%s must be a non-negative whole number, not", name);
+    else
+        snprintf(what, sizeof what, "%s must be a whole number >= %llu, not", name,
+                 (unsigned long long)lo);
+    return cli_usage_error(s, what, t);
+}
+
+int cli_real_parse(const CliSpec *s, const CliArgs *a, int opt, double lo, double hi, double *v)
+{
+    const char *t = a->val[opt];
+    if (!t) return 0;
+    char *end;
+    double x = strtod(t, &end);
+    if (end != t && !*end && isfinite(x) && x >= lo && x <= hi) {
+        *v = x;
+        return 0;
+    }
+    char what[128];
+    const char *name = s->opts[opt].name;
+    if (isinf(hi))
+        snprintf(what, sizeof what, "%s must be a number >= %g, not", name, lo);
+    else
+        snprintf(what, sizeof what, "%s must be a number from %g to %g, not", name, lo, hi);
+    return cli_usage_error(s, what, t);
+}
