@@ -12,7 +12,7 @@
 
 #include "journal/journal.h"
 #include "journal/journal_internal.h" /* journal_add_* for the index test */
-#include "test.h"
+#include "test_proc.h"
 
 static char tmp_root[256];
 
@@ -21,27 +21,6 @@ static const char *tmp_dir(const char *name)
     static char path[512];
     snprintf(path, sizeof path, "%s/%s", tmp_root, name);
     return path;
-}
-
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    *n = fread(buf, 1, (size_t)len, f);
-    buf[*n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static void spit(const char *path, const char *data, size_t n, const char *mode)
-{
-    FILE *f = fopen(path, mode);
-    fwrite(data, 1, n, f);
-    fclose(f);
 }
 
 static long file_size(const char *path)
@@ -278,7 +257,7 @@ static void test_torn_tail(void)
     const char *dir = tmp_dir("torn");
     long full = write_folds(dir, 3);
     size_t n;
-    char *text = slurp(jpath(dir), &n);
+    char *text = tp_read_file(jpath(dir), &n);
     /* Start of the last line. */
     char *last = text + n - 1;
     while (last > text && last[-1] != '\n') last--;
@@ -314,7 +293,7 @@ static void test_torn_tail(void)
     const char *tails[] = {"garbage", "garbage\n",      "{\"v\":1,\"kind\":\"fold\"",
                            "\n",      "{} #00000000\n", "{\"v\":1} #zzzzzzzz\n"};
     for (int i = 0; i < 6; i++) {
-        spit(jpath(dir), tails[i], strlen(tails[i]), "ab");
+        tp_write_file(jpath(dir), tails[i], strlen(tails[i]), "ab");
         CHECK(journal_open(&j, dir, &err) == 0);
         CHECK_MSG(!err.set, "tail %d: %s", i, err.msg);
         err.set = 0;
@@ -336,12 +315,12 @@ static void test_bad_middle_line(void)
     const char *dir = tmp_dir("middle");
     long full = write_folds(dir, 3); /* lines: trial, fold 0, 1, 2 */
     size_t n;
-    char *text = slurp(jpath(dir), &n);
+    char *text = tp_read_file(jpath(dir), &n);
     char *line2 = strchr(text, '\n') + 1;
     char *p = strstr(line2, "\"epochs\":4");
     CHECK(p != NULL);
     if (p) p[9] = '5'; /* content changed, checksum not */
-    spit(jpath(dir), text, n, "wb");
+    tp_write_file(jpath(dir), text, n, "wb");
     FsJournal j;
     FsErr err = {0};
     CHECK(journal_open(&j, dir, &err) == -1);
@@ -354,8 +333,8 @@ static void test_bad_middle_line(void)
 
     /* Two bad lines at the end: the first one is not the last, so error. */
     if (p) p[9] = '4';
-    spit(jpath(dir), text, n, "wb");
-    spit(jpath(dir), "junk\nmore junk", 14, "ab");
+    tp_write_file(jpath(dir), text, n, "wb");
+    tp_write_file(jpath(dir), "junk\nmore junk", 14, "ab");
     FsErr e3 = {0};
     CHECK(journal_open(&j, dir, &e3) == -1);
     CHECK_CONTAINS(e3.msg, "journal.jsonl:5: ");
@@ -368,7 +347,7 @@ static void test_bad_middle_line(void)
     const char *rec = "{\"v\":2,\"kind\":\"fold\",\"time\":1}";
     char line[256];
     snprintf(line, sizeof line, "%s #%08x\n", rec, (unsigned)fs_crc32(rec, strlen(rec), 0));
-    spit(jpath(d2), line, strlen(line), "ab");
+    tp_write_file(jpath(d2), line, strlen(line), "ab");
     FsErr e4 = {0};
     CHECK(journal_open(&j, d2, &e4) == -1);
     CHECK_CONTAINS(e4.msg, "journal.jsonl:3: record format 2 is newer");
@@ -377,7 +356,7 @@ static void test_bad_middle_line(void)
     write_folds(d3, 1);
     rec = "{\"v\":1,\"kind\":\"note\",\"time\":1,\"text\":\"hi\"}";
     snprintf(line, sizeof line, "%s #%08x\n", rec, (unsigned)fs_crc32(rec, strlen(rec), 0));
-    spit(jpath(d3), line, strlen(line), "ab");
+    tp_write_file(jpath(d3), line, strlen(line), "ab");
     FsErr e5 = {0};
     CHECK(journal_open(&j, d3, &e5) == 0);
     CHECK(j.n_folds == 1 && j.lines == 3);
@@ -402,9 +381,9 @@ static void test_duplicates(void)
     journal_close(&j);
     train_result_free(&r);
     size_t n;
-    char *text = slurp(jpath(b), &n);
-    spit(jpath(a), text, n, "ab"); /* trial t again, fold 1 again, a failure */
-    spit(jpath(a), text, n, "ab"); /* and everything once more */
+    char *text = tp_read_file(jpath(b), &n);
+    tp_write_file(jpath(a), text, n, "ab"); /* trial t again, fold 1 again, a failure */
+    tp_write_file(jpath(a), text, n, "ab"); /* and everything once more */
     free(text);
     CHECK(journal_open(&j, a, &err) == 0);
     CHECK_MSG(!err.set, "%s", err.msg);
@@ -521,7 +500,7 @@ static void test_fuzz(void)
     journal_close(&j);
     train_result_free(&r);
     size_t n;
-    char *seed = slurp(jpath(dir), &n);
+    char *seed = tp_read_file(jpath(dir), &n);
     const char alphabet[] = "{}[]\",:\\u0123456789eE+-.tfnalsr #\n";
     char *buf = malloc(2 * n + 64);
     int parsed = 0;
@@ -571,7 +550,7 @@ static void test_fuzz(void)
         if (it % 8 == 1) {
             const char *fd = tmp_dir("fuzz");
             mkdir(fd, 0777);
-            spit(jpath(fd), buf, len, "wb");
+            tp_write_file(jpath(fd), buf, len, "wb");
             FsErr e = {0};
             if (journal_read(&j, fd, &e) == 0)
                 journal_close(&j);

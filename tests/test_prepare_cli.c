@@ -3,33 +3,8 @@
  * binary: exit codes 0 / 1 / 2, the messages on stderr, the --json report,
  * and that the written file loads with the reported fingerprint.
  */
-#include <sys/wait.h>
-
 #include "test_data_util.h"
-
-static char out_text[1 << 16], err_text[1 << 16];
-
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f) fclose(f);
-}
-
-/* Runs the binary with args (already shell-quoted); returns its exit code. */
-static int run(const char *args)
-{
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", FS_TEST_BIN, args, td_path("stdout"),
-             td_path("stderr"));
-    int st = system(cmd);
-    slurp(td_path("stdout"), out_text, sizeof out_text);
-    slurp(td_path("stderr"), err_text, sizeof err_text);
-    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    printf("$ foldsweep %s -> %d\n", args, rc);
-    return rc;
-}
+#include "test_proc.h"
 
 /* The integer after "key": in the JSON output, or -1. */
 static long long json_int(const char *json, const char *key)
@@ -42,56 +17,46 @@ static long long json_int(const char *json, const char *key)
 
 static void test_usage(void)
 {
-    char args[2048];
-    CHECK(run("") == 2);
+    CHECK(tp_run("%s", "") == 2); /* no arguments at all */
     CHECK_CONTAINS(err_text, "usage: foldsweep");
-    CHECK(run("--help") == 0);
+    CHECK(tp_run("--help") == 0);
     CHECK_CONTAINS(out_text, "prepare");
-    CHECK(run("--version") == 0);
+    CHECK(tp_run("--version") == 0);
     CHECK_CONTAINS(out_text, "foldsweep ");
-    CHECK(run("frobnicate") == 2);
+    CHECK(tp_run("frobnicate") == 2);
     CHECK_CONTAINS(err_text, "foldsweep: unknown command 'frobnicate'");
-    CHECK(run("prepare --help") == 0);
+    CHECK(tp_run("prepare --help") == 0);
     CHECK_CONTAINS(out_text, "usage: foldsweep prepare");
     CHECK_CONTAINS(out_text, "--folds");
-    CHECK(run("help prepare") == 0);
+    CHECK(tp_run("help prepare") == 0);
     CHECK_CONTAINS(out_text, "--sequences");
 
     const char *rec =
         td_write("in.rec", ">a\nACDEF\nHHECC\n\n>b\nGHIK\nEECC\n\n>c\nMNPQR\nCCHHH\n");
-    snprintf(args, sizeof args, "prepare '%s'", rec);
-    CHECK(run(args) == 2);
+    CHECK(tp_run("prepare '%s'", rec) == 2);
     CHECK_CONTAINS(err_text, "missing -o OUT");
     CHECK_CONTAINS(err_text, "usage: foldsweep prepare");
-    CHECK(run("prepare -o x.prep") == 2);
+    CHECK(tp_run("prepare -o x.prep") == 2);
     CHECK_CONTAINS(err_text, "no INPUT files");
-    snprintf(args, sizeof args, "prepare --bogus -o '%s' '%s'", td_path("o.prep"), rec);
-    CHECK(run(args) == 2);
+    CHECK(tp_run("prepare --bogus -o '%s' '%s'", td_path("o.prep"), rec) == 2);
     CHECK_CONTAINS(err_text, "unknown option --bogus");
-    snprintf(args, sizeof args, "prepare --folds 1 -o '%s' '%s'", td_path("o.prep"), rec);
-    CHECK(run(args) == 2);
+    CHECK(tp_run("prepare --folds 1 -o '%s' '%s'", td_path("o.prep"), rec) == 2);
     CHECK_CONTAINS(err_text, "--folds");
-    snprintf(args, sizeof args, "prepare --format xml -o '%s' '%s'", td_path("o.prep"), rec);
-    CHECK(run(args) == 2);
+    CHECK(tp_run("prepare --format xml -o '%s' '%s'", td_path("o.prep"), rec) == 2);
     CHECK_CONTAINS(err_text, "unknown --format");
-    snprintf(args, sizeof args, "prepare --seed=-3 -o '%s' '%s'", td_path("o.prep"), rec);
-    CHECK(run(args) == 2);
-    snprintf(args, sizeof args, "prepare -o '%s' --sequences '%s'", td_path("o.prep"), rec);
-    CHECK(run(args) == 2);
+    CHECK(tp_run("prepare --seed=-3 -o '%s' '%s'", td_path("o.prep"), rec) == 2);
+    CHECK(tp_run("prepare -o '%s' --sequences '%s'", td_path("o.prep"), rec) == 2);
     CHECK_CONTAINS(err_text, "--labels");
-    snprintf(args, sizeof args, "prepare -o '%s' --folds", td_path("o.prep"));
-    CHECK(run(args) == 2);
+    CHECK(tp_run("prepare -o '%s' --folds", td_path("o.prep")) == 2);
     CHECK_CONTAINS(err_text, "missing value for --folds");
 }
 
 static void test_ok_and_errors(void)
 {
-    char args[2048];
     const char *rec =
         td_write("in.rec", ">a\nACDEF\nHHECC\n\n>b\nGHIK\nEECC\n\n>c\nMNPQX\nCCHHH\n");
     const char *out = td_path("out.prep");
-    snprintf(args, sizeof args, "prepare --json --folds 2 --seed 9 -o '%s' '%s'", out, rec);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("prepare --json --folds 2 --seed 9 -o '%s' '%s'", out, rec) == 0);
     CHECK(json_int(out_text, "proteins") == 3);
     CHECK(json_int(out_text, "residues") == 14);
     CHECK(json_int(out_text, "scored_residues") == 14);
@@ -113,35 +78,28 @@ static void test_ok_and_errors(void)
     data_free(&ds);
 
     /* Text report and defaults (3 folds, seed 1). */
-    snprintf(args, sizeof args, "prepare -o '%s' '%s'", out, rec);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("prepare -o '%s' '%s'", out, rec) == 0);
     CHECK_CONTAINS(out_text, "proteins          3");
     CHECK_CONTAINS(out_text, "unknown residues  1 (X 1)");
     CHECK_CONTAINS(out_text, "folds             3 (seed 1)");
 
     /* Input errors exit 1 with the reader's message. */
     const char *bad = td_write("bad.rec", ">a\nACDEF\nHHEC\n\n");
-    snprintf(args, sizeof args, "prepare -o '%s' '%s'", out, bad);
-    CHECK(run(args) == 1);
+    CHECK(tp_run("prepare -o '%s' '%s'", out, bad) == 1);
     CHECK_CONTAINS(err_text, "foldsweep: ");
     CHECK_CONTAINS(err_text, "bad.rec:3:");
-    snprintf(args, sizeof args, "prepare --folds 4 -o '%s' '%s'", out, rec);
-    CHECK(run(args) == 1);
+    CHECK(tp_run("prepare --folds 4 -o '%s' '%s'", out, rec) == 1);
     CHECK_CONTAINS(err_text, "cannot make 4 folds from 3 proteins");
-    snprintf(args, sizeof args, "prepare -o '%s' '%s'", out, td_path("missing.rec"));
-    CHECK(run(args) == 1);
+    CHECK(tp_run("prepare -o '%s' '%s'", out, td_path("missing.rec")) == 1);
     CHECK_CONTAINS(err_text, "missing.rec: cannot open");
-    snprintf(args, sizeof args, "prepare -o /nonexistent-dir/o.prep '%s'", rec);
-    CHECK(run(args) == 1);
+    CHECK(tp_run("prepare -o /nonexistent-dir/o.prep '%s'", rec) == 1);
     CHECK_CONTAINS(err_text, "foldsweep: /nonexistent-dir/o.prep");
     /* A FASTA set through the options. */
     const char *s = td_write("s.fa", ">a\nACD\n>b\nEF\n");
     const char *l = td_write("l.fa", ">b SET=test\nHH\n>a SET=train VALIDATION=True\nCCE\n");
     const char *m = td_write("m.fa", ">a\n110\n>b\n11\n");
-    snprintf(args, sizeof args,
-             "prepare --json --folds 2 -o '%s' --sequences '%s' --labels '%s' --mask '%s'", out, s,
-             l, m);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("prepare --json --folds 2 -o '%s' --sequences '%s' --labels '%s' --mask '%s'",
+                 out, s, l, m) == 0);
     CHECK(json_int(out_text, "scored_residues") == 4);
     CHECK(json_int(out_text, "valid") == 1 && json_int(out_text, "test") == 1);
 }
@@ -153,14 +111,10 @@ static void test_uci(void)
         printf("note: %s/uci absent, UCI prepare skipped\n", FS_TEST_DATA_DIR);
         return;
     }
-    char args[2048];
-    snprintf(args, sizeof args, "prepare --format uci --json -o '%s' '%s'", td_path("uci.prep"),
-             uci);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("prepare --format uci --json -o '%s' '%s'", td_path("uci.prep"), uci) == 0);
     CHECK(json_int(out_text, "proteins") == 91 && json_int(out_text, "segments") == 111);
     CHECK(json_int(out_text, "residues") == 18105 && json_int(out_text, "H") == 4601);
-    snprintf(args, sizeof args, "prepare --format csv -o '%s' '%s'", td_path("uci.prep"), uci);
-    CHECK(run(args) == 1);
+    CHECK(tp_run("prepare --format csv -o '%s' '%s'", td_path("uci.prep"), uci) == 1);
     CHECK_CONTAINS(err_text, "not a NetSurfP-2.0 CSV as declared");
 }
 

@@ -7,11 +7,9 @@
  * status commands through the binary (exit codes 0 / 1 / 2).
  */
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "report/report.h"
-#include "test.h"
+#include "test_proc.h"
 
 static char tmp_root[256];
 
@@ -220,13 +218,6 @@ static char *render(const FsReport *rep, FsReportFormat fmt, int top)
     return buf;
 }
 
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
 #define CHECK_LINE(text, i, want)                                                                  \
     do {                                                                                           \
         char got_[2048];                                                                           \
@@ -247,7 +238,7 @@ static void test_formats(void)
     const char *arch = "w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8";
 
     char *t = render(&rep, FS_REPORT_TABLE, 0);
-    CHECK(count_lines(t) == 5);
+    CHECK(tp_count(t, "\n") == 5);
     CHECK_LINE(
         t, 0,
         "rank  id  status      q3 mean     std   fold0   fold1  epochs best/ran  seconds  params"
@@ -271,7 +262,7 @@ static void test_formats(void)
     free(t);
 
     char *m = render(&rep, FS_REPORT_MD, 0);
-    CHECK(count_lines(m) == 5);
+    CHECK(tp_count(m, "\n") == 5);
     CHECK_LINE(
         m, 0,
         "| rank | id | status | q3 mean | std | fold0 | fold1 | epochs best/ran | seconds | params "
@@ -284,7 +275,7 @@ static void test_formats(void)
     free(m);
 
     char *c = render(&rep, FS_REPORT_CSV, 0);
-    CHECK(count_lines(c) == 4);
+    CHECK(tp_count(c, "\n") == 4);
     CHECK_LINE(
         c, 0,
         "rank,id,index,status,metric,mean,std,folds_done,fold0_q3,fold0_loss,fold0_best_epoch,"
@@ -311,10 +302,10 @@ static void test_formats(void)
     CHECK_CONTAINS(want, ",fold 1 diverged at epoch 3 step 41,");
     free(c);
     char *top = render(&rep, FS_REPORT_CSV, 1);
-    CHECK(count_lines(top) == 2);
+    CHECK(tp_count(top, "\n") == 2);
     free(top);
     top = render(&rep, FS_REPORT_TABLE, 2);
-    CHECK(count_lines(top) == 4);
+    CHECK(tp_count(top, "\n") == 4);
     free(top);
 
     /* JSON: parses with the journal's reader; the documented fields. */
@@ -374,7 +365,7 @@ static void test_formats(void)
     CHECK(!strcmp(js, "[]\n"));
     free(js);
     c = render(&rep, FS_REPORT_CSV, 0);
-    CHECK(count_lines(c) == 1);
+    CHECK(tp_count(c, "\n") == 1);
     free(c);
     report_free(&rep);
     journal_close(&e);
@@ -442,76 +433,46 @@ static void test_arch_summary(void)
 /* ---------------------------------------------------------------------- */
 /* The commands through the binary                                          */
 
-static char out_text[1 << 16], err_text[1 << 16];
-
-static void slurp_into(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f) fclose(f);
-}
-
-static int run(const char *args)
-{
-    char cmd[4096], o[600], e[600];
-    snprintf(o, sizeof o, "%s/stdout", tmp_root);
-    snprintf(e, sizeof e, "%s/stderr", tmp_root);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", FS_TEST_BIN, args, o, e);
-    int st = system(cmd);
-    slurp_into(o, out_text, sizeof out_text);
-    slurp_into(e, err_text, sizeof err_text);
-    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    printf("$ foldsweep %s -> %d\n", args, rc);
-    return rc;
-}
-
 static void test_cli(void)
 {
     if (access(FS_TEST_BIN, X_OK) != 0) {
         printf("note: %s not built; command tests skipped\n", FS_TEST_BIN);
         return;
     }
-    char args[2048];
-    CHECK(run("leaderboard --help") == 0);
+    CHECK(tp_run("leaderboard --help") == 0);
     CHECK_CONTAINS(out_text, "usage: foldsweep leaderboard DIR");
-    CHECK(run("status --help") == 0);
+    CHECK(tp_run("status --help") == 0);
     CHECK_CONTAINS(out_text, "usage: foldsweep status DIR");
-    CHECK(run("help leaderboard") == 0);
-    CHECK(run("leaderboard") == 2);
+    CHECK(tp_run("help leaderboard") == 0);
+    CHECK(tp_run("leaderboard") == 2);
     CHECK_CONTAINS(err_text, "missing the run folder");
-    CHECK(run("status") == 2);
-    CHECK(run("leaderboard a b") == 2);
-    CHECK(run("leaderboard --bogus x") == 2);
+    CHECK(tp_run("status") == 2);
+    CHECK(tp_run("leaderboard a b") == 2);
+    CHECK(tp_run("leaderboard --bogus x") == 2);
     CHECK_CONTAINS(err_text, "unknown option --bogus");
-    CHECK(run("leaderboard x --format xml") == 2);
+    CHECK(tp_run("leaderboard x --format xml") == 2);
     CHECK_CONTAINS(err_text, "unknown --format");
-    CHECK(run("leaderboard x --top 0") == 2);
-    CHECK(run("leaderboard x --top") == 2);
-    CHECK(run("leaderboard x --top=3x") == 2);
-    CHECK(run("status --bogus x") == 2);
+    CHECK(tp_run("leaderboard x --top 0") == 2);
+    CHECK(tp_run("leaderboard x --top") == 2);
+    CHECK(tp_run("leaderboard x --top=3x") == 2);
+    CHECK(tp_run("status --bogus x") == 2);
 
-    snprintf(args, sizeof args, "leaderboard '%s'", tmp_dir("nonexistent"));
-    CHECK(run(args) == 1);
+    CHECK(tp_run("leaderboard '%s'", tmp_dir("nonexistent")) == 1);
     CHECK_CONTAINS(err_text, "no such run folder");
-    snprintf(args, sizeof args, "status '%s'", tmp_dir("nonexistent"));
-    CHECK(run(args) == 1);
+    CHECK(tp_run("status '%s'", tmp_dir("nonexistent")) == 1);
     CHECK_CONTAINS(err_text, "no such run folder");
 
     /* A folder with a journal but neither sweep.yaml nor a run record. */
     const char *small = tmp_dir("small");
     char small_dir[600];
     snprintf(small_dir, sizeof small_dir, "%s", small);
-    snprintf(args, sizeof args, "leaderboard '%s'", small_dir);
-    CHECK(run(args) == 1);
+    CHECK(tp_run("leaderboard '%s'", small_dir) == 1);
     CHECK_CONTAINS(err_text, "sweep.yaml");
     /* An unreadable sweep.yaml is an error naming it. */
     char p[700];
     snprintf(p, sizeof p, "%s/sweep.yaml", small_dir);
-    FILE *f = fopen(p, "w");
-    fputs("this: [is not\n", f);
-    fclose(f);
-    CHECK(run(args) == 1);
+    tp_write_text(p, "this: [is not\n");
+    CHECK(tp_run("leaderboard '%s'", small_dir) == 1);
     CHECK_CONTAINS(err_text, "sweep.yaml");
     unlink(p);
 
@@ -521,23 +482,19 @@ static void test_cli(void)
     CHECK(journal_open(&j, small_dir, &err) == 0);
     CHECK(journal_append_run(&j, 5, 2, "q3", &err) == 0);
     journal_close(&j);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("leaderboard '%s'", small_dir) == 0);
     CHECK_CONTAINS(out_text, "   1  a1  ok ");
     CHECK_CONTAINS(err_text, "note:");
-    snprintf(args, sizeof args, "leaderboard '%s' --format json --top 2", small_dir);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("leaderboard '%s' --format json --top 2", small_dir) == 0);
     FsJsonDoc d;
     CHECK(journal_json_parse(&d, out_text, strlen(out_text), NULL, 0) == 0);
     if (d.root) CHECK(d.root->n == 2);
     journal_json_free(&d);
-    snprintf(args, sizeof args, "leaderboard --format=csv '%s'", small_dir);
-    CHECK(run(args) == 0);
-    CHECK(count_lines(out_text) == 4);
-    snprintf(args, sizeof args, "leaderboard --format md '%s'", small_dir);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("leaderboard --format=csv '%s'", small_dir) == 0);
+    CHECK(tp_count(out_text, "\n") == 4);
+    CHECK(tp_run("leaderboard --format md '%s'", small_dir) == 0);
     CHECK_CONTAINS(out_text, "| 1 | a1 | ok |");
-    snprintf(args, sizeof args, "status '%s'", small_dir);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("status '%s'", small_dir) == 0);
     CHECK_CONTAINS(out_text, "sweep        5 trials x 2 folds, metric q3");
     CHECK_CONTAINS(out_text,
                    "trials       2 done (1 ok, 1 diverged, 0 failed), 1 in flight, 2 left");
@@ -547,38 +504,29 @@ static void test_cli(void)
 
     /* sweep.yaml, when there, is the source (here: metric loss, 2 folds, 2 trials). */
     snprintf(p, sizeof p, "%s/sweep.yaml", small_dir);
-    f = fopen(p, "w");
-    fputs("data:\n  inputs: [absent.txt]\n  format: uci\n  window: 5\n  folds: 2\nmodel:\n  depth: "
-          "[1]\n"
-          "  filters: [4, 8]\n  kernel: [3]\n  dense: [0]\ntraining:\n  epochs: 2\nrun:\n  metric: "
-          "loss\n",
-          f);
-    fclose(f);
-    snprintf(args, sizeof args, "leaderboard '%s'", small_dir);
-    CHECK(run(args) == 0);
+    tp_write_text(p, "data:\n  inputs: [absent.txt]\n  format: uci\n  window: 5\n  folds: 2\n"
+                     "model:\n  depth: [1]\n  filters: [4, 8]\n  kernel: [3]\n  dense: [0]\n"
+                     "training:\n  epochs: 2\nrun:\n  metric: loss\n");
+    CHECK(tp_run("leaderboard '%s'", small_dir) == 0);
     CHECK_CONTAINS(out_text, "loss mean");
     CHECK(strstr(err_text, "note:") == NULL);
-    snprintf(args, sizeof args, "status '%s'", small_dir);
-    CHECK(run(args) == 0);
+    CHECK(tp_run("status '%s'", small_dir) == 0);
     CHECK_CONTAINS(out_text, "sweep        2 trials x 2 folds, metric loss\n");
 
     /* A corrupt line in the middle: exit 1, the message names file and line. */
     snprintf(p, sizeof p, "%s/journal.jsonl", small_dir);
-    f = fopen(p, "r+b");
+    FILE *f = fopen(p, "r+b");
     fseek(f, 3, SEEK_SET);
     fputc('X', f); /* line 1's JSON, checksum unchanged */
     fclose(f);
-    snprintf(args, sizeof args, "leaderboard '%s'", small_dir);
-    CHECK(run(args) == 1);
+    CHECK(tp_run("leaderboard '%s'", small_dir) == 1);
     CHECK_CONTAINS(err_text, "journal.jsonl:1: ");
-    snprintf(args, sizeof args, "status '%s'", small_dir);
-    CHECK(run(args) == 1);
+    CHECK(tp_run("status '%s'", small_dir) == 1);
     CHECK_CONTAINS(err_text, "journal.jsonl:1: ");
 
     /* An empty run folder (no journal yet). */
     mkdir(tmp_dir("bare"), 0777);
-    snprintf(args, sizeof args, "status '%s'", tmp_dir("bare"));
-    CHECK(run(args) == 1);
+    CHECK(tp_run("status '%s'", tmp_dir("bare")) == 1);
     CHECK_CONTAINS(err_text, "journal.jsonl");
 }
 

@@ -7,75 +7,11 @@
  */
 #define _GNU_SOURCE
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "test.h"
+#include "test_proc.h"
 
 static char tmp[256];
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t k = fread(s, 1, (size_t)n, f);
-    s[k] = 0;
-    fclose(f);
-    return s;
-}
-
-/* Starts `foldsweep ARGS...` with stdout/stderr to files; returns the pid. */
-static pid_t spawn(char *const argv[], const char *out)
-{
-    printf("$");
-    for (int i = 0; argv[i]; i++) printf(" %s", argv[i]);
-    printf("\n");
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *o = freopen(out, "w", stdout);
-        FILE *e = freopen(out, "a", stderr);
-        (void)o;
-        (void)e;
-        execv(FS_TEST_BIN, argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_exit(pid_t pid)
-{
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static int run(char *const argv[], const char *out) { return wait_exit(spawn(argv, out)); }
-
-static int count_lines(const char *path, const char *needle)
-{
-    char *s = read_text(path);
-    if (!s) return -1;
-    int n = 0;
-    for (char *p = s; (p = strstr(p, needle)); p++) n++;
-    free(s);
-    return n;
-}
 
 /* The leaderboard CSV without its timing column and what follows it. */
 static char *board(const char *dir)
@@ -84,8 +20,8 @@ static char *board(const char *dir)
     snprintf(out, sizeof out, "%s/board.csv", tmp);
     snprintf(cmd_out, sizeof cmd_out, "%s", dir);
     char *argv[] = {"foldsweep", "leaderboard", cmd_out, "--format", "csv", NULL};
-    CHECK(run(argv, out) == 0);
-    char *s = read_text(out);
+    CHECK(tp_run_argv(argv, out) == 0);
+    char *s = tp_read_file(out, NULL);
     if (!s) return strdup("");
     /* Column of "seconds" in the header; cut every line there. */
     int col = 0;
@@ -136,7 +72,7 @@ int main(void)
     snprintf(c, sizeof c, "%s/c", tmp);
     snprintf(d, sizeof d, "%s/d", tmp);
     snprintf(log, sizeof log, "%s/log.txt", tmp);
-    write_text(sweep, SWEEP);
+    tp_write_text(sweep, SWEEP);
     char journal_a[320], journal_b[320], journal_c[320];
     snprintf(journal_a, sizeof journal_a, "%s/journal.jsonl", a);
     snprintf(journal_b, sizeof journal_b, "%s/journal.jsonl", b);
@@ -144,37 +80,38 @@ int main(void)
 
     /* 1. A complete run: 8 trials x 3 folds, leaderboard files written. */
     char *run_a[] = {"foldsweep", "run", sweep, "--out", a, "--threads", "2", NULL};
-    CHECK(run(run_a, log) == 0);
-    CHECK(count_lines(journal_a, "\"kind\":\"fold\"") == 24);
-    CHECK(count_lines(journal_a, "\"kind\":\"trial\"") == 8);
+    CHECK(tp_run_argv(run_a, log) == 0);
+    CHECK(tp_count_in_file(journal_a, "\"kind\":\"fold\"") == 24);
+    CHECK(tp_count_in_file(journal_a, "\"kind\":\"trial\"") == 8);
     char path[400];
     snprintf(path, sizeof path, "%s/leaderboard.json", a);
-    CHECK(count_lines(path, "\"rank\":") == 8);
+    CHECK(tp_count_in_file(path, "\"rank\":") == 8);
     snprintf(path, sizeof path, "%s/profile.json", a);
-    CHECK(count_lines(path, "\"train_seconds\"") == 1);
-    char *out = read_text(log);
+    CHECK(tp_count_in_file(path, "\"train_seconds\"") == 1);
+    char *out = tp_read_file(log, NULL);
     CHECK(out && strstr(out, "24 folds to train (0 already done)"));
     free(out);
 
     /* 2. The same command again: nothing left, nothing duplicated. */
-    CHECK(run(run_a, log) == 0);
-    CHECK(count_lines(journal_a, "\"kind\":\"fold\"") == 24);
-    out = read_text(log);
+    CHECK(tp_run_argv(run_a, log) == 0);
+    CHECK(tp_count_in_file(journal_a, "\"kind\":\"fold\"") == 24);
+    out = tp_read_file(log, NULL);
     CHECK(out && strstr(out, "0 folds to train (24 already done)"));
     free(out);
     char *ref = board(a);
 
     /* 3. SIGKILL mid-run, then the same command: the same leaderboard. */
     char *run_b[] = {"foldsweep", "run", sweep, "--out", b, "--threads", "1", NULL};
-    pid_t pid = spawn(run_b, log);
-    for (int i = 0; i < 3000 && count_lines(journal_b, "\"kind\":\"fold\"") < 5; i++) usleep(2000);
+    pid_t pid = tp_spawn(run_b, log);
+    for (int i = 0; i < 3000 && tp_count_in_file(journal_b, "\"kind\":\"fold\"") < 5; i++)
+        usleep(2000);
     kill(pid, SIGKILL);
-    wait_exit(pid);
-    int partial = count_lines(journal_b, "\"kind\":\"fold\"");
+    tp_wait(pid);
+    int partial = tp_count_in_file(journal_b, "\"kind\":\"fold\"");
     printf("killed after %d fold records\n", partial);
     CHECK(partial >= 5 && partial < 24);
-    CHECK(run(run_b, log) == 0);
-    CHECK(count_lines(journal_b, "\"kind\":\"fold\"") == 24);
+    CHECK(tp_run_argv(run_b, log) == 0);
+    CHECK(tp_count_in_file(journal_b, "\"kind\":\"fold\"") == 24);
     char *got = board(b);
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboards differ:\n%s\nvs\n%s", ref, got);
     free(got);
@@ -182,17 +119,18 @@ int main(void)
     /* 4. SIGTERM with no grace: exit 3, then a rerun completes with the
      * same leaderboard. */
     char *run_c[] = {"foldsweep", "run", sweep, "--out", c, "--threads", "1", "--grace", "0", NULL};
-    pid = spawn(run_c, log);
-    for (int i = 0; i < 3000 && count_lines(journal_c, "\"kind\":\"fold\"") < 3; i++) usleep(2000);
+    pid = tp_spawn(run_c, log);
+    for (int i = 0; i < 3000 && tp_count_in_file(journal_c, "\"kind\":\"fold\"") < 3; i++)
+        usleep(2000);
     kill(pid, SIGTERM);
-    CHECK(wait_exit(pid) == 3);
-    out = read_text(log);
+    CHECK(tp_wait(pid) == 3);
+    out = tp_read_file(log, NULL);
     CHECK(out && strstr(out, "interrupted"));
     free(out);
-    int after_term = count_lines(journal_c, "\"kind\":\"fold\"");
+    int after_term = tp_count_in_file(journal_c, "\"kind\":\"fold\"");
     CHECK(after_term >= 3 && after_term < 24);
     char *run_c2[] = {"foldsweep", "run", sweep, "--out", c, "--threads", "2", NULL};
-    CHECK(run(run_c2, log) == 0);
+    CHECK(tp_run_argv(run_c2, log) == 0);
     got = board(c);
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboards differ after SIGTERM and resume");
     free(got);
@@ -201,33 +139,33 @@ int main(void)
     char *changed = strdup(SWEEP);
     char *p = strstr(changed, "epochs: 3");
     p[8] = '4';
-    write_text(sweep2, changed);
+    tp_write_text(sweep2, changed);
     free(changed);
     char *run_changed[] = {"foldsweep", "run", sweep2, "--out", a, NULL};
-    CHECK(run(run_changed, log) == 1);
-    out = read_text(log);
+    CHECK(tp_run_argv(run_changed, log) == 1);
+    out = tp_read_file(log, NULL);
     CHECK(out && strstr(out, "different sweep"));
     CHECK(out && strstr(out, "epochs"));
     free(out);
 
     /* 6. Exit codes: usage 2, missing or invalid sweep 1. */
     char *bad_opt[] = {"foldsweep", "run", sweep, "--threads", "zero", NULL};
-    CHECK(run(bad_opt, log) == 2);
+    CHECK(tp_run_argv(bad_opt, log) == 2);
     char *no_args[] = {"foldsweep", "run", NULL};
-    CHECK(run(no_args, log) == 2);
+    CHECK(tp_run_argv(no_args, log) == 2);
     char missing[320];
     snprintf(missing, sizeof missing, "%s/none.yaml", tmp);
     char *run_missing[] = {"foldsweep", "run", missing, "--out", d, NULL};
-    CHECK(run(run_missing, log) == 1);
-    write_text(sweep2, "data:\n  synth: {proteins: 50}\n  window: 8\nmodel:\n  filtres: 8\n");
+    CHECK(tp_run_argv(run_missing, log) == 1);
+    tp_write_text(sweep2, "data:\n  synth: {proteins: 50}\n  window: 8\nmodel:\n  filtres: 8\n");
     char *run_invalid[] = {"foldsweep", "run", sweep2, "--out", d, NULL};
-    CHECK(run(run_invalid, log) == 1);
-    out = read_text(log);
+    CHECK(tp_run_argv(run_invalid, log) == 1);
+    out = tp_read_file(log, NULL);
     CHECK(out && strstr(out, "s2.yaml:3:"));  /* the even window, with its line */
     CHECK(out && strstr(out, "filters"));     /* the suggestion for the typo */
     free(out);
     char *help[] = {"foldsweep", "run", "--help", NULL};
-    CHECK(run(help, log) == 0);
+    CHECK(tp_run_argv(help, log) == 0);
 
     free(ref);
     char rm[400];

@@ -5,10 +5,9 @@
  * the documented ranges; record and FASTA files load back to the same
  * residues and labels; `foldsweep synth` end to end with its exit codes.
  */
-#include <sys/wait.h>
-
 #include "synth/synth.h"
 #include "test_data_util.h"
+#include "test_proc.h"
 
 static int same_content(const FsDataset *a, const FsDataset *b)
 {
@@ -217,73 +216,49 @@ static void test_round_trip(void)
 /* ---------------------------------------------------------------------- */
 /* The command, through the built binary.                                  */
 
-static char out_text[1 << 16], err_text[1 << 16];
-
-static void slurp(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
-    buf[n] = '\0';
-    if (f) fclose(f);
-}
-
-static int run(const char *fmt, ...)
-{
-    char args[2048], cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", FS_TEST_BIN, args, td_path("stdout"),
-             td_path("stderr"));
-    int st = system(cmd);
-    slurp(td_path("stdout"), out_text, sizeof out_text);
-    slurp(td_path("stderr"), err_text, sizeof err_text);
-    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    printf("$ foldsweep %s -> %d\n", args, rc);
-    return rc;
-}
-
+/* Both files exist, are not empty and hold the same bytes. */
 static int same_file(const char *a, const char *b)
 {
-    static char x[1 << 20], y[1 << 20];
-    slurp(a, x, sizeof x);
-    slurp(b, y, sizeof y);
-    return x[0] && strcmp(x, y) == 0;
+    size_t na = 0, nb = 0;
+    char *x = tp_read_file(a, &na), *y = tp_read_file(b, &nb);
+    int same = x && y && na > 0 && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
 }
 
 static void test_cli(void)
 {
     const char *o = td_path("cli.rec"), *o2 = td_path("cli2.rec");
-    CHECK(run("--help") == 0);
+    CHECK(tp_run("--help") == 0);
     CHECK_CONTAINS(out_text, "synth");
-    CHECK(run("synth --help") == 0);
+    CHECK(tp_run("synth --help") == 0);
     CHECK_CONTAINS(out_text, "usage: foldsweep synth");
     CHECK_CONTAINS(out_text, "--proteins");
-    CHECK(run("help synth") == 0);
+    CHECK(tp_run("help synth") == 0);
     CHECK_CONTAINS(out_text, "--format");
 
-    CHECK(run("synth") == 2);
+    CHECK(tp_run("synth") == 2);
     CHECK_CONTAINS(err_text, "missing -o OUT");
     CHECK_CONTAINS(err_text, "usage: foldsweep synth");
-    CHECK(run("synth -o '%s' --proteins 0", o) == 2);
+    CHECK(tp_run("synth -o '%s' --proteins 0", o) == 2);
     CHECK_CONTAINS(err_text, "--proteins");
-    CHECK(run("synth -o '%s' --proteins 12x", o) == 2);
-    CHECK(run("synth -o '%s' --seed=-1", o) == 2);
+    CHECK(tp_run("synth -o '%s' --proteins 12x", o) == 2);
+    CHECK(tp_run("synth -o '%s' --seed=-1", o) == 2);
     CHECK_CONTAINS(err_text, "--seed");
-    CHECK(run("synth -o '%s' --format csv", o) == 2);
+    CHECK(tp_run("synth -o '%s' --format csv", o) == 2);
     CHECK_CONTAINS(err_text, "--format must be records or fasta");
-    CHECK(run("synth -o '%s' --bogus", o) == 2);
+    CHECK(tp_run("synth -o '%s' --bogus", o) == 2);
     CHECK_CONTAINS(err_text, "unknown option --bogus");
-    CHECK(run("synth -o '%s' extra", o) == 2);
+    CHECK(tp_run("synth -o '%s' extra", o) == 2);
     CHECK_CONTAINS(err_text, "unexpected argument extra");
-    CHECK(run("synth -o") == 2);
+    CHECK(tp_run("synth -o") == 2);
     CHECK_CONTAINS(err_text, "missing value for -o");
-    CHECK(run("synth -o /nonexistent-dir/x.rec --proteins 3") == 1);
+    CHECK(tp_run("synth -o /nonexistent-dir/x.rec --proteins 3") == 1);
     CHECK_CONTAINS(err_text, "/nonexistent-dir/x.rec");
 
     /* Defaults: 300 proteins, seed 1, the same bytes as the library writes. */
-    CHECK(run("synth -o '%s'", o) == 0);
+    CHECK(tp_run("synth -o '%s'", o) == 0);
     CHECK_CONTAINS(out_text, "proteins          300");
     CHECK_CONTAINS(out_text, "labels (scored)");
     CHECK_CONTAINS(out_text, "wrote ");
@@ -294,22 +269,22 @@ static void test_cli(void)
     CHECK(synth_write(&ds, o2, &err) == 0);
     CHECK(same_file(o, o2));
     data_free(&ds);
-    CHECK(run("synth -o '%s' --proteins 300 --seed 1", o2) == 0 && same_file(o, o2));
-    CHECK(run("synth -o '%s' --seed 2", o2) == 0 && !same_file(o, o2));
+    CHECK(tp_run("synth -o '%s' --proteins 300 --seed 1", o2) == 0 && same_file(o, o2));
+    CHECK(tp_run("synth -o '%s' --seed 2", o2) == 0 && !same_file(o, o2));
 
-    CHECK(run("synth -o '%s' -n 40 --seed=7 --json", o) == 0);
+    CHECK(tp_run("synth -o '%s' -n 40 --seed=7 --json", o) == 0);
     CHECK_CONTAINS(out_text, "\"proteins\": 40");
-    CHECK(run("prepare --format records -o '%s' '%s'", td_path("cli.prep"), o) == 0);
+    CHECK(tp_run("prepare --format records -o '%s' '%s'", td_path("cli.prep"), o) == 0);
     CHECK_CONTAINS(out_text, "proteins          40");
 
     /* FASTA: three files named from the prefix, read by prepare with the mask. */
     const char *pre = td_path("cli");
-    CHECK(run("synth -o '%s' --format fasta --proteins 25", pre) == 0);
+    CHECK(tp_run("synth -o '%s' --format fasta --proteins 25", pre) == 0);
     CHECK_CONTAINS(out_text, "cli.mask.fasta");
     static char json_synth[sizeof out_text];
-    CHECK(run("synth -o '%s' --format=fasta --proteins 25 --json", pre) == 0);
+    CHECK(tp_run("synth -o '%s' --format=fasta --proteins 25 --json", pre) == 0);
     snprintf(json_synth, sizeof json_synth, "%s", out_text);
-    CHECK(run("prepare -o '%s' --sequences '%s.sequences.fasta' --labels '%s.labels.fasta' "
+    CHECK(tp_run("prepare -o '%s' --sequences '%s.sequences.fasta' --labels '%s.labels.fasta' "
               "--mask '%s.mask.fasta' --json",
               td_path("cli.prep"), pre, pre, pre) == 0);
     /* Same scored-residue and label counts as generated (masks survived). */
