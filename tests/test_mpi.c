@@ -12,49 +12,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "test.h"
+#include "test_proc.h"
+#include "test_runs.h"
+
 
 static char tmp[256], log_path[320];
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (f) fputs(text, f), fclose(f);
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    s[fread(s, 1, (size_t)n, f)] = 0;
-    fclose(f);
-    return s;
-}
-
-static int count(const char *path, const char *needle)
-{
-    char *s = read_text(path);
-    int n = 0;
-    for (char *p = s; p && (p = strstr(p, needle)); p++) n++;
-    free(s);
-    return s ? n : -1;
-}
-
-/* Runs `sh -c cmd` in the background with output to log_path. */
+/* Runs `sh -c cmd` in the background with both outputs to log_path. */
 static pid_t start(const char *cmd)
 {
     printf("$ %s\n", cmd);
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(log_path, "w", stdout) || !freopen(log_path, "a", stderr)) _exit(126);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+    pid_t pid = tp_spawn_fds("/bin/sh", argv, fd, fd);
+    close(fd);
     return pid;
 }
 
@@ -80,37 +51,13 @@ static const char *mpirun_flags(void)
     return geteuid() == 0 ? "--allow-run-as-root --oversubscribe" : "--oversubscribe";
 }
 
-/* The leaderboard CSV up to its timing column (which differs run to run). */
-static char *board(const char *dir)
-{
-    char cmd[600], path[320];
-    snprintf(path, sizeof path, "%s/board.csv", tmp);
-    snprintf(cmd, sizeof cmd, "'%s' leaderboard '%s' --format csv > '%s'", FS_TEST_BIN, dir, path);
-    printf("$ %s\n", cmd);
-    CHECK(system(cmd) == 0);
-    char *s = read_text(path), *res = calloc(s ? strlen(s) + 1 : 1, 1), *w = res;
-    int col = 0;
-    for (char *p = s; p && *p && *p != '\n'; p++) {
-        if (!strncmp(p, ",seconds,", 9)) break;
-        if (*p == ',') col++;
-    }
-    for (char *line = s; line && *line;) {
-        char *end = strchr(line, '\n');
-        if (!end) end = line + strlen(line);
-        int c = 0;
-        for (char *p = line; p < end && !(*p == ',' && ++c > col); p++) *w++ = *p;
-        *w++ = '\n';
-        line = *end ? end + 1 : end;
-    }
-    free(s);
-    return res;
-}
+static char *board(const char *dir) { return tr_board(dir, tmp); }
 
 static long rank0_pid(const char *dir)
 {
     char path[320];
     snprintf(path, sizeof path, "%s/journal.jsonl", dir);
-    char *s = read_text(path);
+    char *s = tp_read_file(path, NULL);
     char *p = s ? strstr(s, "\"pid\":") : NULL;
     long pid = p ? atol(p + 6) : -1;
     free(s);
@@ -119,23 +66,8 @@ static long rank0_pid(const char *dir)
 
 static void wait_folds(const char *journal, int n)
 {
-    for (int i = 0; i < 6000 && count(journal, "\"kind\":\"fold\"") < n; i++) usleep(5000);
+    for (int i = 0; i < 6000 && tp_count_in_file(journal, "\"kind\":\"fold\"") < n; i++) usleep(5000);
 }
-
-static const char *SWEEP =
-    "data:\n"
-    "  synth: {proteins: 150, seed: 3}\n"
-    "  window: 9\n"
-    "  folds: 3\n"
-    "model:\n"
-    "  depth: 1\n"
-    "  filters: [8, 16]\n"
-    "  kernel: [3, 5]\n"
-    "  dense: [0, 16]\n"
-    "training:\n"
-    "  epochs: 3\n"
-    "  batch_size: 16\n"
-    "  seed: 5\n";
 
 int main(void)
 {
@@ -148,14 +80,14 @@ int main(void)
     snprintf(log_path, sizeof log_path, "%s/log.txt", tmp);
     char sweep[300], cmd[1200], dir[320], journal[360];
     snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);
-    write_text(sweep, SWEEP);
+    tp_write_text(sweep, TR_SWEEP);
 
     /* The reference: one process, no MPI. */
     snprintf(dir, sizeof dir, "%s/single", tmp);
     snprintf(cmd, sizeof cmd, "'%s' run '%s' --out '%s' --quiet", FS_TEST_BIN, sweep, dir);
     CHECK(sh(cmd, 120) == 0);
     char *ref = board(dir);
-    CHECK(count(log_path, "rank") == 0);
+    CHECK(tp_count_in_file(log_path, "rank") == 0);
 
     /* 1 to 4 ranks: the same leaderboard, every fold exactly once. */
     for (int np = 1; np <= 4; np++) {
@@ -163,10 +95,10 @@ int main(void)
         snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
         snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", mpirun_flags(), np,
                  FS_TEST_BIN, sweep, dir);
-        CHECK_MSG(sh(cmd, 300) == 0, "np %d failed:\n%s", np, read_text(log_path));
-        CHECK_MSG(count(journal, "\"kind\":\"fold\"") == 24, "np %d: %d fold records", np,
-                  count(journal, "\"kind\":\"fold\""));
-        CHECK(count(journal, "\"kind\":\"trial\"") == 8);
+        CHECK_MSG(sh(cmd, 300) == 0, "np %d failed:\n%s", np, tp_read_file(log_path, NULL));
+        CHECK_MSG(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24, "np %d: %d fold records", np,
+                  tp_count_in_file(journal, "\"kind\":\"fold\""));
+        CHECK(tp_count_in_file(journal, "\"kind\":\"trial\"") == 8);
         char *got = board(dir);
         CHECK_MSG(strcmp(ref, got) == 0, "np %d leaderboard differs:\n%s\nvs single process:\n%s", np, got, ref);
         free(got);
@@ -181,15 +113,15 @@ int main(void)
     wait_folds(journal, 4);
     long r0 = rank0_pid(dir);
     CHECK(r0 > 0);
-    printf("kill -KILL %ld (rank 0) after %d fold records\n", r0, count(journal, "\"kind\":\"fold\""));
+    printf("kill -KILL %ld (rank 0) after %d fold records\n", r0, tp_count_in_file(journal, "\"kind\":\"fold\""));
     if (r0 > 0) kill((pid_t)r0, SIGKILL);
     CHECK(finish(pid, 120) != 0);
-    int partial = count(journal, "\"kind\":\"fold\"");
+    int partial = tp_count_in_file(journal, "\"kind\":\"fold\"");
     CHECK(partial >= 4 && partial < 24);
     snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
              dir);
     CHECK(sh(cmd, 300) == 0);
-    CHECK(count(journal, "\"kind\":\"fold\"") == 24);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
     char *got = board(dir);
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after SIGKILL and resume differs");
     free(got);
@@ -206,13 +138,13 @@ int main(void)
     printf("kill -TERM %ld (rank 0)\n", r0);
     if (r0 > 0) kill((pid_t)r0, SIGTERM);
     CHECK(finish(pid, 120) == 3);
-    CHECK(count(log_path, "interrupted") == 1);
-    partial = count(journal, "\"kind\":\"fold\"");
+    CHECK(tp_count_in_file(log_path, "interrupted") == 1);
+    partial = tp_count_in_file(journal, "\"kind\":\"fold\"");
     CHECK(partial >= 3 && partial < 24);
     snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
              dir);
     CHECK(sh(cmd, 300) == 0);
-    CHECK(count(journal, "\"kind\":\"fold\"") == 24);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
     got = board(dir);
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after SIGTERM and resume differs");
     free(got);
@@ -222,7 +154,7 @@ int main(void)
     snprintf(cmd, sizeof cmd, "mpirun %s -np 2 -x FOLDSWEEP_TEST_INJECT=1 '%s' run '%s' --out '%s' --quiet",
              mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK(sh(cmd, 300) == 0);
-    char *log = read_text(log_path);
+    char *log = tp_read_file(log_path, NULL);
     const char *reasons[] = {"shorter than the", "bad magic", "protocol version 99", "header says REQUEST",
                              "capacity -5", "not a message a worker sends", "was not sent to rank 1"};
     for (size_t k = 0; k < sizeof reasons / sizeof reasons[0]; k++)

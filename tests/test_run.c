@@ -10,55 +10,11 @@
 #include <time.h>
 
 #include "test_proc.h"
+#include "test_runs.h"
 
 static char tmp[256];
 
-/* The leaderboard CSV without its timing column and what follows it. */
-static char *board(const char *dir)
-{
-    char out[512], cmd_out[512];
-    snprintf(out, sizeof out, "%s/board.csv", tmp);
-    snprintf(cmd_out, sizeof cmd_out, "%s", dir);
-    char *argv[] = {"foldsweep", "leaderboard", cmd_out, "--format", "csv", NULL};
-    CHECK(tp_run_argv(argv, out) == 0);
-    char *s = tp_read_file(out, NULL);
-    if (!s) return strdup("");
-    /* Column of "seconds" in the header; cut every line there. */
-    int col = 0;
-    for (char *p = s; *p && *p != '\n'; p++) {
-        if (!strncmp(p, ",seconds,", 9)) break;
-        if (*p == ',') col++;
-    }
-    char *res = calloc(strlen(s) + 1, 1), *w = res;
-    for (char *line = s; *line;) {
-        char *end = strchr(line, '\n');
-        if (!end) end = line + strlen(line);
-        int c = 0;
-        for (char *p = line; p < end; p++) {
-            if (*p == ',' && ++c > col) break;
-            *w++ = *p;
-        }
-        *w++ = '\n';
-        line = *end ? end + 1 : end;
-    }
-    free(s);
-    return res;
-}
-
-static const char *SWEEP =
-    "data:\n"
-    "  synth: {proteins: 150, seed: 3}\n"
-    "  window: 9\n"
-    "  folds: 3\n"
-    "model:\n"
-    "  depth: 1\n"
-    "  filters: [8, 16]\n"
-    "  kernel: [3, 5]\n"
-    "  dense: [0, 16]\n"
-    "training:\n"
-    "  epochs: 3\n"
-    "  batch_size: 16\n"
-    "  seed: 5\n";
+static char *board(const char *dir) { return tr_board(dir, tmp); }
 
 int main(void)
 {
@@ -72,7 +28,7 @@ int main(void)
     snprintf(c, sizeof c, "%s/c", tmp);
     snprintf(d, sizeof d, "%s/d", tmp);
     snprintf(log, sizeof log, "%s/log.txt", tmp);
-    tp_write_text(sweep, SWEEP);
+    tp_write_text(sweep, TR_SWEEP);
     char journal_a[320], journal_b[320], journal_c[320];
     snprintf(journal_a, sizeof journal_a, "%s/journal.jsonl", a);
     snprintf(journal_b, sizeof journal_b, "%s/journal.jsonl", b);
@@ -136,7 +92,7 @@ int main(void)
     free(got);
 
     /* 5. A changed sweep into the same folder is refused, naming the change. */
-    char *changed = strdup(SWEEP);
+    char *changed = strdup(TR_SWEEP);
     char *p = strstr(changed, "epochs: 3");
     p[8] = '4';
     tp_write_text(sweep2, changed);

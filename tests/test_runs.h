@@ -1,0 +1,56 @@
+/*
+ * test_runs.h: what the whole-run tests (test_run, test_mpi) share: a small
+ * sweep that trains in seconds, and the leaderboard of a run folder without
+ * its timing columns, so two runs can be compared metric for metric.
+ * Include after test_proc.h.
+ */
+#ifndef FS_TEST_RUNS_H
+#define FS_TEST_RUNS_H
+
+/* 8 trials x 3 folds on a synthetic set. */
+static const char *TR_SWEEP =
+    "data:\n"
+    "  synth: {proteins: 150, seed: 3}\n"
+    "  window: 9\n"
+    "  folds: 3\n"
+    "model:\n"
+    "  depth: 1\n"
+    "  filters: [8, 16]\n"
+    "  kernel: [3, 5]\n"
+    "  dense: [0, 16]\n"
+    "training:\n"
+    "  epochs: 3\n"
+    "  batch_size: 16\n"
+    "  seed: 5\n";
+
+/* `foldsweep leaderboard DIR --format csv` cut before the "seconds" column
+ * (times differ from run to run; everything before it must not). scratch
+ * is a folder for the command's output. Returns a malloc'd string. */
+static inline char *tr_board(const char *dir, const char *scratch)
+{
+    char out[512], d[512];
+    snprintf(out, sizeof out, "%s/board.csv", scratch);
+    snprintf(d, sizeof d, "%s", dir);
+    char *argv[] = {"foldsweep", "leaderboard", d, "--format", "csv", NULL};
+    CHECK(tp_run_argv(argv, out) == 0);
+    char *s = tp_read_file(out, NULL);
+    if (!s) return strdup("");
+    int col = 0;
+    for (char *p = s; *p && *p != '\n'; p++) {
+        if (!strncmp(p, ",seconds,", 9)) break;
+        if (*p == ',') col++;
+    }
+    char *res = calloc(strlen(s) + 1, 1), *w = res;
+    for (char *line = s; *line;) {
+        char *end = strchr(line, '\n');
+        if (!end) end = line + strlen(line);
+        int c = 0;
+        for (char *p = line; p < end && !(*p == ',' && ++c > col); p++) *w++ = *p;
+        *w++ = '\n';
+        line = *end ? end + 1 : end;
+    }
+    free(s);
+    return res;
+}
+
+#endif
