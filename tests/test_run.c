@@ -42,6 +42,9 @@ int main(void)
     char path[400];
     snprintf(path, sizeof path, "%s/leaderboard.json", a);
     CHECK(tp_count_in_file(path, "\"rank\":") == 8);
+    /* Per-class scores of every fold, as docs/leaderboard-json.md lists them. */
+    CHECK(tp_count_in_file(path, "\"mcc\":[") == 24);
+    CHECK(tp_count_in_file(path, "\"confusion\":[[") == 24);
     snprintf(path, sizeof path, "%s/profile.json", a);
     CHECK(tp_count_in_file(path, "\"train_seconds\"") == 1);
     char *out = tp_read_file(log, NULL);

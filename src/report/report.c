@@ -160,6 +160,7 @@ static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
     f->status = r->status;
     FsMetrics m;
     metrics_from_confusion(&m, r->best_confusion);
+    f->m = m;
     f->q3 = m.n && r->best_epoch > 0 ? m.q3 : NAN;
     f->loss = r->best_epoch > 0 ? (double)r->best_val_loss : NAN;
     f->epochs = r->epochs;

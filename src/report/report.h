@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "journal/journal.h"
+#include "metrics/metrics.h"
 #include "sweep/sweep.h"
 
 #define FS_LEADERBOARD_JSON_VERSION 1
@@ -44,6 +45,7 @@ typedef struct {
     int fold;    /* 0..k-1 or FS_FOLD_PREDEFINED */
     FsFitStatus status;
     double q3, loss; /* at the best epoch (NAN if absent) */
+    FsMetrics m;     /* per-class precision, recall, MCC and the confusion matrix at the best epoch */
     int epochs, best_epoch, diverged_epoch;
     long diverged_step;
     double seconds;

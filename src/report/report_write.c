@@ -302,6 +302,26 @@ static void json_num(FILE *out, double v)
         fputs("null", out);
 }
 
+/* Per-class scores at the fold's best epoch, classes in H, E, C order. */
+static void json_class_metrics(FILE *out, const FsMetrics *m)
+{
+    const char *names[3] = {"precision", "recall", "mcc"};
+    const double *vals[3] = {m->precision, m->recall, m->mcc};
+    for (int k = 0; k < 3; k++) {
+        fprintf(out, ",\"%s\":[", names[k]);
+        for (int c = 0; c < 3; c++) {
+            if (c) fputc(',', out);
+            json_num(out, vals[k][c]);
+        }
+        fputc(']', out);
+    }
+    fputs(",\"confusion\":[", out);
+    for (int t = 0; t < 3; t++)
+        fprintf(out, "%s[%llu,%llu,%llu]", t ? "," : "", (unsigned long long)m->confusion[t][0],
+                (unsigned long long)m->confusion[t][1], (unsigned long long)m->confusion[t][2]);
+    fputc(']', out);
+}
+
 static void write_json(const FsReport *rep, int top, FILE *out)
 {
     int n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
@@ -337,6 +357,7 @@ static void write_json(const FsReport *rep, int top, FILE *out)
             if (f->present && f->status == FS_FIT_DIVERGED)
                 fprintf(out, ",\"diverged_epoch\":%d,\"diverged_step\":%ld", f->diverged_epoch,
                         f->diverged_step);
+            if (f->present && f->m.n) json_class_metrics(out, &f->m);
             fputc('}', out);
         }
         fputs("],\"seconds\":", out);
