@@ -14,7 +14,7 @@
 FS_DEVICE static inline float act_exp(float x)
 {
     union {
-        int i;
+        unsigned int i; /* unsigned: the shift below must not be UB for NaN input */
         float f;
     } m, u;
     x = x < -87.0f ? -87.0f : x;
@@ -29,7 +29,7 @@ FS_DEVICE static inline float act_exp(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    u.i = (m.i - 0x4b400000 + 127) << 23;
+    u.i = (m.i - 0x4b400000u + 127u) << 23;
     return p * u.f;
 }
 
