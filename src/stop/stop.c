@@ -126,6 +126,9 @@ FS_DEVICE int stop_update(FsStopState *st, const FsStopSpec *spec, float train_e
 /* ---------------------------------------------------------------------- */
 /* Host-only part                                                          */
 
+/* Host only: the GPU build of this file (kernels/fit_kernel.cu) leaves
+ * these out so they are not defined twice. */
+#if !defined(__CUDACC__)
 const char *stop_kind_name(FsStopKind k)
 {
     switch (k) {
@@ -181,3 +184,4 @@ int stop_spec_check(const FsStopSpec *spec, FsErr *err)
     }
     return 0;
 }
+#endif

@@ -43,16 +43,27 @@ typedef struct {
     FsRng rng;      /* shuffling */
     uint64_t drop_key; /* dropout masks are a hash of this, the step and the element */
     const volatile int *cancel; /* nonzero: stop between batches (a signal arrived) */
+    volatile int *progress;     /* optional: epochs completed, for a host watching a kernel */
     long step;      /* optimizer steps taken (Adam bias correction) */
 } FsModel;
 
 #define FS_NORM_CHUNKS 64
 
-/* Seconds, for per-epoch curves. On the GPU the host times the launch. */
+/* Seconds, for per-epoch curves: the GPU's global nanosecond timer, the
+ * host's monotonic clock. FS_PUBLISH makes a write visible to the host
+ * while a kernel runs (mapped memory). */
 #if defined(__CUDACC__)
-#define FS_CLOCK() 0.0
+__device__ static inline double fs_gpu_clock(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (double)t * 1e-9;
+}
+#define FS_CLOCK() fs_gpu_clock()
+#define FS_PUBLISH() __threadfence_system()
 #else
 #define FS_CLOCK() fs_now()
+#define FS_PUBLISH() ((void)0)
 #endif
 
 /* Training data as the trainer sees it: residue arrays and example lists. */
@@ -78,7 +89,14 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
 
 /* Host: bytes needed by FsModel buffers for this net and data. */
 size_t core_model_bytes(const FsNet *net, uint32_t n_train);
-/* Host: points an FsModel into a buffer of core_model_bytes. */
+/* Host: points an FsModel into a buffer of core_model_bytes (on the GPU,
+ * a device buffer: only addresses are computed here). */
 void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train);
+/* Host: the model's initial weights into `weights` (n_params + n_state,
+ * host memory) and its shuffling and dropout streams, from the spec's seeds. */
+void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float *weights);
+/* Host: compiles the job's net and counts its examples; -1 with the job's
+ * result marked failed (and why) if it cannot train. */
+int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);
 
 #endif

@@ -109,6 +109,13 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
             out->diverged_step = step_in_epoch;
             break;
         }
+        if (m->progress) {
+            FS_MASTER
+            {
+                *m->progress = epoch;
+                FS_PUBLISH();
+            }
+        }
         int flags = stop_update(&st, &ts->stop, train_loss, (float)val_loss);
         if (flags & FS_STOP_IMPROVED) {
             copy_floats(m->best, m->w, nw);

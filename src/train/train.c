@@ -125,44 +125,57 @@ static int job_fail(const FsJob *job, const char *msg)
     return -1;
 }
 
-int train_job(const FsJob *job)
+int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid)
 {
     FsErr err = {0};
     const FsTrainSpec *ts = job->spec;
     const FsDataset *ds = job->data;
-    FsNet net;
     int max_batch = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
-    if (train_spec_check(ts, &err) != 0 || model_compile(&net, job->arch, max_batch, &err) != 0)
+    if (train_spec_check(ts, &err) != 0 || model_compile(net, job->arch, max_batch, &err) != 0)
         return job_fail(job, err.msg);
     if (job->fold != FS_FOLD_PREDEFINED && (job->fold < 0 || (uint32_t)job->fold >= ds->n_folds))
         return job_fail(job, "fold out of range for the prepared data");
+    *n_train = data_examples(ds, job->fold, 0, NULL);
+    *n_valid = data_examples(ds, job->fold, 1, NULL);
+    if (*n_train == 0 || *n_valid == 0) return job_fail(job, "fold has no training or no validation examples");
+    return 0;
+}
 
-    uint32_t n_train = data_examples(ds, job->fold, 0, NULL);
-    uint32_t n_valid = data_examples(ds, job->fold, 1, NULL);
-    if (n_train == 0 || n_valid == 0) return job_fail(job, "fold has no training or no validation examples");
-    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)n_train + n_valid));
-    data_examples(ds, job->fold, 0, idx);
-    data_examples(ds, job->fold, 1, idx + n_train);
-    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid};
-
-    void *buf = fs_aligned_alloc(core_model_bytes(&net, n_train));
-    FsModel m;
-    core_model_bind(&m, &net, buf, n_train);
-    memset(m.work, 0, sizeof(float) * (size_t)net.n_work); /* pad rows must start at zero */
-    memset(m.m1, 0, sizeof(float) * (size_t)net.n_params);
-    memset(m.m2, 0, sizeof(float) * (size_t)net.n_params);
+void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float *weights)
+{
     /* Separate streams for initialisation, shuffling and dropout, so that
      * changing one option does not reshuffle the others. */
     uint64_t words[4] = {ts->seed[0], ts->seed[1], ts->seed[2], 1};
     FsRng init;
     fs_rng_seed(&init, words, 4);
-    model_init(&net, m.w, &init);
+    model_init(net, weights, &init);
     words[3] = 2;
-    fs_rng_seed(&m.rng, words, 4);
+    fs_rng_seed(&m->rng, words, 4);
     words[3] = 3;
     FsRng drop;
     fs_rng_seed(&drop, words, 4);
-    m.drop_key = fs_rng_u64(&drop);
+    m->drop_key = fs_rng_u64(&drop);
+    m->step = 0;
+}
+
+int train_job(const FsJob *job)
+{
+    const FsTrainSpec *ts = job->spec;
+    const FsDataset *ds = job->data;
+    FsNet net;
+    uint32_t n_train, n_valid;
+    if (train_job_check(job, &net, &n_train, &n_valid) != 0) return -1;
+    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)n_train + n_valid));
+    data_examples(ds, job->fold, 0, idx);
+    data_examples(ds, job->fold, 1, idx + n_train);
+    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid};
+
+    size_t bytes = core_model_bytes(&net, n_train);
+    void *buf = fs_aligned_alloc(bytes);
+    memset(buf, 0, bytes); /* pad rows, gradients and moments start at zero */
+    FsModel m;
+    core_model_bind(&m, &net, buf, n_train);
+    core_model_seed(&m, &net, ts, m.w);
     m.cancel = job->cancel;
 
     fit_model(&m, &fd, ts, job->result);
