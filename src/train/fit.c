@@ -38,6 +38,10 @@ FS_DEVICE static float q3_of(uint64_t conf[3][3])
     return n ? (float)((double)ok / (double)n) : 0.0f;
 }
 
+/* Every thread of a block runs this loop with the same values (sums are
+ * taken in the same order by each), so every branch is uniform; writes to
+ * shared memory are the master's. The cancel flag is read by all and agreed
+ * on with FS_ANY, since the host may raise it between two reads. */
 FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out)
 {
     const FsNet *net = m->net;
@@ -45,14 +49,15 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
     const int B = ts->batch;
     FsStopState st;
     uint64_t conf[3][3];
+    /* The result, built in this thread's registers; the master stores it. */
+    FsFitStatus status = FS_FIT_OK;
+    int epochs = 0, best_epoch = 0, halted = 0, div_epoch = 0;
+    long div_step = 0;
+    float best_loss = INFINITY;
+    uint64_t best_conf[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    uint64_t n_train_ex = 0, n_val_ex = 0;
+    double val_seconds = 0.0;
     stop_init(&st);
-    out->status = FS_FIT_OK;
-    out->epochs = out->best_epoch = out->halted_by = 0;
-    out->diverged_epoch = 0;
-    out->diverged_step = 0;
-    out->best_val_loss = INFINITY;
-    out->train_examples = out->val_examples = 0;
-    out->seconds = out->val_seconds = 0.0;
     double t_start = FS_CLOCK();
     FS_PARFOR(i, fd->n_train) m->perm[i] = fd->train[i];
     FS_SYNC();
@@ -72,8 +77,8 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         double loss_sum = 0.0;
         long step_in_epoch = 0;
         for (uint32_t s = 0; s < fd->n_train; s += (uint32_t)B, step_in_epoch++) {
-            if (m->cancel && *m->cancel) {
-                out->status = FS_FIT_CANCELLED;
+            if (FS_ANY(m->cancel && *m->cancel)) {
+                status = FS_FIT_CANCELLED;
                 goto done;
             }
             int nb = fd->n_train - s < (uint32_t)B ? (int)(fd->n_train - s) : B;
@@ -83,54 +88,70 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
             step_backward(m, nb);
             float norm = step_update(m, ts);
             if (!isfinite(l) || !isfinite(norm)) {
-                out->status = FS_FIT_DIVERGED;
-                out->diverged_epoch = epoch;
-                out->diverged_step = step_in_epoch;
+                status = FS_FIT_DIVERGED;
+                div_epoch = epoch;
+                div_step = step_in_epoch;
                 goto done;
             }
             loss_sum += l;
-            out->train_examples += (uint64_t)nb;
+            n_train_ex += (uint64_t)nb;
         }
         double t_val = FS_CLOCK();
         double val_loss = validate(m, fd, ts->eval_batch, conf);
-        out->val_examples += fd->n_valid;
-        out->val_seconds += FS_CLOCK() - t_val;
+        n_val_ex += fd->n_valid;
+        val_seconds += FS_CLOCK() - t_val;
         float train_loss = (float)(loss_sum / (fd->n_train ? fd->n_train : 1));
-        out->epochs = epoch;
-        if (out->curves.train_loss) {
-            out->curves.train_loss[epoch - 1] = train_loss;
-            out->curves.val_loss[epoch - 1] = (float)val_loss;
-            out->curves.val_q3[epoch - 1] = q3_of(conf);
-            out->curves.seconds[epoch - 1] = (float)(FS_CLOCK() - t_start);
-        }
-        if (!isfinite(val_loss)) {
-            out->status = FS_FIT_DIVERGED;
-            out->diverged_epoch = epoch;
-            out->diverged_step = step_in_epoch;
-            break;
-        }
-        if (m->progress) {
-            FS_MASTER
-            {
+        epochs = epoch;
+        FS_MASTER
+        {
+            if (out->curves.train_loss) {
+                out->curves.train_loss[epoch - 1] = train_loss;
+                out->curves.val_loss[epoch - 1] = (float)val_loss;
+                out->curves.val_q3[epoch - 1] = q3_of(conf);
+                out->curves.seconds[epoch - 1] = (float)(FS_CLOCK() - t_start);
+            }
+            if (m->progress) {
                 *m->progress = epoch;
                 FS_PUBLISH();
             }
         }
+        if (!isfinite(val_loss)) {
+            status = FS_FIT_DIVERGED;
+            div_epoch = epoch;
+            div_step = step_in_epoch;
+            break;
+        }
         int flags = stop_update(&st, &ts->stop, train_loss, (float)val_loss);
         if (flags & FS_STOP_IMPROVED) {
             copy_floats(m->best, m->w, nw);
-            out->best_epoch = epoch;
-            out->best_val_loss = (float)val_loss;
+            best_epoch = epoch;
+            best_loss = (float)val_loss;
             for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++) out->best_confusion[a][b] = conf[a][b];
+                for (int b = 0; b < 3; b++) best_conf[a][b] = conf[a][b];
         }
         if (flags & FS_STOP_HALT) {
-            out->halted_by = epoch < ts->stop.max_epochs;
+            halted = epoch < ts->stop.max_epochs;
             break;
         }
     }
 done:
     /* The result is the best validation epoch's weights. */
-    if (out->best_epoch > 0) copy_floats(m->w, m->best, nw);
-    out->seconds = FS_CLOCK() - t_start;
+    if (best_epoch > 0) copy_floats(m->w, m->best, nw);
+    FS_MASTER
+    {
+        out->status = status;
+        out->epochs = epochs;
+        out->best_epoch = best_epoch;
+        out->halted_by = halted;
+        out->diverged_epoch = div_epoch;
+        out->diverged_step = div_step;
+        out->best_val_loss = best_loss;
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) out->best_confusion[a][b] = best_conf[a][b];
+        out->train_examples = n_train_ex;
+        out->val_examples = n_val_ex;
+        out->val_seconds = val_seconds;
+        out->seconds = FS_CLOCK() - t_start;
+    }
+    FS_SYNC();
 }

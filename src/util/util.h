@@ -14,18 +14,21 @@
 /* ---------------------------------------------------------------------- */
 /* Single source for CPU and GPU (design.md, "The trainer"). The per-model  */
 /* code is written once with these; the C compiler builds it as plain      */
-/* loops, nvcc as a thread block's strided loops with barriers.             */
+/* loops, nvcc as a thread block's strided loops with barriers. FS_MASTER  */
+/* runs a block on one thread; FS_ANY(x) agrees on x across the block.     */
 #if defined(__CUDACC__)
 #define FS_DEVICE __device__
 #define FS_PARFOR(i, n) for (long i = threadIdx.x; i < (long)(n); i += blockDim.x)
 #define FS_SYNC() __syncthreads()
 #define FS_MASTER if (threadIdx.x == 0)
+#define FS_ANY(x) __syncthreads_or((x) ? 1 : 0)
 #define FS_RESTRICT __restrict__
 #else
 #define FS_DEVICE
 #define FS_PARFOR(i, n) for (long i = 0; i < (long)(n); i++)
 #define FS_SYNC() ((void)0)
 #define FS_MASTER
+#define FS_ANY(x) (x)
 #define FS_RESTRICT restrict
 #endif
 

@@ -1,0 +1,41 @@
+/*
+ * gpu_none: the gpu API in a build without CUDA (FOLDSWEEP_CUDA=OFF, or no
+ * nvcc): no device, and every call that needs one says so.
+ */
+#include "gpu/gpu.h"
+
+#ifndef FS_HAVE_CUDA
+
+#include <stdio.h>
+
+int gpu_count(void) { return 0; }
+
+void gpu_describe(int device, char *out, size_t n)
+{
+    (void)device;
+    snprintf(out, n, "none (this build has no CUDA backend: rebuild with nvcc present)");
+}
+
+FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err)
+{
+    (void)device, (void)ds;
+    fs_err_set(err, "this build has no CUDA backend (nvcc was not found when it was configured)");
+    return NULL;
+}
+
+void gpu_close(FsGpu *g) { (void)g; }
+
+int gpu_capacity(FsGpu *g, const FsJob *job)
+{
+    (void)g, (void)job;
+    return 0;
+}
+
+int gpu_train(FsGpu *g, const FsJob *jobs, int n, void (*progress)(void *ctx, long epochs), void *ctx, FsErr *err)
+{
+    (void)g, (void)jobs, (void)n, (void)progress, (void)ctx;
+    fs_err_set(err, "this build has no CUDA backend");
+    return -1;
+}
+
+#endif
