@@ -26,3 +26,11 @@ extern "C" __global__ void fs_fit_kernel(FsModel *models, const FsFoldData *fold
     int i = blockIdx.x;
     fit_model(&models[i], &folds[i], &specs[i], &out[i]);
 }
+
+/* The launch, for the host side (kernels/gpu_cuda.cu) in another unit. */
+extern "C" cudaError_t fs_fit_launch(int n, int threads, FsModel *models, const FsFoldData *folds,
+                                     const FsTrainSpec *specs, FsFitResult *out, cudaStream_t stream)
+{
+    fs_fit_kernel<<<n, threads, 0, stream>>>(models, folds, specs, out);
+    return cudaGetLastError();
+}
