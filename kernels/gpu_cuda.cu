@@ -352,7 +352,7 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, void (*progress)(void *ctx, lo
         for (int s = 0; s < L.n; s++) {
             FsFitResult *r = jobs[L.job[s]].result;
             r->status = FS_FIT_FAILED;
-            snprintf(r->message, sizeof r->message, "GPU: %s", err->msg);
+            snprintf(r->message, sizeof r->message, "GPU: %.900s", err->msg);
         }
     }
     launch_free(&L);

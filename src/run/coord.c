@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
+
 #include "cli/cli.h"
 #include "run/state.h"
 
@@ -50,6 +52,29 @@ static void local_done(void *ctx, int id)
     c->local_inflight--;
     state_job_finished(c->st, id);
     pthread_mutex_unlock(&c->st->lock);
+}
+
+/* The same queue for the GPU driver (run_gpu_drive). */
+static int gpu_take(void *ctx, int *id, int wait)
+{
+    (void)wait; /* rank 0's queue only shrinks: no job will come later */
+    return local_next(ctx, id) != NULL;
+}
+
+static const FsJob *gpu_job(void *ctx, int id) { return &((Coord *)ctx)->st->jobs[id]; }
+
+static void gpu_epochs(void *ctx, long epochs)
+{
+    Coord *c = ctx;
+    progress_gpu_epochs(&c->st->prog, epochs);
+}
+
+static void *gpu_thread(void *ctx)
+{
+    Coord *c = ctx;
+    FsGpuQueue q = {gpu_take, local_done, gpu_job, gpu_epochs, c};
+    run_gpu_drive(c->st->gpu_device, &c->st->ds, &q);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -150,13 +175,18 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     FsPoolSource src = {local_next, local_done, &c};
     int workers = m->active ? m->size - 1 : 0;
     progress_start(&st->prog);
-    if (workers == 0) {
+    if (workers == 0 && st->use_gpu) {
+        gpu_thread(&c);
+    } else if (workers == 0) {
         /* One process: the calling thread trains too. */
         FsPoolThreads *p = train_pool_start(&src, threads0 - 1);
         train_pool_work(&src);
         train_pool_join(p);
     } else {
-        FsPoolThreads *p = threads0 > 0 ? train_pool_start(&src, threads0) : NULL;
+        /* Rank 0's own share: its GPU, or its threads. */
+        pthread_t gpu;
+        int gpu_running = st->use_gpu && pthread_create(&gpu, NULL, gpu_thread, &c) == 0;
+        FsPoolThreads *p = !st->use_gpu && threads0 > 0 ? train_pool_start(&src, threads0) : NULL;
         int byes = 0, stop_sent = 0, cancel_sent = 0;
         while (byes < workers) {
             FsMsg msg;
@@ -210,6 +240,7 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
             }
         }
         train_pool_join(p);
+        if (gpu_running) pthread_join(gpu, NULL);
     }
     progress_stop(&st->prog);
     free(c.owner);

@@ -66,8 +66,11 @@ static void draw(FsProgress *p, int final)
     if (p->folds_done >= p->folds_total) snprintf(eta, sizeof eta, "0s");
     if (p->have_best) snprintf(best, sizeof best, "%.4f (%.8s)", p->best, p->best_id);
     char line[256];
-    snprintf(line, sizeof line, "trials %d/%d | folds %d/%d, %d in flight | %s elapsed | ETA %s | best %s",
-             p->trials_done, p->trials_total, p->folds_done, p->folds_total, p->in_flight, e, eta, best);
+    char flight[64] = "";
+    if (p->gpu_epochs > 0 && p->in_flight > 0)
+        snprintf(flight, sizeof flight, " (%ld epochs in)", p->gpu_epochs);
+    snprintf(line, sizeof line, "trials %d/%d | folds %d/%d, %d in flight%s | %s elapsed | ETA %s | best %s",
+             p->trials_done, p->trials_total, p->folds_done, p->folds_total, p->in_flight, flight, e, eta, best);
     if (p->tty)
         fprintf(p->out, "\r%s\033[K%s", line, final ? "\n" : "");
     else
@@ -123,6 +126,13 @@ void progress_stop(FsProgress *p)
     pthread_mutex_unlock(&p->lock);
 }
 
+void progress_gpu_epochs(FsProgress *p, long epochs)
+{
+    pthread_mutex_lock(&p->lock);
+    p->gpu_epochs = epochs;
+    pthread_mutex_unlock(&p->lock);
+}
+
 void progress_fold_started(FsProgress *p)
 {
     pthread_mutex_lock(&p->lock);
@@ -135,6 +145,7 @@ void progress_fold_finished(FsProgress *p, int counted, const char *id, double m
     pthread_mutex_lock(&p->lock);
     p->in_flight--;
     if (counted) p->folds_done++;
+    if (p->in_flight == 0) p->gpu_epochs = 0;
     if (trial_complete) {
         p->trials_done++;
         take_best(p, id, metric);

@@ -18,6 +18,7 @@ typedef struct {
     int have_best, lower_better;
     char best_id[17];
     double t_start, grace, stop_seen;
+    long gpu_epochs; /* epochs completed inside the running GPU launch */
     pthread_mutex_t lock;
     pthread_t thread;
     int running, finish;
@@ -29,6 +30,8 @@ void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_
 void progress_start(FsProgress *p);
 void progress_stop(FsProgress *p);
 void progress_fold_started(FsProgress *p);
+/* Epochs done so far by the models of the GPU launch in flight. */
+void progress_gpu_epochs(FsProgress *p, long epochs);
 /* counted: the fold produced a result; trial_complete: its trial is now
  * complete with `metric` as its mean. */
 void progress_fold_finished(FsProgress *p, int counted, const char *id, double metric, int trial_complete);

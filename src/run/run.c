@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 #include "run/state.h"
 
 /* Threads for rank 0: all cores alone, its share of the node under MPI
@@ -35,6 +36,9 @@ int run_sweep(const FsRunOptions *o)
     }
 
     RunState st;
+    FsRunOptions opt = *o;
+    opt.local_rank = m.local_rank;
+    o = &opt;
     int rc = state_open(&st, o, out);
     if (multi) {
         /* Workers wait in this broadcast: they learn of a failure here too. */
@@ -57,11 +61,18 @@ int run_sweep(const FsRunOptions *o)
         return rc;
     }
     int threads = threads_rank0(&m, o, &st.sw);
-    if (multi) fsmpi_print_binding(&m, threads, "cpu", o->quiet ? NULL : out);
+    char device[160] = "cpu";
+    if (st.use_gpu) {
+        snprintf(device, sizeof device, "GPU %d: ", st.gpu_device);
+        gpu_describe(st.gpu_device, device + strlen(device), sizeof device - strlen(device));
+    }
+    fsmpi_print_binding(&m, st.use_gpu ? 0 : threads, device, o->quiet ? NULL : out);
     if (!o->quiet) {
         char how[64];
         if (multi)
             snprintf(how, sizeof how, "%d MPI ranks", m.size);
+        else if (st.use_gpu)
+            snprintf(how, sizeof how, "CUDA device %d", st.gpu_device);
         else
             snprintf(how, sizeof how, "%d thread%s", threads, threads == 1 ? "" : "s");
         fprintf(out, "foldsweep: %d trials x %d fold%s, %d folds to train (%d already done), %s, run folder %s\n",

@@ -22,6 +22,7 @@ typedef struct {
     int quiet;           /* no progress output */
     double grace;        /* seconds in-flight folds may finish after a signal */
     FILE *out;           /* progress and summary (stdout) */
+    int local_rank;      /* set by run_sweep: node-local rank, picks the GPU */
 } FsRunOptions;
 
 /* Returns an FS_EXIT_* code (cli.h). */

@@ -60,8 +60,8 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     }
     FsSweep *sw = &st->sw;
     int backend = o->backend >= 0 ? o->backend : (int)sw->backend;
-    if (backend == FS_BACKEND_CUDA) {
-        fprintf(stderr, "foldsweep: backend cuda: this build has no CUDA backend yet; use --backend cpu or auto\n");
+    if (run_choose_backend(backend, o->local_rank, &st->use_gpu, &st->gpu_device, &err) != 0) {
+        fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
     if (sweep_load_data(sw, &st->ds, &errs) != 0) {

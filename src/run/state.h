@@ -37,6 +37,8 @@ typedef struct {
     /* What went wrong writing the journal (stops the run, exit 1). */
     int io_failed;
     FsErr io_err;
+    /* The CUDA backend: this process trains on GPU `gpu_device`. */
+    int use_gpu, gpu_device;
     /* For the profile. */
     double t_data, busy, val, train_examples;
 } RunState;
@@ -54,6 +56,25 @@ void state_job_finished(RunState *st, int i);
 /* Leaderboard files, profile and the end-of-run summary. Returns rc, or
  * FS_EXIT_ERROR if writing them failed. */
 int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads);
+
+/* Chooses the backend for this process (cpu, cuda, auto); -1 with a message
+ * when cuda is asked for and no device is visible. local_rank picks the GPU. */
+int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device, FsErr *err);
+
+/* Trains jobs from the queue on the GPU, launch after launch, until the
+ * queue is empty or the run stops (gpu_driver.c). take() hands out one job
+ * id (1) or none (0); with wait it may block until one comes or none ever
+ * will. done() records one finished job. */
+typedef struct {
+    int (*take)(void *ctx, int *id, int wait);
+    void (*done)(void *ctx, int id);
+    const FsJob *(*job)(void *ctx, int id);
+    void (*epochs)(void *ctx, long epochs);
+    void *ctx;
+} FsGpuQueue;
+void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q);
+/* A representative job's models per launch on this device (for capacity). */
+int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job);
 
 /* Folder helpers (folder.c). */
 int run_mkdir_p(const char *dir, FsErr *err);
