@@ -88,7 +88,7 @@ int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, u
     }
     MPI_Bcast(head, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     *status = (int32_t)(uint32_t)head[0];
-    if (*status != 0) return 0;
+    if ((*status & 0xff) != 0) return 0; /* rank 0 failed: nothing follows */
     if (m->rank != 0) {
         *text = fs_malloc(head[1] ? head[1] : 1);
         *bytes = fs_malloc(head[2] ? head[2] : 1);

@@ -91,8 +91,10 @@ void fsmpi_init(FsMpi *m);
 void fsmpi_finalize(FsMpi *m);
 void fsmpi_abort(FsMpi *m, int code);
 
-/* Rank 0 sends, the others receive (allocated with malloc): a status word,
- * a text and a byte block. The bytes go over MPI once per rank. */
+/* Rank 0 sends, the others receive (allocated with malloc): a status word
+ * (low byte: nonzero if rank 0 failed, and then nothing else is sent; the
+ * bits above: rank 0's choices for the workers), a text and a byte block.
+ * The bytes go over MPI once per rank. */
 int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, uint64_t *n);
 
 /* Every rank reports (host, local rank, threads, device); rank 0 prints

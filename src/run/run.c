@@ -41,8 +41,10 @@ int run_sweep(const FsRunOptions *o)
     o = &opt;
     int rc = state_open(&st, o, out);
     if (multi) {
-        /* Workers wait in this broadcast: they learn of a failure here too. */
+        /* Workers wait in this broadcast: they learn of a failure here too,
+         * and the backend asked for (the canonical sweep leaves run options out). */
         int32_t status = rc == FS_EXIT_OK ? 0 : 1;
+        int32_t backend = o->backend >= 0 ? o->backend : (rc == FS_EXIT_OK ? (int)st.sw.backend : 0);
         char *text = status == 0 ? st.sw.canonical : NULL;
         uint8_t *bytes = NULL;
         uint64_t n = 0;
@@ -52,6 +54,7 @@ int run_sweep(const FsRunOptions *o)
             status = 1;
             rc = FS_EXIT_ERROR;
         }
+        if (status == 0) status = (backend + 1) << 8;
         fsmpi_bcast_setup(&m, &status, &text, &bytes, &n);
         free(bytes);
     }

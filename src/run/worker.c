@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 #include "run/state.h"
 
 typedef struct {
@@ -28,6 +29,8 @@ typedef struct {
     int *outbox, n_out;
     int no_more;           /* STOP received */
     volatile int cancel;
+    int backend;           /* what rank 0 was asked for */
+    int use_gpu, device;
 } Worker;
 
 static const FsJob *worker_next(void *ctx, int *id)
@@ -50,6 +53,29 @@ static void worker_done(void *ctx, int id)
     pthread_mutex_lock(&w->lock);
     w->outbox[w->n_out++] = id;
     pthread_mutex_unlock(&w->lock);
+}
+
+/* The local queue for the GPU driver. */
+static int gpu_take(void *ctx, int *id, int wait)
+{
+    Worker *w = ctx;
+    pthread_mutex_lock(&w->lock);
+    while (wait && w->next == w->n_jobs && !w->no_more) pthread_cond_wait(&w->cv, &w->lock);
+    int got = w->next < w->n_jobs;
+    if (got) *id = w->next++;
+    pthread_mutex_unlock(&w->lock);
+    return got;
+}
+
+static const FsJob *gpu_job(void *ctx, int id) { return &((Worker *)ctx)->jobs[id]; }
+static void gpu_epochs(void *ctx, long epochs) { (void)ctx, (void)epochs; }
+
+static void *gpu_thread(void *ctx)
+{
+    Worker *w = ctx;
+    FsGpuQueue q = {gpu_take, worker_done, gpu_job, gpu_epochs, w};
+    run_gpu_drive(w->device, &w->ds, &q);
+    return NULL;
 }
 
 static void send_error(Worker *w, const char *fmt, const char *a, const char *b)
@@ -142,7 +168,8 @@ static int worker_setup(Worker *w, const FsRunOptions *o)
     uint8_t *bytes = NULL;
     uint64_t n = 0;
     fsmpi_bcast_setup(w->m, &status, &text, &bytes, &n);
-    if (status != 0) return FS_EXIT_ERROR; /* rank 0 said why */
+    if (status == 0 || (status & 0xff) != 0) return FS_EXIT_ERROR; /* rank 0 said why */
+    w->backend = (status >> 8) - 1;
     FsErrList errs = {0};
     FsErr err = {0};
     int ok = sweep_load_string(&w->sw, text, "sweep.yaml (from rank 0)", &errs) == 0 &&
@@ -195,11 +222,32 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     }
     int threads = o->threads > 0 ? o->threads : w.sw.threads > 0 ? w.sw.threads : m->node_cores / m->local_size;
     if (threads < 1) threads = 1;
-    fsmpi_print_binding(m, threads, "cpu", NULL);
+    FsErr err = {0};
+    char device[160] = "cpu";
+    if (run_choose_backend(w.backend, m->local_rank, &w.use_gpu, &w.device, &err) != 0) {
+        /* Rank 0 would have refused cuda without a device of its own; this
+         * rank has none: it trains on its CPU and says so. */
+        send_error(&w, "%.900s%s", err.msg, "; this rank trains on its CPU");
+    }
+    if (w.use_gpu) {
+        snprintf(device, sizeof device, "GPU %d: ", w.device);
+        gpu_describe(w.device, device + strlen(device), sizeof device - strlen(device));
+        /* Capacity: how many models like the sweep's first fit in one launch. */
+        FsTrainSpec ts;
+        FsFitResult tmp;
+        memset(&tmp, 0, sizeof tmp);
+        run_job_spec(&ts, &w.sw.trials[0], w.fold_ids[0]);
+        FsJob probe = {&w.sw.trials[0].arch, &ts, &w.ds, w.fold_ids[0], &tmp, NULL, NULL};
+        threads = run_gpu_capacity(w.device, &w.ds, &probe);
+        if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
+    }
+    fsmpi_print_binding(m, w.use_gpu ? 0 : threads, device, NULL);
     if (m->rank == 1 && getenv("FOLDSWEEP_TEST_INJECT")) inject_bad_messages(&w);
 
     FsPoolSource src = {worker_next, worker_done, &w};
-    FsPoolThreads *pool = train_pool_start(&src, threads);
+    pthread_t gpu;
+    int gpu_running = w.use_gpu && pthread_create(&gpu, NULL, gpu_thread, &w) == 0;
+    FsPoolThreads *pool = w.use_gpu ? NULL : train_pool_start(&src, threads);
     int exhausted = 0, outstanding = 0, handled = 0, sent = 0, exit_code = FS_EXIT_OK;
     FsBuf b = {0};
     for (;;) {
@@ -260,6 +308,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
         }
     }
     train_pool_join(pool);
+    if (gpu_running) pthread_join(gpu, NULL);
     proto_encode_bye(&b);
     fsmpi_send(m, 0, FS_MSG_BYE, &b);
     buf_free(&b);
