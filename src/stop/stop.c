@@ -128,7 +128,7 @@ FS_DEVICE int stop_update(FsStopState *st, const FsStopSpec *spec, float train_e
 
 /* Host only: the GPU build of this file (kernels/fit_kernel.cu) leaves
  * these out so they are not defined twice. */
-#if !defined(__CUDACC__)
+#if !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
 const char *stop_kind_name(FsStopKind k)
 {
     switch (k) {

@@ -44,7 +44,7 @@ FS_DEVICE static inline void tile_store(float acc[MR][NR], int mr, int nr, float
         for (int j = 0; j < nr; j++) crow[r][j * cn] += acc[r][j];
 }
 
-#if defined(__GNUC__) && !defined(__CUDACC__)
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
 /* GCC keeps a float[4][16] accumulator on the stack (a load and a store
  * per multiply-add); vector types put it in registers. Same products in
  * the same order as the portable tile below, so results are identical. */
@@ -121,7 +121,7 @@ FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStri
             arow[r] = A + st_off(am, i);
             crow[r] = C + st_off(cm, i) + n0 * cn;
         }
-#if defined(__GNUC__) && !defined(__CUDACC__)
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
         if (mr == MR && nr == NR) {
             tile_full16(K, arow, ak, B + n0, bk, crow, cn);
             continue;

@@ -66,6 +66,9 @@ FS_DEVICE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[3][3]
      * local), all equal: no thread waits for another's. */
     if (confusion)
         for (int b = 0; b < B; b++) confusion[m->labels[b]][m->ex_pred[b]]++;
+    /* Nobody loads the next batch's labels while another still reads these
+     * (found by tests/test_block.c: on a GPU the confusion matrix raced). */
+    FS_SYNC();
     return total;
 }
 

@@ -23,6 +23,21 @@
 #define FS_MASTER if (threadIdx.x == 0)
 #define FS_ANY(x) __syncthreads_or((x) ? 1 : 0)
 #define FS_RESTRICT __restrict__
+#elif defined(FS_EMULATE_BLOCK)
+/* Test-only (tests/test_block.c): a thread block emulated by pthreads on
+ * the CPU, so that races and non-uniform branches in the single source
+ * show up without a GPU. */
+#include <pthread.h>
+extern _Thread_local int fs_emu_tid;
+extern int fs_emu_nthreads;
+extern pthread_barrier_t fs_emu_barrier;
+int fs_emu_any(int x);
+#define FS_DEVICE
+#define FS_PARFOR(i, n) for (long i = fs_emu_tid; i < (long)(n); i += fs_emu_nthreads)
+#define FS_SYNC() pthread_barrier_wait(&fs_emu_barrier)
+#define FS_MASTER if (fs_emu_tid == 0)
+#define FS_ANY(x) fs_emu_any((x) ? 1 : 0)
+#define FS_RESTRICT restrict
 #else
 #define FS_DEVICE
 #define FS_PARFOR(i, n) for (long i = 0; i < (long)(n); i++)

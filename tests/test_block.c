@@ -1,0 +1,195 @@
+/*
+ * The single-source trainer run as a GPU thread block would run it, but on
+ * the CPU: the per-model files are compiled here with FS_EMULATE_BLOCK, so
+ * FS_PARFOR strides over pthreads, FS_SYNC is a barrier, FS_MASTER is
+ * thread 0 and FS_ANY agrees across threads (util.h), and the GEMM takes
+ * its portable tile, as on the GPU. A fit by 1, 3 and 8 emulated threads
+ * must equal the CPU trainer's bitwise: a data race, a branch that threads
+ * take differently, or a missing barrier changes the numbers or hangs.
+ * This is the CUDA kernel's logic tested where no GPU is.
+ */
+#define FS_EMULATE_BLOCK 1
+
+/* The block's copies of the per-model functions, renamed so that they do
+ * not clash with the library's CPU build of the same files. */
+#define act_backward emu_act_backward
+#define act_forward emu_act_forward
+#define act_grad emu_act_grad
+#define batchnorm_backward emu_batchnorm_backward
+#define batchnorm_forward emu_batchnorm_forward
+#define conv_dgrad emu_conv_dgrad
+#define conv_gemm emu_conv_gemm
+#define conv_wgrad emu_conv_wgrad
+#define dropout_backward emu_dropout_backward
+#define dropout_forward emu_dropout_forward
+#define fit_model emu_fit_model
+#define highway_backward emu_highway_backward
+#define highway_forward emu_highway_forward
+#define layer_backward emu_layer_backward
+#define layer_forward emu_layer_forward
+#define ops_gemm emu_ops_gemm
+#define ops_transpose emu_ops_transpose
+#define rows_colsum emu_rows_colsum
+#define rows_set emu_rows_set
+#define step_backward emu_step_backward
+#define step_forward emu_step_forward
+#define step_load_batch emu_step_load_batch
+#define step_loss emu_step_loss
+#define step_update emu_step_update
+#define stop_init emu_stop_init
+#define stop_update emu_stop_update
+
+#include "../src/stop/stop.c"
+#include "../src/train/act.c"
+#include "../src/train/blocks.c"
+#include "../src/train/fit.c"
+#include "../src/train/gemm.c"
+#include "../src/train/layers.c"
+#include "../src/train/step.c"
+
+#include "synth/synth.h"
+#include "test.h"
+
+_Thread_local int fs_emu_tid;
+int fs_emu_nthreads;
+pthread_barrier_t fs_emu_barrier;
+static int any_flags[64];
+
+int fs_emu_any(int x)
+{
+    any_flags[fs_emu_tid] = x;
+    pthread_barrier_wait(&fs_emu_barrier);
+    int any = 0;
+    for (int t = 0; t < fs_emu_nthreads; t++) any |= any_flags[t];
+    pthread_barrier_wait(&fs_emu_barrier); /* nobody overwrites a flag before all have read */
+    return any;
+}
+
+typedef struct {
+    int tid;
+    FsModel *m;
+    const FsFoldData *fd;
+    const FsTrainSpec *ts;
+    FsFitResult *out;
+} Thread;
+
+static void *run_thread(void *arg)
+{
+    Thread *t = arg;
+    fs_emu_tid = t->tid;
+    emu_fit_model(t->m, t->fd, t->ts, t->out);
+    return NULL;
+}
+
+/* One fit of job by `threads` emulated block threads. */
+static void fit_block(const FsJob *job, int threads, FsFitResult *out)
+{
+    FsNet net;
+    uint32_t nt, nv;
+    CHECK(train_job_check(job, &net, &nt, &nv) == 0);
+    const FsDataset *ds = job->data;
+    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)nt + nv));
+    data_examples(ds, job->fold, 0, idx);
+    data_examples(ds, job->fold, 1, idx + nt);
+    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, idx, nt, idx + nt, nv};
+    size_t bytes = core_model_bytes(&net, nt);
+    void *buf = fs_aligned_alloc(bytes);
+    memset(buf, 0, bytes);
+    FsModel m;
+    core_model_bind(&m, &net, buf, nt);
+    core_model_seed(&m, &net, job->spec, m.w);
+    fs_emu_nthreads = threads;
+    pthread_barrier_init(&fs_emu_barrier, NULL, (unsigned)threads);
+    Thread t[64];
+    pthread_t tid[64];
+    for (int i = 0; i < threads; i++) {
+        t[i] = (Thread){i, &m, &fd, job->spec, out};
+        pthread_create(&tid[i], NULL, run_thread, &t[i]);
+    }
+    for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
+    pthread_barrier_destroy(&fs_emu_barrier);
+    free(buf);
+    free(idx);
+}
+
+static void same(const char *what, const FsFitResult *a, const FsFitResult *b)
+{
+    CHECK_MSG(a->status == b->status && a->epochs == b->epochs && a->best_epoch == b->best_epoch,
+              "%s: status %d/%d epochs %d/%d best %d/%d", what, a->status, b->status, a->epochs, b->epochs,
+              a->best_epoch, b->best_epoch);
+    CHECK_MSG(a->train_examples == b->train_examples && a->val_examples == b->val_examples, "%s: example counts",
+              what);
+    int e = a->epochs < b->epochs ? a->epochs : b->epochs;
+    CHECK_MSG(memcmp(a->curves.train_loss, b->curves.train_loss, sizeof(float) * (size_t)e) == 0,
+              "%s: train losses differ (first %.9g vs %.9g)", what, a->curves.train_loss[0], b->curves.train_loss[0]);
+    CHECK_MSG(memcmp(a->curves.val_loss, b->curves.val_loss, sizeof(float) * (size_t)e) == 0, "%s: val losses differ",
+              what);
+    CHECK_MSG(memcmp(a->best_confusion, b->best_confusion, sizeof a->best_confusion) == 0, "%s: confusion differs",
+              what);
+    CHECK(a->best_val_loss == b->best_val_loss);
+}
+
+int main(void)
+{
+    FsDataset ds;
+    FsErr err = {0};
+    CHECK_MSG(synth_generate(&ds, 60, 9, &err) == 0, "%s", err.msg);
+    CHECK_MSG(data_assign_folds(&ds, 3, 1, &err) == 0, "%s", err.msg);
+
+    /* Every layer kind, so every single-source op runs under the block. */
+    FsArch arch;
+    memset(&arch, 0, sizeof arch);
+    arch.window = 11;
+    arch.n_layers = 6;
+    arch.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 20, .width = 5, .act = FS_ACT_SWISH};
+    arch.layers[1] = (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = 1e-3f, .momentum = 0.9f};
+    arch.layers[2] = (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = 3, .act = FS_ACT_RELU, .gate_bias = -1.0f};
+    arch.layers[3] = (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = 0.2f};
+    arch.layers[4] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 16, .width = 3, .act = FS_ACT_ELU, .act_param = 1.0f};
+    arch.layers[5] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 24, .act = FS_ACT_TANH};
+    FsTrainSpec ts;
+    train_spec_defaults(&ts);
+    ts.batch = 8;
+    ts.eval_batch = 64;
+    ts.clip_norm = 1.0f;
+    ts.stop.kind = FS_STOP_PATIENCE;
+    ts.stop.patience = 2;
+    ts.stop.max_epochs = 3;
+    ts.seed[0] = 3;
+
+    FsFitResult ref;
+    train_result_alloc(&ref, 3);
+    FsJob job = {&arch, &ts, &ds, 1, &ref, NULL, NULL};
+    CHECK(train_job(&job) == 0);
+    CHECK(ref.status == FS_FIT_OK && ref.epochs >= 1);
+
+    int counts[3] = {1, 3, 8};
+    for (int k = 0; k < 3; k++) {
+        FsFitResult r;
+        train_result_alloc(&r, 3);
+        fit_block(&job, counts[k], &r);
+        char what[64];
+        snprintf(what, sizeof what, "block of %d threads", counts[k]);
+        same(what, &ref, &r);
+        printf("%s: %d epochs, train loss %.6f, bitwise %s\n", what, r.epochs, r.curves.train_loss[0],
+               memcmp(ref.curves.train_loss, r.curves.train_loss, sizeof(float) * (size_t)r.epochs) ? "different"
+                                                                                                       : "equal");
+        train_result_free(&r);
+    }
+
+    /* SGD with momentum and AdamW too (the optimizer loop is per element). */
+    ts.opt = FS_OPT_SGD;
+    ts.lr = 0.05f;
+    FsFitResult ref2, r2;
+    train_result_alloc(&ref2, 3);
+    train_result_alloc(&r2, 3);
+    job.result = &ref2;
+    CHECK(train_job(&job) == 0);
+    fit_block(&job, 5, &r2);
+    same("SGD, 5 threads", &ref2, &r2);
+    train_result_free(&ref2);
+    train_result_free(&r2);
+    train_result_free(&ref);
+    data_free(&ds);
+    return test_finish();
+}
