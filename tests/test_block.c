@@ -87,11 +87,8 @@ static void fit_block(const FsJob *job, int threads, FsFitResult *out)
     FsNet net;
     uint32_t nt, nv;
     CHECK(train_job_check(job, &net, &nt, &nv) == 0);
-    const FsDataset *ds = job->data;
-    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)nt + nv));
-    data_examples(ds, job->fold, 0, idx);
-    data_examples(ds, job->fold, 1, idx + nt);
-    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, idx, nt, idx + nt, nv};
+    FsFoldData fd;
+    uint32_t *idx = core_fold_data(job->data, job->fold, nt, nv, &fd);
     size_t bytes = core_model_bytes(&net, nt);
     void *buf = fs_aligned_alloc(bytes);
     memset(buf, 0, bytes);

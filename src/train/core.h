@@ -95,6 +95,9 @@ void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train);
 /* Host: the model's initial weights into `weights` (n_params + n_state,
  * host memory) and its shuffling and dropout streams, from the spec's seeds. */
 void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float *weights);
+/* Host: the fold's training and validation example lists (one malloc'd
+ * block, returned for the caller to free) and the data pointers. */
+uint32_t *core_fold_data(const FsDataset *ds, int fold, uint32_t n_train, uint32_t n_valid, FsFoldData *fd);
 /* Host: compiles the job's net and counts its examples; -1 with the job's
  * result marked failed (and why) if it cannot train. */
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);

@@ -158,17 +158,24 @@ void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float 
     m->step = 0;
 }
 
+uint32_t *core_fold_data(const FsDataset *ds, int fold, uint32_t n_train, uint32_t n_valid, FsFoldData *fd)
+{
+    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)n_train + n_valid + 1));
+    data_examples(ds, fold, 0, idx);
+    data_examples(ds, fold, 1, idx + n_train);
+    FsFoldData f = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid};
+    *fd = f;
+    return idx;
+}
+
 int train_job(const FsJob *job)
 {
     const FsTrainSpec *ts = job->spec;
-    const FsDataset *ds = job->data;
     FsNet net;
     uint32_t n_train, n_valid;
     if (train_job_check(job, &net, &n_train, &n_valid) != 0) return -1;
-    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)n_train + n_valid));
-    data_examples(ds, job->fold, 0, idx);
-    data_examples(ds, job->fold, 1, idx + n_train);
-    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid};
+    FsFoldData fd;
+    uint32_t *idx = core_fold_data(job->data, job->fold, n_train, n_valid, &fd);
 
     size_t bytes = core_model_bytes(&net, n_train);
     void *buf = fs_aligned_alloc(bytes);
