@@ -565,8 +565,7 @@ static void test_fuzz(void)
 
 int main(void)
 {
-    snprintf(tmp_root, sizeof tmp_root, "/tmp/fs_test_journal_XXXXXX");
-    if (!mkdtemp(tmp_root)) TEST_SKIP("no temp folder");
+    tp_tmpdir(tmp_root, sizeof tmp_root, "journal");
     test_round_trip();
     test_second_reader_and_lock();
     test_torn_tail();

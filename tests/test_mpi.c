@@ -78,8 +78,7 @@ int main(void)
     /* Open MPI's own allocations show up as leaks at exit in a sanitizer
      * build; the same code paths are leak-checked without MPI by test_run. */
     setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-    snprintf(tmp, sizeof tmp, "/tmp/fs_test_mpi_XXXXXX");
-    if (!mkdtemp(tmp)) TEST_SKIP("cannot make a temporary folder");
+    tp_tmpdir(tmp, sizeof tmp, "mpi");
     snprintf(log_path, sizeof log_path, "%s/log.txt", tmp);
     char sweep[300], cmd[1200], dir[320], journal[360];
     snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);

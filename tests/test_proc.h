@@ -178,4 +178,13 @@ static inline int tp_run(const char *fmt, ...)
     return rc;
 }
 
+/* A fresh folder $TMPDIR/fs_test_TAG_?????? (mkdtemp's six-letter
+ * template) in out; the test is skipped when none can be made. */
+static inline void tp_tmpdir(char *out, size_t n, const char *tag)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(out, n, "%s/fs_test_%s_XXXXXX", base && *base ? base : "/tmp", tag);
+    if (!mkdtemp(out)) TEST_SKIP("cannot make a temporary folder %s", out);
+}
+
 #endif

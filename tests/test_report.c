@@ -532,8 +532,7 @@ static void test_cli(void)
 
 int main(void)
 {
-    snprintf(tmp_root, sizeof tmp_root, "/tmp/fs_test_report_XXXXXX");
-    if (!mkdtemp(tmp_root)) TEST_SKIP("no temp folder");
+    tp_tmpdir(tmp_root, sizeof tmp_root, "report");
     test_ranking();
     test_ties_and_orphans();
     test_formats();

@@ -18,8 +18,7 @@ static char *board(const char *dir) { return tr_board(dir, tmp); }
 
 int main(void)
 {
-    snprintf(tmp, sizeof tmp, "/tmp/fs_test_run_XXXXXX");
-    if (!mkdtemp(tmp)) TEST_SKIP("cannot make a temporary folder");
+    tp_tmpdir(tmp, sizeof tmp, "run");
     char sweep[300], sweep2[300], a[300], b[300], c[300], d[300], log[300];
     snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);
     snprintf(sweep2, sizeof sweep2, "%s/s2.yaml", tmp);
