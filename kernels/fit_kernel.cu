@@ -14,6 +14,7 @@
 #include "../src/stop/stop.c"
 #include "../src/train/act.c"
 #include "../src/train/blocks.c"
+#include "../src/train/dense.c"
 #include "../src/train/fit.c"
 #include "../src/train/gemm.c"
 #include "../src/train/layers.c"

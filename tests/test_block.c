@@ -20,6 +20,9 @@
 #define conv_dgrad emu_conv_dgrad
 #define conv_gemm emu_conv_gemm
 #define conv_wgrad emu_conv_wgrad
+#define dense_backward emu_dense_backward
+#define dense_backward_fused emu_dense_backward_fused
+#define dense_forward emu_dense_forward
 #define dropout_backward emu_dropout_backward
 #define dropout_forward emu_dropout_forward
 #define fit_model emu_fit_model
@@ -28,6 +31,7 @@
 #define layer_backward emu_layer_backward
 #define layer_forward emu_layer_forward
 #define ops_gemm emu_ops_gemm
+#define ops_gemm_rows emu_ops_gemm_rows
 #define ops_transpose emu_ops_transpose
 #define rows_colsum emu_rows_colsum
 #define rows_set emu_rows_set
@@ -35,6 +39,7 @@
 #define step_forward emu_step_forward
 #define step_load_batch emu_step_load_batch
 #define step_loss emu_step_loss
+#define step_opt emu_step_opt
 #define step_update emu_step_update
 #define stop_init emu_stop_init
 #define stop_update emu_stop_update
@@ -42,6 +47,7 @@
 #include "../src/stop/stop.c"
 #include "../src/train/act.c"
 #include "../src/train/blocks.c"
+#include "../src/train/dense.c"
 #include "../src/train/fit.c"
 #include "../src/train/gemm.c"
 #include "../src/train/layers.c"
@@ -184,6 +190,24 @@ int main(void)
     CHECK(train_job(&job) == 0);
     fit_block(&job, 5, &r2);
     same("SGD, 5 threads", &ref2, &r2);
+    /* No clipping: the dense layers take the fused update (dense.c), the
+     * portable form of it here, the vector form in the CPU trainer. Batch 8
+     * takes the CPU's 8 x 8 input-gradient tile. */
+    ts.clip_norm = 0.0f;
+    const FsOptKind opts[2] = {FS_OPT_ADAMW, FS_OPT_SGD};
+    for (int k = 0; k < 2; k++) {
+        ts.opt = opts[k];
+        ts.lr = opts[k] == FS_OPT_SGD ? 0.05f : 1e-3f;
+        FsFitResult ref3, r3;
+        train_result_alloc(&ref3, 3);
+        train_result_alloc(&r3, 3);
+        job.result = &ref3;
+        CHECK(train_job(&job) == 0);
+        fit_block(&job, 4, &r3);
+        same(k ? "fused SGD, 4 threads" : "fused AdamW, 4 threads", &ref3, &r3);
+        train_result_free(&ref3);
+        train_result_free(&r3);
+    }
     train_result_free(&ref2);
     train_result_free(&r2);
     train_result_free(&ref);

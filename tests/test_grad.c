@@ -55,7 +55,7 @@ static void grad_check(const char *name, const FsArch *arch, int B, double eps, 
     harness_init(&h, arch, B, 42);
     step_forward(&h.m, B, 1);
     step_loss(&h.m, B, 1, 0);
-    step_backward(&h.m, B);
+    step_backward(&h.m, B, NULL);
     long np = h.net.n_params, stride = np > 400 ? np / 400 : 1, bad = 0, checked = 0;
     double worst = 0.0;
     for (long i = 0; i < np; i += stride) {

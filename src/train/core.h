@@ -11,6 +11,8 @@
 #include "stop/stop.h"
 #include "train/train.h"
 
+#include <math.h>
+
 /* Row addressing: offset(i) = (i / g) * gs + (i % g) * s, or i * s when
  * g == 0. The two-level form walks the interior rows of padded [B][L+2P][C]
  * tensors as if they were one matrix. */
@@ -24,6 +26,14 @@ typedef struct {
  * has one fixed summation order whatever the tiling or thread count. */
 FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                         FsStride bk, float *C, FsStride cm, long cn);
+
+/* Rows [i0, i0 + rows) of the same product (fewer at the end; i0 and rows
+ * multiples of FS_GEMM_MR), every column, by the calling thread alone and
+ * without a barrier: for a caller that owns those rows of C. Same sums as
+ * ops_gemm, bit for bit. */
+#define FS_GEMM_MR 4
+FS_DEVICE void ops_gemm_rows(long i0, int rows, int M, int N, int K, const float *A, FsStride am, FsStride ak,
+                             const float *B, FsStride bk, float *C, FsStride cm, long cn);
 
 /* Everything one model needs while it trains, pointing into one buffer. */
 typedef struct {
@@ -80,10 +90,54 @@ FS_DEVICE void step_forward(FsModel *m, int B, int train);
 /* Softmax cross-entropy on the output; returns the summed loss over the
  * batch, writes d(loss/B)/d(logits) when grad, adds to confusion if given. */
 FS_DEVICE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[3][3]);
-FS_DEVICE void step_backward(FsModel *m, int B);
-/* Clips, checks and applies one optimizer step. Returns the gradient's
- * global norm before clipping (non-finite: nothing applied). */
-FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts);
+/* Gradients of the batch's loss. With ts (not NULL) and no clipping, the
+ * dense layers' weight matrices are updated during the pass instead of
+ * having gradients stored (see step_fuses); returns nonzero, agreed by the
+ * whole block, when such a fused gradient was not finite. */
+FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts);
+/* Clips, checks and applies one optimizer step to every parameter, or with
+ * fused set, to those step_backward(ts) left (a value the block agrees on).
+ * Returns the global norm before clipping of the gradients it read
+ * (non-finite: nothing applied). */
+FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused);
+
+/* Clipping needs the whole gradient before any update; without it, a dense
+ * layer's weights are updated from gradients that stay in registers: the
+ * largest matrix is read and written once per step instead of four times
+ * (docs/benchmarks.md). Same arithmetic either way. */
+FS_DEVICE static inline int step_fuses(const FsTrainSpec *ts)
+{
+    return ts && ts->clip_norm <= 0.0f;
+}
+
+FS_DEVICE static inline int step_layer_fused(const FsLayer *y)
+{
+    return (y->spec.kind == FS_LAYER_DENSE || y->spec.kind == FS_LAYER_OUTPUT) && !y->gather;
+}
+
+/* One optimizer step's constants, shared by step_update and the fused
+ * dense update so that both apply the same arithmetic. */
+typedef struct {
+    FsOptKind opt;
+    float lr, mu, b1, b2, eps, c1, c2, l2, decay, scale;
+} FsOptStep;
+
+FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale);
+
+FS_DEVICE static inline void opt_sgd(const FsOptStep *o, float *w, float *m1, float g)
+{
+    float gi = g * o->scale + o->l2 * *w;
+    *m1 = o->mu * *m1 + gi;
+    *w -= o->lr * *m1;
+}
+
+FS_DEVICE static inline void opt_adam(const FsOptStep *o, float *w, float *m1, float *m2, float g)
+{
+    float gi = g * o->scale + o->l2 * *w;
+    *m1 = o->b1 * *m1 + (1.0f - o->b1) * gi;
+    *m2 = o->b2 * *m2 + (1.0f - o->b2) * gi * gi;
+    *w = *w * o->decay - o->lr * (*m1 * o->c1) / (sqrtf(*m2 * o->c2) + o->eps);
+}
 
 FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out);
 

@@ -85,8 +85,8 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
             step_load_batch(m, fd, m->perm + s, nb);
             step_forward(m, nb, 1);
             double l = step_loss(m, nb, 1, 0);
-            step_backward(m, nb);
-            float norm = step_update(m, ts);
+            int bad = step_backward(m, nb, ts);
+            float norm = bad ? NAN : step_update(m, ts, 1);
             if (!isfinite(l) || !isfinite(norm)) {
                 status = FS_FIT_DIVERGED;
                 div_epoch = epoch;

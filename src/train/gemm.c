@@ -13,7 +13,7 @@
  */
 #include "train/core.h"
 
-#define MR 4
+#define MR FS_GEMM_MR
 #define NR 16
 
 FS_DEVICE static inline long st_off(FsStride st, long i)
@@ -84,6 +84,49 @@ typedef float v8 __attribute__((vector_size(32), aligned(4)));
 TILE_VEC(tile_full16, v16, 16)
 TILE_VEC(tile_full8, v8, 8)
 
+/* 8 x 8: eight independent multiply-add chains where a 4 x 8 tile has four,
+ * half of what the FMA units' latency needs (the dense input gradient at
+ * batch 8, inside the fused update; see ops_gemm_rows). */
+FS_DEVICE static void tile_8x8(int K, const float *const *arow, long as, const float *B, long bs, float *const *crow,
+                               long cn)
+{
+    v8 acc[8] = {{0}};
+    const float *a[8];
+    for (int r = 0; r < 8; r++) a[r] = arow[r];
+    for (int k = 0; k < K; k++) {
+        v8 b = *(const v8 *)(B + k * bs);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) acc[r] += a[r][k * as] * b;
+    }
+    if (cn != 1 && crow[7] == crow[0] + 7) {
+        /* C is stored transposed with its rows adjacent (the dense input
+         * gradient): transpose the block in registers, then eight vector
+         * adds instead of 64 scalar ones. */
+        typedef int v8i __attribute__((vector_size(32)));
+        const v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+        const v8i s0 = {0, 1, 8, 9, 4, 5, 12, 13}, s1 = {2, 3, 10, 11, 6, 7, 14, 15};
+        const v8i q0 = {0, 1, 2, 3, 8, 9, 10, 11}, q1 = {4, 5, 6, 7, 12, 13, 14, 15};
+        v8 t[8], u[8];
+        for (int r = 0; r < 8; r += 2) {
+            t[r] = __builtin_shuffle(acc[r], acc[r + 1], lo);
+            t[r + 1] = __builtin_shuffle(acc[r], acc[r + 1], hi);
+        }
+        for (int h = 0; h < 8; h += 4) {
+            u[h] = __builtin_shuffle(t[h], t[h + 2], s0);
+            u[h + 1] = __builtin_shuffle(t[h], t[h + 2], s1);
+            u[h + 2] = __builtin_shuffle(t[h + 1], t[h + 3], s0);
+            u[h + 3] = __builtin_shuffle(t[h + 1], t[h + 3], s1);
+        }
+        for (int j = 0; j < 4; j++) {
+            *(v8 *)(crow[0] + j * cn) += __builtin_shuffle(u[j], u[j + 4], q0);
+            *(v8 *)(crow[0] + (j + 4) * cn) += __builtin_shuffle(u[j], u[j + 4], q1);
+        }
+        return;
+    }
+    for (int r = 0; r < 8; r++)
+        for (int j = 0; j < 8; j++) crow[r][j * cn] += acc[r][j];
+}
+
 /* 4 x 32: two vectors per row, half the broadcasts per multiply-add. */
 FS_DEVICE static void tile_full32(int K, const float *const *arow, FsStride ak, const float *B, FsStride bk,
                                   float *const *crow, long cn)
@@ -141,57 +184,86 @@ FS_DEVICE static void tile_edge(int K, int mr, int nr, const float *const *arow,
     tile_store(acc, mr, nr, crow, cn);
 }
 
+/* Weight gradients walk k through two-level strides (examples, then
+ * positions): there a 4 x 32 tile halves that bookkeeping per multiply-add;
+ * elsewhere 4 x 16 runs faster (measured). */
+FS_DEVICE static inline int gemm_width(FsStride ak, FsStride bk)
+{
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+    return (ak.g || bk.g) ? 2 * NR : NR;
+#else
+    (void)ak, (void)bk;
+    return NR;
+#endif
+}
+
+/* The tile of C at rows i0.., columns n0.. (W wide, less at the edges). */
+FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, const float *A, FsStride am,
+                                FsStride ak, const float *B, FsStride bk, float *C, FsStride cm, long cn)
+{
+    int mr = M - i0 < MR ? (int)(M - i0) : MR;
+    int nw = N - n0 < W ? (int)(N - n0) : W;
+    int nr = nw < NR ? nw : NR;
+    const float *arow[MR];
+    float *crow[MR];
+    for (int r = 0; r < MR; r++) {
+        long i = i0 + (r < mr ? r : 0);
+        arow[r] = A + st_off(am, i);
+        crow[r] = C + st_off(cm, i) + n0 * cn;
+    }
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+    if (mr == MR && nw == 32) {
+        tile_full32(K, arow, ak, B + n0, bk, crow, cn);
+        return;
+    }
+    if (nw > NR) {
+        /* A 32-wide slot with a short right half: two 16-wide tiles. */
+        float *crow2[MR];
+        for (int r = 0; r < MR; r++) crow2[r] = crow[r] + NR * cn;
+        if (mr == MR) tile_full16(K, arow, ak, B + n0, bk, crow, cn);
+        else tile_edge(K, mr, NR, arow, ak, B + n0, bk, crow, cn);
+        int nr2 = nw - NR;
+        if (mr == MR && nr2 == 8) tile_full8(K, arow, ak, B + n0 + NR, bk, crow2, cn);
+        else tile_edge(K, mr, nr2, arow, ak, B + n0 + NR, bk, crow2, cn);
+        return;
+    }
+    if (mr == MR && nr == NR) {
+        tile_full16(K, arow, ak, B + n0, bk, crow, cn);
+        return;
+    }
+    if (mr == MR && nr == 8) {
+        tile_full8(K, arow, ak, B + n0, bk, crow, cn);
+        return;
+    }
+#endif
+    tile_edge(K, mr, nr, arow, ak, B + n0, bk, crow, cn);
+}
+
 FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                         FsStride bk, float *C, FsStride cm, long cn)
 {
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
-    /* Weight gradients walk k through two-level strides (examples, then
-     * positions): there a 4 x 32 tile halves that bookkeeping per
-     * multiply-add; elsewhere 4 x 16 runs faster (measured). */
-    const int W = (ak.g || bk.g) ? 2 * NR : NR;
-#else
-    const int W = NR;
-#endif
+    const int W = gemm_width(ak, bk);
     long mt = (M + MR - 1) / MR, nt = (N + W - 1) / W;
-    FS_PARFOR(t, mt * nt)
-    {
-        long i0 = (t / nt) * MR, n0 = (t % nt) * W;
-        int mr = M - i0 < MR ? (int)(M - i0) : MR;
-        int nw = N - n0 < W ? (int)(N - n0) : W;
-        int nr = nw < NR ? nw : NR;
-        const float *arow[MR];
-        float *crow[MR];
-        for (int r = 0; r < MR; r++) {
-            long i = i0 + (r < mr ? r : 0);
-            arow[r] = A + st_off(am, i);
-            crow[r] = C + st_off(cm, i) + n0 * cn;
-        }
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
-        if (mr == MR && nw == 32) {
-            tile_full32(K, arow, ak, B + n0, bk, crow, cn);
-            continue;
-        }
-        if (nw > NR) {
-            /* A 32-wide slot with a short right half: two 16-wide tiles. */
-            float *crow2[MR];
-            for (int r = 0; r < MR; r++) crow2[r] = crow[r] + NR * cn;
-            if (mr == MR) tile_full16(K, arow, ak, B + n0, bk, crow, cn);
-            else tile_edge(K, mr, NR, arow, ak, B + n0, bk, crow, cn);
-            int nr2 = nw - NR;
-            if (mr == MR && nr2 == 8) tile_full8(K, arow, ak, B + n0 + NR, bk, crow2, cn);
-            else tile_edge(K, mr, nr2, arow, ak, B + n0 + NR, bk, crow2, cn);
-            continue;
-        }
-        if (mr == MR && nr == NR) {
-            tile_full16(K, arow, ak, B + n0, bk, crow, cn);
-            continue;
-        }
-        if (mr == MR && nr == 8) {
-            tile_full8(K, arow, ak, B + n0, bk, crow, cn);
-            continue;
-        }
-#endif
-        tile_edge(K, mr, nr, arow, ak, B + n0, bk, crow, cn);
-    }
+    FS_PARFOR(t, mt * nt) gemm_tile((t / nt) * MR, (t % nt) * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
     FS_SYNC();
+}
+
+FS_DEVICE void ops_gemm_rows(long i0, int rows, int M, int N, int K, const float *A, FsStride am, FsStride ak,
+                             const float *B, FsStride bk, float *C, FsStride cm, long cn)
+{
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+    if (rows == 2 * MR && i0 + 2 * MR <= M && N == 8 && !ak.g && !bk.g) {
+        const float *arow[2 * MR];
+        float *crow[2 * MR];
+        for (int r = 0; r < 2 * MR; r++) {
+            arow[r] = A + st_off(am, i0 + r);
+            crow[r] = C + st_off(cm, i0 + r);
+        }
+        tile_8x8(K, arow, ak.s, B, bk.s, crow, cn);
+        return;
+    }
+#endif
+    const int W = gemm_width(ak, bk);
+    for (long r0 = i0; r0 < i0 + rows && r0 < M; r0 += MR)
+        for (long n0 = 0; n0 < N; n0 += W) gemm_tile(r0, n0, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
 }

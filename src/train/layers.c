@@ -96,30 +96,6 @@ FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const flo
              dx + (long)P * C, st_rows(L, P, C), 1);
 }
 
-FS_DEVICE static void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
-{
-    const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
-    const long xs = (long)(y->in_l + 2 * P) * y->in_c;
-    rows_set(out, w + y->b, B, 1, 0, U);
-    ops_gemm(B, U, LC, x + (long)P * y->in_c, st_plain(xs), st_plain(1), w + y->w, st_plain(U), out, st_plain(U), 1);
-}
-
-FS_DEVICE static void dense_backward(const FsLayer *y, const float *w, float *gw, float *scratch,
-                                     const float *x, const float *d, float *dx, int B)
-{
-    const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
-    const long xs = (long)(y->in_l + 2 * P) * y->in_c;
-    rows_colsum(gw + y->b, d, B, 1, 0, U);
-    ops_gemm(LC, U, B, x + (long)P * y->in_c, st_plain(1), st_plain(xs), d, st_plain(U), gw + y->w, st_plain(U), 1);
-    if (!dx) return;
-    /* dX^T = W dZ^T: only the small batch gradient is transposed, and C is
-     * written through a column stride. */
-    ops_transpose(d, B, U, scratch);
-    rows_set(dx, 0, B, y->in_l, P, y->in_c);
-    ops_gemm(LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch, st_plain(B), dx + (long)P * y->in_c,
-             st_plain(1), xs);
-}
-
 /* ---------------------------------------------------------------------- */
 /* Dispatch.                                                               */
 
@@ -158,7 +134,7 @@ FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train)
     }
 }
 
-FS_DEVICE void layer_backward(FsModel *m, int i, int B)
+FS_DEVICE int layer_backward(FsModel *m, int i, int B, const FsOptStep *fuse)
 {
     const FsLayer *y = &m->net->layer[i];
     float *d = m->work + y->d;
@@ -183,6 +159,8 @@ FS_DEVICE void layer_backward(FsModel *m, int i, int B)
         if (y->gather) {
             rows_colsum(m->g + y->b, d, B, 1, 0, y->out_c);
             gather_backward(y, m->g, m->codes, d, B);
+        } else if (fuse) {
+            return dense_backward_fused(y, m->w, m->g, m->m1, m->m2, m->scratch, x, d, dx, B, fuse);
         } else {
             dense_backward(y, m->w, m->g, m->scratch, x, d, dx, B);
         }
@@ -197,4 +175,5 @@ FS_DEVICE void layer_backward(FsModel *m, int i, int B)
         highway_backward(m, y, x, dx, B);
         break;
     }
+    return 0;
 }

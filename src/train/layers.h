@@ -22,13 +22,22 @@ FS_DEVICE static inline FsStride st_rows(int L, int P, int C)
 
 /* Layer i of m's net; input is layer i-1's output (or the batch codes). */
 FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train);
-/* Accumulates parameter gradients and writes layer i-1's output gradient. */
-FS_DEVICE void layer_backward(FsModel *m, int i, int B);
+/* Accumulates parameter gradients and writes layer i-1's output gradient.
+ * With fuse, a dense layer updates its weights instead of storing their
+ * gradient; returns nonzero if this thread saw it non-finite. */
+FS_DEVICE int layer_backward(FsModel *m, int i, int B, const FsOptStep *fuse);
 
 /* Convolution pieces, shared by conv1d and highway (weights W [K*Cin][F]). */
 FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F);
 FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F);
 FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const float *d, float *dx, int B, int F);
+
+FS_DEVICE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B);
+FS_DEVICE void dense_backward(const FsLayer *y, const float *w, float *gw, float *scratch, const float *x,
+                              const float *d, float *dx, int B);
+/* dense_backward and the optimizer step o in one pass over the weights. */
+FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float *m1, float *m2, float *scratch,
+                                   const float *x, const float *d, float *dx, int B, const FsOptStep *o);
 
 FS_DEVICE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train);
 FS_DEVICE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B);

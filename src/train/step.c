@@ -72,21 +72,77 @@ FS_DEVICE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[3][3]
     return total;
 }
 
-FS_DEVICE void step_backward(FsModel *m, int B)
+/* The parameter runs [lo, hi) that step_update owns: all parameters, or
+ * with fused, the gaps between fused weight matrices (the buffer is laid out
+ * in layer order). */
+#define STEP_MAX_RUNS (FS_MAX_LAYERS + 2)
+FS_DEVICE static int step_runs(const FsNet *net, int fused, long run[STEP_MAX_RUNS][2])
 {
-    const long np = m->net->n_params;
-    FS_PARFOR(i, np) m->g[i] = 0.0f;
-    FS_SYNC();
-    for (int i = m->net->n - 1; i >= 0; i--) layer_backward(m, i, B);
+    int n = 0;
+    long lo = 0;
+    if (fused)
+        for (int i = 0; i < net->n; i++) {
+            const FsLayer *y = &net->layer[i];
+            if (!step_layer_fused(y)) continue;
+            if (y->w > lo) {
+                run[n][0] = lo;
+                run[n][1] = y->w;
+                n++;
+            }
+            lo = y->w + y->n_w;
+        }
+    if (net->n_params > lo) {
+        run[n][0] = lo;
+        run[n][1] = net->n_params;
+        n++;
+    }
+    return n;
 }
 
-FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts)
+FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale)
 {
-    const long np = m->net->n_params, chunk = (np + FS_NORM_CHUNKS - 1) / FS_NORM_CHUNKS;
+    FsOptStep o;
+    o.opt = ts->opt;
+    o.lr = ts->lr;
+    o.mu = ts->momentum;
+    o.b1 = ts->beta1;
+    o.b2 = ts->beta2;
+    o.eps = ts->eps;
+    o.c1 = 1.0f / (1.0f - (float)pow(o.b1, (double)t));
+    o.c2 = 1.0f / (1.0f - (float)pow(o.b2, (double)t));
+    o.l2 = ts->opt == FS_OPT_ADAMW ? 0.0f : ts->weight_decay;
+    o.decay = ts->opt == FS_OPT_ADAMW ? 1.0f - ts->lr * ts->weight_decay : 1.0f;
+    o.scale = scale;
+    return o;
+}
+
+FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
+{
+    const int fused = step_fuses(ts);
+    long run[STEP_MAX_RUNS][2];
+    int nr = step_runs(m->net, fused, run);
+    for (int r = 0; r < nr; r++) {
+        float *g = m->g + run[r][0];
+        FS_PARFOR(i, run[r][1] - run[r][0]) g[i] = 0.0f;
+    }
+    FS_SYNC();
+    FsOptStep o;
+    if (fused) o = step_opt(ts, m->step + 1, 1.0f);
+    int bad = 0;
+    for (int i = m->net->n - 1; i >= 0; i--) bad |= layer_backward(m, i, B, fused ? &o : 0);
+    return fused ? FS_ANY(bad) : 0;
+}
+
+FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
+{
+    fused = fused && step_fuses(ts);
+    long run[STEP_MAX_RUNS][2];
+    const int nr = step_runs(m->net, fused, run), per = FS_NORM_CHUNKS / (nr ? nr : 1);
     float *w = m->w, *g = m->g, *m1 = m->m1, *m2 = m->m2;
-    FS_PARFOR(c, FS_NORM_CHUNKS)
+    FS_PARFOR(c, nr * per)
     {
-        long lo = c * chunk, hi = lo + chunk < np ? lo + chunk : np;
+        const long r0 = run[c / per][0], r1 = run[c / per][1], chunk = (r1 - r0 + per - 1) / per;
+        long lo = r0 + (c % per) * chunk, hi = lo + chunk < r1 ? lo + chunk : r1;
         /* Sixteen lanes, summed in a fixed order at the end: an in-order
          * float sum cannot be vectorised and cost as much as Adam itself. */
         float lane[16];
@@ -101,39 +157,19 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts)
     }
     FS_SYNC();
     double ss = 0.0;
-    for (int c = 0; c < FS_NORM_CHUNKS; c++) ss += m->partial[c];
+    for (int c = 0; c < nr * per; c++) ss += m->partial[c];
     float norm = (float)sqrt(ss);
     if (!isfinite(norm)) return norm;
     const float scale = (ts->clip_norm > 0.0f && norm > ts->clip_norm) ? ts->clip_norm / norm : 1.0f;
-    const float lr = ts->lr, wd = ts->weight_decay;
     const long t = m->step + 1;
-    switch (ts->opt) {
-    case FS_OPT_SGD: {
-        const float mu = ts->momentum;
-        FS_PARFOR(i, np)
-        {
-            float gi = g[i] * scale + wd * w[i];
-            m1[i] = mu * m1[i] + gi;
-            w[i] -= lr * m1[i];
+    const FsOptStep o = step_opt(ts, t, scale);
+    for (int r = 0; r < nr; r++) {
+        const long lo = run[r][0];
+        if (o.opt == FS_OPT_SGD) {
+            FS_PARFOR(i, run[r][1] - lo) opt_sgd(&o, w + lo + i, m1 + lo + i, g[lo + i]);
+        } else {
+            FS_PARFOR(i, run[r][1] - lo) opt_adam(&o, w + lo + i, m1 + lo + i, m2 + lo + i, g[lo + i]);
         }
-        break;
-    }
-    case FS_OPT_ADAM:
-    case FS_OPT_ADAMW: {
-        const float b1 = ts->beta1, b2 = ts->beta2, eps = ts->eps;
-        const float c1 = 1.0f / (1.0f - (float)pow(b1, (double)t));
-        const float c2 = 1.0f / (1.0f - (float)pow(b2, (double)t));
-        const float l2 = ts->opt == FS_OPT_ADAM ? wd : 0.0f;
-        const float decay = ts->opt == FS_OPT_ADAMW ? 1.0f - lr * wd : 1.0f;
-        FS_PARFOR(i, np)
-        {
-            float gi = g[i] * scale + l2 * w[i];
-            m1[i] = b1 * m1[i] + (1.0f - b1) * gi;
-            m2[i] = b2 * m2[i] + (1.0f - b2) * gi * gi;
-            w[i] = w[i] * decay - lr * (m1[i] * c1) / (sqrtf(m2[i] * c2) + eps);
-        }
-        break;
-    }
     }
     FS_SYNC();
     FS_MASTER m->step = t;

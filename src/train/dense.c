@@ -1,0 +1,150 @@
+/*
+ * dense: the fully connected layer (and the softmax output layer's logits)
+ * over a flattened (L, C) input, forward and backward (single source).
+ *
+ * The dense weight matrix is most of a typical model's parameters (R1: 139k
+ * of 167k). At small batches its weight gradient has only B terms per
+ * element, so storing it, zeroing it, taking its norm and reading it back in
+ * the optimizer cost more than computing it. Without clipping,
+ * dense_backward_fused therefore walks the matrix once: per block of rows,
+ * the input gradient from the old weights, then the weight gradient into
+ * registers and straight into the optimizer. Every sum is the one the
+ * unfused path takes, in the same order.
+ */
+#include <float.h>
+#include <math.h>
+
+#include "train/act.h"
+#include "train/layers.h"
+
+FS_DEVICE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
+{
+    const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
+    const long xs = (long)(y->in_l + 2 * P) * y->in_c;
+    rows_set(out, w + y->b, B, 1, 0, U);
+    ops_gemm(B, U, LC, x + (long)P * y->in_c, st_plain(xs), st_plain(1), w + y->w, st_plain(U), out, st_plain(U), 1);
+}
+
+/* dX^T = W dZ^T: only the small batch gradient is transposed (into
+ * scratch), and C is written through a column stride. */
+FS_DEVICE static void dense_dgrad_prepare(const FsLayer *y, float *scratch, const float *d, float *dx, int B)
+{
+    ops_transpose(d, B, y->out_c, scratch);
+    rows_set(dx, 0, B, y->in_l, y->in_pad, y->in_c);
+}
+
+FS_DEVICE void dense_backward(const FsLayer *y, const float *w, float *gw, float *scratch, const float *x,
+                              const float *d, float *dx, int B)
+{
+    const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
+    const long xs = (long)(y->in_l + 2 * P) * y->in_c;
+    rows_colsum(gw + y->b, d, B, 1, 0, U);
+    ops_gemm(LC, U, B, x + (long)P * y->in_c, st_plain(1), st_plain(xs), d, st_plain(U), gw + y->w, st_plain(U), 1);
+    if (!dx) return;
+    dense_dgrad_prepare(y, scratch, d, dx, B);
+    ops_gemm(LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch, st_plain(B), dx + (long)P * y->in_c,
+             st_plain(1), xs);
+}
+
+/* Columns of one weight row per group: eight 16-lane accumulators, enough
+ * independent multiply-add chains to keep the FMA units busy. */
+#define DENSE_GW 128
+/* Weight rows per work item (a multiple of FS_GEMM_MR). */
+#define DENSE_ROWS (2 * FS_GEMM_MR)
+
+/* g[j] = sum over b, in order, of x[b * xs] * d[b * U + j], j < nu: part of
+ * one weight row's gradient, as ops_gemm sums it (from zero, k = b in order). */
+FS_DEVICE static inline void dense_row_grad(float *g, int nu, const float *x, long xs, const float *d, int U, int B)
+{
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+    typedef float v16 __attribute__((vector_size(64), aligned(4)));
+    if (nu == DENSE_GW) {
+        v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
+        for (int b = 0; b < B; b++) {
+            const float xb = x[b * xs];
+            const v16 *db = (const v16 *)(d + (long)b * U);
+            a0 += xb * db[0], a1 += xb * db[1], a2 += xb * db[2], a3 += xb * db[3];
+            a4 += xb * db[4], a5 += xb * db[5], a6 += xb * db[6], a7 += xb * db[7];
+        }
+        v16 *gv = (v16 *)g;
+        gv[0] = a0, gv[1] = a1, gv[2] = a2, gv[3] = a3, gv[4] = a4, gv[5] = a5, gv[6] = a6, gv[7] = a7;
+        return;
+    }
+    if (nu == DENSE_GW / 2) {
+        v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        for (int b = 0; b < B; b++) {
+            const float xb = x[b * xs];
+            const v16 *db = (const v16 *)(d + (long)b * U);
+            a0 += xb * db[0], a1 += xb * db[1], a2 += xb * db[2], a3 += xb * db[3];
+        }
+        v16 *gv = (v16 *)g;
+        gv[0] = a0, gv[1] = a1, gv[2] = a2, gv[3] = a3;
+        return;
+    }
+#endif
+    for (int j = 0; j < nu; j++) g[j] = 0.0f;
+    for (int b = 0; b < B; b++) {
+        const float xb = x[b * xs], *db = d + (long)b * U;
+        for (int j = 0; j < nu; j++) g[j] += xb * db[j];
+    }
+}
+
+FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float *m1, float *m2, float *scratch,
+                                   const float *x, const float *d, float *dx, int B, const FsOptStep *opt)
+{
+    /* A local copy: stores through w could alias *opt, and reloading it
+     * every element stops vectorisation. */
+    const FsOptStep oc = *opt, *o = &oc;
+    const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
+    const long xs = (long)(y->in_l + 2 * P) * y->in_c;
+    const float *xin = x + (long)P * y->in_c;
+    /* The bias is left to step_update, like every other parameter. */
+    rows_colsum(gw + y->b, d, B, 1, 0, U);
+    if (dx) dense_dgrad_prepare(y, scratch, d, dx, B);
+    int bad = 0;
+    /* A block's rows are read and written by its thread alone: the input
+     * gradient of those rows reads the weights before their update. */
+    FS_PARFOR(t, (LC + DENSE_ROWS - 1) / DENSE_ROWS)
+    {
+        const long i0 = t * DENSE_ROWS;
+        const int mr = LC - i0 < DENSE_ROWS ? (int)(LC - i0) : DENSE_ROWS;
+#if defined(__GNUC__) && !defined(__CUDACC__)
+        /* The optimizer streams three arrays from outer cache: ask for the
+         * next block's lines while this block computes. */
+        if (i0 + DENSE_ROWS < LC)
+            for (long k = 0; k < (long)DENSE_ROWS * U; k += 16) {
+                const long at = y->w + (i0 + DENSE_ROWS) * U + k;
+                __builtin_prefetch(w + at, 1, 3);
+                __builtin_prefetch(m1 + at, 1, 3);
+                __builtin_prefetch(m2 + at, 1, 3);
+            }
+#endif
+        if (dx)
+            ops_gemm_rows(i0, DENSE_ROWS, LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch, st_plain(B),
+                          dx + (long)P * y->in_c, st_plain(1), xs);
+        /* inf * 0 and NaN * 0 are NaN, lane by lane: a non-finite
+         * gradient diverges the model, as its norm would have. */
+        float chk[16];
+        for (int l = 0; l < 16; l++) chk[l] = 0.0f;
+        for (long i = i0; i < i0 + mr; i++) {
+            const long row = y->w + i * U;
+            for (int u0 = 0; u0 < U; u0 += DENSE_GW) {
+                const int nu = U - u0 < DENSE_GW ? U - u0 : DENSE_GW;
+                float g[DENSE_GW];
+                dense_row_grad(g, nu, xin + i, xs, d + u0, U, B);
+                int v = 0;
+                for (; v + 16 <= nu; v += 16)
+                    for (int l = 0; l < 16; l++) chk[l] += g[v + l] * 0.0f;
+                for (; v < nu; v++) chk[0] += g[v] * 0.0f;
+                float *wr = w + row + u0, *m1r = m1 + row + u0, *m2r = m2 + row + u0;
+                if (o->opt == FS_OPT_SGD)
+                    for (int j = 0; j < nu; j++) opt_sgd(o, wr + j, m1r + j, g[j]);
+                else
+                    for (int j = 0; j < nu; j++) opt_adam(o, wr + j, m1r + j, m2r + j, g[j]);
+            }
+        }
+        for (int l = 0; l < 16; l++) bad |= chk[l] != chk[l];
+    }
+    FS_SYNC();
+    return bad;
+}
