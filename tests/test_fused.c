@@ -5,14 +5,15 @@
  * them). A clip norm nobody reaches takes the unfused path with a scale of
  * 1, so both must give bitwise identical losses, epoch by epoch, for every
  * optimizer, for widths that take each vector path (128, 64 and ragged
- * columns) and batches that take the 8 x 8 input-gradient tile or not.
+ * columns) and batches that take the 8 x 8 input-gradient tile or not (up to
+ * FS_FUSE_MAX_BATCH: larger batches never fuse).
  */
 #include <stdlib.h>
 
 #include "data/data.h"
 #include "synth/synth.h"
 #include "test.h"
-#include "train/train.h"
+#include "train/core.h"
 
 enum { EPOCHS = 2 };
 
@@ -71,7 +72,7 @@ int main(void)
     ts.stop.max_epochs = EPOCHS;
     ts.seed[0] = 7;
 
-    const int batches[] = {8, 5, 32};
+    const int batches[] = {8, 5, FS_FUSE_MAX_BATCH};
     for (int i = 0; i < 3; i++) {
         char what[64];
         ts.batch = batches[i];

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "train/act.h"
+#include "train/simd.h"
 
 FS_DEVICE void act_forward(FsAct act, float param, float *a, float *aux, int B, int L, int P, int C)
 {
@@ -117,6 +118,20 @@ FS_DEVICE void rows_colsum(float *out, const float *x, int B, int L, int P, int 
 
 FS_DEVICE void ops_transpose(const float *src, int rows, int cols, float *dst)
 {
+#ifdef FS_SIMD
+    if (rows % 8 == 0 && cols % 8 == 0) {
+        /* 8 x 8 blocks transposed in registers: this runs every step (the
+         * convolution's input gradient needs its weights transposed). */
+        for (int r0 = 0; r0 < rows; r0 += 8)
+            for (int c0 = 0; c0 < cols; c0 += 8) {
+                v8 m[8];
+                for (int r = 0; r < 8; r++) m[r] = *(const v8 *)(src + (long)(r0 + r) * cols + c0);
+                simd_transpose8(m);
+                for (int c = 0; c < 8; c++) *(v8 *)(dst + (long)(c0 + c) * rows + r0) = m[c];
+            }
+        return;
+    }
+#endif
     /* 16x16 blocks keep both sides in cache lines. */
     const int T = 16;
     long rb = (rows + T - 1) / T, cb = (cols + T - 1) / T;

@@ -101,13 +101,18 @@ FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts);
  * (non-finite: nothing applied). */
 FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused);
 
-/* Clipping needs the whole gradient before any update; without it, a dense
- * layer's weights are updated from gradients that stay in registers: the
- * largest matrix is read and written once per step instead of four times
- * (docs/benchmarks.md). Same arithmetic either way. */
+/* At small batches a dense layer's weight gradient has few terms per
+ * element, and storing, zeroing, norming and re-reading it costs more than
+ * computing it: there the weights are updated from gradient blocks that
+ * never leave L1 (dense.c). Clipping needs the whole gradient before any
+ * update, so it rules this out. The arithmetic is the same either way
+ * (tests/test_fused.c); the batch bound is where fusing stopped paying on
+ * R1's dense layer (1088 x 128, backward and update in isolation): 30%
+ * faster at batch 8, 13% at 16, even at 32, 25% slower at 64. */
+#define FS_FUSE_MAX_BATCH 16
 FS_DEVICE static inline int step_fuses(const FsTrainSpec *ts)
 {
-    return ts && ts->clip_norm <= 0.0f;
+    return ts && ts->clip_norm <= 0.0f && ts->batch <= FS_FUSE_MAX_BATCH;
 }
 
 FS_DEVICE static inline int step_layer_fused(const FsLayer *y)

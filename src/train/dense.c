@@ -16,6 +16,7 @@
 
 #include "train/act.h"
 #include "train/layers.h"
+#include "train/simd.h"
 
 FS_DEVICE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
 {
@@ -47,17 +48,20 @@ FS_DEVICE void dense_backward(const FsLayer *y, const float *w, float *gw, float
 }
 
 /* Columns of one weight row per group: eight 16-lane accumulators, enough
- * independent multiply-add chains to keep the FMA units busy. */
+ * independent multiply-add chains to keep the FMA units busy. Fusing only
+ * happens at small batches (step_fuses), where the batch gradient dZ stays
+ * in L1 and a row at a time beats the GEMM's tiles, whose per-tile set-up
+ * would dominate eight multiply-adds. */
 #define DENSE_GW 128
-/* Weight rows per work item (a multiple of FS_GEMM_MR). */
+/* Weight rows per work item (a multiple of FS_GEMM_MR): the input
+ * gradient's 8 x 8 tile at batch 8. */
 #define DENSE_ROWS (2 * FS_GEMM_MR)
 
 /* g[j] = sum over b, in order, of x[b * xs] * d[b * U + j], j < nu: part of
  * one weight row's gradient, as ops_gemm sums it (from zero, k = b in order). */
 FS_DEVICE static inline void dense_row_grad(float *g, int nu, const float *x, long xs, const float *d, int U, int B)
 {
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
-    typedef float v16 __attribute__((vector_size(64), aligned(4)));
+#ifdef FS_SIMD
     if (nu == DENSE_GW) {
         v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
         for (int b = 0; b < B; b++) {
@@ -108,17 +112,6 @@ FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float 
     {
         const long i0 = t * DENSE_ROWS;
         const int mr = LC - i0 < DENSE_ROWS ? (int)(LC - i0) : DENSE_ROWS;
-#if defined(__GNUC__) && !defined(__CUDACC__)
-        /* The optimizer streams three arrays from outer cache: ask for the
-         * next block's lines while this block computes. */
-        if (i0 + DENSE_ROWS < LC)
-            for (long k = 0; k < (long)DENSE_ROWS * U; k += 16) {
-                const long at = y->w + (i0 + DENSE_ROWS) * U + k;
-                __builtin_prefetch(w + at, 1, 3);
-                __builtin_prefetch(m1 + at, 1, 3);
-                __builtin_prefetch(m2 + at, 1, 3);
-            }
-#endif
         if (dx)
             ops_gemm_rows(i0, DENSE_ROWS, LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch, st_plain(B),
                           dx + (long)P * y->in_c, st_plain(1), xs);

@@ -12,6 +12,7 @@
  * of the (large) weight matrix, only of the (small) batch gradient.
  */
 #include "train/core.h"
+#include "train/simd.h"
 
 #define MR FS_GEMM_MR
 #define NR 16
@@ -19,6 +20,21 @@
 FS_DEVICE static inline long st_off(FsStride st, long i)
 {
     return st.g ? (i / st.g) * st.gs + (i % st.g) * st.s : i * st.s;
+}
+
+/* Offsets of rows i0 .. i0 + MR - 1 (rows past mr repeat row i0, whose
+ * results are not stored): one division per tile, not one per row. */
+FS_DEVICE static inline void st_offs(FsStride st, long i0, int mr, long off[MR])
+{
+    long q = st.g ? i0 / st.g : 0, rem = st.g ? i0 % st.g : i0;
+    for (int r = 0; r < MR; r++) {
+        off[r] = q * st.gs + rem * st.s;
+        if (++rem == st.g) {
+            rem = 0;
+            q++;
+        }
+    }
+    for (int r = mr; r < MR; r++) off[r] = off[0];
 }
 
 /* Walks off(st, k) for k = 0, 1, 2, ... without divisions. */
@@ -44,12 +60,10 @@ FS_DEVICE static inline void tile_store(float acc[MR][NR], int mr, int nr, float
         for (int j = 0; j < nr; j++) crow[r][j * cn] += acc[r][j];
 }
 
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#ifdef FS_SIMD
 /* GCC keeps a float[4][16] accumulator on the stack (a load and a store
  * per multiply-add); vector types put it in registers. Same products in
  * the same order as the portable tile below, so results are identical. */
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-typedef float v8 __attribute__((vector_size(32), aligned(4)));
 
 #define TILE_VEC(NAME, VT, W)                                                                   \
     FS_DEVICE static void NAME(int K, const float *const *arow, FsStride ak, const float *B,    \
@@ -102,25 +116,8 @@ FS_DEVICE static void tile_8x8(int K, const float *const *arow, long as, const f
         /* C is stored transposed with its rows adjacent (the dense input
          * gradient): transpose the block in registers, then eight vector
          * adds instead of 64 scalar ones. */
-        typedef int v8i __attribute__((vector_size(32)));
-        const v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-        const v8i s0 = {0, 1, 8, 9, 4, 5, 12, 13}, s1 = {2, 3, 10, 11, 6, 7, 14, 15};
-        const v8i q0 = {0, 1, 2, 3, 8, 9, 10, 11}, q1 = {4, 5, 6, 7, 12, 13, 14, 15};
-        v8 t[8], u[8];
-        for (int r = 0; r < 8; r += 2) {
-            t[r] = __builtin_shuffle(acc[r], acc[r + 1], lo);
-            t[r + 1] = __builtin_shuffle(acc[r], acc[r + 1], hi);
-        }
-        for (int h = 0; h < 8; h += 4) {
-            u[h] = __builtin_shuffle(t[h], t[h + 2], s0);
-            u[h + 1] = __builtin_shuffle(t[h], t[h + 2], s1);
-            u[h + 2] = __builtin_shuffle(t[h + 1], t[h + 3], s0);
-            u[h + 3] = __builtin_shuffle(t[h + 1], t[h + 3], s1);
-        }
-        for (int j = 0; j < 4; j++) {
-            *(v8 *)(crow[0] + j * cn) += __builtin_shuffle(u[j], u[j + 4], q0);
-            *(v8 *)(crow[0] + (j + 4) * cn) += __builtin_shuffle(u[j], u[j + 4], q1);
-        }
+        simd_transpose8(acc);
+        for (int j = 0; j < 8; j++) *(v8 *)(crow[0] + j * cn) += acc[j];
         return;
     }
     for (int r = 0; r < 8; r++)
@@ -189,7 +186,7 @@ FS_DEVICE static void tile_edge(int K, int mr, int nr, const float *const *arow,
  * elsewhere 4 x 16 runs faster (measured). */
 FS_DEVICE static inline int gemm_width(FsStride ak, FsStride bk)
 {
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#ifdef FS_SIMD
     return (ak.g || bk.g) ? 2 * NR : NR;
 #else
     (void)ak, (void)bk;
@@ -204,14 +201,16 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
     int mr = M - i0 < MR ? (int)(M - i0) : MR;
     int nw = N - n0 < W ? (int)(N - n0) : W;
     int nr = nw < NR ? nw : NR;
+    long ao[MR], co[MR];
+    st_offs(am, i0, mr, ao);
+    st_offs(cm, i0, mr, co);
     const float *arow[MR];
     float *crow[MR];
     for (int r = 0; r < MR; r++) {
-        long i = i0 + (r < mr ? r : 0);
-        arow[r] = A + st_off(am, i);
-        crow[r] = C + st_off(cm, i) + n0 * cn;
+        arow[r] = A + ao[r];
+        crow[r] = C + co[r] + n0 * cn;
     }
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#ifdef FS_SIMD
     if (mr == MR && nw == 32) {
         tile_full32(K, arow, ak, B + n0, bk, crow, cn);
         return;
@@ -251,7 +250,7 @@ FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStri
 FS_DEVICE void ops_gemm_rows(long i0, int rows, int M, int N, int K, const float *A, FsStride am, FsStride ak,
                              const float *B, FsStride bk, float *C, FsStride cm, long cn)
 {
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#ifdef FS_SIMD
     if (rows == 2 * MR && i0 + 2 * MR <= M && N == 8 && !ak.g && !bk.g) {
         const float *arow[2 * MR];
         float *crow[2 * MR];

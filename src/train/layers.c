@@ -9,6 +9,7 @@
 #include "train/act.h"
 #include "train/core.h"
 #include "train/layers.h"
+#include "train/simd.h"
 
 /* ---------------------------------------------------------------------- */
 /* The first layer reads one-hot codes: its forward pass is a gather-add of
@@ -59,6 +60,12 @@ FS_DEVICE static void gather_backward(const FsLayer *y, float *gw, const uint8_t
                 int code = codes[b * L + q];
                 if (code >= FS_AA_INPUTS) continue;
                 float *gr = GW + ((long)k * FS_AA_INPUTS + code) * F;
+#ifdef FS_SIMD
+                if (f1 - f0 == GATHER_CHUNK) {
+                    *(v16 *)(gr + f0) += *(const v16 *)(g + f0);
+                    continue;
+                }
+#endif
                 for (int f = f0; f < f1; f++) gr[f] += g[f];
             }
         }

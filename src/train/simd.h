@@ -1,0 +1,42 @@
+/*
+ * train/simd.h: internal to the train module. GCC vector types for the CPU
+ * build only (FS_SIMD); nvcc and the emulated block take the portable
+ * loops beside every use. A vector form must compute exactly what its
+ * portable loop computes, element by element, so that results stay bitwise
+ * identical across backends (tests/test_block.c).
+ */
+#ifndef FS_TRAIN_SIMD_H
+#define FS_TRAIN_SIMD_H
+
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#define FS_SIMD 1
+/* aligned(4): loads and stores at any float address. */
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef float v8 __attribute__((vector_size(32), aligned(4)));
+typedef int v8i __attribute__((vector_size(32)));
+
+/* Transposes the 8 x 8 block m in place (three shuffle rounds). */
+static inline void simd_transpose8(v8 m[8])
+{
+    const v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const v8i s0 = {0, 1, 8, 9, 4, 5, 12, 13}, s1 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const v8i q0 = {0, 1, 2, 3, 8, 9, 10, 11}, q1 = {4, 5, 6, 7, 12, 13, 14, 15};
+    v8 t[8], u[8];
+    for (int r = 0; r < 8; r += 2) {
+        t[r] = __builtin_shuffle(m[r], m[r + 1], lo);
+        t[r + 1] = __builtin_shuffle(m[r], m[r + 1], hi);
+    }
+    for (int h = 0; h < 8; h += 4) {
+        u[h] = __builtin_shuffle(t[h], t[h + 2], s0);
+        u[h + 1] = __builtin_shuffle(t[h], t[h + 2], s1);
+        u[h + 2] = __builtin_shuffle(t[h + 1], t[h + 3], s0);
+        u[h + 3] = __builtin_shuffle(t[h + 1], t[h + 3], s1);
+    }
+    for (int j = 0; j < 4; j++) {
+        m[j] = __builtin_shuffle(u[j], u[j + 4], q0);
+        m[j + 4] = __builtin_shuffle(u[j], u[j + 4], q1);
+    }
+}
+#endif
+
+#endif
