@@ -208,6 +208,26 @@ int main(void)
         train_result_free(&ref3);
         train_result_free(&r3);
     }
+    /* Batches that leave partial GEMM tiles: fewer than 4 rows, fewer
+     * columns than a vector (the CPU loads whole vectors and stores part),
+     * with the fused update (5) and without it (3, clipped). */
+    const int odd[2] = {5, 3};
+    for (int k = 0; k < 2; k++) {
+        ts.opt = FS_OPT_ADAM;
+        ts.lr = 1e-3f;
+        ts.batch = odd[k];
+        ts.clip_norm = k ? 1.0f : 0.0f;
+        ts.stop.max_epochs = 1;
+        FsFitResult ref4, r4;
+        train_result_alloc(&ref4, 3);
+        train_result_alloc(&r4, 3);
+        job.result = &ref4;
+        CHECK(train_job(&job) == 0);
+        fit_block(&job, 3, &r4);
+        same(k ? "batch 3, clipped, 3 threads" : "batch 5, fused, 3 threads", &ref4, &r4);
+        train_result_free(&ref4);
+        train_result_free(&r4);
+    }
     train_result_free(&ref2);
     train_result_free(&r2);
     train_result_free(&ref);

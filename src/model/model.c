@@ -145,10 +145,11 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
                 p += y->out_c;
             }
             /* Transposed-weight scratch: flipped kernels for conv and
-             * highway, the batch gradient dZ^T for dense. */
+             * highway, the batch gradient dZ^T for dense (rows padded to
+             * a multiple of 8, train/layers.h). */
             long need = s->kind == FS_LAYER_HIGHWAY ? 2 * y->n_w
                         : s->kind == FS_LAYER_CONV  ? y->n_w
-                                                    : (long)y->out_c * max_batch;
+                                                    : (long)y->out_c * ((max_batch + 7) / 8 * 8);
             if (!y->gather && need > scratch) scratch = need;
             long fl = 2 * (long)y->out_l * fan_rows * y->out_c * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
             net->flops_fwd += fl;

@@ -116,10 +116,10 @@ FS_DEVICE void rows_colsum(float *out, const float *x, int B, int L, int P, int 
     FS_SYNC();
 }
 
-FS_DEVICE void ops_transpose(const float *src, int rows, int cols, float *dst)
+FS_DEVICE void ops_transpose(const float *src, int rows, int cols, float *dst, int ld)
 {
 #ifdef FS_SIMD
-    if (rows % 8 == 0 && cols % 8 == 0) {
+    if (rows % 8 == 0 && cols % 8 == 0 && ld == rows) {
         /* 8 x 8 blocks transposed in registers: this runs every step (the
          * convolution's input gradient needs its weights transposed). */
         for (int r0 = 0; r0 < rows; r0 += 8)
@@ -140,7 +140,11 @@ FS_DEVICE void ops_transpose(const float *src, int rows, int cols, float *dst)
         int r0 = (int)(t / cb) * T, c0 = (int)(t % cb) * T;
         int r1 = r0 + T < rows ? r0 + T : rows, c1 = c0 + T < cols ? c0 + T : cols;
         for (int r = r0; r < r1; r++)
-            for (int c = c0; c < c1; c++) dst[(long)c * rows + r] = src[(long)r * cols + c];
+            for (int c = c0; c < c1; c++) dst[(long)c * ld + r] = src[(long)r * cols + c];
+    }
+    FS_PARFOR(c, ld > rows ? cols : 0)
+    {
+        for (int r = rows; r < ld; r++) dst[c * ld + r] = 0.0f;
     }
     FS_SYNC();
 }

@@ -44,7 +44,7 @@ FS_DEVICE void rows_set(float *x, const float *v, int B, int L, int P, int C);
 /* out[c] += sum over interior rows of x[., c]. */
 FS_DEVICE void rows_colsum(float *out, const float *x, int B, int L, int P, int C);
 
-/* dst [cols][rows] = transpose of src [rows][cols]. */
-FS_DEVICE void ops_transpose(const float *src, int rows, int cols, float *dst);
+/* dst [cols][ld] = transpose of src [rows][cols], columns rows..ld-1 zero. */
+FS_DEVICE void ops_transpose(const float *src, int rows, int cols, float *dst, int ld);
 
 #endif

@@ -23,7 +23,9 @@ typedef struct {
 /* C(i, n) += sum_k A(i, k) * B(k, n), n contiguous in B.
  * A(i, k) = A[off(am, i) + off(ak, k)], B(k, n) = B[off(bk, k) + n],
  * C(i, n) = C[off(cm, i) + n * cn]. Sums over k run in order, so every output
- * has one fixed summation order whatever the tiling or thread count. */
+ * has one fixed summation order whatever the tiling or thread count.
+ * B's rows may be read (not used) up to their stride, bk.s >= N floats: a
+ * tile narrower than a vector still loads whole vectors. */
 FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                         FsStride bk, float *C, FsStride cm, long cn);
 

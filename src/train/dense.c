@@ -30,7 +30,7 @@ FS_DEVICE void dense_forward(const FsLayer *y, const float *w, const float *x, f
  * scratch), and C is written through a column stride. */
 FS_DEVICE static void dense_dgrad_prepare(const FsLayer *y, float *scratch, const float *d, float *dx, int B)
 {
-    ops_transpose(d, B, y->out_c, scratch);
+    ops_transpose(d, B, y->out_c, scratch, dense_bpad(B));
     rows_set(dx, 0, B, y->in_l, y->in_pad, y->in_c);
 }
 
@@ -43,8 +43,8 @@ FS_DEVICE void dense_backward(const FsLayer *y, const float *w, float *gw, float
     ops_gemm(LC, U, B, x + (long)P * y->in_c, st_plain(1), st_plain(xs), d, st_plain(U), gw + y->w, st_plain(U), 1);
     if (!dx) return;
     dense_dgrad_prepare(y, scratch, d, dx, B);
-    ops_gemm(LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch, st_plain(B), dx + (long)P * y->in_c,
-             st_plain(1), xs);
+    ops_gemm(LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch, st_plain(dense_bpad(B)),
+             dx + (long)P * y->in_c, st_plain(1), xs);
 }
 
 /* Columns of one weight row per group: eight 16-lane accumulators, enough
@@ -113,8 +113,8 @@ FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float 
         const long i0 = t * DENSE_ROWS;
         const int mr = LC - i0 < DENSE_ROWS ? (int)(LC - i0) : DENSE_ROWS;
         if (dx)
-            ops_gemm_rows(i0, DENSE_ROWS, LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch, st_plain(B),
-                          dx + (long)P * y->in_c, st_plain(1), xs);
+            ops_gemm_rows(i0, DENSE_ROWS, LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch,
+                          st_plain(dense_bpad(B)), dx + (long)P * y->in_c, st_plain(1), xs);
         /* inf * 0 and NaN * 0 are NaN, lane by lane: a non-finite
          * gradient diverges the model, as its norm would have. */
         float chk[16];

@@ -63,11 +63,13 @@ FS_DEVICE static inline void tile_store(float acc[MR][NR], int mr, int nr, float
 #ifdef FS_SIMD
 /* GCC keeps a float[4][16] accumulator on the stack (a load and a store
  * per multiply-add); vector types put it in registers. Same products in
- * the same order as the portable tile below, so results are identical. */
-
+ * the same order as the portable tile below, so results are identical.
+ * A partial tile (mr rows, nr columns) computes full vectors and stores
+ * only its part: rows past mr repeat row 0 (see st_offs), columns past nr
+ * read B within its row stride (ops_gemm's contract) and are dropped. */
 #define TILE_VEC(NAME, VT, W)                                                                   \
-    FS_DEVICE static void NAME(int K, const float *const *arow, FsStride ak, const float *B,    \
-                               FsStride bk, float *const *crow, long cn)                        \
+    FS_DEVICE static void NAME(int K, int mr, int nr, const float *const *arow, FsStride ak,    \
+                               const float *B, FsStride bk, float *const *crow, long cn)        \
     {                                                                                           \
         VT acc0 = {0}, acc1 = {0}, acc2 = {0}, acc3 = {0};                                      \
         const float *a0 = arow[0], *a1 = arow[1], *a2 = arow[2], *a3 = arow[3];                 \
@@ -81,7 +83,7 @@ FS_DEVICE static inline void tile_store(float acc[MR][NR], int mr, int nr, float
             walk_next(&wa, ak);                                                                 \
             walk_next(&wb, bk);                                                                 \
         }                                                                                       \
-        if (cn == 1) {                                                                          \
+        if (cn == 1 && mr == MR && nr == W) {                                                   \
             *(VT *)crow[0] += acc0;                                                             \
             *(VT *)crow[1] += acc1;                                                             \
             *(VT *)crow[2] += acc2;                                                             \
@@ -92,17 +94,18 @@ FS_DEVICE static inline void tile_store(float acc[MR][NR], int mr, int nr, float
             *(VT *)acc[1] = acc1;                                                               \
             *(VT *)acc[2] = acc2;                                                               \
             *(VT *)acc[3] = acc3;                                                               \
-            tile_store(acc, MR, W, crow, cn);                                                   \
+            tile_store(acc, mr, nr, crow, cn);                                                  \
         }                                                                                       \
     }
 TILE_VEC(tile_full16, v16, 16)
 TILE_VEC(tile_full8, v8, 8)
 
-/* 8 x 8: eight independent multiply-add chains where a 4 x 8 tile has four,
- * half of what the FMA units' latency needs (the dense input gradient at
- * batch 8, inside the fused update; see ops_gemm_rows). */
-FS_DEVICE static void tile_8x8(int K, const float *const *arow, long as, const float *B, long bs, float *const *crow,
-                               long cn)
+/* 8 x 8 (nr <= 8 columns stored): eight independent multiply-add chains
+ * where a 4 x 8 tile has four, half of what the FMA units' latency needs
+ * (the dense input gradient at batch 8, inside the fused update; see
+ * ops_gemm_rows). Plain strides only. */
+FS_DEVICE static void tile_8x8(int K, int nr, const float *const *arow, long as, const float *B, long bs,
+                               float *const *crow, long cn)
 {
     v8 acc[8] = {{0}};
     const float *a[8];
@@ -114,19 +117,19 @@ FS_DEVICE static void tile_8x8(int K, const float *const *arow, long as, const f
     }
     if (cn != 1 && crow[7] == crow[0] + 7) {
         /* C is stored transposed with its rows adjacent (the dense input
-         * gradient): transpose the block in registers, then eight vector
-         * adds instead of 64 scalar ones. */
+         * gradient): transpose the block in registers, then one vector add
+         * per column instead of eight scalar ones. */
         simd_transpose8(acc);
-        for (int j = 0; j < 8; j++) *(v8 *)(crow[0] + j * cn) += acc[j];
+        for (int j = 0; j < nr; j++) *(v8 *)(crow[0] + j * cn) += acc[j];
         return;
     }
     for (int r = 0; r < 8; r++)
-        for (int j = 0; j < 8; j++) crow[r][j * cn] += acc[r][j];
+        for (int j = 0; j < nr; j++) crow[r][j * cn] += acc[r][j];
 }
 
 /* 4 x 32: two vectors per row, half the broadcasts per multiply-add. */
-FS_DEVICE static void tile_full32(int K, const float *const *arow, FsStride ak, const float *B, FsStride bk,
-                                  float *const *crow, long cn)
+FS_DEVICE static void tile_full32(int K, int mr, int nr, const float *const *arow, FsStride ak, const float *B,
+                                  FsStride bk, float *const *crow, long cn)
 {
     v16 a0l = {0}, a0h = {0}, a1l = {0}, a1h = {0}, a2l = {0}, a2h = {0}, a3l = {0}, a3h = {0};
     const float *r0 = arow[0], *r1 = arow[1], *r2 = arow[2], *r3 = arow[3];
@@ -145,7 +148,7 @@ FS_DEVICE static void tile_full32(int K, const float *const *arow, FsStride ak, 
         walk_next(&wa, ak);
         walk_next(&wb, bk);
     }
-    if (cn == 1) {
+    if (cn == 1 && mr == MR && nr == 2 * NR) {
         *(v16 *)crow[0] += a0l, *(v16 *)(crow[0] + 16) += a0h;
         *(v16 *)crow[1] += a1l, *(v16 *)(crow[1] + 16) += a1h;
         *(v16 *)crow[2] += a2l, *(v16 *)(crow[2] + 16) += a2h;
@@ -155,8 +158,8 @@ FS_DEVICE static void tile_full32(int K, const float *const *arow, FsStride ak, 
         *(v16 *)lo[0] = a0l, *(v16 *)hi[0] = a0h, *(v16 *)lo[1] = a1l, *(v16 *)hi[1] = a1h;
         *(v16 *)lo[2] = a2l, *(v16 *)hi[2] = a2h, *(v16 *)lo[3] = a3l, *(v16 *)hi[3] = a3h;
         float *c16[MR] = {crow[0] + 16 * cn, crow[1] + 16 * cn, crow[2] + 16 * cn, crow[3] + 16 * cn};
-        tile_store(lo, MR, NR, crow, cn);
-        tile_store(hi, MR, NR, c16, cn);
+        tile_store(lo, mr, nr < NR ? nr : NR, crow, cn);
+        if (nr > NR) tile_store(hi, mr, nr - NR, c16, cn);
     }
 }
 #endif
@@ -211,27 +214,29 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
         crow[r] = C + co[r] + n0 * cn;
     }
 #ifdef FS_SIMD
-    if (mr == MR && nw == 32) {
-        tile_full32(K, arow, ak, B + n0, bk, crow, cn);
+    /* B's rows may be read up to their stride (ops_gemm's contract): a
+     * narrow or short tile still takes a vector form when that holds. */
+    const long bs = bk.s;
+    if (nw > NR && n0 + 2 * NR <= bs) {
+        tile_full32(K, mr, nw, arow, ak, B + n0, bk, crow, cn);
         return;
     }
     if (nw > NR) {
-        /* A 32-wide slot with a short right half: two 16-wide tiles. */
+        /* A 32-wide slot whose right half is short: 16, then the rest. */
         float *crow2[MR];
         for (int r = 0; r < MR; r++) crow2[r] = crow[r] + NR * cn;
-        if (mr == MR) tile_full16(K, arow, ak, B + n0, bk, crow, cn);
-        else tile_edge(K, mr, NR, arow, ak, B + n0, bk, crow, cn);
-        int nr2 = nw - NR;
-        if (mr == MR && nr2 == 8) tile_full8(K, arow, ak, B + n0 + NR, bk, crow2, cn);
+        tile_full16(K, mr, NR, arow, ak, B + n0, bk, crow, cn);
+        const int nr2 = nw - NR;
+        if (nr2 <= 8 && n0 + NR + 8 <= bs) tile_full8(K, mr, nr2, arow, ak, B + n0 + NR, bk, crow2, cn);
         else tile_edge(K, mr, nr2, arow, ak, B + n0 + NR, bk, crow2, cn);
         return;
     }
-    if (mr == MR && nr == NR) {
-        tile_full16(K, arow, ak, B + n0, bk, crow, cn);
+    if (nr <= 8 && n0 + 8 <= bs) {
+        tile_full8(K, mr, nr, arow, ak, B + n0, bk, crow, cn);
         return;
     }
-    if (mr == MR && nr == 8) {
-        tile_full8(K, arow, ak, B + n0, bk, crow, cn);
+    if (n0 + NR <= bs) {
+        tile_full16(K, mr, nr, arow, ak, B + n0, bk, crow, cn);
         return;
     }
 #endif
@@ -251,14 +256,14 @@ FS_DEVICE void ops_gemm_rows(long i0, int rows, int M, int N, int K, const float
                              const float *B, FsStride bk, float *C, FsStride cm, long cn)
 {
 #ifdef FS_SIMD
-    if (rows == 2 * MR && i0 + 2 * MR <= M && N == 8 && !ak.g && !bk.g) {
+    if (rows == 2 * MR && i0 + 2 * MR <= M && N <= 8 && bk.s >= 8 && !ak.g && !bk.g) {
         const float *arow[2 * MR];
         float *crow[2 * MR];
         for (int r = 0; r < 2 * MR; r++) {
             arow[r] = A + st_off(am, i0 + r);
             crow[r] = C + st_off(cm, i0 + r);
         }
-        tile_8x8(K, arow, ak.s, B, bk.s, crow, cn);
+        tile_8x8(K, N, arow, ak.s, B, bk.s, crow, cn);
         return;
     }
 #endif

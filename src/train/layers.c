@@ -98,7 +98,7 @@ FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const flo
                                  int F)
 {
     const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
-    for (int j = 0; j < K; j++) ops_transpose(W + (long)(K - 1 - j) * C * F, C, F, Wf + (long)j * F * C);
+    for (int j = 0; j < K; j++) ops_transpose(W + (long)(K - 1 - j) * C * F, C, F, Wf + (long)j * F * C, C);
     ops_gemm(B * L, C, K * F, d + (long)(P - h) * F, st_rows(L, P, F), st_plain(1), Wf, st_plain(C),
              dx + (long)P * C, st_rows(L, P, C), 1);
 }

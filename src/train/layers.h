@@ -20,6 +20,14 @@ FS_DEVICE static inline FsStride st_rows(int L, int P, int C)
     return st;
 }
 
+/* The dense input gradient's dZ^T rows are padded to a multiple of 8
+ * floats (zeros), so that the GEMM loads whole vectors at any batch size
+ * (model.c sizes the scratch for it). */
+FS_DEVICE static inline int dense_bpad(int B)
+{
+    return (B + 7) / 8 * 8;
+}
+
 /* Layer i of m's net; input is layer i-1's output (or the batch codes). */
 FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train);
 /* Accumulates parameter gradients and writes layer i-1's output gradient.
