@@ -123,10 +123,15 @@ FS_DEVICE static inline int step_layer_fused(const FsLayer *y)
 }
 
 /* One optimizer step's constants, shared by step_update and the fused
- * dense update so that both apply the same arithmetic. */
+ * dense update so that both apply the same arithmetic. Adam's bias
+ * corrections are folded into a = lr / (1 - b1^t) and s2 = 1 / sqrt(1 -
+ * b2^t) (PyTorch's form), and `plain` (no clipping scale, no weight decay)
+ * selects a loop without the three operations that would then be identities:
+ * Adam is bound by floating-point operations, not memory (docs/benchmarks.md). */
 typedef struct {
     FsOptKind opt;
-    float lr, mu, b1, b2, eps, c1, c2, l2, decay, scale;
+    int plain;
+    float lr, mu, b1, b2, eps, a, s2, l2, decay, scale;
 } FsOptStep;
 
 FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale);
@@ -143,7 +148,16 @@ FS_DEVICE static inline void opt_adam(const FsOptStep *o, float *w, float *m1, f
     float gi = g * o->scale + o->l2 * *w;
     *m1 = o->b1 * *m1 + (1.0f - o->b1) * gi;
     *m2 = o->b2 * *m2 + (1.0f - o->b2) * gi * gi;
-    *w = *w * o->decay - o->lr * (*m1 * o->c1) / (sqrtf(*m2 * o->c2) + o->eps);
+    *w = *w * o->decay - o->a * *m1 / (sqrtf(*m2) * o->s2 + o->eps);
+}
+
+/* opt_adam when o->plain: the same result (g * 1, w * 1 and + 0 * w are
+ * exact while w is finite) with three operations fewer per parameter. */
+FS_DEVICE static inline void opt_adam_plain(const FsOptStep *o, float *w, float *m1, float *m2, float g)
+{
+    *m1 = o->b1 * *m1 + (1.0f - o->b1) * g;
+    *m2 = o->b2 * *m2 + (1.0f - o->b2) * g * g;
+    *w = *w - o->a * *m1 / (sqrtf(*m2) * o->s2 + o->eps);
 }
 
 FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out);

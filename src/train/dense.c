@@ -132,6 +132,8 @@ FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float 
                 float *wr = w + row + u0, *m1r = m1 + row + u0, *m2r = m2 + row + u0;
                 if (o->opt == FS_OPT_SGD)
                     for (int j = 0; j < nu; j++) opt_sgd(o, wr + j, m1r + j, g[j]);
+                else if (o->plain)
+                    for (int j = 0; j < nu; j++) opt_adam_plain(o, wr + j, m1r + j, m2r + j, g[j]);
                 else
                     for (int j = 0; j < nu; j++) opt_adam(o, wr + j, m1r + j, m2r + j, g[j]);
             }

@@ -108,11 +108,12 @@ FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale)
     o.b1 = ts->beta1;
     o.b2 = ts->beta2;
     o.eps = ts->eps;
-    o.c1 = 1.0f / (1.0f - (float)pow(o.b1, (double)t));
-    o.c2 = 1.0f / (1.0f - (float)pow(o.b2, (double)t));
+    o.a = (float)((double)o.lr / (1.0 - pow(o.b1, (double)t)));
+    o.s2 = (float)(1.0 / sqrt(1.0 - pow(o.b2, (double)t)));
     o.l2 = ts->opt == FS_OPT_ADAMW ? 0.0f : ts->weight_decay;
     o.decay = ts->opt == FS_OPT_ADAMW ? 1.0f - ts->lr * ts->weight_decay : 1.0f;
     o.scale = scale;
+    o.plain = scale == 1.0f && o.l2 == 0.0f && o.decay == 1.0f;
     return o;
 }
 
@@ -167,6 +168,8 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
         const long lo = run[r][0];
         if (o.opt == FS_OPT_SGD) {
             FS_PARFOR(i, run[r][1] - lo) opt_sgd(&o, w + lo + i, m1 + lo + i, g[lo + i]);
+        } else if (o.plain) {
+            FS_PARFOR(i, run[r][1] - lo) opt_adam_plain(&o, w + lo + i, m1 + lo + i, m2 + lo + i, g[lo + i]);
         } else {
             FS_PARFOR(i, run[r][1] - lo) opt_adam(&o, w + lo + i, m1 + lo + i, m2 + lo + i, g[lo + i]);
         }
