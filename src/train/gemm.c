@@ -127,6 +127,30 @@ FS_DEVICE static void tile_8x8(int K, int nr, const float *const *arow, long as,
         for (int j = 0; j < nr; j++) crow[r][j * cn] += acc[r][j];
 }
 
+/* 8 x 32 for weight gradients whose rows are adjacent floats (am plain,
+ * stride 1): sixteen accumulators, each k's two B vectors serve eight rows,
+ * and the two-level walks are paid once per 16 multiply-adds. */
+FS_DEVICE static void tile_8x32(int K, const float *a, FsStride ak, const float *B, FsStride bk, float *const *crow)
+{
+    v16 lo[8] = {{0}}, hi[8] = {{0}};
+    FsWalk wa = {0, 0, 0}, wb = {0, 0, 0};
+    for (int k = 0; k < K; k++) {
+        const v16 bl = *(const v16 *)(B + wb.off), bh = *(const v16 *)(B + wb.off + 16);
+        const float *ak0 = a + wa.off;
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            lo[r] += ak0[r] * bl;
+            hi[r] += ak0[r] * bh;
+        }
+        walk_next(&wa, ak);
+        walk_next(&wb, bk);
+    }
+    for (int r = 0; r < 8; r++) {
+        *(v16 *)crow[r] += lo[r];
+        *(v16 *)(crow[r] + 16) += hi[r];
+    }
+}
+
 /* 4 x 32: two vectors per row, half the broadcasts per multiply-add. */
 FS_DEVICE static void tile_full32(int K, int mr, int nr, const float *const *arow, FsStride ak, const float *B,
                                   FsStride bk, float *const *crow, long cn)
@@ -248,7 +272,26 @@ FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStri
 {
     const int W = gemm_width(ak, bk);
     long mt = (M + MR - 1) / MR, nt = (N + W - 1) / W;
-    FS_PARFOR(t, mt * nt) gemm_tile((t / nt) * MR, (t % nt) * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+#ifdef FS_SIMD
+    if (W == 2 * NR && !am.g && am.s == 1 && !cm.g && cn == 1) {
+        /* Weight gradients: pairs of row blocks, 8 x 32 where whole. */
+        const long mt2 = (mt + 1) / 2;
+        for (long t = 0; t < mt2 * nt; t++) {
+            const long i0 = (t / nt) * 2 * MR, n0 = (t % nt) * W;
+            if (i0 + 2 * MR <= M && n0 + W <= N) {
+                float *crow[2 * MR];
+                for (int r = 0; r < 2 * MR; r++) crow[r] = C + (i0 + r) * cm.s + n0;
+                tile_8x32(K, A + i0, ak, B + n0, bk, crow);
+                continue;
+            }
+            gemm_tile(i0, n0, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+            if (i0 + MR < M) gemm_tile(i0 + MR, n0, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+        }
+    } else
+#endif
+    {
+        FS_PARFOR(t, mt * nt) gemm_tile((t / nt) * MR, (t % nt) * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+    }
     FS_SYNC();
 }
 
