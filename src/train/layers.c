@@ -46,10 +46,16 @@ FS_DEVICE static void gather_backward(const FsLayer *y, float *gw, const uint8_t
     const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
     const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
     float *GW = gw + y->w;
-    /* Parallel over column chunks, rows in order: deterministic scatter. */
-    FS_PARFOR(t, (F + GATHER_CHUNK - 1) / GATHER_CHUNK)
+    /* Parallel over column chunks, rows in order: deterministic scatter.
+     * The CPU's one thread takes every column in one walk of the rows. */
+#ifdef FS_SIMD
+    const int chunk = F;
+#else
+    const int chunk = GATHER_CHUNK;
+#endif
+    FS_PARFOR(t, (F + chunk - 1) / chunk)
     {
-        int f0 = (int)t * GATHER_CHUNK, f1 = f0 + GATHER_CHUNK < F ? f0 + GATHER_CHUNK : F;
+        int f0 = (int)t * chunk, f1 = f0 + chunk < F ? f0 + chunk : F;
         for (long r = 0; r < (long)B * OL; r++) {
             long b = r / OL;
             int p = (int)(r % OL);
@@ -60,13 +66,11 @@ FS_DEVICE static void gather_backward(const FsLayer *y, float *gw, const uint8_t
                 int code = codes[b * L + q];
                 if (code >= FS_AA_INPUTS) continue;
                 float *gr = GW + ((long)k * FS_AA_INPUTS + code) * F;
+                int f = f0;
 #ifdef FS_SIMD
-                if (f1 - f0 == GATHER_CHUNK) {
-                    *(v16 *)(gr + f0) += *(const v16 *)(g + f0);
-                    continue;
-                }
+                for (; f + 16 <= f1; f += 16) *(v16 *)(gr + f) += *(const v16 *)(g + f);
 #endif
-                for (int f = f0; f < f1; f++) gr[f] += g[f];
+                for (; f < f1; f++) gr[f] += g[f];
             }
         }
     }
