@@ -124,8 +124,8 @@ static void test_round_trip(void)
     make_result(&r[2], 0, FS_FIT_FAILED, 3);
     r[1].best_val_loss = INFINITY;
     for (int f = 0; f < 3; f++)
-        CHECK(journal_append_fold(&j, "00112233aabbccdd", f, &r[f], &err) == 0);
-    CHECK(journal_append_fold(&j, "ffff", FS_FOLD_PREDEFINED, &r[0], &err) == 0);
+        CHECK(journal_append_fold(&j, "00112233aabbccdd", f, &r[f], NULL, &err) == 0);
+    CHECK(journal_append_fold(&j, "ffff", FS_FOLD_PREDEFINED, &r[0], NULL, &err) == 0);
     CHECK(journal_append_failure(&j, "ffff", "out of \"memory\"\nline 2", &err) == 0);
     CHECK_MSG(!err.set, "%s", err.msg);
     CHECK(j.write_seconds > 0);
@@ -160,7 +160,7 @@ static void test_round_trip(void)
 
     /* Appending what is already there writes nothing. */
     long size = file_size(jpath(dir));
-    CHECK(journal_append_fold(&k, "00112233aabbccdd", 1, &r[0], &err) == 0);
+    CHECK(journal_append_fold(&k, "00112233aabbccdd", 1, &r[0], NULL, &err) == 0);
     CHECK(journal_append_trial(&k, "00112233aabbccdd", 9, 1, "{}", &err) == 0);
     CHECK(journal_append_failure(&k, "ffff", "again", &err) == 0);
     CHECK(file_size(jpath(dir)) == size);
@@ -171,10 +171,10 @@ static void test_round_trip(void)
     CHECK(journal_append_trial(&k, "abc", 1, 1, "{\"a\":", &e2) == -1);
     CHECK_CONTAINS(e2.msg, "not JSON");
     FsErr e3 = {0};
-    CHECK(journal_append_fold(&k, "0123456789abcdef0", 0, &r[0], &e3) == -1);
+    CHECK(journal_append_fold(&k, "0123456789abcdef0", 0, &r[0], NULL, &e3) == -1);
     FsErr e4 = {0};
     r[0].status = FS_FIT_CANCELLED; /* not a result: retrained on resume */
-    CHECK(journal_append_fold(&k, "abc", 0, &r[0], &e4) == -1);
+    CHECK(journal_append_fold(&k, "abc", 0, &r[0], NULL, &e4) == -1);
     CHECK_CONTAINS(e4.msg, "cancelled");
     r[0].status = FS_FIT_OK;
     CHECK(file_size(jpath(dir)) == size);
@@ -191,7 +191,7 @@ static void test_round_trip(void)
     n.best_val_loss = NAN;
     const char *d2 = tmp_dir("nan");
     CHECK(journal_open(&j, d2, &err) == 0);
-    CHECK(journal_append_fold(&j, "aa", 0, &n, &err) == 0);
+    CHECK(journal_append_fold(&j, "aa", 0, &n, NULL, &err) == 0);
     journal_close(&j);
     CHECK(journal_read(&j, d2, &err) == 0);
     CHECK(j.n_folds == 1 && isnan(j.folds[0].r.curves.train_loss[1]) &&
@@ -210,7 +210,7 @@ static long write_folds(const char *dir, int n)
     for (int f = 0; f < n; f++) {
         FsFitResult r;
         make_result(&r, 4, FS_FIT_OK, (unsigned)f);
-        CHECK(journal_append_fold(&j, "t", f, &r, &err) == 0);
+        CHECK(journal_append_fold(&j, "t", f, &r, NULL, &err) == 0);
         train_result_free(&r);
     }
     CHECK_MSG(!err.set, "%s", err.msg);
@@ -231,7 +231,7 @@ static void test_second_reader_and_lock(void)
     CHECK(journal_append_trial(&w, "x", 0, 5, "{}", &err) == 0);
     FsFitResult res;
     make_result(&res, 2, FS_FIT_OK, 9);
-    CHECK(journal_append_fold(&w, "x", 0, &res, &err) == 0);
+    CHECK(journal_append_fold(&w, "x", 0, &res, NULL, &err) == 0);
     /* Before close: the record is already on disk for a reader. */
     CHECK(journal_read(&r, dir, &err) == 0);
     CHECK(r.n_folds == 1 && r.n_trials == 1 && r.read_only);
@@ -239,7 +239,7 @@ static void test_second_reader_and_lock(void)
     CHECK(f != NULL);
     if (f) check_same_result(&f->r, &res);
     FsErr e3 = {0};
-    CHECK(journal_append_fold(&r, "x", 1, &res, &e3) == -1); /* read-only */
+    CHECK(journal_append_fold(&r, "x", 1, &res, NULL, &e3) == -1); /* read-only */
     CHECK_CONTAINS(e3.msg, "read-only");
     journal_close(&r);
     journal_close(&w);
@@ -279,7 +279,7 @@ static void test_torn_tail(void)
     CHECK(file_size(jpath(dir)) == good);
     FsFitResult r;
     make_result(&r, 5, FS_FIT_OK, 77);
-    CHECK(journal_append_fold(&j, "t", 2, &r, &err) == 0);
+    CHECK(journal_append_fold(&j, "t", 2, &r, NULL, &err) == 0);
     journal_close(&j);
     CHECK(journal_open(&j, dir, &err) == 0);
     CHECK(j.dropped_tail == 0 && j.n_folds == 3);
@@ -376,7 +376,7 @@ static void test_duplicates(void)
     FsFitResult r;
     make_result(&r, 9, FS_FIT_DIVERGED, 5);
     CHECK(journal_append_trial(&j, "t", 3, 99, "{\"x\":1}", &err) == 0);
-    CHECK(journal_append_fold(&j, "t", 1, &r, &err) == 0);
+    CHECK(journal_append_fold(&j, "t", 1, &r, NULL, &err) == 0);
     CHECK(journal_append_failure(&j, "t", "first", &err) == 0);
     journal_close(&j);
     train_result_free(&r);
@@ -495,7 +495,7 @@ static void test_fuzz(void)
     make_result(&r, 6, FS_FIT_DIVERGED, 3);
     CHECK(journal_append_run(&j, 3, 3, "loss", &err) == 0);
     CHECK(journal_append_trial(&j, "abcdef", 1, 2, CONFIG, &err) == 0);
-    CHECK(journal_append_fold(&j, "abcdef", 0, &r, &err) == 0);
+    CHECK(journal_append_fold(&j, "abcdef", 0, &r, NULL, &err) == 0);
     CHECK(journal_append_failure(&j, "abcdef", "x", &err) == 0);
     journal_close(&j);
     train_result_free(&r);

@@ -46,7 +46,7 @@ static void add_fold(FsJournal *j, const char *id, int fold, FsFitStatus status,
     }
     if (status == FS_FIT_FAILED) snprintf(r.message, sizeof r.message, "window 4 is even");
     FsErr err = {0};
-    CHECK(journal_append_fold(j, id, fold, &r, &err) == 0);
+    CHECK(journal_append_fold(j, id, fold, &r, NULL, &err) == 0);
     CHECK_MSG(!err.set, "%s", err.msg);
     train_result_free(&r);
 }

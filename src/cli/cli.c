@@ -27,6 +27,8 @@ static const CliCommand commands[] = {
     {"synth", cli_synth, "write a synthetic protein-like data set (records or FASTA)"},
     {"leaderboard", cli_leaderboard, "rank a run folder's trials (table, Markdown, CSV or JSON)"},
     {"status", cli_status, "a run folder's progress: trials done, in flight, left, ETA, best so far"},
+    {"export", cli_export, "copy a trial's fold models out of a run folder (safetensors + model.json)"},
+    {"predict", cli_predict, "predict secondary structure of FASTA proteins with a trial's fold models"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

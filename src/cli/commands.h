@@ -22,6 +22,9 @@ int cli_synth(int argc, char **argv);
 /* `foldsweep leaderboard DIR` and `foldsweep status DIR`: read a run folder. */
 int cli_leaderboard(int argc, char **argv);
 int cli_status(int argc, char **argv);
+/* `foldsweep export RUN -o DIR` and `foldsweep predict MODEL... INPUT...`. */
+int cli_export(int argc, char **argv);
+int cli_predict(int argc, char **argv);
 
 /* Both read a run folder the same way (leaderboard.c): its journal and the
  * metric and folds from DIR/sweep.yaml, else from the journal's run record

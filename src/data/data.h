@@ -124,6 +124,10 @@ uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out);
 uint64_t data_fingerprint(const FsDataset *ds);
 /* Bytes held by the dataset's arrays (for the memory budget check). */
 uint64_t data_bytes(const FsDataset *ds);
+/* Plain FASTA sequences without labels (predict's input): every residue
+ * unscored, other letters as X (stats.unknown_letters counts them).
+ * 0, or -1 with err naming file:line:col. */
+int data_load_sequences(FsDataset *ds, const char *path, FsErr *err);
 /* Name of protein i (NUL-terminated). */
 const char *data_protein_name(const FsDataset *ds, uint32_t i);
 

@@ -144,6 +144,8 @@ int journal_add_fold(FsJournal *j, const char *trial, int fold, const FsFitResul
     FsCurves c = f->r.curves;
     f->r = *r;
     f->r.curves = c;
+    f->r.weights = NULL; /* the journal keeps scores, never weights */
+    f->r.n_weights = 0;
     f->r.epochs = epochs;
     copy_curve(c.train_loss, r->curves.train_loss, epochs);
     copy_curve(c.val_loss, r->curves.val_loss, epochs);
@@ -170,6 +172,28 @@ void journal_add_run(FsJournal *j, const FsRunRecord *run)
 {
     GROW(j->runs, j->n_runs, j->cap_runs);
     j->runs[j->n_runs++] = *run;
+}
+
+int journal_set_model(FsJournal *j, const char *trial, int fold, const FsModelRef *m)
+{
+    FsFoldRecord *f = (FsFoldRecord *)journal_find_fold(j, trial, fold);
+    if (!f) return -1;
+    f->model = *m;
+    return 0;
+}
+
+int journal_is_pruned(const FsJournal *j, const char *trial)
+{
+    for (int i = 0; i < j->n_pruned; i++)
+        if (!strcmp(j->pruned[i], trial)) return 1;
+    return 0;
+}
+
+void journal_add_prune(FsJournal *j, const char *trial)
+{
+    if (journal_is_pruned(j, trial)) return;
+    GROW(j->pruned, j->n_pruned, j->cap_pruned);
+    snprintf(j->pruned[j->n_pruned++], 17, "%s", trial);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -199,6 +223,24 @@ static int get_curve(const FsJson *curves, const char *key, float *dst, int epoc
     int i = 0;
     for (const FsJson *c = a->child; c; c = c->next, i++)
         if (journal_json_f32(c, &dst[i])) return -1;
+    return 0;
+}
+
+/* "model": {"file": relative path, "bytes": N, "crc32": "8 hex digits"} */
+static int get_model(const FsJson *rec, FsModelRef *m)
+{
+    const FsJson *o = journal_json_get(rec, "model"), *f, *c;
+    memset(m, 0, sizeof *m);
+    if (!o) return 0;
+    f = journal_json_get(o, "file");
+    c = journal_json_get(o, "crc32");
+    if (o->type != FS_JSON_OBJECT || !f || f->type != FS_JSON_STRING || f->len == 0 ||
+        f->len >= sizeof m->file || strlen(f->str) != f->len || strstr(f->str, "..") || f->str[0] == '/' ||
+        journal_json_u64(journal_json_get(o, "bytes"), &m->bytes) || !c || c->type != FS_JSON_STRING ||
+        c->len != 8 || strspn(c->str, "0123456789abcdef") != 8)
+        return -1;
+    memcpy(m->file, f->str, f->len + 1);
+    m->crc32 = (uint32_t)strtoul(c->str, NULL, 16);
     return 0;
 }
 
@@ -264,7 +306,17 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
         else
             snprintf(r.message, sizeof r.message, "%s", v->str);
     }
-    if (!bad && !journal_add_fold(j, trial, (int)fold, &r, t)) j->duplicates++;
+    FsModelRef model;
+    if (!bad && get_model(rec, &model)) {
+        bad = 1;
+        *what = "model {file (relative), bytes, crc32 (8 hex digits)}";
+    }
+    if (!bad) {
+        if (!journal_add_fold(j, trial, (int)fold, &r, t))
+            j->duplicates++;
+        else if (model.file[0])
+            journal_set_model(j, trial, (int)fold, &model);
+    }
     train_result_free(&r);
     return bad ? -1 : 0;
 }
@@ -309,6 +361,16 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
         what = "a failure record with trial and message";
         bad = get_id(rec, trial) || !m || m->type != FS_JSON_STRING;
         if (!bad && !journal_add_failure(j, trial, m->str, t)) j->duplicates++;
+    } else if (!strcmp(kind->str, "model")) {
+        long long fold;
+        FsModelRef model;
+        what = "a model record with trial, fold and model {file, bytes, crc32} after the fold's record";
+        bad = get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || get_model(rec, &model) ||
+              !model.file[0] || journal_set_model(j, trial, (int)fold, &model) != 0;
+    } else if (!strcmp(kind->str, "prune")) {
+        what = "a prune record with trial";
+        bad = get_id(rec, trial);
+        if (!bad) journal_add_prune(j, trial);
     } else if (!strcmp(kind->str, "run")) {
         FsRunRecord run = {.time = t};
         long long x;
@@ -570,6 +632,7 @@ void journal_close(FsJournal *j)
     free(j->trials);
     free(j->failures);
     free(j->runs);
+    free(j->pruned);
     free(j->fold_index);
     free(j->trial_index);
     free(j->path);

@@ -7,8 +7,11 @@
  * line before the last is an error naming its line.
  *
  * Records: "trial" (a trial's id, index and canonical config, written when
- * its first fold starts), "fold" (one (trial, fold) result with its curves),
- * "failure" (a trial that could not train, with the message), "run" (a run
+ * its first fold starts), "fold" (one (trial, fold) result with its curves
+ * and the file of its saved weights), "model" (a fold's weights saved
+ * again after their file was lost), "prune" (a trial's model files removed
+ * by run.keep_models), "failure" (a trial that could not train, with the
+ * message), "run" (a run
  * or resume started: wall-clock time, pid, host, the sweep's trial count,
  * folds and metric; for status and ETA). Every record carries the format
  * version "v" and its wall-clock append time; the field lists are at the
@@ -35,11 +38,20 @@
 
 #define FS_JOURNAL_VERSION 1 /* "v" of the records this build writes; higher is refused */
 
+/* A fold's saved weights: the file (relative to the run folder), its size
+ * and CRC-32. file[0] == 0: none saved. */
+typedef struct {
+    char file[128];
+    uint64_t bytes;
+    uint32_t crc32;
+} FsModelRef;
+
 typedef struct {
     char trial[17];
     int fold;      /* 0..k-1, or FS_FOLD_PREDEFINED */
     FsFitResult r; /* status, epochs, best epoch, confusion, curves (allocated), ... */
     double time;   /* Unix seconds when appended */
+    FsModelRef model; /* the fold record's, or a later "model" record's */
 } FsFoldRecord;
 
 typedef struct {
@@ -76,6 +88,8 @@ typedef struct {
     int n_failures, cap_failures;
     FsRunRecord *runs;
     int n_runs, cap_runs;
+    char (*pruned)[17];            /* trials whose model files were removed on purpose */
+    int n_pruned, cap_pruned;
     int dropped_tail;              /* 1 if a torn last line was dropped on open */
     double write_seconds;          /* time spent appending (for the run profile) */
     long long size;                /* bytes of good records in the file */
@@ -100,8 +114,17 @@ void journal_close(FsJournal *j);
 
 int journal_append_trial(FsJournal *j, const char *trial, int index, long n_params,
                          const char *config, FsErr *err);
+/* model: the fold's saved weights (written and synced before this call),
+ * or NULL. */
 int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r,
-                        FsErr *err);
+                        const FsModelRef *model, FsErr *err);
+/* "model": weights saved again for a fold already recorded (its file was
+ * lost or damaged and the fold retrained); the latest one counts. */
+int journal_append_model(FsJournal *j, const char *trial, int fold, const FsModelRef *model, FsErr *err);
+/* "prune": the trial's model files were removed (run.keep_models); resume
+ * does not ask for them again. */
+int journal_append_prune(FsJournal *j, const char *trial, FsErr *err);
+int journal_is_pruned(const FsJournal *j, const char *trial);
 int journal_append_failure(FsJournal *j, const char *trial, const char *message, FsErr *err);
 /* A run or resume starts: call once after journal_open. n_trials and folds
  * are the sweep's (folds 1 when the split is predefined), metric its name. */

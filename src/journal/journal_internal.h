@@ -19,7 +19,10 @@ void jbuf_string(JBuf *b, const char *s);
 
 double journal_wall_time(void);
 /* The JSON text of a fold record (without the CRC suffix). */
-void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, double t);
+void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
+                       double t);
+/* ,"model":{"file":...,"bytes":N,"crc32":"8hex"} */
+void journal_model_json(JBuf *b, const FsModelRef *m);
 
 /* In-memory bookkeeping after a record is read or appended. Each keeps the
  * first record of a key: returns 1 if added, 0 if it was a duplicate. */
@@ -28,5 +31,8 @@ int journal_add_trial(FsJournal *j, const char *trial, int index, long n_params,
 int journal_add_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, double t);
 int journal_add_failure(FsJournal *j, const char *trial, const char *message, double t);
 void journal_add_run(FsJournal *j, const FsRunRecord *run);
+/* Sets the model of a recorded fold (0), or -1 if the fold is not recorded. */
+int journal_set_model(FsJournal *j, const char *trial, int fold, const FsModelRef *m);
+void journal_add_prune(FsJournal *j, const char *trial);
 
 #endif

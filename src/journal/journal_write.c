@@ -11,6 +11,9 @@
  *            diverged_epoch diverged_step best_val_loss confusion (3x3)
  *            train_examples val_examples seconds val_seconds
  *            curves {train_loss, val_loss, val_q3, seconds} (epochs entries) message
+ *            [model {file bytes crc32}] (the saved weights, when kept)
+ *   model:   v kind time trial fold model {file bytes crc32}
+ *   prune:   v kind time trial
  *   failure: v kind time trial message
  *
  * Floats are written with %.9g and doubles with %.17g, so reading back with
@@ -137,7 +140,15 @@ static const char *status_text(FsFitStatus s)
     return s == FS_FIT_OK ? "ok" : s == FS_FIT_DIVERGED ? "diverged" : "failed";
 }
 
-void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, double t)
+void journal_model_json(JBuf *b, const FsModelRef *m)
+{
+    jbuf_lit(b, ",\"model\":{\"file\":");
+    jbuf_string(b, m->file);
+    jbuf_printf(b, ",\"bytes\":%llu,\"crc32\":\"%08x\"}", (unsigned long long)m->bytes, (unsigned)m->crc32);
+}
+
+void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
+                       double t)
 {
     begin(b, "fold", t);
     jbuf_lit(b, ",\"trial\":");
@@ -173,6 +184,7 @@ void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *
     msg[sizeof r->message] = '\0';
     jbuf_lit(b, "},\"message\":");
     jbuf_string(b, msg);
+    if (model && model->file[0]) journal_model_json(b, model);
     jbuf_lit(b, "}");
 }
 
@@ -254,7 +266,8 @@ int journal_append_trial(FsJournal *j, const char *trial, int index, long n_para
     return rc;
 }
 
-int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, FsErr *err)
+int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r,
+                        const FsModelRef *model, FsErr *err)
 {
     if (check_id(trial, err)) return -1;
     if (r->status != FS_FIT_OK && r->status != FS_FIT_DIVERGED && r->status != FS_FIT_FAILED) {
@@ -266,10 +279,47 @@ int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitRe
     if (journal_find_fold(j, trial, fold)) return 0;
     double t = journal_wall_time();
     JBuf b = {0};
-    journal_fold_json(&b, trial, fold, r, t);
+    journal_fold_json(&b, trial, fold, r, model, t);
     int rc = append_line(j, &b, err);
     free(b.p);
-    if (rc == 0) journal_add_fold(j, trial, fold, r, t);
+    if (rc == 0 && journal_add_fold(j, trial, fold, r, t) && model) journal_set_model(j, trial, fold, model);
+    return rc;
+}
+
+int journal_append_model(FsJournal *j, const char *trial, int fold, const FsModelRef *model, FsErr *err)
+{
+    if (check_id(trial, err)) return -1;
+    if (!journal_find_fold(j, trial, fold)) {
+        fs_err_set(err, "journal: trial %s fold %d: a model record needs the fold's record first", trial, fold);
+        return -1;
+    }
+    double t = journal_wall_time();
+    JBuf b = {0};
+    begin(&b, "model", t);
+    jbuf_lit(&b, ",\"trial\":");
+    jbuf_string(&b, trial);
+    jbuf_printf(&b, ",\"fold\":%d", fold);
+    journal_model_json(&b, model);
+    jbuf_lit(&b, "}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_set_model(j, trial, fold, model);
+    return rc;
+}
+
+int journal_append_prune(FsJournal *j, const char *trial, FsErr *err)
+{
+    if (check_id(trial, err)) return -1;
+    if (journal_is_pruned(j, trial)) return 0;
+    double t = journal_wall_time();
+    JBuf b = {0};
+    begin(&b, "prune", t);
+    jbuf_lit(&b, ",\"trial\":");
+    jbuf_string(&b, trial);
+    jbuf_lit(&b, "}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_add_prune(j, trial);
     return rc;
 }
 

@@ -103,6 +103,11 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
     uint32_t ml = (uint32_t)strnlen(r->message, sizeof r->message - 1);
     put_u32(b, ml);
     put(b, r->message, ml);
+    /* The best weights, for rank 0's model file (none unless the fold
+     * trained to a best epoch). */
+    uint64_t nw = r->status == FS_FIT_OK && r->best_epoch > 0 && r->weights ? (uint64_t)r->n_weights : 0;
+    put_u64(b, nw);
+    if (nw) put(b, r->weights, nw * sizeof(float));
     end(b);
 }
 
@@ -332,6 +337,16 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
     }
     get(&r, res->message, ml);
     res->message[ml] = 0;
+    uint64_t nw = get_u64(&r);
+    if (r.bad || nw > (r.n - r.off) / sizeof(float) || nw > FS_PROTO_MAX_WEIGHTS) {
+        train_result_free(res);
+        return fail(why, why_n, "RESULT weight count %llu invalid", (unsigned long long)nw);
+    }
+    if (nw) {
+        res->n_weights = (long)nw;
+        res->weights = fs_malloc(nw * sizeof(float));
+        get(&r, res->weights, nw * sizeof(float));
+    }
     if (close_msg(&r, "RESULT", why, why_n)) {
         train_result_free(res);
         return -1;

@@ -38,6 +38,8 @@ static const FsJob *local_next(void *ctx, int *id)
         c->owner[*id] = 0;
         c->local_inflight++;
         state_job_started(st, *id);
+        /* The best weights land in the result, for the model file. */
+        st->jobs[*id].weights_out = train_result_alloc_weights(&st->res[*id], st->jobs[*id].arch);
         job = &st->jobs[*id];
     }
     pthread_mutex_unlock(&st->lock);

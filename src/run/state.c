@@ -103,6 +103,7 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     st->res = fs_calloc((size_t)cap, sizeof(FsFitResult));
     st->specs = fs_calloc((size_t)cap, sizeof(FsTrainSpec));
     st->job_trial = fs_calloc((size_t)cap, sizeof(int));
+    st->job_restore = fs_calloc((size_t)cap, sizeof(int));
     st->trial_written = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_folds = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_bad = fs_calloc((size_t)nt + 1, sizeof(int));
@@ -117,13 +118,20 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
         }
         for (int k = 0; k < st->n_fold_ids; k++) {
             const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
+            char why[256];
+            int restore = 0;
             if (fr) {
                 st->trial_folds[t]++;
                 st->trial_metric[t] += fold_metric(sw, &fr->r);
                 if (fr->r.status != FS_FIT_OK) st->trial_bad[t] = 1;
-                continue;
+                if (run_model_check(st, fr, why, sizeof why) == 0) continue;
+                /* Its scores stand; training it again (same seeds) restores the weights. */
+                fprintf(stderr, "foldsweep: %s/%s is %s: trial %s fold %d is trained again to restore it\n",
+                        st->dir, fr->model.file, why, tr->id, st->fold_ids[k]);
+                restore = 1;
             }
             int i = st->n_jobs++;
+            st->job_restore[i] = restore;
             run_job_spec(&st->specs[i], tr, st->fold_ids[k]);
             train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
             st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, st->fold_ids[k], &st->res[i], NULL,
@@ -147,6 +155,7 @@ void state_close(RunState *st)
     free(st->res);
     free(st->specs);
     free(st->job_trial);
+    free(st->job_restore);
     free(st->trial_written);
     free(st->trial_folds);
     free(st->trial_bad);
@@ -178,12 +187,39 @@ void state_job_started(RunState *st, int i)
     progress_fold_started(&st->prog);
 }
 
+/* A fold that was recorded before but whose model file was lost: only the
+ * weights are new (a "model" record names them). */
+static void job_restored(RunState *st, int i)
+{
+    const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+    FsModelRef ref;
+    FsErr e = {0};
+    if (st->res[i].status == FS_FIT_CANCELLED) {
+        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        return;
+    }
+    if (run_model_save(st, i, &ref, &e) != 0 ||
+        (ref.file[0] && journal_append_model(&st->j, tr->id, st->jobs[i].fold, &ref, &e) != 0))
+        io_fail(st, &e);
+    else if (!ref.file[0])
+        fprintf(stderr, "foldsweep: warning: trial %s fold %d did not train to a model this time (%s); its "
+                        "recorded scores stand, its model file stays missing\n",
+                tr->id, st->jobs[i].fold, train_status_name(st->res[i].status));
+    train_result_drop_weights(&st->res[i]);
+    progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+}
+
 void state_job_finished(RunState *st, int i)
 {
+    if (st->job_restore[i]) {
+        job_restored(st, i);
+        return;
+    }
     const FsFitResult *r = &st->res[i];
     int t = st->job_trial[i];
     const FsTrial *tr = &st->sw.trials[t];
     FsErr e = {0};
+    FsModelRef model;
     if (r->status == FS_FIT_CANCELLED) {
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
@@ -192,11 +228,15 @@ void state_job_finished(RunState *st, int i)
         if (!journal_find_failure(&st->j, tr->id) && journal_append_failure(&st->j, tr->id, r->message, &e) != 0)
             io_fail(st, &e);
         st->trial_bad[t] = 1;
-    } else if (journal_append_fold(&st->j, tr->id, st->jobs[i].fold, r, &e) != 0) {
+    } else if (run_model_save(st, i, &model, &e) != 0 ||
+               journal_append_fold(&st->j, tr->id, st->jobs[i].fold, r, &model, &e) != 0) {
+        /* Not recorded: the fold is trained again on resume. */
         io_fail(st, &e);
+        train_result_drop_weights(&st->res[i]);
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
     }
+    train_result_drop_weights(&st->res[i]);
     st->busy += r->seconds;
     st->val += r->val_seconds;
     st->train_examples += (double)r->train_examples;
@@ -224,6 +264,11 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
                       st->train_examples, st->prog.folds_done};
     FsErr err = {0};
     char perr[1024];
+    if (!st->io_failed && run_models_prune(st, &err) != 0) {
+        fprintf(stderr, "foldsweep: %s\n", err.msg);
+        if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
+        memset(&err, 0, sizeof err);
+    }
     if (report_write_files(st->dir, &st->j, &st->sw, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
@@ -234,6 +279,9 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     }
     if (!o->quiet && rc != FS_EXIT_ERROR) {
         if (!interrupted) report_print_leaderboard(out, &st->j, &st->sw, 10);
+        if (st->models_pruned)
+            fprintf(out, "models: removed the fold models of %d trial%s outside the best %d (run.keep_models)\n",
+                    st->models_pruned, st->models_pruned == 1 ? "" : "s", st->sw.keep_models);
         profile_print(out, &prof);
     }
     return rc;

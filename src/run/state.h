@@ -27,6 +27,7 @@ typedef struct {
     FsFitResult *res;
     FsTrainSpec *specs;
     int *job_trial;
+    int *job_restore; /* 1: the fold is recorded, only its lost model file is wanted */
     int n_jobs;
     int next_job;     /* the queue: jobs[next_job..] are not dispatched */
     /* Per trial. */
@@ -39,6 +40,7 @@ typedef struct {
     FsErr io_err;
     /* The CUDA backend: this process trains on GPU `gpu_device`. */
     int use_gpu, gpu_device;
+    int models_pruned; /* trials whose files run_models_prune removed */
     /* For the profile. */
     double t_data, busy, val, train_examples;
 } RunState;
@@ -75,6 +77,18 @@ typedef struct {
 void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q);
 /* A representative job's models per launch on this device (for capacity). */
 int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job);
+
+/* Trained models (models.c). The file of (trial, fold), relative to the
+ * run folder. */
+void run_model_file(char *out, size_t n, const char *trial, int fold);
+/* Writes job i's best weights (st->res[i].weights) durably and fills ref;
+ * ref->file stays empty when the result has none to keep (not ok). */
+int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err);
+/* 0 if the fold record's model file is intact (or none is expected). */
+int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_t why_n);
+/* run.keep_models at the end of a run: removes the files of complete trials
+ * outside the best N (a "prune" record first). */
+int run_models_prune(RunState *st, FsErr *err);
 
 /* Folder helpers (folder.c). */
 int run_mkdir_p(const char *dir, FsErr *err);

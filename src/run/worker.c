@@ -122,8 +122,8 @@ static void take_trials(Worker *w, const FsMsg *msg, int *exhausted)
         w->items[i] = items[k];
         run_job_spec(&w->specs[i], tr, items[k].fold);
         train_result_alloc(&w->res[i], w->specs[i].stop.max_epochs);
-        w->jobs[i] = (FsJob){&tr->arch, &w->specs[i], &w->ds, items[k].fold, &w->res[i], NULL,
-                             (const volatile int *)&w->cancel};
+        w->jobs[i] = (FsJob){&tr->arch, &w->specs[i], &w->ds, items[k].fold, &w->res[i],
+                             train_result_alloc_weights(&w->res[i], &tr->arch), (const volatile int *)&w->cancel};
         w->n_jobs++;
     }
     pthread_cond_broadcast(&w->cv);
@@ -293,6 +293,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
             if (w.res[i].status == FS_FIT_CANCELLED) continue; /* retrained on resume */
             proto_encode_result(&b, &w.items[i], &w.res[i]);
             fsmpi_send(m, 0, FS_MSG_RESULT, &b);
+            train_result_drop_weights(&w.res[i]); /* rank 0 has them now */
             sent++;
         }
         int holding = received - handled;

@@ -246,12 +246,12 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
 
 void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
 {
-    static const char *const keys[] = {"backend", "threads", "out", "metric"};
+    static const char *const keys[] = {"backend", "threads", "out", "metric", "keep_models"};
     if (r->kind != YN_MAP) {
-        swerr_add(e, r->line, r->col, "run: expected a mapping (backend, threads, out, metric)");
+        swerr_add(e, r->line, r->col, "run: expected a mapping (backend, threads, out, metric, keep_models)");
         return;
     }
-    sw_check_keys(r, "run", keys, 4, e);
+    sw_check_keys(r, "run", keys, 5, e);
     const YNode *v;
     if ((v = ytree_get(r, "backend"))) {
         static const char *const b[] = {"auto", "cpu", "cuda"}; /* FsBackend order */
@@ -269,6 +269,17 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
             swerr_add(e, v->line, v->col, "run.threads: expected an integer from 0 (all cores) to 4096");
         else
             sw->threads = (int)t;
+    }
+    if ((v = ytree_get(r, "keep_models"))) {
+        if (v->kind == YN_SCALAR && !strcmp(v->value, "all"))
+            sw->keep_models = FS_KEEP_ALL;
+        else if (v->kind == YN_SCALAR && !strcmp(v->value, "none"))
+            sw->keep_models = 0;
+        else if (sw_scalar_int(v, &t) || t < 0 || t > FS_SWEEP_MAX_TRIALS)
+            swerr_add(e, v->line, v->col, "run.keep_models: expected all, none or the number of best trials "
+                      "whose fold models are kept (0 to %d)", FS_SWEEP_MAX_TRIALS);
+        else
+            sw->keep_models = (int)t;
     }
     const char *s;
     if ((v = ytree_get(r, "out")) && (s = string_of(v, "run.out", e))) sw->out_dir = fs_strdup(s);

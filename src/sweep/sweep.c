@@ -20,6 +20,7 @@ static void defaults(FsSweep *sw, const char *name)
     sw->window = 17;
     sw->backend = FS_BACKEND_AUTO;
     sw->metric = FS_METRIC_Q3;
+    sw->keep_models = FS_KEEP_DEFAULT;
     sw->search_seed = 1;
 }
 

@@ -66,6 +66,7 @@ typedef struct {
     int threads; /* 0 = auto */
     char *out_dir;
     FsMetricKind metric;
+    int keep_models; /* run.keep_models: trials whose fold models stay at the end; FS_KEEP_ALL, 0 = none */
     /* trials */
     FsTrial *trials;
     int n_trials;
@@ -79,6 +80,9 @@ typedef struct {
     /* where things are in the file, for errors found after loading the data */
     int data_line, data_col, folds_line, folds_col, window_line, window_col;
 } FsSweep;
+
+#define FS_KEEP_ALL (-1)
+#define FS_KEEP_DEFAULT 10
 
 /* Returns 0, or -1 with every problem in errs (nothing is expanded then). */
 int sweep_load_file(FsSweep *sw, const char *path, FsErrList *errs);

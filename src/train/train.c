@@ -111,11 +111,30 @@ void train_result_alloc(FsFitResult *r, int max_epochs)
 
 void train_result_free(FsFitResult *r)
 {
+    train_result_drop_weights(r);
     free(r->curves.train_loss);
     free(r->curves.val_loss);
     free(r->curves.val_q3);
     free(r->curves.seconds);
     memset(&r->curves, 0, sizeof r->curves);
+}
+
+float *train_result_alloc_weights(FsFitResult *r, const FsArch *arch)
+{
+    FsNet net;
+    FsErr err = {0};
+    train_result_drop_weights(r);
+    if (model_compile(&net, arch, 1, &err) != 0) return NULL;
+    r->n_weights = net.n_params + net.n_state;
+    r->weights = fs_calloc((size_t)(r->n_weights > 0 ? r->n_weights : 1), sizeof(float));
+    return r->weights;
+}
+
+void train_result_drop_weights(FsFitResult *r)
+{
+    free(r->weights);
+    r->weights = NULL;
+    r->n_weights = 0;
 }
 
 static int job_fail(const FsJob *job, const char *msg)

@@ -54,6 +54,12 @@ typedef struct {
     double seconds, val_seconds;
     FsCurves curves;
     char message[1024];    /* FS_FIT_FAILED: why */
+    /* The best epoch's weights (parameters then state, n_weights floats)
+     * when the caller asked for them (train_result_alloc_weights, and the
+     * job's weights_out pointing here); owned, freed by train_result_free.
+     * They travel with the result: MPI result messages, model files. */
+    float *weights;
+    long n_weights;
 } FsFitResult;
 
 void train_spec_defaults(FsTrainSpec *ts);
@@ -112,8 +118,24 @@ void train_pool_join(FsPoolThreads *p);
 /* Trains from src on the calling thread until next() returns NULL. */
 void train_pool_work(const FsPoolSource *src);
 
-/* Allocates / frees curves of max_epochs entries in a result. */
+/* Allocates / frees curves of max_epochs entries in a result (and its
+ * weights, if any). */
 void train_result_alloc(FsFitResult *r, int max_epochs);
 void train_result_free(FsFitResult *r);
+/* Gives r room for the best weights of `arch` (n_params + n_state floats);
+ * returns the buffer for FsJob.weights_out, or NULL if arch does not compile. */
+float *train_result_alloc_weights(FsFitResult *r, const FsArch *arch);
+/* Releases only the weights (once they are saved or sent). */
+void train_result_drop_weights(FsFitResult *r);
+
+/* Forward passes of a trained model over examples of a dataset (the
+ * residues idx[0..n) of ds, windows gathered as in training, batch norm
+ * with its running statistics, no dropout). Writes the softmax
+ * probabilities (n x 3, H E C) to probs and, if pred is not NULL, the
+ * class of the largest logit (what validation scores) to pred. Runs on the
+ * calling thread in batches of `batch`; the numbers do not depend on the
+ * batch size. weights: n_params + n_state floats of net. */
+void train_predict(const FsNet *net, const float *weights, const FsDataset *ds, const uint32_t *idx, uint32_t n,
+                   int batch, float *probs, uint8_t *pred);
 
 #endif

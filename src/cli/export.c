@@ -1,0 +1,132 @@
+/*
+ * export.c: `foldsweep export RUN [--trial ID | --rank N] -o DIR`: one
+ * trial's fold models out of a run folder, with a model.json that says
+ * what they are (the trial, its configuration and architecture, each
+ * fold's best epoch and scores), ready for `predict` or PyTorch.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "journal/journal.h"
+#include "predict/predict.h"
+
+#ifndef FS_VERSION
+#define FS_VERSION "0.1.0"
+#endif
+
+enum { OPT_TRIAL, OPT_RANK, OPT_OUT, OPT_HELP };
+
+static const CliOption options[] = {
+    [OPT_TRIAL] = {"--trial", NULL, "ID", "the trial (an id or a unique prefix)"},
+    [OPT_RANK] = {"--rank", NULL, "N", "the trial at leaderboard rank N (default 1, the best)"},
+    [OPT_OUT] = {"--out", "-o", "DIR", "the folder to write (created; files in it are replaced)"},
+    [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
+};
+
+static const CliSpec spec = {
+    .cmd = "export",
+    .usage = "usage: foldsweep export RUN [--trial ID | --rank N] -o DIR\n",
+    .about = "Copies a trial's fold models (safetensors, loadable in PyTorch with\n"
+             "python/foldsweep_torch.py) out of a run folder into DIR, with DIR/model.json\n"
+             "describing them. `foldsweep predict DIR INPUT` then predicts with them.\n",
+    .opts = CLI_OPTIONS(options),
+    .column = 20,
+    .max_args = 1,
+    .extra_arg = "one run folder only; extra argument",
+    .no_arg = "missing the run folder RUN",
+};
+
+static void json_num(FILE *f, double x)
+{
+    if (isfinite(x)) fprintf(f, "%.9g", x);
+    else fputs("null", f);
+}
+
+static int write_json(const char *dir, const char *run, const FsModelSet *set, const FsEnsemble *e, FsErr *err)
+{
+    char path[4400], tmp[4500];
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return fs_err_set(err, "%s: cannot write: %s", tmp, strerror(errno)), -1;
+    const FsSavedModel *m0 = &e->m[0];
+    char *arch = modelfile_arch_json(&m0->net);
+    fprintf(f, "{\n  \"format\": \"foldsweep-export\",\n  \"version\": 1,\n  \"foldsweep_version\": ");
+    journal_json_write_string(f, FS_VERSION);
+    fprintf(f, ",\n  \"run\": ");
+    journal_json_write_string(f, run);
+    fprintf(f, ",\n  \"trial\": ");
+    journal_json_write_string(f, set->trial);
+    fprintf(f, ",\n  \"rank\": %d,\n  \"metric\": ", set->rank);
+    journal_json_write_string(f, set->metric);
+    fprintf(f, ",\n  \"mean\": ");
+    json_num(f, set->mean);
+    fprintf(f, ",\n  \"std\": ");
+    json_num(f, set->std);
+    fprintf(f, ",\n  \"window\": %d,\n  \"alphabet\": \"%sX\",\n  \"classes\": \"HEC\",\n", e->window, FS_AA_LETTERS);
+    fprintf(f, "  \"data_fingerprint\": \"%016llx\",\n", (unsigned long long)m0->info.data_fingerprint);
+    fprintf(f, "  \"arch\": %s,\n  \"config\": %s,\n  \"folds\": [", arch, m0->info.config);
+    for (int i = 0; i < e->n; i++) {
+        const FsModelInfo *in = &e->m[i].info;
+        const char *base = strrchr(set->path[i], '/');
+        fprintf(f, "%s\n    {\"fold\": %d, \"file\": ", i ? "," : "", set->fold[i] >= 0 ? set->fold[i] : in->fold);
+        journal_json_write_string(f, base ? base + 1 : set->path[i]);
+        fprintf(f, ", \"best_epoch\": %d, \"val_q3\": ", in->best_epoch);
+        json_num(f, in->val_q3);
+        fprintf(f, ", \"val_loss\": ");
+        json_num(f, in->val_loss);
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n  ]\n}\n");
+    free(arch);
+    int ok = fflush(f) == 0 && !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) return fs_err_set(err, "%s: cannot write", path), -1;
+    return 0;
+}
+
+int cli_export(int argc, char **argv)
+{
+    CliArgs a;
+    int rc = cli_args_parse(&a, &spec, argc, argv);
+    if (rc != CLI_PARSED) return rc;
+    uint64_t rank = 1;
+    rc = cli_whole_parse(&spec, &a, OPT_RANK, 1, 1000000000, &rank);
+    if (!rc && a.val[OPT_TRIAL] && a.val[OPT_RANK]) rc = cli_usage_error(&spec, "give --trial or --rank, not both", NULL);
+    if (!rc && !a.val[OPT_OUT]) rc = cli_usage_error(&spec, "missing -o DIR (where to write the models)", NULL);
+    if (rc) {
+        cli_args_free(&a);
+        return rc;
+    }
+    const char *run = a.args[0], *out = a.val[OPT_OUT];
+    FsModelSet *set = fs_calloc(1, sizeof *set);
+    FsEnsemble *e = fs_calloc(1, sizeof *e);
+    FsErr err = {0};
+    int ok = predict_find(set, run, a.val[OPT_TRIAL], (int)rank, -1, &err) == 0;
+    if (ok && set->rank == 0) ok = (fs_err_set(&err, "%s: expected a run folder (journal.jsonl)", run), 0);
+    ok = ok && predict_load(e, set, 1, &err) == 0 && modelfile_mkdirs(out, &err) == 0;
+    for (int i = 0; ok && i < set->n; i++) {
+        /* The bytes that were checked against the journal, as they are. */
+        const char *base = strrchr(set->path[i], '/');
+        char dst[4400];
+        snprintf(dst, sizeof dst, "%s/%s", out, base ? base + 1 : set->path[i]);
+        ok = modelfile_copy(set->path[i], dst, &err) == 0;
+    }
+    ok = ok && write_json(out, run, set, e, &err) == 0;
+    if (!ok) {
+        cli_error("%s", err.msg);
+    } else {
+        printf("exported trial %s (rank %d, mean %s %.4f over %d fold%s) to %s\n", set->trial, set->rank,
+               set->metric, set->mean, set->n, set->n == 1 ? "" : "s", out);
+    }
+    predict_free(e);
+    free(e);
+    free(set);
+    cli_args_free(&a);
+    return ok ? FS_EXIT_OK : FS_EXIT_ERROR;
+}

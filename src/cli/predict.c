@@ -1,0 +1,169 @@
+/*
+ * predict.c: `foldsweep predict MODEL... INPUT... [--format F] [-o OUT]`.
+ * The models (an exported folder, a run folder with --trial / --rank, or
+ * .safetensors files) come first; every argument after them is an input
+ * (plain FASTA, or with --input-format any layout `prepare` reads).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "predict/predict.h"
+
+enum { OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_OUT, OPT_INPUT_FORMAT, OPT_THREADS, OPT_BATCH, OPT_HELP };
+
+static const CliOption options[] = {
+    [OPT_TRIAL] = {"--trial", NULL, "ID", "in a run folder: this trial (an id or a unique prefix)"},
+    [OPT_RANK] = {"--rank", NULL, "N", "in a run folder: the trial at leaderboard rank N (default 1)"},
+    [OPT_FOLD] = {"--fold", NULL, "K", "only fold K's model instead of the fold ensemble"},
+    [OPT_FORMAT] = {"--format", NULL, "F", "ss2 (PSIPRED VFORMAT, default), horiz (HFORMAT),\n"
+                                          "csv (NetSurfP-2.0 style) or fasta (three lines)"},
+    [OPT_OUT] = {"--out", "-o", "OUT", "a file, or a folder (one file per protein for\n"
+                                       "ss2 and horiz); default: standard output"},
+    [OPT_INPUT_FORMAT] = {"--input-format", NULL, "F",
+                          "fasta (plain sequences, default), or uci, records, csv,\n"
+                          "auto: a labelled file `prepare` reads (labels unused)"},
+    [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
+    [OPT_BATCH] = {"--batch", NULL, "N", "residues per forward pass (default 256; results do not\n"
+                                         "depend on it)"},
+    [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
+};
+
+static const CliSpec spec = {
+    .cmd = "predict",
+    .usage = "usage: foldsweep predict MODEL... INPUT... [--format ss2|horiz|csv|fasta] [-o OUT]\n",
+    .about = "Predicts helix / strand / coil for every residue of the input proteins with a trial's\n"
+             "fold models as an ensemble: the mean of their softmax outputs per residue. MODEL is a\n"
+             "folder written by `foldsweep export`, a run folder (the best trial, or --trial /\n"
+             "--rank), or .safetensors model files. Letters outside the 20 standard amino acids\n"
+             "are read as X (counted in a warning). See docs/models.md.\n",
+    .opts = CLI_OPTIONS(options),
+    .column = 24,
+    .max_args = -1,
+    .no_arg = "missing MODEL and INPUT",
+};
+
+static int load_input(FsDataset *ds, const char *path, const char *fmt, FsErr *err)
+{
+    if (!fmt || !strcmp(fmt, "fasta")) return data_load_sequences(ds, path, err);
+    int f = data_format_parse(fmt);
+    if (f < 0 || f == FS_FMT_FASTA)
+        return fs_err_set(err, "--input-format: expected fasta, uci, records, csv or auto, got %s", fmt), -1;
+    const char *inputs[1] = {path};
+    FsLoadSpec ls = {(FsFormat)f, inputs, 1, NULL, NULL, NULL};
+    return data_load(ds, &ls, err);
+}
+
+static void warn_unknown(const FsDataset *ds, const char *path)
+{
+    uint64_t n = 0;
+    char letters[64] = "";
+    size_t k = 0;
+    for (int c = 0; c < 26; c++) {
+        n += ds->stats.unknown_letters[c];
+        if (ds->stats.unknown_letters[c] && k + 2 < sizeof letters) letters[k++] = (char)('A' + c), letters[k] = 0;
+    }
+    if (n) cli_error("warning: %s: %llu residue%s outside the 20 standard amino acids (%s) read as X", path,
+                     (unsigned long long)n, n == 1 ? "" : "s", letters);
+}
+
+static int is_dir(const char *p)
+{
+    struct stat s;
+    return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+/* One input's predictions: to stdout, to a file, or one file per protein. */
+static int write_out(const char *out, FsPredFormat fmt, const FsDataset *ds, const float *probs, const float *agree,
+                     int n_inputs, int first)
+{
+    int per_protein = out && (is_dir(out) || (n_inputs == 1 && out[strlen(out) - 1] == '/')) &&
+                      (fmt == FS_PRED_SS2 || fmt == FS_PRED_HORIZ);
+    if (!out) {
+        predict_write(stdout, fmt, ds, -1, probs, agree, first);
+        return 0;
+    }
+    if (per_protein) {
+        if (!is_dir(out) && mkdir(out, 0777) != 0) return cli_error("%s: cannot create the folder", out), -1;
+        for (uint32_t i = 0; i < ds->n_prot; i++) {
+            char path[4400], name[256];
+            snprintf(name, sizeof name, "%s", data_protein_name(ds, i));
+            for (char *c = name; *c; c++)
+                if (*c == '/' || *c == '\\') *c = '_'; /* an id is not a path */
+            snprintf(path, sizeof path, "%s/%s.%s", out, name, predict_format_ext(fmt));
+            FILE *f = fopen(path, "w");
+            if (!f) return cli_error("%s: cannot write", path), -1;
+            predict_write(f, fmt, ds, (long)i, probs, agree, 1);
+            if (fclose(f) != 0) return cli_error("%s: cannot write", path), -1;
+        }
+        return 0;
+    }
+    if (is_dir(out)) return cli_error("%s is a folder: --format %s writes one file", out, predict_format_ext(fmt)), -1;
+    FILE *f = fopen(out, first ? "w" : "a");
+    if (!f) return cli_error("%s: cannot write", out), -1;
+    predict_write(f, fmt, ds, -1, probs, agree, first);
+    return fclose(f) == 0 ? 0 : (cli_error("%s: cannot write", out), -1);
+}
+
+int cli_predict(int argc, char **argv)
+{
+    CliArgs a;
+    int rc = cli_args_parse(&a, &spec, argc, argv);
+    if (rc != CLI_PARSED) return rc;
+    rc = 0;
+    uint64_t rank = 1, fold = UINT64_MAX, threads = 0, batch = 256;
+    int fmt = a.val[OPT_FORMAT] ? predict_format_parse(a.val[OPT_FORMAT]) : FS_PRED_SS2;
+    if (fmt < 0) rc = cli_usage_error(&spec, "unknown --format (expected ss2, horiz, csv or fasta):", a.val[OPT_FORMAT]);
+    if (!rc) rc = cli_whole_parse(&spec, &a, OPT_RANK, 1, 1000000000, &rank);
+    if (!rc) rc = cli_whole_parse(&spec, &a, OPT_FOLD, 0, 1 << 20, &fold);
+    if (!rc) rc = cli_whole_parse(&spec, &a, OPT_THREADS, 1, 4096, &threads);
+    if (!rc) rc = cli_whole_parse(&spec, &a, OPT_BATCH, 1, 65536, &batch);
+    if (!rc && a.val[OPT_TRIAL] && a.val[OPT_RANK]) rc = cli_usage_error(&spec, "give --trial or --rank, not both", NULL);
+    int n_models = 0;
+    while (!rc && n_models < a.n_args && predict_is_model_source(a.args[n_models])) n_models++;
+    if (!rc && n_models == 0)
+        rc = cli_usage_error(&spec, "the first argument must be a model (folder or .safetensors file):", a.args[0]);
+    if (!rc && n_models == a.n_args) rc = cli_usage_error(&spec, "missing INPUT (a FASTA file) after the models", NULL);
+    if (rc) {
+        cli_args_free(&a);
+        return rc;
+    }
+    FsModelSet *set = fs_calloc(1, sizeof *set);
+    FsEnsemble *ens = fs_calloc(1, sizeof *ens);
+    FsErr err = {0};
+    int ok = 1;
+    for (int i = 0; i < n_models && ok; i++)
+        ok = predict_find(set, a.args[i], a.val[OPT_TRIAL], (int)rank, fold == UINT64_MAX ? -1 : (int)fold, &err) == 0;
+    ok = ok && predict_load(ens, set, (int)batch, &err) == 0;
+    if (!ok) cli_error("%s", err.msg);
+    if (ok && threads == 0) threads = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
+    for (int i = n_models; i < a.n_args && ok; i++) {
+        FsDataset ds;
+        memset(&ds, 0, sizeof ds);
+        FsErr e2 = {0};
+        if (load_input(&ds, a.args[i], a.val[OPT_INPUT_FORMAT], &e2) != 0) {
+            cli_error("%s", e2.msg);
+            data_free(&ds);
+            ok = 0;
+            break;
+        }
+        warn_unknown(&ds, a.args[i]);
+        float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)ds.n_res + 1));
+        float *agree = fs_malloc(sizeof(float) * ((size_t)ds.n_res + 1));
+        predict_run(ens, &ds, (int)threads, (int)batch, probs, agree);
+        ok = write_out(a.val[OPT_OUT], (FsPredFormat)fmt, &ds, probs, agree, a.n_args - n_models, i == n_models) == 0;
+        free(probs);
+        free(agree);
+        data_free(&ds);
+    }
+    predict_free(ens);
+    free(ens);
+    free(set);
+    cli_args_free(&a);
+    if (ok && fflush(stdout) != 0) ok = 0;
+    return ok ? FS_EXIT_OK : FS_EXIT_ERROR;
+}

@@ -1,0 +1,108 @@
+/*
+ * layout: where each of foldsweep's weight blocks goes in the PyTorch
+ * state dict (docs/models.md), shared by the writer and the reader so the
+ * two can never disagree. The nn.Sequential index advances for every
+ * module, parameters or not (Flatten, Unflatten, activations, dropout).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "modelfile/layout.h"
+
+/* Whether layer i's input is a 2-D [batch, features] tensor in PyTorch:
+ * it is after a dense layer, until a convolution unflattens it. */
+int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
+{
+    int n = 0, idx = 0, flat = 0;
+#define ADD(fmt_, arg_, kind_, off_, nd_, s0_, s1_, s2_)                          \
+    do {                                                                          \
+        if (n >= max_entries) return -1;                                          \
+        LayoutEntry *x = &e[n++];                                                 \
+        memset(x, 0, sizeof *x);                                                  \
+        snprintf(x->name, sizeof x->name, fmt_, arg_);                            \
+        x->kind = kind_;                                                          \
+        x->layer = i;                                                             \
+        x->off = off_;                                                            \
+        x->ndim = nd_;                                                            \
+        x->shape[0] = s0_, x->shape[1] = s1_, x->shape[2] = s2_;                  \
+    } while (0)
+    for (int i = 0; i < net->n; i++) {
+        const FsLayer *y = &net->layer[i];
+        const FsLayerSpec *s = &y->spec;
+        const long C = y->in_c, L = y->in_l, F = y->out_c, K = s->width;
+        switch (s->kind) {
+        case FS_LAYER_CONV:
+            if (flat) idx++; /* Unflatten(1, (C, 1)) */
+            ADD("%d.weight", idx, LAYOUT_CONV, y->w, 3, F, C, K);
+            ADD("%d.bias", idx, LAYOUT_VECTOR, y->b, 1, F, 0, 0);
+            idx += 1 + (s->act != FS_ACT_LINEAR);
+            flat = 0;
+            break;
+        case FS_LAYER_HIGHWAY:
+            if (flat) idx++;
+            ADD("%d.h.weight", idx, LAYOUT_CONV, y->w, 3, F, C, K);
+            ADD("%d.h.bias", idx, LAYOUT_VECTOR, y->b, 1, F, 0, 0);
+            ADD("%d.t.weight", idx, LAYOUT_CONV, y->w2, 3, F, C, K);
+            ADD("%d.t.bias", idx, LAYOUT_VECTOR, y->b2, 1, F, 0, 0);
+            idx++;
+            flat = 0;
+            break;
+        case FS_LAYER_DENSE:
+        case FS_LAYER_OUTPUT:
+            if (!flat) idx++; /* Flatten() */
+            ADD("%d.weight", idx, LAYOUT_DENSE, y->w, 2, F, C * L, 0);
+            ADD("%d.bias", idx, LAYOUT_VECTOR, y->b, 1, F, 0, 0);
+            idx += 1 + (s->act != FS_ACT_LINEAR);
+            flat = 1;
+            break;
+        case FS_LAYER_BATCHNORM:
+            ADD("%d.weight", idx, LAYOUT_VECTOR, y->w, 1, F, 0, 0);
+            ADD("%d.bias", idx, LAYOUT_VECTOR, y->b, 1, F, 0, 0);
+            ADD("%d.running_mean", idx, LAYOUT_VECTOR, y->s_mean, 1, F, 0, 0);
+            ADD("%d.running_var", idx, LAYOUT_VECTOR, y->s_var, 1, F, 0, 0);
+            idx++;
+            break;
+        case FS_LAYER_DROPOUT:
+            idx++;
+            break;
+        }
+    }
+#undef ADD
+    return n;
+}
+
+long layout_numel(const LayoutEntry *e)
+{
+    long k = 1;
+    for (int d = 0; d < e->ndim; d++) k *= (long)e->shape[d];
+    return k;
+}
+
+/* PyTorch element t of the entry <-> foldsweep float w[e->off + f]. */
+static long fs_index(const FsNet *net, const LayoutEntry *e, long t)
+{
+    const FsLayer *y = &net->layer[e->layer];
+    if (e->kind == LAYOUT_CONV) { /* pt[f][c][k] = W[k*C + c][f] */
+        long F = (long)e->shape[0], C = (long)e->shape[1], K = (long)e->shape[2];
+        long f = t / (C * K), c = t / K % C, k = t % K;
+        return (k * C + c) * F + f;
+    }
+    if (e->kind == LAYOUT_DENSE) { /* pt[u][c*L + q] = W[q*C + c][u] */
+        long U = (long)e->shape[0], C = y->in_c, L = y->in_l;
+        long u = t / (C * L), c = t % (C * L) / L, q = t % L;
+        return (q * C + c) * U + u;
+    }
+    return t;
+}
+
+void layout_to_torch(const FsNet *net, const LayoutEntry *e, const float *w, float *out)
+{
+    long n = layout_numel(e);
+    for (long t = 0; t < n; t++) out[t] = w[e->off + fs_index(net, e, t)];
+}
+
+void layout_from_torch(const FsNet *net, const LayoutEntry *e, const float *in, float *w)
+{
+    long n = layout_numel(e);
+    for (long t = 0; t < n; t++) w[e->off + fs_index(net, e, t)] = in[t];
+}

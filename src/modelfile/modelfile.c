@@ -1,0 +1,397 @@
+/*
+ * modelfile: saving and loading one trained model (docs/models.md).
+ */
+#define _GNU_SOURCE
+#include "modelfile/modelfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "data/data.h"
+#include "journal/journal.h"
+#include "modelfile/layout.h"
+#include "safetensors/safetensors.h"
+
+#ifndef FS_VERSION
+#define FS_VERSION "0.1.0"
+#endif
+
+#define MODEL_FORMAT "foldsweep-model"
+#define MODEL_FORMAT_VERSION "1"
+#define ALPHABET FS_AA_LETTERS "X"
+
+/* ---------------------------------------------------------------------- */
+/* The architecture as JSON                                                */
+
+char *modelfile_arch_json(const FsNet *net)
+{
+    size_t cap = 256 + (size_t)net->n * 160, n = 0;
+    char *s = fs_malloc(cap);
+    n += (size_t)snprintf(s + n, cap - n, "{\"window\":%d,\"layers\":[", net->arch.window);
+    for (int i = 0; i < net->n; i++) {
+        const FsLayerSpec *l = &net->layer[i].spec;
+        const char *k = model_layer_name(l->kind), *sep = i ? "," : "";
+        switch (l->kind) {
+        case FS_LAYER_CONV:
+            n += (size_t)snprintf(s + n, cap - n,
+                                  "%s{\"kind\":\"%s\",\"filters\":%d,\"width\":%d,\"activation\":\"%s\",\"act_param\":%.9g}",
+                                  sep, k, l->units, l->width, model_act_name(l->act), (double)l->act_param);
+            break;
+        case FS_LAYER_HIGHWAY:
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"width\":%d,\"activation\":\"%s\",\"act_param\":%.9g}",
+                                  sep, k, l->width, model_act_name(l->act), (double)l->act_param);
+            break;
+        case FS_LAYER_DENSE:
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d,\"activation\":\"%s\",\"act_param\":%.9g}",
+                                  sep, k, l->units, model_act_name(l->act), (double)l->act_param);
+            break;
+        case FS_LAYER_BATCHNORM:
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"eps\":%.9g,\"momentum\":%.9g}", sep, k,
+                                  (double)l->eps, (double)l->momentum);
+            break;
+        case FS_LAYER_DROPOUT:
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"rate\":%.9g}", sep, k, (double)l->rate);
+            break;
+        case FS_LAYER_OUTPUT:
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d}", sep, k, l->units);
+            break;
+        }
+    }
+    snprintf(s + n, cap - n, "]}");
+    return s;
+}
+
+static int get_i(const FsJson *o, const char *key, int lo, int hi, int *out)
+{
+    long long v;
+    if (journal_json_i64(journal_json_get(o, key), &v) || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int get_f(const FsJson *o, const char *key, float *out)
+{
+    return journal_json_f32(journal_json_get(o, key), out);
+}
+
+static int get_act(const FsJson *o, FsLayerSpec *l)
+{
+    const FsJson *a = journal_json_get(o, "activation");
+    if (!a || a->type != FS_JSON_STRING || model_act_parse(a->str) < 0) return -1;
+    l->act = (FsAct)model_act_parse(a->str);
+    return get_f(o, "act_param", &l->act_param);
+}
+
+int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
+{
+    FsJsonDoc doc;
+    char why[160];
+    memset(arch, 0, sizeof *arch);
+    if (journal_json_parse(&doc, json, strlen(json), why, sizeof why) != 0)
+        return fs_err_set(err, "arch is not JSON (%s)", why), -1;
+    const FsJson *layers = journal_json_get(doc.root, "layers");
+    int rc = -1;
+    if (get_i(doc.root, "window", 1, 255, &arch->window) || !layers || layers->type != FS_JSON_ARRAY ||
+        layers->n < 1 || layers->n > FS_MAX_LAYERS + 1) {
+        fs_err_set(err, "arch: expected {\"window\": 1..255, \"layers\": [1..%d layers, the output last]}",
+                   FS_MAX_LAYERS + 1);
+        goto out;
+    }
+    int i = 0;
+    for (const FsJson *o = layers->child; o; o = o->next, i++) {
+        const FsJson *k = journal_json_get(o, "kind");
+        FsLayerSpec l;
+        memset(&l, 0, sizeof l);
+        int bad = !k || k->type != FS_JSON_STRING;
+        int last = i == layers->n - 1;
+        const char *kind = bad ? "?" : k->str;
+        if (bad) {
+        } else if (!strcmp(kind, "conv1d")) {
+            l.kind = FS_LAYER_CONV;
+            bad = get_i(o, "filters", 1, 1 << 20, &l.units) || get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
+        } else if (!strcmp(kind, "highway")) {
+            l.kind = FS_LAYER_HIGHWAY;
+            bad = get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
+        } else if (!strcmp(kind, "dense")) {
+            l.kind = FS_LAYER_DENSE;
+            bad = get_i(o, "units", 1, 1 << 20, &l.units) || get_act(o, &l);
+        } else if (!strcmp(kind, "batchnorm")) {
+            l.kind = FS_LAYER_BATCHNORM;
+            bad = get_f(o, "eps", &l.eps) || get_f(o, "momentum", &l.momentum);
+        } else if (!strcmp(kind, "dropout")) {
+            l.kind = FS_LAYER_DROPOUT;
+            bad = get_f(o, "rate", &l.rate);
+        } else if (!strcmp(kind, "output")) {
+            int units = 0;
+            bad = !last || get_i(o, "units", FS_CLASSES, FS_CLASSES, &units);
+        } else {
+            bad = 1;
+        }
+        if (!bad && last && strcmp(kind, "output") != 0) bad = 1;
+        if (bad) {
+            fs_err_set(err, "arch: layer %d (%s): expected the fields of docs/models.md (and the output layer, "
+                            "3 units, last)", i + 1, kind);
+            goto out;
+        }
+        if (!last) arch->layers[arch->n_layers++] = l;
+    }
+    rc = 0;
+out:
+    journal_json_free(&doc);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Writing                                                                 */
+
+void modelfile_serialize(const FsNet *net, const float *weights, const FsModelInfo *info, uint8_t **out,
+                         uint64_t *n_out)
+{
+    LayoutEntry e[LAYOUT_MAX];
+    FsTensor t[LAYOUT_MAX];
+    int n = layout_plan(net, e, LAYOUT_MAX);
+    FS_ASSERT(n >= 0);
+    float *buf = fs_malloc(sizeof(float) * (size_t)(net->n_params + net->n_state + 1));
+    long at = 0;
+    for (int i = 0; i < n; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        t[i].name = e[i].name;
+        t[i].ndim = e[i].ndim;
+        for (int d = 0; d < e[i].ndim; d++) t[i].shape[d] = e[i].shape[d];
+        layout_to_torch(net, &e[i], weights, buf + at);
+        t[i].data = buf + at;
+        at += layout_numel(&e[i]);
+    }
+    FS_ASSERT(at == net->n_params + net->n_state);
+    char *arch = modelfile_arch_json(net);
+    char idx[16], fold[16], folds[16], best[16], q3[32], loss[32], fp[20], win[16];
+    snprintf(idx, sizeof idx, "%d", info->trial_index);
+    if (info->fold == FS_FOLD_PREDEFINED)
+        snprintf(fold, sizeof fold, "predefined");
+    else
+        snprintf(fold, sizeof fold, "%d", info->fold);
+    snprintf(folds, sizeof folds, "%d", info->folds);
+    snprintf(best, sizeof best, "%d", info->best_epoch);
+    snprintf(q3, sizeof q3, "%.9g", (double)info->val_q3);
+    snprintf(loss, sizeof loss, "%.9g", (double)info->val_loss);
+    snprintf(fp, sizeof fp, "%016" PRIx64, info->data_fingerprint);
+    snprintf(win, sizeof win, "%d", net->arch.window);
+    FsMetaEntry meta[] = {
+        {"format", MODEL_FORMAT},      {"format_version", MODEL_FORMAT_VERSION},
+        {"foldsweep_version", FS_VERSION}, {"arch", arch},
+        {"config", info->config ? info->config : "{}"}, {"trial", info->trial},
+        {"trial_index", idx},          {"fold", fold},
+        {"folds", folds},              {"best_epoch", best},
+        {"val_q3", q3},                {"val_loss", loss},
+        {"data_fingerprint", fp},      {"window", win},
+        {"alphabet", ALPHABET},        {"classes", "HEC"},
+    };
+    safetensors_serialize(t, n, meta, (int)(sizeof meta / sizeof meta[0]), out, n_out);
+    free(arch);
+    free(buf);
+}
+
+int modelfile_write_atomic(const char *path, const uint8_t *bytes, uint64_t n, FsErr *err)
+{
+    char tmp[4200], dir[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) return fs_err_set(err, "%s: cannot write: %s", tmp, strerror(errno)), -1;
+    uint64_t done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, bytes + done, (size_t)(n - done));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
+            close(fd);
+            unlink(tmp);
+            return fs_err_set(err, "%s: cannot write: %s", tmp, strerror(e)), -1;
+        }
+        done += (uint64_t)k;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fs_err_set(err, "%s: cannot sync: %s", tmp, strerror(e)), -1;
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fs_err_set(err, "%s: cannot rename into place: %s", path, strerror(e)), -1;
+    }
+    /* The rename itself must survive a crash before the journal names it. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
+int modelfile_mkdirs(const char *dir, FsErr *err)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) return fs_err_set(err, "%s: path too long", dir), -1;
+    for (char *p = buf + 1;; p++) {
+        char c = *p;
+        if (c != '/' && c != '\0') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return fs_err_set(err, "%s: cannot create folder: %s", buf, strerror(errno)), -1;
+        *p = c;
+        if (!c) return 0;
+    }
+}
+
+static int read_all(const char *path, uint8_t **out, uint64_t *n_out, FsErr *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return fs_err_set(err, "%s: cannot open: %s", path, strerror(errno)), -1;
+    size_t cap = 1 << 16, n = 0, k;
+    uint8_t *bytes = fs_malloc(cap);
+    while ((k = fread(bytes + n, 1, cap - n, f)) > 0)
+        if ((n += k) == cap) bytes = fs_realloc(bytes, cap *= 2);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(bytes);
+        return fs_err_set(err, "%s: cannot read", path), -1;
+    }
+    *out = bytes;
+    *n_out = n;
+    return 0;
+}
+
+int modelfile_copy(const char *src, const char *dst, FsErr *err)
+{
+    uint8_t *bytes;
+    uint64_t n;
+    if (read_all(src, &bytes, &n, err) != 0) return -1;
+    int rc = modelfile_write_atomic(dst, bytes, n, err);
+    free(bytes);
+    return rc;
+}
+
+uint32_t modelfile_crc(const uint8_t *bytes, uint64_t n) { return fs_crc32(bytes, (size_t)n, 0); }
+
+int modelfile_verify(const char *path, uint64_t bytes, uint32_t crc, char *why, size_t why_n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return snprintf(why, why_n, "missing (%s)", strerror(errno)), -1;
+    uint8_t buf[1 << 16];
+    uint64_t n = 0;
+    uint32_t c = 0;
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
+        c = fs_crc32(buf, k, c);
+        n += k;
+    }
+    int rd = ferror(f);
+    fclose(f);
+    if (rd) return snprintf(why, why_n, "cannot be read"), -1;
+    if (n != bytes)
+        return snprintf(why, why_n, "%llu bytes, expected %llu", (unsigned long long)n, (unsigned long long)bytes), -1;
+    if (c != crc) return snprintf(why, why_n, "checksum %08x, expected %08x", (unsigned)c, (unsigned)crc), -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reading                                                                 */
+
+static int meta_int(const FsSafetensors *st, const char *key, int lo, int hi, int *out)
+{
+    const char *v = safetensors_meta(st, key);
+    char *end;
+    if (!v || !*v) return -1;
+    long x = strtol(v, &end, 10);
+    if (*end || x < lo || x > hi) return -1;
+    *out = (int)x;
+    return 0;
+}
+
+int modelfile_parse(FsSavedModel *m, uint8_t *bytes, uint64_t n, const char *origin, int max_batch, FsErr *err)
+{
+    FsSafetensors st;
+    memset(m, 0, sizeof *m);
+    if (safetensors_parse(&st, bytes, n, origin, err) != 0) return -1;
+    FsErr e2 = {0};
+    FsArch arch;
+    const char *fmt = safetensors_meta(&st, "format"), *ver = safetensors_meta(&st, "format_version");
+    const char *arch_json = safetensors_meta(&st, "arch");
+    int rc = -1;
+    if (!fmt || strcmp(fmt, MODEL_FORMAT) != 0) {
+        fs_err_set(err, "%s: not a foldsweep model (metadata \"format\" is not \"%s\")", origin, MODEL_FORMAT);
+        goto out;
+    }
+    if (!ver || strcmp(ver, MODEL_FORMAT_VERSION) != 0) {
+        fs_err_set(err, "%s: model format version %s; this foldsweep reads %s", origin, ver ? ver : "(none)",
+                   MODEL_FORMAT_VERSION);
+        goto out;
+    }
+    if (!arch_json || modelfile_arch_parse(&arch, arch_json, &e2) != 0 ||
+        model_compile(&m->net, &arch, max_batch, &e2) != 0) {
+        fs_err_set(err, "%s: metadata %s", origin, arch_json ? e2.msg : "lacks \"arch\"");
+        goto out;
+    }
+    LayoutEntry e[LAYOUT_MAX];
+    int ne = layout_plan(&m->net, e, LAYOUT_MAX);
+    if (st.n_tensors != ne) {
+        fs_err_set(err, "%s: %d tensors, the architecture has %d", origin, st.n_tensors, ne);
+        goto out;
+    }
+    m->weights = fs_calloc((size_t)(m->net.n_params + m->net.n_state + 1), sizeof(float));
+    float *tmp = fs_malloc(sizeof(float) * (size_t)(m->net.n_params + m->net.n_state + 1));
+    for (int i = 0; i < ne; i++) {
+        if (safetensors_get_f32(&st, e[i].name, e[i].ndim, e[i].shape, tmp, origin, err) != 0) {
+            free(tmp);
+            goto out;
+        }
+        layout_from_torch(&m->net, &e[i], tmp, m->weights);
+    }
+    free(tmp);
+    FsModelInfo *in = &m->info;
+    const char *v;
+    if ((v = safetensors_meta(&st, "trial"))) snprintf(in->trial, sizeof in->trial, "%s", v);
+    if ((v = safetensors_meta(&st, "fold")) && !strcmp(v, "predefined"))
+        in->fold = FS_FOLD_PREDEFINED;
+    else if (meta_int(&st, "fold", 0, 1 << 20, &in->fold) != 0)
+        in->fold = 0;
+    (void)meta_int(&st, "trial_index", 0, 1 << 30, &in->trial_index);
+    (void)meta_int(&st, "folds", 1, 1 << 20, &in->folds);
+    (void)meta_int(&st, "best_epoch", 0, 1 << 24, &in->best_epoch);
+    if ((v = safetensors_meta(&st, "val_q3"))) in->val_q3 = strtof(v, NULL);
+    if ((v = safetensors_meta(&st, "val_loss"))) in->val_loss = strtof(v, NULL);
+    if ((v = safetensors_meta(&st, "data_fingerprint"))) in->data_fingerprint = strtoull(v, NULL, 16);
+    in->config = fs_strdup((v = safetensors_meta(&st, "config")) ? v : "{}");
+    snprintf(m->version, sizeof m->version, "%s", (v = safetensors_meta(&st, "foldsweep_version")) ? v : "?");
+    rc = 0;
+out:
+    safetensors_free(&st);
+    if (rc != 0) modelfile_free(m);
+    return rc;
+}
+
+int modelfile_load(FsSavedModel *m, const char *path, int max_batch, FsErr *err)
+{
+    uint8_t *bytes;
+    uint64_t n;
+    memset(m, 0, sizeof *m);
+    if (read_all(path, &bytes, &n, err) != 0) return -1;
+    return modelfile_parse(m, bytes, n, path, max_batch, err);
+}
+
+void modelfile_free(FsSavedModel *m)
+{
+    free(m->weights);
+    free(m->info.config);
+    memset(m, 0, sizeof *m);
+}

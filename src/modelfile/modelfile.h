@@ -1,0 +1,64 @@
+/*
+ * modelfile: a trained (trial, fold) model as a safetensors file
+ * (docs/models.md). The tensors are named and laid out as the state dict of
+ * the equivalent PyTorch nn.Sequential (conv1d [out, in, width], linear
+ * [out, in] with PyTorch's channel-major flatten, batch-norm weight, bias
+ * and running statistics, highway h / t convolutions), so the file loads in
+ * PyTorch as it is; the metadata carries the architecture (what a loader
+ * builds), the trial's canonical config and where the model came from.
+ */
+#ifndef FS_MODELFILE_H
+#define FS_MODELFILE_H
+
+#include <stdint.h>
+
+#include "model/model.h"
+
+/* Where a model came from (metadata). */
+typedef struct {
+    char trial[17];
+    int trial_index;
+    int fold;   /* 0..k-1, or FS_FOLD_PREDEFINED */
+    int folds;  /* k, or 1 for a predefined split */
+    int best_epoch;
+    float val_q3, val_loss;
+    uint64_t data_fingerprint;
+    char *config; /* the trial's canonical config (JSON); NULL allowed when saving */
+} FsModelInfo;
+
+/* A model read back: its net (compiled for max_batch), its weights
+ * (n_params + n_state floats) and its metadata. */
+typedef struct {
+    FsNet net;
+    float *weights;
+    FsModelInfo info;
+    char version[32]; /* the foldsweep version that wrote it */
+} FsSavedModel;
+
+/* The file's bytes for net and its weights (n_params + n_state floats). */
+void modelfile_serialize(const FsNet *net, const float *weights, const FsModelInfo *info, uint8_t **out,
+                         uint64_t *n_out);
+/* Writes bytes to path durably: PATH.tmp, fsync, rename, fsync of the
+ * folder (created if missing). 0, or -1 with err. */
+int modelfile_write_atomic(const char *path, const uint8_t *bytes, uint64_t n, FsErr *err);
+/* Reads and checks a model file: format, architecture, every tensor's
+ * dtype and shape. 0, or -1 with err naming the file and what is wrong. */
+int modelfile_load(FsSavedModel *m, const char *path, int max_batch, FsErr *err);
+/* The same from bytes held in memory (ownership of bytes is taken). */
+int modelfile_parse(FsSavedModel *m, uint8_t *bytes, uint64_t n, const char *origin, int max_batch, FsErr *err);
+void modelfile_free(FsSavedModel *m);
+/* 0 if the file at path has exactly `bytes` bytes and CRC-32 `crc`; else
+ * -1 with why ("missing", "N bytes, expected M", "checksum differs"). */
+int modelfile_verify(const char *path, uint64_t bytes, uint32_t crc, char *why, size_t why_n);
+/* Creates a folder and its parents (existing ones are fine). */
+int modelfile_mkdirs(const char *dir, FsErr *err);
+/* Copies a file byte for byte, durably (modelfile_write_atomic). */
+int modelfile_copy(const char *src, const char *dst, FsErr *err);
+/* CRC-32 of a byte buffer, as the journal records it. */
+uint32_t modelfile_crc(const uint8_t *bytes, uint64_t n);
+
+/* The architecture as the metadata's "arch" JSON (malloc'd), and back. */
+char *modelfile_arch_json(const FsNet *net);
+int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err);
+
+#endif

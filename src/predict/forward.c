@@ -1,0 +1,84 @@
+/*
+ * forward: the ensemble over a dataset, chunks of residues spread over
+ * threads. Each chunk runs every fold model in order (train_predict) and
+ * sums their probabilities in that order, so a residue's numbers are the
+ * same whatever the thread count.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict/predict.h"
+#include "train/train.h"
+
+#define CHUNK 8192
+
+typedef struct {
+    const FsEnsemble *e;
+    const FsDataset *ds;
+    int batch;
+    float *probs, *agree;
+    uint32_t next; /* first residue of the next chunk */
+    pthread_mutex_t lock;
+} Work;
+
+static void chunk(Work *w, uint32_t lo, uint32_t n, uint32_t *idx, float *p, uint8_t *pred, uint8_t *votes)
+{
+    const FsEnsemble *e = w->e;
+    float *out = w->probs + (size_t)lo * 3;
+    for (uint32_t r = 0; r < n; r++) idx[r] = lo + r;
+    memset(out, 0, sizeof(float) * 3 * n);
+    memset(votes, 0, (size_t)n * 3);
+    for (int k = 0; k < e->n; k++) {
+        train_predict(&e->m[k].net, e->m[k].weights, w->ds, idx, n, w->batch, p, pred);
+        for (uint32_t r = 0; r < 3 * n; r++) out[r] += p[r];
+        for (uint32_t r = 0; r < n; r++) votes[r * 3 + pred[r]]++;
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        float *q = out + (size_t)r * 3;
+        for (int c = 0; c < 3; c++) q[c] /= (float)e->n;
+        if (w->agree) {
+            char s = predict_state(q);
+            int c = s == 'H' ? 0 : s == 'E' ? 1 : 2;
+            w->agree[lo + r] = (float)votes[r * 3 + c] / (float)e->n;
+        }
+    }
+}
+
+static void *worker(void *arg)
+{
+    Work *w = arg;
+    uint32_t *idx = fs_malloc(sizeof(uint32_t) * CHUNK);
+    float *p = fs_malloc(sizeof(float) * 3 * CHUNK);
+    uint8_t *pred = fs_malloc(CHUNK), *votes = fs_malloc(3 * CHUNK);
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        uint32_t lo = w->next;
+        if (lo < w->ds->n_res) w->next = lo + (w->ds->n_res - lo < CHUNK ? w->ds->n_res - lo : CHUNK);
+        uint32_t hi = w->next;
+        pthread_mutex_unlock(&w->lock);
+        if (lo >= hi) break;
+        chunk(w, lo, hi - lo, idx, p, pred, votes);
+    }
+    free(idx);
+    free(p);
+    free(pred);
+    free(votes);
+    return NULL;
+}
+
+void predict_run(const FsEnsemble *e, const FsDataset *ds, int threads, int batch, float *probs, float *agree)
+{
+    Work w = {e, ds, batch, probs, agree, 0, PTHREAD_MUTEX_INITIALIZER};
+    uint32_t chunks = (ds->n_res + CHUNK - 1) / CHUNK;
+    if (threads > (int)chunks) threads = (int)chunks;
+    if (threads < 1) threads = 1;
+    pthread_t *t = fs_calloc((size_t)threads, sizeof *t);
+    int started = 0;
+    for (int i = 1; i < threads; i++)
+        if (pthread_create(&t[started], NULL, worker, &w) == 0) started++;
+    worker(&w); /* the calling thread works too */
+    for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+    free(t);
+    pthread_mutex_destroy(&w.lock);
+}

@@ -1,0 +1,68 @@
+/*
+ * predict: trained models put to use. Finds a trial's fold models (an
+ * exported folder, a run folder and a trial or rank, or model files),
+ * loads them as an ensemble, runs it over a dataset on all threads (the
+ * mean of the fold models' softmax outputs per residue, and how many of
+ * them agree with it), and writes predictions as PSIPRED ss2 / horiz,
+ * NetSurfP-style CSV or three-line FASTA. `foldsweep export` and
+ * `foldsweep predict` are thin commands over it (docs/models.md).
+ */
+#ifndef FS_PREDICT_H
+#define FS_PREDICT_H
+
+#include <stdio.h>
+
+#include "data/data.h"
+#include "modelfile/modelfile.h"
+
+#define FS_PREDICT_MAX_MODELS 64
+
+/* The files of one trial's fold models and what is known of the trial. */
+typedef struct {
+    int n;
+    char path[FS_PREDICT_MAX_MODELS][2048];
+    int fold[FS_PREDICT_MAX_MODELS];
+    char trial[17];
+    int rank;          /* leaderboard rank, 0 if unknown (model files given directly) */
+    double mean, std;  /* the trial's leaderboard metric (NAN if unknown) */
+    char metric[8];
+} FsModelSet;
+
+/* Where to find models: `source` is an exported folder (model.json), a run
+ * folder (journal.jsonl: the trial `trial` (an id or a unique prefix) or
+ * else the one at leaderboard rank `rank`, 1 = best), or one .safetensors
+ * file (call again to add more). fold >= 0 keeps only that fold's model.
+ * 0, or -1 with err saying what is missing and what to do. */
+int predict_find(FsModelSet *set, const char *source, const char *trial, int rank, int fold, FsErr *err);
+/* 1 if path looks like a model source (a folder, or a .safetensors file). */
+int predict_is_model_source(const char *path);
+
+typedef struct {
+    int n;
+    FsSavedModel m[FS_PREDICT_MAX_MODELS];
+    int window;
+} FsEnsemble;
+
+/* Loads every file of the set; they must share one window. */
+int predict_load(FsEnsemble *e, const FsModelSet *set, int batch, FsErr *err);
+void predict_free(FsEnsemble *e);
+
+/* The ensemble over every residue of ds, in residue order: probs (n_res x 3,
+ * H E C) the mean of the models' softmax, agree (n_res, may be NULL) the
+ * fraction of models whose own prediction is the ensemble's. Deterministic
+ * whatever the thread count (each residue's sums run over the models in
+ * order). */
+void predict_run(const FsEnsemble *e, const FsDataset *ds, int threads, int batch, float *probs, float *agree);
+
+typedef enum { FS_PRED_SS2 = 0, FS_PRED_HORIZ, FS_PRED_CSV, FS_PRED_FASTA } FsPredFormat;
+/* "ss2", "horiz", "csv", "fasta" -> format, or -1. */
+int predict_format_parse(const char *s);
+const char *predict_format_ext(FsPredFormat f);
+/* The state of one residue: argmax of its probabilities ('H', 'E', 'C'). */
+char predict_state(const float *p);
+/* Writes protein `prot` (or every protein, prot < 0) of ds. The CSV header
+ * is written when header is set. */
+void predict_write(FILE *out, FsPredFormat fmt, const FsDataset *ds, long prot, const float *probs,
+                   const float *agree, int header);
+
+#endif

@@ -1,0 +1,215 @@
+/*
+ * source: which files make a trial's ensemble, and loading them.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "journal/journal.h"
+#include "predict/predict.h"
+#include "report/report.h"
+
+static int is_dir(const char *p)
+{
+    struct stat s;
+    return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+static int has_file(const char *dir, const char *name)
+{
+    char p[4400];
+    struct stat s;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &s) == 0 && S_ISREG(s.st_mode);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+int predict_is_model_source(const char *path)
+{
+    return is_dir(path) || ends_with(path, ".safetensors");
+}
+
+static int add(FsModelSet *set, const char *dir, const char *file, int fold, FsErr *err)
+{
+    if (set->n >= FS_PREDICT_MAX_MODELS)
+        return fs_err_set(err, "more than %d models in one ensemble", FS_PREDICT_MAX_MODELS), -1;
+    if (dir)
+        snprintf(set->path[set->n], sizeof set->path[0], "%s/%s", dir, file);
+    else
+        snprintf(set->path[set->n], sizeof set->path[0], "%s", file);
+    set->fold[set->n++] = fold;
+    return 0;
+}
+
+/* An exported folder: model.json lists the fold files. */
+static int find_export(FsModelSet *set, const char *dir, int fold, FsErr *err)
+{
+    char path[4400], why[160];
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return fs_err_set(err, "%s: cannot open", path), -1;
+    char *text = fs_malloc(1 << 20);
+    size_t n = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    FsJsonDoc doc;
+    int rc = -1;
+    if (journal_json_parse(&doc, text, n, why, sizeof why) != 0) {
+        fs_err_set(err, "%s: not JSON (%s)", path, why);
+        free(text);
+        return -1;
+    }
+    const FsJson *t = journal_json_get(doc.root, "trial"), *folds = journal_json_get(doc.root, "folds");
+    if (!t || t->type != FS_JSON_STRING || !folds || folds->type != FS_JSON_ARRAY || folds->n < 1) {
+        fs_err_set(err, "%s: expected \"trial\" and a non-empty \"folds\" list (written by foldsweep export)", path);
+        goto out;
+    }
+    snprintf(set->trial, sizeof set->trial, "%s", t->str);
+    const FsJson *v = journal_json_get(doc.root, "rank");
+    long long r;
+    if (v && !journal_json_i64(v, &r)) set->rank = (int)r;
+    if ((v = journal_json_get(doc.root, "mean"))) journal_json_f64(v, &set->mean);
+    if ((v = journal_json_get(doc.root, "std"))) journal_json_f64(v, &set->std);
+    for (const FsJson *e = folds->child; e; e = e->next) {
+        const FsJson *file = journal_json_get(e, "file");
+        long long k;
+        if (!file || file->type != FS_JSON_STRING || strchr(file->str, '/') ||
+            journal_json_i64(journal_json_get(e, "fold"), &k)) {
+            fs_err_set(err, "%s: each of \"folds\" needs \"fold\" and a \"file\" in the folder", path);
+            goto out;
+        }
+        if (fold >= 0 && k != fold) continue;
+        if (add(set, dir, file->str, (int)k, err)) goto out;
+    }
+    if (set->n == 0) {
+        fs_err_set(err, "%s: no fold %d in this export", path, fold);
+        goto out;
+    }
+    rc = 0;
+out:
+    journal_json_free(&doc);
+    free(text);
+    return rc;
+}
+
+/* A run folder: the trial by id (or unique prefix) or by leaderboard rank. */
+static int find_run(FsModelSet *set, const char *dir, const char *trial, int rank, int fold, FsErr *err)
+{
+    FsJournal j;
+    FsReportSpec spec;
+    int from_journal, rc = -1;
+    if (journal_read(&j, dir, err) != 0) return -1;
+    if (report_spec_load(&spec, dir, &j, &from_journal, err) != 0) {
+        journal_close(&j);
+        return -1;
+    }
+    FsReport rep;
+    report_build(&rep, &j, &spec);
+    const FsReportRow *row = NULL;
+    for (int i = 0; i < rep.n_rows; i++) {
+        const FsReportRow *x = &rep.rows[i];
+        if (trial ? strncmp(x->id, trial, strlen(trial)) != 0 : x->rank != rank) continue;
+        if (row) {
+            fs_err_set(err, "%s: trial '%s' is ambiguous (%s, %s, ...): give more of its id", dir, trial, row->id,
+                       x->id);
+            goto out;
+        }
+        row = x;
+    }
+    if (!row) {
+        if (trial) fs_err_set(err, "%s: no trial '%s' in the journal (see foldsweep leaderboard %s)", dir, trial, dir);
+        else fs_err_set(err, "%s: no trial at rank %d (the leaderboard has %d)", dir, rank, rep.n_rows);
+        goto out;
+    }
+    if (row->status != FS_TRIAL_OK && fold < 0) {
+        fs_err_set(err, "%s: trial %s is %s%s%s: its fold models do not form an ensemble (give --fold K for one)",
+                   dir, row->id, report_status_name(row->status), row->reason[0] ? ": " : "", row->reason);
+        goto out;
+    }
+    if (journal_is_pruned(&j, row->id)) {
+        fs_err_set(err, "%s: the models of trial %s (rank %d) were removed at the end of the run (run.keep_models "
+                   "keeps the best N); raise keep_models and train it again to keep them", dir, row->id, row->rank);
+        goto out;
+    }
+    snprintf(set->trial, sizeof set->trial, "%s", row->id);
+    set->rank = row->rank;
+    set->mean = row->mean;
+    set->std = row->std;
+    snprintf(set->metric, sizeof set->metric, "%s", report_metric_name(spec.metric));
+    for (int k = 0; k < spec.folds; k++) {
+        int fid = spec.predefined ? FS_FOLD_PREDEFINED : k;
+        if (fold >= 0 && fid != fold) continue;
+        const FsFoldRecord *fr = journal_find_fold(&j, row->id, fid);
+        char why[160], path[4400];
+        if (!fr || !fr->model.file[0]) {
+            fs_err_set(err, "%s: trial %s fold %d has no saved model (%s)", dir, row->id, fid,
+                       fr ? "trained by a foldsweep that did not keep models, or did not train to a best epoch"
+                          : "not trained yet");
+            goto out;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, fr->model.file);
+        if (modelfile_verify(path, fr->model.bytes, fr->model.crc32, why, sizeof why) != 0) {
+            fs_err_set(err, "%s: %s (rerun the sweep to restore it)", path, why);
+            goto out;
+        }
+        if (add(set, dir, fr->model.file, fid, err)) goto out;
+    }
+    if (set->n == 0) {
+        fs_err_set(err, "%s: trial %s has no fold %d", dir, row->id, fold);
+        goto out;
+    }
+    rc = 0;
+out:
+    report_free(&rep);
+    journal_close(&j);
+    return rc;
+}
+
+int predict_find(FsModelSet *set, const char *source, const char *trial, int rank, int fold, FsErr *err)
+{
+    if (set->n == 0 && !set->trial[0]) set->mean = set->std = NAN;
+    if (!is_dir(source)) {
+        if (!ends_with(source, ".safetensors"))
+            return fs_err_set(err, "%s: expected a model folder (export or run) or a .safetensors file", source), -1;
+        if (trial || fold >= 0)
+            return fs_err_set(err, "%s: --trial and --fold choose within a folder, not among model files", source), -1;
+        return add(set, NULL, source, -1, err);
+    }
+    if (set->n > 0) return fs_err_set(err, "%s: give one model folder, or model files", source), -1;
+    if (has_file(source, "model.json")) return find_export(set, source, fold, err);
+    if (has_file(source, "journal.jsonl")) return find_run(set, source, trial, rank, fold, err);
+    return fs_err_set(err, "%s: neither an exported model (model.json) nor a run folder (journal.jsonl)", source), -1;
+}
+
+int predict_load(FsEnsemble *e, const FsModelSet *set, int batch, FsErr *err)
+{
+    memset(e, 0, sizeof *e);
+    for (int i = 0; i < set->n; i++) {
+        if (modelfile_load(&e->m[i], set->path[i], batch, err) != 0) {
+            predict_free(e);
+            return -1;
+        }
+        e->n = i + 1;
+        int w = e->m[i].net.arch.window;
+        if (i > 0 && w != e->window) {
+            fs_err_set(err, "%s: window %d, but %s has %d: models of one ensemble read the same window",
+                       set->path[i], w, set->path[0], e->window);
+            predict_free(e);
+            return -1;
+        }
+        e->window = w;
+    }
+    return 0;
+}
+
+void predict_free(FsEnsemble *e)
+{
+    for (int i = 0; i < e->n; i++) modelfile_free(&e->m[i]);
+    e->n = 0;
+}
