@@ -104,6 +104,11 @@ int main(void)
         char *got = board(dir);
         CHECK_MSG(strcmp(ref, got) == 0, "np %d leaderboard differs:\n%s\nvs single process:\n%s", np, got, ref);
         free(got);
+        /* The weights travel back to rank 0: the same model files, byte for byte. */
+        snprintf(cmd, sizeof cmd, "diff -r '%s/single/models' '%s/models'", tmp, dir);
+        CHECK_MSG(system(cmd) == 0, "np %d: model files differ from the single process's", np);
+        snprintf(cmd, sizeof cmd, "%s/single/models", tmp);
+        CHECK_MSG(access(cmd, F_OK) == 0, "no models folder");
     }
 
     /* SIGKILL of rank 0 mid-sweep: the job dies; the rerun completes it. */

@@ -64,8 +64,9 @@ static void warn_unknown(const FsDataset *ds, const char *path)
     char letters[64] = "";
     size_t k = 0;
     for (int c = 0; c < 26; c++) {
+        if (c == 'X' - 'A' || !ds->stats.unknown_letters[c]) continue; /* X is already "unknown" */
         n += ds->stats.unknown_letters[c];
-        if (ds->stats.unknown_letters[c] && k + 2 < sizeof letters) letters[k++] = (char)('A' + c), letters[k] = 0;
+        if (k + 2 < sizeof letters) letters[k++] = (char)('A' + c), letters[k] = 0;
     }
     if (n) cli_error("warning: %s: %llu residue%s outside the 20 standard amino acids (%s) read as X", path,
                      (unsigned long long)n, n == 1 ? "" : "s", letters);

@@ -34,13 +34,14 @@ char predict_state(const float *p)
 static char letter(uint8_t code) { return code < FS_AA_STANDARD ? FS_AA_LETTERS[code] : 'X'; }
 
 /* PSIPRED's confidence digit: how far the best state is ahead of the
- * second, 0..9. */
+ * second, floor(10 * (best - second)) clipped to 0..9. The 1e-4 keeps a
+ * difference such as 0.7f - 0.2f (4.9999995 x 10 in float) on its digit. */
 static char confidence(const float *p)
 {
     float a = p[0], b = p[1], c = p[2];
     float hi = a > b ? (a > c ? a : c) : (b > c ? b : c);
     float mid = a + b + c - hi - (a < b ? (a < c ? a : c) : (b < c ? b : c));
-    int d = (int)(10.0f * (hi - mid));
+    int d = (int)(10.0f * (hi - mid) + 1e-4f);
     return (char)('0' + (d > 9 ? 9 : d < 0 ? 0 : d));
 }
 

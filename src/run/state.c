@@ -279,9 +279,12 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     }
     if (!o->quiet && rc != FS_EXIT_ERROR) {
         if (!interrupted) report_print_leaderboard(out, &st->j, &st->sw, 10);
-        if (st->models_pruned)
+        if (st->models_pruned && st->sw.keep_models > 0)
             fprintf(out, "models: removed the fold models of %d trial%s outside the best %d (run.keep_models)\n",
                     st->models_pruned, st->models_pruned == 1 ? "" : "s", st->sw.keep_models);
+        else if (st->models_pruned)
+            fprintf(out, "models: removed the fold models of %d trial%s (run.keep_models: none)\n",
+                    st->models_pruned, st->models_pruned == 1 ? "" : "s");
         profile_print(out, &prof);
     }
     return rc;
