@@ -1,0 +1,387 @@
+"""foldsweep's trained models in PyTorch (docs/models.md).
+
+Standard library and torch only: the safetensors files are parsed here, so
+nothing but PyTorch needs installing.
+
+    import foldsweep_torch as ft
+    models = ft.load_ensemble("r1-best")     # folder from `foldsweep export`
+    probs = ft.predict(models, "MKVLAAGIVAL") # [length, 3], H E C
+
+Command line: python3 foldsweep_torch.py MODEL... INPUT.fasta
+(MODEL: an exported folder or .safetensors files) prints, per protein, the
+three lines `>id`, the sequence and the predicted states.
+"""
+
+import array
+import glob
+import json
+import math
+import os
+import struct
+import sys
+
+import torch
+from torch import nn
+
+ALPHABET = "ACDEFGHIKLMNPQRSTVWYX"
+CLASSES = "HEC"
+FORMAT = "foldsweep-model"
+FORMAT_VERSION = "1"
+MAX_LAYERS = 16  # foldsweep's limit, the output layer not counted
+_INDEX = {a: i for i, a in enumerate(ALPHABET)}
+_X = ALPHABET.index("X")
+
+
+class Highway(nn.Module):
+    """y = T*H + (1 - T)*x, H = act(h(x)), T = sigmoid(t(x)); h, t keep the channels."""
+
+    def __init__(self, channels, width, act=None):
+        super().__init__()
+        self.h = nn.Conv1d(channels, channels, width, padding=width // 2)
+        self.t = nn.Conv1d(channels, channels, width, padding=width // 2)
+        self.act = act if act is not None else nn.Identity()
+
+    def forward(self, x):
+        t = torch.sigmoid(self.t(x))
+        return t * self.act(self.h(x)) + (1.0 - t) * x
+
+
+# ---------------------------------------------------------------------------
+# safetensors
+
+
+def read_safetensors(path):
+    """(tensors {name: float32 tensor}, metadata {str: str}) of a foldsweep model file."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    where = str(path)
+    if len(raw) < 8:
+        raise ValueError(f"{where}: {len(raw)} bytes; not a safetensors file (no 8-byte header length)")
+    (n,) = struct.unpack("<Q", raw[:8])
+    if n > len(raw) - 8:
+        raise ValueError(f"{where}: header length {n} runs past the end of the file ({len(raw)} bytes)")
+    try:
+        header = json.loads(raw[8 : 8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"{where}: the safetensors header is not JSON ({e})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{where}: the safetensors header is not a JSON object")
+    meta = header.pop("__metadata__", None)
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise ValueError(f"{where}: __metadata__ must be an object of strings")
+    data = memoryview(raw)[8 + n :]
+    tensors = {}
+    for name, t in header.items():
+        if not isinstance(t, dict):
+            raise ValueError(f"{where}: tensor {name!r}: expected an object with dtype, shape, data_offsets")
+        dtype, shape, offs = t.get("dtype"), t.get("shape"), t.get("data_offsets")
+        if dtype != "F32":
+            raise ValueError(f"{where}: tensor {name!r} has dtype {dtype!r}; foldsweep models hold F32 tensors only")
+        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+            raise ValueError(f"{where}: tensor {name!r}: shape {shape!r} is not a list of sizes")
+        if (
+            not isinstance(offs, list)
+            or len(offs) != 2
+            or not all(isinstance(o, int) for o in offs)
+            or not 0 <= offs[0] <= offs[1] <= len(data)
+        ):
+            raise ValueError(f"{where}: tensor {name!r}: data_offsets {offs!r} outside the {len(data)} data bytes")
+        numel = math.prod(shape)
+        if offs[1] - offs[0] != 4 * numel:
+            raise ValueError(
+                f"{where}: tensor {name!r}: shape {shape} needs {4 * numel} bytes, data_offsets give {offs[1] - offs[0]}"
+            )
+        buf = bytearray(data[offs[0] : offs[1]])
+        if sys.byteorder == "big":
+            a = array.array("f", bytes(buf))
+            a.byteswap()
+            buf = bytearray(a.tobytes())
+        tensors[name] = torch.frombuffer(buf, dtype=torch.float32).reshape(shape) if numel else torch.zeros(shape)
+    return tensors, dict(meta)
+
+
+# ---------------------------------------------------------------------------
+# building the Sequential
+
+
+def _activation(layer, where):
+    act = layer.get("activation", "linear")
+    p = float(layer.get("act_param", 0))
+    if act == "linear":
+        return None
+    if act == "relu":
+        return nn.ReLU()
+    if act == "leaky_relu":
+        return nn.LeakyReLU(p)
+    if act == "swish":
+        return nn.SiLU()
+    if act == "tanh":
+        return nn.Tanh()
+    if act == "elu":
+        return nn.ELU(alpha=p)
+    raise ValueError(f"{where}: unknown activation {act!r}")
+
+
+def _int(layer, key, lo, hi, where):
+    v = layer.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        raise ValueError(f"{where}: {key} must be an integer from {lo} to {hi}, got {v!r}")
+    return v
+
+
+def _num(layer, key, where):
+    v = layer.get(key)
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        raise ValueError(f"{where}: {key} must be a number, got {v!r}")
+    return float(v)
+
+
+def build(arch):
+    """The nn.Sequential (untrained) of an arch object ({"window", "layers"}), by docs/models.md."""
+    if not isinstance(arch, dict) or not isinstance(arch.get("layers"), list):
+        raise ValueError('arch: expected {"window": W, "layers": [...]}')
+    window = _int(arch, "window", 1, 255, "arch")
+    if window % 2 == 0:
+        raise ValueError(f"arch: window must be odd, got {window}")
+    layers = arch["layers"]
+    if not 1 <= len(layers) <= MAX_LAYERS + 1:
+        raise ValueError(f"arch: expected 1 to {MAX_LAYERS + 1} layers (the output last), got {len(layers)}")
+    mods = []
+    c, l, flat = len(ALPHABET), window, False
+    for i, y in enumerate(layers):
+        kind = y.get("kind") if isinstance(y, dict) else None
+        where = f"arch: layer {i + 1} ({kind})"
+        last = i == len(layers) - 1
+        if (kind == "output") != last:
+            raise ValueError(f"{where}: the output layer must be last, and only last")
+        if i == 0 and kind not in ("conv1d", "dense", "output"):
+            raise ValueError(f"{where}: the first layer must be conv1d or dense (it reads the one-hot window)")
+        if kind in ("conv1d", "highway"):
+            k = _int(y, "width", 1, 255, where)
+            if flat:
+                mods.append(nn.Unflatten(1, (c, 1)))
+                flat = False
+            if k % 2 == 0 or k > l:
+                raise ValueError(f"{where}: width must be odd and at most the input length {l}, got {k}")
+            act = _activation(y, where)
+            if kind == "conv1d":
+                f = _int(y, "filters", 1, 1 << 20, where)
+                mods.append(nn.Conv1d(c, f, k, padding=k // 2))
+                if act is not None:
+                    mods.append(act)
+                c = f
+            else:
+                mods.append(Highway(c, k, act))
+        elif kind in ("dense", "output"):
+            if kind == "output":
+                u = _int(y, "units", len(CLASSES), len(CLASSES), where)
+                act = None
+            else:
+                u = _int(y, "units", 1, 1 << 20, where)
+                act = _activation(y, where)
+            if not flat:
+                mods.append(nn.Flatten())
+                flat = True
+            mods.append(nn.Linear(c * l, u))
+            if act is not None:
+                mods.append(act)
+            c, l = u, 1
+        elif kind == "batchnorm":
+            eps, m = _num(y, "eps", where), _num(y, "momentum", where)
+            if not eps > 0 or not 0 <= m < 1:
+                raise ValueError(f"{where}: eps must be > 0 and momentum in [0, 1), got {eps} and {m}")
+            mods.append(nn.BatchNorm1d(c, eps=eps, momentum=1.0 - m))
+        elif kind == "dropout":
+            r = _num(y, "rate", where)
+            if not 0 <= r < 1:
+                raise ValueError(f"{where}: rate must be in [0, 1), got {r}")
+            mods.append(nn.Dropout(r))
+        else:
+            raise ValueError(f"arch: layer {i + 1}: unknown kind {kind!r}")
+    return nn.Sequential(*mods)
+
+
+def load(path):
+    """(nn.Sequential in eval mode, metadata dict) of one foldsweep model file.
+
+    The Sequential has `.window` (the input window) and `.metadata` set too."""
+    tensors, meta = read_safetensors(path)
+    where = str(path)
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{where}: metadata format is {meta.get('format')!r}, expected {FORMAT!r}")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{where}: format_version {meta.get('format_version')!r}; this loader reads version {FORMAT_VERSION}"
+        )
+    for key, want in (("alphabet", ALPHABET), ("classes", CLASSES)):
+        if key in meta and meta[key] != want:
+            raise ValueError(f"{where}: metadata {key} is {meta[key]!r}, expected {want!r}")
+    if "arch" not in meta:
+        raise ValueError(f"{where}: metadata has no arch")
+    try:
+        arch = json.loads(meta["arch"])
+    except ValueError as e:
+        raise ValueError(f"{where}: metadata arch is not JSON ({e})") from None
+    try:
+        model = build(arch)
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+    if "window" in meta and meta["window"] != str(arch["window"]):
+        raise ValueError(f"{where}: metadata window {meta['window']} differs from arch window {arch['window']}")
+    want = model.state_dict()
+    state = {}
+    problems = []
+    for name, t in want.items():
+        if name.endswith("num_batches_tracked"):
+            state[name] = torch.zeros((), dtype=torch.long)
+        elif name not in tensors:
+            problems.append(f"missing tensor {name} {list(t.shape)}")
+        elif tensors[name].shape != t.shape:
+            problems.append(f"tensor {name} has shape {list(tensors[name].shape)}, expected {list(t.shape)}")
+        else:
+            state[name] = tensors[name]
+    problems += [f"unexpected tensor {n}" for n in tensors if n not in want]
+    if problems:
+        raise ValueError(f"{where}: does not match its arch: " + "; ".join(problems))
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    model.window = arch["window"]
+    model.metadata = meta
+    return model, meta
+
+
+def _model_json_files(folder):
+    """Fold files named by an export's model.json, or None if it names none."""
+    try:
+        with open(os.path.join(folder, "model.json")) as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        return None
+    except ValueError as e:
+        raise ValueError(f"{folder}/model.json is not JSON ({e})") from None
+    for key in ("folds", "files", "models"):
+        items = doc.get(key) if isinstance(doc, dict) else None
+        if not isinstance(items, list):
+            continue
+        files = []
+        for it in items:
+            name = it if isinstance(it, str) else (it.get("file") or it.get("path")) if isinstance(it, dict) else None
+            if isinstance(name, str):
+                files.append(name if os.path.isabs(name) else os.path.join(folder, name))
+        if files:
+            return files
+    return None
+
+
+def load_ensemble(path):
+    """[nn.Sequential, ...] from an exported folder (model.json's files, else its *.safetensors,
+    sorted), one .safetensors file, or a list of files."""
+    if isinstance(path, (list, tuple)):
+        files = [os.fspath(p) for p in path]
+    elif os.path.isdir(path):
+        files = _model_json_files(path)
+        if files is None:
+            files = sorted(glob.glob(os.path.join(glob.escape(os.fspath(path)), "*.safetensors")))
+        if not files:
+            raise ValueError(f"{path}: no model.json fold list and no .safetensors files")
+    else:
+        files = [os.fspath(path)]
+    models = [load(f)[0] for f in files]
+    if len({m.window for m in models}) > 1:
+        raise ValueError("ensemble: the models have different windows: " + ", ".join(str(m.window) for m in models))
+    return models
+
+
+# ---------------------------------------------------------------------------
+# input and prediction
+
+
+def encode(seq):
+    """Residue codes (LongTensor) of a sequence: ALPHABET index, X for anything else, any case."""
+    return torch.tensor([_INDEX.get(a, _X) for a in str(seq).upper()], dtype=torch.long)
+
+
+def one_hot_windows(seq, window):
+    """FloatTensor [len, 21, window]: residue i's one-hot window i-W//2..i+W//2, zero beyond the ends."""
+    if not isinstance(window, int) or window < 1 or window % 2 == 0:
+        raise ValueError(f"window must be an odd positive integer, got {window!r}")
+    codes = encode(seq)
+    n, h = len(codes), window // 2
+    if n == 0:
+        return torch.zeros(0, len(ALPHABET), window)
+    pad = torch.zeros(len(ALPHABET), n + 2 * h)
+    pad[codes, torch.arange(n) + h] = 1.0
+    return pad.unfold(1, window, 1).permute(1, 0, 2).contiguous()
+
+
+def predict_windows(models, x, batch=256):
+    """[n, 3] mean softmax of the models over one-hot windows x [n, 21, W]."""
+    if isinstance(models, nn.Module):
+        models = [models]
+    out = torch.empty(x.shape[0], len(CLASSES))
+    with torch.no_grad():
+        for s in range(0, x.shape[0], batch):
+            xb = x[s : s + batch]
+            acc = torch.zeros(xb.shape[0], len(CLASSES))
+            for m in models:
+                acc += torch.softmax(m(xb), dim=1)
+            out[s : s + batch] = acc / len(models)
+    return out
+
+
+def predict(models, seq, batch=256):
+    """FloatTensor [len(seq), 3]: the ensemble's mean probabilities, H E C."""
+    if isinstance(models, nn.Module):
+        models = [models]
+    if not models:
+        raise ValueError("predict: no models")
+    was = [m.training for m in models]
+    for m in models:
+        m.eval()
+    try:
+        return predict_windows(models, one_hot_windows(seq, models[0].window), batch)
+    finally:
+        for m, t in zip(models, was):
+            m.train(t)
+
+
+def read_fasta(path):
+    """[(id, sequence)] of a FASTA file (id: the header's first word; wrapped lines joined)."""
+    out, name, parts = [], None, []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith(">"):
+                if name is not None:
+                    out.append((name, "".join(parts)))
+                name, parts = (line[1:].split() or [""])[0], []
+            elif line and name is not None:
+                parts.append("".join(line.split()))
+    if name is not None:
+        out.append((name, "".join(parts)))
+    return out
+
+
+def main(argv=None):
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Secondary structure of a FASTA file with foldsweep models in PyTorch.")
+    ap.add_argument("models", nargs="+", help="an exported folder or .safetensors files")
+    ap.add_argument("fasta", help="input FASTA")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    a = ap.parse_args(argv)
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
+    models = load_ensemble(a.models[0] if len(a.models) == 1 else a.models)
+    for name, seq in read_fasta(a.fasta):
+        p = predict(models, seq, a.batch)
+        states = "".join(CLASSES[i] for i in p.argmax(dim=1).tolist()) if len(seq) else ""
+        print(f">{name}\n{seq}\n{states}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""PyTorch parity of foldsweep's trained models (docs/models.md).
+
+usage: torch_parity.py FOLDSWEEP_BINARY
+
+Trains tiny real models with the binary (synthetic data, 2 folds, 2 epochs),
+exports them, and checks that python/foldsweep_torch.py gives the
+probabilities `foldsweep predict --format csv` prints on every residue:
+|torch - csv| <= 1e-5 + 5e-7 (the CSV holds %.6f, so up to 5e-7 of the
+difference is rounding). Covered: (a) conv + batchnorm + highway + dropout +
+dense + batchnorm; (b) one model per activation; (c) a dense first layer;
+(d) a conv and a highway after a dense layer (width 1), when the sweep
+format accepts it. It must be able to fail: perturbed weights, a wrong
+flatten order and a flipped kernel must NOT match, and damaged files must be
+refused with ValueError.
+
+Exit status: 0 passed, 1 failed, 77 skipped (no PyTorch).
+Set FS_KEEP_TMP=1 to keep the work folder.
+"""
+
+import copy
+import csv
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import torch
+except ImportError as e:
+    # CTest's python3 may be another interpreter (pyenv, venv) than the
+    # system one Debian's python3-torch installs into: try that one once.
+    alt = "/usr/bin/python3"
+    if (
+        not os.environ.get("FS_TORCH_PARITY_REEXEC")
+        and os.access(alt, os.X_OK)
+        and os.path.realpath(sys.executable) != os.path.realpath(alt)
+    ):
+        os.environ["FS_TORCH_PARITY_REEXEC"] = "1"
+        os.execv(alt, [alt] + sys.argv)
+    print(f"torch_parity: SKIPPED: PyTorch is not importable ({e}); apt-get install python3-torch", flush=True)
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import foldsweep_torch as ft  # noqa: E402
+
+TOL = 1e-5 + 5e-7  # parity tolerance plus the CSV's %.6f rounding
+WINDOW = 11
+FOLDS = 2
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print(f"FAIL: {msg}", flush=True)
+
+
+def sh(args, **kw):
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
+    return r
+
+
+def must(args):
+    r = sh(args)
+    if r.returncode != 0:
+        print(f"torch_parity: command failed ({r.returncode}): {' '.join(map(str, args))}\n{r.stdout}{r.stderr}")
+        sys.exit(1)
+    return r.stdout
+
+
+# ---------------------------------------------------------------------------
+# the models
+
+ACTS = ["relu", "leaky_relu", "swish", "tanh", "elu", "linear"]
+
+
+def case_layers():
+    """[(name, description, layers YAML flow text)]; the sweep's alternatives in order."""
+    cases = [
+        (
+            "a",
+            "conv+batchnorm+highway+dropout+dense+batchnorm",
+            "[{conv1d: {filters: 8, width: 5, activation: swish}}, {batchnorm: {epsilon: 0.01}},"
+            " {highway: {width: 3, activation: relu}}, {dropout: {rate: 0.1}},"
+            " {dense: {units: 16, activation: swish}}, batchnorm]",
+        )
+    ]
+    for act in ACTS:
+        extra = {"leaky_relu": ", leaky_slope: 0.2", "elu": ", elu_alpha: 0.7"}.get(act, "")
+        cases.append(
+            (
+                f"b-{act}",
+                f"conv+dense, {act}",
+                f"[{{conv1d: {{filters: 6, width: 3, activation: {act}{extra}}}}},"
+                f" {{dense: {{units: 8, activation: {act}{extra}}}}}]",
+            )
+        )
+    cases.append(
+        (
+            "c",
+            "dense first (reads the one-hot window)",
+            "[{dense: {units: 12, activation: relu}}, {dense: {units: 8, activation: tanh}}]",
+        )
+    )
+    return cases
+
+
+CASE_D = (
+    "d",
+    "conv and highway (width 1) after a dense layer",
+    "[{conv1d: {filters: 6, width: 3, activation: elu}}, {dense: {units: 10, activation: swish}},"
+    " {conv1d: {filters: 7, width: 1, activation: relu}}, {highway: {width: 1, activation: tanh}}, batchnorm]",
+)
+
+
+def sweep_text(cases):
+    alts = "\n".join(f"    - {layers}" for _, _, layers in cases)
+    return f"""data:
+  synth: {{proteins: 30, seed: 7}}
+  window: {WINDOW}
+  folds: {FOLDS}
+model:
+  bn_momentum: 0.9
+  layers:
+{alts}
+training:
+  epochs: 2
+  batch_size: 16
+  learning_rate: 0.01
+run:
+  keep_models: all
+"""
+
+
+# ---------------------------------------------------------------------------
+# input proteins
+
+
+def write_fasta(path, proteins):
+    with open(path, "w") as f:
+        for name, seq in proteins:
+            f.write(f">{name} test protein\n")
+            for i in range(0, len(seq), 50):
+                f.write(seq[i : i + 50] + "\n")
+
+
+def read_csv(path):
+    """{id: [row, ...]} in file order."""
+    out = {}
+    with open(path, newline="") as f:
+        r = csv.reader(f)
+        head = next(r)
+        want = ["id", "seq", "n", "q3", "p[q3_H]", "p[q3_E]", "p[q3_C]", "agree"]
+        if head != want:
+            fail(f"{path}: CSV header {head}, expected {want}")
+            return {}
+        for row in r:
+            out.setdefault(row[0], []).append(row)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# comparison
+
+
+def margin(p):
+    """Top-1 minus top-2 of each row."""
+    s = torch.sort(p, dim=1, descending=True).values
+    return s[:, 0] - s[:, 1]
+
+
+def torch_probs(models, proteins):
+    return {name: ft.predict(models, seq) for name, seq in proteins}
+
+
+def compare(label, models, proteins, rows, quiet=False):
+    """Max |torch - csv| over every residue; also checks n, seq, q3 and agree."""
+    worst = 0.0
+    checked = 0
+    probs = torch_probs(models, proteins)
+    for name, seq in proteins:
+        got = rows.get(name, [])
+        if len(got) != len(seq):
+            fail(f"{label}: {name}: foldsweep printed {len(got)} residues, the protein has {len(seq)}")
+            continue
+        p = probs[name]
+        c = torch.tensor([[float(x) for x in row[4:7]] for row in got], dtype=torch.float64).reshape(-1, 3)
+        d = (p.double() - c).abs()
+        worst = max(worst, d.max().item() if d.numel() else 0.0)
+        checked += len(seq)
+        if quiet:
+            continue
+        for i, row in enumerate(got):
+            a = seq[i].upper()
+            if row[2] != str(i + 1) or not (row[1].upper() == a or (row[1] == "X" and a not in ft.ALPHABET[:20])):
+                fail(f"{label}: {name} residue {i + 1}: CSV row {row[:3]} does not match residue {a!r}")
+                break
+        sure = margin(p) > 2 * TOL
+        states = [ft.CLASSES[k] for k in p.argmax(dim=1).tolist()]
+        bad = [i for i in range(len(seq)) if sure[i] and got[i][3] != states[i]]
+        if bad:
+            i = bad[0]
+            fail(f"{label}: {name} residue {i + 1}: foldsweep q3 {got[i][3]}, torch {states[i]} ({p[i].tolist()})")
+        # agree: the fraction of fold models whose own prediction is the ensemble's
+        each = [ft.predict(m, seq) for m in models]
+        ens = p.argmax(dim=1)
+        for i in range(len(seq)):
+            if not sure[i] or any(margin(e[i : i + 1])[0] <= 2 * TOL for e in each):
+                continue
+            frac = sum(int(e[i].argmax() == ens[i]) for e in each) / len(each)
+            if abs(float(got[i][7]) - frac) > 1e-3:
+                fail(f"{label}: {name} residue {i + 1}: agree {got[i][7]}, torch's fold models give {frac}")
+                break
+    return worst, checked
+
+
+# ---------------------------------------------------------------------------
+# damaged files
+
+
+def rewrite(src, dst, edit=None, cut=None):
+    """Copies a safetensors file, letting edit(header) change the header."""
+    raw = open(src, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    if edit:
+        edit(header)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    out = struct.pack("<Q", len(h)) + h + raw[8 + n :]
+    open(dst, "wb").write(out[:cut] if cut else out)
+
+
+def first_tensor(header, suffix, ndim):
+    return next(k for k, v in header.items() if k.endswith(suffix) and len(v.get("shape", [])) == ndim)
+
+
+def damaged_files(src, tmp):
+    def set_meta(key, value):
+        def f(h):
+            h["__metadata__"][key] = value
+
+        return f
+
+    def dtype(h):
+        h[first_tensor(h, ".weight", 3)]["dtype"] = "F16"
+
+    def reshape(h):
+        k = first_tensor(h, ".weight", 3)
+        f, c, w = h[k]["shape"]
+        h[k]["shape"] = [f, w, c]  # same bytes, wrong layout
+
+    def drop(h):
+        k = first_tensor(h, "running_var", 1)
+        del h[k]
+
+    def extra(h):
+        k = first_tensor(h, ".bias", 1)
+        h["99.bias"] = dict(h[k])
+
+    def bad_arch(h):
+        a = json.loads(h["__metadata__"]["arch"])
+        a["layers"][0]["filters"] += 1
+        h["__metadata__"]["arch"] = json.dumps(a)
+
+    cases = [
+        ("format", set_meta("format", "something-else"), None),
+        ("format_version", set_meta("format_version", "2"), None),
+        ("dtype F16", dtype, None),
+        ("shape [F, K, C]", reshape, None),
+        ("missing running_var", drop, None),
+        ("unexpected tensor", extra, None),
+        ("arch disagreeing with the tensors", bad_arch, None),
+        ("arch not JSON", set_meta("arch", "{layers"), None),
+        ("truncated", None, -100),
+        ("header only", None, 12),
+    ]
+    dst = os.path.join(tmp, "damaged.safetensors")
+    rewrite(src, dst)
+    try:
+        ft.load(dst)
+    except ValueError as e:
+        fail(f"an unchanged rewrite of {src} was refused: {e}")
+    for what, edit, cut in cases:
+        rewrite(src, dst, edit, cut)
+        try:
+            ft.load(dst)
+            fail(f"damaged file ({what}) was loaded without a ValueError")
+        except ValueError as e:
+            print(f"  damaged file refused ({what}): {str(e).replace(dst, 'FILE')[:110]}")
+
+
+# ---------------------------------------------------------------------------
+
+
+def check_one_hot():
+    x = ft.one_hot_windows("aB", 3)
+    want = torch.zeros(2, 21, 3)
+    want[0, 0, 1] = want[0, 20, 2] = 1  # A at the centre, B (X) on the right, zero left
+    want[1, 0, 0] = want[1, 20, 1] = 1
+    if x.dtype != torch.float32 or not torch.equal(x, want):
+        fail("one_hot_windows('aB', 3) is not the expected [2, 21, 3] one-hot")
+    if ft.one_hot_windows("", 5).shape != (0, 21, 5):
+        fail("one_hot_windows('', 5) is not [0, 21, 5]")
+
+
+def perturbations(models):
+    """(what, perturbed copy of the ensemble); each must NOT match foldsweep."""
+    out = []
+
+    def variant(what, f):
+        ms = [copy.deepcopy(m) for m in models]
+        with torch.no_grad():
+            f(ms[0])
+        out.append((what, ms))
+
+    mods = lambda m, cls: [x for x in m if isinstance(x, cls)]  # noqa: E731
+    L = ft.ALPHABET.index("L")
+    variant("conv weight [0, L, centre] + 0.5", lambda m: mods(m, torch.nn.Conv1d)[0].weight[0, L, 2].add_(0.5))
+    variant("conv kernel flipped", lambda m: mods(m, torch.nn.Conv1d)[0].weight.copy_(
+        mods(m, torch.nn.Conv1d)[0].weight.flip(2)))
+    variant("batchnorm running_var[0] x 4", lambda m: mods(m, torch.nn.BatchNorm1d)[0].running_var[0].mul_(4))
+    variant("batchnorm running_mean[0] + 0.5", lambda m: mods(m, torch.nn.BatchNorm1d)[0].running_mean[0].add_(0.5))
+    variant("highway gate bias[0] + 1", lambda m: mods(m, ft.Highway)[0].t.bias[0].add_(1.0))
+
+    def flatten_order(m):  # position-major instead of PyTorch's channel-major
+        lin = mods(m, torch.nn.Linear)[0]
+        u, cl = lin.weight.shape
+        c = cl // WINDOW  # the first dense layer of case a reads [C, WINDOW]
+        lin.weight.copy_(lin.weight.reshape(u, cl // c, c).transpose(1, 2).reshape(u, cl))
+
+    variant("dense weight in position-major flatten order", flatten_order)
+    variant("output bias[2] + 0.05", lambda m: mods(m, torch.nn.Linear)[-1].bias[2].add_(0.05))
+    return out
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    fs = os.path.abspath(sys.argv[1])
+    if not os.access(fs, os.X_OK):
+        print(f"torch_parity: {fs} is not an executable")
+        return 1
+    for cmd in ("export", "predict"):
+        if sh([fs, cmd, "--help"]).returncode != 0:
+            print(f"torch_parity: '{os.path.basename(fs)} {cmd}' is missing (docs/models.md)")
+            return 1
+    torch.set_num_threads(1)  # small tensors; and no OpenMP threads spinning beside foldsweep
+    t0 = time.time()
+    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {fs}")
+    check_one_hot()
+
+    keep = os.environ.get("FS_KEEP_TMP")
+    tmpobj = None if keep else tempfile.TemporaryDirectory(prefix="fs-torch-parity-")
+    tmp = tempfile.mkdtemp(prefix="fs-torch-parity-") if keep else tmpobj.name
+    if keep:
+        print(f"work folder: {tmp}")
+
+    # Input: synthetic proteins (other seed than the training set), wrapped
+    # lines, plus short, lower-case and non-standard-letter ones.
+    syn = os.path.join(tmp, "input")
+    must([fs, "synth", "-o", syn, "--proteins", "12", "--seed", "99", "--format", "fasta"])
+    proteins = ft.read_fasta(syn + ".sequences.fasta")
+    proteins += [
+        ("one", "M"),
+        ("three", "mkV"),
+        ("odd", "ACDBZUOJXacdefghiklmnpqrstvwyMKV"),
+        ("lower", proteins[0][1].lower()[:40]),
+    ]
+    fasta = os.path.join(tmp, "input.fasta")
+    write_fasta(fasta, proteins)
+    n_res = sum(len(s) for _, s in proteins)
+
+    # The sweeps: the main one, and (d) on its own in case the format refuses it.
+    cases = case_layers()
+    runs = [("main", cases)]
+    d_yaml = os.path.join(tmp, "d.yaml")
+    open(d_yaml, "w").write(sweep_text([CASE_D]))
+    r = sh([fs, "plan", d_yaml])
+    if r.returncode == 0:
+        runs.append(("d", [CASE_D]))
+    else:
+        print(f"case d skipped: the sweep format refuses a conv after a dense layer:\n{r.stdout}{r.stderr}")
+
+    results = []
+    case_a = None
+    for tag, cs in runs:
+        y = os.path.join(tmp, f"{tag}.yaml")
+        open(y, "w").write(sweep_text(cs))
+        plan = json.loads(must([fs, "plan", y, "--json"]))
+        if len(plan) != len(cs):
+            fail(f"{tag}.yaml: plan lists {len(plan)} trials, expected {len(cs)}")
+            continue
+        run = os.path.join(tmp, f"run-{tag}")
+        must([fs, "run", y, "--out", run, "--threads", "2", "--quiet"])
+        for (name, desc, _), trial in zip(cs, plan):
+            tid = trial["id"]
+            exp = os.path.join(tmp, f"exp-{name}")
+            must([fs, "export", run, "--trial", tid, "-o", exp])
+            out = os.path.join(tmp, f"pred-{name}.csv")
+            must([fs, "predict", exp, fasta, "--format", "csv", "-o", out])
+            try:
+                models = ft.load_ensemble(exp)
+            except ValueError as e:
+                fail(f"case {name}: {e}")
+                continue
+            if len(models) != FOLDS:
+                fail(f"case {name}: {len(models)} fold models in {exp}, expected {FOLDS}")
+            for k, m in enumerate(models):
+                md = m.metadata
+                if (md.get("trial"), md.get("fold"), md.get("folds"), md.get("window")) != (
+                    tid, str(k), str(FOLDS), str(WINDOW)):
+                    fail(f"case {name}: fold {k} metadata {md}")
+            rows = read_csv(out)
+            worst, n = compare(f"case {name}", models, proteins, rows)
+            ok = worst <= TOL and n == n_res
+            if not ok:
+                fail(f"case {name} ({desc}): max |torch - foldsweep| = {worst:.3g} > {TOL:.3g}")
+            results.append((name, desc, worst, n))
+            print(f"case {name:13s} {desc:50s} {n} residues x {len(models)} folds: "
+                  f"max |torch - foldsweep| = {worst:.2e} {'ok' if ok else 'FAIL'}", flush=True)
+            if name == "a":
+                case_a = (models, rows, run, tid)
+
+    if case_a:
+        models, rows, run, tid = case_a
+        # The run folder's own files load the same as the export's.
+        files = sorted(os.path.join(run, "models", tid, f) for f in os.listdir(os.path.join(run, "models", tid)))
+        same = ft.load_ensemble(files)
+        w, _ = compare("case a (run folder files)", same, proteins, rows, quiet=True)
+        print(f"case a from the run folder's files: max |torch - foldsweep| = {w:.2e}")
+        if w > TOL:
+            fail(f"case a from {files}: {w:.3g}")
+        # Sensitivity: each of these must be caught.
+        for what, ms in perturbations(models):
+            w, _ = compare("perturbed", ms, proteins, rows, quiet=True)
+            caught = w > TOL
+            print(f"  perturbed ({what}): max diff {w:.2e} {'detected' if caught else 'NOT DETECTED'}")
+            if not caught:
+                fail(f"a perturbed model ({what}) still matches foldsweep within {TOL:.3g}")
+        damaged_files(files[0], tmp)
+    else:
+        fail("case a did not run")
+
+    print(f"torch_parity: {len(results)} cases, {n_res} residues each, {time.time() - t0:.1f} s, "
+          f"tolerance {TOL:.3g}: {'FAILED' if failures else 'passed'}")
+    if tmpobj:
+        tmpobj.cleanup()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
