@@ -246,6 +246,15 @@ int main(void)
     CHECK_CONTAINS(err_text, "1 residue outside the 20 standard amino acids (B)");
     CHECK(tp_run("predict '%s' --rank 2 '%s' --format csv --threads 1", a, text) == 0);
     CHECK_MSG(!strcmp(from_export, out_text), "predictions from the export and the run folder differ");
+    /* The same proteins as a record file (labels under the sequences): read
+     * as records, not as sequence, with a note. */
+    char rec[400];
+    snprintf(rec, sizeof rec, "%s/in.records", tmp);
+    tp_write_text(rec, ">q1\nMKVLAAGIVGLLLAQSPERTWYHHE\nCCCCHHHHHHHHHHHCCCCEEEEEC\n\n"
+                       ">q2\nacdefghiklmnpqrstvwyXB\nCCCCCCCCCCCCCCCCCCCCCC\n");
+    CHECK(tp_run("predict '%s' '%s' --format csv", exp, rec) == 0);
+    CHECK(!strcmp(from_export, out_text));
+    CHECK_CONTAINS(err_text, "reads as a records file; its labels are not used");
     /* The trial by id prefix, and one fold alone. */
     char id[3][17];
     top_ids(a, 2, id);

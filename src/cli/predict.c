@@ -25,8 +25,8 @@ static const CliOption options[] = {
     [OPT_OUT] = {"--out", "-o", "OUT", "a file, or a folder (one file per protein for\n"
                                        "ss2 and horiz); default: standard output"},
     [OPT_INPUT_FORMAT] = {"--input-format", NULL, "F",
-                          "fasta (plain sequences, default), or uci, records, csv,\n"
-                          "auto: a labelled file `prepare` reads (labels unused)"},
+                          "auto (default: FASTA, or a labelled file `prepare` reads,\n"
+                          "labels unused), fasta, uci, records or csv"},
     [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
     [OPT_BATCH] = {"--batch", NULL, "N", "residues per forward pass (default 256; results do not\n"
                                          "depend on it)"},
@@ -49,10 +49,21 @@ static const CliSpec spec = {
 
 static int load_input(FsDataset *ds, const char *path, const char *fmt, FsErr *err)
 {
-    if (!fmt || !strcmp(fmt, "fasta")) return data_load_sequences(ds, path, err);
-    int f = data_format_parse(fmt);
+    if (fmt && !strcmp(fmt, "fasta")) return data_load_sequences(ds, path, err);
+    int f = fmt ? data_format_parse(fmt) : FS_FMT_AUTO;
     if (f < 0 || f == FS_FMT_FASTA)
         return fs_err_set(err, "--input-format: expected fasta, uci, records, csv or auto, got %s", fmt), -1;
+    if (f == FS_FMT_AUTO) {
+        /* Plain FASTA unless the content says otherwise: a record file (a
+         * label line under each sequence) must not be read as sequence. */
+        int seen = (int)data_detect_file(path, err);
+        if (seen < 0) return -1;
+        if (seen == FS_FMT_FASTA) return data_load_sequences(ds, path, err);
+        if (seen == FS_FMT_AUTO)
+            return fs_err_at(err, path, 0, 0, "unrecognised content: expected FASTA ('>id' lines and sequences), "
+                             "or a UCI, record or NetSurfP-2.0 CSV file"), -1;
+        cli_error("note: %s reads as a %s file; its labels are not used", path, data_format_name((FsFormat)seen));
+    }
     const char *inputs[1] = {path};
     FsLoadSpec ls = {(FsFormat)f, inputs, 1, NULL, NULL, NULL};
     return data_load(ds, &ls, err);

@@ -124,6 +124,10 @@ uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out);
 uint64_t data_fingerprint(const FsDataset *ds);
 /* Bytes held by the dataset's arrays (for the memory budget check). */
 uint64_t data_bytes(const FsDataset *ds);
+/* The layout of a file from its content (FS_FMT_FASTA: '>' headers that are
+ * not record files; FS_FMT_AUTO: none recognised), or -1 with err when it
+ * cannot be read. */
+FsFormat data_detect_file(const char *path, FsErr *err);
 /* Plain FASTA sequences without labels (predict's input): every residue
  * unscored, other letters as X (stats.unknown_letters counts them).
  * 0, or -1 with err naming file:line:col. */

@@ -62,6 +62,15 @@ FsFormat data_detect(const DataText *t)
     return FS_FMT_AUTO;
 }
 
+FsFormat data_detect_file(const char *path, FsErr *err)
+{
+    DataText t;
+    if (data_text_read(&t, path, err) != 0) return (FsFormat)-1;
+    FsFormat f = data_detect(&t);
+    data_text_free(&t);
+    return f;
+}
+
 static int load_input(DataBuilder *b, FsFormat declared, const char *path, FsErr *err)
 {
     DataText t;
