@@ -50,8 +50,14 @@ class Highway(nn.Module):
 # safetensors
 
 
+SEEN = "foldsweep.seen_proteins"  # U64 fingerprints of the proteins the run saw (not a weight)
+
+
 def read_safetensors(path):
-    """(tensors {name: float32 tensor}, metadata {str: str}) of a foldsweep model file."""
+    """(tensors {name: float32 tensor}, metadata {str: str}) of a foldsweep model file.
+
+    The one U64 tensor, foldsweep.seen_proteins (the leakage guard's
+    fingerprints), is checked and left out: it is not a weight."""
     with open(path, "rb") as f:
         raw = f.read()
     where = str(path)
@@ -77,6 +83,12 @@ def read_safetensors(path):
         if not isinstance(t, dict):
             raise ValueError(f"{where}: tensor {name!r}: expected an object with dtype, shape, data_offsets")
         dtype, shape, offs = t.get("dtype"), t.get("shape"), t.get("data_offsets")
+        if name == SEEN and dtype == "U64":
+            if not isinstance(shape, list) or len(shape) != 1 or not isinstance(offs, list) or len(offs) != 2:
+                raise ValueError(f"{where}: tensor {name!r}: expected a 1-D U64 tensor")
+            if offs[1] - offs[0] != 8 * shape[0] or not 0 <= offs[0] <= offs[1] <= len(data):
+                raise ValueError(f"{where}: tensor {name!r}: data_offsets {offs!r} do not hold {shape[0]} U64 values")
+            continue
         if dtype != "F32":
             raise ValueError(f"{where}: tensor {name!r} has dtype {dtype!r}; foldsweep models hold F32 tensors only")
         if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):

@@ -50,7 +50,9 @@ static void test_layout(const FsNet *net, const uint8_t *bytes, uint64_t n)
     static const char *names[] = {"0.weight",   "0.bias",     "2.weight",     "2.bias",       "2.running_mean",
                                   "2.running_var", "3.h.weight", "3.h.bias",  "3.t.weight",   "3.t.bias",
                                   "6.weight",   "6.bias",     "8.weight",     "8.bias"};
-    CHECK(st.n_tensors == 14);
+    CHECK(st.n_tensors == 15); /* and the leakage guard's fingerprints */
+    const FsTensor *seen = safetensors_find(&st, "foldsweep.seen_proteins");
+    CHECK(seen && !strcmp(seen->dtype, "U64") && seen->ndim == 1 && seen->shape[0] == 3);
     for (int i = 0; i < 14 && i < st.n_tensors; i++)
         CHECK_MSG(!strcmp(st.tensors[i].name, names[i]), "tensor %d is %s, expected %s", i, st.tensors[i].name,
                   names[i]);
@@ -100,6 +102,7 @@ static void test_round_trip(const FsNet *net, const float *w, const uint8_t *byt
     CHECK(m.info.best_epoch == 7 && m.info.val_q3 == 0.6543f && m.info.val_loss == 0.75f);
     CHECK(m.info.data_fingerprint == 0xfedcba9876543210ULL && m.info.trial_index == 11);
     CHECK(m.info.config && !strcmp(m.info.config, "{\"model\":{\"window\":7}}"));
+    CHECK(m.info.n_seen == 3 && m.info.seen && m.info.seen[0] == 3 && m.info.seen[2] == 0xffffffffffffffffULL);
     modelfile_free(&m);
 }
 
@@ -191,6 +194,9 @@ int main(void)
     FsModelInfo info = {.trial = "0123456789abcdef", .trial_index = 11, .fold = 2, .folds = 3, .best_epoch = 7,
                         .val_q3 = 0.6543f, .val_loss = 0.75f, .data_fingerprint = 0xfedcba9876543210ULL,
                         .config = "{\"model\":{\"window\":7}}"};
+    uint64_t seen[3] = {3, 27, 0xffffffffffffffffULL};
+    info.seen = seen;
+    info.n_seen = 3;
     uint8_t *bytes, *again;
     uint64_t n, n2;
     modelfile_serialize(&net, w, &info, &bytes, &n);
@@ -201,6 +207,14 @@ int main(void)
     test_round_trip(&net, w, bytes, n);
     test_refused(&net, w);
     test_verify(bytes, n);
+    /* Fingerprints out of order are refused. */
+    seen[0] = 30;
+    modelfile_serialize(&net, w, &info, &again, &n2);
+    FsSavedModel bad;
+    memset(&err, 0, sizeof err);
+    CHECK(modelfile_parse(&bad, again, n2, "unsorted", 8, &err) == -1);
+    CHECK_CONTAINS(err.msg, "not sorted");
+    seen[0] = 3;
     /* A predefined split's model names its fold so. */
     info.fold = FS_FOLD_PREDEFINED;
     modelfile_serialize(&net, w, &info, &again, &n2);

@@ -25,6 +25,8 @@ int cli_status(int argc, char **argv);
 /* `foldsweep export RUN -o DIR` and `foldsweep predict MODEL... INPUT...`. */
 int cli_export(int argc, char **argv);
 int cli_predict(int argc, char **argv);
+/* `foldsweep evaluate MODEL... DATA...`: scores on a held-out test set. */
+int cli_evaluate(int argc, char **argv);
 
 /* Both read a run folder the same way (leaderboard.c): its journal and the
  * metric and folds from DIR/sweep.yaml, else from the journal's run record

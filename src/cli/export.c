@@ -59,7 +59,7 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
     fprintf(f, "{\n  \"format\": \"foldsweep-export\",\n  \"version\": 1,\n  \"foldsweep_version\": ");
     journal_json_write_string(f, FS_VERSION);
     fprintf(f, ",\n  \"run\": ");
-    journal_json_write_string(f, run);
+    journal_json_write_string(f, set->run[0] ? set->run : run);
     fprintf(f, ",\n  \"trial\": ");
     journal_json_write_string(f, set->trial);
     fprintf(f, ",\n  \"rank\": %d,\n  \"metric\": ", set->rank);

@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cli/args.h"
@@ -153,6 +154,14 @@ int cli_status(int argc, char **argv)
     } else {
         printf("best so far  none complete yet\n");
     }
+    /* Each look at test data makes the next one less honest: say how many. */
+    int by_user = 0, by_test = 0;
+    for (int i = 0; i < j.n_evals; i++) by_user += !strcmp(j.evals[i].source, "evaluate"), by_test += !strcmp(j.evals[i].source, "test");
+    if (j.n_evals)
+        printf("test data    looked at %d time%s (%d by foldsweep evaluate, %d by the sweep's test section)\n",
+               j.n_evals, j.n_evals == 1 ? "" : "s", by_user, by_test);
+    else
+        printf("test data    not looked at yet\n");
     if (j.dropped_tail)
         printf("note         the journal's last line is incomplete (being written, or a killed "
                "run)\n");

@@ -132,6 +132,13 @@ FsFormat data_detect_file(const char *path, FsErr *err);
  * unscored, other letters as X (stats.unknown_letters counts them).
  * 0, or -1 with err naming file:line:col. */
 int data_load_sequences(FsDataset *ds, const char *path, FsErr *err);
+/* Leakage guard (hashes.c): protein i's sequence fingerprint (FNV-1a of
+ * its residue codes); the sorted, distinct fingerprints of every protein
+ * not in the predefined test set (what a run trains and validates on;
+ * malloc'd, returns the count); and whether h is among sorted[0..n). */
+uint64_t data_protein_hash(const FsDataset *ds, uint32_t i);
+uint32_t data_seen_hashes(const FsDataset *ds, uint64_t **out);
+int data_hash_seen(const uint64_t *sorted, uint32_t n, uint64_t h);
 /* Name of protein i (NUL-terminated). */
 const char *data_protein_name(const FsDataset *ds, uint32_t i);
 

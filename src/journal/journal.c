@@ -12,6 +12,7 @@
  * missing field) is an error even on the last line: it was written whole.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -189,6 +190,24 @@ int journal_is_pruned(const FsJournal *j, const char *trial)
     return 0;
 }
 
+void journal_add_eval(FsJournal *j, const FsEvalRecord *e)
+{
+    GROW(j->evals, j->n_evals, j->cap_evals);
+    j->evals[j->n_evals++] = *e;
+}
+
+const FsEvalRecord *journal_find_eval(const FsJournal *j, const char *trial, const char *models, const char *source,
+                                      uint64_t data_fingerprint)
+{
+    for (int i = j->n_evals - 1; i >= 0; i--) {
+        const FsEvalRecord *e = &j->evals[i];
+        if (!strcmp(e->trial, trial) && !strcmp(e->models, models) && !strcmp(e->source, source) &&
+            e->data_fingerprint == data_fingerprint)
+            return e;
+    }
+    return NULL;
+}
+
 void journal_add_prune(FsJournal *j, const char *trial)
 {
     if (journal_is_pruned(j, trial)) return;
@@ -321,6 +340,38 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     return bad ? -1 : 0;
 }
 
+static int get_str(const FsJson *rec, const char *key, char *out, size_t n)
+{
+    const FsJson *v = journal_json_get(rec, key);
+    if (!v || v->type != FS_JSON_STRING || v->len >= n || strlen(v->str) != v->len) return -1;
+    memcpy(out, v->str, v->len + 1);
+    return 0;
+}
+
+static int decode_eval(FsJournal *j, const FsJson *rec, double t)
+{
+    FsEvalRecord e;
+    char fp[20];
+    memset(&e, 0, sizeof e);
+    e.time = t;
+    e.q3_lo = e.q3_hi = e.sov = NAN;
+    if (get_id(rec, e.trial) || get_str(rec, "models", e.models, sizeof e.models) ||
+        get_str(rec, "source", e.source, sizeof e.source) || get_str(rec, "data", e.data, sizeof e.data) ||
+        get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 ||
+        strspn(fp, "0123456789abcdef") != 16 || journal_json_f64(journal_json_get(rec, "q3"), &e.q3))
+        return -1;
+    e.data_fingerprint = strtoull(fp, NULL, 16);
+    const FsJson *v;
+    if ((v = journal_json_get(rec, "proteins")) && journal_json_u64(v, &e.proteins)) return -1;
+    if ((v = journal_json_get(rec, "scored")) && journal_json_u64(v, &e.scored)) return -1;
+    if ((v = journal_json_get(rec, "overlap")) && journal_json_u64(v, &e.overlap)) return -1;
+    if ((v = journal_json_get(rec, "q3_lo")) && journal_json_f64(v, &e.q3_lo)) return -1;
+    if ((v = journal_json_get(rec, "q3_hi")) && journal_json_f64(v, &e.q3_hi)) return -1;
+    if ((v = journal_json_get(rec, "sov")) && journal_json_f64(v, &e.sov)) return -1;
+    journal_add_eval(j, &e);
+    return 0;
+}
+
 /* A checked record. Returns LINE_OK, or LINE_INVALID with why. */
 static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char *why, size_t why_n)
 {
@@ -367,6 +418,9 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
         what = "a model record with trial, fold and model {file, bytes, crc32} after the fold's record";
         bad = get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || get_model(rec, &model) ||
               !model.file[0] || journal_set_model(j, trial, (int)fold, &model) != 0;
+    } else if (!strcmp(kind->str, "evaluation")) {
+        what = "an evaluation record with trial, models, source, data, data_fingerprint and q3";
+        bad = decode_eval(j, rec, t);
     } else if (!strcmp(kind->str, "prune")) {
         what = "a prune record with trial";
         bad = get_id(rec, trial);
@@ -633,6 +687,7 @@ void journal_close(FsJournal *j)
     free(j->failures);
     free(j->runs);
     free(j->pruned);
+    free(j->evals);
     free(j->fold_index);
     free(j->trial_index);
     free(j->path);

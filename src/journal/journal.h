@@ -10,7 +10,8 @@
  * its first fold starts), "fold" (one (trial, fold) result with its curves
  * and the file of its saved weights), "model" (a fold's weights saved
  * again after their file was lost), "prune" (a trial's model files removed
- * by run.keep_models), "failure" (a trial that could not train, with the
+ * by run.keep_models), "evaluation" (test data looked at: what, on which
+ * data, the scores), "failure" (a trial that could not train, with the
  * message), "run" (a run
  * or resume started: wall-clock time, pid, host, the sweep's trial count,
  * folds and metric; for status and ETA). Every record carries the format
@@ -68,6 +69,20 @@ typedef struct {
     double time;
 } FsFailureRecord;
 
+/* One look at test data: `foldsweep evaluate` on this run's models, or the
+ * sweep's test section. status counts them; the leaderboard shows the
+ * test section's. */
+typedef struct {
+    char trial[17];
+    char models[24];  /* "ensemble", "fold K" or "refit" */
+    char source[12];  /* "evaluate" or "test" */
+    char data[512];   /* the test data's file(s) */
+    uint64_t data_fingerprint;
+    uint64_t proteins, scored, overlap;
+    double q3, q3_lo, q3_hi, sov;
+    double time;
+} FsEvalRecord;
+
 typedef struct {
     double time; /* Unix seconds when the run (or resume) started */
     long pid;
@@ -90,6 +105,8 @@ typedef struct {
     int n_runs, cap_runs;
     char (*pruned)[17];            /* trials whose model files were removed on purpose */
     int n_pruned, cap_pruned;
+    FsEvalRecord *evals;           /* every evaluation on test data, in order */
+    int n_evals, cap_evals;
     int dropped_tail;              /* 1 if a torn last line was dropped on open */
     double write_seconds;          /* time spent appending (for the run profile) */
     long long size;                /* bytes of good records in the file */
@@ -125,6 +142,12 @@ int journal_append_model(FsJournal *j, const char *trial, int fold, const FsMode
  * does not ask for them again. */
 int journal_append_prune(FsJournal *j, const char *trial, FsErr *err);
 int journal_is_pruned(const FsJournal *j, const char *trial);
+/* "evaluation": a look at test data (every one is kept, none is a duplicate). */
+int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err);
+/* The latest evaluation of (trial, models, source) on data with this
+ * fingerprint, or NULL. */
+const FsEvalRecord *journal_find_eval(const FsJournal *j, const char *trial, const char *models, const char *source,
+                                      uint64_t data_fingerprint);
 int journal_append_failure(FsJournal *j, const char *trial, const char *message, FsErr *err);
 /* A run or resume starts: call once after journal_open. n_trials and folds
  * are the sweep's (folds 1 when the split is predefined), metric its name. */

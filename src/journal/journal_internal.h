@@ -34,5 +34,6 @@ void journal_add_run(FsJournal *j, const FsRunRecord *run);
 /* Sets the model of a recorded fold (0), or -1 if the fold is not recorded. */
 int journal_set_model(FsJournal *j, const char *trial, int fold, const FsModelRef *m);
 void journal_add_prune(FsJournal *j, const char *trial);
+void journal_add_eval(FsJournal *j, const FsEvalRecord *e);
 
 #endif

@@ -14,6 +14,8 @@
  *            [model {file bytes crc32}] (the saved weights, when kept)
  *   model:   v kind time trial fold model {file bytes crc32}
  *   prune:   v kind time trial
+ *   evaluation: v kind time trial models source data data_fingerprint
+ *            proteins scored overlap q3 q3_lo q3_hi sov
  *   failure: v kind time trial message
  *
  * Floats are written with %.9g and doubles with %.17g, so reading back with
@@ -304,6 +306,38 @@ int journal_append_model(FsJournal *j, const char *trial, int fold, const FsMode
     int rc = append_line(j, &b, err);
     free(b.p);
     if (rc == 0) journal_set_model(j, trial, fold, model);
+    return rc;
+}
+
+int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
+{
+    if (check_id(e->trial, err)) return -1;
+    FsEvalRecord r = *e;
+    r.time = journal_wall_time();
+    JBuf b = {0};
+    begin(&b, "evaluation", r.time);
+    jbuf_lit(&b, ",\"trial\":");
+    jbuf_string(&b, r.trial);
+    jbuf_lit(&b, ",\"models\":");
+    jbuf_string(&b, r.models);
+    jbuf_lit(&b, ",\"source\":");
+    jbuf_string(&b, r.source);
+    jbuf_lit(&b, ",\"data\":");
+    jbuf_string(&b, r.data);
+    jbuf_printf(&b, ",\"data_fingerprint\":\"%016llx\",\"proteins\":%llu,\"scored\":%llu,\"overlap\":%llu,\"q3\":",
+                (unsigned long long)r.data_fingerprint, (unsigned long long)r.proteins,
+                (unsigned long long)r.scored, (unsigned long long)r.overlap);
+    put_double(&b, r.q3);
+    jbuf_lit(&b, ",\"q3_lo\":");
+    put_double(&b, r.q3_lo);
+    jbuf_lit(&b, ",\"q3_hi\":");
+    put_double(&b, r.q3_hi);
+    jbuf_lit(&b, ",\"sov\":");
+    put_double(&b, r.sov);
+    jbuf_lit(&b, "}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_add_eval(j, &r);
     return rc;
 }
 

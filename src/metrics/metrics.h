@@ -17,4 +17,50 @@ typedef struct {
 
 void metrics_from_confusion(FsMetrics *m, const uint64_t confusion[3][3]);
 
+/* ---------------------------------------------------------------------- */
+/* Segment overlap, SOV'99 (Zemla, Venclovas, Fidelis, Rost, Proteins 34:
+ * 220-223, 1999), as a fraction 0..1 like Q3. States are 0 = H, 1 = E,
+ * 2 = C. A segment is a maximal run of consecutive scored residues in one
+ * state. A residue with scored[k] == 0 belongs to no segment, observed or
+ * predicted, and ends any segment on both sides of it: segments never span
+ * a masked residue, so one masked residue inside a helix makes two helices.
+ * Values above 2 make segments of their own that no state counts (garbage
+ * in, never an out-of-bounds read).
+ * Several chains accumulate by summing each state's numerator and N, so the
+ * SOV of a data set is residue-weighted (a long chain counts more), not a
+ * mean of per-chain SOVs. */
+
+/* SOV'99 accumulated over chains: numerators and N per state. */
+typedef struct {
+    double num[3], den[3];
+} FsSov;
+
+/* Adds one chain (residues 0..n-1): observed and predicted states 0..2,
+ * scored (NULL = all scored) 0 for residues that are no one's segment.
+ * Runs in O(n); start from a zeroed FsSov. */
+void metrics_sov_add(FsSov *s, const uint8_t *obs, const uint8_t *pred, const uint8_t *scored,
+                     uint32_t n);
+/* SOV of state cls (0..2), or over all states (cls 3); NAN if undefined
+ * (N = 0: the state never occurs in the observed segments; for cls 3, no
+ * state does; any other cls). */
+double metrics_sov(const FsSov *s, int cls);
+
+/* ---------------------------------------------------------------------- */
+/* Spread over proteins, for held-out test sets. */
+
+/* Quantile q (0..1, clamped) of v[0..n-1] by linear interpolation between
+ * order statistics at position q * (n - 1) (numpy's default 'linear').
+ * v is left as it is (a sorted copy is used). NAN if n <= 0, q is NaN or
+ * any v is NaN (as numpy gives). */
+double metrics_quantile(const double *v, int n, double q);
+
+/* 95% percentile bootstrap interval of Q3 over proteins: reps resamples of
+ * n proteins drawn with replacement (FsRng seeded from seed), each one's
+ * Q3 = sum(correct) / sum(total), skipping a resample whose total is 0;
+ * lo, hi = metrics_quantile at 0.025 and 0.975 of those Q3s (NAN when
+ * every resample was skipped). The same inputs and seed give the same
+ * bits. Returns 0, or -1 if n < 1, reps < 1 or a pointer is NULL. */
+int metrics_bootstrap_q3(const uint64_t *correct, const uint64_t *total, int n, int reps,
+                         uint64_t seed, double *lo, double *hi);
+
 #endif

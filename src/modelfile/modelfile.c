@@ -24,6 +24,7 @@
 #define MODEL_FORMAT "foldsweep-model"
 #define MODEL_FORMAT_VERSION "1"
 #define ALPHABET FS_AA_LETTERS "X"
+#define SEEN_TENSOR "foldsweep.seen_proteins"
 
 /* ---------------------------------------------------------------------- */
 /* The architecture as JSON                                                */
@@ -153,7 +154,7 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
                          uint64_t *n_out)
 {
     LayoutEntry e[LAYOUT_MAX];
-    FsTensor t[LAYOUT_MAX];
+    FsTensor t[LAYOUT_MAX + 1];
     int n = layout_plan(net, e, LAYOUT_MAX);
     FS_ASSERT(n >= 0);
     float *buf = fs_malloc(sizeof(float) * (size_t)(net->n_params + net->n_state + 1));
@@ -168,6 +169,15 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
         at += layout_numel(&e[i]);
     }
     FS_ASSERT(at == net->n_params + net->n_state);
+    if (info->n_seen) {
+        memset(&t[n], 0, sizeof t[n]);
+        t[n].name = SEEN_TENSOR;
+        snprintf(t[n].dtype, sizeof t[n].dtype, "U64");
+        t[n].ndim = 1;
+        t[n].shape[0] = info->n_seen;
+        t[n].data = info->seen;
+        n++;
+    }
     char *arch = modelfile_arch_json(net);
     char idx[16], fold[16], folds[16], best[16], q3[32], loss[32], fp[20], win[16];
     snprintf(idx, sizeof idx, "%d", info->trial_index);
@@ -344,9 +354,24 @@ int modelfile_parse(FsSavedModel *m, uint8_t *bytes, uint64_t n, const char *ori
     }
     LayoutEntry e[LAYOUT_MAX];
     int ne = layout_plan(&m->net, e, LAYOUT_MAX);
-    if (st.n_tensors != ne) {
-        fs_err_set(err, "%s: %d tensors, the architecture has %d", origin, st.n_tensors, ne);
+    const FsTensor *seen = safetensors_find(&st, SEEN_TENSOR);
+    if (st.n_tensors != ne + (seen != NULL)) {
+        fs_err_set(err, "%s: %d tensors, the architecture has %d", origin, st.n_tensors - (seen != NULL), ne);
         goto out;
+    }
+    if (seen) {
+        if (strcmp(seen->dtype, "U64") != 0 || seen->ndim != 1 || seen->shape[0] > (1 << 28)) {
+            fs_err_set(err, "%s: tensor '%s': expected a 1-D U64 tensor", origin, SEEN_TENSOR);
+            goto out;
+        }
+        m->info.n_seen = (uint32_t)seen->shape[0];
+        m->info.seen = fs_malloc(sizeof(uint64_t) * ((size_t)m->info.n_seen + 1));
+        if (m->info.n_seen) memcpy(m->info.seen, seen->data, sizeof(uint64_t) * m->info.n_seen);
+        for (uint32_t i = 1; i < m->info.n_seen; i++)
+            if (m->info.seen[i] <= m->info.seen[i - 1]) {
+                fs_err_set(err, "%s: tensor '%s': fingerprints not sorted and distinct", origin, SEEN_TENSOR);
+                goto out;
+            }
     }
     m->weights = fs_calloc((size_t)(m->net.n_params + m->net.n_state + 1), sizeof(float));
     float *tmp = fs_malloc(sizeof(float) * (size_t)(m->net.n_params + m->net.n_state + 1));
@@ -392,6 +417,7 @@ int modelfile_load(FsSavedModel *m, const char *path, int max_batch, FsErr *err)
 void modelfile_free(FsSavedModel *m)
 {
     free(m->weights);
+    free(m->info.seen);
     free(m->info.config);
     memset(m, 0, sizeof *m);
 }

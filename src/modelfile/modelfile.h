@@ -24,6 +24,11 @@ typedef struct {
     float val_q3, val_loss;
     uint64_t data_fingerprint;
     char *config; /* the trial's canonical config (JSON); NULL allowed when saving */
+    /* Fingerprints (data_seen_hashes: sorted) of every protein the run
+     * trained or validated on: the leakage guard of `evaluate`. Stored as
+     * the U64 tensor "foldsweep.seen_proteins". */
+    uint64_t *seen;
+    uint32_t n_seen;
 } FsModelInfo;
 
 /* A model read back: its net (compiled for max_batch), its weights

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "data/data.h"
+#include "metrics/metrics.h"
 #include "modelfile/modelfile.h"
 
 #define FS_PREDICT_MAX_MODELS 64
@@ -26,6 +27,7 @@ typedef struct {
     int rank;          /* leaderboard rank, 0 if unknown (model files given directly) */
     double mean, std;  /* the trial's leaderboard metric (NAN if unknown) */
     char metric[8];
+    char run[2048];    /* the run folder the models came from ("" if unknown): where looks at test data are recorded */
 } FsModelSet;
 
 /* Where to find models: `source` is an exported folder (model.json), a run
@@ -64,5 +66,40 @@ char predict_state(const float *p);
  * is written when header is set. */
 void predict_write(FILE *out, FsPredFormat fmt, const FsDataset *ds, long prot, const float *probs,
                    const float *agree, int header);
+
+/* ---------------------------------------------------------------------- */
+/* Evaluation on a labelled test set (evaluate.c).                         */
+
+#define FS_EVAL_NAMES 5
+
+typedef struct {
+    FsMetrics m;          /* scored residues: Q3, per-class precision, recall, MCC, confusion */
+    FsSov sov;            /* SOV'99 over every chain */
+    uint32_t proteins;    /* proteins with at least one scored residue */
+    uint64_t residues, scored;
+    double prot_mean, prot_median, prot_p10; /* per-protein Q3 */
+    double ci_lo, ci_hi;  /* 95% bootstrap interval of Q3 over proteins */
+    int reps;
+    uint64_t seed;
+    uint32_t overlap;     /* test proteins identical to one the models saw */
+    int n_names;
+    char names[FS_EVAL_NAMES][64]; /* the first of them */
+    uint64_t data_fingerprint;
+} FsEvaluation;
+
+/* The leakage guard: proteins of ds identical (same residue sequence) to
+ * a protein any model of e was trained or validated on. Fills ev->overlap
+ * and the first names; returns the count. Models without fingerprints
+ * (none saved) are not checked: *unchecked counts them. */
+uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset *ds, int *unchecked);
+/* Scores probabilities (predict_run's, residue order) against ds's labels:
+ * every metric of FsEvaluation, the bootstrap with `reps` resamples from
+ * `seed`. Keeps ev's overlap fields. */
+void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int reps, uint64_t seed);
+/* "table", "md", "csv", "json" (the report formats) -> 0..3, or -1. */
+int evaluate_format_parse(const char *s);
+/* Writes the evaluation; what names the models and the data. */
+void evaluate_write(FILE *out, int fmt, const FsEvaluation *ev, const char *models, const char *data,
+                    int allow_overlap);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * source: which files make a trial's ensemble, and loading them.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,14 @@ static int ends_with(const char *s, const char *suffix)
 int predict_is_model_source(const char *path)
 {
     return is_dir(path) || ends_with(path, ".safetensors");
+}
+
+/* The run folder of a path, absolute, if it has a journal. */
+static void set_run(FsModelSet *set, const char *dir)
+{
+    char abs[PATH_MAX];
+    if (!set->run[0] && realpath(dir, abs) && has_file(abs, "journal.jsonl") && strlen(abs) < sizeof set->run)
+        memcpy(set->run, abs, strlen(abs) + 1);
 }
 
 static int add(FsModelSet *set, const char *dir, const char *file, int fold, FsErr *err)
@@ -91,6 +100,7 @@ static int find_export(FsModelSet *set, const char *dir, int fold, FsErr *err)
         fs_err_set(err, "%s: no fold %d in this export", path, fold);
         goto out;
     }
+    if ((v = journal_json_get(doc.root, "run")) && v->type == FS_JSON_STRING) set_run(set, v->str);
     rc = 0;
 out:
     journal_json_free(&doc);
@@ -138,6 +148,7 @@ static int find_run(FsModelSet *set, const char *dir, const char *trial, int ran
         goto out;
     }
     snprintf(set->trial, sizeof set->trial, "%s", row->id);
+    set_run(set, dir);
     set->rank = row->rank;
     set->mean = row->mean;
     set->std = row->std;
@@ -179,6 +190,12 @@ int predict_find(FsModelSet *set, const char *source, const char *trial, int ran
             return fs_err_set(err, "%s: expected a model folder (export or run) or a .safetensors file", source), -1;
         if (trial || fold >= 0)
             return fs_err_set(err, "%s: --trial and --fold choose within a folder, not among model files", source), -1;
+        /* RUN/models/<trial>/foldK.safetensors: RUN is three levels up. */
+        char up[2100];
+        const char *slash = strrchr(source, '/');
+        if (slash) snprintf(up, sizeof up, "%.*s/../..", (int)(slash - source), source);
+        else snprintf(up, sizeof up, "../..");
+        set_run(set, up);
         return add(set, NULL, source, -1, err);
     }
     if (set->n > 0) return fs_err_set(err, "%s: give one model folder, or model files", source), -1;

@@ -55,7 +55,8 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
     metrics_from_confusion(&m, r->best_confusion);
     FsModelInfo info = {.trial_index = tr->index, .fold = fold, .folds = st->n_fold_ids,
                         .best_epoch = r->best_epoch, .val_q3 = (float)m.q3, .val_loss = r->best_val_loss,
-                        .data_fingerprint = st->ds.fingerprint, .config = tr->config};
+                        .data_fingerprint = st->ds.fingerprint, .config = tr->config,
+                        .seen = st->seen, .n_seen = st->n_seen};
     snprintf(info.trial, sizeof info.trial, "%s", tr->id);
     uint8_t *bytes;
     uint64_t n;

@@ -69,6 +69,7 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
         return FS_EXIT_ERROR;
     }
     sweep_assign_ids(sw, st->ds.fingerprint);
+    st->n_seen = data_seen_hashes(&st->ds, &st->seen);
     st->t_data = fs_now() - t0;
 
     if (o->out_dir)
@@ -156,6 +157,7 @@ void state_close(RunState *st)
     free(st->specs);
     free(st->job_trial);
     free(st->job_restore);
+    free(st->seen);
     free(st->trial_written);
     free(st->trial_folds);
     free(st->trial_bad);

@@ -41,6 +41,8 @@ typedef struct {
     /* The CUDA backend: this process trains on GPU `gpu_device`. */
     int use_gpu, gpu_device;
     int models_pruned; /* trials whose files run_models_prune removed */
+    uint64_t *seen;    /* data_seen_hashes of the data: every model file carries them */
+    uint32_t n_seen;
     /* For the profile. */
     double t_data, busy, val, train_examples;
 } RunState;

@@ -401,6 +401,10 @@ static void out_string(Out *o, const char *s)
     out_put(o, "\"", 1);
 }
 
+/* The writer's two dtypes: U64 when asked for by name, else F32. */
+static int st_is_u64(const FsTensor *t) { return !strcmp(t->dtype, "U64"); }
+static uint64_t st_elem(const FsTensor *t) { return st_is_u64(t) ? 8 : 4; }
+
 void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, int n_meta, uint8_t **out,
                            uint64_t *n_out)
 {
@@ -422,13 +426,13 @@ void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, in
         FS_ASSERT(t[i].ndim >= 0 && t[i].ndim <= FS_ST_MAX_DIMS);
         if (i || n_meta > 0) out_text(&h, ",");
         out_string(&h, t[i].name);
-        out_text(&h, ":{\"dtype\":\"F32\",\"shape\":[");
+        out_text(&h, st_is_u64(&t[i]) ? ":{\"dtype\":\"U64\",\"shape\":[" : ":{\"dtype\":\"F32\",\"shape\":[");
         for (int d = 0; d < t[i].ndim; d++) {
             FS_ASSERT(t[i].shape[d] >= 0);
             snprintf(num, sizeof num, "%s%" PRId64, d ? "," : "", t[i].shape[d]);
             out_text(&h, num);
         }
-        uint64_t bytes = 4 * safetensors_numel(&t[i]);
+        uint64_t bytes = st_elem(&t[i]) * safetensors_numel(&t[i]);
         snprintf(num, sizeof num, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", pos, pos + bytes);
         out_text(&h, num);
         pos += bytes;
@@ -441,7 +445,7 @@ void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, in
     memcpy(buf + 8, h.p, h.n);
     uint8_t *dst = buf + 8 + h.n;
     for (int i = 0; i < n; i++) {
-        size_t bytes = (size_t)(4 * safetensors_numel(&t[i]));
+        size_t bytes = (size_t)(st_elem(&t[i]) * safetensors_numel(&t[i]));
         if (bytes) memcpy(dst, t[i].data, bytes);
         dst += bytes;
     }

@@ -1,7 +1,7 @@
 /*
  * canon.c: the canonical sweep text (normalised YAML of everything that
- * affects results, run-only options left out, itself a loadable sweep),
- * the difference between two of them, and trial ids.
+ * affects results, itself a loadable sweep; run-only options and the test
+ * set are left out), the difference between two of them, and trial ids.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +79,8 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
 {
     SwBuf b = {0};
     sb_puts(&b, "# foldsweep canonical sweep: every option that affects results, normalised.\n"
-                "# Written by foldsweep; run-only options (backend, threads, out) are not part of it.\n");
+                "# Written by foldsweep; run-only options (backend, threads, out) and the test set\n"
+                "# are not part of it.\n");
     sb_puts(&b, "data:\n");
     if (sw->prepared) {
         sb_puts(&b, "  prepared: "), put_str(&b, sw->prepared), sb_puts(&b, "\n");

@@ -1,8 +1,9 @@
 /*
  * sections.c: the `data`, `run` and `search` sections, which hold single
- * values (never grid dimensions). Relative data paths are resolved against
- * the sweep file's folder and kept absolute, so the canonical sweep saved
- * in a run folder still names the same files.
+ * values (never grid dimensions), and the path and format readers the
+ * `test` section (testset.c) shares with `data`. Relative data paths are
+ * resolved against the sweep file's folder and kept absolute, so the
+ * canonical sweep saved in a run folder still names the same files.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ static void normalize(char *p)
     if (!p[0]) strcpy(p, ".");
 }
 
-static char *resolve(const char *sweep_name, const char *rel)
+char *sw_resolve_path(const char *sweep_name, const char *rel)
 {
     char cwd[4096] = ".";
     char *out;
@@ -65,8 +66,7 @@ static char *resolve(const char *sweep_name, const char *rel)
     return out;
 }
 
-/* A non-empty string scalar, or NULL with an error. */
-static const char *string_of(const YNode *v, const char *where, SwErrs *e)
+const char *sw_file_name(const YNode *v, const char *where, SwErrs *e)
 {
     if (v->kind != YN_SCALAR || (!v->value[0] && !v->quoted)) {
         swerr_add(e, v->line, v->col, "%s: expected a file name", where);
@@ -77,6 +77,13 @@ static const char *string_of(const YNode *v, const char *where, SwErrs *e)
         return NULL;
     }
     return v->value;
+}
+
+char *sw_path_of(const char *sweep_name, const YNode *map, const char *key, const char *where, SwErrs *e)
+{
+    const YNode *v = ytree_get(map, key);
+    const char *s = v ? sw_file_name(v, where, e) : NULL;
+    return s ? sw_resolve_path(sweep_name, s) : NULL;
 }
 
 static void key_pos(const YNode *map, const char *key, int *line, int *col)
@@ -94,18 +101,37 @@ static void key_pos(const YNode *map, const char *key, int *line, int *col)
 static const char *const data_keys[] = {"format", "inputs", "files", "sequences", "labels", "mask", "prepared",
                                         "synth", "window", "folds", "fold_seed", "split"};
 
-static void parse_inputs(FsSweep *sw, const YNode *v, const char *where, SwErrs *e)
+void sw_parse_files(const char *sweep_name, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e)
 {
     int n = v->kind == YN_SEQ ? v->n : 1;
     if (v->kind == YN_MAP || n == 0) {
         swerr_add(e, v->line, v->col, "%s: expected a file name or a non-empty list of them", where);
         return;
     }
-    sw->inputs = fs_calloc((size_t)n, sizeof *sw->inputs);
+    *out = fs_calloc((size_t)n, sizeof **out);
     for (int i = 0; i < n; i++) {
-        const char *s = string_of(v->kind == YN_SEQ ? v->item[i] : v, where, e);
-        if (s) sw->inputs[sw->n_inputs++] = resolve(sw->path, s);
+        const char *s = sw_file_name(v->kind == YN_SEQ ? v->item[i] : v, where, e);
+        if (s) (*out)[(*n_out)++] = sw_resolve_path(sweep_name, s);
     }
+}
+
+int sw_parse_format(const YNode *v, const char *where, int has_in, int has_fasta, const char *no_effect, SwErrs *e)
+{
+    static const char *const fmts[] = {"auto", "uci", "fasta", "records", "csv"};
+    int f = v->kind == YN_SCALAR ? data_format_parse(v->value) : -1;
+    const char *near = v->kind == YN_SCALAR ? sw_nearest(v->value, fmts, 5) : NULL;
+    if (f < 0)
+        swerr_add(e, v->line, v->col, "%s: expected auto, uci, fasta, records or csv%s%s%s", where,
+                  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+    else if (no_effect)
+        swerr_add(e, v->line, v->col, "%s: has no effect with %s; remove it", where, no_effect);
+    else if (has_fasta && f != FS_FMT_AUTO && f != FS_FMT_FASTA)
+        swerr_add(e, v->line, v->col, "%s: sequences + labels are a FASTA set; format must be fasta or auto", where);
+    else if (has_in && f == FS_FMT_FASTA)
+        swerr_add(e, v->line, v->col, "%s: fasta takes sequences + labels (+ mask), not inputs", where);
+    else
+        return f;
+    return -1;
 }
 
 static void parse_synth(FsSweep *sw, const YNode *v, SwErrs *e)
@@ -145,12 +171,11 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
         key_pos(d, "files", &sw->data_line, &sw->data_col);
         swerr_add(e, sw->data_line, sw->data_col, "data: 'files' and 'inputs' are the same option; give one");
     }
-    if (v || (v = ytree_get(d, "files"))) parse_inputs(sw, v, "data.inputs", e);
-    const char *s;
-    if ((v = ytree_get(d, "sequences")) && (s = string_of(v, "data.sequences", e))) sw->sequences = resolve(sw->path, s);
-    if ((v = ytree_get(d, "labels")) && (s = string_of(v, "data.labels", e))) sw->labels = resolve(sw->path, s);
-    if ((v = ytree_get(d, "mask")) && (s = string_of(v, "data.mask", e))) sw->mask = resolve(sw->path, s);
-    if ((v = ytree_get(d, "prepared")) && (s = string_of(v, "data.prepared", e))) sw->prepared = resolve(sw->path, s);
+    if (v || (v = ytree_get(d, "files"))) sw_parse_files(sw->path, v, "data.inputs", &sw->inputs, &sw->n_inputs, e);
+    sw->sequences = sw_path_of(sw->path, d, "sequences", "data.sequences", e);
+    sw->labels = sw_path_of(sw->path, d, "labels", "data.labels", e);
+    sw->mask = sw_path_of(sw->path, d, "mask", "data.mask", e);
+    sw->prepared = sw_path_of(sw->path, d, "prepared", "data.prepared", e);
     if ((v = ytree_get(d, "synth"))) parse_synth(sw, v, e);
 
     /* Exactly one source. */
@@ -168,21 +193,9 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
         swerr_add(e, d->line, d->col, "data: a FASTA set needs 'labels'");
 
     if ((v = ytree_get(d, "format"))) {
-        static const char *const fmts[] = {"auto", "uci", "fasta", "records", "csv"};
-        int f = v->kind == YN_SCALAR ? data_format_parse(v->value) : -1;
-        const char *near = v->kind == YN_SCALAR ? sw_nearest(v->value, fmts, 5) : NULL;
-        if (f < 0)
-            swerr_add(e, v->line, v->col, "data.format: expected auto, uci, fasta, records or csv%s%s%s",
-                      near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-        else if (has_prep || has_synth)
-            swerr_add(e, v->line, v->col, "data.format: has no effect with %s; remove it",
-                      has_prep ? "a prepared file" : "synth");
-        else if (has_fasta && f != FS_FMT_AUTO && f != FS_FMT_FASTA)
-            swerr_add(e, v->line, v->col, "data.format: sequences + labels are a FASTA set; format must be fasta or auto");
-        else if (has_in && f == FS_FMT_FASTA)
-            swerr_add(e, v->line, v->col, "data.format: fasta takes sequences + labels (+ mask), not inputs");
-        else
-            sw->format = (FsFormat)f;
+        const char *no_effect = has_prep ? "a prepared file" : has_synth ? "synth" : NULL;
+        int f = sw_parse_format(v, "data.format", has_in, has_fasta, no_effect, e);
+        if (f >= 0) sw->format = (FsFormat)f;
     }
     if (has_fasta) sw->format = FS_FMT_FASTA;
 
@@ -282,7 +295,7 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
             sw->keep_models = (int)t;
     }
     const char *s;
-    if ((v = ytree_get(r, "out")) && (s = string_of(v, "run.out", e))) sw->out_dir = fs_strdup(s);
+    if ((v = ytree_get(r, "out")) && (s = sw_file_name(v, "run.out", e))) sw->out_dir = fs_strdup(s);
     if ((v = ytree_get(r, "metric"))) {
         if (v->kind == YN_SCALAR && !strcmp(v->value, "q3"))
             sw->metric = FS_METRIC_Q3;

@@ -22,6 +22,8 @@ static void defaults(FsSweep *sw, const char *name)
     sw->metric = FS_METRIC_Q3;
     sw->keep_models = FS_KEEP_DEFAULT;
     sw->search_seed = 1;
+    sw->test_format = FS_FMT_AUTO;
+    sw->test_top = FS_TEST_TOP_DEFAULT;
 }
 
 int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList *errs)
@@ -38,13 +40,13 @@ int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList
     }
     SwSpace sp;
     sw_space_defaults(&sp);
-    static const char *const top[] = {"data", "model", "training", "run", "search"};
+    static const char *const top[] = {"data", "model", "training", "run", "search", "test"};
     const YNode *data = ytree_get(root, "data");
     if (!root || root->kind != YN_MAP) {
         swerr_add(&e, root ? root->line : 1, root ? root->col : 1,
-                  "a sweep file is a mapping with the sections data, model, training, run and search");
+                  "a sweep file is a mapping with the sections data, model, training, run, search and test");
     } else {
-        sw_check_keys(root, "the sweep", top, 5, &e);
+        sw_check_keys(root, "the sweep", top, 6, &e);
         if (!data)
             swerr_add(&e, root->line, root->col, "missing section 'data' (what to train on)");
         else
@@ -54,6 +56,8 @@ int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList
         sw_parse_training(&sp, ytree_get(root, "training"), &e);
         if ((v = ytree_get(root, "run"))) sw_parse_run(sw, v, &e);
         if ((v = ytree_get(root, "search"))) sw_parse_search(sw, v, &e);
+        /* Parsed and checked like the rest, but sw_canonical leaves it out. */
+        if ((v = ytree_get(root, "test"))) sw_parse_test(sw, ytree_key(root, "test"), v, &e);
     }
     if (!e.n) sw_expand(sw, &sp, &e);
     if (!e.n) sw->canonical = sw_canonical(sw, &sp);
@@ -113,6 +117,9 @@ void sweep_free(FsSweep *sw)
     free(sw->inputs);
     free(sw->sequences), free(sw->labels), free(sw->mask), free(sw->prepared);
     free(sw->out_dir);
+    for (int i = 0; i < sw->n_test_inputs; i++) free(sw->test_inputs[i]);
+    free(sw->test_inputs);
+    free(sw->test_sequences), free(sw->test_labels), free(sw->test_mask);
     for (int i = 0; i < sw->n_trials; i++) free(sw->trials[i].config);
     free(sw->trials);
     free(sw->canonical);

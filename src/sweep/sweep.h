@@ -67,6 +67,16 @@ typedef struct {
     char *out_dir;
     FsMetricKind metric;
     int keep_models; /* run.keep_models: trials whose fold models stay at the end; FS_KEEP_ALL, 0 = none */
+    /* test: a held-out set evaluated when the sweep finishes. Not part of the
+     * canonical sweep or the ids, so one may be added to a finished sweep. */
+    int has_test;
+    FsFormat test_format;
+    char **test_inputs;
+    int n_test_inputs;
+    char *test_sequences, *test_labels, *test_mask; /* FASTA set */
+    int test_top;   /* fold ensembles of the best test_top trials are evaluated (1..1000, default 5) */
+    int test_refit; /* also refit those trials on all the training data and evaluate the refits */
+    int test_line, test_col; /* the `test` key, for errors found later (e.g. overlap with the data) */
     /* trials */
     FsTrial *trials;
     int n_trials;
@@ -83,6 +93,9 @@ typedef struct {
 
 #define FS_KEEP_ALL (-1)
 #define FS_KEEP_DEFAULT 10
+/* test.top: default and largest number of best trials evaluated on the test set. */
+#define FS_TEST_TOP_DEFAULT 5
+#define FS_TEST_TOP_MAX 1000
 
 /* Returns 0, or -1 with every problem in errs (nothing is expanded then). */
 int sweep_load_file(FsSweep *sw, const char *path, FsErrList *errs);
@@ -102,6 +115,13 @@ int sweep_check_data(const FsSweep *sw, const FsDataset *ds, FsErrList *errs);
  * not from a prepared file) and runs sweep_check_data. Returns 0 with ds
  * filled (the caller data_frees it), or -1 with every problem in errs. */
 int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs);
+
+/* Loads the sweep's test set (the `test` section: input files, or a FASTA
+ * set) as data_load reads it; no folds. Returns 0 with test filled (the
+ * caller data_frees it), or -1 with a message in errs prefixed with the
+ * sweep file and the position of the `test` key (also when the sweep has no
+ * test section). */
+int sweep_load_test(const FsSweep *sw, FsDataset *test, FsErrList *errs);
 
 /* Trial id = hash of the trial's canonical config and the data fingerprint. */
 void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);

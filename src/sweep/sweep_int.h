@@ -33,6 +33,8 @@ YNode *ytree_parse(const char *text, size_t len, const char *name, int *failed, 
 void ytree_free(YNode *n);
 /* The mapping's value for key, or NULL. */
 const YNode *ytree_get(const YNode *map, const char *key);
+/* The mapping's key node itself (for its position), or NULL. */
+const YNode *ytree_key(const YNode *map, const char *key);
 
 /* ---------------------------------------------------------------------- */
 /* Errors with positions, sorted by position before they reach FsErrList.  */
@@ -126,6 +128,22 @@ void sw_space_defaults(SwSpace *sp);
 void sw_space_free(SwSpace *sp);
 /* data: sw->path must be set (relative paths resolve against its folder). */
 void sw_parse_data(FsSweep *sw, const YNode *data, SwErrs *e);
+/* test (testset.c): key is the `test` key (its position is kept for errors
+ * found after loading), test its value. sw->path must be set. */
+void sw_parse_test(FsSweep *sw, const YNode *key, const YNode *test, SwErrs *e);
+/* Shared by data and test. A path relative to the sweep file's folder made
+ * absolute and normalised (malloc'd). */
+char *sw_resolve_path(const char *sweep_name, const char *rel);
+/* A non-empty string scalar, or NULL with an error naming `where`. */
+const char *sw_file_name(const YNode *v, const char *where, SwErrs *e);
+/* map[key] resolved as a path (malloc'd), or NULL when absent or bad (an error then). */
+char *sw_path_of(const char *sweep_name, const YNode *map, const char *key, const char *where, SwErrs *e);
+/* A file name or a list of them, resolved, appended to *out / *n_out. */
+void sw_parse_files(const char *sweep_name, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e);
+/* A `format` value given the section's source (has_in: inputs; has_fasta: a
+ * FASTA set; no_effect: NULL, or the source format is meaningless with).
+ * The FsFormat, or -1 with an error. */
+int sw_parse_format(const YNode *v, const char *where, int has_in, int has_fasta, const char *no_effect, SwErrs *e);
 /* window and its position (wline, wcol) for checks of default values. */
 void sw_parse_model(SwSpace *sp, const YNode *model, int window, int wline, int wcol, SwErrs *e);
 void sw_parse_training(SwSpace *sp, const YNode *training, SwErrs *e);

@@ -40,6 +40,14 @@ const YNode *ytree_get(const YNode *map, const char *key)
     return NULL;
 }
 
+const YNode *ytree_key(const YNode *map, const char *key)
+{
+    if (!map || map->kind != YN_MAP) return NULL;
+    for (int i = 0; i < map->n; i++)
+        if (strcmp(map->key[i]->value, key) == 0) return map->key[i];
+    return NULL;
+}
+
 typedef struct {
     yaml_parser_t p;
     const char *name;

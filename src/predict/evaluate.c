@@ -1,0 +1,81 @@
+/*
+ * evaluate: an ensemble's predictions scored on a labelled test set, the
+ * field's way (Q3, per-class precision / recall / MCC, SOV'99, per-protein
+ * Q3 and a bootstrap interval over proteins), and the leakage guard.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict/predict.h"
+
+uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset *ds, int *unchecked)
+{
+    ev->overlap = 0;
+    ev->n_names = 0;
+    *unchecked = 0;
+    for (int k = 0; k < e->n; k++) *unchecked += e->m[k].info.n_seen == 0;
+    for (uint32_t i = 0; i < ds->n_prot; i++) {
+        uint64_t h = data_protein_hash(ds, i);
+        int hit = 0;
+        for (int k = 0; k < e->n && !hit; k++) hit = data_hash_seen(e->m[k].info.seen, e->m[k].info.n_seen, h);
+        if (!hit) continue;
+        if (ev->n_names < FS_EVAL_NAMES)
+            snprintf(ev->names[ev->n_names++], sizeof ev->names[0], "%s", data_protein_name(ds, i));
+        ev->overlap++;
+    }
+    return ev->overlap;
+}
+
+void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int reps, uint64_t seed)
+{
+    uint64_t conf[3][3] = {{0}};
+    memset(&ev->sov, 0, sizeof ev->sov);
+    uint64_t *correct = fs_calloc((size_t)ds->n_prot + 1, sizeof(uint64_t));
+    uint64_t *total = fs_calloc((size_t)ds->n_prot + 1, sizeof(uint64_t));
+    double *q3 = fs_calloc((size_t)ds->n_prot + 1, sizeof(double));
+    uint8_t *obs = fs_malloc((size_t)ds->n_res + 1), *pred = fs_malloc((size_t)ds->n_res + 1);
+    uint8_t *scored = fs_malloc((size_t)ds->n_res + 1);
+    for (uint32_t r = 0; r < ds->n_res; r++) {
+        char s = predict_state(probs + (size_t)r * 3);
+        obs[r] = (uint8_t)FS_SS_CLASS(ds->ss[r]);
+        pred[r] = (uint8_t)(s == 'H' ? 0 : s == 'E' ? 1 : 2);
+        scored[r] = (uint8_t)FS_SS_SCORED(ds->ss[r]);
+    }
+    ev->residues = ds->n_res;
+    ev->scored = 0;
+    ev->proteins = 0;
+    int np = 0;
+    for (uint32_t i = 0; i < ds->n_prot; i++) {
+        /* SOV per chain: a segment never spans a chain break. */
+        for (uint32_t g = ds->prot_seg[i]; g < ds->prot_seg[i + 1]; g++) {
+            uint32_t lo = ds->seg_off[g], hi = ds->seg_off[g + 1];
+            metrics_sov_add(&ev->sov, obs + lo, pred + lo, scored + lo, hi - lo);
+            for (uint32_t r = lo; r < hi; r++) {
+                if (!scored[r]) continue;
+                conf[obs[r]][pred[r]]++;
+                total[np]++;
+                correct[np] += obs[r] == pred[r];
+            }
+        }
+        if (total[np]) {
+            q3[np] = (double)correct[np] / (double)total[np];
+            ev->scored += total[np];
+            np++;
+        } else {
+            correct[np] = 0; /* a protein with nothing scored is not a sample */
+        }
+    }
+    ev->proteins = (uint32_t)np;
+    metrics_from_confusion(&ev->m, conf);
+    double sum = 0.0;
+    for (int i = 0; i < np; i++) sum += q3[i];
+    ev->prot_mean = np ? sum / np : NAN;
+    ev->prot_median = metrics_quantile(q3, np, 0.5);
+    ev->prot_p10 = metrics_quantile(q3, np, 0.1);
+    ev->reps = reps;
+    ev->seed = seed;
+    if (metrics_bootstrap_q3(correct, total, np, reps, seed, &ev->ci_lo, &ev->ci_hi) != 0) ev->ci_lo = ev->ci_hi = NAN;
+    ev->data_fingerprint = ds->fingerprint;
+    free(correct), free(total), free(q3), free(obs), free(pred), free(scored);
+}
