@@ -29,6 +29,7 @@ static const CliCommand commands[] = {
     {"status", cli_status, "a run folder's progress: trials done, in flight, left, ETA, best so far"},
     {"export", cli_export, "copy a trial's fold models out of a run folder (safetensors + model.json)"},
     {"predict", cli_predict, "predict secondary structure of FASTA proteins with a trial's fold models"},
+    {"refit", cli_refit, "train a trial's configuration on all training proteins (a final model)"},
     {"evaluate", cli_evaluate, "score a trial's fold models on a held-out test set (Q3, SOV, MCC, leakage guard)"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

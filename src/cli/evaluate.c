@@ -70,7 +70,8 @@ static void describe(const FsModelSet *set, const FsEnsemble *e, int fold, char 
                      size_t kn)
 {
     const char *trial = set->trial[0] ? set->trial : e->m[0].info.trial;
-    if (fold >= 0) snprintf(key, kn, "fold %d", fold);
+    if (e->n == 1 && e->m[0].info.fold == FS_FOLD_ALL) snprintf(key, kn, "refit");
+    else if (fold >= 0) snprintf(key, kn, "fold %d", fold);
     else if (e->n == 1 && e->m[0].info.folds > 1) snprintf(key, kn, "fold %d", e->m[0].info.fold);
     else snprintf(key, kn, "ensemble");
     snprintf(models, n, "trial %s, %s of %d model%s%s%s", trial[0] ? trial : "?", key, e->n, e->n == 1 ? "" : "s",

@@ -90,6 +90,23 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
     return 0;
 }
 
+int cli_export_models(const char *run, const FsModelSet *set, const char *out, FsErr *err)
+{
+    FsEnsemble *e = fs_calloc(1, sizeof *e);
+    int ok = predict_load(e, set, 1, err) == 0 && modelfile_mkdirs(out, err) == 0;
+    for (int i = 0; ok && i < set->n; i++) {
+        /* The bytes that were checked against the journal, as they are. */
+        const char *base = strrchr(set->path[i], '/');
+        char dst[4400];
+        snprintf(dst, sizeof dst, "%s/%s", out, base ? base + 1 : set->path[i]);
+        ok = modelfile_copy(set->path[i], dst, err) == 0;
+    }
+    ok = ok && write_json(out, run, set, e, err) == 0;
+    predict_free(e);
+    free(e);
+    return ok ? 0 : -1;
+}
+
 int cli_export(int argc, char **argv)
 {
     CliArgs a;
@@ -105,27 +122,14 @@ int cli_export(int argc, char **argv)
     }
     const char *run = a.args[0], *out = a.val[OPT_OUT];
     FsModelSet *set = fs_calloc(1, sizeof *set);
-    FsEnsemble *e = fs_calloc(1, sizeof *e);
     FsErr err = {0};
     int ok = predict_find(set, run, a.val[OPT_TRIAL], (int)rank, -1, &err) == 0;
     if (ok && set->rank == 0) ok = (fs_err_set(&err, "%s: expected a run folder (journal.jsonl)", run), 0);
-    ok = ok && predict_load(e, set, 1, &err) == 0 && modelfile_mkdirs(out, &err) == 0;
-    for (int i = 0; ok && i < set->n; i++) {
-        /* The bytes that were checked against the journal, as they are. */
-        const char *base = strrchr(set->path[i], '/');
-        char dst[4400];
-        snprintf(dst, sizeof dst, "%s/%s", out, base ? base + 1 : set->path[i]);
-        ok = modelfile_copy(set->path[i], dst, &err) == 0;
-    }
-    ok = ok && write_json(out, run, set, e, &err) == 0;
-    if (!ok) {
-        cli_error("%s", err.msg);
-    } else {
+    ok = ok && cli_export_models(run, set, out, &err) == 0;
+    if (!ok) cli_error("%s", err.msg);
+    else
         printf("exported trial %s (rank %d, mean %s %.4f over %d fold%s) to %s\n", set->trial, set->rank,
                set->metric, set->mean, set->n, set->n == 1 ? "" : "s", out);
-    }
-    predict_free(e);
-    free(e);
     free(set);
     cli_args_free(&a);
     return ok ? FS_EXIT_OK : FS_EXIT_ERROR;

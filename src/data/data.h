@@ -90,6 +90,9 @@ int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err);
  * fold == FS_FOLD_PREDEFINED: train = FS_SET_TRAIN, valid = FS_SET_VALID.
  * Returns the count; writes to out (may be NULL to count only). */
 #define FS_FOLD_PREDEFINED (-1)
+/* A refit: every protein the sweep trains or validates on (all k folds, or
+ * the predefined training and validation sets), no validation examples. */
+#define FS_FOLD_ALL (-2)
 uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out);
 
 /* Prepared fold file. Serialize to a malloc'd byte buffer (what MPI
@@ -133,10 +136,14 @@ FsFormat data_detect_file(const char *path, FsErr *err);
  * 0, or -1 with err naming file:line:col. */
 int data_load_sequences(FsDataset *ds, const char *path, FsErr *err);
 /* Leakage guard (hashes.c): protein i's sequence fingerprint (FNV-1a of
- * its residue codes); the sorted, distinct fingerprints of every protein
- * not in the predefined test set (what a run trains and validates on;
- * malloc'd, returns the count); and whether h is among sorted[0..n). */
+ * its residue codes); the sorted, distinct fingerprints of every protein a
+ * run trains or validates on (data_in_use; malloc'd, returns the count);
+ * and whether h is among sorted[0..n). */
 uint64_t data_protein_hash(const FsDataset *ds, uint32_t i);
+/* Whether protein p takes part in training or validation: with folds
+ * assigned, every protein; with a predefined split (no folds), those of
+ * the training and validation sets. */
+int data_in_use(const FsDataset *ds, uint32_t p);
 uint32_t data_seen_hashes(const FsDataset *ds, uint64_t **out);
 int data_hash_seen(const uint64_t *sorted, uint32_t n, uint64_t h);
 /* Name of protein i (NUL-terminated). */

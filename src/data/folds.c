@@ -78,9 +78,20 @@ static uint32_t emit_protein(const FsDataset *ds, uint32_t p, uint32_t n, uint32
     return n;
 }
 
+int data_in_use(const FsDataset *ds, uint32_t p)
+{
+    return ds->n_folds > 0 || ds->prot_set[p] == FS_SET_TRAIN || ds->prot_set[p] == FS_SET_VALID;
+}
+
 uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out)
 {
     uint32_t n = 0;
+    if (fold == FS_FOLD_ALL) {
+        if (validation) return 0;
+        for (uint32_t p = 0; p < ds->n_prot; p++)
+            if (data_in_use(ds, p)) n = emit_protein(ds, p, n, out);
+        return n;
+    }
     if (fold == FS_FOLD_PREDEFINED) {
         uint8_t want = validation ? FS_SET_VALID : FS_SET_TRAIN;
         for (uint32_t p = 0; p < ds->n_prot; p++)

@@ -27,7 +27,7 @@ uint32_t data_seen_hashes(const FsDataset *ds, uint64_t **out)
     uint64_t *h = fs_malloc(sizeof(uint64_t) * ((size_t)ds->n_prot + 1));
     uint32_t n = 0;
     for (uint32_t i = 0; i < ds->n_prot; i++)
-        if (ds->prot_set[i] != FS_SET_TEST) h[n++] = data_protein_hash(ds, i);
+        if (data_in_use(ds, i)) h[n++] = data_protein_hash(ds, i);
     qsort(h, n, sizeof *h, cmp_u64);
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++)

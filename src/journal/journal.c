@@ -208,6 +208,19 @@ const FsEvalRecord *journal_find_eval(const FsJournal *j, const char *trial, con
     return NULL;
 }
 
+void journal_add_refit(FsJournal *j, const FsRefitRecord *r)
+{
+    GROW(j->refits, j->n_refits, j->cap_refits);
+    j->refits[j->n_refits++] = *r;
+}
+
+const FsRefitRecord *journal_find_refit(const FsJournal *j, const char *trial)
+{
+    for (int i = j->n_refits - 1; i >= 0; i--)
+        if (!strcmp(j->refits[i].trial, trial)) return &j->refits[i];
+    return NULL;
+}
+
 void journal_add_prune(FsJournal *j, const char *trial)
 {
     if (journal_is_pruned(j, trial)) return;
@@ -418,6 +431,16 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
         what = "a model record with trial, fold and model {file, bytes, crc32} after the fold's record";
         bad = get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || get_model(rec, &model) ||
               !model.file[0] || journal_set_model(j, trial, (int)fold, &model) != 0;
+    } else if (!strcmp(kind->str, "refit")) {
+        FsRefitRecord r = {.time = t};
+        long long epochs;
+        what = "a refit record with trial, epochs and model {file, bytes, crc32}";
+        bad = get_id(rec, r.trial) || get_int(rec, "epochs", 1, 1 << 24, &epochs) || get_model(rec, &r.model) ||
+              !r.model.file[0];
+        if (!bad) {
+            r.epochs = (int)epochs;
+            journal_add_refit(j, &r);
+        }
     } else if (!strcmp(kind->str, "evaluation")) {
         what = "an evaluation record with trial, models, source, data, data_fingerprint and q3";
         bad = decode_eval(j, rec, t);
@@ -688,6 +711,7 @@ void journal_close(FsJournal *j)
     free(j->runs);
     free(j->pruned);
     free(j->evals);
+    free(j->refits);
     free(j->fold_index);
     free(j->trial_index);
     free(j->path);

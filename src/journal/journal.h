@@ -10,7 +10,8 @@
  * its first fold starts), "fold" (one (trial, fold) result with its curves
  * and the file of its saved weights), "model" (a fold's weights saved
  * again after their file was lost), "prune" (a trial's model files removed
- * by run.keep_models), "evaluation" (test data looked at: what, on which
+ * by run.keep_models), "refit" (a trial trained on all its training
+ * proteins, and its file), "evaluation" (test data looked at: what, on which
  * data, the scores), "failure" (a trial that could not train, with the
  * message), "run" (a run
  * or resume started: wall-clock time, pid, host, the sweep's trial count,
@@ -83,6 +84,14 @@ typedef struct {
     double time;
 } FsEvalRecord;
 
+/* A trial refit on all training proteins (foldsweep refit, test.refit). */
+typedef struct {
+    char trial[17];
+    int epochs;
+    FsModelRef model;
+    double time;
+} FsRefitRecord;
+
 typedef struct {
     double time; /* Unix seconds when the run (or resume) started */
     long pid;
@@ -107,6 +116,8 @@ typedef struct {
     int n_pruned, cap_pruned;
     FsEvalRecord *evals;           /* every evaluation on test data, in order */
     int n_evals, cap_evals;
+    FsRefitRecord *refits;
+    int n_refits, cap_refits;
     int dropped_tail;              /* 1 if a torn last line was dropped on open */
     double write_seconds;          /* time spent appending (for the run profile) */
     long long size;                /* bytes of good records in the file */
@@ -142,6 +153,9 @@ int journal_append_model(FsJournal *j, const char *trial, int fold, const FsMode
  * does not ask for them again. */
 int journal_append_prune(FsJournal *j, const char *trial, FsErr *err);
 int journal_is_pruned(const FsJournal *j, const char *trial);
+/* "refit": a trial's refit model saved (the latest one of a trial counts). */
+int journal_append_refit(FsJournal *j, const char *trial, int epochs, const FsModelRef *model, FsErr *err);
+const FsRefitRecord *journal_find_refit(const FsJournal *j, const char *trial);
 /* "evaluation": a look at test data (every one is kept, none is a duplicate). */
 int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err);
 /* The latest evaluation of (trial, models, source) on data with this

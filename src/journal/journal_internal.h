@@ -35,5 +35,6 @@ void journal_add_run(FsJournal *j, const FsRunRecord *run);
 int journal_set_model(FsJournal *j, const char *trial, int fold, const FsModelRef *m);
 void journal_add_prune(FsJournal *j, const char *trial);
 void journal_add_eval(FsJournal *j, const FsEvalRecord *e);
+void journal_add_refit(FsJournal *j, const FsRefitRecord *r);
 
 #endif

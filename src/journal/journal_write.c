@@ -14,6 +14,7 @@
  *            [model {file bytes crc32}] (the saved weights, when kept)
  *   model:   v kind time trial fold model {file bytes crc32}
  *   prune:   v kind time trial
+ *   refit:   v kind time trial epochs model {file bytes crc32}
  *   evaluation: v kind time trial models source data data_fingerprint
  *            proteins scored overlap q3 q3_lo q3_hi sov
  *   failure: v kind time trial message
@@ -306,6 +307,24 @@ int journal_append_model(FsJournal *j, const char *trial, int fold, const FsMode
     int rc = append_line(j, &b, err);
     free(b.p);
     if (rc == 0) journal_set_model(j, trial, fold, model);
+    return rc;
+}
+
+int journal_append_refit(FsJournal *j, const char *trial, int epochs, const FsModelRef *model, FsErr *err)
+{
+    if (check_id(trial, err)) return -1;
+    FsRefitRecord r = {.epochs = epochs, .model = *model, .time = journal_wall_time()};
+    snprintf(r.trial, sizeof r.trial, "%s", trial);
+    JBuf b = {0};
+    begin(&b, "refit", r.time);
+    jbuf_lit(&b, ",\"trial\":");
+    jbuf_string(&b, trial);
+    jbuf_printf(&b, ",\"epochs\":%d", epochs);
+    journal_model_json(&b, model);
+    jbuf_lit(&b, "}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_add_refit(j, &r);
     return rc;
 }
 

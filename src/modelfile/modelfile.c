@@ -183,6 +183,8 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
     snprintf(idx, sizeof idx, "%d", info->trial_index);
     if (info->fold == FS_FOLD_PREDEFINED)
         snprintf(fold, sizeof fold, "predefined");
+    else if (info->fold == FS_FOLD_ALL)
+        snprintf(fold, sizeof fold, "all");
     else
         snprintf(fold, sizeof fold, "%d", info->fold);
     snprintf(folds, sizeof folds, "%d", info->folds);
@@ -388,6 +390,8 @@ int modelfile_parse(FsSavedModel *m, uint8_t *bytes, uint64_t n, const char *ori
     if ((v = safetensors_meta(&st, "trial"))) snprintf(in->trial, sizeof in->trial, "%s", v);
     if ((v = safetensors_meta(&st, "fold")) && !strcmp(v, "predefined"))
         in->fold = FS_FOLD_PREDEFINED;
+    else if (v && !strcmp(v, "all"))
+        in->fold = FS_FOLD_ALL;
     else if (meta_int(&st, "fold", 0, 1 << 20, &in->fold) != 0)
         in->fold = 0;
     (void)meta_int(&st, "trial_index", 0, 1 << 30, &in->trial_index);

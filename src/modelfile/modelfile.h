@@ -18,7 +18,7 @@
 typedef struct {
     char trial[17];
     int trial_index;
-    int fold;   /* 0..k-1, or FS_FOLD_PREDEFINED */
+    int fold;   /* 0..k-1, FS_FOLD_PREDEFINED, or FS_FOLD_ALL (a refit) */
     int folds;  /* k, or 1 for a predefined split */
     int best_epoch;
     float val_q3, val_loss;

@@ -314,6 +314,18 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
     free(keys);
     free(rep->rows);
     rep->rows = sorted;
+    /* Test results: the latest of each kind (a later test set replaces an earlier one). */
+    for (int i = 0; i < rep->n_rows; i++) {
+        FsReportRow *row = &rep->rows[i];
+        for (int e = 0; e < j->n_evals; e++) {
+            const FsEvalRecord *ev = &j->evals[e];
+            if (strcmp(ev->trial, row->id) != 0 || strcmp(ev->source, "test") != 0) continue;
+            if (!strcmp(ev->models, "ensemble")) row->test = ev;
+            if (!strcmp(ev->models, "refit")) row->test_refit = ev;
+        }
+        rep->has_test |= row->test != NULL;
+        rep->has_refit |= row->test_refit != NULL;
+    }
 }
 
 void report_free(FsReport *rep)

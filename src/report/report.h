@@ -64,12 +64,17 @@ typedef struct {
     double seconds;      /* training seconds summed over the folds present */
     FsReportFold *folds; /* spec.folds entries, in fold order */
     char reason[1100];   /* why diverged / failed / incomplete ("" if ok) */
+    /* The sweep's test section: the latest evaluation of the fold ensemble
+     * and of the refit (borrowed from the journal; NULL if none). Shown,
+     * never used for the ranking. */
+    const FsEvalRecord *test, *test_refit;
 } FsReportRow;
 
 typedef struct {
     FsReportSpec spec;
     FsReportRow *rows; /* in rank order */
     int n_rows;
+    int has_test, has_refit; /* some row has a test result (of the ensemble, of a refit) */
     int n_folds_done; /* fold records that belong to a listed trial */
 } FsReport;
 

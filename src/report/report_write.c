@@ -93,7 +93,9 @@ static void grid_build(Grid *g, const FsReport *rep, int top)
     int k = rep->spec.folds;
     int n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
     g->n_rows = n;
-    g->n_cols = COL_FOLDS + k + 5;
+    /* Test columns only once a test section has been evaluated. */
+    const int nt = rep->has_test ? 2 + rep->has_refit : 0;
+    g->n_cols = COL_FOLDS + k + 5 + nt;
     g->cell = fs_calloc((size_t)(n + 1) * (size_t)g->n_cols, sizeof *g->cell);
     g->right = fs_calloc((size_t)g->n_cols, sizeof *g->right);
     const char *m = report_metric_name(rep->spec.metric);
@@ -109,14 +111,21 @@ static void grid_build(Grid *g, const FsReport *rep, int top)
         grid_set(g, 0, COL_FOLDS + s, buf);
     }
     int c = COL_FOLDS + k;
+    const int tc = c + 1; /* test columns after "epochs best/ran" */
+    if (nt) {
+        grid_set(g, 0, tc, "test q3");
+        grid_set(g, 0, tc + 1, "test sov");
+        if (rep->has_refit) grid_set(g, 0, tc + 2, "refit q3");
+        for (int t = 0; t < nt; t++) g->right[tc + t] = 1;
+    }
     grid_set(g, 0, c, "epochs best/ran");
-    grid_set(g, 0, c + 1, "seconds");
-    grid_set(g, 0, c + 2, "params");
-    grid_set(g, 0, c + 3, "architecture");
-    grid_set(g, 0, c + 4, "note");
+    grid_set(g, 0, c + nt + 1, "seconds");
+    grid_set(g, 0, c + nt + 2, "params");
+    grid_set(g, 0, c + nt + 3, "architecture");
+    grid_set(g, 0, c + nt + 4, "note");
     g->right[COL_RANK] = g->right[COL_MEAN] = g->right[COL_STD] = 1;
     for (int s = 0; s < k; s++) g->right[COL_FOLDS + s] = 1;
-    g->right[c + 1] = g->right[c + 2] = 1;
+    g->right[c + nt + 1] = g->right[c + nt + 2] = 1;
     for (int i = 0; i < n; i++) {
         const FsReportRow *row = &rep->rows[i];
         int r = i + 1;
@@ -134,12 +143,22 @@ static void grid_build(Grid *g, const FsReport *rep, int top)
         }
         epochs_cell(rep, row, buf, sizeof buf);
         grid_set(g, r, c, buf);
+        if (nt) {
+            num_cell(row->test ? row->test->q3 : NAN, "%.4f", buf, sizeof buf);
+            grid_set(g, r, tc, buf);
+            num_cell(row->test ? row->test->sov : NAN, "%.4f", buf, sizeof buf);
+            grid_set(g, r, tc + 1, buf);
+            if (rep->has_refit) {
+                num_cell(row->test_refit ? row->test_refit->q3 : NAN, "%.4f", buf, sizeof buf);
+                grid_set(g, r, tc + 2, buf);
+            }
+        }
         snprintf(buf, sizeof buf, "%.1f", row->seconds);
-        grid_set(g, r, c + 1, buf);
+        grid_set(g, r, c + nt + 1, buf);
         snprintf(buf, sizeof buf, "%ld", row->n_params);
-        grid_set(g, r, c + 2, buf);
-        grid_set(g, r, c + 3, row->arch);
-        grid_set(g, r, c + 4, row->reason);
+        grid_set(g, r, c + nt + 2, buf);
+        grid_set(g, r, c + nt + 3, row->arch);
+        grid_set(g, r, c + nt + 4, row->reason);
     }
 }
 
@@ -263,7 +282,9 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
         fold_header(rep, s, h, sizeof h);
         fprintf(out, ",%s_q3,%s_loss,%s_best_epoch,%s_epochs,%s_status", h, h, h, h, h);
     }
-    fputs(",seconds,params,architecture,note,config\n", out);
+    fputs(",seconds,params,architecture,note,config", out);
+    if (rep->has_test) fputs(",test_q3,test_q3_lo,test_q3_hi,test_sov,test_proteins,refit_q3,refit_sov", out);
+    fputc('\n', out);
     for (int i = 0; i < n; i++) {
         const FsReportRow *row = &rep->rows[i];
         fprintf(out, "%d", row->rank);
@@ -287,6 +308,17 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
         csv_text(out, row->arch, 1);
         csv_text(out, row->reason, 1);
         csv_text(out, row->config, 1);
+        if (rep->has_test) {
+            const FsEvalRecord *t = row->test, *rf = row->test_refit;
+            csv_num(out, t ? t->q3 : NAN);
+            csv_num(out, t ? t->q3_lo : NAN);
+            csv_num(out, t ? t->q3_hi : NAN);
+            csv_num(out, t ? t->sov : NAN);
+            if (t) fprintf(out, ",%llu", (unsigned long long)t->proteins);
+            else fputc(',', out);
+            csv_num(out, rf ? rf->q3 : NAN);
+            csv_num(out, rf ? rf->sov : NAN);
+        }
         fputc('\n', out);
     }
 }
@@ -320,6 +352,23 @@ static void json_class_metrics(FILE *out, const FsMetrics *m)
         fprintf(out, "%s[%llu,%llu,%llu]", t ? "," : "", (unsigned long long)m->confusion[t][0],
                 (unsigned long long)m->confusion[t][1], (unsigned long long)m->confusion[t][2]);
     fputc(']', out);
+}
+
+/* A test-section evaluation's fields (docs/leaderboard-json.md). */
+static void json_test(FILE *out, const FsEvalRecord *t)
+{
+    fputs("\"q3\":", out);
+    json_num(out, t->q3);
+    fputs(",\"q3_ci95\":[", out);
+    json_num(out, t->q3_lo);
+    fputc(',', out);
+    json_num(out, t->q3_hi);
+    fputs("],\"sov\":", out);
+    json_num(out, t->sov);
+    fprintf(out, ",\"proteins\":%llu,\"scored\":%llu,\"overlap\":%llu,\"data\":", (unsigned long long)t->proteins,
+            (unsigned long long)t->scored, (unsigned long long)t->overlap);
+    journal_json_write_string(out, t->data);
+    fprintf(out, ",\"data_fingerprint\":\"%016llx\"", (unsigned long long)t->data_fingerprint);
 }
 
 static void write_json(const FsReport *rep, int top, FILE *out)
@@ -364,7 +413,18 @@ static void write_json(const FsReport *rep, int top, FILE *out)
         json_num(out, row->seconds);
         fprintf(out, ",\"params\":%ld,\"arch\":", row->n_params);
         journal_json_write_string(out, row->arch);
-        fprintf(out, ",\"config\":%s}", row->config); /* already JSON: embedded, not quoted */
+        fprintf(out, ",\"config\":%s", row->config); /* already JSON: embedded, not quoted */
+        if (row->test || row->test_refit) {
+            fputs(",\"test\":{", out);
+            if (row->test) json_test(out, row->test);
+            if (row->test_refit) {
+                fputs(row->test ? ",\"refit\":{" : "\"refit\":{", out);
+                json_test(out, row->test_refit);
+                fputc('}', out);
+            }
+            fputc('}', out);
+        }
+        fputc('}', out);
     }
     fputs(n ? "\n]\n" : "]\n", out);
 }

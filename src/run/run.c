@@ -85,6 +85,8 @@ int run_sweep(const FsRunOptions *o)
     run_signals_install();
     double t_train = fs_now();
     rc = run_coordinate(&st, &m, threads, o, out);
+    if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet) != 0) rc = FS_EXIT_ERROR;
+    if (rc == FS_EXIT_OK && *run_stop_flag()) rc = FS_EXIT_INTERRUPTED; /* a signal during the test phase */
     double wall = fs_now() - t_train;
     rc = state_report(&st, o, out, rc, wall, threads > 0 ? threads : 1);
     state_close(&st);

@@ -28,6 +28,12 @@ typedef struct {
 /* Returns an FS_EXIT_* code (cli.h). */
 int run_sweep(const FsRunOptions *o);
 
+/* `foldsweep refit DIR`: the trial (id prefix, or leaderboard rank) trained
+ * on all of the sweep's training proteins and saved in DIR/refits/ (once:
+ * a recorded, intact refit is kept). Its path goes to file. 0 or -1
+ * (message printed). */
+int run_refit_command(const char *dir, const char *trial, int rank, char *file, size_t file_n, FILE *out);
+
 /* Signals: SIGINT / SIGTERM (and SIGUSR1, Slurm's warning) set the stop
  * flag; a second signal also sets the cancel flag. */
 void run_signals_install(void);

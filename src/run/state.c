@@ -47,6 +47,39 @@ static void print_errs(FsErrList *errs)
     errlist_free(errs);
 }
 
+/* The test set, refused before any training when it shares a protein with
+ * the training data (its scores would be optimistic). */
+static int open_test(RunState *st, const char *sweep_path)
+{
+    FsErrList errs = {0};
+    const FsSweep *sw = &st->sw;
+    if (sweep_load_test(sw, &st->test, &errs) != 0) {
+        print_errs(&errs);
+        return -1;
+    }
+    if (sw->test_sequences)
+        snprintf(st->test_desc, sizeof st->test_desc, "%s", sw->test_sequences);
+    for (int i = 0; i < sw->n_test_inputs && !sw->test_sequences; i++)
+        snprintf(st->test_desc + strlen(st->test_desc), sizeof st->test_desc - strlen(st->test_desc), "%s%s",
+                 i ? " " : "", sw->test_inputs[i]);
+    uint32_t overlap = 0;
+    char first[200] = "";
+    for (uint32_t i = 0; i < st->test.n_prot; i++) {
+        if (!data_hash_seen(st->seen, st->n_seen, data_protein_hash(&st->test, i))) continue;
+        if (overlap++ < 3)
+            snprintf(first + strlen(first), sizeof first - strlen(first), "%s%s", overlap > 1 ? ", " : "",
+                     data_protein_name(&st->test, i));
+    }
+    if (overlap) {
+        fprintf(stderr, "foldsweep: %s:%d:%d: test: %u protein%s identical to proteins of the training data (%s%s): "
+                        "a test set must be held out; remove them from it\n",
+                sweep_path, sw->test_line, sw->test_col, overlap, overlap == 1 ? " is" : "s are", first,
+                overlap > 3 ? ", ..." : "");
+        return -1;
+    }
+    return 0;
+}
+
 int state_open(RunState *st, const FsRunOptions *o, FILE *out)
 {
     memset(st, 0, sizeof *st);
@@ -70,6 +103,7 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     }
     sweep_assign_ids(sw, st->ds.fingerprint);
     st->n_seen = data_seen_hashes(&st->ds, &st->seen);
+    if (sw->has_test && open_test(st, o->sweep_path) != 0) return FS_EXIT_ERROR;
     st->t_data = fs_now() - t0;
 
     if (o->out_dir)
@@ -158,6 +192,7 @@ void state_close(RunState *st)
     free(st->job_trial);
     free(st->job_restore);
     free(st->seen);
+    data_free(&st->test);
     free(st->trial_written);
     free(st->trial_folds);
     free(st->trial_bad);

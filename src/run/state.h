@@ -43,6 +43,8 @@ typedef struct {
     int models_pruned; /* trials whose files run_models_prune removed */
     uint64_t *seen;    /* data_seen_hashes of the data: every model file carries them */
     uint32_t n_seen;
+    FsDataset test;    /* the sweep's test set (sw.has_test), loaded and checked at open */
+    char test_desc[512];
     /* For the profile. */
     double t_data, busy, val, train_examples;
 } RunState;
@@ -91,6 +93,18 @@ int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_
 /* run.keep_models at the end of a run: removes the files of complete trials
  * outside the best N (a "prune" record first). */
 int run_models_prune(RunState *st, FsErr *err);
+
+/* Refits (refit.c): the epochs a trial's refit trains (the median of its
+ * folds' best epochs; 0 if a fold is missing or not ok), its file relative
+ * to the run folder, and the refit itself: trained on every protein in use
+ * (FS_FOLD_ALL), saved durably, then a "refit" journal record. */
+int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids);
+void run_refit_file(char *out, size_t n, const char *trial);
+int run_refit_trial(const char *dir, FsJournal *j, const FsSweep *sw, const FsDataset *ds, const FsTrial *tr,
+                    int epochs, const uint64_t *seen, uint32_t n_seen, int folds, FsErr *err);
+/* The sweep's test section once every fold is trained (testphase.c):
+ * evaluations of the top test.top trials not yet in the journal. */
+int run_test_phase(RunState *st, FILE *out, int quiet);
 
 /* Folder helpers (folder.c). */
 int run_mkdir_p(const char *dir, FsErr *err);

@@ -122,7 +122,8 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
             break;
         }
         int flags = stop_update(&st, &ts->stop, train_loss, (float)val_loss);
-        if (flags & FS_STOP_IMPROVED) {
+        /* Without validation examples (a refit) the last epoch is the result. */
+        if ((flags & FS_STOP_IMPROVED) || fd->n_valid == 0) {
             copy_floats(m->best, m->w, nw);
             best_epoch = epoch;
             best_loss = (float)val_loss;

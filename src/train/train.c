@@ -152,11 +152,14 @@ int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n
     int max_batch = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
     if (train_spec_check(ts, &err) != 0 || model_compile(net, job->arch, max_batch, &err) != 0)
         return job_fail(job, err.msg);
-    if (job->fold != FS_FOLD_PREDEFINED && (job->fold < 0 || (uint32_t)job->fold >= ds->n_folds))
+    if (job->fold != FS_FOLD_PREDEFINED && job->fold != FS_FOLD_ALL &&
+        (job->fold < 0 || (uint32_t)job->fold >= ds->n_folds))
         return job_fail(job, "fold out of range for the prepared data");
     *n_train = data_examples(ds, job->fold, 0, NULL);
     *n_valid = data_examples(ds, job->fold, 1, NULL);
-    if (*n_train == 0 || *n_valid == 0) return job_fail(job, "fold has no training or no validation examples");
+    /* A refit (FS_FOLD_ALL) has no validation set: it trains a fixed number of epochs. */
+    if (*n_train == 0 || (*n_valid == 0 && job->fold != FS_FOLD_ALL))
+        return job_fail(job, "fold has no training or no validation examples");
     return 0;
 }
 

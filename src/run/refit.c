@@ -1,0 +1,159 @@
+/*
+ * refit: a trial's configuration trained once more on every protein the
+ * sweep trains or validates on (all folds together). No validation set is
+ * left to stop on, so it trains the median of the trial's folds' best
+ * epochs (the middle one; for an even count the mean of the two middle
+ * ones, rounded up) and keeps the last epoch's weights. Its seed comes from
+ * the sweep seed, the trial id and FS_FOLD_ALL, so a refit is the same bit
+ * for bit whatever thread or rank trains it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "modelfile/modelfile.h"
+#include "report/report.h"
+#include "run/state.h"
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids)
+{
+    int e[256], n = 0;
+    for (int k = 0; k < n_fold_ids && n < 256; k++) {
+        const FsFoldRecord *fr = journal_find_fold(j, trial, fold_ids[k]);
+        if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return 0;
+        e[n++] = fr->r.best_epoch;
+    }
+    if (n == 0) return 0;
+    qsort(e, (size_t)n, sizeof e[0], cmp_int);
+    return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2] + 1) / 2;
+}
+
+void run_refit_file(char *out, size_t n, const char *trial)
+{
+    snprintf(out, n, "refits/%s/refit.safetensors", trial);
+}
+
+int run_refit_trial(const char *dir, FsJournal *j, const FsSweep *sw, const FsDataset *ds, const FsTrial *tr,
+                    int epochs, const uint64_t *seen, uint32_t n_seen, int folds, FsErr *err)
+{
+    FsTrainSpec ts;
+    run_job_spec(&ts, tr, FS_FOLD_ALL);
+    ts.stop.kind = FS_STOP_MAX_EPOCHS;
+    ts.stop.max_epochs = epochs;
+    FsFitResult r;
+    train_result_alloc(&r, epochs);
+    FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL};
+    int rc = -1;
+    if (train_job(&job) != 0 || r.status != FS_FIT_OK || !r.weights) {
+        fs_err_set(err, "refit of trial %s: %s", tr->id,
+                   r.status == FS_FIT_FAILED ? r.message
+                   : r.status == FS_FIT_DIVERGED ? "diverged (a non-finite loss or gradient)"
+                                                 : "did not finish");
+        goto out;
+    }
+    FsNet net;
+    if (model_compile(&net, &tr->arch, 1, err) != 0) goto out;
+    FsModelInfo info = {.trial_index = tr->index, .fold = FS_FOLD_ALL, .folds = folds, .best_epoch = r.epochs,
+                        .val_q3 = 0.0f, .val_loss = 0.0f, .data_fingerprint = ds->fingerprint,
+                        .config = tr->config, .seen = (uint64_t *)seen, .n_seen = n_seen};
+    snprintf(info.trial, sizeof info.trial, "%s", tr->id);
+    (void)sw;
+    uint8_t *bytes;
+    uint64_t n;
+    modelfile_serialize(&net, r.weights, &info, &bytes, &n);
+    char rel[128], path[4400];
+    FsModelRef ref;
+    memset(&ref, 0, sizeof ref);
+    run_refit_file(rel, sizeof rel, tr->id);
+    snprintf(path, sizeof path, "%s/refits/%s", dir, tr->id);
+    rc = run_mkdir_p(path, err);
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    if (rc == 0) rc = modelfile_write_atomic(path, bytes, n, err);
+    if (rc == 0) {
+        snprintf(ref.file, sizeof ref.file, "%s", rel);
+        ref.bytes = n;
+        ref.crc32 = modelfile_crc(bytes, n);
+        rc = journal_append_refit(j, tr->id, epochs, &ref, err);
+    }
+    free(bytes);
+out:
+    train_result_free(&r);
+    return rc;
+}
+
+/* `foldsweep refit RUN`: the run folder's canonical sweep and data, its
+ * journal (locked: not while a run writes it), the trial by id prefix or
+ * rank; an intact recorded refit is not trained again. */
+int run_refit_command(const char *dir, const char *trial, int rank, char *file, size_t file_n, FILE *out)
+{
+    FsSweep sw;
+    FsDataset ds;
+    FsJournal j;
+    FsErrList errs = {0};
+    FsErr err = {0};
+    char path[4400];
+    memset(&ds, 0, sizeof ds);
+    memset(&j, 0, sizeof j);
+    snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+    int rc = -1;
+    if (sweep_load_file(&sw, path, &errs) != 0 || sweep_load_data(&sw, &ds, &errs) != 0) {
+        for (int i = 0; i < errs.n; i++) fprintf(stderr, "foldsweep: %s\n", errs.msg[i]);
+        errlist_free(&errs);
+        sweep_free(&sw);
+        data_free(&ds);
+        return -1;
+    }
+    sweep_assign_ids(&sw, ds.fingerprint);
+    int fold_ids[256], n_fold = sw.predefined ? 1 : (int)ds.n_folds;
+    for (int k = 0; k < n_fold; k++) fold_ids[k] = sw.predefined ? FS_FOLD_PREDEFINED : k;
+    uint64_t *seen = NULL;
+    uint32_t n_seen = data_seen_hashes(&ds, &seen);
+    if (journal_open(&j, dir, &err) != 0) goto out;
+    FsReportSpec spec;
+    FsReport rep;
+    report_spec_from_sweep(&spec, &sw);
+    report_build(&rep, &j, &spec);
+    const FsTrial *tr = NULL;
+    for (int i = 0; i < rep.n_rows; i++) {
+        const FsReportRow *row = &rep.rows[i];
+        if (trial ? strncmp(row->id, trial, strlen(trial)) != 0 : row->rank != rank) continue;
+        for (int t = 0; t < sw.n_trials; t++)
+            if (!strcmp(sw.trials[t].id, row->id)) {
+                if (tr) fs_err_set(&err, "%s: trial '%s' is ambiguous: give more of its id", dir, trial);
+                tr = &sw.trials[t];
+            }
+    }
+    report_free(&rep);
+    int epochs = tr ? run_refit_epochs(&j, tr->id, fold_ids, n_fold) : 0;
+    if (!err.set && !tr && trial)
+        fs_err_set(&err, "%s: no trial '%s' in this sweep", dir, trial);
+    else if (!err.set && !tr)
+        fs_err_set(&err, "%s: no trial at rank %d", dir, rank);
+    else if (!err.set && epochs < 1)
+        fs_err_set(&err, "%s: trial %s has folds still to train, or that did not train to a best epoch: nothing to "
+                   "refit for", dir, tr->id);
+    if (err.set) goto out;
+    const FsRefitRecord *rr = journal_find_refit(&j, tr->id);
+    char why[200];
+    if (rr) snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
+    if (rr && modelfile_verify(path, rr->model.bytes, rr->model.crc32, why, sizeof why) == 0) {
+        fprintf(out, "trial %s: refit already saved (%d epochs): %s\n", tr->id, rr->epochs, path);
+    } else {
+        fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the median of its folds' best)\n",
+                tr->id, data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs);
+        if (run_refit_trial(dir, &j, &sw, &ds, tr, epochs, seen, n_seen, n_fold, &err) != 0) goto out;
+        rr = journal_find_refit(&j, tr->id);
+        snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
+        fprintf(out, "saved %s\n", path);
+    }
+    snprintf(file, file_n, "%s", path);
+    rc = 0;
+out:
+    if (err.set) fprintf(stderr, "foldsweep: %s\n", err.msg);
+    if (j.path) journal_close(&j);
+    free(seen);
+    data_free(&ds);
+    sweep_free(&sw);
+    return rc;
+}

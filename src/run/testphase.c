@@ -1,0 +1,123 @@
+/*
+ * testphase: the sweep's test section, once every fold is trained. The
+ * fold ensembles of the top N trials (and with test.refit their refits)
+ * are scored on the held-out test set; each result is a journal record
+ * before the next one starts, so a killed run computes only the missing
+ * ones on rerun. The ranking never reads them.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "predict/predict.h"
+#include "report/report.h"
+#include "run/state.h"
+
+/* Test hook: FOLDSWEEP_TEST_KILL_AFTER_EVAL=N kills the process after the
+ * Nth test record, mid-phase. */
+static void maybe_die_after_eval(void)
+{
+    static int count;
+    const char *s = getenv("FOLDSWEEP_TEST_KILL_AFTER_EVAL");
+    if (s && ++count == atoi(s)) {
+        fflush(NULL);
+        raise(SIGKILL);
+    }
+}
+
+static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, const char *key, FsErr *err)
+{
+    FsEnsemble *e = fs_calloc(1, sizeof *e);
+    FsEvaluation *ev = fs_calloc(1, sizeof *ev);
+    int rc = predict_load(e, set, 256, err);
+    if (rc == 0) {
+        int unchecked, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)st->test.n_res + 1));
+        evaluate_overlap(ev, e, &st->test, &unchecked);
+        predict_run(e, &st->test, threads > 0 ? threads : 1, 256, probs, NULL);
+        evaluate_score(ev, &st->test, probs, 1000, 1);
+        free(probs);
+        FsEvalRecord r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.trial, sizeof r.trial, "%s", trial);
+        snprintf(r.models, sizeof r.models, "%s", key);
+        snprintf(r.source, sizeof r.source, "test");
+        snprintf(r.data, sizeof r.data, "%s", st->test_desc);
+        r.data_fingerprint = st->test.fingerprint;
+        r.proteins = ev->proteins;
+        r.scored = ev->scored;
+        r.overlap = ev->overlap;
+        r.q3 = ev->m.q3;
+        r.q3_lo = ev->ci_lo;
+        r.q3_hi = ev->ci_hi;
+        r.sov = metrics_sov(&ev->sov, 3);
+        rc = journal_append_eval(&st->j, &r, err);
+        if (rc == 0) maybe_die_after_eval();
+    }
+    predict_free(e);
+    free(e);
+    free(ev);
+    return rc;
+}
+
+/* The refit of a trial, trained now unless an intact one is recorded. */
+static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, FsErr *err)
+{
+    const FsRefitRecord *rr = journal_find_refit(&st->j, tr->id);
+    char why[200], path[4400];
+    if (rr) snprintf(path, sizeof path, "%s/%s", st->dir, rr->model.file);
+    if (!rr || modelfile_verify(path, rr->model.bytes, rr->model.crc32, why, sizeof why) != 0) {
+        int epochs = run_refit_epochs(&st->j, tr->id, st->fold_ids, st->n_fold_ids);
+        if (epochs < 1) return fs_err_set(err, "trial %s: no best epochs to refit for", tr->id), -1;
+        if (run_refit_trial(st->dir, &st->j, &st->sw, &st->ds, tr, epochs, st->seen, st->n_seen, st->n_fold_ids,
+                            err) != 0)
+            return -1;
+        rr = journal_find_refit(&st->j, tr->id);
+    }
+    memset(set, 0, sizeof *set);
+    return predict_find(set, strcat(strcat(strcpy(path, st->dir), "/"), rr->model.file), NULL, 0, -1, err);
+}
+
+int run_test_phase(RunState *st, FILE *out, int quiet)
+{
+    if (!st->sw.has_test || st->io_failed) return 0;
+    FsReportSpec spec;
+    FsReport rep;
+    report_spec_from_sweep(&spec, &st->sw);
+    report_build(&rep, &st->j, &spec);
+    FsModelSet *set = fs_calloc(1, sizeof *set);
+    FsErr err = {0};
+    int rc = 0, n = 0, done = 0;
+    uint64_t fp = st->test.fingerprint;
+    for (int i = 0; i < rep.n_rows && n < st->sw.test_top && rc == 0 && !*run_stop_flag(); i++) {
+        const FsReportRow *row = &rep.rows[i];
+        if (row->status != FS_TRIAL_OK) continue;
+        n++;
+        if (!journal_find_eval(&st->j, row->id, "ensemble", "test", fp)) {
+            memset(set, 0, sizeof *set);
+            if (predict_find(set, st->dir, row->id, 0, -1, &err) != 0) {
+                /* e.g. its models were removed by an earlier run's keep_models */
+                fprintf(stderr, "foldsweep: test: trial %s not evaluated: %s\n", row->id, err.msg);
+                memset(&err, 0, sizeof err);
+            } else if ((rc = evaluate_one(st, set, row->id, "ensemble", &err)) == 0) {
+                done++;
+            }
+        }
+        const FsTrial *tr = NULL;
+        for (int t = 0; t < st->sw.n_trials; t++)
+            if (!strcmp(st->sw.trials[t].id, row->id)) tr = &st->sw.trials[t];
+        if (rc == 0 && st->sw.test_refit && tr && !journal_find_eval(&st->j, row->id, "refit", "test", fp)) {
+            if (!quiet) fprintf(out, "test: refitting trial %s on all training proteins\n", row->id);
+            rc = refit_of(st, tr, set, &err);
+            if (rc == 0 && (rc = evaluate_one(st, set, row->id, "refit", &err)) == 0) done++;
+        }
+    }
+    if (rc != 0) fprintf(stderr, "foldsweep: test: %s\n", err.msg);
+    else if (!quiet && done)
+        fprintf(out, "test: %d evaluation%s of the top %d trial%s on %s (held out; the ranking does not use them)\n",
+                done, done == 1 ? "" : "s", n, n == 1 ? "" : "s", st->test_desc);
+    free(set);
+    report_free(&rep);
+    return rc;
+}
