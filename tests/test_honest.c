@@ -130,6 +130,16 @@ static void test_evaluate(const char *a, const char *test_rec, const char *train
     CHECK(tp_run("evaluate '%s' '%s' --allow-overlap --format json", a, train_rec) == 0);
     CHECK(json_num(out_text, "overlap") == 150 && strstr(out_text, "\"overlap_allowed\":true"));
     CHECK(tp_count_in_file(journal, "\"kind\":\"evaluation\"") == 7); /* the refused look computed nothing */
+    /* --exclude-overlap: the test set plus the training set scores as the test set alone. */
+    char mixed[400];
+    snprintf(mixed, sizeof mixed, "%s/mixed.rec", tmp);
+    char *tr = tp_read_file(train_rec, NULL);
+    tp_write_text(mixed, tr);
+    tp_write_file(mixed, labels, strlen(labels), "ab");
+    free(tr);
+    CHECK(tp_run("evaluate '%s' '%s' --exclude-overlap --format json", a, mixed) == 0);
+    CHECK(json_num(out_text, "q3") == q3 && json_num(out_text, "proteins") == 40);
+    CHECK_CONTAINS(err_text, "150 test proteins identical to training proteins left out");
     /* Not while a run writes the folder. */
     int fd = open(journal, O_RDWR);
     CHECK(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0);

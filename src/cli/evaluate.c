@@ -17,7 +17,7 @@
 #include "predict/predict.h"
 
 enum {
-    OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_INPUT_FORMAT, OPT_SEQUENCES, OPT_LABELS, OPT_MASK, OPT_ALLOW,
+    OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_INPUT_FORMAT, OPT_SEQUENCES, OPT_LABELS, OPT_MASK, OPT_ALLOW, OPT_EXCLUDE,
     OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_HELP
 };
 
@@ -32,6 +32,8 @@ static const CliOption options[] = {
     [OPT_MASK] = {"--mask", NULL, "M.fasta", "FASTA set: optional mask, 1 scored, 0 unscored"},
     [OPT_ALLOW] = {"--allow-overlap", NULL, NULL, "score a test set that shares proteins with the training\n"
                                                   "data (the overlap is reported beside the scores)"},
+    [OPT_EXCLUDE] = {"--exclude-overlap", NULL, NULL, "score only the test proteins the models have not seen\n"
+                                                      "(the others are left out and counted)"},
     [OPT_SEED] = {"--seed", NULL, "S", "bootstrap seed (default 1)"},
     [OPT_RESAMPLES] = {"--resamples", NULL, "N", "bootstrap resamples (default 1000)"},
     [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
@@ -129,6 +131,8 @@ int cli_evaluate(int argc, char **argv)
     if (!rc && n_models == 0)
         rc = cli_usage_error(&spec, "the first argument must be a model (folder or .safetensors file):", a.args[0]);
     if (!rc && n_models == a.n_args && !fasta_set) rc = cli_usage_error(&spec, "missing DATA after the models", NULL);
+    if (!rc && a.val[OPT_ALLOW] && a.val[OPT_EXCLUDE])
+        rc = cli_usage_error(&spec, "give --allow-overlap or --exclude-overlap, not both", NULL);
     if (!rc && n_models < a.n_args && fasta_set)
         rc = cli_usage_error(&spec, "give DATA files or a FASTA set, not both:", a.args[n_models]);
     if (rc) {
@@ -152,18 +156,31 @@ int cli_evaluate(int argc, char **argv)
     for (int i = n_models; i < a.n_args; i++)
         snprintf(data + strlen(data), sizeof data - strlen(data), "%s%s", i > n_models ? " " : "", a.args[i]);
     if (fasta_set) snprintf(data, sizeof data, "%s + %s", a.val[OPT_SEQUENCES], a.val[OPT_LABELS]);
-    int unchecked = 0, allow = a.val[OPT_ALLOW] != NULL;
-    if (ok && evaluate_overlap(ev, e, &ds, &unchecked) && !allow) {
+    int unchecked = 0, allow = a.val[OPT_ALLOW] != NULL, exclude = a.val[OPT_EXCLUDE] != NULL;
+    if (ok && evaluate_overlap(ev, e, &ds, &unchecked) && exclude) {
+        /* Left out of every score: their residues become unscored. */
+        for (int k = 0; k < e->n; k++)
+            for (uint32_t i = 0; i < ds.n_prot; i++) {
+                if (!data_hash_seen(e->m[k].info.seen, e->m[k].info.n_seen, data_protein_hash(&ds, i))) continue;
+                for (uint32_t r = ds.seg_off[ds.prot_seg[i]]; r < ds.seg_off[ds.prot_seg[i + 1]]; r++)
+                    ds.ss[r] |= FS_SS_UNSCORED;
+            }
+        cli_error("note: %u test protein%s identical to training proteins left out (%s%s)", ev->overlap,
+                  ev->overlap == 1 ? "" : "s", ev->names[0], ev->overlap > 1 ? ", ..." : "");
+        snprintf(data + strlen(data), sizeof data - strlen(data), " (%u overlapping left out)", ev->overlap);
+    } else if (ok && ev->overlap && !allow) {
         fs_err_set(&err, "%s: %u test protein%s identical to proteins the models were trained or validated on (%s%s%s%s): "
-                   "these scores would be optimistic; remove them, or pass --allow-overlap to score anyway with the "
-                   "overlap reported", data, ev->overlap, ev->overlap == 1 ? " is" : "s are", ev->names[0],
+                   "these scores would be optimistic; pass --exclude-overlap to leave them out, or --allow-overlap "
+                   "to score them anyway with the overlap reported", data, ev->overlap, ev->overlap == 1 ? " is" : "s are", ev->names[0],
                    ev->n_names > 1 ? ", " : "", ev->n_names > 1 ? ev->names[1] : "", ev->overlap > 2 ? ", ..." : "");
         ok = 0;
     }
     if (ok && unchecked)
         cli_error("warning: %d model%s carry no training-protein fingerprints (saved by an older foldsweep): overlap "
                   "with their training data is not checked", unchecked, unchecked == 1 ? "" : "s");
-    if (ok && ds.stats.scored == 0) ok = (fs_err_set(&err, "%s: no scored residues to evaluate on", data), 0);
+    uint64_t scored = 0;
+    for (uint32_t r = 0; ok && r < ds.n_res; r++) scored += FS_SS_SCORED(ds.ss[r]);
+    if (ok && scored == 0) ok = (fs_err_set(&err, "%s: no scored residues to evaluate on", data), 0);
     if (ok) {
         if (threads == 0) threads = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
         float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)ds.n_res + 1));
