@@ -42,11 +42,7 @@ static int sh_ok(const char *fmt, ...)
     return system(cmd) == 0;
 }
 
-static int run(const char *sweep, const char *dir, const char *threads)
-{
-    char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", (char *)dir, "--threads", (char *)threads, NULL};
-    return tp_run_argv(argv, log_path);
-}
+static int run(const char *sweep, const char *dir, const char *threads) { return tr_run(sweep, dir, threads, log_path); }
 
 /* A number after "key": in a JSON text (first occurrence). */
 static double json_num(const char *s, const char *key)

@@ -41,11 +41,7 @@ static int same_models(const char *a, const char *b)
     return sh("diff -r '%s/models' '%s/models'", a, b) == 0;
 }
 
-static int run(const char *sweep, const char *dir, const char *threads)
-{
-    char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", (char *)dir, "--threads", (char *)threads, NULL};
-    return tp_run_argv(argv, log_path);
-}
+static int run(const char *sweep, const char *dir, const char *threads) { return tr_run(sweep, dir, threads, log_path); }
 
 static int log_has(const char *s)
 {

@@ -53,4 +53,12 @@ static inline char *tr_board(const char *dir, const char *scratch)
     return res;
 }
 
+/* `foldsweep run SWEEP --out DIR --threads T`, both outputs to log_path;
+ * the exit code. */
+static inline int tr_run(const char *sweep, const char *dir, const char *threads, const char *log_path)
+{
+    char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", (char *)dir, "--threads", (char *)threads, NULL};
+    return tp_run_argv(argv, log_path);
+}
+
 #endif

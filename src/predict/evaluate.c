@@ -79,3 +79,21 @@ void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, i
     ev->data_fingerprint = ds->fingerprint;
     free(correct), free(total), free(q3), free(obs), free(pred), free(scored);
 }
+
+void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char *trial, const char *models,
+                     const char *source, const char *data)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->trial, sizeof r->trial, "%s", trial);
+    snprintf(r->models, sizeof r->models, "%s", models);
+    snprintf(r->source, sizeof r->source, "%s", source);
+    snprintf(r->data, sizeof r->data, "%s", data);
+    r->data_fingerprint = ev->data_fingerprint;
+    r->proteins = ev->proteins;
+    r->scored = ev->scored;
+    r->overlap = ev->overlap;
+    r->q3 = ev->m.q3;
+    r->q3_lo = ev->ci_lo;
+    r->q3_hi = ev->ci_hi;
+    r->sov = metrics_sov(&ev->sov, 3);
+}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "data/data.h"
+#include "journal/journal.h"
 #include "metrics/metrics.h"
 #include "modelfile/modelfile.h"
 
@@ -96,6 +97,10 @@ uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset
  * every metric of FsEvaluation, the bootstrap with `reps` resamples from
  * `seed`. Keeps ev's overlap fields. */
 void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int reps, uint64_t seed);
+/* The journal record of an evaluation: of trial's `models` ("ensemble",
+ * "fold K", "refit") by `source` ("evaluate", "test") on `data`. */
+void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char *trial, const char *models,
+                     const char *source, const char *data);
 /* "table", "md", "csv", "json" (the report formats) -> 0..3, or -1. */
 int evaluate_format_parse(const char *s);
 /* Writes the evaluation; what names the models and the data. */

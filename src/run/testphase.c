@@ -39,19 +39,7 @@ static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, 
         evaluate_score(ev, &st->test, probs, 1000, 1);
         free(probs);
         FsEvalRecord r;
-        memset(&r, 0, sizeof r);
-        snprintf(r.trial, sizeof r.trial, "%s", trial);
-        snprintf(r.models, sizeof r.models, "%s", key);
-        snprintf(r.source, sizeof r.source, "test");
-        snprintf(r.data, sizeof r.data, "%s", st->test_desc);
-        r.data_fingerprint = st->test.fingerprint;
-        r.proteins = ev->proteins;
-        r.scored = ev->scored;
-        r.overlap = ev->overlap;
-        r.q3 = ev->m.q3;
-        r.q3_lo = ev->ci_lo;
-        r.q3_hi = ev->ci_hi;
-        r.sov = metrics_sov(&ev->sov, 3);
+        evaluate_record(&r, ev, trial, key, "test", st->test_desc);
         rc = journal_append_eval(&st->j, &r, err);
         if (rc == 0) maybe_die_after_eval();
     }
