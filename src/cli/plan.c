@@ -77,6 +77,10 @@ static void print_text(const FsSweep *sw, const FsDataset *ds)
     else
         printf("trials: %d\n", sw->n_trials);
     if (sw->note) printf("note: %s\n", sw->note);
+    if (sw->has_test)
+        printf("test: %s, the top %d trials' fold ensembles%s, evaluated when every fold is trained\n",
+               sw->test_sequences ? sw->test_sequences : sw->n_test_inputs ? sw->test_inputs[0] : "?", sw->test_top,
+               sw->test_refit ? " and their refits" : "");
     printf("metric: %s\n\n", sweep_metric_name(sw->metric));
     printf("%5s  %-16s  %9s  %s\n", "index", "id", "params", "architecture | training");
     char arch[512], train[256];
