@@ -180,7 +180,7 @@ int cli_evaluate(int argc, char **argv)
         /* Recorded before it is shown: a look at the test data always counts. */
         if (set->run[0] && record(set, e, key, data, ev, &err) != 0) ok = 0;
         else if (!set->run[0]) cli_error("note: the models' run folder is unknown; this evaluation is not recorded");
-        if (ok) evaluate_write(stdout, fmt, ev, models, data, allow);
+        if (ok) evaluate_write(stdout, fmt, ev, models, data, exclude ? 2 : allow);
     }
     if (!ok) cli_error("%s", err.msg);
     data_free(&ds);

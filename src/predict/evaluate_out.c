@@ -67,7 +67,8 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, co
     num(out, ev->prot_median, "null");
     fputs(",\"p10\":", out);
     num(out, ev->prot_p10, "null");
-    fprintf(out, "},\"overlap\":%u,\"overlap_allowed\":%s,\"overlap_examples\":[", ev->overlap, allow ? "true" : "false");
+    fprintf(out, "},\"overlap\":%u,\"overlap_allowed\":%s,\"overlap_excluded\":%s,\"overlap_examples\":[",
+            ev->overlap, allow == 1 ? "true" : "false", allow == 2 ? "true" : "false");
     for (int i = 0; i < ev->n_names; i++) {
         if (i) fputc(',', out);
         journal_json_write_string(out, ev->names[i]);
@@ -122,7 +123,8 @@ static void write_text(FILE *out, const FsEvaluation *ev, const char *models, co
                 md ? "**Overlap:** " : "overlap: ", ev->overlap, ev->overlap == 1 ? " is" : "s are", ev->names[0]);
         for (int i = 1; i < ev->n_names; i++) fprintf(out, ", %s", ev->names[i]);
         fprintf(out, "%s)%s\n", ev->overlap > (uint32_t)ev->n_names ? ", ..." : "",
-                allow ? "; scored anyway (--allow-overlap): these scores are optimistic" : "");
+                allow == 1 ? "; scored anyway (--allow-overlap): these scores are optimistic"
+                : allow == 2 ? "; left out of every score (--exclude-overlap)" : "");
     }
 }
 

@@ -103,7 +103,8 @@ void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char *trial,
                      const char *source, const char *data);
 /* "table", "md", "csv", "json" (the report formats) -> 0..3, or -1. */
 int evaluate_format_parse(const char *s);
-/* Writes the evaluation; what names the models and the data. */
+/* Writes the evaluation; what names the models and the data; overlap 0
+ * (none allowed), 1 (--allow-overlap: scored) or 2 (--exclude-overlap). */
 void evaluate_write(FILE *out, int fmt, const FsEvaluation *ev, const char *models, const char *data,
                     int allow_overlap);
 
