@@ -563,9 +563,78 @@ static void test_fuzz(void)
     free(seed);
 }
 
+/* The records of trained models and test data: model files, a refit, a
+ * prune, evaluations; they read back as written. */
+static void test_model_records(void)
+{
+    const char *dir = tmp_dir("models");
+    FsJournal j;
+    FsErr err = {0};
+    CHECK(journal_open(&j, dir, &err) == 0);
+    FsFitResult r;
+    make_result(&r, 4, FS_FIT_OK, 9);
+    FsModelRef m = {"models/aa/fold0.safetensors", 1234, 0xdeadbeef}, m2 = {"models/aa/fold0.safetensors", 99, 7};
+    CHECK(journal_append_fold(&j, "aa", 0, &r, &m, &err) == 0);
+    CHECK(journal_append_model(&j, "aa", 1, &m, &err) == -1); /* no fold record for it */
+    CHECK(journal_append_model(&j, "aa", 0, &m2, &err) == 0);
+    CHECK(journal_append_refit(&j, "aa", 3, &m, &err) == 0);
+    CHECK(journal_append_prune(&j, "bb", &err) == 0);
+    FsEvalRecord e = {.trial = "aa", .models = "ensemble", .source = "test", .data = "ts115.csv",
+                      .data_fingerprint = 0x0123456789abcdefULL, .proteins = 114, .scored = 27291, .overlap = 1,
+                      .q3 = 0.723, .q3_lo = 0.707, .q3_hi = 0.738, .sov = 0.659};
+    CHECK(journal_append_eval(&j, &e, &err) == 0);
+    journal_close(&j);
+    FsJournal k;
+    memset(&err, 0, sizeof err);
+    CHECK_MSG(journal_read(&k, dir, &err) == 0, "%s", err.msg);
+    const FsFoldRecord *f = journal_find_fold(&k, "aa", 0);
+    CHECK(f && f->model.bytes == 99 && f->model.crc32 == 7); /* the later model record counts */
+    CHECK(journal_is_pruned(&k, "bb") && !journal_is_pruned(&k, "aa"));
+    const FsRefitRecord *rf = journal_find_refit(&k, "aa");
+    CHECK(rf && rf->epochs == 3 && rf->model.crc32 == 0xdeadbeef);
+    const FsEvalRecord *g = journal_find_eval(&k, "aa", "ensemble", "test", 0x0123456789abcdefULL);
+    CHECK(g && g->q3 == 0.723 && g->q3_hi == 0.738 && g->proteins == 114 && g->overlap == 1 && !strcmp(g->data, "ts115.csv"));
+    CHECK(!journal_find_eval(&k, "aa", "refit", "test", 0x0123456789abcdefULL));
+    journal_close(&k);
+    train_result_free(&r);
+}
+
+/* Counts the reader would reject are never written, and a record that
+ * claims more epochs than a sweep allows is refused on reading (it would
+ * allocate its curves). */
+static void test_bounds(void)
+{
+    const char *dir = tmp_dir("bounds");
+    FsJournal j;
+    FsErr err = {0};
+    CHECK(journal_open(&j, dir, &err) == 0);
+    FsFitResult r;
+    make_result(&r, 4, FS_FIT_OK, 3);
+    r.halted_by = 5;
+    long lines = j.lines;
+    CHECK(journal_append_fold(&j, "t", 0, &r, NULL, &err) == -1);
+    CHECK_CONTAINS(err.msg, "halted_by 5");
+    CHECK(j.lines == lines);
+    journal_close(&j);
+    train_result_free(&r);
+    const char *json = "{\"v\":1,\"kind\":\"fold\",\"time\":1,\"trial\":\"t\",\"fold\":0,\"status\":\"ok\","
+                       "\"epochs\":200000,\"best_epoch\":1,\"best_val_loss\":0.5,"
+                       "\"confusion\":[[1,0,0],[0,1,0],[0,0,1]]}";
+    char line[600], path[600];
+    snprintf(line, sizeof line, "%s #%08x\n", json, (unsigned)fs_crc32(json, strlen(json), 0));
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    tp_write_text(path, line);
+    FsJournal k;
+    memset(&err, 0, sizeof err);
+    CHECK(journal_read(&k, dir, &err) == -1);
+    CHECK_CONTAINS(err.msg, "journal.jsonl:1: expected a fold record");
+}
+
 int main(void)
 {
     tp_tmpdir(tmp_root, sizeof tmp_root, "journal");
+    test_model_records();
+    test_bounds();
     test_round_trip();
     test_second_reader_and_lock();
     test_torn_tail();

@@ -52,6 +52,21 @@ int main(void)
     CHECK(back.curves.val_q3[2] == r.curves.val_q3[2]);
     CHECK(!strcmp(back.message, "loss became nan"));
     train_result_free(&back);
+    /* Counts a fit cannot produce are refused before rank 0 journals them
+     * (the journal's reader would reject the record and the folder could
+     * never resume). */
+    struct {
+        int halted, dep;
+        long dstep;
+        const char *want;
+    } odd[] = {{7, 3, 41, "halted_by 7"}, {0, 9, 41, "diverged epoch 9"}, {0, 3, -5, "diverged step -5"}};
+    for (int k = 0; k < 3; k++) {
+        FsFitResult o = r;
+        o.halted_by = odd[k].halted, o.diverged_epoch = odd[k].dep, o.diverged_step = odd[k].dstep;
+        proto_encode_result(&b, &items[1], &o);
+        CHECK(proto_decode_result(b.p, b.n, &it, &back, why, sizeof why) != 0);
+        CHECK_CONTAINS(why, odd[k].want);
+    }
 
     proto_encode_stop(&b, 1, 3);
     CHECK(proto_decode_stop(b.p, b.n, &cancel, &code, why, sizeof why) == 0 && cancel == 1 && code == 3);

@@ -283,8 +283,8 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     const FsJson *st = journal_json_get(rec, "status");
     *what = "a fold record with trial, fold, status, epochs, best_epoch, best_val_loss, confusion";
     if (get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || !st ||
-        st->type != FS_JSON_STRING || get_int(rec, "epochs", 0, 1 << 24, &epochs) ||
-        get_int(rec, "best_epoch", 0, 1 << 24, &best))
+        st->type != FS_JSON_STRING || get_int(rec, "epochs", 0, FS_TRAIN_MAX_EPOCHS, &epochs) ||
+        get_int(rec, "best_epoch", 0, epochs, &best))
         return -1;
     FsFitStatus status;
     if (!strcmp(st->str, "ok"))
@@ -296,7 +296,7 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     else
         return *what = "status ok, diverged or failed", -1;
     if (journal_json_get(rec, "halted_by") && get_int(rec, "halted_by", 0, 1, &halted)) return -1;
-    if (journal_json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, 1 << 24, &dep))
+    if (journal_json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, epochs + 1, &dep))
         return -1;
     if (journal_json_get(rec, "diverged_step") &&
         get_int(rec, "diverged_step", 0, (long long)1 << 62, &dstep))
@@ -435,7 +435,7 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
         FsRefitRecord r = {.time = t};
         long long epochs;
         what = "a refit record with trial, epochs and model {file, bytes, crc32}";
-        bad = get_id(rec, r.trial) || get_int(rec, "epochs", 1, 1 << 24, &epochs) || get_model(rec, &r.model) ||
+        bad = get_id(rec, r.trial) || get_int(rec, "epochs", 1, FS_TRAIN_MAX_EPOCHS, &epochs) || get_model(rec, &r.model) ||
               !r.model.file[0];
         if (!bad) {
             r.epochs = (int)epochs;

@@ -280,6 +280,11 @@ int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitRe
         return -1;
     }
     if (journal_find_fold(j, trial, fold)) return 0;
+    char why[160];
+    if (train_result_check(r, why, sizeof why) != 0) {
+        fs_err_set(err, "journal: trial %s fold %d: %s: not written (it could not be read back)", trial, fold, why);
+        return -1;
+    }
     double t = journal_wall_time();
     JBuf b = {0};
     journal_fold_json(&b, trial, fold, r, model, t);

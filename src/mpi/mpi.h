@@ -25,7 +25,7 @@
 #define FS_PROTO_VERSION 2u /* 2: RESULT carries the best weights */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
-#define FS_PROTO_MAX_EPOCHS 100000
+#define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS
 #define FS_PROTO_MAX_WEIGHTS (1ull << 28) /* floats in one RESULT (1 GiB) */
 
 /* Message kinds double as MPI tags: an enum, never bare numbers. */

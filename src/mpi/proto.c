@@ -319,6 +319,9 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
         return fail(why, why_n, "RESULT best epoch %d outside 0..%d", res->best_epoch, res->epochs);
     if (!isfinite(res->seconds) || res->seconds < 0 || !isfinite(res->val_seconds) || res->val_seconds < 0)
         return fail(why, why_n, "RESULT seconds not a finite non-negative number");
+    char bad[160];
+    /* Nothing goes to the journal that its reader would refuse. */
+    if (train_result_check(res, bad, sizeof bad) != 0) return fail(why, why_n, "RESULT %s", bad);
     if ((size_t)ne * 16 > r.n - r.off) return fail(why, why_n, "RESULT payload truncated in its curves");
     /* train_result_alloc clears the whole result: take only its curves. */
     FsFitResult holder;

@@ -119,6 +119,19 @@ void train_result_free(FsFitResult *r)
     memset(&r->curves, 0, sizeof r->curves);
 }
 
+int train_result_check(const FsFitResult *r, char *why, size_t why_n)
+{
+    if (r->epochs < 0 || r->epochs > FS_TRAIN_MAX_EPOCHS)
+        return snprintf(why, why_n, "epochs %d outside 0..%d", r->epochs, FS_TRAIN_MAX_EPOCHS), -1;
+    if (r->best_epoch < 0 || r->best_epoch > r->epochs)
+        return snprintf(why, why_n, "best epoch %d outside 0..%d", r->best_epoch, r->epochs), -1;
+    if (r->halted_by != 0 && r->halted_by != 1) return snprintf(why, why_n, "halted_by %d is not 0 or 1", r->halted_by), -1;
+    if (r->diverged_epoch < 0 || r->diverged_epoch > r->epochs + 1)
+        return snprintf(why, why_n, "diverged epoch %d outside 0..%d", r->diverged_epoch, r->epochs + 1), -1;
+    if (r->diverged_step < 0) return snprintf(why, why_n, "diverged step %ld is negative", r->diverged_step), -1;
+    return 0;
+}
+
 float *train_result_alloc_weights(FsFitResult *r, const FsArch *arch)
 {
     FsNet net;

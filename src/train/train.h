@@ -18,6 +18,10 @@
 
 typedef enum { FS_OPT_SGD = 0, FS_OPT_ADAM, FS_OPT_ADAMW } FsOptKind;
 
+/* The most epochs a sweep may ask for (training.epochs); every count read
+ * back from a journal or a message is bounded by it. */
+#define FS_TRAIN_MAX_EPOCHS 100000
+
 typedef struct {
     FsOptKind opt;
     float lr;
@@ -63,6 +67,11 @@ typedef struct {
 } FsFitResult;
 
 void train_spec_defaults(FsTrainSpec *ts);
+/* Whether a result's counts are ones a fit can produce (epochs, best and
+ * diverged epoch within 0..FS_TRAIN_MAX_EPOCHS and each other, halted_by
+ * 0 or 1, diverged_step >= 0); 0, or -1 with why. The journal refuses to
+ * write, and rank 0 to accept, what its reader would reject. */
+int train_result_check(const FsFitResult *r, char *why, size_t why_n);
 /* Checks values; 0 or -1 with a message naming the option. */
 int train_spec_check(const FsTrainSpec *ts, FsErr *err);
 const char *train_opt_name(FsOptKind k);
