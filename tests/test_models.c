@@ -272,6 +272,22 @@ int main(void)
     snprintf(q1, sizeof q1, "%s/ss2/q1.ss2", tmp);
     CHECK(tp_count_in_file(q1, "\n") == 3 + 25);
     free(from_export);
+    /* A reader that stops early (| head -1) ends predict quietly, exit 0. */
+    char big[400], pcmd[1600];
+    snprintf(big, sizeof big, "%s/big.fasta", tmp);
+    FILE *bf = fopen(big, "w");
+    fputs(">big\n", bf);
+    for (int i = 0; i < 20000; i++) fputc(FS_AA_LETTERS[(i * 7) % 20], bf);
+    fputs("\n", bf);
+    fclose(bf);
+    snprintf(pcmd, sizeof pcmd, "bash -c \"'%s' predict '%s' '%s' --format csv 2>'%s/pipe.err' | head -1 >/dev/null; "
+             "exit \\${PIPESTATUS[0]}\"", FS_TEST_BIN, exp, big, tmp);
+    printf("$ %s\n", pcmd);
+    fflush(stdout);
+    int prc = system(pcmd);
+    CHECK_MSG(WIFEXITED(prc) && WEXITSTATUS(prc) == 0, "predict | head -1 exited %d", WEXITSTATUS(prc));
+    snprintf(pcmd, sizeof pcmd, "%s/pipe.err", tmp);
+    CHECK(tp_count_in_file(pcmd, "foldsweep") == 0);
     /* Mistakes: a usage error and a clear message each. */
     CHECK(tp_run("predict '%s' --trial zzzz '%s'", a, text) == 1);
     CHECK_CONTAINS(err_text, "no trial 'zzzz'");

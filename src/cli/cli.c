@@ -3,9 +3,11 @@
  * from one table that also supplies the help text, so adding a command is
  * one row here plus its own file.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -18,19 +20,20 @@ typedef struct {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    int reader; /* only reads and prints: a reader that stops reading ends it quietly */
 } CliCommand;
 
 static const CliCommand commands[] = {
-    {"run", cli_run, "train every trial of a sweep on every fold, resumably, and rank them"},
-    {"prepare", cli_prepare, "read sequence/label files, assign folds, write a prepared fold file"},
-    {"plan", cli_plan, "check a sweep file and its data, list the trials a run would train"},
-    {"synth", cli_synth, "write a synthetic protein-like data set (records or FASTA)"},
-    {"leaderboard", cli_leaderboard, "rank a run folder's trials (table, Markdown, CSV or JSON)"},
-    {"status", cli_status, "a run folder's progress: trials done, in flight, left, ETA, best so far"},
-    {"export", cli_export, "copy a trial's fold models out of a run folder (safetensors + model.json)"},
-    {"predict", cli_predict, "predict secondary structure of FASTA proteins with a trial's fold models"},
-    {"refit", cli_refit, "train a trial's configuration on all training proteins (a final model)"},
-    {"evaluate", cli_evaluate, "score a trial's fold models on a held-out test set (Q3, SOV, MCC, leakage guard)"},
+    {"run", cli_run, "train every trial of a sweep on every fold, resumably, and rank them", 0},
+    {"prepare", cli_prepare, "read sequence/label files, assign folds, write a prepared fold file", 0},
+    {"plan", cli_plan, "check a sweep file and its data, list the trials a run would train", 1},
+    {"synth", cli_synth, "write a synthetic protein-like data set (records or FASTA)", 0},
+    {"leaderboard", cli_leaderboard, "rank a run folder's trials (table, Markdown, CSV or JSON)", 1},
+    {"status", cli_status, "a run folder's progress: trials done, in flight, left, ETA, best so far", 1},
+    {"export", cli_export, "copy a trial's fold models out of a run folder (safetensors + model.json)", 0},
+    {"predict", cli_predict, "predict secondary structure of FASTA proteins with a trial's fold models", 1},
+    {"refit", cli_refit, "train a trial's configuration on all training proteins (a final model)", 0},
+    {"evaluate", cli_evaluate, "score a trial's fold models on a held-out test set (Q3, SOV, MCC, leakage guard)", 1},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -54,6 +57,14 @@ static void usage(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nRun 'foldsweep COMMAND --help' for a command's options.\n");
+}
+
+/* `foldsweep leaderboard DIR | head -1`: the reader has what it wanted.
+ * Not for commands that write files or train (their work must finish). */
+static void quiet_exit(int sig)
+{
+    (void)sig;
+    _exit(0);
 }
 
 static const CliCommand *find(const char *name)
@@ -94,6 +105,7 @@ int cli_main(int argc, char **argv)
         return c->run(2, help_argv);
     }
     const CliCommand *c = find(cmd);
+    if (c && c->reader) signal(SIGPIPE, quiet_exit);
     if (!c) {
         cli_error("unknown command '%s'", cmd);
         usage(stderr);
