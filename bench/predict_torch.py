@@ -43,21 +43,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import foldsweep_torch as ft  # noqa: E402
 
 
-def blas_library():
-    """The BLAS/LAPACK shared objects mapped into this process, libblas first."""
-    found = []
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                path = line.split()[-1]
-                base = os.path.basename(path)
-                if any(k in base for k in ("libblas", "openblas", "libmkl", "blis", "liblapack")):
-                    if path not in found:
-                        found.append(path)
-    except OSError:
-        pass
-    found.sort(key=lambda p: "lapack" in os.path.basename(p))
-    return found[0] if found else "unknown"
+# The same probe as the R1 baseline's (bench/r1_torch.py, beside this file).
+from r1_torch import blas_library  # noqa: E402
 
 
 def run(models, x, batch):

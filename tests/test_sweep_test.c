@@ -11,6 +11,7 @@
 #include "sweep/sweep.h"
 #include "test.h"
 #include "test_proc.h"
+#include "test_sweep_expect.h"
 
 #define D "data: {synth: {proteins: 30}, window: 13}\n"
 
@@ -25,28 +26,6 @@ static int load_at(FsSweep *sw, const char *text, const char *name, int line)
 }
 #define load(sw, text, name) load_at((sw), (text), (name), __LINE__)
 
-/* Loads text as "t.yaml", expects failure, and expects message number
- * `which` (0-based) to start with "t.yaml:POS: " and contain `sub`. */
-static void expect_at(int line, const char *text, int which, const char *pos, const char *sub)
-{
-    FsSweep sw;
-    FsErrList e = {0};
-    int rc = sweep_load_string(&sw, text, "t.yaml", &e);
-    CHECK_MSG(rc == -1, "line %d: loaded but should fail", line);
-    CHECK_MSG(sw.n_trials == 0 && sw.trials == NULL && sw.canonical == NULL && sw.test_inputs == NULL,
-              "line %d: not cleared", line);
-    if (rc == 0) sweep_free(&sw);
-    char want[64];
-    snprintf(want, sizeof want, "t.yaml:%s: ", pos);
-    CHECK_MSG(e.n > which, "line %d: %d messages, wanted message %d", line, e.n, which);
-    if (e.n > which) {
-        CHECK_MSG(!strncmp(e.msg[which], want, strlen(want)), "line %d: \"%s\" is not at %s", line, e.msg[which], pos);
-        CHECK_MSG(strstr(e.msg[which], sub) != NULL, "line %d: \"%s\" lacks \"%s\"", line, e.msg[which], sub);
-    }
-    errlist_free(&e);
-}
-#define EXPECT(text, pos, sub) expect_at(__LINE__, (text), 0, (pos), (sub))
-#define EXPECT_NTH(which, text, pos, sub) expect_at(__LINE__, (text), (which), (pos), (sub))
 
 static void test_parse(void)
 {

@@ -34,7 +34,7 @@ void run_refit_file(char *out, size_t n, const char *trial)
     snprintf(out, n, "refits/%s/refit.safetensors", trial);
 }
 
-int run_refit_trial(const char *dir, FsJournal *j, const FsSweep *sw, const FsDataset *ds, const FsTrial *tr,
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr,
                     int epochs, const uint64_t *seen, uint32_t n_seen, int folds, FsErr *err)
 {
     FsTrainSpec ts;
@@ -58,7 +58,6 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsSweep *sw, const FsDa
                         .val_q3 = 0.0f, .val_loss = 0.0f, .data_fingerprint = ds->fingerprint,
                         .config = tr->config, .seen = (uint64_t *)seen, .n_seen = n_seen};
     snprintf(info.trial, sizeof info.trial, "%s", tr->id);
-    (void)sw;
     uint8_t *bytes;
     uint64_t n;
     modelfile_serialize(&net, r.weights, &info, &bytes, &n);
@@ -142,7 +141,7 @@ int run_refit_command(const char *dir, const char *trial, int rank, char *file, 
     } else {
         fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the median of its folds' best)\n",
                 tr->id, data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs);
-        if (run_refit_trial(dir, &j, &sw, &ds, tr, epochs, seen, n_seen, n_fold, &err) != 0) goto out;
+        if (run_refit_trial(dir, &j, &ds, tr, epochs, seen, n_seen, n_fold, &err) != 0) goto out;
         rr = journal_find_refit(&j, tr->id);
         snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
         fprintf(out, "saved %s\n", path);

@@ -100,7 +100,7 @@ int run_models_prune(RunState *st, FsErr *err);
  * (FS_FOLD_ALL), saved durably, then a "refit" journal record. */
 int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids);
 void run_refit_file(char *out, size_t n, const char *trial);
-int run_refit_trial(const char *dir, FsJournal *j, const FsSweep *sw, const FsDataset *ds, const FsTrial *tr,
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr,
                     int epochs, const uint64_t *seen, uint32_t n_seen, int folds, FsErr *err);
 /* The sweep's test section once every fold is trained (testphase.c):
  * evaluations of the top test.top trials not yet in the journal. */

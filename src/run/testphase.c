@@ -58,7 +58,7 @@ static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, FsErr *err
     if (!rr || modelfile_verify(path, rr->model.bytes, rr->model.crc32, why, sizeof why) != 0) {
         int epochs = run_refit_epochs(&st->j, tr->id, st->fold_ids, st->n_fold_ids);
         if (epochs < 1) return fs_err_set(err, "trial %s: no best epochs to refit for", tr->id), -1;
-        if (run_refit_trial(st->dir, &st->j, &st->sw, &st->ds, tr, epochs, st->seen, st->n_seen, st->n_fold_ids,
+        if (run_refit_trial(st->dir, &st->j, &st->ds, tr, epochs, st->seen, st->n_seen, st->n_fold_ids,
                             err) != 0)
             return -1;
         rr = journal_find_refit(&st->j, tr->id);
