@@ -4,7 +4,9 @@
  * metric for metric; SIGKILL of rank 0 mid-sweep and SIGTERM mid-sweep
  * (exit 3) both resume to the same leaderboard; malformed and
  * out-of-protocol messages from a worker are each reported and rank 0
- * goes on. Every mpirun command is printed so it can be rerun by hand.
+ * goes on; a worker that cannot set up ends the job within seconds with
+ * its cause; refused items are queued again, and a job lost three times
+ * stops the run. Every mpirun command is printed so it can be rerun by hand.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -14,6 +16,7 @@
 
 #include "test_proc.h"
 #include "test_runs.h"
+#include "util/util.h"
 
 
 static char tmp[256], log_path[320];
@@ -169,6 +172,59 @@ int main(void)
     free(log);
     got = board(dir);
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboard with injected messages differs");
+    free(got);
+
+    /* A worker whose setup fails: the job ends within seconds with the cause
+     * (rank, host, reason) instead of spinning in a collective; the folder
+     * then resumes to the reference. */
+    snprintf(dir, sizeof dir, "%s/setupfail", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 -x FOLDSWEEP_TEST_SETUP_FAIL=2 '%s' run '%s' --out '%s' --quiet",
+             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+    double t0 = fs_now();
+    int rc = sh(cmd, 60);
+    CHECK_MSG(rc != 0 && rc != -1, "a failed worker setup gave exit %d", rc);
+    CHECK_MSG(fs_now() - t0 < 30, "a failed worker setup took %.0f s to end the job", fs_now() - t0);
+    log = tp_read_file(log_path, NULL);
+    CHECK_MSG(log && strstr(log, "rank 2 could not start") && strstr(log, "FOLDSWEEP_TEST_SETUP_FAIL") && !strstr(log, "folds to train"),
+              "no cause printed:\n%s", log ? log : "");
+    free(log);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 0);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
+             dir);
+    CHECK(sh(cmd, 300) == 0);
+    got = board(dir);
+    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after a failed setup and resume differs");
+    free(got);
+
+    /* A worker that refuses an item: rank 0 sees it missing from the
+     * worker's next REQUEST and queues it again; every fold once. */
+    snprintf(dir, sizeof dir, "%s/refuse", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 -x FOLDSWEEP_TEST_REFUSE=1 '%s' run '%s' --out '%s' --quiet",
+             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+    CHECK(sh(cmd, 300) == 0);
+    CHECK_MSG(tp_count_in_file(log_path, "queued again") == 1, "the refused item was not queued again:\n%s",
+              tp_read_file(log_path, NULL));
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
+    got = board(dir);
+    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard with a refused item differs");
+    free(got);
+
+    /* A worker that refuses everything: the same job comes back to it and
+     * is lost three times; the run stops with exit 1 instead of waiting. */
+    snprintf(dir, sizeof dir, "%s/refuseall", tmp);
+    snprintf(cmd, sizeof cmd,
+             "mpirun %s -np 2 -x FOLDSWEEP_TEST_REFUSE=1:all '%s' run '%s' --out '%s' --quiet --threads 1",
+             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+    CHECK(sh(cmd, 120) == 1);
+    CHECK_MSG(tp_count_in_file(log_path, "was lost 3 times") == 1, "no lost-job error:\n%s",
+              tp_read_file(log_path, NULL));
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
+             dir);
+    CHECK(sh(cmd, 300) == 0);
+    got = board(dir);
+    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after the refusals and resume differs");
     free(got);
 
     free(ref);

@@ -14,9 +14,18 @@ int main(void)
     int32_t cap = -1, cancel = -1, code = -1;
 
     /* Round trips. */
-    proto_encode_request(&b, 3);
+    FsWorkItem held[FS_PROTO_MAX_ITEMS], two[2] = {{4, 1, "0123456789abcdef"}, {7, 2, "fedcba9876543210"}};
+    int n_held = -1;
+    proto_encode_request(&b, 3, two, 2);
     CHECK(proto_check(b.p, b.n, FS_MSG_REQUEST, why, sizeof why) == 0);
-    CHECK(proto_decode_request(b.p, b.n, &cap, why, sizeof why) == 0 && cap == 3);
+    CHECK(proto_decode_request(b.p, b.n, &cap, held, &n_held, why, sizeof why) == 0 && cap == 3 && n_held == 2);
+    CHECK(held[1].trial == 7 && held[1].fold == 2 && !strcmp(held[1].id, "fedcba9876543210"));
+    /* A held count beyond the payload is refused, not read past the end. */
+    memcpy(b.p + FS_PROTO_HEADER + 4, &(int32_t){3}, 4);
+    CHECK(proto_decode_request(b.p, b.n, &cap, held, &n_held, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "truncated");
+    proto_encode_request(&b, 3, NULL, 0);
+    CHECK(proto_decode_request(b.p, b.n, &cap, held, &n_held, why, sizeof why) == 0 && n_held == 0);
 
     FsWorkItem items[3] = {{0, 0, "0123456789abcdef"}, {7, 2, "fedcba9876543210"}, {1, FS_FOLD_PREDEFINED, "00000000000000ff"}};
     proto_encode_trials(&b, items, 3);
@@ -79,24 +88,24 @@ int main(void)
     uint8_t junk[5] = {1, 2, 3, 4, 5};
     CHECK(proto_check(junk, 5, FS_MSG_REQUEST, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "shorter than");
-    proto_encode_request(&b, 1);
+    proto_encode_request(&b, 1, NULL, 0);
     b.p[0] ^= 0xff;
     CHECK(proto_check(b.p, b.n, FS_MSG_REQUEST, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "magic");
-    proto_encode_request(&b, 1);
+    proto_encode_request(&b, 1, NULL, 0);
     b.p[4] = 99;
     CHECK(proto_check(b.p, b.n, FS_MSG_REQUEST, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "version 99");
-    proto_encode_request(&b, 1);
+    proto_encode_request(&b, 1, NULL, 0);
     CHECK(proto_check(b.p, b.n, FS_MSG_RESULT, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "header says REQUEST");
-    proto_encode_request(&b, 1);
+    proto_encode_request(&b, 1, NULL, 0);
     CHECK(proto_check(b.p, b.n - 1, FS_MSG_REQUEST, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "payload length");
 
     /* Bad fields. */
-    proto_encode_request(&b, -5);
-    CHECK(proto_decode_request(b.p, b.n, &cap, why, sizeof why) != 0);
+    proto_encode_request(&b, -5, NULL, 0);
+    CHECK(proto_decode_request(b.p, b.n, &cap, held, &n_held, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "capacity -5");
     FsWorkItem badid = {1, 0, "not-hex-at-all!!"};
     proto_encode_trials(&b, &badid, 1);
@@ -136,7 +145,7 @@ int main(void)
         uint32_t h[4] = {FS_PROTO_MAGIC, FS_PROTO_VERSION, (uint32_t)kind, (uint32_t)(len - FS_PROTO_HEADER)};
         memcpy(msg, h, sizeof h);
         switch (kind) {
-        case FS_MSG_REQUEST: proto_decode_request(msg, len, &cap, why, sizeof why); break;
+        case FS_MSG_REQUEST: proto_decode_request(msg, len, &cap, held, &n_held, why, sizeof why); break;
         case FS_MSG_TRIALS: proto_decode_trials(msg, len, got, &n, why, sizeof why); break;
         case FS_MSG_RESULT:
             if (proto_decode_result(msg, len, &it, &back, why, sizeof why) == 0) train_result_free(&back);

@@ -27,6 +27,26 @@ static void fill_local(FsMpi *m)
 
 int fsmpi_built(void) { return 1; }
 
+static FsMpi *g_mpi; /* for the check below: which rank and host failed */
+
+/* Every MPI call is checked (the communicator returns errors instead of
+ * aborting silently): a failed call ends the whole job with a message that
+ * names the rank, its host, the call and MPI's reason, so no rank is left
+ * waiting on one that cannot go on. */
+#define MPI_CHECK(call) mpi_check((call), #call, __FILE__, __LINE__)
+static void mpi_check(int rc, const char *what, const char *file, int line)
+{
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    fprintf(stderr, "foldsweep: rank %d (%s): %s failed at %s:%d: %s; aborting the job\n", g_mpi ? g_mpi->rank : -1,
+            g_mpi ? g_mpi->host : "?", what, file, line, text);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
 /* Set by mpirun (Open MPI), srun with PMIx or PMI2, or MPICH's hydra. A
  * plain `foldsweep run` does not initialise MPI at all: a singleton init
  * would try to reach a runtime that a workstation may not have. */
@@ -45,21 +65,30 @@ void fsmpi_init(FsMpi *m)
     fill_local(m);
     if (!launched_by_mpi()) return;
     int provided = 0;
-    MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+    g_mpi = m;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "foldsweep: %s: MPI_Init_thread failed; is this the MPI foldsweep was built with?\n", m->host);
+        exit(1);
+    }
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &m->rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &m->size));
     MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &local);
-    MPI_Comm_rank(local, &m->local_rank);
-    MPI_Comm_size(local, &m->local_size);
-    MPI_Comm_free(&local);
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &local));
+    MPI_CHECK(MPI_Comm_rank(local, &m->local_rank));
+    MPI_CHECK(MPI_Comm_size(local, &m->local_size));
+    MPI_CHECK(MPI_Comm_free(&local));
+    m->rank_failed = fs_calloc((size_t)m->size, 1);
     m->active = 1;
 }
 
 void fsmpi_finalize(FsMpi *m)
 {
-    if (m->active) MPI_Finalize();
+    if (m->active) MPI_CHECK(MPI_Finalize());
     m->active = 0;
+    free(m->rank_failed);
+    m->rank_failed = NULL;
+    g_mpi = NULL;
 }
 
 void fsmpi_abort(FsMpi *m, int code)
@@ -74,7 +103,7 @@ static void bcast_bytes(void *p, uint64_t n)
     const uint64_t piece = 1u << 30;
     for (uint64_t off = 0; off < n; off += piece) {
         uint64_t k = n - off < piece ? n - off : piece;
-        MPI_Bcast((char *)p + off, (int)k, MPI_BYTE, 0, MPI_COMM_WORLD);
+        MPI_CHECK(MPI_Bcast((char *)p + off, (int)k, MPI_BYTE, 0, MPI_COMM_WORLD));
     }
 }
 
@@ -86,7 +115,7 @@ int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, u
         head[1] = *text ? strlen(*text) + 1 : 0;
         head[2] = *n;
     }
-    MPI_Bcast(head, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Bcast(head, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD));
     *status = (int32_t)(uint32_t)head[0];
     if ((*status & 0xff) != 0) return 0; /* rank 0 failed: nothing follows */
     if (m->rank != 0) {
@@ -99,38 +128,61 @@ int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, u
     return 0;
 }
 
-void fsmpi_print_binding(FsMpi *m, int threads, const char *device, void *out_file)
+/* One fixed-size record per rank: a status byte, then the binding or, for a
+ * rank that could not set up, the reason. */
+typedef struct {
+    char failed;
+    char text[300];
+} RankReport;
+
+int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *device, void *out_file)
 {
     FILE *out = out_file;
-    char mine[160];
-    snprintf(mine, sizeof mine, "%s local %d/%d, %d thread%s, %s", m->host, m->local_rank, m->local_size, threads,
-             threads == 1 ? "" : "s", device);
+    RankReport mine;
+    memset(&mine, 0, sizeof mine);
+    mine.failed = failure != NULL;
+    if (failure)
+        snprintf(mine.text, sizeof mine.text, "%s", failure);
+    else
+        snprintf(mine.text, sizeof mine.text, "%s local %d/%d, %d thread%s, %s", m->host, m->local_rank,
+                 m->local_size, threads, threads == 1 ? "" : "s", device);
     if (!m->active || m->size < 2) {
-        if (out) fprintf(out, "binding: rank 0: %s\n", mine);
-        return;
+        if (out && !failure) fprintf(out, "binding: rank 0: %s\n", mine.text);
+        return failure != NULL;
     }
-    char *all = m->rank == 0 ? fs_malloc((size_t)m->size * sizeof mine) : NULL;
-    MPI_Gather(mine, (int)sizeof mine, MPI_CHAR, all, (int)sizeof mine, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (m->rank == 0 && out) {
-        for (int r = 0; r < m->size; r++) fprintf(out, "binding: rank %d: %s\n", r, all + (size_t)r * sizeof mine);
-        fflush(out);
+    RankReport *all = m->rank == 0 ? fs_calloc((size_t)m->size, sizeof mine) : NULL;
+    MPI_CHECK(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD));
+    int failed = 0;
+    if (m->rank == 0) {
+        for (int r = 0; r < m->size; r++) {
+            all[r].text[sizeof all[r].text - 1] = 0;
+            m->rank_failed[r] = all[r].failed != 0;
+            if (all[r].failed) {
+                failed++;
+                fprintf(stderr, "foldsweep: rank %d could not start: %s\n", r, all[r].text);
+            } else if (out) {
+                fprintf(out, "binding: rank %d: %s\n", r, all[r].text);
+            }
+        }
+        if (out) fflush(out);
     }
     free(all);
+    return failed;
 }
 
 int fsmpi_poll(FsMpi *m, int source, FsMsg *msg)
 {
     int flag = 0;
     MPI_Status st;
-    MPI_Iprobe(source < 0 ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    MPI_CHECK(MPI_Iprobe(source < 0 ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
     if (!flag) return 0;
     int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
+    MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count));
     msg->tag = st.MPI_TAG;
     msg->source = st.MPI_SOURCE;
     msg->n = count > 0 ? (size_t)count : 0;
     msg->p = fs_malloc(msg->n ? msg->n : 1);
-    MPI_Recv(msg->p, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_CHECK(MPI_Recv(msg->p, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     (void)m;
     return 1;
 }
@@ -138,7 +190,7 @@ int fsmpi_poll(FsMpi *m, int source, FsMsg *msg)
 void fsmpi_send(FsMpi *m, int dest, int tag, const FsBuf *b)
 {
     (void)m;
-    MPI_Send(b->p, (int)b->n, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Send(b->p, (int)b->n, MPI_BYTE, dest, tag, MPI_COMM_WORLD));
 }
 
 #else /* no MPI in this build: one rank */
@@ -163,11 +215,12 @@ int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, u
     (void)m, (void)status, (void)text, (void)bytes, (void)n;
     return 0;
 }
-void fsmpi_print_binding(FsMpi *m, int threads, const char *device, void *out_file)
+int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *device, void *out_file)
 {
-    if (out_file)
+    if (out_file && !failure)
         fprintf((FILE *)out_file, "binding: rank 0: %s, %d thread%s, %s (built without MPI)\n", m->host, threads,
                 threads == 1 ? "" : "s", device);
+    return failure != NULL;
 }
 int fsmpi_poll(FsMpi *m, int source, FsMsg *msg)
 {

@@ -22,7 +22,7 @@
 /* Protocol                                                                */
 
 #define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
-#define FS_PROTO_VERSION 2u /* 2: RESULT carries the best weights */
+#define FS_PROTO_VERSION 3u /* 2: RESULT carries the best weights; 3: REQUEST lists the items held */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
 #define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS
@@ -30,7 +30,7 @@
 
 /* Message kinds double as MPI tags: an enum, never bare numbers. */
 typedef enum {
-    FS_MSG_REQUEST = 7101, /* worker -> 0: capacity (free training slots) */
+    FS_MSG_REQUEST = 7101, /* worker -> 0: capacity (free slots) and the items it still holds */
     FS_MSG_TRIALS,         /* 0 -> worker: (trial, fold, id) items to train */
     FS_MSG_RESULT,         /* worker -> 0: one (trial, fold) result */
     FS_MSG_ERROR,          /* worker -> 0: a message the worker could not use */
@@ -55,7 +55,9 @@ typedef struct {
 void buf_free(FsBuf *b);
 
 /* Encoders: each writes header + payload into b (reset first). */
-void proto_encode_request(FsBuf *b, int32_t capacity);
+/* held: the items this worker received and has not answered yet, so rank 0
+ * can re-queue any it sent that were lost or refused. */
+void proto_encode_request(FsBuf *b, int32_t capacity, const FsWorkItem *held, int n_held);
 void proto_encode_trials(FsBuf *b, const FsWorkItem *items, int n);
 void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r);
 void proto_encode_error(FsBuf *b, const char *message);
@@ -65,7 +67,9 @@ void proto_encode_bye(FsBuf *b);
 /* Decoders: 0, or -1 with `why` saying what was wrong. proto_check
  * validates the header against the tag the message came with. */
 int proto_check(const uint8_t *p, size_t n, int tag, char *why, size_t why_n);
-int proto_decode_request(const uint8_t *p, size_t n, int32_t *capacity, char *why, size_t why_n);
+/* held: FS_PROTO_MAX_ITEMS entries. */
+int proto_decode_request(const uint8_t *p, size_t n, int32_t *capacity, FsWorkItem *held, int *n_held, char *why,
+                         size_t why_n);
 /* items: FS_PROTO_MAX_ITEMS entries. */
 int proto_decode_trials(const uint8_t *p, size_t n, FsWorkItem *items, int *n_items, char *why, size_t why_n);
 /* r: curves allocated here (train_result_free releases them). */
@@ -82,6 +86,7 @@ typedef struct {
     int local_rank, local_size; /* within this node */
     int node_cores;
     char host[64];
+    unsigned char *rank_failed; /* rank 0, per rank: 1 if its setup failed (fsmpi_report_setup) */
 } FsMpi;
 
 /* 1 if this build has MPI. */
@@ -98,9 +103,12 @@ void fsmpi_abort(FsMpi *m, int code);
  * The bytes go over MPI once per rank. */
 int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, uint64_t *n);
 
-/* Every rank reports (host, local rank, threads, device); rank 0 prints
- * the binding map to out. */
-void fsmpi_print_binding(FsMpi *m, int threads, const char *device, void *out_file);
+/* Collective, after the setup broadcast: every rank reports either its
+ * binding (host, local rank, threads, device) or, with failure set, why it
+ * cannot go on. Rank 0 prints the binding map to out and each failure to
+ * stderr, marks failed ranks in m->rank_failed and gets their count (0 on
+ * the other ranks); a rank that failed must not speak the protocol after. */
+int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *device, void *out_file);
 
 /* A received message: tag, source and its bytes (malloc'd, caller frees). */
 typedef struct {

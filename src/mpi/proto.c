@@ -60,10 +60,12 @@ static void put_item(FsBuf *b, const FsWorkItem *it)
     put(b, it->id, 16);
 }
 
-void proto_encode_request(FsBuf *b, int32_t capacity)
+void proto_encode_request(FsBuf *b, int32_t capacity, const FsWorkItem *held, int n_held)
 {
     begin(b, FS_MSG_REQUEST);
     put_i32(b, capacity);
+    put_i32(b, n_held);
+    for (int i = 0; i < n_held; i++) put_item(b, &held[i]);
     end(b);
 }
 
@@ -266,15 +268,23 @@ static int get_item(FsRd *r, FsWorkItem *it, char *why, size_t why_n)
     return 0;
 }
 
-int proto_decode_request(const uint8_t *p, size_t n, int32_t *capacity, char *why, size_t why_n)
+int proto_decode_request(const uint8_t *p, size_t n, int32_t *capacity, FsWorkItem *held, int *n_held, char *why,
+                         size_t why_n)
 {
     FsRd r;
+    *n_held = 0;
     if (open_msg(&r, p, n, FS_MSG_REQUEST, why, why_n)) return -1;
     *capacity = get_i32(&r);
-    if (close_msg(&r, "REQUEST", why, why_n)) return -1;
+    int32_t k = get_i32(&r);
+    if (r.bad) return fail(why, why_n, "REQUEST payload truncated");
     if (*capacity < 0 || *capacity > FS_PROTO_MAX_ITEMS)
         return fail(why, why_n, "REQUEST capacity %d out of range 0..%d", *capacity, FS_PROTO_MAX_ITEMS);
-    return 0;
+    if (k < 0 || k > FS_PROTO_MAX_ITEMS)
+        return fail(why, why_n, "REQUEST held count %d out of range 0..%d", k, FS_PROTO_MAX_ITEMS);
+    for (int i = 0; i < k; i++)
+        if (get_item(&r, &held[i], why, why_n)) return r.bad ? fail(why, why_n, "REQUEST payload truncated") : -1;
+    *n_held = k;
+    return close_msg(&r, "REQUEST", why, why_n);
 }
 
 int proto_decode_trials(const uint8_t *p, size_t n, FsWorkItem *items, int *n_items, char *why, size_t why_n)

@@ -21,8 +21,16 @@ typedef struct {
     int *owner;       /* per job: rank training it, -1 queued, -2 done */
     int *job_of;      /* (trial * n_fold_ids + fold slot) -> job, -1 none */
     int *inflight;    /* per rank */
+    int *lost;        /* per job: times a worker lost or refused it */
+    int *seen;        /* per job: the REQUEST serial that last listed it as held */
+    int serial;
+    FsWorkItem *held;  /* a decoded REQUEST's list */
     int local_inflight;
 } Coord;
+
+/* A job lost this often (refused, or its result never came) stops the run:
+ * the cause is on the worker's side, and queueing it forever would hang. */
+#define FS_MAX_LOST 3
 
 /* ---------------------------------------------------------------------- */
 /* Rank 0's own threads take from the same queue.                          */
@@ -33,8 +41,9 @@ static const FsJob *local_next(void *ctx, int *id)
     RunState *st = c->st;
     const FsJob *job = NULL;
     pthread_mutex_lock(&st->lock);
-    if (!*run_stop_flag() && st->next_job < st->n_jobs) {
-        *id = st->next_job++;
+    int i = *run_stop_flag() ? -1 : state_take_job(st);
+    if (i >= 0) {
+        *id = i;
         c->owner[*id] = 0;
         c->local_inflight++;
         state_job_started(st, *id);
@@ -94,8 +103,8 @@ static void send_trials(Coord *c, int rank, int capacity)
     FsWorkItem *items = fs_calloc((size_t)(capacity > 0 ? capacity : 1), sizeof *items);
     int n = 0;
     pthread_mutex_lock(&st->lock);
-    while (n < capacity && !*run_stop_flag() && st->next_job < st->n_jobs) {
-        int i = st->next_job++;
+    int i;
+    while (n < capacity && !*run_stop_flag() && (i = state_take_job(st)) >= 0) {
         c->owner[i] = rank;
         c->inflight[rank]++;
         state_job_started(st, i);
@@ -118,6 +127,42 @@ static int fold_slot(const RunState *st, int fold)
     for (int k = 0; k < st->n_fold_ids; k++)
         if (st->fold_ids[k] == fold) return k;
     return -1;
+}
+
+/* A REQUEST lists what the worker still holds. It sends one only after its
+ * previous request was answered, and MPI keeps one sender's messages in
+ * order, so every result it sent before is already in: a job rank 0 sent it
+ * that is neither answered nor held was lost (refused, or a result that
+ * could not be read) and goes back to the queue. */
+static void reconcile(Coord *c, int rank, const FsWorkItem *held, int n_held)
+{
+    RunState *st = c->st;
+    c->serial++;
+    for (int h = 0; h < n_held; h++) {
+        int k = fold_slot(st, held[h].fold);
+        int i = held[h].trial < st->sw.n_trials && k >= 0 ? c->job_of[held[h].trial * st->n_fold_ids + k] : -1;
+        if (i >= 0 && c->owner[i] == rank) c->seen[i] = c->serial;
+    }
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->n_jobs; i++) {
+        if (c->owner[i] != rank || c->seen[i] == c->serial) continue;
+        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+        c->owner[i] = -1;
+        c->inflight[rank]--;
+        if (++c->lost[i] >= FS_MAX_LOST) {
+            FsErr e = {0};
+            fs_err_set(&e, "trial %s fold %d was lost %d times (last on rank %d: refused, or its result could not "
+                           "be read; see the messages above); stopping. Rerun the same command to resume",
+                       tr->id, st->jobs[i].fold, c->lost[i], rank);
+            state_fail(st, &e);
+            progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+            continue;
+        }
+        fprintf(stderr, "foldsweep: rank 0: trial %s fold %d sent to rank %d came back neither trained nor held; "
+                        "queued again\n", tr->id, st->jobs[i].fold, rank);
+        state_job_requeue(st, i);
+    }
+    pthread_mutex_unlock(&st->lock);
 }
 
 static void take_result(Coord *c, const FsMsg *msg)
@@ -153,8 +198,32 @@ static void stop_all(Coord *c, int cancel, int code)
 {
     FsBuf b = {0};
     proto_encode_stop(&b, cancel, code);
-    for (int r = 1; r < c->m->size; r++) fsmpi_send(c->m, r, FS_MSG_STOP, &b);
+    for (int r = 1; r < c->m->size; r++)
+        if (!c->m->rank_failed[r]) fsmpi_send(c->m, r, FS_MSG_STOP, &b);
     buf_free(&b);
+}
+
+/* After a failed setup on some rank: the others are told to stop (they
+ * may already be asking for work) and each one's BYE is awaited; a failed
+ * rank speaks no protocol and is never waited on. */
+void run_release_workers(FsMpi *m)
+{
+    FsBuf b = {0};
+    proto_encode_stop(&b, 1, FS_EXIT_ERROR);
+    int live = 0, byes = 0;
+    for (int r = 1; r < m->size; r++)
+        if (!m->rank_failed[r]) fsmpi_send(m, r, FS_MSG_STOP, &b), live++;
+    buf_free(&b);
+    while (byes < live) {
+        FsMsg msg;
+        if (!fsmpi_poll(m, -1, &msg)) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (msg.tag == FS_MSG_BYE) byes++;
+        free(msg.p);
+    }
 }
 
 int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, FILE *out)
@@ -165,6 +234,9 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     c.m = m;
     c.owner = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
     c.inflight = fs_calloc((size_t)m->size, sizeof(int));
+    c.lost = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    c.seen = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    c.held = fs_calloc(FS_PROTO_MAX_ITEMS, sizeof *c.held);
     size_t slots = (size_t)st->sw.n_trials * (size_t)st->n_fold_ids + 1;
     c.job_of = fs_malloc(slots * sizeof(int));
     for (size_t s = 0; s < slots; s++) c.job_of[s] = -1;
@@ -196,15 +268,18 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
             if (got) {
                 char why[256];
                 int32_t cap;
-                if (msg.source < 1 || msg.source >= m->size) {
+                int n_held;
+                if (msg.source < 1 || msg.source >= m->size || m->rank_failed[msg.source]) {
                     bad_message(&msg, "not from a worker rank");
                 } else if (proto_check(msg.p, msg.n, msg.tag, why, sizeof why) != 0) {
                     bad_message(&msg, why);
                 } else if (msg.tag == FS_MSG_REQUEST) {
-                    if (proto_decode_request(msg.p, msg.n, &cap, why, sizeof why) != 0)
+                    if (proto_decode_request(msg.p, msg.n, &cap, c.held, &n_held, why, sizeof why) != 0) {
                         bad_message(&msg, why);
-                    else
+                    } else {
+                        reconcile(&c, msg.source, c.held, n_held);
                         send_trials(&c, msg.source, stop_sent ? 0 : cap);
+                    }
                 } else if (msg.tag == FS_MSG_RESULT) {
                     take_result(&c, &msg);
                 } else if (msg.tag == FS_MSG_ERROR) {
@@ -226,7 +301,7 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
             int remote = 0;
             for (int r = 1; r < m->size; r++) remote += c.inflight[r];
             int stopping = *run_stop_flag();
-            int drained = (stopping || st->next_job >= st->n_jobs) && remote == 0;
+            int drained = (stopping || state_queue_empty(st)) && remote == 0;
             pthread_mutex_unlock(&st->lock);
             int code = st->io_failed ? FS_EXIT_ERROR : stopping ? FS_EXIT_INTERRUPTED : FS_EXIT_OK;
             if (!stop_sent && drained) {
@@ -247,6 +322,9 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     progress_stop(&st->prog);
     free(c.owner);
     free(c.inflight);
+    free(c.lost);
+    free(c.seen);
+    free(c.held);
     free(c.job_of);
     if (st->io_failed) return FS_EXIT_ERROR;
     return *run_stop_flag() ? FS_EXIT_INTERRUPTED : FS_EXIT_OK;

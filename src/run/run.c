@@ -69,7 +69,14 @@ int run_sweep(const FsRunOptions *o)
         snprintf(device, sizeof device, "GPU %d: ", st.gpu_device);
         gpu_describe(st.gpu_device, device + strlen(device), sizeof device - strlen(device));
     }
-    fsmpi_print_binding(&m, st.use_gpu ? 0 : threads, device, o->quiet ? NULL : out);
+    if (fsmpi_report_setup(&m, NULL, st.use_gpu ? 0 : threads, device, o->quiet ? NULL : out) > 0) {
+        fprintf(stderr, "foldsweep: a rank could not start (the reason is above); nothing was trained. Fix the "
+                        "cause and rerun the same command\n");
+        run_release_workers(&m);
+        state_close(&st);
+        fsmpi_finalize(&m);
+        return FS_EXIT_ERROR;
+    }
     if (!o->quiet) {
         char how[64];
         if (multi)

@@ -139,6 +139,7 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     st->specs = fs_calloc((size_t)cap, sizeof(FsTrainSpec));
     st->job_trial = fs_calloc((size_t)cap, sizeof(int));
     st->job_restore = fs_calloc((size_t)cap, sizeof(int));
+    st->requeued = fs_calloc((size_t)cap, sizeof(int));
     st->trial_written = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_folds = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_bad = fs_calloc((size_t)nt + 1, sizeof(int));
@@ -191,6 +192,7 @@ void state_close(RunState *st)
     free(st->specs);
     free(st->job_trial);
     free(st->job_restore);
+    free(st->requeued);
     free(st->seen);
     data_free(&st->test);
     free(st->trial_written);
@@ -204,11 +206,25 @@ void state_close(RunState *st)
     pthread_mutex_destroy(&st->lock);
 }
 
-static void io_fail(RunState *st, const FsErr *e)
+void state_fail(RunState *st, const FsErr *e)
 {
     if (!st->io_failed) st->io_err = *e;
     st->io_failed = 1;
     run_request_stop(0);
+}
+
+int state_take_job(RunState *st)
+{
+    if (st->n_requeued) return st->requeued[--st->n_requeued];
+    return st->next_job < st->n_jobs ? st->next_job++ : -1;
+}
+
+int state_queue_empty(const RunState *st) { return st->n_requeued == 0 && st->next_job >= st->n_jobs; }
+
+void state_job_requeue(RunState *st, int i)
+{
+    st->requeued[st->n_requeued++] = i;
+    progress_fold_finished(&st->prog, 0, NULL, 0.0, 0); /* no longer in flight */
 }
 
 void state_job_started(RunState *st, int i)
@@ -218,7 +234,7 @@ void state_job_started(RunState *st, int i)
     if (!st->trial_written[t] && !journal_find_trial(&st->j, tr->id)) {
         FsErr e = {0};
         if (journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, &e) != 0)
-            io_fail(st, &e);
+            state_fail(st, &e);
     }
     st->trial_written[t] = 1;
     progress_fold_started(&st->prog);
@@ -237,7 +253,7 @@ static void job_restored(RunState *st, int i)
     }
     if (run_model_save(st, i, &ref, &e) != 0 ||
         (ref.file[0] && journal_append_model(&st->j, tr->id, st->jobs[i].fold, &ref, &e) != 0))
-        io_fail(st, &e);
+        state_fail(st, &e);
     else if (!ref.file[0])
         fprintf(stderr, "foldsweep: warning: trial %s fold %d did not train to a model this time (%s); its "
                         "recorded scores stand, its model file stays missing\n",
@@ -263,12 +279,12 @@ void state_job_finished(RunState *st, int i)
     }
     if (r->status == FS_FIT_FAILED) {
         if (!journal_find_failure(&st->j, tr->id) && journal_append_failure(&st->j, tr->id, r->message, &e) != 0)
-            io_fail(st, &e);
+            state_fail(st, &e);
         st->trial_bad[t] = 1;
     } else if (run_model_save(st, i, &model, &e) != 0 ||
                journal_append_fold(&st->j, tr->id, st->jobs[i].fold, r, &model, &e) != 0) {
         /* Not recorded: the fold is trained again on resume. */
-        io_fail(st, &e);
+        state_fail(st, &e);
         train_result_drop_weights(&st->res[i]);
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;

@@ -30,6 +30,7 @@ typedef struct {
     int *job_restore; /* 1: the fold is recorded, only its lost model file is wanted */
     int n_jobs;
     int next_job;     /* the queue: jobs[next_job..] are not dispatched */
+    int *requeued, n_requeued; /* dispatched jobs whose result was lost: they go first */
     /* Per trial. */
     int *trial_written, *trial_folds, *trial_bad;
     double *trial_metric;
@@ -53,6 +54,15 @@ typedef struct {
  * lists the jobs. Returns FS_EXIT_OK or an error exit code (message printed). */
 int state_open(RunState *st, const FsRunOptions *o, FILE *out);
 void state_close(RunState *st);
+
+/* The next job to dispatch (lock held): a re-queued one first, then the
+ * queue; -1 when both are empty. state_job_requeue puts a dispatched job
+ * whose result was lost back (lock held). */
+int state_take_job(RunState *st);
+int state_queue_empty(const RunState *st);
+void state_job_requeue(RunState *st, int i);
+/* Stops the run with an error (exit 1) and keeps the first reason (lock held). */
+void state_fail(RunState *st, const FsErr *e);
 
 /* Bookkeeping for job i (lock held): its first fold writes the trial record. */
 void state_job_started(RunState *st, int i);
@@ -119,5 +129,7 @@ void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
 /* MPI loops (coord.c, worker.c). */
 int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, FILE *out);
 int run_worker(FsMpi *m, const FsRunOptions *o);
+/* Rank 0 after fsmpi_report_setup found failed ranks: stops the others. */
+void run_release_workers(FsMpi *m);
 
 #endif

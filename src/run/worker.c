@@ -27,9 +27,11 @@ typedef struct {
     FsWorkItem *items;
     int cap, n_jobs, next; /* received, handed to threads */
     int *outbox, n_out;
+    unsigned char *answered; /* per job: its result went out (or it was cancelled) */
     int no_more;           /* STOP received */
     volatile int cancel;
     int backend;           /* what rank 0 was asked for */
+    int refused_once;      /* test hook FOLDSWEEP_TEST_REFUSE */
     int use_gpu, device;
 } Worker;
 
@@ -99,11 +101,22 @@ static int item_ok(const Worker *w, const FsWorkItem *it, char *why, size_t n)
     return snprintf(why, n, "fold %d is not a fold of this sweep", it->fold), 0;
 }
 
+/* Test hook FOLDSWEEP_TEST_REFUSE=R (rank R refuses its first item) or
+ * R:all (every item): the lost-work path of rank 0, tested for real. */
+static int test_refuse(Worker *w)
+{
+    const char *v = getenv("FOLDSWEEP_TEST_REFUSE");
+    if (!v || atoi(v) != w->m->rank) return 0;
+    return strstr(v, ":all") != NULL || !w->refused_once++;
+}
+
 static void take_trials(Worker *w, const FsMsg *msg, int *exhausted)
 {
     static FsWorkItem items[FS_PROTO_MAX_ITEMS];
     int n = 0;
     char why[256];
+    /* Items not taken here are missing from this rank's next REQUEST, and
+     * rank 0 queues them again. */
     if (proto_decode_trials(msg->p, msg->n, items, &n, why, sizeof why) != 0) {
         send_error(w, "bad TRIALS message: %s%s", why, "");
         return;
@@ -111,7 +124,9 @@ static void take_trials(Worker *w, const FsMsg *msg, int *exhausted)
     if (n == 0) *exhausted = 1;
     pthread_mutex_lock(&w->lock);
     for (int k = 0; k < n; k++) {
-        if (!item_ok(w, &items[k], why, sizeof why) || w->n_jobs >= w->cap) {
+        int refuse = test_refuse(w);
+        if (refuse) snprintf(why, sizeof why, "refused on purpose (FOLDSWEEP_TEST_REFUSE)");
+        if (refuse || !item_ok(w, &items[k], why, sizeof why) || w->n_jobs >= w->cap) {
             pthread_mutex_unlock(&w->lock);
             send_error(w, "TRIALS item refused: %s%s", w->n_jobs >= w->cap ? "more items than the sweep has" : why, "");
             pthread_mutex_lock(&w->lock);
@@ -139,15 +154,15 @@ static void inject_bad_messages(Worker *w)
     uint8_t junk[5] = {1, 2, 3, 4, 5};
     FsBuf short_msg = {junk, 5, 5};
     fsmpi_send(w->m, 0, FS_MSG_REQUEST, &short_msg);
-    proto_encode_request(&b, 1);
+    proto_encode_request(&b, 1, NULL, 0);
     b.p[0] ^= 0xff; /* bad magic */
     fsmpi_send(w->m, 0, FS_MSG_REQUEST, &b);
-    proto_encode_request(&b, 1);
+    proto_encode_request(&b, 1, NULL, 0);
     b.p[4] = 99; /* another protocol version */
     fsmpi_send(w->m, 0, FS_MSG_REQUEST, &b);
-    proto_encode_request(&b, 1);
+    proto_encode_request(&b, 1, NULL, 0);
     fsmpi_send(w->m, 0, FS_MSG_RESULT, &b); /* header and tag disagree */
-    proto_encode_request(&b, -5);
+    proto_encode_request(&b, -5, NULL, 0);
     fsmpi_send(w->m, 0, FS_MSG_REQUEST, &b); /* impossible capacity */
     proto_encode_trials(&b, NULL, 0);
     fsmpi_send(w->m, 0, FS_MSG_TRIALS, &b); /* a coordinator's message */
@@ -161,6 +176,27 @@ static void inject_bad_messages(Worker *w)
     buf_free(&b);
 }
 
+/* The setup broadcast's payload, rebuilt; 0, or -1 with the reason in why. */
+static int worker_load(Worker *w, char *text, uint8_t *bytes, uint64_t n, char *why, size_t why_n)
+{
+    FsErrList errs = {0};
+    FsErr err = {0};
+    const char *fail = getenv("FOLDSWEEP_TEST_SETUP_FAIL");
+    if (fail && atoi(fail) == w->m->rank)
+        return snprintf(why, why_n, "%s: data (from rank 0): cannot load (FOLDSWEEP_TEST_SETUP_FAIL)", w->m->host), -1;
+    int ok = sweep_load_string(&w->sw, text, "sweep.yaml (from rank 0)", &errs) == 0 &&
+             data_deserialize(&w->ds, bytes, n, "data (from rank 0)", &err) == 0;
+    if (ok) return 0;
+    char msg[1024];
+    if (errs.n) errlist_join(&errs, msg, sizeof msg);
+    else snprintf(msg, sizeof msg, "%s", err.msg);
+    errlist_free(&errs);
+    snprintf(why, why_n, "%s: %.900s", w->m->host, msg);
+    return -1;
+}
+
+/* 0 when this rank can train; otherwise it has told rank 0 why (or rank 0
+ * itself failed) and must not speak the protocol. */
 static int worker_setup(Worker *w, const FsRunOptions *o)
 {
     int32_t status = 0;
@@ -170,18 +206,12 @@ static int worker_setup(Worker *w, const FsRunOptions *o)
     fsmpi_bcast_setup(w->m, &status, &text, &bytes, &n);
     if (status == 0 || (status & 0xff) != 0) return FS_EXIT_ERROR; /* rank 0 said why */
     w->backend = (status >> 8) - 1;
-    FsErrList errs = {0};
-    FsErr err = {0};
-    int ok = sweep_load_string(&w->sw, text, "sweep.yaml (from rank 0)", &errs) == 0 &&
-             data_deserialize(&w->ds, bytes, n, "data (from rank 0)", &err) == 0;
+    char why[1024];
+    int rc = worker_load(w, text, bytes, n, why, sizeof why);
     free(text);
     free(bytes);
-    if (!ok) {
-        char msg[1024];
-        if (errs.n) errlist_join(&errs, msg, sizeof msg);
-        else snprintf(msg, sizeof msg, "%s", err.msg);
-        fprintf(stderr, "foldsweep: rank %d: %s\n", w->m->rank, msg);
-        errlist_free(&errs);
+    if (rc != 0) {
+        fsmpi_report_setup(w->m, why, 0, "", NULL);
         return FS_EXIT_ERROR;
     }
     (void)o;
@@ -199,6 +229,7 @@ static int worker_setup(Worker *w, const FsRunOptions *o)
     w->specs = fs_calloc((size_t)w->cap + 1, sizeof(FsTrainSpec));
     w->items = fs_calloc((size_t)w->cap + 1, sizeof(FsWorkItem));
     w->outbox = fs_calloc((size_t)w->cap + 1, sizeof(int));
+    w->answered = fs_calloc((size_t)w->cap + 1, 1);
     return FS_EXIT_OK;
 }
 
@@ -241,7 +272,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
         threads = run_gpu_capacity(w.device, &w.ds, &probe);
         if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
     }
-    fsmpi_print_binding(m, w.use_gpu ? 0 : threads, device, NULL);
+    fsmpi_report_setup(m, NULL, w.use_gpu ? 0 : threads, device, NULL);
     if (m->rank == 1 && getenv("FOLDSWEEP_TEST_INJECT")) inject_bad_messages(&w);
 
     FsPoolSource src = {worker_next, worker_done, &w};
@@ -249,6 +280,8 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     int gpu_running = w.use_gpu && pthread_create(&gpu, NULL, gpu_thread, &w) == 0;
     FsPoolThreads *pool = w.use_gpu ? NULL : train_pool_start(&src, threads);
     int exhausted = 0, outstanding = 0, handled = 0, sent = 0, exit_code = FS_EXIT_OK;
+    double retry_at = 0; /* after an empty TRIALS: ask again later (a lost job may be queued again) */
+    FsWorkItem *held = fs_calloc((size_t)w.cap + 1, sizeof *held);
     FsBuf b = {0};
     for (;;) {
         int busy = 0;
@@ -261,7 +294,9 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
                 send_error(&w, "bad message from rank 0: %s%s", why, "");
             } else if (msg.tag == FS_MSG_TRIALS) {
                 outstanding = 0;
+                exhausted = 0;
                 take_trials(&w, &msg, &exhausted);
+                if (exhausted) retry_at = fs_now() + 0.2;
             } else if (msg.tag == FS_MSG_STOP) {
                 if (proto_decode_stop(msg.p, msg.n, &cancel, &code, why, sizeof why) != 0) {
                     send_error(&w, "bad STOP message: %s%s", why, "");
@@ -290,6 +325,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
             int i = outbox[k];
             handled++;
             busy = 1;
+            w.answered[i] = 1;
             if (w.res[i].status == FS_FIT_CANCELLED) continue; /* retrained on resume */
             proto_encode_result(&b, &w.items[i], &w.res[i]);
             fsmpi_send(m, 0, FS_MSG_RESULT, &b);
@@ -297,8 +333,11 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
             sent++;
         }
         int holding = received - handled;
-        if (!no_more && !exhausted && !outstanding && holding < threads) {
-            proto_encode_request(&b, threads - holding);
+        if (!no_more && !outstanding && holding < threads && (!exhausted || fs_now() >= retry_at)) {
+            int n_held = 0;
+            for (int i = 0; i < received; i++)
+                if (!w.answered[i]) held[n_held++] = w.items[i];
+            proto_encode_request(&b, threads - holding, held, n_held);
             fsmpi_send(m, 0, FS_MSG_REQUEST, &b);
             outstanding = 1;
         }
@@ -313,6 +352,8 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     proto_encode_bye(&b);
     fsmpi_send(m, 0, FS_MSG_BYE, &b);
     buf_free(&b);
+    free(held);
+    free(w.answered);
     for (int i = 0; i < w.n_jobs; i++) train_result_free(&w.res[i]);
     free(w.jobs);
     free(w.res);
