@@ -197,6 +197,26 @@ int main(void)
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after a failed setup and resume differs");
     free(got);
 
+    /* A warning during setup reaches every rank before MPI is up: the
+     * job exits 3 (requeue) instead of dying; after the last fold, 0. */
+    snprintf(dir, sizeof dir, "%s/early", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 -x FOLDSWEEP_TEST_RAISE=setup '%s' run '%s' --out '%s' --quiet",
+             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+    CHECK(sh(cmd, 120) == 3);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 0);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 -x FOLDSWEEP_TEST_RAISE=trained '%s' run '%s' --out '%s'",
+             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+    CHECK(sh(cmd, 300) == 0);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
+    /* The profile counts every rank's threads: worker time adds up. */
+    log = tp_read_file(log_path, NULL);
+    char *pct = log ? strstr(log, "% of worker time") : NULL, *open = pct;
+    while (open && open > log && *open != '(') open--;
+    CHECK_MSG(open && *open == '(' && atof(open + 1) > 1.0 && atof(open + 1) <= 100.0, "profile: %.40s",
+              open ? open : "missing");
+    free(log);
+
     /* A worker that refuses an item: rank 0 sees it missing from the
      * worker's next REQUEST and queues it again; every fold once. */
     snprintf(dir, sizeof dir, "%s/refuse", tmp);

@@ -2,7 +2,8 @@
  * foldsweep run end to end, through the binary: a complete run, a second
  * run that resumes with nothing left, SIGKILL mid-run then a rerun giving
  * the same leaderboard as an uninterrupted run, SIGTERM giving exit 3 with
- * a journal that a rerun completes, refusal of a changed sweep, exit codes.
+ * a journal that a rerun completes, a warning during setup (exit 3) and
+ * after the last fold (exit 0), refusal of a changed sweep, exit codes.
  * Each command is printed so a failure can be rerun by hand.
  */
 #define _GNU_SOURCE
@@ -91,6 +92,27 @@ int main(void)
     CHECK(tp_run_argv(run_c2, log) == 0);
     got = board(c);
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboards differ after SIGTERM and resume");
+    free(got);
+
+    /* 4b. A scheduler's warning (SIGUSR1) during setup, before the folder
+     * is open: exit 3 (a requeue), nothing trained; the rerun completes. */
+    char e[300], journal_e[320];
+    snprintf(e, sizeof e, "%s/e", tmp);
+    snprintf(journal_e, sizeof journal_e, "%s/journal.jsonl", e);
+    char *run_e[] = {"foldsweep", "run", sweep, "--out", e, "--threads", "2", NULL};
+    setenv("FOLDSWEEP_TEST_RAISE", "setup", 1);
+    CHECK(tp_run_argv(run_e, log) == 3);
+    unsetenv("FOLDSWEEP_TEST_RAISE");
+    CHECK(tp_count_in_file(journal_e, "\"kind\":\"fold\"") == 0);
+    CHECK(tp_count_in_file(log, "interrupted") == 1);
+    /* The same warning once every fold is recorded: nothing is left, so
+     * exit 0 (a scheduler must not requeue a finished sweep). */
+    setenv("FOLDSWEEP_TEST_RAISE", "trained", 1);
+    CHECK(tp_run_argv(run_e, log) == 0);
+    unsetenv("FOLDSWEEP_TEST_RAISE");
+    CHECK(tp_count_in_file(journal_e, "\"kind\":\"fold\"") == 24);
+    got = board(e);
+    CHECK_MSG(strcmp(ref, got) == 0, "leaderboards differ after a warning during setup and resume");
     free(got);
 
     /* 5. A changed sweep into the same folder is refused, naming the change. */

@@ -131,6 +131,7 @@ int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, u
 /* One fixed-size record per rank: a status byte, then the binding or, for a
  * rank that could not set up, the reason. */
 typedef struct {
+    int32_t threads;
     char failed;
     char text[300];
 } RankReport;
@@ -141,6 +142,8 @@ int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *d
     RankReport mine;
     memset(&mine, 0, sizeof mine);
     mine.failed = failure != NULL;
+    mine.threads = threads;
+    m->total_threads = threads;
     if (failure)
         snprintf(mine.text, sizeof mine.text, "%s", failure);
     else
@@ -154,7 +157,9 @@ int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *d
     MPI_CHECK(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD));
     int failed = 0;
     if (m->rank == 0) {
+        m->total_threads = 0;
         for (int r = 0; r < m->size; r++) {
+            if (!all[r].failed) m->total_threads += all[r].threads;
             all[r].text[sizeof all[r].text - 1] = 0;
             m->rank_failed[r] = all[r].failed != 0;
             if (all[r].failed) {

@@ -87,6 +87,7 @@ typedef struct {
     int node_cores;
     char host[64];
     unsigned char *rank_failed; /* rank 0, per rank: 1 if its setup failed (fsmpi_report_setup) */
+    int total_threads;          /* rank 0: training threads of all ranks (fsmpi_report_setup) */
 } FsMpi;
 
 /* 1 if this build has MPI. */

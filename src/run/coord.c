@@ -301,9 +301,13 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
             int remote = 0;
             for (int r = 1; r < m->size; r++) remote += c.inflight[r];
             int stopping = *run_stop_flag();
-            int drained = (stopping || state_queue_empty(st)) && remote == 0;
+            /* Rank 0's own folds count too: the exit code sent to the
+             * workers says whether work is left, which is known only then. */
+            int drained = (stopping || state_queue_empty(st)) && remote == 0 && c.local_inflight == 0;
+            int code = st->io_failed                         ? FS_EXIT_ERROR
+                       : stopping && state_work_left(st)     ? FS_EXIT_INTERRUPTED
+                                                             : FS_EXIT_OK;
             pthread_mutex_unlock(&st->lock);
-            int code = st->io_failed ? FS_EXIT_ERROR : stopping ? FS_EXIT_INTERRUPTED : FS_EXIT_OK;
             if (!stop_sent && drained) {
                 stop_all(&c, 0, code);
                 stop_sent = 1;
@@ -327,5 +331,7 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     free(c.held);
     free(c.job_of);
     if (st->io_failed) return FS_EXIT_ERROR;
-    return *run_stop_flag() ? FS_EXIT_INTERRUPTED : FS_EXIT_OK;
+    /* A stop that came after the last fold was recorded leaves nothing to
+     * resume: exit 0, so a scheduler does not requeue a finished sweep. */
+    return *run_stop_flag() && state_work_left(st) ? FS_EXIT_INTERRUPTED : FS_EXIT_OK;
 }

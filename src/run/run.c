@@ -6,6 +6,7 @@
  */
 #include "run/run.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,11 +24,26 @@ static int threads_rank0(const FsMpi *m, const FsRunOptions *o, const FsSweep *s
     return m->node_cores;
 }
 
+/* Test hook FOLDSWEEP_TEST_RAISE=setup|trained: a scheduler's warning
+ * (SIGUSR1) at that moment, delivered by the process itself so the test
+ * does not race the program. */
+static void test_raise(const char *when)
+{
+    const char *v = getenv("FOLDSWEEP_TEST_RAISE");
+    if (v && !strcmp(v, when)) raise(SIGUSR1);
+}
+
 int run_sweep(const FsRunOptions *o)
 {
     FILE *out = o->out ? o->out : stdout;
+    /* First thing: a scheduler's warning (SIGUSR1) or SIGTERM that arrives
+     * while MPI starts or the data loads must stop the run with exit 3 and
+     * a requeue, not kill it. Worker ranks take the same handler until they
+     * ignore these signals (only rank 0 decides). */
+    run_signals_install();
     FsMpi m;
     fsmpi_init(&m);
+    test_raise("setup");
     int multi = m.active && m.size > 1;
     if (multi && m.rank != 0) {
         int rc = run_worker(&m, o);
@@ -89,13 +105,15 @@ int run_sweep(const FsRunOptions *o)
                 st.sw.n_trials, st.n_fold_ids, st.n_fold_ids == 1 ? "" : "s", st.n_jobs,
                 st.sw.n_trials * st.n_fold_ids - st.n_jobs, how, st.dir);
     }
-    run_signals_install();
     double t_train = fs_now();
     rc = run_coordinate(&st, &m, threads, o, out);
+    test_raise("trained");
     if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet) != 0) rc = FS_EXIT_ERROR;
-    if (rc == FS_EXIT_OK && *run_stop_flag()) rc = FS_EXIT_INTERRUPTED; /* a signal during the test phase */
+    if (rc == FS_EXIT_OK && st.test_left) rc = FS_EXIT_INTERRUPTED; /* a signal stopped the test phase */
     double wall = fs_now() - t_train;
-    rc = state_report(&st, o, out, rc, wall, threads > 0 ? threads : 1);
+    /* Worker time is every rank's threads, not rank 0's alone. */
+    int all_threads = multi ? m.total_threads : threads;
+    rc = state_report(&st, o, out, rc, wall, all_threads > 0 ? all_threads : 1);
     state_close(&st);
     fsmpi_finalize(&m);
     return rc;

@@ -219,6 +219,8 @@ int state_take_job(RunState *st)
     return st->next_job < st->n_jobs ? st->next_job++ : -1;
 }
 
+int state_work_left(const RunState *st) { return st->prog.folds_done < st->n_jobs; }
+
 int state_queue_empty(const RunState *st) { return st->n_requeued == 0 && st->next_job >= st->n_jobs; }
 
 void state_job_requeue(RunState *st, int i)

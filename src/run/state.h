@@ -42,6 +42,7 @@ typedef struct {
     /* The CUDA backend: this process trains on GPU `gpu_device`. */
     int use_gpu, gpu_device;
     int models_pruned; /* trials whose files run_models_prune removed */
+    int test_left;     /* a signal stopped the test phase with evaluations to do */
     uint64_t *seen;    /* data_seen_hashes of the data: every model file carries them */
     uint32_t n_seen;
     FsDataset test;    /* the sweep's test set (sw.has_test), loaded and checked at open */
@@ -61,6 +62,9 @@ void state_close(RunState *st);
 int state_take_job(RunState *st);
 int state_queue_empty(const RunState *st);
 void state_job_requeue(RunState *st, int i);
+/* 1 while some job has no outcome in the journal yet (lock held): a stopped
+ * run exits 3 only then, so a finished sweep is never requeued. */
+int state_work_left(const RunState *st);
 /* Stops the run with an error (exit 1) and keeps the first reason (lock held). */
 void state_fail(RunState *st, const FsErr *e);
 

@@ -78,11 +78,22 @@ int run_test_phase(RunState *st, FILE *out, int quiet)
     FsErr err = {0};
     int rc = 0, n = 0, done = 0;
     uint64_t fp = st->test.fingerprint;
-    for (int i = 0; i < rep.n_rows && n < st->sw.test_top && rc == 0 && !*run_stop_flag(); i++) {
+    for (int i = 0; i < rep.n_rows && n < st->sw.test_top && rc == 0; i++) {
         const FsReportRow *row = &rep.rows[i];
         if (row->status != FS_TRIAL_OK) continue;
         n++;
-        if (!journal_find_eval(&st->j, row->id, "ensemble", "test", fp)) {
+        const FsTrial *tr = NULL;
+        for (int t = 0; t < st->sw.n_trials; t++)
+            if (!strcmp(st->sw.trials[t].id, row->id)) tr = &st->sw.trials[t];
+        int want_ens = !journal_find_eval(&st->j, row->id, "ensemble", "test", fp);
+        int want_refit = st->sw.test_refit && tr && !journal_find_eval(&st->j, row->id, "refit", "test", fp);
+        /* A signal stops the phase before its next piece of work: the run
+         * then exits 3 (work is left), and the rerun does the rest. */
+        if ((want_ens || want_refit) && *run_stop_flag()) {
+            st->test_left = 1;
+            break;
+        }
+        if (want_ens) {
             memset(set, 0, sizeof *set);
             if (predict_find(set, st->dir, row->id, 0, -1, &err) != 0) {
                 /* e.g. its models were removed by an earlier run's keep_models */
@@ -92,10 +103,7 @@ int run_test_phase(RunState *st, FILE *out, int quiet)
                 done++;
             }
         }
-        const FsTrial *tr = NULL;
-        for (int t = 0; t < st->sw.n_trials; t++)
-            if (!strcmp(st->sw.trials[t].id, row->id)) tr = &st->sw.trials[t];
-        if (rc == 0 && st->sw.test_refit && tr && !journal_find_eval(&st->j, row->id, "refit", "test", fp)) {
+        if (rc == 0 && want_refit) {
             if (!quiet) fprintf(out, "test: refitting trial %s on all training proteins\n", row->id);
             rc = refit_of(st, tr, set, &err);
             if (rc == 0 && (rc = evaluate_one(st, set, row->id, "refit", &err)) == 0) done++;
