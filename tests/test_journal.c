@@ -116,7 +116,7 @@ static void test_round_trip(void)
     FsErr err = {0};
     CHECK(journal_open(&j, dir, &err) == 0);
     CHECK(j.n_folds == 0 && j.dropped_tail == 0);
-    CHECK(journal_append_run(&j, 20, 3, "q3", &err) == 0);
+    CHECK(journal_append_run(&j, 20, 3, "q3", 0x0123456789abcdefull, &err) == 0);
     CHECK(journal_append_trial(&j, "00112233aabbccdd", 7, 123456, CONFIG, &err) == 0);
     FsFitResult r[3];
     make_result(&r[0], 12, FS_FIT_OK, 1);
@@ -141,6 +141,7 @@ static void test_round_trip(void)
     const FsRunRecord *run = journal_last_run(&k);
     CHECK(run && run->n_trials == 20 && run->folds == 3 && !strcmp(run->metric, "q3"));
     CHECK(run && run->pid == (long)getpid() && run->time > 1.6e9);
+    CHECK(run && run->data_fingerprint == 0x0123456789abcdefull);
     const FsTrialRecord *t = journal_find_trial(&k, "00112233aabbccdd");
     CHECK(t && t->index == 7 && t->n_params == 123456);
     CHECK(t && !strcmp(t->config, CONFIG));
@@ -493,7 +494,7 @@ static void test_fuzz(void)
     CHECK(journal_open(&j, dir, &err) == 0);
     FsFitResult r;
     make_result(&r, 6, FS_FIT_DIVERGED, 3);
-    CHECK(journal_append_run(&j, 3, 3, "loss", &err) == 0);
+    CHECK(journal_append_run(&j, 3, 3, "loss", 0, &err) == 0);
     CHECK(journal_append_trial(&j, "abcdef", 1, 2, CONFIG, &err) == 0);
     CHECK(journal_append_fold(&j, "abcdef", 0, &r, NULL, &err) == 0);
     CHECK(journal_append_failure(&j, "abcdef", "x", &err) == 0);

@@ -165,7 +165,7 @@ static void test_verify(const uint8_t *bytes, uint64_t n)
     char sub[200];
     snprintf(sub, sizeof sub, "%s/sub", dir);
     CHECK(modelfile_mkdirs(sub, &err) == 0);
-    CHECK(modelfile_write_atomic(path, bytes, n, &err) == 0);
+    CHECK(fs_write_file_atomic(path, bytes, (size_t)n, &err) == 0);
     uint32_t crc = modelfile_crc(bytes, n);
     CHECK(modelfile_verify(path, n, crc, why, sizeof why) == 0);
     CHECK(modelfile_verify(path, n + 1, crc, why, sizeof why) == -1);

@@ -480,7 +480,7 @@ static void test_cli(void)
     FsJournal j;
     FsErr err = {0};
     CHECK(journal_open(&j, small_dir, &err) == 0);
-    CHECK(journal_append_run(&j, 5, 2, "q3", &err) == 0);
+    CHECK(journal_append_run(&j, 5, 2, "q3", 0, &err) == 0);
     journal_close(&j);
     CHECK(tp_run("leaderboard '%s'", small_dir) == 0);
     CHECK_CONTAINS(out_text, "   1  a1  ok ");

@@ -49,11 +49,11 @@ static void json_num(FILE *f, double x)
 
 static int write_json(const char *dir, const char *run, const FsModelSet *set, const FsEnsemble *e, FsErr *err)
 {
-    char path[4400], tmp[4500];
+    char path[4400], *text = NULL;
+    size_t len = 0;
     snprintf(path, sizeof path, "%s/model.json", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return fs_err_set(err, "%s: cannot write: %s", tmp, strerror(errno)), -1;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return fs_err_set(err, "%s: cannot write: out of memory", path), -1;
     const FsSavedModel *m0 = &e->m[0];
     char *arch = modelfile_arch_json(&m0->net);
     fprintf(f, "{\n  \"format\": \"foldsweep-export\",\n  \"version\": 1,\n  \"foldsweep_version\": ");
@@ -84,10 +84,10 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
     }
     fprintf(f, "\n  ]\n}\n");
     free(arch);
-    int ok = fflush(f) == 0 && !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) return fs_err_set(err, "%s: cannot write", path), -1;
-    return 0;
+    fclose(f);
+    int rc = fs_write_file_atomic(path, text, len, err);
+    free(text);
+    return rc;
 }
 
 int cli_export_models(const char *run, const FsModelSet *set, const char *out, FsErr *err)

@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "run/run.h"
 
-enum { OPT_OUT, OPT_THREADS, OPT_BACKEND, OPT_GRACE, OPT_QUIET, OPT_HELP };
+enum { OPT_OUT, OPT_THREADS, OPT_BACKEND, OPT_GRACE, OPT_RESTART, OPT_QUIET, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_OUT] = {"--out", "-o", "DIR",
@@ -22,6 +22,8 @@ static const CliOption options[] = {
                      "cpu, cuda or auto (default: the sweep's run.backend)"},
     [OPT_GRACE] = {"--grace", NULL, "S",
                    "after SIGINT/SIGTERM, seconds in-flight folds may finish (default 30)"},
+    [OPT_RESTART] = {"--restart", NULL, NULL,
+                     "set the folder's earlier run aside (DIR/previous-N, nothing deleted) and start again"},
     [OPT_QUIET] = {"--quiet", "-q", NULL, "no progress line and no summary"},
     [OPT_HELP] = {"--help", "-h", NULL, "this help"},
 };
@@ -29,7 +31,7 @@ static const CliOption options[] = {
 static const CliSpec spec = {
     .cmd = "run",
     .usage = "usage: foldsweep run SWEEP.yaml [--out DIR] [--threads N] [--backend cpu|cuda|auto] "
-             "[--grace S] [--quiet]\n",
+             "[--grace S] [--restart] [--quiet]\n",
     .about = "Trains every trial of the sweep on every fold and ranks them. Rerunning the same\n"
              "command on the same folder resumes: finished folds are kept, the rest are trained.\n",
     .epilog =
@@ -63,6 +65,7 @@ static int options_read(FsRunOptions *o, const CliArgs *a)
     o->sweep_path = a->args[0];
     o->out_dir = a->val[OPT_OUT];
     o->quiet = a->val[OPT_QUIET] != NULL;
+    o->restart = a->val[OPT_RESTART] != NULL;
     return 0;
 }
 

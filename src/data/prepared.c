@@ -216,27 +216,9 @@ int data_write_prepared(const FsDataset *ds, const char *path, FsErr *err)
     uint8_t *b;
     uint64_t n;
     if (data_serialize(ds, &b, &n, err)) return -1;
-    /* Write beside and rename, so a crash never leaves half a file under
-     * the name a run would load. */
-    size_t len = strlen(path) + 8;
-    char *tmp = fs_malloc(len);
-    snprintf(tmp, len, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    int rc = -1;
-    if (!f) {
-        fs_err_at(err, tmp, 0, 0, "cannot create: %s", strerror(errno));
-    } else {
-        int bad = fwrite(b, 1, (size_t)n, f) != n;
-        bad |= fclose(f) != 0;
-        if (bad)
-            fs_err_at(err, tmp, 0, 0, "write error: %s", strerror(errno));
-        else if (rename(tmp, path) != 0)
-            fs_err_at(err, path, 0, 0, "cannot rename %s to it: %s", tmp, strerror(errno));
-        else
-            rc = 0;
-        if (rc) remove(tmp);
-    }
-    free(tmp);
+    /* Written beside, synced and renamed: a crash never leaves half a file
+     * under the name a run would load. */
+    int rc = fs_write_file_atomic(path, b, (size_t)n, err);
     free(b);
     return rc;
 }

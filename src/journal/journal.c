@@ -459,6 +459,14 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
             snprintf(run.host, sizeof run.host, "%s", s->str);
         if ((s = journal_json_get(rec, "metric")) && s->type == FS_JSON_STRING)
             snprintf(run.metric, sizeof run.metric, "%s", s->str);
+        char fp[24];
+        if (journal_json_get(rec, "data_fingerprint")) {
+            if (get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 || strspn(fp, "0123456789abcdef") != 16) {
+                snprintf(why, why_n, "expected a run record whose data_fingerprint is 16 hex digits");
+                return LINE_INVALID;
+            }
+            run.data_fingerprint = strtoull(fp, NULL, 16);
+        }
         journal_add_run(j, &run);
     } /* another kind of this version: written by a newer build, skipped */
     if (bad) {

@@ -99,6 +99,7 @@ typedef struct {
     int n_trials;   /* the sweep's trial count (0 if unknown) */
     int folds;      /* k, or 1 for a predefined split (0 if unknown) */
     char metric[8]; /* "q3" or "loss" ("" if unknown) */
+    uint64_t data_fingerprint; /* the training data's (0: not recorded, an older journal) */
 } FsRunRecord;
 
 typedef struct {
@@ -164,8 +165,10 @@ const FsEvalRecord *journal_find_eval(const FsJournal *j, const char *trial, con
                                       uint64_t data_fingerprint);
 int journal_append_failure(FsJournal *j, const char *trial, const char *message, FsErr *err);
 /* A run or resume starts: call once after journal_open. n_trials and folds
- * are the sweep's (folds 1 when the split is predefined), metric its name. */
-int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, FsErr *err);
+ * are the sweep's (folds 1 when the split is predefined), metric its name,
+ * data_fingerprint the training data's (a resume on other data is refused). */
+int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, uint64_t data_fingerprint,
+                       FsErr *err);
 
 /* Lookups over what has been read or appended (NULL if absent). */
 const FsFoldRecord *journal_find_fold(const FsJournal *j, const char *trial, int fold);

@@ -399,10 +399,14 @@ int journal_append_failure(FsJournal *j, const char *trial, const char *message,
     return rc;
 }
 
-int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, FsErr *err)
+int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, uint64_t data_fingerprint,
+                       FsErr *err)
 {
-    FsRunRecord run = {
-        .time = journal_wall_time(), .pid = (long)getpid(), .n_trials = n_trials, .folds = folds};
+    FsRunRecord run = {.time = journal_wall_time(),
+                       .pid = (long)getpid(),
+                       .n_trials = n_trials,
+                       .folds = folds,
+                       .data_fingerprint = data_fingerprint};
     if (gethostname(run.host, sizeof run.host - 1) != 0) run.host[0] = '\0';
     run.host[sizeof run.host - 1] = '\0';
     snprintf(run.metric, sizeof run.metric, "%s", metric ? metric : "");
@@ -412,6 +416,7 @@ int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric
     jbuf_string(&b, run.host);
     jbuf_printf(&b, ",\"trials\":%d,\"folds\":%d,\"metric\":", n_trials, folds);
     jbuf_string(&b, run.metric);
+    if (data_fingerprint) jbuf_printf(&b, ",\"data_fingerprint\":\"%016llx\"", (unsigned long long)data_fingerprint);
     jbuf_lit(&b, ",\"version\":");
     jbuf_string(&b, FS_VERSION);
     jbuf_lit(&b, "}");

@@ -208,47 +208,6 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
     free(buf);
 }
 
-int modelfile_write_atomic(const char *path, const uint8_t *bytes, uint64_t n, FsErr *err)
-{
-    char tmp[4200], dir[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    else snprintf(dir, sizeof dir, ".");
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return fs_err_set(err, "%s: cannot write: %s", tmp, strerror(errno)), -1;
-    uint64_t done = 0;
-    while (done < n) {
-        ssize_t k = write(fd, bytes + done, (size_t)(n - done));
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            int e = k < 0 ? errno : EIO;
-            close(fd);
-            unlink(tmp);
-            return fs_err_set(err, "%s: cannot write: %s", tmp, strerror(e)), -1;
-        }
-        done += (uint64_t)k;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return fs_err_set(err, "%s: cannot sync: %s", tmp, strerror(e)), -1;
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return fs_err_set(err, "%s: cannot rename into place: %s", path, strerror(e)), -1;
-    }
-    /* The rename itself must survive a crash before the journal names it. */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    return 0;
-}
-
 int modelfile_mkdirs(const char *dir, FsErr *err)
 {
     char buf[4096];
@@ -288,7 +247,7 @@ int modelfile_copy(const char *src, const char *dst, FsErr *err)
     uint8_t *bytes;
     uint64_t n;
     if (read_all(src, &bytes, &n, err) != 0) return -1;
-    int rc = modelfile_write_atomic(dst, bytes, n, err);
+    int rc = fs_write_file_atomic(dst, bytes, (size_t)n, err);
     free(bytes);
     return rc;
 }

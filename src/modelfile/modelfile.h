@@ -43,9 +43,7 @@ typedef struct {
 /* The file's bytes for net and its weights (n_params + n_state floats). */
 void modelfile_serialize(const FsNet *net, const float *weights, const FsModelInfo *info, uint8_t **out,
                          uint64_t *n_out);
-/* Writes bytes to path durably: PATH.tmp, fsync, rename, fsync of the
- * folder (created if missing). 0, or -1 with err. */
-int modelfile_write_atomic(const char *path, const uint8_t *bytes, uint64_t n, FsErr *err);
+/* (Files are written with fs_write_file_atomic, util.h.) */
 /* Reads and checks a model file: format, architecture, every tensor's
  * dtype and shape. 0, or -1 with err naming the file and what is wrong. */
 int modelfile_load(FsSavedModel *m, const char *path, int max_batch, FsErr *err);
@@ -57,7 +55,7 @@ void modelfile_free(FsSavedModel *m);
 int modelfile_verify(const char *path, uint64_t bytes, uint32_t crc, char *why, size_t why_n);
 /* Creates a folder and its parents (existing ones are fine). */
 int modelfile_mkdirs(const char *dir, FsErr *err);
-/* Copies a file byte for byte, durably (modelfile_write_atomic). */
+/* Copies a file byte for byte, durably (fs_write_file_atomic). */
 int modelfile_copy(const char *src, const char *dst, FsErr *err);
 /* CRC-32 of a byte buffer, as the journal records it. */
 uint32_t modelfile_crc(const uint8_t *bytes, uint64_t n);

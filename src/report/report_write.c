@@ -445,28 +445,16 @@ void report_write(const FsReport *rep, FsReportFormat fmt, int top, FILE *out)
 static int write_atomic(const char *dir, const char *name, const FsReport *rep, FsReportFormat fmt,
                         FsErr *err)
 {
-    char path[4096], tmp[4200];
+    char path[4096], *text = NULL;
+    size_t n = 0;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fs_err_set(err, "%s: cannot write: %s", tmp, strerror(errno));
-        return -1;
-    }
+    FILE *f = open_memstream(&text, &n);
+    if (!f) return fs_err_set(err, "%s: cannot write: out of memory", path), -1;
     report_write(rep, fmt, 0, f);
-    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad || rename(tmp, path) != 0) {
-        if (!bad) e = errno;
-        fs_err_set(err, "%s: cannot write: %s", path, strerror(e));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    fclose(f);
+    int rc = fs_write_file_atomic(path, text, n, err);
+    free(text);
+    return rc;
 }
 
 int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec,
@@ -478,11 +466,6 @@ int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportS
     if (!rc) rc = write_atomic(dir, "leaderboard.csv", &rep, FS_REPORT_CSV, err);
     if (!rc) rc = write_atomic(dir, "leaderboard.json", &rep, FS_REPORT_JSON, err);
     report_free(&rep);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* the renames are durable too */
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
     return rc;
 }
 

@@ -1,7 +1,8 @@
 /*
  * folder: the run folder's files other than the journal: creating it, the
- * canonical sweep that guards it, atomic whole-file writes.
+ * canonical sweep that guards it, setting an earlier run aside.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +42,39 @@ char *run_read_file(const char *path)
     return s;
 }
 
-int run_write_file_atomic(const char *path, const char *text, FsErr *err)
+int run_folder_set_aside(const char *dir, FsJournal *j, FILE *out, FsErr *err)
 {
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return fs_err_set(err, "%s: cannot write: %s", tmp, strerror(errno)), -1;
-    int ok = fputs(text, f) >= 0;
-    ok = fflush(f) == 0 && ok;
-    ok = fsync(fileno(f)) == 0 && ok;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) return fs_err_set(err, "%s: cannot write: %s", path, strerror(errno)), -1;
+    char aside[4200], from[4300], to[4600];
+    struct stat sb;
+    int n = 1;
+    do snprintf(aside, sizeof aside, "%s/previous-%d", dir, n++);
+    while (lstat(aside, &sb) == 0 && n < 100000);
+    if (mkdir(aside, 0777) != 0) return fs_err_set(err, "%s: cannot create: %s", aside, strerror(errno)), -1;
+    DIR *d = opendir(dir);
+    if (!d) return fs_err_set(err, "%s: cannot list: %s", dir, strerror(errno)), -1;
+    int moved = 0, rc = 0;
+    struct dirent *e;
+    /* The journal goes last: its lock keeps other runs out meanwhile. */
+    while ((e = readdir(d)) && rc == 0) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strncmp(e->d_name, "previous-", 9) ||
+            !strcmp(e->d_name, "journal.jsonl"))
+            continue;
+        snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", aside, e->d_name);
+        if (rename(from, to) != 0) rc = (fs_err_set(err, "%s: cannot move to %s: %s", from, aside, strerror(errno)), -1);
+        moved++;
+    }
+    closedir(d);
+    snprintf(from, sizeof from, "%s/journal.jsonl", dir);
+    snprintf(to, sizeof to, "%s/journal.jsonl", aside);
+    if (rc == 0 && rename(from, to) != 0)
+        rc = (fs_err_set(err, "%s: cannot move to %s: %s", from, aside, strerror(errno)), -1);
+    if (rc != 0) return -1;
+    fs_sync_dir(dir);
+    fs_sync_dir(aside);
+    journal_close(j);
+    if (journal_open(j, dir, err) != 0) return -1;
+    if (out) fprintf(out, "restart: the earlier run in %s (%d files and folders) is kept in %s\n", dir, moved + 1, aside);
     return 0;
 }
 
@@ -60,7 +83,7 @@ int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err)
     char path[4200];
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
     char *old = run_read_file(path);
-    if (!old) return run_write_file_atomic(path, sw->canonical, err);
+    if (!old) return fs_write_file_atomic(path, sw->canonical, strlen(sw->canonical), err);
     char diff[2048];
     int n = sweep_diff(old, sw->canonical, diff, sizeof diff);
     free(old);

@@ -66,7 +66,7 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
     snprintf(path, sizeof path, "%s/models/%s", st->dir, tr->id);
     int rc = run_mkdir_p(path, err);
     snprintf(path, sizeof path, "%s/%s", st->dir, rel);
-    if (rc == 0) rc = modelfile_write_atomic(path, bytes, n, err);
+    if (rc == 0) rc = fs_write_file_atomic(path, bytes, (size_t)n, err);
     if (rc == 0) {
         snprintf(ref->file, sizeof ref->file, "%s", rel);
         ref->bytes = n;

@@ -6,6 +6,7 @@
 #include "run/progress.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -173,18 +174,14 @@ void profile_print(FILE *out, const FsProfile *p)
             p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds);
 }
 
-int profile_write(const char *dir, const FsProfile *p, char *err, size_t n)
+int profile_write(const char *dir, const FsProfile *p, FsErr *err)
 {
-    char path[4200], tmp[4300];
-    snprintf(path, sizeof path, "%s/profile.json", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, n, "%s: cannot write: %s", tmp, strerror(errno));
-        return -1;
-    }
+    char path[4200], *text = NULL;
+    size_t len = 0;
     double worker = p->wall_seconds * p->threads;
     double idle = worker - p->train_seconds - p->val_seconds;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return fs_err_set(err, "%s: cannot write the profile: out of memory", dir), -1;
     fprintf(f,
             "{\"data_seconds\":%.3f,\"train_seconds\":%.3f,\"validation_seconds\":%.3f,"
             "\"journal_seconds\":%.3f,\"wall_seconds\":%.3f,\"threads\":%d,\"idle_seconds\":%.3f,"
@@ -192,18 +189,16 @@ int profile_write(const char *dir, const FsProfile *p, char *err, size_t n)
             p->data_seconds, p->train_seconds, p->val_seconds, p->journal_seconds, p->wall_seconds, p->threads,
             idle > 0 ? idle : 0.0, p->train_examples,
             p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds);
-    int ok = fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, n, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
-    snprintf(path, sizeof path, "%s/profile.txt", dir);
-    f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, n, "%s: cannot write: %s", path, strerror(errno));
-        return -1;
-    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    int rc = fs_write_file_atomic(path, text, len, err);
+    free(text);
+    text = NULL;
+    if (rc != 0 || !(f = open_memstream(&text, &len))) return -1;
     profile_print(f, p);
     fclose(f);
-    return 0;
+    snprintf(path, sizeof path, "%s/profile.txt", dir);
+    rc = fs_write_file_atomic(path, text, len, err);
+    free(text);
+    return rc;
 }

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "util/util.h"
+
 typedef struct {
     FILE *out;
     int quiet, tty;
@@ -50,6 +52,6 @@ typedef struct {
 
 void profile_print(FILE *out, const FsProfile *p);
 /* DIR/profile.json and DIR/profile.txt. */
-int profile_write(const char *dir, const FsProfile *p, char *err, size_t n);
+int profile_write(const char *dir, const FsProfile *p, FsErr *err);
 
 #endif

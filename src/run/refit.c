@@ -68,7 +68,7 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     snprintf(path, sizeof path, "%s/refits/%s", dir, tr->id);
     rc = run_mkdir_p(path, err);
     snprintf(path, sizeof path, "%s/%s", dir, rel);
-    if (rc == 0) rc = modelfile_write_atomic(path, bytes, n, err);
+    if (rc == 0) rc = fs_write_file_atomic(path, bytes, (size_t)n, err);
     if (rc == 0) {
         snprintf(ref.file, sizeof ref.file, "%s", rel);
         ref.bytes = n;

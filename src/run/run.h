@@ -23,6 +23,7 @@ typedef struct {
     double grace;        /* seconds in-flight folds may finish after a signal */
     FILE *out;           /* progress and summary (stdout) */
     int local_rank;      /* set by run_sweep: node-local rank, picks the GPU */
+    int restart;         /* set the folder's earlier run aside (DIR/previous-N) and start again */
 } FsRunOptions;
 
 /* Returns an FS_EXIT_* code (cli.h). */

@@ -80,6 +80,31 @@ static int open_test(RunState *st, const char *sweep_path)
     return 0;
 }
 
+/* A resume must train on the data the folder's earlier folds saw: other
+ * data gives other trial ids, so its results would sit beside the old ones
+ * in one leaderboard. Journals older than the check carry no fingerprint. */
+static int check_data(RunState *st, FsErr *err)
+{
+    const FsSweep *sw = &st->sw;
+    for (int r = 0; r < st->j.n_runs; r++) {
+        uint64_t was = st->j.runs[r].data_fingerprint;
+        if (!was || was == st->ds.fingerprint) continue;
+        const char *src = sw->prepared    ? sw->prepared
+                          : sw->sequences ? sw->sequences
+                          : sw->n_inputs  ? sw->inputs[0]
+                                          : "the synthetic data (data.synth)";
+        fs_err_set(err,
+                   "%s: the training data changed since this folder's run began (data fingerprint %016llx then, "
+                   "%016llx now, from %s%s): a resume would mix results on two data sets. Put the data back, use "
+                   "another --out folder, or add --restart to set this folder's run aside (kept in %s/previous-N) "
+                   "and start again",
+                   st->dir, (unsigned long long)was, (unsigned long long)st->ds.fingerprint, src,
+                   sw->n_inputs > 1 ? " and the other inputs" : "", st->dir);
+        return -1;
+    }
+    return 0;
+}
+
 int state_open(RunState *st, const FsRunOptions *o, FILE *out)
 {
     memset(st, 0, sizeof *st);
@@ -112,8 +137,11 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
         snprintf(st->dir, sizeof st->dir, "%s", sw->out_dir);
     else
         default_out(o->sweep_path, st->dir, sizeof st->dir);
-    if (run_mkdir_p(st->dir, &err) != 0 || run_folder_claim(st->dir, sw, &err) != 0 ||
-        journal_open(&st->j, st->dir, &err) != 0) {
+    /* The journal's lock first: two runs started at once on a new folder
+     * must not both write its sweep.yaml; the second gets "in use". */
+    if (run_mkdir_p(st->dir, &err) != 0 || journal_open(&st->j, st->dir, &err) != 0 ||
+        (o->restart && run_folder_set_aside(st->dir, &st->j, out, &err) != 0) ||
+        run_folder_claim(st->dir, sw, &err) != 0 || check_data(st, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
@@ -124,7 +152,8 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
         st->n_fold_ids = (int)st->ds.n_folds;
         for (int f = 0; f < st->n_fold_ids; f++) st->fold_ids[f] = f;
     }
-    if (journal_append_run(&st->j, sw->n_trials, st->n_fold_ids, sweep_metric_name(sw->metric), &err) != 0) {
+    if (journal_append_run(&st->j, sw->n_trials, st->n_fold_ids, sweep_metric_name(sw->metric), st->ds.fingerprint,
+                           &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
@@ -318,7 +347,6 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     FsProfile prof = {st->t_data, st->busy - st->val, st->val, st->j.write_seconds, train_wall, threads,
                       st->train_examples, st->prog.folds_done};
     FsErr err = {0};
-    char perr[1024];
     if (!st->io_failed && run_models_prune(st, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
@@ -327,9 +355,10 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     if (report_write_files(st->dir, &st->j, &st->sw, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
+        memset(&err, 0, sizeof err);
     }
-    if (profile_write(st->dir, &prof, perr, sizeof perr) != 0) {
-        fprintf(stderr, "foldsweep: %s\n", perr);
+    if (profile_write(st->dir, &prof, &err) != 0) {
+        fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
     }
     if (!o->quiet && rc != FS_EXIT_ERROR) {

@@ -123,7 +123,9 @@ int run_test_phase(RunState *st, FILE *out, int quiet);
 /* Folder helpers (folder.c). */
 int run_mkdir_p(const char *dir, FsErr *err);
 char *run_read_file(const char *path);
-int run_write_file_atomic(const char *path, const char *text, FsErr *err);
+/* --restart: moves everything in DIR (a run's files, models, journal) into
+ * DIR/previous-N, nothing deleted, and reopens j as a new, locked journal. */
+int run_folder_set_aside(const char *dir, FsJournal *j, FILE *out, FsErr *err);
 /* Writes DIR/sweep.yaml, or checks that the one there is the same sweep. */
 int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err);
 

@@ -2,6 +2,7 @@
  * util: check macros' reporters, error records, random streams, checksums.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "util.h"
 
 #include <math.h>
@@ -9,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 
 void fs_die_at(const char *file, int line, const char *fmt, ...)
 {
@@ -153,4 +159,59 @@ double fs_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Durable files                                                          */
+
+void fs_sync_dir(const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+}
+
+int fs_write_file_atomic(const char *path, const void *bytes, size_t n, FsErr *err)
+{
+    /* The pid in the name: two processes never share a temporary file. */
+    size_t len = strlen(path) + 32;
+    char *tmp = fs_malloc(len), *dir = fs_strdup(path);
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else strcpy(dir, ".");
+    int rc = -1, e = 0;
+    const char *what = "cannot write";
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        e = errno;
+        fs_err_set(err, "%s: cannot write: %s", tmp, strerror(e));
+        goto out;
+    }
+    for (size_t done = 0; done < n;) {
+        ssize_t k = write(fd, (const char *)bytes + done, n - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            e = k < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)k;
+    }
+    if (!e && fsync(fd) != 0) e = errno, what = "cannot sync";
+    if (close(fd) != 0 && !e) e = errno;
+    if (!e && rename(tmp, path) != 0) e = errno, what = "cannot rename into place";
+    if (e) {
+        unlink(tmp);
+        fs_err_set(err, "%s: %s: %s", path, what, strerror(e));
+        goto out;
+    }
+    fs_sync_dir(dir); /* the rename itself must survive a crash */
+    rc = 0;
+out:
+    free(tmp);
+    free(dir);
+    return rc;
 }

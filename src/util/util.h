@@ -94,6 +94,17 @@ void fs_err_at(FsErr *err, const char *file, long line, long col, const char *fm
     FS_PRINTF(5, 6);
 
 /* ---------------------------------------------------------------------- */
+/* Durable files. Every whole file foldsweep writes (run folder files,     */
+/* model files, prepared data, exports) goes through here.                 */
+
+/* Writes n bytes to path so that a crash leaves the old file or the new
+ * one, never a mix: PATH.tmp.<pid>, fsync, rename, fsync of the folder.
+ * On any error the temporary file is removed and err names the path. */
+int fs_write_file_atomic(const char *path, const void *bytes, size_t n, FsErr *err);
+/* fsync of a folder, so the renames and creations in it survive a crash. */
+void fs_sync_dir(const char *dir);
+
+/* ---------------------------------------------------------------------- */
 /* Deterministic random numbers. Every (trial, fold) model gets its own    */
 /* stream derived from the sweep seed, so results do not depend on which   */
 /* thread or rank trains it.                                               */

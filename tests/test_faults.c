@@ -1,0 +1,133 @@
+/*
+ * Faults a cluster user meets sooner or later (issue #12), each through the
+ * binary: two runs started at once on one new folder (one runs, the other
+ * is told the folder is in use, the folder stays sound); the data changed
+ * under a run folder (refused, naming the data, unless --restart, which
+ * keeps the earlier run in DIR/previous-N); a durable write that fails
+ * leaves no temporary file behind.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "test_proc.h"
+#include "test_runs.h"
+#include "util/util.h"
+
+static char tmp[256];
+
+/* Files in dir whose name contains ".tmp". */
+static int count_tmp_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".tmp")) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+static void test_simultaneous_claim(const char *sweep)
+{
+    /* Both start within microseconds; repeated, since a race is a race. */
+    for (int round = 0; round < 4; round++) {
+        char dir[320], journal[360], log1[320], log2[320];
+        snprintf(dir, sizeof dir, "%s/race%d", tmp, round);
+        snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+        snprintf(log1, sizeof log1, "%s/race%d-1.txt", tmp, round);
+        snprintf(log2, sizeof log2, "%s/race%d-2.txt", tmp, round);
+        char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
+        pid_t a = tp_spawn(argv, log1), b = tp_spawn(argv, log2);
+        int ra = tp_wait(a), rb = tp_wait(b);
+        CHECK_MSG((ra == 0 && rb == 1) || (ra == 1 && rb == 0), "round %d: exits %d and %d", round, ra, rb);
+        const char *loser = ra == 1 ? log1 : log2;
+        CHECK_MSG(tp_count_in_file(loser, "another foldsweep run is writing this folder") == 1,
+                  "round %d: the second run said:\n%s", round, tp_read_file(loser, NULL));
+        CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
+        CHECK(count_tmp_files(dir) == 0);
+        /* Sound: the same command resumes with nothing to do. */
+        char *again[] = {"foldsweep", "run", (char *)sweep, "--out", dir, NULL};
+        CHECK(tp_run_argv(again, log1) == 0);
+        CHECK(tp_count_in_file(log1, "0 folds to train (24 already done)") == 1);
+    }
+}
+
+static void test_changed_data(void)
+{
+    char data[320], sweep[320], dir[320], journal[360], log[320], cmd[1200];
+    snprintf(data, sizeof data, "%s/set.txt", tmp);
+    snprintf(sweep, sizeof sweep, "%s/file.yaml", tmp);
+    snprintf(dir, sizeof dir, "%s/changed", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(log, sizeof log, "%s/changed.txt", tmp);
+    snprintf(cmd, sizeof cmd, "'%s' synth -o '%s' --proteins 60 --seed 4 >/dev/null", FS_TEST_BIN, data);
+    CHECK(system(cmd) == 0);
+    tp_write_text(sweep, "data:\n  inputs: set.txt\n  window: 7\n  folds: 3\nmodel:\n  filters: [4, 8]\n"
+                         "training:\n  epochs: 1\n  batch_size: 32\n");
+    char *run[] = {"foldsweep", "run", sweep, "--out", dir, "--quiet", NULL};
+    CHECK(tp_run_argv(run, log) == 0);
+    CHECK(tp_count_in_file(journal, "\"data_fingerprint\"") == 1);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 6);
+
+    /* Other proteins under the same name: refused, naming the data file. */
+    snprintf(cmd, sizeof cmd, "'%s' synth -o '%s' --proteins 60 --seed 5 >/dev/null", FS_TEST_BIN, data);
+    CHECK(system(cmd) == 0);
+    CHECK(tp_run_argv(run, log) == 1);
+    char *out = tp_read_file(log, NULL);
+    CHECK_MSG(out && strstr(out, "the training data changed") && strstr(out, "set.txt") && strstr(out, "--restart"),
+              "%s", out ? out : "");
+    free(out);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 6); /* nothing trained, nothing mixed */
+
+    /* --restart: the old run is kept whole beside a fresh one. */
+    char *restart[] = {"foldsweep", "run", sweep, "--out", dir, "--restart", NULL};
+    CHECK(tp_run_argv(restart, log) == 0);
+    CHECK(tp_count_in_file(log, "previous-1") == 1);
+    char old[400];
+    snprintf(old, sizeof old, "%s/previous-1/journal.jsonl", dir);
+    CHECK(tp_count_in_file(old, "\"kind\":\"fold\"") == 6);
+    snprintf(old, sizeof old, "%s/previous-1/leaderboard.csv", dir);
+    CHECK(access(old, F_OK) == 0);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 6);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"run\"") == 1);
+    /* The restarted folder resumes as any other. */
+    CHECK(tp_run_argv(run, log) == 0);
+}
+
+static void test_atomic_write_failure(void)
+{
+    /* The target is a folder: the rename fails after the temporary file was
+     * written and synced; it must not stay behind. */
+    char dir[320], target[360];
+    snprintf(dir, sizeof dir, "%s/atomic", tmp);
+    snprintf(target, sizeof target, "%s/leaderboard.json", dir);
+    mkdir(dir, 0777);
+    mkdir(target, 0777);
+    FsErr err = {0};
+    CHECK(fs_write_file_atomic(target, "{}", 2, &err) == -1);
+    CHECK_CONTAINS(err.msg, "leaderboard.json");
+    CHECK(count_tmp_files(dir) == 0);
+    /* And the plain case works, leaving only the file. */
+    snprintf(target, sizeof target, "%s/ok.txt", dir);
+    memset(&err, 0, sizeof err);
+    CHECK(fs_write_file_atomic(target, "hello", 5, &err) == 0);
+    CHECK(tp_count_in_file(target, "hello") == 1);
+    CHECK(count_tmp_files(dir) == 0);
+}
+
+int main(void)
+{
+    tp_tmpdir(tmp, sizeof tmp, "faults");
+    char sweep[300];
+    snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);
+    tp_write_text(sweep, TR_SWEEP);
+    test_atomic_write_failure();
+    test_changed_data();
+    test_simultaneous_claim(sweep);
+    char rm[400];
+    snprintf(rm, sizeof rm, "rm -rf %s", tmp);
+    if (!t_failures && system(rm) != 0) printf("could not remove %s\n", tmp);
+    return test_finish();
+}
