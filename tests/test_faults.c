@@ -3,8 +3,9 @@
  * binary: two runs started at once on one new folder (one runs, the other
  * is told the folder is in use, the folder stays sound); the data changed
  * under a run folder (refused, naming the data, unless --restart, which
- * keeps the earlier run in DIR/previous-N); a durable write that fails
- * leaves no temporary file behind.
+ * keeps the earlier run in DIR/previous-N); a damaged journal line before
+ * the end (run refuses, `repair` mends, the lost fold is retrained); a
+ * durable write that fails leaves no temporary file behind.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -96,6 +97,51 @@ static void test_changed_data(void)
     CHECK(tp_run_argv(run, log) == 0);
 }
 
+/* A damaged line in the middle of a journal: run refuses, naming the line
+ * and `foldsweep repair`; after repair the run trains the lost fold again
+ * and the leaderboard equals the undamaged one. */
+static void test_damaged_middle_line(const char *sweep)
+{
+    char dir[320], journal[360], log[320];
+    snprintf(dir, sizeof dir, "%s/damaged", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(log, sizeof log, "%s/damaged.txt", tmp);
+    char *run[] = {"foldsweep", "run", (char *)sweep, "--out", dir, "--quiet", NULL};
+    CHECK(tp_run_argv(run, log) == 0);
+    char *ref = tr_board(dir, tmp);
+    /* Flip one digit inside the 5th line (a trial record) and inside the
+     * next fold record after it; their checksums stay as they were. */
+    size_t n;
+    char *text = tp_read_file(journal, &n);
+    char *line = text;
+    for (int k = 0; k < 4 && line; k++) line = strchr(line, '\n') + 1;
+    char *digit = line ? strstr(line, "\"epochs\":") : NULL;
+    CHECK(digit != NULL);
+    if (digit) digit[9] = digit[9] == '1' ? '2' : '1';
+    char *fold = line ? strstr(strchr(line, '\n'), "\"kind\":\"fold\"") : NULL;
+    char *fold_digit = fold ? strstr(fold, "\"epochs\":") : NULL;
+    CHECK(fold_digit != NULL);
+    if (fold_digit) fold_digit[9] = fold_digit[9] == '1' ? '2' : '1';
+    tp_write_file(journal, text, n, "wb");
+    free(text);
+    CHECK(tp_run_argv(run, log) == 1);
+    CHECK_MSG(tp_count_in_file(log, "journal.jsonl:5: ") == 1 && tp_count_in_file(log, "foldsweep repair") == 1,
+              "%s", tp_read_file(log, NULL));
+    char *repair[] = {"foldsweep", "repair", dir, NULL};
+    CHECK(tp_run_argv(repair, log) == 0);
+    CHECK(tp_count_in_file(log, "2 damaged lines dropped") == 1);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 23);
+    CHECK(tp_run_argv(run, log) == 0);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24); /* the dropped fold, trained again */
+    char *got = tr_board(dir, tmp);
+    CHECK_MSG(!strcmp(ref, got), "leaderboard after repair differs:\n%s\nvs\n%s", got, ref);
+    free(got);
+    free(ref);
+    char kept[400];
+    snprintf(kept, sizeof kept, "%s/journal.damaged-1.jsonl", dir);
+    CHECK(access(kept, F_OK) == 0);
+}
+
 static void test_atomic_write_failure(void)
 {
     /* The target is a folder: the rename fails after the temporary file was
@@ -125,6 +171,7 @@ int main(void)
     tp_write_text(sweep, TR_SWEEP);
     test_atomic_write_failure();
     test_changed_data();
+    test_damaged_middle_line(sweep);
     test_simultaneous_claim(sweep);
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);

@@ -327,10 +327,27 @@ static void test_bad_middle_line(void)
     CHECK(journal_open(&j, dir, &err) == -1);
     CHECK_CONTAINS(err.msg, "journal.jsonl:2: ");
     CHECK_CONTAINS(err.msg, "checksum");
+    CHECK_CONTAINS(err.msg, "foldsweep repair");
     CHECK(file_size(jpath(dir)) == full); /* nothing cut */
+    /* A reader skips the damaged line and keeps the rest. */
     FsErr e2 = {0};
-    CHECK(journal_read(&j, dir, &e2) == -1);
-    CHECK_CONTAINS(e2.msg, "journal.jsonl:2: ");
+    CHECK(journal_read(&j, dir, &e2) == 0);
+    CHECK(j.bad_lines == 1 && j.first_bad_line == 2 && strstr(j.first_bad_why, "checksum"));
+    CHECK(j.n_folds == 2 && j.n_trials == 1);
+    journal_close(&j);
+    /* repair: the good lines as the journal, the original kept beside it. */
+    char *before = tp_read_file(jpath(dir), NULL);
+    CHECK(journal_repair(dir, NULL, &e2) == 1);
+    CHECK(journal_open(&j, dir, &e2) == 0);
+    CHECK(j.n_folds == 2 && j.bad_lines == 0);
+    journal_close(&j);
+    char kept[700];
+    snprintf(kept, sizeof kept, "%s/journal.damaged-1.jsonl", dir);
+    char *after_kept = tp_read_file(kept, NULL);
+    CHECK(before && after_kept && !strcmp(before, after_kept));
+    free(before);
+    free(after_kept);
+    CHECK(journal_repair(dir, NULL, &e2) == 0); /* sound now: nothing to do */
 
     /* Two bad lines at the end: the first one is not the last, so error. */
     if (p) p[9] = '4';
@@ -627,8 +644,12 @@ static void test_bounds(void)
     tp_write_text(path, line);
     FsJournal k;
     memset(&err, 0, sizeof err);
-    CHECK(journal_read(&k, dir, &err) == -1);
+    CHECK(journal_open(&k, dir, &err) == -1);
     CHECK_CONTAINS(err.msg, "journal.jsonl:1: expected a fold record");
+    CHECK(journal_read(&k, dir, &err) == 0); /* a reader skips it, allocating nothing for it */
+    CHECK(k.bad_lines == 1 && k.n_folds == 0);
+    CHECK_CONTAINS(k.first_bad_why, "expected a fold record");
+    journal_close(&k);
 }
 
 int main(void)

@@ -513,16 +513,32 @@ static void test_cli(void)
     CHECK(tp_run("status '%s'", small_dir) == 0);
     CHECK_CONTAINS(out_text, "sweep        2 trials x 2 folds, metric loss\n");
 
-    /* A corrupt line in the middle: exit 1, the message names file and line. */
+    /* A corrupt line in the middle: reported (file, line, what, the way
+     * out) and the rest shown; `repair` then gives a sound journal. */
+    char board_before[sizeof out_text];
+    CHECK(tp_run("leaderboard '%s' --format csv", small_dir) == 0);
+    snprintf(board_before, sizeof board_before, "%s", out_text);
     snprintf(p, sizeof p, "%s/journal.jsonl", small_dir);
     FILE *f = fopen(p, "r+b");
     fseek(f, 3, SEEK_SET);
     fputc('X', f); /* line 1's JSON, checksum unchanged */
     fclose(f);
-    CHECK(tp_run("leaderboard '%s'", small_dir) == 1);
+    CHECK(tp_run("leaderboard '%s' --format csv", small_dir) == 0);
     CHECK_CONTAINS(err_text, "journal.jsonl:1: ");
-    CHECK(tp_run("status '%s'", small_dir) == 1);
+    CHECK_CONTAINS(err_text, "foldsweep repair");
+    /* Line 1 is a1's first fold: a1 lost a fold, a2 is unchanged. */
+    char *a2 = strstr(board_before, "\n2,");
+    CHECK_MSG(a2 && strstr(out_text, a2 + 1), "the rest of the journal was not shown:\n%s\nbefore:\n%s", out_text,
+              board_before);
+    CHECK(tp_run("status '%s'", small_dir) == 0);
     CHECK_CONTAINS(err_text, "journal.jsonl:1: ");
+    CHECK_CONTAINS(out_text, "2 trials x 2 folds");
+    CHECK(tp_run("repair '%s'", small_dir) == 0);
+    CHECK_CONTAINS(out_text, "1 damaged line dropped");
+    CHECK(tp_run("leaderboard '%s' --format csv", small_dir) == 0);
+    CHECK(strstr(err_text, "damaged") == NULL);
+    CHECK(tp_run("repair '%s'", small_dir) == 0);
+    CHECK_CONTAINS(out_text, "nothing to do");
 
     /* An empty run folder (no journal yet). */
     mkdir(tmp_dir("bare"), 0777);

@@ -30,6 +30,8 @@ int cli_predict(int argc, char **argv);
 int cli_export_models(const char *run, const FsModelSet *set, const char *out, FsErr *err);
 /* `foldsweep refit RUN [-o DIR]`: a trial trained on all its training proteins. */
 int cli_refit(int argc, char **argv);
+/* `foldsweep repair DIR`: a sound journal when a middle line is damaged. */
+int cli_repair(int argc, char **argv);
 /* `foldsweep evaluate MODEL... DATA...`: scores on a held-out test set. */
 int cli_evaluate(int argc, char **argv);
 

@@ -50,6 +50,10 @@ int cli_folder_read(const char *dir, FsJournal *j, FsReportSpec *rs, int *from_j
         cli_error("%s", err.msg);
         return -1;
     }
+    if (j->bad_lines)
+        cli_error("warning: %s:%ld: %s; %ld damaged line%s skipped, the rest is shown. `foldsweep repair %s` "
+                  "writes a sound journal (keeping this one)",
+                  j->path, j->first_bad_line, j->first_bad_why, j->bad_lines, j->bad_lines == 1 ? "" : "s", dir);
     if (report_spec_load(rs, dir, j, from_journal, &err) != 0) {
         cli_error("%s", err.msg);
         journal_close(j);

@@ -37,7 +37,9 @@ static const CliSpec spec = {
 
 static void duration(double s, char *out, size_t n)
 {
-    if (!(s >= 0) || !isfinite(s)) {
+    /* Times come from a file: beyond ~3e7 years the conversion to long
+     * would overflow (undefined behaviour), so such a value is unknown. */
+    if (!(s >= 0) || !isfinite(s) || s > 1e15) {
         snprintf(out, n, "?");
         return;
     }

@@ -517,10 +517,15 @@ static int decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t 
     return rc;
 }
 
+int journal_check_line(FsJournal *scratch, const char *s, size_t n, char *why, size_t why_n)
+{
+    return decode_line(scratch, s, n, why, why_n) == LINE_OK ? 0 : -1;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Open, read, close                                                        */
 
-static int read_all(int fd, char **out, size_t *n)
+int journal_read_fd(int fd, char **out, size_t *n)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) return -1;
@@ -542,12 +547,13 @@ static int read_all(int fd, char **out, size_t *n)
     return 0;
 }
 
-/* Reads every line; on success sets j->size to the good bytes. */
-static int load(FsJournal *j, int fd, FsErr *err)
+/* Reads every line; on success sets j->size to the good bytes. A damaged
+ * line before the last is an error, or with tolerant skipped and counted. */
+static int load(FsJournal *j, int fd, int tolerant, FsErr *err)
 {
     char *buf;
     size_t n;
-    if (read_all(fd, &buf, &n)) {
+    if (journal_read_fd(fd, &buf, &n)) {
         fs_err_set(err, "%s: cannot read: %s", j->path, strerror(errno));
         return -1;
     }
@@ -566,8 +572,19 @@ static int load(FsJournal *j, int fd, FsErr *err)
             j->dropped_tail = 1;
             break;
         }
-        if (lr != LINE_OK) {
-            fs_err_at(err, j->path, line, 0, "%s", why);
+        if (lr != LINE_OK && tolerant) {
+            if (!j->bad_lines++) {
+                j->first_bad_line = line;
+                snprintf(j->first_bad_why, sizeof j->first_bad_why, "%s", why);
+            }
+        } else if (lr != LINE_OK) {
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%.*s", (int)(strlen(j->path) - strlen("/journal.jsonl")), j->path);
+            fs_err_at(err, j->path, line, 0,
+                      "%s. This line is damaged and more records follow it: `foldsweep repair %s` writes a "
+                      "journal without the damaged lines and keeps this one beside it (nothing is deleted); "
+                      "`foldsweep status` shows what the rest holds",
+                      why, dir);
             rc = -1;
             break;
         }
@@ -659,7 +676,7 @@ int journal_open(FsJournal *j, const char *dir, FsErr *err)
             fs_err_set(err, "%s: cannot lock: %s", j->path, strerror(errno));
         goto fail;
     }
-    if (load(j, j->fd, err)) goto fail;
+    if (load(j, j->fd, 0, err)) goto fail;
     if (j->dropped_tail) {
         if (ftruncate(j->fd, (off_t)j->size) != 0 || fsync(j->fd) != 0) {
             fs_err_set(err, "%s: cannot drop the torn last line: %s", j->path, strerror(errno));
@@ -686,7 +703,7 @@ int journal_read(FsJournal *j, const char *dir, FsErr *err)
         fs_err_set(err, "%s: cannot open: %s", j->path, strerror(errno));
         goto fail;
     }
-    int rc = load(j, fd, err);
+    int rc = load(j, fd, 1, err);
     close(fd);
     if (rc) goto fail;
     return 0;

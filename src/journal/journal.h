@@ -124,18 +124,30 @@ typedef struct {
     long long size;                /* bytes of good records in the file */
     long lines;                    /* lines in the file (good ones) */
     int duplicates;                /* records ignored as duplicates on reading */
+    long bad_lines;                /* journal_read: damaged lines before the end, skipped */
+    long first_bad_line;           /* the first of them (1-based) and what is wrong with it */
+    char first_bad_why[256];
     int read_only;                 /* opened by journal_read */
     int *fold_index, *trial_index; /* hash tables (private) */
     int fold_index_cap, trial_index_cap;
 } FsJournal;
 
 /* Opens DIR/journal.jsonl (creating DIR and the file if needed) and reads
- * every record. Returns 0 or -1 with err. */
+ * every record. Returns 0 or -1 with err. A torn last line is dropped; a
+ * damaged line before it is an error naming the line, what is wrong, and
+ * `foldsweep repair` (journal_repair). */
 int journal_open(FsJournal *j, const char *dir, FsErr *err);
 /* Reads DIR/journal.jsonl without creating, locking or changing anything
- * (a torn last line is skipped, not truncated). A missing folder or file is
- * an error. Appends on a journal opened this way fail. */
+ * (a torn last line is skipped, not truncated; damaged lines before it are
+ * skipped and counted in bad_lines, so one bad line does not hide the rest).
+ * A missing folder or file is an error. Appends on a journal opened this
+ * way fail. */
 int journal_read(FsJournal *j, const char *dir, FsErr *err);
+/* `foldsweep repair DIR`: under the journal's lock, writes a journal of the
+ * good lines (byte for byte) as DIR/journal.jsonl and keeps the original as
+ * DIR/journal.damaged-N.jsonl; nothing is deleted. Each dropped line is
+ * reported to out. Returns the number of lines dropped, or -1 with err. */
+long journal_repair(const char *dir, FILE *out, FsErr *err);
 /* 1 if another process holds DIR's journal open for writing (a run is
  * going), 0 if not, -1 if it cannot be told. */
 int journal_is_locked(const char *dir);

@@ -18,6 +18,11 @@ void jbuf_printf(JBuf *b, const char *fmt, ...) FS_PRINTF(2, 3);
 void jbuf_string(JBuf *b, const char *s);
 
 double journal_wall_time(void);
+/* Reads a whole file (malloc'd); 0 or -1 with errno. */
+int journal_read_fd(int fd, char **out, size_t *n);
+/* One line without its newline: 0 if it is a good record (added to
+ * scratch, as on load), else -1 with why. */
+int journal_check_line(FsJournal *scratch, const char *s, size_t n, char *why, size_t why_n);
 /* The JSON text of a fold record (without the CRC suffix). */
 void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
                        double t);

@@ -204,6 +204,13 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
             st->job_trial[i] = t;
         }
         if (st->trial_folds[t] == st->n_fold_ids) st->trials_done++;
+        /* Folds without their trial record (dropped by `foldsweep repair`):
+         * the record is written again, so the leaderboard has its config. */
+        if (st->trial_folds[t] && !journal_find_trial(&st->j, tr->id) &&
+            journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, &err) != 0) {
+            fprintf(stderr, "foldsweep: %s\n", err.msg);
+            return FS_EXIT_ERROR;
+        }
     }
     progress_init(&st->prog, out, o->quiet, nt, st->trials_done, st->n_fold_ids, st->n_jobs, o->grace);
     for (int t = 0; t < nt; t++)
