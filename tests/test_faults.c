@@ -5,7 +5,8 @@
  * under a run folder (refused, naming the data, unless --restart, which
  * keeps the earlier run in DIR/previous-N); a damaged journal line before
  * the end (run refuses, `repair` mends, the lost fold is retrained); a
- * durable write that fails leaves no temporary file behind.
+ * durable write that fails leaves no temporary file behind; a run folder
+ * under a path that is not UTF-8 resumes and reads.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -111,7 +112,7 @@ static void test_damaged_middle_line(const char *sweep)
     char *ref = tr_board(dir, tmp);
     /* Flip one digit inside the 5th line (a trial record) and inside the
      * next fold record after it; their checksums stay as they were. */
-    size_t n;
+    size_t n = 0;
     char *text = tp_read_file(journal, &n);
     char *line = text;
     for (int k = 0; k < 4 && line; k++) line = strchr(line, '\n') + 1;
@@ -140,6 +141,36 @@ static void test_damaged_middle_line(const char *sweep)
     char kept[400];
     snprintf(kept, sizeof kept, "%s/journal.damaged-1.jsonl", dir);
     CHECK(access(kept, F_OK) == 0);
+}
+
+/* Data under a folder whose name is not UTF-8 (a Latin-1 home folder):
+ * the canonical sweep keeps the path as !hex, so the folder resumes, and
+ * leaderboard, status and refit read it. */
+static void test_non_utf8_path(void)
+{
+    char dir[320], cwd[4096], cmd[1200], log[400];
+    snprintf(dir, sizeof dir, "%s/caf\xe9-\xff", tmp);
+    snprintf(log, sizeof log, "%s/utf8.txt", tmp);
+    CHECK(mkdir(dir, 0777) == 0);
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    CHECK(chdir(dir) == 0);
+    snprintf(cmd, sizeof cmd, "'%s' synth -o set.txt --proteins 40 >/dev/null", FS_TEST_BIN);
+    CHECK(system(cmd) == 0);
+    tp_write_text("s.yaml", "data:\n  inputs: set.txt\n  window: 7\n  folds: 2\nmodel:\n  filters: 4\n"
+                            "training:\n  epochs: 1\n");
+    char *run[] = {"foldsweep", "run", "s.yaml", "--out", "r", "--quiet", NULL};
+    CHECK(tp_run_argv(run, log) == 0);
+    CHECK(tp_count_in_file("r/sweep.yaml", "!hex") == 1);
+    char *again[] = {"foldsweep", "run", "s.yaml", "--out", "r", NULL};
+    CHECK_MSG(tp_run_argv(again, log) == 0, "%s", tp_read_file(log, NULL));
+    CHECK(tp_count_in_file(log, "0 folds to train (2 already done)") == 1);
+    char *board[] = {"foldsweep", "leaderboard", "r", NULL};
+    CHECK(tp_run_argv(board, log) == 0);
+    char *status[] = {"foldsweep", "status", "r", NULL};
+    CHECK(tp_run_argv(status, log) == 0);
+    char *refit[] = {"foldsweep", "refit", "r", "--rank", "1", NULL};
+    CHECK_MSG(tp_run_argv(refit, log) == 0, "%s", tp_read_file(log, NULL));
+    CHECK(chdir(cwd) == 0);
 }
 
 static void test_atomic_write_failure(void)
@@ -172,6 +203,7 @@ int main(void)
     test_atomic_write_failure();
     test_changed_data();
     test_damaged_middle_line(sweep);
+    test_non_utf8_path();
     test_simultaneous_claim(sweep);
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);

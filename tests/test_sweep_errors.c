@@ -22,6 +22,22 @@ static void test_keys(void)
     EXPECT(D "run: {thread: 2}\n", "2:7", "(did you mean 'threads'?)");
     EXPECT(D "search: {random: 2, sed: 1}\n", "2:21", "(did you mean 'seed'?)");
     EXPECT(D "training:\n  epochs: 2\n  epochs: 3\n", "4:3", "duplicate key 'epochs' (first at line 3)");
+    /* Seeds past 2^64-1 are refused, not wrapped or clamped. */
+    EXPECT(D "training:\n  seed: 18446744073709551616\n", "3:9", "training.seed: expected a whole number");
+    EXPECT("data:\n  synth: {proteins: 30, seed: 99999999999999999999}\n  window: 7\n", "2:31",
+           "data.synth.seed");
+    /* !hex (how the canonical sweep keeps a non-UTF-8 path) must hold bytes. */
+    EXPECT("data:\n  inputs: [!hex \"2f7\"]\n  window: 7\n", "2:12", "!hex: expected pairs of hex digits");
+    EXPECT("data:\n  inputs: [!hex \"2f00\"]\n  window: 7\n", "2:12", "!hex: expected pairs of hex digits");
+    /* A mapping with 40,000 keys: the duplicate at its end is found (the
+     * check is a hash set, not a scan of every earlier key). */
+    size_t cap = 40000 * 16 + 64, len = 0;
+    char *big = malloc(cap);
+    len += (size_t)snprintf(big + len, cap - len, "run:\n  note: {");
+    for (int i = 0; i < 40000; i++) len += (size_t)snprintf(big + len, cap - len, "k%d: 1, ", i);
+    snprintf(big + len, cap - len, "k17: 2}\n");
+    EXPECT(big, "2:428900", "duplicate key 'k17' (first at line 2)");
+    free(big);
 }
 
 static void test_values(void)

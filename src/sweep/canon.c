@@ -10,6 +10,14 @@
 
 static void put_str(SwBuf *b, const char *s)
 {
+    if (!fs_utf8_valid(s)) {
+        /* YAML text is UTF-8: bytes that are not (a path under a Latin-1
+         * folder) are kept as hex, which the loader decodes (yaml_tree.c). */
+        sb_puts(b, "!hex \"");
+        for (; *s; s++) sb_printf(b, "%02x", (unsigned char)*s);
+        sb_puts(b, "\"");
+        return;
+    }
     sb_puts(b, "\"");
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')

@@ -4,6 +4,7 @@
  * reads "a value or a list of values" for any option and checks each one.
  * The `training` section is nothing but such options, so it lives here too.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +101,9 @@ int sw_scalar_int(const YNode *v, long long *out)
 {
     if (!v || v->kind != YN_SCALAR || v->quoted || !v->value[0]) return -1;
     char *end;
+    errno = 0;
     long long x = strtoll(v->value, &end, 10);
-    if (*end) return -1;
+    if (*end || errno == ERANGE) return -1; /* out of range: refused, never clamped */
     *out = x;
     return 0;
 }
@@ -110,8 +112,9 @@ int sw_scalar_u64(const YNode *v, uint64_t *out)
 {
     if (!v || v->kind != YN_SCALAR || v->quoted || !v->value[0] || v->value[0] == '-') return -1;
     char *end;
+    errno = 0;
     unsigned long long x = strtoull(v->value, &end, 10);
-    if (*end) return -1;
+    if (*end || errno == ERANGE) return -1; /* above 2^64-1: refused, never wrapped */
     *out = x;
     return 0;
 }

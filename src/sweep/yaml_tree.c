@@ -87,6 +87,62 @@ static void push(YNode *parent, YNode *key, YNode *item)
     parent->item[parent->n++] = item;
 }
 
+/* A scalar tagged !hex holds bytes as hex digits: how the canonical sweep
+ * keeps a path that is not valid UTF-8 (YAML text must be), so a run
+ * folder under such a path still resumes. Decoded in place (it shrinks). */
+static int decode_hex(Reader *r, const yaml_event_t *ev, YNode *n)
+{
+    size_t len = strlen(n->value), k = 0;
+    for (size_t i = 0; i + 1 < len || (i < len && (len & 1)); i += 2) {
+        int hi = fs_hex_digit(n->value[i]), lo = i + 1 < len ? fs_hex_digit(n->value[i + 1]) : -1;
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            fs_err_at(r->err, r->name, (long)ev->start_mark.line + 1, (long)ev->start_mark.column + 1,
+                      "!hex: expected pairs of hex digits (bytes 01-ff), as foldsweep writes a path that is not "
+                      "UTF-8");
+            r->failed = 1;
+            return -1;
+        }
+        n->value[k++] = (char)(hi << 4 | lo);
+    }
+    n->value[k] = '\0';
+    n->quoted = 1;
+    return 0;
+}
+
+/* Duplicate keys of one mapping, found in O(1) each (a sweep may hold a
+ * mapping with tens of thousands of keys; comparing each with all before
+ * it took seconds). Open addressing over key indices, grown at half full. */
+typedef struct {
+    int *slot; /* key index + 1, 0 empty */
+    size_t cap;
+} KeySet;
+
+/* The index of key among map's keys, or -1 after recording that it will
+ * be key number map->n. */
+static int keyset_find_or_add(KeySet *s, const YNode *map, const char *key)
+{
+    if ((size_t)map->n * 2 >= s->cap) {
+        size_t cap = s->cap ? s->cap * 4 : 64;
+        free(s->slot);
+        s->slot = fs_calloc(cap, sizeof(int));
+        s->cap = cap;
+        for (int i = 0; i < map->n; i++) {
+            size_t h = (size_t)fs_fnv1a64(map->key[i]->value, strlen(map->key[i]->value), FS_FNV_OFFSET);
+            while (s->slot[h & (cap - 1)]) h++;
+            s->slot[h & (cap - 1)] = i + 1;
+        }
+    }
+    size_t h = (size_t)fs_fnv1a64(key, strlen(key), FS_FNV_OFFSET) & (s->cap - 1);
+    for (;; h = (h + 1) & (s->cap - 1)) {
+        int i = s->slot[h] - 1;
+        if (i < 0) {
+            s->slot[h] = map->n + 1;
+            return -1;
+        }
+        if (!strcmp(map->key[i]->value, key)) return i;
+    }
+}
+
 /* Reads the node that starts with ev (already taken); NULL on failure. */
 static YNode *read_node(Reader *r, yaml_event_t *ev, int depth)
 {
@@ -108,6 +164,10 @@ static YNode *read_node(Reader *r, yaml_event_t *ev, int depth)
         memcpy(n->value, ev->data.scalar.value, ev->data.scalar.length);
         n->value[ev->data.scalar.length] = '\0';
         n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+        if (ev->data.scalar.tag && !strcmp((const char *)ev->data.scalar.tag, "!hex") && decode_hex(r, ev, n)) {
+            ytree_free(n);
+            return NULL;
+        }
         return n;
     }
     int is_map = ev->type == YAML_MAPPING_START_EVENT;
@@ -116,11 +176,13 @@ static YNode *read_node(Reader *r, yaml_event_t *ev, int depth)
         return NULL;
     }
     YNode *n = node_new(is_map ? YN_MAP : YN_SEQ, ev);
+    KeySet keys = {0};
     for (;;) {
         yaml_event_t child;
         if (next_event(r, &child)) break;
         if (child.type == YAML_MAPPING_END_EVENT || child.type == YAML_SEQUENCE_END_EVENT) {
             yaml_event_delete(&child);
+            free(keys.slot);
             return n;
         }
         YNode *key = NULL;
@@ -134,12 +196,12 @@ static YNode *read_node(Reader *r, yaml_event_t *ev, int depth)
                 ytree_free(key);
                 break;
             }
-            for (int i = 0; i < n->n; i++)
-                if (!strcmp(n->key[i]->value, key->value)) {
-                    fs_err_at(r->err, r->name, key->line, key->col, "duplicate key '%s' (first at line %d)",
-                              key->value, n->key[i]->line);
-                    r->failed = 1;
-                }
+            int first = keyset_find_or_add(&keys, n, key->value);
+            if (first >= 0) {
+                fs_err_at(r->err, r->name, key->line, key->col, "duplicate key '%s' (first at line %d)", key->value,
+                          n->key[first]->line);
+                r->failed = 1;
+            }
             if (r->failed) {
                 ytree_free(key);
                 break;
@@ -157,6 +219,7 @@ static YNode *read_node(Reader *r, yaml_event_t *ev, int depth)
         }
         push(n, key, item);
     }
+    free(keys.slot);
     ytree_free(n);
     return NULL;
 }

@@ -215,3 +215,38 @@ out:
     free(dir);
     return rc;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Text                                                                    */
+
+int fs_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int fs_utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p, need, min;
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) need = 1, min = 0x80;
+        else if (c >= 0xe0 && c <= 0xef) need = 2, min = 0x800;
+        else if (c >= 0xf0 && c <= 0xf4) need = 3, min = 0x10000;
+        else return 0;
+        unsigned v = c & (0x3f >> need);
+        for (unsigned k = 1; k <= need; k++) {
+            if ((p[k] & 0xc0) != 0x80) return 0;
+            v = v << 6 | (p[k] & 0x3f);
+        }
+        if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+        p += need + 1;
+    }
+    return 1;
+}

@@ -93,6 +93,12 @@ void fs_err_set(FsErr *err, const char *fmt, ...) FS_PRINTF(2, 3);
 void fs_err_at(FsErr *err, const char *file, long line, long col, const char *fmt, ...)
     FS_PRINTF(5, 6);
 
+/* 0..15 for a hex digit (either case), else -1. */
+int fs_hex_digit(char c);
+/* 1 if s is valid UTF-8 (no overlong forms, surrogates or values past
+ * U+10FFFF): what YAML and JSON text must be. */
+int fs_utf8_valid(const char *s);
+
 /* ---------------------------------------------------------------------- */
 /* Durable files. Every whole file foldsweep writes (run folder files,     */
 /* model files, prepared data, exports) goes through here.                 */
