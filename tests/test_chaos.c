@@ -58,21 +58,6 @@ static long rank0_pid(const char *journal)
 
 static int folds_in(const char *journal) { return tp_count_in_file(journal, "\"kind\":\"fold\""); }
 
-/* Waits for pid; a job that does not end in `limit` seconds is a hang. */
-static int wait_limited(pid_t pid, int limit)
-{
-    for (int i = 0; i < limit * 100; i++) {
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        usleep(10000);
-    }
-    kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    CHECK_MSG(0, "the job did not end within %d s after the fault (a hang)", limit);
-    return -1;
-}
-
 static pid_t start_job(const char *sweep, const char *dir, const char *log)
 {
     char *argv[] = {mpirun, "--oversubscribe", "-np", "3", FS_TEST_BIN, "run", (char *)sweep, "--out", (char *)dir,
@@ -149,13 +134,13 @@ int main(void)
         if (action == 2) kill(-job, SIGKILL);
         else if (target > 0) kill(target, action == 3 ? SIGTERM : SIGKILL);
         faults++;
-        int rc = wait_limited(job, 60);
+        int rc = tp_wait_limited(job, 60);
         printf("         the job ended with %d; %d fold records\n", rc, folds_in(journal));
     }
     CHECK(faults >= 1);
     /* Whatever is left, uninterrupted. */
     pid_t job = start_job(sweep, dir, log);
-    CHECK(wait_limited(job, 300) == 0);
+    CHECK(tp_wait_limited(job, 300) == 0);
     CHECK_MSG(folds_in(journal) == 24, "%d fold records (each fold must be recorded once)", folds_in(journal));
     CHECK(tp_count_in_file(journal, "\"kind\":\"model\"") == 0); /* no model file lost to a kill */
     char *got = tr_board(dir, tmp);

@@ -32,22 +32,7 @@ static pid_t start(const char *cmd)
     return pid;
 }
 
-/* Waits at most `limit` seconds (a hung MPI job is killed and fails the test). */
-static int finish(pid_t pid, int limit)
-{
-    for (int i = 0; i < limit * 100; i++) {
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        usleep(10000);
-    }
-    kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    CHECK_MSG(0, "command still running after %d s: killed", limit);
-    return -1;
-}
-
-static int sh(const char *cmd, int limit) { return finish(start(cmd), limit); }
+static int sh(const char *cmd, int limit) { return tp_wait_limited(start(cmd), limit); }
 
 static const char *mpirun_flags(void)
 {
@@ -55,6 +40,19 @@ static const char *mpirun_flags(void)
 }
 
 static char *board(const char *dir) { return tr_board(dir, tmp); }
+
+/* Reruns the sweep plainly on np ranks: it must complete the folder, and
+ * its leaderboard must equal ref. */
+static void resume_matches(const char *sweep, const char *dir, int np, const char *ref, const char *after)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", mpirun_flags(), np, FS_TEST_BIN,
+             sweep, dir);
+    CHECK(sh(cmd, 300) == 0);
+    char *got = board(dir);
+    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after %s and resume differs:\n%s\nvs\n%s", after, got, ref);
+    free(got);
+}
 
 static long rank0_pid(const char *dir)
 {
@@ -125,16 +123,11 @@ int main(void)
     CHECK(r0 > 0);
     printf("kill -KILL %ld (rank 0) after %d fold records\n", r0, tp_count_in_file(journal, "\"kind\":\"fold\""));
     if (r0 > 0) kill((pid_t)r0, SIGKILL);
-    CHECK(finish(pid, 120) != 0);
+    CHECK(tp_wait_limited(pid, 120) != 0);
     int partial = tp_count_in_file(journal, "\"kind\":\"fold\"");
     CHECK(partial >= 4 && partial < 24);
-    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
-             dir);
-    CHECK(sh(cmd, 300) == 0);
+    resume_matches(sweep, dir, 2, ref, "SIGKILL");
     CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
-    char *got = board(dir);
-    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after SIGKILL and resume differs");
-    free(got);
 
     /* SIGTERM mid-sweep (to rank 0, as a scheduler's signal reaches it):
      * exit 3 through mpirun, a journal the rerun completes. */
@@ -147,17 +140,12 @@ int main(void)
     r0 = rank0_pid(dir);
     printf("kill -TERM %ld (rank 0)\n", r0);
     if (r0 > 0) kill((pid_t)r0, SIGTERM);
-    CHECK(finish(pid, 120) == 3);
+    CHECK(tp_wait_limited(pid, 120) == 3);
     CHECK(tp_count_in_file(log_path, "interrupted") == 1);
     partial = tp_count_in_file(journal, "\"kind\":\"fold\"");
     CHECK(partial >= 3 && partial < 24);
-    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
-             dir);
-    CHECK(sh(cmd, 300) == 0);
+    resume_matches(sweep, dir, 2, ref, "SIGTERM");
     CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
-    got = board(dir);
-    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after SIGTERM and resume differs");
-    free(got);
 
     /* A worker that sends garbage first: each message reported, run intact. */
     snprintf(dir, sizeof dir, "%s/inject", tmp);
@@ -170,7 +158,7 @@ int main(void)
     for (size_t k = 0; k < sizeof reasons / sizeof reasons[0]; k++)
         CHECK_MSG(log && strstr(log, reasons[k]), "rank 0 did not report \"%s\"", reasons[k]);
     free(log);
-    got = board(dir);
+    char *got = board(dir);
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboard with injected messages differs");
     free(got);
 
@@ -190,12 +178,7 @@ int main(void)
               "no cause printed:\n%s", log ? log : "");
     free(log);
     CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 0);
-    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
-             dir);
-    CHECK(sh(cmd, 300) == 0);
-    got = board(dir);
-    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after a failed setup and resume differs");
-    free(got);
+    resume_matches(sweep, dir, 3, ref, "a failed setup");
 
     /* A warning during setup reaches every rank before MPI is up: the
      * job exits 3 (requeue) instead of dying; after the last fold, 0. */
@@ -240,12 +223,7 @@ int main(void)
     CHECK(sh(cmd, 120) == 1);
     CHECK_MSG(tp_count_in_file(log_path, "was lost 3 times") == 1, "no lost-job error:\n%s",
               tp_read_file(log_path, NULL));
-    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
-             dir);
-    CHECK(sh(cmd, 300) == 0);
-    got = board(dir);
-    CHECK_MSG(strcmp(ref, got) == 0, "leaderboard after the refusals and resume differs");
-    free(got);
+    resume_matches(sweep, dir, 2, ref, "the refusals");
 
     free(ref);
     if (!t_failures) {

@@ -9,6 +9,7 @@
 #define FS_TEST_PROC_H
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,22 @@ static inline int tp_wait(pid_t pid)
     int st = 0;
     if (waitpid(pid, &st, 0) != pid) return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* tp_wait for at most `limit` seconds: a command still running then (a
+ * hung job) is killed with its process group and fails the test. */
+static inline int tp_wait_limited(pid_t pid, int limit)
+{
+    for (int i = 0; i < limit * 100; i++) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        usleep(10000);
+    }
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CHECK_MSG(0, "command still running after %d s (a hang): killed", limit);
+    return -1;
 }
 
 /* Starts the binary with argv (argv[0] is only its name) and both its
