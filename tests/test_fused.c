@@ -22,7 +22,7 @@ static FsDataset ds;
 static void fit(const FsArch *a, const FsTrainSpec *ts, FsFitResult *r)
 {
     train_result_alloc(r, ts->stop.max_epochs);
-    FsJob job = {a, ts, &ds, 1, r, NULL, NULL};
+    FsJob job = {a, ts, &ds, 1, r, NULL, NULL, NULL, NULL};
     CHECK(train_job(&job) == 0);
 }
 

@@ -51,7 +51,7 @@ static int parity(const char *name, const FsDataset *ds)
     for (int f = 0; f < K; f++) {
         train_result_alloc(&cpu[f], ts.stop.max_epochs);
         train_result_alloc(&gpu[f], ts.stop.max_epochs);
-        jc[f] = (FsJob){&arch, &ts, ds, f, &cpu[f], NULL, NULL};
+        jc[f] = (FsJob){&arch, &ts, ds, f, &cpu[f], NULL, NULL, NULL, NULL};
         jg[f] = jc[f];
         jg[f].result = &gpu[f];
     }
@@ -113,7 +113,7 @@ int main(void)
     ts.stop.max_epochs = 1;
     FsFitResult r;
     train_result_alloc(&r, 1);
-    FsJob job = {&bad, &ts, &ds, 0, &r, NULL, NULL};
+    FsJob job = {&bad, &ts, &ds, 0, &r, NULL, NULL, NULL, NULL};
     FsGpu *g = gpu_open(0, &ds, &err);
     CHECK(g != NULL);
     if (g) {

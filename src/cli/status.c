@@ -102,17 +102,18 @@ int cli_status(int argc, char **argv)
     if (cli_folder_read(dir, &j, &rs, &from_journal)) return FS_EXIT_ERROR;
     FsReport rep;
     report_build(&rep, &j, &rs);
-    int k = rep.spec.folds, done = 0, flight = 0, n_ok = 0, n_div = 0, n_fail = 0;
+    int k = rep.spec.folds, done = 0, flight = 0, n_ok = 0, n_div = 0, n_fail = 0, n_pruned = 0;
     long folds_done = 0;
     for (int i = 0; i < rep.n_rows; i++) {
         const FsReportRow *r = &rep.rows[i];
-        int complete = r->n_done == k || r->status == FS_TRIAL_FAILED;
+        int complete = r->n_done == k || r->status == FS_TRIAL_FAILED || r->status == FS_TRIAL_PRUNED;
         done += complete;
         flight += !complete;
         n_ok += r->status == FS_TRIAL_OK;
         n_div += complete && r->status == FS_TRIAL_DIVERGED;
         n_fail += r->status == FS_TRIAL_FAILED;
-        folds_done += complete ? k : r->n_done; /* a failed trial trains no more folds */
+        n_pruned += r->status == FS_TRIAL_PRUNED;
+        folds_done += complete ? k : r->n_done; /* a failed or pruned trial trains no more folds */
     }
     int left = rs.n_trials > 0 ? rs.n_trials - done - flight : -1;
     if (left < 0 && rs.n_trials > 0) left = 0;
@@ -126,8 +127,9 @@ int cli_status(int argc, char **argv)
         printf("sweep        %d trials x %d fold%s, metric %s%s\n", rs.n_trials, k,
                k == 1 ? "" : "s", report_metric_name(rs.metric),
                from_journal ? " (from the journal; no sweep.yaml)" : "");
-    printf("trials       %d done (%d ok, %d diverged, %d failed), %d in flight, ", done, n_ok,
-           n_div, n_fail, flight);
+    printf("trials       %d done (%d ok, %d diverged, %d failed", done, n_ok, n_div, n_fail);
+    if (n_pruned) printf(", %d pruned", n_pruned);
+    printf("), %d in flight, ", flight);
     if (left >= 0)
         printf("%d left\n", left);
     else

@@ -221,6 +221,23 @@ const FsRefitRecord *journal_find_refit(const FsJournal *j, const char *trial)
     return NULL;
 }
 
+void journal_add_cut(FsJournal *j, const FsCutRecord *c)
+{
+    if (journal_find_cut(j, c->trial)) return;
+    GROW(j->cuts, j->n_cuts, j->cap_cuts);
+    FsCutRecord *k = &j->cuts[j->n_cuts++];
+    *k = *c;
+    k->curve = fs_calloc((size_t)c->n_curve + 1, sizeof(float));
+    if (c->n_curve) memcpy(k->curve, c->curve, sizeof(float) * (size_t)c->n_curve);
+}
+
+const FsCutRecord *journal_find_cut(const FsJournal *j, const char *trial)
+{
+    for (int i = 0; i < j->n_cuts; i++)
+        if (!strcmp(j->cuts[i].trial, trial)) return &j->cuts[i];
+    return NULL;
+}
+
 void journal_add_prune(FsJournal *j, const char *trial)
 {
     if (journal_is_pruned(j, trial)) return;
@@ -385,6 +402,29 @@ static int decode_eval(FsJournal *j, const FsJson *rec, double t)
     return 0;
 }
 
+static int decode_cut(FsJournal *j, const FsJson *rec, double t)
+{
+    FsCutRecord c = {.time = t};
+    long long fold, epoch;
+    const FsJson *cv = journal_json_get(rec, "curve");
+    if (get_id(rec, c.trial) || get_int(rec, "fold", FS_FOLD_PREDEFINED, 255, &fold) ||
+        get_int(rec, "epoch", 0, FS_TRAIN_MAX_EPOCHS, &epoch) || get_str(rec, "rule", c.rule, sizeof c.rule) ||
+        get_str(rec, "reason", c.reason, sizeof c.reason) ||
+        journal_json_f64(journal_json_get(rec, "value"), &c.value) ||
+        journal_json_f64(journal_json_get(rec, "threshold"), &c.threshold) || !cv || cv->type != FS_JSON_ARRAY ||
+        cv->n > epoch)
+        return -1;
+    c.fold = (int)fold;
+    c.epoch = (int)epoch;
+    float curve[1];
+    c.n_curve = cv->n;
+    c.curve = cv->n ? fs_calloc((size_t)cv->n, sizeof(float)) : curve;
+    int bad = get_curve(rec, "curve", c.curve, c.n_curve);
+    if (!bad) journal_add_cut(j, &c);
+    if (c.curve != curve) free(c.curve);
+    return bad;
+}
+
 /* A checked record. Returns LINE_OK, or LINE_INVALID with why. */
 static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char *why, size_t why_n)
 {
@@ -444,6 +484,9 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
     } else if (!strcmp(kind->str, "evaluation")) {
         what = "an evaluation record with trial, models, source, data, data_fingerprint and q3";
         bad = decode_eval(j, rec, t);
+    } else if (!strcmp(kind->str, "pruned")) {
+        what = "a pruned record with trial, fold, epoch, rule, value, threshold, reason and curve";
+        bad = decode_cut(j, rec, t);
     } else if (!strcmp(kind->str, "prune")) {
         what = "a prune record with trial";
         bad = get_id(rec, trial);
@@ -737,6 +780,8 @@ void journal_close(FsJournal *j)
     free(j->pruned);
     free(j->evals);
     free(j->refits);
+    for (int i = 0; i < j->n_cuts; i++) free(j->cuts[i].curve);
+    free(j->cuts);
     free(j->fold_index);
     free(j->trial_index);
     free(j->path);

@@ -92,6 +92,20 @@ typedef struct {
     double time;
 } FsRefitRecord;
 
+/* A pruning decision (src/prune): the trial stops at (fold, epoch); epoch
+ * 0 means after that fold. curve: the fold's validation metric per epoch
+ * up to the decision, so later decisions are made the same on resume. */
+typedef struct {
+    char trial[17];
+    int fold, epoch;
+    char rule[8];
+    double value, threshold;
+    char reason[240];
+    int n_curve;
+    float *curve;
+    double time;
+} FsCutRecord;
+
 typedef struct {
     double time; /* Unix seconds when the run (or resume) started */
     long pid;
@@ -119,6 +133,8 @@ typedef struct {
     int n_evals, cap_evals;
     FsRefitRecord *refits;
     int n_refits, cap_refits;
+    FsCutRecord *cuts;             /* trials pruned by the sweep's pruner */
+    int n_cuts, cap_cuts;
     int dropped_tail;              /* 1 if a torn last line was dropped on open */
     double write_seconds;          /* time spent appending (for the run profile) */
     long long size;                /* bytes of good records in the file */
@@ -169,6 +185,9 @@ int journal_is_pruned(const FsJournal *j, const char *trial);
 /* "refit": a trial's refit model saved (the latest one of a trial counts). */
 int journal_append_refit(FsJournal *j, const char *trial, int epochs, const FsModelRef *model, FsErr *err);
 const FsRefitRecord *journal_find_refit(const FsJournal *j, const char *trial);
+/* A pruning decision: written once per trial (a second one is ignored). */
+int journal_append_cut(FsJournal *j, const FsCutRecord *c, FsErr *err);
+const FsCutRecord *journal_find_cut(const FsJournal *j, const char *trial);
 /* "evaluation": a look at test data (every one is kept, none is a duplicate). */
 int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err);
 /* The latest evaluation of (trial, models, source) on data with this

@@ -41,5 +41,7 @@ int journal_set_model(FsJournal *j, const char *trial, int fold, const FsModelRe
 void journal_add_prune(FsJournal *j, const char *trial);
 void journal_add_eval(FsJournal *j, const FsEvalRecord *e);
 void journal_add_refit(FsJournal *j, const FsRefitRecord *r);
+/* Takes a copy of c's curve. */
+void journal_add_cut(FsJournal *j, const FsCutRecord *c);
 
 #endif

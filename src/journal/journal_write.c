@@ -13,7 +13,9 @@
  *            curves {train_loss, val_loss, val_q3, seconds} (epochs entries) message
  *            [model {file bytes crc32}] (the saved weights, when kept)
  *   model:   v kind time trial fold model {file bytes crc32}
- *   prune:   v kind time trial
+ *   prune:   v kind time trial (its model files were removed: run.keep_models)
+ *   pruned:  v kind time trial fold epoch rule value threshold reason curve
+ *            (the sweep's pruner stopped the trial there; src/prune)
  *   refit:   v kind time trial epochs model {file bytes crc32}
  *   evaluation: v kind time trial models source data data_fingerprint
  *            proteins scored overlap q3 q3_lo q3_hi sov
@@ -378,6 +380,41 @@ int journal_append_prune(FsJournal *j, const char *trial, FsErr *err)
     int rc = append_line(j, &b, err);
     free(b.p);
     if (rc == 0) journal_add_prune(j, trial);
+    return rc;
+}
+
+int journal_append_cut(FsJournal *j, const FsCutRecord *c, FsErr *err)
+{
+    if (check_id(c->trial, err)) return -1;
+    if (journal_find_cut(j, c->trial)) return 0;
+    if (c->fold < FS_FOLD_PREDEFINED || c->fold > 255 || c->epoch < 0 || c->epoch > FS_TRAIN_MAX_EPOCHS ||
+        c->n_curve < 0 || c->n_curve > c->epoch)
+        return fs_err_set(err, "%s: pruned record for trial %s out of range (fold %d, epoch %d, %d values)", j->path,
+                          c->trial, c->fold, c->epoch, c->n_curve),
+               -1;
+    double t = journal_wall_time();
+    JBuf b = {0};
+    begin(&b, "pruned", t);
+    jbuf_lit(&b, ",\"trial\":");
+    jbuf_string(&b, c->trial);
+    jbuf_printf(&b, ",\"fold\":%d,\"epoch\":%d,\"rule\":", c->fold, c->epoch);
+    jbuf_string(&b, c->rule);
+    jbuf_lit(&b, ",\"value\":");
+    put_double(&b, c->value);
+    jbuf_lit(&b, ",\"threshold\":");
+    put_double(&b, c->threshold);
+    jbuf_lit(&b, ",\"reason\":");
+    jbuf_string(&b, c->reason);
+    jbuf_lit(&b, ",");
+    put_curve(&b, "curve", c->curve, c->n_curve);
+    jbuf_lit(&b, "}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) {
+        FsCutRecord k = *c;
+        k.time = t;
+        journal_add_cut(j, &k);
+    }
     return rc;
 }
 

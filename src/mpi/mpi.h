@@ -22,7 +22,7 @@
 /* Protocol                                                                */
 
 #define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
-#define FS_PROTO_VERSION 3u /* 2: RESULT carries the best weights; 3: REQUEST lists the items held */
+#define FS_PROTO_VERSION 4u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
 #define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS
@@ -35,7 +35,9 @@ typedef enum {
     FS_MSG_RESULT,         /* worker -> 0: one (trial, fold) result */
     FS_MSG_ERROR,          /* worker -> 0: a message the worker could not use */
     FS_MSG_STOP,           /* 0 -> worker: no more work; cancel in-flight if set; exit code */
-    FS_MSG_BYE             /* worker -> 0: drained, about to exit */
+    FS_MSG_BYE,            /* worker -> 0: drained, about to exit */
+    FS_MSG_EPOCH,          /* worker -> 0: an item's validation values for new epochs (pruning) */
+    FS_MSG_PRUNE           /* 0 -> worker: stop an item, its trial was pruned */
 } FsMsgKind;
 
 const char *proto_kind_name(int kind);
@@ -63,6 +65,9 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
 void proto_encode_error(FsBuf *b, const char *message);
 void proto_encode_stop(FsBuf *b, int32_t cancel, int32_t exit_code);
 void proto_encode_bye(FsBuf *b);
+/* Epochs first .. first + n - 1 of an item: validation Q3 and loss each. */
+void proto_encode_epoch(FsBuf *b, const FsWorkItem *item, int32_t first, int32_t n, const float *q3, const float *loss);
+void proto_encode_prune(FsBuf *b, const FsWorkItem *item);
 
 /* Decoders: 0, or -1 with `why` saying what was wrong. proto_check
  * validates the header against the tag the message came with. */
@@ -76,6 +81,10 @@ int proto_decode_trials(const uint8_t *p, size_t n, FsWorkItem *items, int *n_it
 int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResult *r, char *why, size_t why_n);
 int proto_decode_error(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n);
 int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit_code, char *why, size_t why_n);
+/* q3 and loss: FS_PROTO_MAX_EPOCHS entries each; *first >= 1, *n >= 1. */
+int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, float *q3,
+                       float *loss, char *why, size_t why_n);
+int proto_decode_prune(const uint8_t *p, size_t n, FsWorkItem *item, char *why, size_t why_n);
 
 /* ---------------------------------------------------------------------- */
 /* Transport                                                               */

@@ -137,6 +137,26 @@ void proto_encode_bye(FsBuf *b)
     end(b);
 }
 
+void proto_encode_epoch(FsBuf *b, const FsWorkItem *item, int32_t first, int32_t n, const float *q3, const float *loss)
+{
+    begin(b, FS_MSG_EPOCH);
+    put_item(b, item);
+    put_i32(b, first);
+    put_i32(b, n);
+    for (int i = 0; i < n; i++) {
+        put_f32(b, q3[i]);
+        put_f32(b, loss[i]);
+    }
+    end(b);
+}
+
+void proto_encode_prune(FsBuf *b, const FsWorkItem *item)
+{
+    begin(b, FS_MSG_PRUNE);
+    put_item(b, item);
+    end(b);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Reading                                                                 */
 
@@ -211,6 +231,8 @@ const char *proto_kind_name(int kind)
     case FS_MSG_ERROR: return "ERROR";
     case FS_MSG_STOP: return "STOP";
     case FS_MSG_BYE: return "BYE";
+    case FS_MSG_EPOCH: return "EPOCH";
+    case FS_MSG_PRUNE: return "PRUNE";
     default: return "unknown";
     }
 }
@@ -389,4 +411,32 @@ int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit
     if (close_msg(&r, "STOP", why, why_n)) return -1;
     if (*exit_code < 0 || *exit_code > 3) return fail(why, why_n, "STOP exit code %d out of range", *exit_code);
     return 0;
+}
+
+int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, float *q3,
+                       float *loss, char *why, size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_EPOCH, why, why_n)) return -1;
+    if (get_item(&r, item, why, why_n)) return r.bad ? fail(why, why_n, "EPOCH payload truncated") : -1;
+    *first = get_i32(&r);
+    *count = get_i32(&r);
+    if (r.bad) return fail(why, why_n, "EPOCH payload truncated");
+    if (*first < 1 || *count < 1 || *count > FS_PROTO_MAX_EPOCHS || *first > FS_PROTO_MAX_EPOCHS - *count + 1)
+        return fail(why, why_n, "EPOCH epochs %d..+%d out of range 1..%d", *first, *count, FS_PROTO_MAX_EPOCHS);
+    for (int i = 0; i < *count; i++) {
+        q3[i] = get_f32(&r);
+        loss[i] = get_f32(&r);
+        if (r.bad) return fail(why, why_n, "EPOCH payload truncated");
+        if (!(q3[i] >= 0.0f && q3[i] <= 1.0f)) return fail(why, why_n, "EPOCH q3 %g out of range 0..1", (double)q3[i]);
+    }
+    return close_msg(&r, "EPOCH", why, why_n);
+}
+
+int proto_decode_prune(const uint8_t *p, size_t n, FsWorkItem *item, char *why, size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_PRUNE, why, why_n)) return -1;
+    if (get_item(&r, item, why, why_n)) return r.bad ? fail(why, why_n, "PRUNE payload truncated") : -1;
+    return close_msg(&r, "PRUNE", why, why_n);
 }

@@ -13,8 +13,8 @@
 
 const char *report_status_name(FsTrialStatus s)
 {
-    static const char *names[] = {"ok", "incomplete", "diverged", "failed"};
-    return (unsigned)s < 4 ? names[s] : "?";
+    static const char *names[] = {"ok", "incomplete", "pruned", "diverged", "failed"};
+    return (unsigned)s < 5 ? names[s] : "?";
 }
 
 const char *report_metric_name(FsMetricKind m) { return m == FS_METRIC_LOSS ? "loss" : "q3"; }
@@ -183,9 +183,23 @@ static void fold_name(const FsReportSpec *spec, int fold_id, char *out, size_t n
         snprintf(out, n, "fold %d", fold_id);
 }
 
+/* A pruned trial counts only the folds before its decision: a fold that
+ * finished while the decision was still waiting on earlier trials is not
+ * part of the result (which must not depend on timing). */
+static void apply_cut(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec)
+{
+    row->cut = journal_find_cut(j, row->id);
+    if (!row->cut) return;
+    int slot = spec->predefined ? 0 : row->cut->fold;
+    int first_dropped = row->cut->epoch ? slot : slot + 1;
+    for (int s = first_dropped; s < spec->folds; s++)
+        if (s >= 0) row->folds[s].present = 0;
+}
+
 static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec)
 {
     int k = spec->folds;
+    apply_cut(row, j, spec);
     row->status = FS_TRIAL_OK;
     double sum = 0;
     int n_ok = 0;
@@ -216,6 +230,17 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
     if (fail) {
         row->status = FS_TRIAL_FAILED;
         snprintf(row->reason, sizeof row->reason, "%s", fail->message);
+    }
+    if (row->cut && row->status != FS_TRIAL_FAILED) {
+        char fname[32];
+        fold_name(spec, row->cut->fold, fname, sizeof fname);
+        row->status = FS_TRIAL_PRUNED;
+        if (row->cut->epoch)
+            snprintf(row->reason, sizeof row->reason, "pruned (%s) at %s epoch %d: %s", row->cut->rule, fname,
+                     row->cut->epoch, row->cut->reason);
+        else
+            snprintf(row->reason, sizeof row->reason, "pruned (%s) after %s: %s", row->cut->rule, fname,
+                     row->cut->reason);
     }
     if (row->status == FS_TRIAL_OK && row->n_done < k) {
         row->status = FS_TRIAL_INCOMPLETE;
@@ -294,6 +319,7 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
     for (int i = 0; i < j->n_folds; i++) add_orphan(rep, &cap, j->folds[i].trial, j, first_orphan);
     for (int i = 0; i < j->n_failures; i++)
         add_orphan(rep, &cap, j->failures[i].trial, j, first_orphan);
+    for (int i = 0; i < j->n_cuts; i++) add_orphan(rep, &cap, j->cuts[i].trial, j, first_orphan);
 
     SortKey *keys = fs_malloc((size_t)(rep->n_rows + 1) * sizeof *keys);
     for (int i = 0; i < rep->n_rows; i++) {
@@ -301,7 +327,7 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
         finish_row(row, j, &rep->spec);
         rep->n_folds_done += row->n_done;
         double key = spec->metric == FS_METRIC_LOSS ? row->mean : -row->mean;
-        int ranked = row->status == FS_TRIAL_OK || row->status == FS_TRIAL_INCOMPLETE;
+        int ranked = row->status == FS_TRIAL_OK || row->status == FS_TRIAL_INCOMPLETE || row->status == FS_TRIAL_PRUNED;
         keys[i] = (SortKey){(int)row->status, row->index < 0 ? 0x7fffffff : row->index, i,
                             ranked && !isnan(key) ? key : INFINITY, row->id};
     }

@@ -28,6 +28,7 @@ typedef enum { FS_REPORT_TABLE = 0, FS_REPORT_MD, FS_REPORT_CSV, FS_REPORT_JSON 
 typedef enum {
     FS_TRIAL_OK = 0,     /* every fold trained without diverging */
     FS_TRIAL_INCOMPLETE, /* some folds not in the journal yet */
+    FS_TRIAL_PRUNED,     /* the sweep's pruner stopped it (a "pruned" record) */
     FS_TRIAL_DIVERGED,   /* a fold diverged */
     FS_TRIAL_FAILED      /* a failure record, or a fold that could not train */
 } FsTrialStatus;
@@ -63,7 +64,8 @@ typedef struct {
     double mean, std;    /* of the metric over the ok folds present (NAN if none) */
     double seconds;      /* training seconds summed over the folds present */
     FsReportFold *folds; /* spec.folds entries, in fold order */
-    char reason[1100];   /* why diverged / failed / incomplete ("" if ok) */
+    char reason[1100];   /* why diverged / failed / incomplete / pruned ("" if ok) */
+    const FsCutRecord *cut; /* the pruning decision (borrowed from the journal), or NULL */
     /* The sweep's test section: the latest evaluation of the fold ensemble
      * and of the refit (borrowed from the journal; NULL if none). Shown,
      * never used for the ranking. */
@@ -110,5 +112,34 @@ int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportS
                             FsErr *err);
 /* The terminal table of the best `top` trials. */
 void report_print_leaderboard(FILE *out, const FsJournal *j, const FsSweep *sw, int top);
+
+/* ---------------------------------------------------------------------- */
+/* The run as a picture (html.c): one self-contained HTML file (inline SVG,
+ * CSS and a little plain JavaScript, nothing fetched) with the leaderboard,
+ * each trial's learning curves, parameter effects, the time profile, the
+ * best trials' confusion matrices and the run's identity. */
+
+/* What only the runner knows (the journal does not record it). */
+typedef struct {
+    const char *sweep_path; /* the sweep file the run was started with (NULL: not known) */
+    const char *backend;    /* "cpu", "cuda ..." (NULL: not known) */
+    int ranks, threads;     /* MPI ranks, worker threads of all ranks (0: not known) */
+    int live;               /* the run is going: the page says so and reloads itself */
+} FsReportHtmlInfo;
+
+/* The report of run folder dir (its journal j, read or open; spec as for
+ * the leaderboard) to out. info may be NULL. */
+void report_html_write(FILE *out, const char *dir, const FsJournal *j, const FsReportSpec *spec,
+                       const FsReportHtmlInfo *info);
+/* The same, written atomically (fs_write_file_atomic) to path, or to
+ * DIR/report.html when path is NULL. 0 or -1 with err. */
+int report_html_write_file(const char *path, const char *dir, const FsJournal *j, const FsReportSpec *spec,
+                           const FsReportHtmlInfo *info, FsErr *err);
+/* For the runner: DIR/report.html of sweep sw. A live write (info->live)
+ * is skipped until 5 s, or 20 times the last write's cost, have passed
+ * since the last one (it runs under the run's lock), and its failure is
+ * left to the next one; the final write always happens. 0 or -1 with err. */
+int report_html_write_run(const char *dir, const FsJournal *j, const FsSweep *sw, const FsReportHtmlInfo *info,
+                          FsErr *err);
 
 #endif

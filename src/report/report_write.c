@@ -383,6 +383,15 @@ static void write_json(const FsReport *rep, int top, FILE *out)
         fprintf(out, ",\"index\":%d,\"status\":\"%s\",\"reason\":", row->index,
                 report_status_name(row->status));
         journal_json_write_string(out, row->reason);
+        if (row->cut) {
+            fprintf(out, ",\"pruned\":{\"fold\":%d,\"epoch\":%d,\"rule\":", row->cut->fold, row->cut->epoch);
+            journal_json_write_string(out, row->cut->rule);
+            fputs(",\"value\":", out);
+            json_num(out, row->cut->value);
+            fputs(",\"threshold\":", out);
+            json_num(out, row->cut->threshold);
+            fputc('}', out);
+        }
         fprintf(out,
                 ",\"metric\":{\"name\":\"%s\",\"mean\":", report_metric_name(rep->spec.metric));
         json_num(out, row->mean);

@@ -25,6 +25,8 @@ typedef struct {
     int *seen;        /* per job: the REQUEST serial that last listed it as held */
     int serial;
     FsWorkItem *held;  /* a decoded REQUEST's list */
+    float *q3, *loss;  /* a decoded EPOCH's values */
+    int cuts_seen;     /* st->cuts_made when worker ranks were last told */
     int local_inflight;
 } Coord;
 
@@ -41,7 +43,19 @@ static const FsJob *local_next(void *ctx, int *id)
     RunState *st = c->st;
     const FsJob *job = NULL;
     pthread_mutex_lock(&st->lock);
-    int i = *run_stop_flag() ? -1 : state_take_job(st);
+    int i = -1;
+    while (!*run_stop_flag() && !st->io_failed) {
+        i = state_take_job(st);
+        if (i >= 0 || state_queue_empty(st)) break;
+        /* With pruning, queued folds wait for the fold before them in their
+         * trial. Timed: a signal handler sets the stop flag but cannot wake
+         * a condition variable. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&st->cv, &st->lock, &until);
+    }
     if (i >= 0) {
         *id = i;
         c->owner[*id] = 0;
@@ -165,6 +179,80 @@ static void reconcile(Coord *c, int rank, const FsWorkItem *held, int n_held)
     pthread_mutex_unlock(&st->lock);
 }
 
+/* EPOCH: a worker's validation values of a running fold, for the pruner.
+ * Values for a fold no longer out there (its trial was just pruned) are
+ * dropped quietly. */
+static void take_epochs(Coord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    FsWorkItem it;
+    int32_t first, n;
+    if (proto_decode_epoch(msg->p, msg->n, &it, &first, &n, c->q3, c->loss, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    int k = fold_slot(st, it.fold);
+    int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->n_fold_ids + k] : -1;
+    if (i < 0 || c->owner[i] != msg->source || !st->pruner) return;
+    FsFitResult *r = &st->res[i];
+    if (first - 1 + n > st->specs[i].stop.max_epochs) {
+        bad_message(msg, "more epochs than the trial's max_epochs");
+        return;
+    }
+    pthread_mutex_lock(&st->lock);
+    for (int e = 0; e < n; e++) {
+        r->curves.val_q3[first - 1 + e] = c->q3[e];
+        r->curves.val_loss[first - 1 + e] = c->loss[e];
+    }
+    run_pruning_feed_epochs(st, i, first - 1 + n);
+    run_pruning_decide(st);
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* Folds of newly pruned trials running on worker ranks: each rank is told
+ * to stop them, and they count as done here (lock held). */
+static void tell_cuts(Coord *c)
+{
+    RunState *st = c->st;
+    if (!st->pruner || c->cuts_seen == st->cuts_made) return;
+    c->cuts_seen = st->cuts_made;
+    FsBuf b = {0};
+    for (int i = 0; i < st->n_jobs; i++) {
+        int r = c->owner[i];
+        if (r < 1 || !st->job_prune[i]) continue;
+        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+        FsWorkItem it = {tr->index, st->jobs[i].fold, ""};
+        memcpy(it.id, tr->id, 17);
+        proto_encode_prune(&b, &it);
+        fsmpi_send(c->m, r, FS_MSG_PRUNE, &b);
+        c->owner[i] = -2;
+        c->inflight[r]--;
+        st->job_state[i] = FS_JOB_DONE;
+        progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+    }
+    buf_free(&b);
+    pthread_cond_broadcast(&st->cv);
+}
+
+/* One process with a pruner: the calling thread watches rank 0's running
+ * folds (their progress counters) and makes the decisions, until the
+ * queue is done or the run stops. */
+static void watch_local(Coord *c)
+{
+    RunState *st = c->st;
+    for (;;) {
+        pthread_mutex_lock(&st->lock);
+        run_pruning_poll_local(st);
+        run_pruning_decide(st);
+        int done = c->local_inflight == 0 && (state_queue_empty(st) || *run_stop_flag() || st->io_failed);
+        pthread_mutex_unlock(&st->lock);
+        if (done) break;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void take_result(Coord *c, const FsMsg *msg)
 {
     RunState *st = c->st;
@@ -177,6 +265,10 @@ static void take_result(Coord *c, const FsMsg *msg)
     }
     int k = fold_slot(st, it.fold);
     int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->n_fold_ids + k] : -1;
+    if (i >= 0 && c->owner[i] == -2 && st->job_prune[i]) { /* finished before it heard of its pruning */
+        train_result_free(&r);
+        return;
+    }
     if (i < 0 || c->owner[i] != msg->source || strcmp(st->sw.trials[it.trial].id, it.id) != 0) {
         snprintf(why, sizeof why, "trial %d (%.16s) fold %d was not sent to rank %d", it.trial, it.id, it.fold,
                  msg->source);
@@ -237,6 +329,8 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     c.lost = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
     c.seen = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
     c.held = fs_calloc(FS_PROTO_MAX_ITEMS, sizeof *c.held);
+    c.q3 = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
+    c.loss = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
     size_t slots = (size_t)st->sw.n_trials * (size_t)st->n_fold_ids + 1;
     c.job_of = fs_malloc(slots * sizeof(int));
     for (size_t s = 0; s < slots; s++) c.job_of[s] = -1;
@@ -251,6 +345,10 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     progress_start(&st->prog);
     if (workers == 0 && st->use_gpu) {
         gpu_thread(&c);
+    } else if (workers == 0 && st->pruner) {
+        FsPoolThreads *p = train_pool_start(&src, threads0);
+        watch_local(&c);
+        train_pool_join(p);
     } else if (workers == 0) {
         /* One process: the calling thread trains too. */
         FsPoolThreads *p = train_pool_start(&src, threads0 - 1);
@@ -282,6 +380,8 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
                     }
                 } else if (msg.tag == FS_MSG_RESULT) {
                     take_result(&c, &msg);
+                } else if (msg.tag == FS_MSG_EPOCH) {
+                    take_epochs(&c, &msg);
                 } else if (msg.tag == FS_MSG_ERROR) {
                     char text[1001];
                     if (proto_decode_error(msg.p, msg.n, text, sizeof text, why, sizeof why) != 0)
@@ -298,6 +398,11 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
             /* Done when nothing is queued or (after a stop) nothing is out
              * on worker ranks; a cancel after the grace period ends it now. */
             pthread_mutex_lock(&st->lock);
+            if (st->pruner) {
+                run_pruning_poll_local(st);
+                run_pruning_decide(st);
+                tell_cuts(&c);
+            }
             int remote = 0;
             for (int r = 1; r < m->size; r++) remote += c.inflight[r];
             int stopping = *run_stop_flag();
@@ -329,6 +434,8 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     free(c.lost);
     free(c.seen);
     free(c.held);
+    free(c.q3);
+    free(c.loss);
     free(c.job_of);
     if (st->io_failed) return FS_EXIT_ERROR;
     /* A stop that came after the last fold was recorded leaves nothing to

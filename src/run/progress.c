@@ -154,6 +154,14 @@ void progress_fold_finished(FsProgress *p, int counted, const char *id, double m
     pthread_mutex_unlock(&p->lock);
 }
 
+void progress_trial_pruned(FsProgress *p, int n_skipped)
+{
+    pthread_mutex_lock(&p->lock);
+    p->folds_done += n_skipped;
+    p->trials_done++;
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* ---------------------------------------------------------------------- */
 
 void profile_print(FILE *out, const FsProfile *p)

@@ -37,6 +37,9 @@ void progress_gpu_epochs(FsProgress *p, long epochs);
 /* counted: the fold produced a result; trial_complete: its trial is now
  * complete with `metric` as its mean. */
 void progress_fold_finished(FsProgress *p, int counted, const char *id, double metric, int trial_complete);
+/* A pruned trial: n of its queued folds will never run (they count as done),
+ * and the trial counts as done. */
+void progress_trial_pruned(FsProgress *p, int n_skipped);
 
 /* Where the time of a run went. */
 typedef struct {

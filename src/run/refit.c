@@ -43,7 +43,7 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     ts.stop.max_epochs = epochs;
     FsFitResult r;
     train_result_alloc(&r, epochs);
-    FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL};
+    FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL, NULL, NULL};
     int rc = -1;
     if (train_job(&job) != 0 || r.status != FS_FIT_OK || !r.weights) {
         fs_err_set(err, "refit of trial %s: %s", tr->id,

@@ -11,6 +11,10 @@
 #include "report/report.h"
 #include "run/state.h"
 
+#ifdef FS_HAVE_MPI
+#include <mpi.h>
+#endif
+
 static long params_of(const FsArch *a)
 {
     FsNet net;
@@ -24,6 +28,17 @@ static double fold_metric(const FsSweep *sw, const FsFitResult *r)
     FsMetrics m;
     metrics_from_confusion(&m, r->best_confusion);
     return m.q3;
+}
+
+/* For the report: ranks are known at the end, on the main thread. */
+static int world_ranks(void)
+{
+    int n = 1;
+#ifdef FS_HAVE_MPI
+    int on = 0;
+    if (MPI_Initialized(&on) == MPI_SUCCESS && on) MPI_Comm_size(MPI_COMM_WORLD, &n);
+#endif
+    return n;
 }
 
 void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
@@ -109,6 +124,7 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
 {
     memset(st, 0, sizeof *st);
     pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->cv, NULL);
     double t0 = fs_now();
     FsErrList errs = {0};
     FsErr err = {0};
@@ -168,7 +184,6 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     st->specs = fs_calloc((size_t)cap, sizeof(FsTrainSpec));
     st->job_trial = fs_calloc((size_t)cap, sizeof(int));
     st->job_restore = fs_calloc((size_t)cap, sizeof(int));
-    st->requeued = fs_calloc((size_t)cap, sizeof(int));
     st->trial_written = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_folds = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_bad = fs_calloc((size_t)nt + 1, sizeof(int));
@@ -177,7 +192,7 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     for (int t = 0; t < nt; t++) {
         FsTrial *tr = &sw->trials[t];
         st->trial_params[t] = params_of(&tr->arch);
-        if (journal_find_failure(&st->j, tr->id)) {
+        if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) {
             st->trials_done++;
             continue;
         }
@@ -200,7 +215,7 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
             run_job_spec(&st->specs[i], tr, st->fold_ids[k]);
             train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
             st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, st->fold_ids[k], &st->res[i], NULL,
-                                  run_cancel_flag()};
+                                  run_cancel_flag(), NULL, NULL};
             st->job_trial[i] = t;
         }
         if (st->trial_folds[t] == st->n_fold_ids) st->trials_done++;
@@ -214,9 +229,17 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     }
     progress_init(&st->prog, out, o->quiet, nt, st->trials_done, st->n_fold_ids, st->n_jobs, o->grace);
     for (int t = 0; t < nt; t++)
-        if (st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t])
+        if (st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t] && !journal_find_cut(&st->j, sw->trials[t].id))
             progress_seed_best(&st->prog, sw->trials[t].id, st->trial_metric[t] / st->n_fold_ids,
                                sw->metric == FS_METRIC_LOSS);
+    if (sw->prune.kind != FS_PRUNER_NONE && st->use_gpu) {
+        /* The CUDA backend trains many folds in one launch and reports no
+         * per-epoch values yet: a pruned run there could not be the same
+         * as on the CPU. */
+        fprintf(stderr, "foldsweep: search.pruner is not supported on the CUDA backend yet; run with --backend cpu\n");
+        return FS_EXIT_ERROR;
+    }
+    run_pruning_open(st);
     return FS_EXIT_OK;
 }
 
@@ -228,7 +251,7 @@ void state_close(RunState *st)
     free(st->specs);
     free(st->job_trial);
     free(st->job_restore);
-    free(st->requeued);
+    run_pruning_close(st);
     free(st->seen);
     data_free(&st->test);
     free(st->trial_written);
@@ -240,6 +263,7 @@ void state_close(RunState *st)
     data_free(&st->ds);
     sweep_free(&st->sw);
     pthread_mutex_destroy(&st->lock);
+    pthread_cond_destroy(&st->cv);
 }
 
 void state_fail(RunState *st, const FsErr *e)
@@ -249,19 +273,16 @@ void state_fail(RunState *st, const FsErr *e)
     run_request_stop(0);
 }
 
-int state_take_job(RunState *st)
-{
-    if (st->n_requeued) return st->requeued[--st->n_requeued];
-    return st->next_job < st->n_jobs ? st->next_job++ : -1;
-}
+int state_take_job(RunState *st) { return run_pruning_take(st); }
 
 int state_work_left(const RunState *st) { return st->prog.folds_done < st->n_jobs; }
 
-int state_queue_empty(const RunState *st) { return st->n_requeued == 0 && st->next_job >= st->n_jobs; }
+int state_queue_empty(const RunState *st) { return st->n_queued == 0; }
 
 void state_job_requeue(RunState *st, int i)
 {
-    st->requeued[st->n_requeued++] = i;
+    st->job_state[i] = FS_JOB_QUEUED;
+    st->n_queued++;
     progress_fold_finished(&st->prog, 0, NULL, 0.0, 0); /* no longer in flight */
 }
 
@@ -300,8 +321,25 @@ static void job_restored(RunState *st, int i)
     progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
 }
 
+/* With pruning: the fold's values go to the pruner, and a fold of a trial
+ * pruned at or before it is not recorded (it counts as done). Returns 1
+ * when the fold is dropped. */
+static int pruned_fold(RunState *st, int i)
+{
+    if (!st->pruner) return 0;
+    int t = st->job_trial[i];
+    if (st->res[i].status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
+    run_pruning_decide(st);
+    if (st->job_slot[i] < run_pruning_cut_slot(st, t)) return 0;
+    train_result_drop_weights(&st->res[i]);
+    progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+    return 1;
+}
+
 void state_job_finished(RunState *st, int i)
 {
+    st->job_state[i] = FS_JOB_DONE;
+    pthread_cond_broadcast(&st->cv);
     if (st->job_restore[i]) {
         job_restored(st, i);
         return;
@@ -311,10 +349,12 @@ void state_job_finished(RunState *st, int i)
     const FsTrial *tr = &st->sw.trials[t];
     FsErr e = {0};
     FsModelRef model;
+    if (pruned_fold(st, i)) return;
     if (r->status == FS_FIT_CANCELLED) {
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
     }
+    if (st->slot_done) st->slot_done[t * st->n_fold_ids + st->job_slot[i]] = 1;
     if (r->status == FS_FIT_FAILED) {
         if (!journal_find_failure(&st->j, tr->id) && journal_append_failure(&st->j, tr->id, r->message, &e) != 0)
             state_fail(st, &e);
@@ -336,6 +376,8 @@ void state_job_finished(RunState *st, int i)
     st->trial_metric[t] += fold_metric(&st->sw, r);
     int complete = st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t];
     progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->n_fold_ids, complete);
+    FsReportHtmlInfo live = {st->sw.path, st->use_gpu ? "cuda" : "cpu", 0, 0, 1};
+    if (st->trial_folds[t] == st->n_fold_ids) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
 }
 
 int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads)
@@ -365,6 +407,12 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
         memset(&err, 0, sizeof err);
     }
     if (profile_write(st->dir, &prof, &err) != 0) {
+        fprintf(stderr, "foldsweep: %s\n", err.msg);
+        if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
+        memset(&err, 0, sizeof err);
+    }
+    FsReportHtmlInfo html = {st->sw.path, st->use_gpu ? "cuda" : "cpu", world_ranks(), threads, 0};
+    if (report_html_write_run(st->dir, &st->j, &st->sw, &html, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
     }

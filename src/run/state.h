@@ -29,8 +29,21 @@ typedef struct {
     int *job_trial;
     int *job_restore; /* 1: the fold is recorded, only its lost model file is wanted */
     int n_jobs;
-    int next_job;     /* the queue: jobs[next_job..] are not dispatched */
-    int *requeued, n_requeued; /* dispatched jobs whose result was lost: they go first */
+    /* The queue (pruning.c): each job's state, the dispatch order, and the
+     * number still queued. A job whose result was lost is queued again. */
+    int *job_state, *order, n_queued;
+    int *job_slot;             /* the job's fold slot (index into fold_ids) */
+    volatile int *job_prune;   /* per job: its trial was pruned, stop it */
+    volatile int *job_progress; /* per job: epochs completed (the trainer moves it) */
+    int *job_fed;              /* per job: epochs given to the pruner */
+    /* search.pruner (NULL pruner: none). trial_cut: first fold slot a
+     * trial's pruning leaves out (n_fold_ids: not pruned); slot_done: per
+     * (trial, slot), the fold is recorded. */
+    FsPruner *pruner;
+    int *trial_cut;
+    unsigned char *slot_done;
+    int cuts_made; /* trials pruned so far in this run (the coordinator tells worker ranks) */
+    pthread_cond_t cv; /* a job finished or was dropped: a waiting take may go on */
     /* Per trial. */
     int *trial_written, *trial_folds, *trial_bad;
     double *trial_metric;
@@ -56,12 +69,32 @@ typedef struct {
 int state_open(RunState *st, const FsRunOptions *o, FILE *out);
 void state_close(RunState *st);
 
-/* The next job to dispatch (lock held): a re-queued one first, then the
- * queue; -1 when both are empty. state_job_requeue puts a dispatched job
- * whose result was lost back (lock held). */
+enum { FS_JOB_QUEUED = 0, FS_JOB_RUNNING, FS_JOB_DONE };
+/* The next job to dispatch (lock held), or -1 when none is ready now (with
+ * pruning, a trial's next fold waits for the one before it). */
 int state_take_job(RunState *st);
+/* 1 when no job is queued, ready or not. */
 int state_queue_empty(const RunState *st);
+/* Puts a dispatched job whose result was lost back in the queue (lock held). */
 void state_job_requeue(RunState *st, int i);
+
+/* pruning.c: the queue and the sweep's pruner on rank 0 (lock held for
+ * all but open and close). */
+void run_pruning_open(RunState *st);
+int run_pruning_take(RunState *st);
+void run_pruning_close(RunState *st);
+/* Values of rank 0's running jobs, from their progress counters. */
+void run_pruning_poll_local(RunState *st);
+/* Job i's validation metric is known through epoch upto (res[i].curves). */
+void run_pruning_feed_epochs(RunState *st, int i, int upto);
+/* Job i finished (its result is in res[i]). */
+void run_pruning_job_finished(RunState *st, int i);
+/* Makes the decisions the values so far settle, journals them, drops the
+ * pruned trials' queued folds and raises their running folds' prune flags.
+ * Returns how many trials were pruned now. */
+int run_pruning_decide(RunState *st);
+/* The first fold slot a trial's pruning leaves out (n_fold_ids if none). */
+int run_pruning_cut_slot(const RunState *st, int t);
 /* 1 while some job has no outcome in the journal yet (lock held): a stopped
  * run exits 3 only then, so a finished sweep is never requeued. */
 int state_work_left(const RunState *st);

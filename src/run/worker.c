@@ -28,6 +28,9 @@ typedef struct {
     int cap, n_jobs, next; /* received, handed to threads */
     int *outbox, n_out;
     unsigned char *answered; /* per job: its result went out (or it was cancelled) */
+    volatile int *progress;  /* per job: epochs done (the trainer moves it), for EPOCH messages */
+    volatile int *prune;     /* per job: rank 0 pruned its trial */
+    int *sent_epochs;        /* per job: epochs rank 0 has heard of */
     int no_more;           /* STOP received */
     volatile int cancel;
     int backend;           /* what rank 0 was asked for */
@@ -138,11 +141,47 @@ static void take_trials(Worker *w, const FsMsg *msg, int *exhausted)
         run_job_spec(&w->specs[i], tr, items[k].fold);
         train_result_alloc(&w->res[i], w->specs[i].stop.max_epochs);
         w->jobs[i] = (FsJob){&tr->arch, &w->specs[i], &w->ds, items[k].fold, &w->res[i],
-                             train_result_alloc_weights(&w->res[i], &tr->arch), (const volatile int *)&w->cancel};
+                             train_result_alloc_weights(&w->res[i], &tr->arch), (const volatile int *)&w->cancel,
+                             &w->prune[i], &w->progress[i]};
         w->n_jobs++;
     }
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->lock);
+}
+
+/* PRUNE: the item's trial was pruned on rank 0; its fold stops at the next
+ * batch and is not sent back. */
+static void take_prune(Worker *w, const FsMsg *msg)
+{
+    FsWorkItem it;
+    char why[256];
+    if (proto_decode_prune(msg->p, msg->n, &it, why, sizeof why) != 0) {
+        send_error(w, "bad PRUNE message: %s%s", why, "");
+        return;
+    }
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < w->n_jobs; i++)
+        if (w->items[i].trial == it.trial && w->items[i].fold == it.fold && !strcmp(w->items[i].id, it.id))
+            w->prune[i] = 1;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* EPOCH messages: the new validation values of each running fold, which
+ * rank 0's pruner waits for. Read after the progress counter moved (the
+ * trainer writes the curves first). */
+static void send_epochs(Worker *w, int received, FsBuf *b)
+{
+    for (int i = 0; i < received; i++) {
+        if (w->answered[i]) continue;
+        int p = w->progress[i];
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (p <= w->sent_epochs[i]) continue;
+        int first = w->sent_epochs[i] + 1;
+        proto_encode_epoch(b, &w->items[i], first, p - first + 1, w->res[i].curves.val_q3 + first - 1,
+                           w->res[i].curves.val_loss + first - 1);
+        fsmpi_send(w->m, 0, FS_MSG_EPOCH, b);
+        w->sent_epochs[i] = p;
+    }
 }
 
 /* Test hook (FOLDSWEEP_TEST_INJECT=1, rank 1 only): sends rank 0 a set of
@@ -230,6 +269,9 @@ static int worker_setup(Worker *w, const FsRunOptions *o)
     w->items = fs_calloc((size_t)w->cap + 1, sizeof(FsWorkItem));
     w->outbox = fs_calloc((size_t)w->cap + 1, sizeof(int));
     w->answered = fs_calloc((size_t)w->cap + 1, 1);
+    w->progress = fs_calloc((size_t)w->cap + 1, sizeof(int));
+    w->prune = fs_calloc((size_t)w->cap + 1, sizeof(int));
+    w->sent_epochs = fs_calloc((size_t)w->cap + 1, sizeof(int));
     return FS_EXIT_OK;
 }
 
@@ -268,7 +310,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
         FsFitResult tmp;
         memset(&tmp, 0, sizeof tmp);
         run_job_spec(&ts, &w.sw.trials[0], w.fold_ids[0]);
-        FsJob probe = {&w.sw.trials[0].arch, &ts, &w.ds, w.fold_ids[0], &tmp, NULL, NULL};
+        FsJob probe = {&w.sw.trials[0].arch, &ts, &w.ds, w.fold_ids[0], &tmp, NULL, NULL, NULL, NULL};
         threads = run_gpu_capacity(w.device, &w.ds, &probe);
         if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
     }
@@ -297,6 +339,8 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
                 exhausted = 0;
                 take_trials(&w, &msg, &exhausted);
                 if (exhausted) retry_at = fs_now() + 0.2;
+            } else if (msg.tag == FS_MSG_PRUNE) {
+                take_prune(&w, &msg);
             } else if (msg.tag == FS_MSG_STOP) {
                 if (proto_decode_stop(msg.p, msg.n, &cancel, &code, why, sizeof why) != 0) {
                     send_error(&w, "bad STOP message: %s%s", why, "");
@@ -332,6 +376,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
             train_result_drop_weights(&w.res[i]); /* rank 0 has them now */
             sent++;
         }
+        if (w.sw.prune.kind != FS_PRUNER_NONE) send_epochs(&w, received, &b);
         int holding = received - handled;
         if (!no_more && !outstanding && holding < threads && (!exhausted || fs_now() >= retry_at)) {
             int n_held = 0;
@@ -354,6 +399,9 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     buf_free(&b);
     free(held);
     free(w.answered);
+    free((void *)w.progress);
+    free((void *)w.prune);
+    free(w.sent_epochs);
     for (int i = 0; i < w.n_jobs; i++) train_result_free(&w.res[i]);
     free(w.jobs);
     free(w.res);

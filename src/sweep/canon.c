@@ -130,8 +130,17 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
     sb_puts(&b, "  early_stopping:\n");
     for (int o = 0; o < O_COUNT; o++)
         if (sw_opts[o].sec == SEC_STOP) put_opt(&b, "    ", o, &sp->opt[o]);
-    if (sw->random_n)
-        sb_printf(&b, "search:\n  random: %d\n  seed: %llu\n", sw->random_n, (unsigned long long)sw->search_seed);
+    if (sw->random_n || sw->prune.kind != FS_PRUNER_NONE) sb_puts(&b, "search:\n");
+    if (sw->random_n) sb_printf(&b, "  random: %d\n  seed: %llu\n", sw->random_n, (unsigned long long)sw->search_seed);
+    const FsPruneSpec *ps = &sw->prune;
+    char z[40];
+    sw_fmt_float(z, sizeof z, (float)ps->z);
+    if (ps->kind == FS_PRUNER_MEDIAN)
+        sb_printf(&b, "  pruner: {kind: median, warmup: %d, min_trials: %d}\n", ps->warmup, ps->min_trials);
+    else if (ps->kind == FS_PRUNER_ASHA)
+        sb_printf(&b, "  pruner: {kind: asha, min_epochs: %d, reduction: %d}\n", ps->min_epochs, ps->reduction);
+    else if (ps->kind == FS_PRUNER_FOLDS)
+        sb_printf(&b, "  pruner: {kind: folds, min_trials: %d, z: %s}\n", ps->min_trials, z);
     sb_printf(&b, "run:\n  metric: %s\n", sweep_metric_name(sw->metric));
     return b.s;
 }

@@ -307,22 +307,72 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
     }
 }
 
-void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
+/* search.pruner: a rule name, or {kind: NAME, its parameters}. */
+static void parse_pruner(FsSweep *sw, const YNode *v, SwErrs *e)
 {
-    static const char *const keys[] = {"random", "seed"};
-    if (s->kind != YN_MAP) {
-        swerr_add(e, s->line, s->col, "search: expected {random: N, seed: S}");
+    static const char *const kinds[] = {"none", "median", "asha", "folds"};
+    static const char *const keys[] = {"kind", "warmup", "min_trials", "min_epochs", "reduction", "z"};
+    FsPruneSpec *ps = &sw->prune;
+    *ps = (FsPruneSpec){FS_PRUNER_NONE, 1, 4, 1, 3, 2.0};
+    const YNode *k = v->kind == YN_MAP ? ytree_get(v, "kind") : v;
+    if (v->kind == YN_MAP) sw_check_keys(v, "search.pruner", keys, 6, e);
+    int kind = -1;
+    for (int i = 0; k && k->kind == YN_SCALAR && i < 4; i++)
+        if (!strcmp(k->value, kinds[i])) kind = i;
+    if (kind < 0) {
+        const YNode *at = k ? k : v;
+        const char *near = at->kind == YN_SCALAR ? sw_nearest(at->value, kinds, 4) : NULL;
+        swerr_add(e, at->line, at->col, "search.pruner: expected none, median, asha or folds%s%s%s",
+                  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         return;
     }
-    sw_check_keys(s, "search", keys, 2, e);
+    ps->kind = (FsPrunerKind)kind;
+    if (kind == FS_PRUNER_FOLDS) ps->min_trials = 3;
+    if (v->kind != YN_MAP) return;
+    struct { const char *key; int *out; int lo, hi; int for_kind; } ints[] = {
+        {"warmup", &ps->warmup, 1, FS_TRAIN_MAX_EPOCHS, FS_PRUNER_MEDIAN},
+        {"min_trials", &ps->min_trials, 1, FS_SWEEP_MAX_TRIALS, -1},
+        {"min_epochs", &ps->min_epochs, 1, FS_TRAIN_MAX_EPOCHS, FS_PRUNER_ASHA},
+        {"reduction", &ps->reduction, 2, 100, FS_PRUNER_ASHA}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        const YNode *x = ytree_get(v, ints[i].key);
+        long long n;
+        if (!x) continue;
+        if (ints[i].for_kind >= 0 && ints[i].for_kind != kind)
+            swerr_add(e, x->line, x->col, "search.pruner.%s: has no effect with %s; remove it", ints[i].key, kinds[kind]);
+        else if (sw_scalar_int(x, &n) || n < ints[i].lo || n > ints[i].hi)
+            swerr_add(e, x->line, x->col, "search.pruner.%s: expected an integer from %d to %d", ints[i].key,
+                      ints[i].lo, ints[i].hi);
+        else
+            *ints[i].out = (int)n;
+    }
+    const YNode *z = ytree_get(v, "z");
+    double zv;
+    if (z && kind != FS_PRUNER_FOLDS)
+        swerr_add(e, z->line, z->col, "search.pruner.z: has no effect with %s; remove it", kinds[kind]);
+    else if (z && (sw_scalar_float(z, &zv) || zv < 0 || zv > 10))
+        swerr_add(e, z->line, z->col, "search.pruner.z: expected a number from 0 to 10");
+    else if (z)
+        ps->z = (float)zv; /* kept as a float, as the canonical text writes it */
+}
+
+void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
+{
+    static const char *const keys[] = {"random", "seed", "pruner"};
+    if (s->kind != YN_MAP) {
+        swerr_add(e, s->line, s->col, "search: expected {random: N, seed: S, pruner: RULE}");
+        return;
+    }
+    sw_check_keys(s, "search", keys, 3, e);
     const YNode *v;
     long long n;
+    if ((v = ytree_get(s, "pruner"))) parse_pruner(sw, v, e);
     if ((v = ytree_get(s, "random"))) {
         if (sw_scalar_int(v, &n) || n < 1 || n > FS_SWEEP_MAX_TRIALS)
             swerr_add(e, v->line, v->col, "search.random: expected an integer from 1 to %d", FS_SWEEP_MAX_TRIALS);
         else
             sw->random_n = (int)n;
-    } else {
+    } else if (!ytree_get(s, "pruner")) {
         swerr_add(e, s->line, s->col, "search: missing 'random' (the number of trials to sample)");
     }
     if ((v = ytree_get(s, "seed")) && sw_scalar_u64(v, &sw->search_seed))

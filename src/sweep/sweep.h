@@ -8,6 +8,7 @@
 #ifndef FS_SWEEP_H
 #define FS_SWEEP_H
 
+#include "prune/prune.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,6 +87,7 @@ typedef struct {
     /* search */
     int random_n;         /* search.random: trials sampled from the grid; 0 = the whole grid */
     uint64_t search_seed; /* search.seed */
+    FsPruneSpec prune;    /* search.pruner (kind FS_PRUNER_NONE: every trial trains every fold) */
     char *note;           /* NULL, or a remark for the user (e.g. random: N above the grid size) */
     /* where things are in the file, for errors found after loading the data */
     int data_line, data_col, folds_line, folds_col, window_line, window_col;

@@ -55,6 +55,7 @@ typedef struct {
     FsRng rng;      /* shuffling */
     uint64_t drop_key; /* dropout masks are a hash of this, the step and the element */
     const volatile int *cancel; /* nonzero: stop between batches (a signal arrived) */
+    const volatile int *prune;  /* nonzero: stop between batches (this model's trial was pruned) */
     volatile int *progress;     /* optional: epochs completed, for a host watching a kernel */
     long step;      /* optimizer steps taken (Adam bias correction) */
 } FsModel;

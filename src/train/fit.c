@@ -77,7 +77,7 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         double loss_sum = 0.0;
         long step_in_epoch = 0;
         for (uint32_t s = 0; s < fd->n_train; s += (uint32_t)B, step_in_epoch++) {
-            if (FS_ANY(m->cancel && *m->cancel)) {
+            if (FS_ANY((m->cancel && *m->cancel) || (m->prune && *m->prune))) {
                 status = FS_FIT_CANCELLED;
                 goto done;
             }

@@ -219,6 +219,8 @@ int train_job(const FsJob *job)
     core_model_bind(&m, &net, buf, n_train);
     core_model_seed(&m, &net, ts, m.w);
     m.cancel = job->cancel;
+    m.prune = job->prune;
+    m.progress = job->progress;
 
     fit_model(&m, &fd, ts, job->result);
     if (job->weights_out)

@@ -86,6 +86,9 @@ typedef struct {
     FsFitResult *result;   /* curves must point at max_epochs entries each */
     float *weights_out;    /* optional: best weights (n_params + n_state) */
     const volatile int *cancel; /* optional: nonzero stops the fit between batches */
+    const volatile int *prune;  /* optional: the same for this job alone (its trial was pruned) */
+    volatile int *progress;     /* optional: epochs completed so far, for a watcher (curves are
+                                   written before it moves) */
 } FsJob;
 
 /* Trains one job on the calling thread. Returns 0, or -1 when the job

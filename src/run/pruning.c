@@ -1,0 +1,224 @@
+/*
+ * pruning: the sweep's pruner (src/prune) inside a run, on rank 0. The
+ * pruner gets every fold's per-epoch validation metric as it appears (rank
+ * 0's own models through their progress counters, worker ranks' through
+ * EPOCH messages, finished folds from their results and the journal) and
+ * makes its decisions in trial order; each one is journaled, and the
+ * trial's queued folds are dropped and its running ones cut.
+ *
+ * With pruning on, a trial's folds run one after another (fold k+1 is
+ * dispatched once fold k is recorded), so a trial pruned in fold k never
+ * starts the folds after it; the queue is fold-major for the per-epoch
+ * rules (every trial's fold 0 first: the values a decision waits for come
+ * early) and trial-major for the folds rule (which waits for whole trials).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/state.h"
+
+static int slot_of(const RunState *st, int fold)
+{
+    for (int k = 0; k < st->n_fold_ids; k++)
+        if (st->fold_ids[k] == fold) return k;
+    return 0;
+}
+
+static const float *metric_curve(const RunState *st, const FsFitResult *r)
+{
+    return st->sw.metric == FS_METRIC_LOSS ? r->curves.val_loss : r->curves.val_q3;
+}
+
+static double fold_score(const RunState *st, const FsFitResult *r)
+{
+    if (st->sw.metric == FS_METRIC_LOSS) return r->best_val_loss;
+    uint64_t n = 0, ok = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) n += r->best_confusion[a][b], ok += a == b ? r->best_confusion[a][b] : 0;
+    return n ? (double)ok / (double)n : 0.0;
+}
+
+/* A finished fold: its epochs, then its end. */
+static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
+{
+    const float *c = metric_curve(st, r);
+    for (int e = 1; c && e <= r->epochs; e++) pruner_epoch(st->pruner, t, slot, e, c[e - 1]);
+    pruner_fold_end(st->pruner, t, slot, r->status == FS_FIT_FAILED ? 0 : r->epochs, fold_score(st, r),
+                    r->status == FS_FIT_OK && r->best_epoch > 0);
+}
+
+static int cut_slot_from(const RunState *st, int t)
+{
+    const FsCutRecord *c = journal_find_cut(&st->j, st->sw.trials[t].id);
+    if (!c) return st->n_fold_ids;
+    int slot = slot_of(st, c->fold);
+    return c->epoch ? slot : slot + 1;
+}
+
+int run_pruning_cut_slot(const RunState *st, int t) { return st->trial_cut ? st->trial_cut[t] : st->n_fold_ids; }
+
+/* Applies a decision: journal, queue, running folds (lock held). */
+static int apply(RunState *st, const FsPruneDecision *d)
+{
+    const FsTrial *tr = &st->sw.trials[d->trial];
+    FsCutRecord c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.trial, sizeof c.trial, "%s", tr->id);
+    c.fold = st->fold_ids[d->fold];
+    c.epoch = d->epoch;
+    snprintf(c.rule, sizeof c.rule, "%s", d->rule);
+    c.value = d->value;
+    c.threshold = d->threshold;
+    snprintf(c.reason, sizeof c.reason, "%s", d->reason);
+    /* The decided fold's values up to the checkpoint, for the decisions
+     * after a resume (the fold itself is not kept). */
+    float *curve = NULL;
+    for (int i = 0; i < st->n_jobs && d->epoch; i++)
+        if (st->job_trial[i] == d->trial && st->jobs[i].fold == c.fold) curve = (float *)metric_curve(st, &st->res[i]);
+    c.curve = curve;
+    c.n_curve = curve ? d->epoch : 0;
+    FsErr e = {0};
+    if (journal_append_cut(&st->j, &c, &e) != 0) {
+        state_fail(st, &e);
+        return -1;
+    }
+    st->trial_cut[d->trial] = cut_slot_from(st, d->trial);
+    int skipped = 0;
+    for (int i = 0; i < st->n_jobs; i++) {
+        if (st->job_trial[i] != d->trial || st->job_slot[i] < st->trial_cut[d->trial]) continue;
+        st->job_prune[i] = 1; /* a running fold stops at its next batch */
+        if (st->job_state[i] == FS_JOB_QUEUED) {
+            st->job_state[i] = FS_JOB_DONE;
+            st->n_queued--;
+            skipped++;
+        }
+    }
+    progress_trial_pruned(&st->prog, skipped);
+    st->cuts_made++;
+    return 0;
+}
+
+int run_pruning_decide(RunState *st)
+{
+    if (!st->pruner) return 0;
+    FsPruneDecision *d = fs_calloc((size_t)st->sw.n_trials + 1, sizeof *d);
+    int n = pruner_decide(st->pruner, d, st->sw.n_trials), applied = 0;
+    for (int k = 0; k < n; k++) applied += apply(st, &d[k]) == 0;
+    free(d);
+    if (n) pthread_cond_broadcast(&st->cv);
+    return applied;
+}
+
+void run_pruning_feed_epochs(RunState *st, int i, int upto)
+{
+    if (!st->pruner) return;
+    const float *c = metric_curve(st, &st->res[i]);
+    for (int e = st->job_fed[i] + 1; c && e <= upto; e++)
+        pruner_epoch(st->pruner, st->job_trial[i], st->job_slot[i], e, c[e - 1]);
+    if (upto > st->job_fed[i]) st->job_fed[i] = upto;
+}
+
+void run_pruning_poll_local(RunState *st)
+{
+    if (!st->pruner) return;
+    for (int i = 0; i < st->n_jobs; i++) {
+        if (st->job_state[i] != FS_JOB_RUNNING) continue;
+        int p = st->job_progress[i];
+        __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the curves were written before the counter moved */
+        if (p > st->job_fed[i]) run_pruning_feed_epochs(st, i, p);
+    }
+}
+
+void run_pruning_job_finished(RunState *st, int i)
+{
+    if (!st->pruner || st->res[i].status == FS_FIT_CANCELLED) return;
+    feed_result(st, st->job_trial[i], st->job_slot[i], &st->res[i]);
+}
+
+void run_pruning_open(RunState *st)
+{
+    const FsSweep *sw = &st->sw;
+    int nt = sw->n_trials, K = st->n_fold_ids;
+    st->job_slot = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    st->job_state = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    st->job_prune = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    st->job_progress = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    st->job_fed = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    st->order = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    st->n_queued = st->n_jobs;
+    for (int i = 0; i < st->n_jobs; i++) {
+        st->job_slot[i] = slot_of(st, st->jobs[i].fold);
+        st->jobs[i].prune = &st->job_prune[i];
+        st->jobs[i].progress = &st->job_progress[i];
+        st->order[i] = i;
+    }
+    if (sw->prune.kind == FS_PRUNER_NONE) return;
+    st->trial_cut = fs_calloc((size_t)nt + 1, sizeof(int));
+    st->slot_done = fs_calloc((size_t)nt * (size_t)K + 1, 1);
+    int max_epochs = 1;
+    for (int t = 0; t < nt; t++)
+        if (sw->trials[t].train.stop.max_epochs > max_epochs) max_epochs = sw->trials[t].train.stop.max_epochs;
+    st->pruner = pruner_new(&sw->prune, nt, K, max_epochs, sw->metric != FS_METRIC_LOSS);
+    /* What the journal knows, in any order: the pruner sorts it out. */
+    for (int t = 0; t < nt; t++) {
+        const FsTrial *tr = &sw->trials[t];
+        st->trial_cut[t] = cut_slot_from(st, t);
+        const FsCutRecord *c = journal_find_cut(&st->j, tr->id);
+        for (int k = 0; k < K; k++) {
+            const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
+            if (fr) st->slot_done[t * K + k] = 1;
+            if (fr && !(c && k >= st->trial_cut[t])) feed_result(st, t, k, &fr->r);
+        }
+        if (journal_find_failure(&st->j, tr->id))
+            for (int k = 0; k < K; k++) pruner_fold_end(st->pruner, t, k, 0, 0.0, 0), st->slot_done[t * K + k] = 1;
+        if (c) {
+            int slot = slot_of(st, c->fold);
+            for (int e = 1; e <= c->n_curve; e++) pruner_epoch(st->pruner, t, slot, e, c->curve[e - 1]);
+            FsPruneDecision d = {.trial = t, .fold = slot, .epoch = c->epoch, .value = c->value,
+                                 .threshold = c->threshold};
+            snprintf(d.rule, sizeof d.rule, "%s", c->rule);
+            pruner_restore(st->pruner, &d);
+        }
+    }
+    /* Fold-major for the per-epoch rules: every trial's first fold first. */
+    if (sw->prune.kind != FS_PRUNER_FOLDS) {
+        int n = 0;
+        for (int k = 0; k < K; k++)
+            for (int i = 0; i < st->n_jobs; i++)
+                if (st->job_slot[i] == k) st->order[n++] = i;
+    }
+    run_pruning_decide(st);
+}
+
+void run_pruning_close(RunState *st)
+{
+    pruner_free(st->pruner);
+    st->pruner = NULL;
+    free(st->job_slot);
+    free(st->job_state);
+    free((void *)st->job_prune);
+    free((void *)st->job_progress);
+    free(st->job_fed);
+    free(st->order);
+    free(st->trial_cut);
+    free(st->slot_done);
+}
+
+/* Ready: nothing before it in its trial is still to be recorded. */
+static int ready(const RunState *st, int i)
+{
+    if (!st->pruner || st->job_restore[i] || st->job_slot[i] == 0) return 1;
+    return st->slot_done[st->job_trial[i] * st->n_fold_ids + st->job_slot[i] - 1];
+}
+
+int run_pruning_take(RunState *st)
+{
+    for (int k = 0; k < st->n_jobs && st->n_queued; k++) {
+        int i = st->order[k];
+        if (st->job_state[i] != FS_JOB_QUEUED || !ready(st, i)) continue;
+        st->job_state[i] = FS_JOB_RUNNING;
+        st->n_queued--;
+        return i;
+    }
+    return -1;
+}
