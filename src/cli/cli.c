@@ -34,6 +34,7 @@ static const CliCommand commands[] = {
     {"predict", cli_predict, "predict secondary structure of FASTA proteins with a trial's fold models", 1},
     {"refit", cli_refit, "train a trial's configuration on all training proteins (a final model)", 0},
     {"repair", cli_repair, "write a sound journal when a line before its end is damaged (keeps the original)", 0},
+    {"report", cli_report, "write a run folder's report as one self-contained HTML page (curves, effects, profile)", 0},
     {"evaluate", cli_evaluate, "score a trial's fold models on a held-out test set (Q3, SOV, MCC, leakage guard)", 1},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

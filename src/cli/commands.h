@@ -32,6 +32,8 @@ int cli_export_models(const char *run, const FsModelSet *set, const char *out, F
 int cli_refit(int argc, char **argv);
 /* `foldsweep repair DIR`: a sound journal when a middle line is damaged. */
 int cli_repair(int argc, char **argv);
+/* `foldsweep report RUN [-o FILE]`: the run as one HTML page. */
+int cli_report(int argc, char **argv);
 /* `foldsweep evaluate MODEL... DATA...`: scores on a held-out test set. */
 int cli_evaluate(int argc, char **argv);
 

@@ -1,0 +1,60 @@
+/*
+ * report.c: `foldsweep report RUN [-o FILE]`. Writes the run folder's
+ * report as one self-contained HTML file (report_html_write in src/report):
+ * RUN/report.html unless -o names another file. Reads the journal
+ * read-only, so it is safe while a run goes on (that run rewrites
+ * RUN/report.html itself after each trial). Exit 0, 1 for a folder that
+ * cannot be read or a file that cannot be written, 2 for bad usage.
+ */
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "report/report.h"
+
+enum { OPT_OUT, OPT_HELP };
+
+static const CliOption options[] = {
+    [OPT_OUT] = {"--output", "-o", "FILE", "write the report here (default RUN/report.html)"},
+    [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
+};
+
+static const CliSpec spec = {
+    .cmd = "report",
+    .usage = "usage: foldsweep report RUN [-o FILE]\n",
+    .about = "Writes the run as a picture: one HTML file that opens in any browser, offline (inline\n"
+             "charts, no network): the sortable leaderboard, every trial's learning curves with the\n"
+             "kept epoch and the stop rule's decision, the effect of each swept option on Q3 and\n"
+             "its importance, the time profile, the best trials' confusion matrices and the run's\n"
+             "identity. A run writes RUN/report.html by itself as it goes and when it ends.\n",
+    .opts = CLI_OPTIONS(options),
+    .column = 20,
+    .max_args = 1,
+    .extra_arg = "one run folder only; extra argument",
+    .no_arg = "missing the run folder RUN",
+};
+
+int cli_report(int argc, char **argv)
+{
+    CliArgs a;
+    int rc = cli_args_parse(&a, &spec, argc, argv);
+    if (rc != CLI_PARSED) return rc;
+    const char *dir = a.args[0], *path = a.val[OPT_OUT];
+    FsJournal j;
+    FsReportSpec rs;
+    int from_journal;
+    if (cli_folder_read(dir, &j, &rs, &from_journal)) {
+        cli_args_free(&a);
+        return FS_EXIT_ERROR;
+    }
+    FsErr err = {0};
+    if (report_html_write_file(path, dir, &j, &rs, NULL, &err) != 0) {
+        cli_error("%s", err.msg);
+        rc = FS_EXIT_ERROR;
+    } else {
+        printf("report: %s%s\n", path ? path : dir, path ? "" : "/report.html");
+        rc = FS_EXIT_OK;
+    }
+    journal_close(&j);
+    cli_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,325 @@
+/*
+ * html_effects.c: which options matter. The options come from the trials'
+ * canonical configs (what the journal holds), not from the sweep's syntax:
+ * every config is flattened into named values (training and model members
+ * by their key, a layer list as "<kind> layers" counts and the first layer
+ * of each kind's members, e.g. "conv1d filters"), and an option is one
+ * whose value differs between trials. Options that split the trials the
+ * same way (the filters of every conv layer) are shown once; a layer count
+ * that another option of that kind already implies ("dense layers" beside
+ * "dense units", where "none" is 0 layers) is left out.
+ *
+ * Importance is the share of the variance of trial Q3 that the option's
+ * mean effect explains (eta squared of a one-way analysis of variance:
+ * between-value sum of squares over the total), over complete trials.
+ * Options of a grid are balanced, so their shares add up to at most 1 plus
+ * interactions; in a random sample they may overlap.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/html_int.h"
+
+#define MAX_VALUES 24 /* more distinct values than this are not plotted */
+
+typedef struct {
+    char *name;
+    char *also; /* options with the same split, or NULL */
+    char **val; /* one per row (NULL: absent) */
+    int count;  /* a "<kind> layers" count */
+    int *cat, n_cat;
+    char **cats; /* distinct values in display order (borrowed from val) */
+    double eta2;
+    int drop;
+} Feat;
+
+typedef struct {
+    Feat *f;
+    int n, cap, rows;
+} Feats;
+
+static Feat *feat_get(Feats *fs, const char *name)
+{
+    for (int i = 0; i < fs->n; i++)
+        if (!strcmp(fs->f[i].name, name)) return &fs->f[i];
+    if (fs->n == fs->cap) {
+        fs->cap = fs->cap ? fs->cap * 2 : 32;
+        fs->f = fs_realloc(fs->f, (size_t)fs->cap * sizeof *fs->f);
+    }
+    Feat *f = &fs->f[fs->n++];
+    memset(f, 0, sizeof *f);
+    f->name = fs_strdup(name);
+    f->val = fs_calloc((size_t)fs->rows + 1, sizeof *f->val);
+    return f;
+}
+
+static void feat_set(Feats *fs, const char *name, int row, const char *v)
+{
+    Feat *f = feat_get(fs, name);
+    if (!f->val[row]) f->val[row] = fs_strdup(v);
+}
+
+static char *value_text(const FsJson *v)
+{
+    char buf[64];
+    switch (v->type) {
+    case FS_JSON_NUMBER: snprintf(buf, sizeof buf, "%g", strtod(v->str, NULL)); return fs_strdup(buf);
+    case FS_JSON_STRING: return fs_strdup(v->str);
+    case FS_JSON_TRUE: return fs_strdup("true");
+    case FS_JSON_FALSE: return fs_strdup("false");
+    case FS_JSON_NULL: return fs_strdup("null");
+    default: return journal_json_compact(v);
+    }
+}
+
+/* Members of obj as "prefix.key" (nested objects flattened). */
+static void flatten(Feats *fs, int row, const FsJson *obj, const char *prefix)
+{
+    for (const FsJson *m = obj ? obj->child : NULL; m; m = m->next) {
+        char name[160];
+        snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", m->key ? m->key : "?");
+        if (m->type == FS_JSON_OBJECT) {
+            flatten(fs, row, m, name);
+        } else {
+            char *t = value_text(m);
+            feat_set(fs, name, row, t);
+            free(t);
+        }
+    }
+}
+
+static void layers(Feats *fs, int row, const FsJson *arr)
+{
+    char kinds[16][32];
+    int counts[16], nk = 0;
+    for (const FsJson *l = arr ? arr->child : NULL; l; l = l->next) {
+        const FsJson *k = journal_json_get(l, "kind");
+        const char *kind = k && k->type == FS_JSON_STRING ? k->str : "layer";
+        int i = 0;
+        while (i < nk && strcmp(kinds[i], kind)) i++;
+        if (i == nk) {
+            if (nk == 16) continue;
+            snprintf(kinds[nk], sizeof kinds[nk], "%s", kind);
+            counts[nk++] = 0;
+        }
+        if (counts[i]++) continue; /* the first layer of a kind speaks for it */
+        for (const FsJson *m = l->child; m; m = m->next) {
+            if (!m->key || !strcmp(m->key, "kind")) continue;
+            char name[160], *t = value_text(m);
+            snprintf(name, sizeof name, "%s %s", kind, !strcmp(m->key, "width") ? "kernel width" : m->key);
+            feat_set(fs, name, row, t);
+            free(t);
+        }
+    }
+    for (int i = 0; i < nk; i++) {
+        char name[160], v[16];
+        snprintf(name, sizeof name, "%.32s layers", kinds[i]);
+        snprintf(v, sizeof v, "%d", counts[i]);
+        feat_set(fs, name, row, v);
+        feat_get(fs, name)->count = 1;
+    }
+}
+
+static int is_num(const char *s, double *d)
+{
+    char *end;
+    *d = strtod(s, &end);
+    return end != s && *end == '\0';
+}
+
+static int cmp_cat(const void *pa, const void *pb)
+{
+    const char *a = *(char *const *)pa, *b = *(char *const *)pb;
+    double x, y;
+    int na = !strcmp(a, "none"), nb = !strcmp(b, "none");
+    if (na || nb) return nb - na;
+    if (is_num(a, &x) && is_num(b, &y) && x != y) return x < y ? -1 : 1;
+    return strcmp(a, b);
+}
+
+/* 1 if every value but "none" is a number. */
+static int numeric(const Feat *f)
+{
+    double d;
+    for (int c = 0; c < f->n_cat; c++)
+        if (strcmp(f->cats[c], "none") && !is_num(f->cats[c], &d)) return 0;
+    return 1;
+}
+
+/* Distinct values (sorted: numbers by value, "none" first) and each row's category. */
+static void categorise(Feat *f, int rows)
+{
+    f->cats = fs_calloc((size_t)rows + 1, sizeof *f->cats);
+    f->cat = fs_calloc((size_t)rows + 1, sizeof *f->cat);
+    for (int r = 0; r < rows; r++) {
+        if (!f->val[r]) f->val[r] = fs_strdup(f->count ? "0" : "none");
+        int c = 0;
+        while (c < f->n_cat && strcmp(f->cats[c], f->val[r])) c++;
+        if (c == f->n_cat) f->cats[f->n_cat++] = f->val[r];
+    }
+    qsort(f->cats, (size_t)f->n_cat, sizeof *f->cats, cmp_cat);
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < f->n_cat; c++)
+            if (!strcmp(f->cats[c], f->val[r])) f->cat[r] = c;
+}
+
+/* 1 if a's category is a function of b's (a is the same or coarser). */
+static int function_of(const Feat *a, const Feat *b, int rows)
+{
+    int *map = fs_malloc((size_t)b->n_cat * sizeof *map);
+    for (int c = 0; c < b->n_cat; c++) map[c] = -1;
+    int ok = 1;
+    for (int r = 0; r < rows && ok; r++) {
+        if (map[b->cat[r]] < 0) map[b->cat[r]] = a->cat[r];
+        ok = map[b->cat[r]] == a->cat[r];
+    }
+    free(map);
+    return ok;
+}
+
+static double eta2(const Feat *f, const double *q3, int rows)
+{
+    double sum = 0, ss = 0, between = 0;
+    int n = 0;
+    for (int r = 0; r < rows; r++)
+        if (isfinite(q3[r])) sum += q3[r], n++;
+    if (n < 2) return NAN;
+    double mean = sum / n;
+    for (int r = 0; r < rows; r++)
+        if (isfinite(q3[r])) ss += (q3[r] - mean) * (q3[r] - mean);
+    for (int c = 0; c < f->n_cat; c++) {
+        double s = 0;
+        int k = 0;
+        for (int r = 0; r < rows; r++)
+            if (f->cat[r] == c && isfinite(q3[r])) s += q3[r], k++;
+        if (k) between += k * (s / k - mean) * (s / k - mean);
+    }
+    return ss > 0 ? between / ss : 0.0;
+}
+
+static int cmp_eta(const void *pa, const void *pb)
+{
+    const Feat *a = *(Feat *const *)pa, *b = *(Feat *const *)pb;
+    double x = isnan(a->eta2) ? -1 : a->eta2, y = isnan(b->eta2) ? -1 : b->eta2;
+    if (x != y) return x > y ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static void strip_of(FILE *out, const Feat *f, const FsReport *rep, const double *q3)
+{
+    int n = rep->n_rows;
+    double *y = fs_calloc((size_t)n + 1, sizeof *y);
+    const char **link = fs_calloc((size_t)n + 1, sizeof *link);
+    char **notes = fs_calloc((size_t)f->n_cat + 1, sizeof *notes);
+    for (int r = 0; r < n; r++) y[r] = q3[r] * 100, link[r] = rep->rows[r].id;
+    for (int c = 0; c < f->n_cat; c++) {
+        int k = 0, bad = 0;
+        for (int r = 0; r < n; r++)
+            if (f->cat[r] == c)
+                k++, bad += rep->rows[r].status != FS_TRIAL_OK && rep->rows[r].status != FS_TRIAL_INCOMPLETE;
+        char buf[64];
+        snprintf(buf, sizeof buf, bad ? "n=%d, %d not ok" : "n=%d", k, bad);
+        notes[c] = fs_strdup(buf);
+    }
+    char title[300], explains[40] = "";
+    if (!isnan(f->eta2)) snprintf(explains, sizeof explains, " (explains %.1f%%)", 100 * f->eta2);
+    snprintf(title, sizeof title, "Q3 by %s%s", f->name, explains);
+    if (f->also) {
+        fputs("<p class=\"why\">", out);
+        html_esc(out, f->name);
+        fputs(" splits the trials as ", out);
+        html_esc(out, f->also);
+        fputs(" does: one chart for all.</p>\n", out);
+    }
+    HtmlStrip s = {title, f->name, "trial Q3 (%, mean over folds)", f->n_cat, (const char *const *)f->cats,
+                   (const char *const *)notes, n, y, f->cat, link};
+    html_chart_strip(out, &s);
+    for (int c = 0; c < f->n_cat; c++) free(notes[c]);
+    free(notes), free(y), free(link);
+}
+
+void html_effects(FILE *out, const FsReport *rep, const double *q3)
+{
+    int rows = rep->n_rows, complete = 0;
+    Feats fs = {NULL, 0, 0, rows};
+    for (int r = 0; r < rows; r++) {
+        complete += isfinite(q3[r]);
+        FsJsonDoc d;
+        const char *cfg = rep->rows[r].config;
+        if (journal_json_parse(&d, cfg, strlen(cfg), NULL, 0) != 0) continue;
+        const FsJson *model = journal_json_get(d.root, "model");
+        for (const FsJson *m = model ? model->child : NULL; m; m = m->next) {
+            if (m->key && !strcmp(m->key, "layers")) layers(&fs, r, m);
+            else if (m->type != FS_JSON_OBJECT && m->key) {
+                char *t = value_text(m);
+                feat_set(&fs, m->key, r, t);
+                free(t);
+            }
+        }
+        flatten(&fs, r, journal_json_get(d.root, "training"), "");
+        flatten(&fs, r, journal_json_get(d.root, "data"), "data");
+        journal_json_free(&d);
+    }
+    Feat **shown = fs_calloc((size_t)fs.n + 1, sizeof *shown);
+    int n_shown = 0, n_many = 0;
+    for (int i = 0; i < fs.n; i++) categorise(&fs.f[i], rows);
+    for (int i = 0; i < fs.n; i++) {
+        Feat *f = &fs.f[i];
+        f->drop = f->n_cat < 2 || f->n_cat > MAX_VALUES;
+        n_many += f->n_cat > MAX_VALUES;
+    }
+    for (int i = 0; i < fs.n; i++) { /* "dense layers" beside "dense units" */
+        Feat *f = &fs.f[i];
+        size_t kl = strlen(f->name) - strlen(" layers");
+        for (int k = 0; f->count && k < fs.n && !f->drop; k++)
+            if (!fs.f[k].count && !fs.f[k].drop && !strncmp(fs.f[k].name, f->name, kl) && fs.f[k].name[kl] == ' ' &&
+                function_of(f, &fs.f[k], rows))
+                f->drop = 1;
+    }
+    for (int i = 0; i < fs.n; i++) {
+        Feat *f = &fs.f[i];
+        if (f->drop) continue;
+        for (int k = i + 1; k < fs.n; k++) { /* the same split under another name: shown once */
+            Feat *g = &fs.f[k];
+            if (g->drop || g->n_cat != f->n_cat || !function_of(g, f, rows) || !function_of(f, g, rows)) continue;
+            g->drop = 1;
+            if (numeric(g) && !numeric(f)) { /* the numbers name it ("dense units", not "dense activation") */
+                Feat t = *f;
+                *f = *g, *g = t;
+                f->drop = 0, g->drop = 1;
+                f->also = t.also, g->also = NULL; /* the list stays with the one shown */
+            }
+            size_t n = (f->also ? strlen(f->also) + 2 : 0) + strlen(g->name) + 1;
+            char *also = fs_malloc(n);
+            snprintf(also, n, "%s%s%s", f->also ? f->also : "", f->also ? ", " : "", g->name);
+            free(f->also);
+            f->also = also;
+        }
+        f->eta2 = complete >= 3 ? eta2(f, q3, rows) : NAN;
+        shown[n_shown++] = f;
+    }
+    qsort(shown, (size_t)n_shown, sizeof *shown, cmp_eta);
+    if (!n_shown) {
+        html_no_chart(out, rows < 2 ? "Fewer than two trials in the journal: no option can be compared yet."
+                                    : "Every trial has the same options: nothing was swept.");
+    } else if (complete < 3) {
+        html_no_chart(out, "Importance needs at least three complete trials; shown below are the values swept.");
+    } else {
+        const char **names = fs_calloc((size_t)n_shown, sizeof *names);
+        double *v = fs_calloc((size_t)n_shown, sizeof *v);
+        for (int i = 0; i < n_shown; i++) names[i] = shown[i]->name, v[i] = 100 * shown[i]->eta2;
+        html_chart_bars(out, "Share of trial Q3 variance explained by each option", "variance explained (%)", n_shown,
+                        names, v, "%.1f", "%");
+        free(names), free(v);
+    }
+    if (n_many)
+        fprintf(out, "<p class=\"why\">%d option%s with more than %d distinct values %s not plotted.</p>\n", n_many,
+                n_many == 1 ? "" : "s", MAX_VALUES, n_many == 1 ? "is" : "are");
+    for (int i = 0; i < n_shown; i++) strip_of(out, shown[i], rep, q3);
+    for (int i = 0; i < fs.n; i++) {
+        for (int r = 0; r < rows; r++) free(fs.f[i].val[r]);
+        free(fs.f[i].val), free(fs.f[i].name), free(fs.f[i].also), free(fs.f[i].cat), free(fs.f[i].cats);
+    }
+    free(fs.f), free(shown);
+}

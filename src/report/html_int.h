@@ -1,0 +1,107 @@
+/*
+ * report/html_int.h: private to the report module. The pieces of the HTML
+ * report (html.c) that the chart and parameter-effect files share: escaping,
+ * number formatting and the SVG charts. Every chart is plain inline SVG
+ * (no script draws anything), carries class "chart" and a data-series
+ * attribute with the number of series it plots (the browser test counts
+ * them), and says so in words when there is nothing to plot.
+ *
+ * Colours are the Okabe-Ito palette (readable with every common colour
+ * vision deficiency), and every series is also told apart by its dash
+ * pattern or marker, never by colour alone.
+ */
+#ifndef FS_REPORT_HTML_INT_H
+#define FS_REPORT_HTML_INT_H
+
+#include <stdio.h>
+
+#include "report/report.h"
+
+/* Okabe-Ito. */
+#define HTML_BLUE "#0072B2"
+#define HTML_VERMILLION "#D55E00"
+#define HTML_GREEN "#009E73"
+#define HTML_SKY "#56B4E9"
+#define HTML_ORANGE "#E69F00"
+#define HTML_PURPLE "#CC79A7"
+#define HTML_YELLOW "#F0E442"
+
+/* Text or attribute value: & < > " ' escaped; bytes that are not valid
+ * UTF-8 become U+FFFD, so a Latin-1 path cannot break the page's encoding. */
+void html_esc(FILE *out, const char *s);
+/* A value for a table cell: "-" for NaN, else printf(fmt, v * scale). */
+void html_num(FILE *out, const char *fmt, double v, double scale);
+/* Unix seconds as "YYYY-MM-DD HH:MM:SS UTC". */
+void html_time(char *buf, size_t n, double t);
+/* A paragraph saying why there is no chart. */
+void html_no_chart(FILE *out, const char *why);
+
+/* ---------------------------------------------------------------------- */
+/* Charts (html_svg.c)                                                    */
+
+/* One fold's curves for the trial chart. */
+typedef struct {
+    const char *name; /* "fold 0", "validation split" */
+    int epochs, best_epoch, halted, diverged_epoch;
+    const float *train_loss, *val_loss, *val_q3; /* epochs entries each */
+} HtmlFoldCurves;
+
+/* Training and validation loss (left axis) and validation Q3 (right axis)
+ * per epoch, three series per fold; the kept epoch is a ring on the
+ * validation loss, the stop rule's decision a vertical mark labelled
+ * stop_rule. */
+void html_chart_curves(FILE *out, const HtmlFoldCurves *f, int n, const char *stop_rule);
+
+/* A strip plot: one column per category, one dot per value (y in %), the
+ * mean as a bar. point_cat[i] is the column of value i, link[i] the trial
+ * id a dot names (its tooltip and link). notes[c] goes under column c. */
+typedef struct {
+    const char *title, *xlabel, *ylabel;
+    int n_cat;
+    const char *const *cat;
+    const char *const *notes;
+    int n;
+    const double *y;
+    const int *point_cat;
+    const char *const *link;
+} HtmlStrip;
+void html_chart_strip(FILE *out, const HtmlStrip *s);
+
+/* Horizontal bars with their value written beside each (fmt, unit). */
+void html_chart_bars(FILE *out, const char *title, const char *xlabel, int n, const char *const *label,
+                     const double *v, const char *fmt, const char *unit);
+
+/* Points y over x with an optional horizontal reference line (NaN: none). */
+void html_chart_scatter(FILE *out, const char *title, const char *xlabel, const char *ylabel, int n, const double *x,
+                        const double *y, double ref, const char *ref_label);
+
+/* ---------------------------------------------------------------------- */
+/* The page's parts beside the leaderboard and the trials (html_parts.c)   */
+
+typedef struct {
+    const char *dir;
+    const FsJournal *j;
+    const FsReport *rep;
+    const double *q3; /* per row: mean validation Q3 of a complete trial, else NaN */
+    const FsReportHtmlInfo *info;
+    double now;
+} HtmlDoc;
+
+/* Live, incomplete or damaged: said at the top of the page. */
+void html_banner(FILE *out, const HtmlDoc *d);
+/* Sweep, data fingerprint, version, machine, ranks, backend, sessions. */
+void html_identity(FILE *out, const HtmlDoc *d);
+/* DIR/profile.json as bars, and each fold's training throughput. */
+void html_profile(FILE *out, const HtmlDoc *d);
+/* The best complete trials' confusion matrices (folds pooled) and per-class scores. */
+void html_confusion(FILE *out, const HtmlDoc *d);
+
+/* ---------------------------------------------------------------------- */
+/* Parameter effects (html_effects.c)                                     */
+
+/* For each option that differs between the rows' configs: trial Q3 by
+ * value (strip plots) and the share of Q3's variance its values explain.
+ * q3[i] is row i's mean validation Q3 over its folds (NaN: not complete). */
+void html_effects(FILE *out, const FsReport *rep, const double *q3);
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * html_parts.c: the HTML report's banner (live, incomplete, damaged
+ * journal), the time profile (DIR/profile.json and each fold's training
+ * speed from the journal), the best trials' confusion matrices, and the
+ * run's identity (what produced these numbers).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "metrics/metrics.h"
+#include "report/html_int.h"
+
+#define TOP_CONFUSION 5
+
+static const char *CLASS_NAME[3] = {"H (helix)", "E (strand)", "C (coil)"};
+
+/* A whole small file, or NULL. */
+static char *read_text(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *s = fs_malloc(max + 1);
+    size_t n = fread(s, 1, max, f);
+    fclose(f);
+    s[n] = '\0';
+    return s;
+}
+
+static int finished(const FsReportRow *r, int k)
+{
+    return r->n_done >= k || (r->status != FS_TRIAL_OK && r->status != FS_TRIAL_INCOMPLETE &&
+                              r->status != FS_TRIAL_DIVERGED);
+}
+
+void html_banner(FILE *out, const HtmlDoc *d)
+{
+    const FsReport *rep = d->rep;
+    int k = rep->spec.folds, n = rep->spec.n_trials, done = 0;
+    for (int i = 0; i < rep->n_rows; i++) done += finished(&rep->rows[i], k);
+    char now[40];
+    html_time(now, sizeof now, d->now);
+    int complete = n > 0 && done >= n;
+    if (d->info->live)
+        fputs("<p class=\"banner live\" id=\"state\" data-state=\"live\"><b>The run is in progress.</b> ", out);
+    else if (complete)
+        fputs("<p class=\"banner ok\" id=\"state\" data-state=\"complete\"><b>Complete.</b> ", out);
+    else
+        fputs("<p class=\"banner\" id=\"state\" data-state=\"incomplete\"><b>This run is incomplete.</b> ", out);
+    if (n > 0)
+        fprintf(out, "%d of %d trials finished, %d of %d folds recorded (as of %s).", done, n, rep->n_folds_done, n * k,
+                now);
+    else
+        fprintf(out, "%d trials in the journal; the sweep's trial count is not known (as of %s).", rep->n_rows, now);
+    if (d->info->live)
+        fprintf(out, " This page reloads itself every 15 s until the run ends.");
+    else if (!complete && d->j->read_only && journal_is_locked(d->dir) == 1)
+        fputs(" A run is writing this folder now: this page is a snapshot (the run's own report.html reloads itself).",
+              out);
+    else if (!complete)
+        fputs(" Running the same sweep again with <code>foldsweep run</code> resumes it.", out);
+    fputs("</p>\n", out);
+    if (d->j->bad_lines) {
+        fprintf(out, "<p class=\"banner\">The journal has %ld damaged line%s (the first is line %ld: ", d->j->bad_lines,
+                d->j->bad_lines == 1 ? "" : "s", d->j->first_bad_line);
+        html_esc(out, d->j->first_bad_why);
+        fputs("); they were skipped. <code>foldsweep repair</code> writes a sound journal.</p>\n", out);
+    }
+    if (d->j->dropped_tail)
+        fputs("<p class=\"banner\">The journal's last line is incomplete (a run writing it, or killed); it was "
+              "skipped.</p>\n",
+              out);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Time profile                                                            */
+
+static double jnum(const FsJson *root, const char *key)
+{
+    double v;
+    return journal_json_f64(journal_json_get(root, key), &v) == 0 ? v : NAN;
+}
+
+void html_profile(FILE *out, const HtmlDoc *d)
+{
+    fputs("<section id=\"profile\"><h2>Time profile</h2>\n<p class=\"why\">Where the last session's time went "
+          "(profile.json, written when a session of the run ends), and how fast each fold trained: training examples "
+          "per second of the one worker thread that trained it.</p>\n",
+          out);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/profile.json", d->dir);
+    char *text = read_text(path, 1 << 16);
+    FsJsonDoc doc;
+    double threads = NAN, eps = NAN;
+    if (!text || journal_json_parse(&doc, text, strlen(text), NULL, 0) != 0) {
+        html_no_chart(out, text ? "profile.json cannot be read: no profile to show."
+                                : "No profile yet: profile.json is written when a session of the run ends.");
+    } else {
+        static const char *keys[] = {"data_seconds", "train_seconds", "validation_seconds", "journal_seconds",
+                                     "idle_seconds"};
+        static const char *names[] = {"loading data", "training", "validation", "journal writes", "idle workers"};
+        double v[5];
+        for (int i = 0; i < 5; i++) v[i] = jnum(doc.root, keys[i]);
+        threads = jnum(doc.root, "threads");
+        eps = jnum(doc.root, "examples_per_second");
+        double wall = jnum(doc.root, "wall_seconds");
+        struct stat st;
+        const FsRunRecord *last = journal_last_run(d->j);
+        if (d->info->live && stat(path, &st) == 0 && last && (double)st.st_mtime < last->time)
+            fputs("<p class=\"why\">This profile is from an earlier session; the running one writes its own when it "
+                  "ends.</p>\n",
+                  out);
+        html_chart_bars(out, "Time of the last session", "seconds (training and validation: summed over threads)", 5,
+                        names, v, "%.2f", " s");
+        fputs("<p>", out);
+        html_num(out, "%.2f s wall", wall, 1);
+        fputs(" &times; ", out);
+        html_num(out, "%.0f worker threads", threads, 1);
+        fputs("; ", out);
+        html_num(out, "%.0f training examples per second overall", eps, 1);
+        if (threads > 0) html_num(out, ", %.0f per thread", eps / threads, 1);
+        fputs(".</p>\n", out);
+        journal_json_free(&doc);
+    }
+    free(text);
+    const FsJournal *j = d->j;
+    double t0 = j->n_runs ? j->runs[0].time : (j->n_folds ? j->folds[0].time : 0), span = 0;
+    for (int i = 0; i < j->n_folds; i++) span = fmax(span, j->folds[i].time - t0);
+    /* The x axis in the unit that suits the run's length. */
+    double unit = span < 120 ? 1 : span < 7200 ? 60 : 3600;
+    char xlabel[96];
+    snprintf(xlabel, sizeof xlabel, "%s since the run began (when the fold was recorded)",
+             unit == 1 ? "seconds" : unit == 60 ? "minutes" : "hours");
+    double *x = fs_calloc((size_t)j->n_folds + 1, sizeof *x), *y = fs_calloc((size_t)j->n_folds + 1, sizeof *y);
+    for (int i = 0; i < j->n_folds; i++) {
+        const FsFitResult *r = &j->folds[i].r;
+        double s = r->seconds - r->val_seconds;
+        x[i] = (j->folds[i].time - t0) / unit;
+        y[i] = s > 0 && r->train_examples ? (double)r->train_examples / s : NAN;
+    }
+    html_chart_scatter(out, "Training examples per second per worker thread, one dot per fold", xlabel,
+                       "examples per second", j->n_folds, x, y, threads > 0 ? eps / threads : NAN,
+                       "last session's mean per thread, idle time included");
+    free(x), free(y);
+    fputs("</section>\n", out);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Confusion                                                                */
+
+static void confusion_one(FILE *out, const FsReport *rep, const FsReportRow *r, double q3)
+{
+    uint64_t c[3][3] = {{0}};
+    for (int s = 0; s < rep->spec.folds; s++)
+        if (r->folds[s].present)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) c[a][b] += r->folds[s].m.confusion[a][b];
+    FsMetrics m;
+    metrics_from_confusion(&m, c);
+    fprintf(out, "<div><h3>#%d <a href=\"#t-", r->rank);
+    html_esc(out, r->id);
+    fputs("\"><code>", out);
+    html_esc(out, r->id);
+    fprintf(out, "</code></a> &middot; Q3 %.2f%%</h3>\n<table class=\"cm\"><thead><tr><th>true \\ predicted</th>", q3 * 100);
+    for (int b = 0; b < 3; b++) fprintf(out, "<th>%c</th>", CLASS_NAME[b][0]);
+    fputs("</tr></thead><tbody>\n", out);
+    for (int a = 0; a < 3; a++) {
+        uint64_t row = c[a][0] + c[a][1] + c[a][2];
+        fprintf(out, "<tr><th>%s</th>", CLASS_NAME[a]);
+        for (int b = 0; b < 3; b++) {
+            double share = row ? (double)c[a][b] / (double)row : 0;
+            fprintf(out, "<td%s style=\"background:rgba(0,114,178,%.2f)\">%llu<br><small>%.1f%%</small></td>",
+                    share > 0.55 ? " class=\"dark\"" : "", share * 0.9, (unsigned long long)c[a][b], share * 100);
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table>\n<table><thead><tr><th>class</th><th class=\"n\">precision</th><th class=\"n\">recall</th>"
+          "<th class=\"n\">MCC</th></tr></thead><tbody>\n",
+          out);
+    for (int a = 0; a < 3; a++)
+        fprintf(out, "<tr><td>%s</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td></tr>\n",
+                CLASS_NAME[a], m.precision[a], m.recall[a], m.mcc[a]);
+    fputs("</tbody></table></div>\n", out);
+}
+
+void html_confusion(FILE *out, const HtmlDoc *d)
+{
+    fprintf(out, "<section id=\"confusion\"><h2>Confusion of the best trials</h2>\n<p class=\"why\">The %d best "
+                 "complete trials: true against predicted class on the validation residues of every fold at its kept "
+                 "epoch (folds pooled; shading is the row's share), and per-class precision, recall and Matthews "
+                 "correlation (MCC).</p>\n<div class=\"cms\">",
+            TOP_CONFUSION);
+    int shown = 0;
+    for (int i = 0; i < d->rep->n_rows && shown < TOP_CONFUSION; i++)
+        if (isfinite(d->q3[i])) confusion_one(out, d->rep, &d->rep->rows[i], d->q3[i]), shown++;
+    fputs("</div>\n", out);
+    if (!shown) html_no_chart(out, "No trial is complete yet.");
+    fputs("</section>\n", out);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Identity                                                                 */
+
+static void dt(FILE *out, const char *name) { fprintf(out, "<dt>%s</dt><dd>", name); }
+
+void html_identity(FILE *out, const HtmlDoc *d)
+{
+    const FsJournal *j = d->j;
+    const FsReportHtmlInfo *in = d->info;
+    const FsRunRecord *last = journal_last_run(j);
+    const FsReportSpec *sp = &d->rep->spec;
+    fputs("<section id=\"identity\"><h2>Run</h2>\n<p class=\"why\">What produced these results: the sweep, the "
+          "data, the program and the machines (from the run folder and its journal).</p>\n<dl class=\"id\">",
+          out);
+    dt(out, "run folder");
+    fputs("<code>", out);
+    html_esc(out, d->dir);
+    fputs("</code></dd>", out);
+    dt(out, "sweep file");
+    if (in->sweep_path) {
+        fputs("<code>", out);
+        html_esc(out, in->sweep_path);
+        fputs("</code>; ", out);
+    }
+    fputs("canonical copy <code>sweep.yaml</code> in the run folder (below)</dd>", out);
+    dt(out, "data fingerprint");
+    if (last && last->data_fingerprint) fprintf(out, "<code>%016llx</code>", (unsigned long long)last->data_fingerprint);
+    else fputs("not recorded", out);
+    fputs("</dd>", out);
+    dt(out, "trials");
+    fprintf(out, "%d in the sweep, %d in the journal; ", sp->n_trials, d->rep->n_rows);
+    if (sp->predefined) fputs("the data's own validation split", out);
+    else fprintf(out, "%d folds", sp->folds);
+    fprintf(out, "; ranked by %s</dd>", report_metric_name(sp->metric));
+    dt(out, "foldsweep");
+    fprintf(out, "version %s (the one that wrote this report)</dd>", FS_VERSION);
+    dt(out, "machine");
+    for (int i = 0, shown = 0; i < j->n_runs; i++) {
+        int dup = 0;
+        for (int k = 0; k < i; k++) dup |= !strcmp(j->runs[k].host, j->runs[i].host);
+        if (dup) continue;
+        if (shown++) fputs(", ", out);
+        html_esc(out, j->runs[i].host);
+    }
+    if (!j->n_runs) fputs("not recorded", out);
+    fputs("</dd>", out);
+    dt(out, "ranks");
+    if (in->ranks > 0) fprintf(out, "%d MPI rank%s", in->ranks, in->ranks == 1 ? "" : "s");
+    else fputs("not recorded in the journal (the report the run writes shows them)", out);
+    if (in->threads > 0) fprintf(out, ", %d worker thread%s in all", in->threads, in->threads == 1 ? "" : "s");
+    fputs("</dd>", out);
+    dt(out, "backend");
+    if (in->backend) html_esc(out, in->backend);
+    else fputs("not recorded in the journal (the report the run writes shows it)", out);
+    fputs("</dd>", out);
+    dt(out, "sessions");
+    char t[40];
+    for (int i = 0; i < j->n_runs; i++) {
+        html_time(t, sizeof t, j->runs[i].time);
+        fprintf(out, "%s%s (pid %ld)", i ? "; " : "", t, j->runs[i].pid);
+    }
+    if (!j->n_runs) fputs("none recorded", out);
+    fputs("</dd></dl>\n", out);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sweep.yaml", d->dir);
+    char *yaml = read_text(path, 1 << 20);
+    fputs("<details><summary>canonical sweep (sweep.yaml)</summary><pre id=\"sweep-yaml\">", out);
+    html_esc(out, yaml ? yaml : "(sweep.yaml is missing from the run folder)");
+    fputs("</pre></details>\n</section>\n", out);
+    free(yaml);
+}

@@ -1,0 +1,426 @@
+/*
+ * html_svg.c: the HTML report's charts as inline SVG (no script, no
+ * fonts to fetch), and the escaping every string from a file goes through.
+ *
+ * Each chart is a fixed viewBox (CSS scales it to the page's width, with a
+ * minimum width under which its box scrolls, so text stays legible on a
+ * phone). Curves are drawn in a scaled group: x in epochs, y in thousandths
+ * of the axis, relative integer steps ("l1-12 1 3"), with
+ * vector-effect="non-scaling-stroke" keeping lines one width. That keeps a
+ * 300-trial report of 100-epoch curves at a few megabytes.
+ */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "report/html_int.h"
+
+/* ---------------------------------------------------------------------- */
+/* Text                                                                     */
+
+/* Length of the valid UTF-8 sequence at s (2..4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    int n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F) || (c == 0xF0 && s[1] < 0x90) ||
+        (c == 0xF4 && s[1] > 0x8F))
+        return 0; /* overlong, surrogate, past U+10FFFF */
+    return n;
+}
+
+void html_esc(FILE *out, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    while (*s) {
+        unsigned c = *s;
+        if (c == '&') fputs("&amp;", out);
+        else if (c == '<') fputs("&lt;", out);
+        else if (c == '>') fputs("&gt;", out);
+        else if (c == '"') fputs("&quot;", out);
+        else if (c == '\'') fputs("&#39;", out);
+        else if (c < 0x20 && c != '\n' && c != '\t') fputs("\xEF\xBF\xBD", out);
+        else if (c < 0x80) fputc((int)c, out);
+        else {
+            int n = utf8_len(s);
+            if (n) {
+                fwrite(s, 1, (size_t)n, out);
+                s += n;
+                continue;
+            }
+            fputs("\xEF\xBF\xBD", out);
+        }
+        s++;
+    }
+}
+
+/* At most max bytes of s (cut at a character boundary, with an ellipsis). */
+static void esc_cut(FILE *out, const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max) {
+        html_esc(out, s);
+        return;
+    }
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)(max < sizeof buf - 1 ? max : sizeof buf - 1), s);
+    html_esc(out, buf);
+    fputs("&#x2026;", out);
+}
+
+void html_num(FILE *out, const char *fmt, double v, double scale)
+{
+    if (isnan(v)) fputs("-", out);
+    else fprintf(out, fmt, v * scale);
+}
+
+void html_time(char *buf, size_t n, double t)
+{
+    time_t s = (time_t)t;
+    struct tm tm;
+    if (t <= 0 || !gmtime_r(&s, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm)) snprintf(buf, n, "?");
+}
+
+void html_no_chart(FILE *out, const char *why)
+{
+    fputs("<p class=\"nochart\">", out);
+    html_esc(out, why);
+    fputs("</p>\n", out);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Axes                                                                     */
+
+typedef struct {
+    double lo, hi, step;
+    int decimals;
+} Axis;
+
+/* Bounds widened to whole steps of 1, 2 or 5 x 10^k, about `want` ticks. */
+static Axis axis_nice(double lo, double hi, int want, int integer)
+{
+    Axis a;
+    if (!(hi > lo)) {
+        double pad = fabs(lo) > 0 ? fabs(lo) * 0.05 : 0.5;
+        lo -= pad, hi += pad;
+    }
+    double raw = (hi - lo) / (want > 1 ? want : 1), p = pow(10, floor(log10(raw))), f = raw / p;
+    a.step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+    if (integer && a.step < 1) a.step = 1;
+    a.lo = floor(lo / a.step + 1e-9) * a.step;
+    a.hi = ceil(hi / a.step - 1e-9) * a.step;
+    if (a.hi <= a.lo) a.hi = a.lo + a.step;
+    a.decimals = a.step >= 1 ? 0 : (int)ceil(-log10(a.step) - 1e-9);
+    return a;
+}
+
+typedef struct {
+    double w, h, l, r, t, b; /* viewBox size and plot margins */
+} Frame;
+
+static double fx(const Frame *f, const Axis *a, double v) { return f->l + (v - a->lo) / (a->hi - a->lo) * (f->w - f->l - f->r); }
+static double fy(const Frame *f, const Axis *a, double v) { return f->h - f->b - (v - a->lo) / (a->hi - a->lo) * (f->h - f->t - f->b); }
+
+static void svg_open(FILE *out, const Frame *f, const char *kind, int series, const char *title)
+{
+    fprintf(out, "<figure><svg class=\"chart %s\" data-series=\"%d\" viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>",
+            kind, series, f->w, f->h);
+    html_esc(out, title);
+    fputs("</title>\n", out);
+}
+
+static void svg_close(FILE *out) { fputs("</svg></figure>\n", out); }
+
+/* Horizontal grid lines and tick labels on the left (or right) edge. */
+static void axis_y(FILE *out, const Frame *f, const Axis *a, int right, const char *label)
+{
+    double x = right ? f->w - f->r : f->l;
+    for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step) {
+        double y = fy(f, a, v);
+        if (!right) fprintf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", f->l, f->w - f->r, y, y);
+        fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%.*f</text>\n", right ? x + 5 : x - 5,
+                y + 4, right ? "start" : "end", a->decimals, fabs(v) < a->step * 1e-9 ? 0.0 : v);
+    }
+    double cy = (f->t + f->h - f->b) / 2, lx = right ? f->w - 10 : 14;
+    fprintf(out, "<text class=\"label\" transform=\"translate(%.1f %.1f) rotate(%d)\" text-anchor=\"middle\">", lx, cy,
+            right ? 90 : -90);
+    html_esc(out, label);
+    fputs("</text>\n", out);
+}
+
+static void axis_x(FILE *out, const Frame *f, const Axis *a, const char *label)
+{
+    double y = f->h - f->b;
+    fprintf(out, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", f->l, f->w - f->r, y, y);
+    for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step)
+        fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>", fx(f, a, v), y + 16,
+                a->decimals, fabs(v) < a->step * 1e-9 ? 0.0 : v);
+    fprintf(out, "\n<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (f->l + f->w - f->r) / 2,
+            f->h - 6);
+    html_esc(out, label);
+    fputs("</text>\n", out);
+}
+
+/* One legend entry at (x, y): a line sample (dash may be NULL) or a ring. */
+static double legend(FILE *out, double x, double y, const char *colour, const char *dash, int ring, const char *text)
+{
+    if (ring)
+        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"/>", x + 9, y - 4);
+    else
+        fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>", x,
+                x + 18, y - 4, y - 4, colour, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+    fprintf(out, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", x + 22, y);
+    html_esc(out, text);
+    fputs("</text>", out);
+    return x + 30 + 6.2 * (double)strlen(text);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Learning curves                                                          */
+
+static void range_add(double *lo, double *hi, const float *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) {
+            if (v[i] < *lo) *lo = v[i];
+            if (v[i] > *hi) *hi = v[i];
+        }
+}
+
+/* One series as a path in the scaled group: x = epoch, y = thousandths of the axis. */
+static void curve_path(FILE *out, const float *v, int n, const Axis *a, double scale, const char *cls, const char *title)
+{
+    fprintf(out, "<path class=\"series %s\" d=\"", cls);
+    int prev_x = 0;
+    long prev_y = 0, have = 0;
+    for (int e = 1; e <= n; e++) {
+        double x = v[e - 1] * scale;
+        if (!isfinite(v[e - 1])) {
+            have = 0; /* a gap: the next finite point starts a new piece */
+            continue;
+        }
+        double u = (x - a->lo) / (a->hi - a->lo) * 1000;
+        long y = lround(u < -5 ? -5 : u > 1005 ? 1005 : u);
+        if (!have) fprintf(out, "M%d %ld", e, y);
+        else fprintf(out, "l%d%s%ld", e - prev_x, y - prev_y < 0 ? "" : " ", y - prev_y);
+        prev_x = e, prev_y = y, have = 1;
+    }
+    if (n == 1 && isfinite(v[0])) fputs("h0.01", out); /* one epoch: a dot (round caps) */
+    fputs("\"><title>", out);
+    html_esc(out, title);
+    fputs("</title></path>\n", out);
+}
+
+void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule)
+{
+    int max_e = 0, series = 0, any_ok = 0;
+    for (int i = 0; i < n; i++) {
+        if (fc[i].epochs > max_e) max_e = fc[i].epochs;
+        series += fc[i].epochs > 0 ? 3 : 0;
+        any_ok |= fc[i].epochs > 0 && !fc[i].diverged_epoch;
+    }
+    double llo = INFINITY, lhi = -INFINITY, qlo = INFINITY, qhi = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        if (fc[i].epochs <= 0 || (any_ok && fc[i].diverged_epoch)) continue; /* a blow-up would flatten the rest */
+        range_add(&llo, &lhi, fc[i].train_loss, fc[i].epochs);
+        range_add(&llo, &lhi, fc[i].val_loss, fc[i].epochs);
+        range_add(&qlo, &qhi, fc[i].val_q3, fc[i].epochs);
+    }
+    if (!series || !isfinite(llo)) {
+        html_no_chart(out, series ? "No finite loss was recorded: nothing to plot." : "No epoch was recorded for this trial.");
+        return;
+    }
+    if (!isfinite(qlo)) qlo = 0, qhi = 1;
+    Frame f = {560, 300, 58, 58, 34, 44};
+    Axis ax = axis_nice(max_e > 1 ? 1 : 0, max_e > 1 ? max_e : 2, 8, 1), al = axis_nice(llo, lhi, 5, 0),
+         aq = axis_nice(qlo * 100, qhi * 100, 5, 0);
+    if (max_e > 1 && ax.lo < 1) ax.lo = 1; /* epochs start at 1 */
+    svg_open(out, &f, "curves", series, "Loss and validation Q3 per epoch, every fold");
+    axis_y(out, &f, &al, 0, "loss (cross-entropy, nats)");
+    axis_y(out, &f, &aq, 1, "validation Q3 (%)");
+    axis_x(out, &f, &ax, "epoch");
+    double x = f.l;
+    x = legend(out, x, 16, HTML_BLUE, "6 3", 0, "train loss");
+    x = legend(out, x, 16, HTML_VERMILLION, NULL, 0, "val loss");
+    x = legend(out, x, 16, HTML_GREEN, "2 2", 0, "val Q3");
+    x = legend(out, x, 16, NULL, NULL, 1, "kept epoch");
+    if (stop_rule) legend(out, x, 16, HTML_PURPLE, "4 3", 0, stop_rule);
+    double pw = f.w - f.l - f.r, ph = f.h - f.t - f.b, sx = pw / (ax.hi - ax.lo);
+    fprintf(out, "<g class=\"curves\" transform=\"matrix(%.4f 0 0 %.5f %.3f %.3f)\">\n", sx, -ph / 1000, f.l - ax.lo * sx,
+            f.h - f.b);
+    char t[128];
+    for (int i = 0; i < n; i++) {
+        if (fc[i].epochs <= 0) continue;
+        snprintf(t, sizeof t, "%s: training loss", fc[i].name);
+        curve_path(out, fc[i].train_loss, fc[i].epochs, &al, 1, "train", t);
+        snprintf(t, sizeof t, "%s: validation loss", fc[i].name);
+        curve_path(out, fc[i].val_loss, fc[i].epochs, &al, 1, "val", t);
+        snprintf(t, sizeof t, "%s: validation Q3", fc[i].name);
+        curve_path(out, fc[i].val_q3, fc[i].epochs, &aq, 100, "q3", t);
+    }
+    fputs("</g>\n", out);
+    for (int i = 0; i < n; i++) {
+        const HtmlFoldCurves *c = &fc[i];
+        int b = c->best_epoch;
+        if (b >= 1 && b <= c->epochs && isfinite(c->val_loss[b - 1])) {
+            double v = c->val_loss[b - 1];
+            v = v > al.hi ? al.hi : v < al.lo ? al.lo : v;
+            fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"><title>", fx(&f, &ax, b), fy(&f, &al, v));
+            html_esc(out, c->name);
+            fprintf(out, ": kept epoch %d</title></circle>\n", b);
+        }
+        if (c->halted && c->epochs >= 1) {
+            double hx = fx(&f, &ax, c->epochs);
+            fprintf(out, "<line class=\"stop\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>", hx, hx, f.t,
+                    f.h - f.b);
+            html_esc(out, c->name);
+            fprintf(out, ": the stop rule halted training after epoch %d</title></line>\n", c->epochs);
+        }
+        if (c->diverged_epoch >= 1) {
+            int e = c->diverged_epoch <= max_e ? c->diverged_epoch : max_e;
+            fprintf(out, "<text class=\"diverged\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&#x2715;<title>",
+                    fx(&f, &ax, e), f.t + 12);
+            html_esc(out, c->name);
+            fprintf(out, ": diverged in epoch %d</title></text>\n", c->diverged_epoch);
+        }
+    }
+    svg_close(out);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Strip plot, bars, scatter                                               */
+
+static unsigned jitter_hash(unsigned v)
+{
+    v ^= v >> 16, v *= 0x7feb352dU, v ^= v >> 15, v *= 0x846ca68bU, v ^= v >> 16;
+    return v;
+}
+
+void html_chart_strip(FILE *out, const HtmlStrip *s)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < s->n; i++)
+        if (isfinite(s->y[i])) lo = fmin(lo, s->y[i]), hi = fmax(hi, s->y[i]);
+    if (!isfinite(lo) || s->n_cat < 1) {
+        html_no_chart(out, "No complete trial has a Q3 for this option's values.");
+        return;
+    }
+    int tilt = s->n_cat > 6;
+    Frame f = {560, tilt ? 330 : 290, 58, 16, 30, tilt ? 108 : 66};
+    Axis ay = axis_nice(lo, hi, 5, 0), ax = {0, s->n_cat, 1, 0};
+    svg_open(out, &f, "strip", s->n_cat, s->title);
+    fprintf(out, "<text class=\"ctitle\" x=\"%.1f\" y=\"18\">", f.l);
+    html_esc(out, s->title);
+    fputs("</text>\n", out);
+    axis_y(out, &f, &ay, 0, s->ylabel);
+    double base = f.h - f.b, band = (f.w - f.l - f.r) / s->n_cat;
+    fprintf(out, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>\n", f.l, f.w - f.r, base, base);
+    for (int c = 0; c < s->n_cat; c++) {
+        double cx = fx(&f, &ax, c + 0.5), sum = 0;
+        int k = 0;
+        fprintf(out, "<g class=\"group\" data-value=\"");
+        html_esc(out, s->cat[c]);
+        fputs("\">", out);
+        for (int i = 0; i < s->n; i++) {
+            if (s->point_cat[i] != c || !isfinite(s->y[i])) continue;
+            double jit = ((jitter_hash((unsigned)i * 2654435761U + (unsigned)c) % 1000) / 1000.0 - 0.5) * band * 0.5;
+            fputs("<a href=\"#t-", out);
+            html_esc(out, s->link[i]);
+            fprintf(out, "\"><circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>", cx + jit, fy(&f, &ay, s->y[i]));
+            html_esc(out, s->link[i]);
+            fprintf(out, ": %.2f%%</title></circle></a>", s->y[i]);
+            sum += s->y[i], k++;
+        }
+        if (k) {
+            double my = fy(&f, &ay, sum / k);
+            fprintf(out, "<line class=\"mean\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>mean %.2f%%</title></line>",
+                    cx - band * 0.35, cx + band * 0.35, my, my, sum / k);
+        }
+        if (tilt) fprintf(out, "<text class=\"tick\" transform=\"translate(%.1f %.1f) rotate(-35)\" text-anchor=\"end\">", cx + 4, base + 14);
+        else fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, base + 16);
+        esc_cut(out, s->cat[c], tilt ? 18 : (size_t)(band / 6.5));
+        fputs("</text>", out);
+        if (s->notes && s->notes[c] && !tilt) {
+            fprintf(out, "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, base + 31);
+            html_esc(out, s->notes[c]);
+            fputs("</text>", out);
+        }
+        fputs("</g>\n", out);
+    }
+    fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (f.l + f.w - f.r) / 2, f.h - 6);
+    html_esc(out, s->xlabel);
+    fputs("</text>\n", out);
+    svg_close(out);
+}
+
+void html_chart_bars(FILE *out, const char *title, const char *xlabel, int n, const char *const *label, const double *v,
+                     const char *fmt, const char *unit)
+{
+    double hi = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i]) && v[i] > hi) hi = v[i];
+    if (n < 1) {
+        html_no_chart(out, "Nothing to show.");
+        return;
+    }
+    Frame f = {560, 34 + 26.0 * n + 44, 170, 70, 34, 44};
+    Axis ax = axis_nice(0, hi > 0 ? hi : 1, 5, 0);
+    ax.lo = 0;
+    svg_open(out, &f, "bars", 1, title);
+    fprintf(out, "<text class=\"ctitle\" x=\"%.1f\" y=\"18\">", 4.0);
+    html_esc(out, title);
+    fputs("</text>\n", out);
+    for (double t = ax.lo; t <= ax.hi + ax.step * 1e-6; t += ax.step)
+        fprintf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", fx(&f, &ax, t), fx(&f, &ax, t),
+                f.t, f.h - f.b);
+    axis_x(out, &f, &ax, xlabel);
+    for (int i = 0; i < n; i++) {
+        double y = f.t + 26.0 * i + 4, w = isfinite(v[i]) && v[i] > 0 ? fx(&f, &ax, v[i]) - f.l : 0;
+        fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", f.l - 6, y + 13);
+        esc_cut(out, label[i], 26);
+        fprintf(out, "</text><rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"18\"><title>", f.l, y, w);
+        html_esc(out, label[i]);
+        fputs("</title></rect>", out);
+        fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">", f.l + w + 5, y + 13);
+        html_num(out, fmt, v[i], 1);
+        fprintf(out, "%s</text>\n", unit);
+    }
+    svg_close(out);
+}
+
+void html_chart_scatter(FILE *out, const char *title, const char *xlabel, const char *ylabel, int n, const double *x,
+                        const double *y, double ref, const char *ref_label)
+{
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (isfinite(x[i]) && isfinite(y[i]))
+            xlo = fmin(xlo, x[i]), xhi = fmax(xhi, x[i]), ylo = fmin(ylo, y[i]), yhi = fmax(yhi, y[i]);
+    if (!isfinite(xlo)) {
+        html_no_chart(out, "No fold recorded its training time: nothing to plot.");
+        return;
+    }
+    if (isfinite(ref)) ylo = fmin(ylo, ref), yhi = fmax(yhi, ref);
+    Frame f = {560, 290, 70, 16, 30, 44};
+    Axis ax = axis_nice(xlo, xhi, 6, 0), ay = axis_nice(ylo > 0 ? 0 : ylo, yhi, 5, 0);
+    svg_open(out, &f, "scatter", isfinite(ref) ? 2 : 1, title);
+    fprintf(out, "<text class=\"ctitle\" x=\"%.1f\" y=\"18\">", f.l);
+    html_esc(out, title);
+    fputs("</text>\n", out);
+    axis_y(out, &f, &ay, 0, ylabel);
+    axis_x(out, &f, &ax, xlabel);
+    for (int i = 0; i < n; i++)
+        if (isfinite(x[i]) && isfinite(y[i]))
+            fprintf(out, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>", fx(&f, &ax, x[i]), fy(&f, &ay, y[i]));
+    if (isfinite(ref)) {
+        double ry = fy(&f, &ay, ref);
+        fprintf(out, "\n<line class=\"ref\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", f.l, f.w - f.r, ry, ry);
+        fprintf(out, "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", f.w - f.r - 4, ry - 5);
+        html_esc(out, ref_label);
+        fputs("</text>", out);
+    }
+    fputs("\n", out);
+    svg_close(out);
+}

@@ -1,0 +1,284 @@
+/*
+ * test_html.c: the HTML report (report/html*.c) as text. A run whose sweep
+ * file is named `<script>alert(1)</script>.yaml` and whose data file and
+ * run folder carry markup too leaves a final report.html (every section,
+ * one learning-curve chart of 3 series per fold for each trial, a strip
+ * plot per swept option, no reload, every such string escaped); a run
+ * killed mid-way leaves a live one (it reloads itself); `foldsweep report`
+ * writes the same page on demand. A journal written by hand gives the
+ * report of a run with a diverged, a failed, an incomplete and an unstarted
+ * trial: statuses with reasons (escaped), the divergence and the stop
+ * rule's decision marked, "incomplete" said. The browser's view of the same
+ * pages is tests/report_browser.py.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "report/report.h"
+#include "test_proc.h"
+
+static char tmp[256];
+
+/* The text of <section id="ID"> ... </section> (malloc'd; "" if absent). */
+static char *section(const char *html, const char *id)
+{
+    char open[64];
+    snprintf(open, sizeof open, "<section id=\"%s\"", id);
+    const char *a = html ? strstr(html, open) : NULL;
+    const char *b = a ? strstr(a, "</section>") : NULL;
+    return a && b ? strndup(a, (size_t)(b - a)) : strdup("");
+}
+
+static int count(const char *s, const char *sub) { return tp_count(s, sub); }
+
+/* CHECK_CONTAINS without printing a whole page when it fails. */
+#define HAS(s, sub) CHECK_MSG((s) && strstr((s), (sub)), "the text lacks \"%s\"", (sub))
+
+/* ---------------------------------------------------------------------- */
+/* A real run, with markup in every name a file gives                      */
+
+static const char *XSS_DIR = "<script>alert(1)<";            /* with the file: <script>alert(1)</script>.yaml */
+static const char *DATA_NAME = "<img src=x onerror=alert(2)>.txt"; /* the data file */
+
+static void run_report(void)
+{
+    char dir[400], sweep[600], data[600], run[600], log[400], text[2048];
+    snprintf(dir, sizeof dir, "%s/%s", tmp, XSS_DIR);
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(sweep, sizeof sweep, "%s/script>.yaml", dir);
+    snprintf(data, sizeof data, "%s/%s", tmp, DATA_NAME);
+    snprintf(run, sizeof run, "%s/run &amp; <b>", tmp);
+    snprintf(log, sizeof log, "%s/log.txt", tmp);
+    char *synth[] = {"foldsweep", "synth", "-o", data, "--proteins", "120", "--seed", "3", NULL};
+    CHECK(tp_run_argv(synth, log) == 0);
+    snprintf(text, sizeof text,
+             "data:\n  inputs: ['%s']\n  format: records\n  window: 9\n  folds: 3\n"
+             "model:\n  depth: 1\n  filters: [8, 16]\n  kernel: [3, 5]\n  dense: [0, 16]\n"
+             "training:\n  epochs: 4\n  batch_size: 16\n  seed: 5\n  early_stopping: {criterion: gl, alpha: 0.5}\n",
+             data);
+    tp_write_text(sweep, text);
+
+    char *argv[] = {"foldsweep", "run", sweep, "--out", run, "--threads", "2", NULL};
+    CHECK(tp_run_argv(argv, log) == 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/report.html", run);
+    char *html = tp_read_file(path, NULL);
+    CHECK_MSG(html != NULL, "%s was not written", path);
+    if (!html) return;
+    /* Final: complete, no reload, every section. */
+    HAS(html, "data-state=\"complete\"");
+    CHECK(!strstr(html, "http-equiv=\"refresh\""));
+    static const char *ids[] = {"leaderboard", "effects", "trials", "profile", "confusion", "identity"};
+    for (int i = 0; i < 6; i++) {
+        char *s = section(html, ids[i]);
+        CHECK_MSG(s[0], "section %s missing", ids[i]);
+        CHECK_MSG(strstr(s, "<p class=\"why\">"), "section %s has no explanation", ids[i]);
+        free(s);
+    }
+    /* 8 trials: 8 rows, 8 trial sections, each chart 3 folds x 3 series. */
+    char *board = section(html, "leaderboard"), *trials = section(html, "trials");
+    CHECK(count(board, "<tr") == 9);
+    CHECK(count(trials, "<details class=\"trial\"") == 8);
+    CHECK(count(trials, "class=\"chart curves\" data-series=\"9\"") == 8);
+    CHECK(count(trials, "<path class=\"series") == 8 * 9);
+    CHECK(count(trials, "<circle class=\"kept\"") == 24); /* one kept epoch per fold */
+    HAS(trials, "stop: gl alpha=0.5");
+    /* Options swept: filters, kernel, dense (its activation splits the same way). */
+    char *eff = section(html, "effects");
+    CHECK(count(eff, "class=\"chart strip\" data-series=\"2\"") == 3);
+    CHECK(count(eff, "class=\"chart bars\"") == 1);
+    HAS(eff, "Q3 by conv1d filters");
+    HAS(eff, "Q3 by dense units");
+    HAS(eff, "Q3 by conv1d kernel width");
+    char *prof = section(html, "profile"), *conf = section(html, "confusion"), *id = section(html, "identity");
+    CHECK(count(prof, "class=\"chart bars\"") == 1 && count(prof, "class=\"chart scatter\"") == 1);
+    CHECK(count(prof, "class=\"dot\"") == 24);
+    CHECK(count(conf, "<table class=\"cm\">") == 5);
+    CHECK(count(conf, "MCC") >= 5);
+    HAS(id, "1 MPI rank, 2 worker threads");
+    HAS(id, "<dt>backend</dt><dd>cpu");
+    HAS(id, "foldsweep</dt><dd>version ");
+    /* Escaped, never markup: the sweep's path, the data's, the run folder's. */
+    HAS(id, "&lt;script&gt;alert(1)&lt;/script&gt;.yaml");
+    HAS(id, "&lt;img src=x onerror=alert(2)&gt;.txt");
+    HAS(html, "run &amp;amp; &lt;b&gt;");
+    CHECK(!strstr(html, "<script>alert") && !strstr(html, "<img src=x") && !strstr(html, "<b>/"));
+    CHECK(count(html, "<script>") == 2); /* the page's own two */
+    free(board), free(trials), free(eff), free(prof), free(conf), free(id);
+
+    /* `foldsweep report` writes the same sections; what only the run knows is said to be missing. */
+    char out[700];
+    snprintf(out, sizeof out, "%s/copy.html", tmp);
+    char *rep[] = {"foldsweep", "report", run, "-o", out, NULL};
+    CHECK(tp_run_argv(rep, log) == 0);
+    char *copy = tp_read_file(out, NULL);
+    CHECK(copy && count(copy, "class=\"chart curves\" data-series=\"9\"") == 8);
+    CHECK(copy && strstr(copy, "ranks</dt><dd>not recorded in the journal"));
+    CHECK(copy && strstr(copy, "data-state=\"complete\""));
+    free(copy);
+    free(html);
+    CHECK(tp_run("report") == 2);
+    CHECK_CONTAINS(err_text, "missing the run folder RUN");
+    CHECK(tp_run("report '%s/nowhere'", tmp) == 1);
+    CHECK(tp_run("report '%s' -o '%s/no/such/dir/r.html'", run, tmp) == 1);
+
+    /* Killed mid-run: the live page (written after a finished trial) stays, reloading itself. */
+    char live[600], live_html[700];
+    snprintf(live, sizeof live, "%s/live", tmp);
+    snprintf(live_html, sizeof live_html, "%s/report.html", live);
+    char *argv2[] = {"foldsweep", "run", sweep, "--out", live, "--threads", "1", NULL};
+    pid_t pid = tp_spawn(argv2, log);
+    struct stat st;
+    for (int i = 0; i < 10000 && stat(live_html, &st) != 0; i++) usleep(1000);
+    kill(pid, SIGKILL);
+    int rc = tp_wait(pid);
+    char *lv = tp_read_file(live_html, NULL);
+    CHECK_MSG(lv != NULL, "no live report.html appeared");
+    if (lv && rc == 128 + SIGKILL) {
+        HAS(lv, "<meta http-equiv=\"refresh\"");
+        HAS(lv, "data-state=\"live\"");
+        HAS(lv, "The run is in progress.");
+    } else {
+        printf("note: the run ended before it was killed; the live page was not checked\n");
+    }
+    free(lv);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A journal by hand: ok, diverged, failed, incomplete, and one not started */
+
+static const char *CFG =
+    "{\"data\":{\"split\":\"kfold\"},\"model\":{\"init\":\"he\",\"layers\":["
+    "{\"activation\":\"relu\",\"filters\":%d,\"kind\":\"conv1d\",\"width\":5}],\"window\":9},"
+    "\"training\":{\"batch_size\":8,\"early_stopping\":{\"alpha\":5,\"criterion\":\"gl\"},\"epochs\":6,"
+    "\"learning_rate\":%s,\"optimizer\":\"adam\",\"seed\":1}}";
+
+static void add_trial(FsJournal *j, const char *id, int index, int filters, const char *lr)
+{
+    char cfg[800];
+    snprintf(cfg, sizeof cfg, CFG, filters, lr);
+    FsErr err = {0};
+    CHECK(journal_append_trial(j, id, index, 100, cfg, &err) == 0);
+}
+
+/* A fold of `epochs` epochs; diverged: the loss is NaN from that epoch on. */
+static void add_fold(FsJournal *j, const char *id, int fold, FsFitStatus status, int epochs, int halted)
+{
+    FsFitResult r;
+    train_result_alloc(&r, epochs);
+    r.status = status;
+    r.epochs = epochs;
+    r.best_epoch = status == FS_FIT_DIVERGED ? 1 : epochs - 1;
+    r.halted_by = halted;
+    for (int e = 0; e < epochs; e++) {
+        r.curves.train_loss[e] = 1.0f - 0.05f * (float)e;
+        r.curves.val_loss[e] = 1.0f - 0.03f * (float)e;
+        r.curves.val_q3[e] = 0.5f + 0.02f * (float)e;
+        r.curves.seconds[e] = 0.1f * (float)(e + 1);
+    }
+    if (status == FS_FIT_DIVERGED) {
+        r.diverged_epoch = epochs;
+        r.diverged_step = 41;
+        r.curves.train_loss[epochs - 1] = r.curves.val_loss[epochs - 1] = NAN;
+    }
+    r.best_val_loss = r.curves.val_loss[r.best_epoch - 1];
+    r.best_confusion[0][0] = 60, r.best_confusion[1][1] = 20, r.best_confusion[2][2] = 50;
+    r.best_confusion[0][2] = 10, r.best_confusion[2][1] = 5;
+    r.train_examples = 1000, r.seconds = 0.5, r.val_seconds = 0.1;
+    FsErr err = {0};
+    CHECK(journal_append_fold(j, id, fold, &r, NULL, &err) == 0);
+    CHECK_MSG(!err.set, "%s", err.msg);
+    train_result_free(&r);
+}
+
+static void journal_report(void)
+{
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/byhand", tmp);
+    FsJournal j;
+    FsErr err = {0};
+    CHECK(journal_open(&j, dir, &err) == 0);
+    CHECK(journal_append_run(&j, 5, 3, "q3", 0x1234abcdULL, &err) == 0);
+    add_trial(&j, "aaaa", 0, 8, "0.001");
+    for (int f = 0; f < 3; f++) add_fold(&j, "aaaa", f, FS_FIT_OK, 6, f == 1);
+    add_trial(&j, "bbbb", 1, 16, "0.5");
+    add_fold(&j, "bbbb", 0, FS_FIT_OK, 6, 0);
+    add_fold(&j, "bbbb", 1, FS_FIT_DIVERGED, 3, 0);
+    add_fold(&j, "bbbb", 2, FS_FIT_OK, 6, 0);
+    add_trial(&j, "cccc", 2, 32, "0.001");
+    CHECK(journal_append_failure(&j, "cccc", "<b>out of memory</b> & \"more\"", &err) == 0);
+    add_trial(&j, "dddd", 3, 8, "0.01");
+    add_fold(&j, "dddd", 0, FS_FIT_OK, 6, 0);
+
+    FsReportSpec spec;
+    CHECK(report_spec_from_journal(&spec, &j) == 0);
+    char path[500];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    CHECK(report_html_write_file(NULL, dir, &j, &spec, NULL, &err) == 0);
+    FsReportHtmlInfo live = {0};
+    live.live = 1;
+    char live_path[500];
+    snprintf(live_path, sizeof live_path, "%s/live.html", dir);
+    CHECK(report_html_write_file(live_path, dir, &j, &spec, &live, &err) == 0);
+    journal_close(&j);
+
+    char *html = tp_read_file(path, NULL);
+    CHECK(html != NULL);
+    if (!html) return;
+    HAS(html, "data-state=\"incomplete\"");
+    HAS(html, "3 of 5 trials finished, 7 of 15 folds recorded");
+    CHECK(!strstr(html, "http-equiv=\"refresh\""));
+    char *board = section(html, "leaderboard");
+    CHECK(count(board, "<tr class=\"bad\">") == 2);
+    HAS(board, "fold 1 diverged at epoch 3 step 41");
+    HAS(board, "&lt;b&gt;out of memory&lt;/b&gt; &amp; &quot;more&quot;");
+    HAS(board, "1 of 3 folds done");
+    CHECK(!strstr(html, "<b>out of memory"));
+    char *trials = section(html, "trials");
+    CHECK(count(trials, "<details class=\"trial\"") == 4);
+    CHECK(count(trials, "class=\"chart curves\" data-series=\"9\"") == 2);
+    CHECK(count(trials, "class=\"chart curves\" data-series=\"3\"") == 1); /* the incomplete trial's one fold */
+    CHECK(count(trials, "<text class=\"diverged\"") == 1);
+    CHECK(count(trials, "<line class=\"stop\"") == 1);
+    HAS(trials, "stop: gl alpha=5");
+    HAS(trials, "No epoch was recorded for this trial.");
+    HAS(trials, "<td>divergence</td>");
+    HAS(trials, "<td>stop rule</td>");
+    char *eff = section(html, "effects"), *prof = section(html, "profile"), *conf = section(html, "confusion");
+    HAS(eff, "Importance needs at least three complete trials");
+    CHECK(count(eff, "class=\"chart strip\"") == 2); /* filters, learning rate */
+    HAS(prof, "No profile yet");
+    CHECK(count(conf, "<table class=\"cm\">") == 1);
+    HAS(html, "<code>000000001234abcd</code>");
+    free(board), free(trials), free(eff), free(prof), free(conf), free(html);
+    html = tp_read_file(live_path, NULL);
+    CHECK(html && strstr(html, "<meta http-equiv=\"refresh\" content=\"15\">"));
+    CHECK(html && strstr(html, "data-state=\"live\""));
+    free(html);
+
+    /* An empty journal: a page that says so instead of empty charts. */
+    snprintf(dir, sizeof dir, "%s/empty", tmp);
+    CHECK(journal_open(&j, dir, &err) == 0);
+    CHECK(journal_append_run(&j, 4, 3, "q3", 1, &err) == 0);
+    CHECK(report_spec_from_journal(&spec, &j) == 0);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    report_html_write(f, dir, &j, &spec, NULL);
+    fclose(f);
+    journal_close(&j);
+    CHECK(count(text, "<svg") == 0);
+    CHECK(count(text, "No trial is in the journal yet.") == 2);
+    HAS(text, "0 of 4 trials finished");
+    free(text);
+}
+
+int main(void)
+{
+    tp_tmpdir(tmp, sizeof tmp, "html");
+    journal_report();
+    run_report();
+    return test_finish();
+}
