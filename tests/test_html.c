@@ -6,9 +6,9 @@
  * plot per swept option, no reload, every such string escaped); a run
  * killed mid-way leaves a live one (it reloads itself); `foldsweep report`
  * writes the same page on demand. A journal written by hand gives the
- * report of a run with a diverged, a failed, an incomplete and an unstarted
- * trial: statuses with reasons (escaped), the divergence and the stop
- * rule's decision marked, "incomplete" said. The browser's view of the same
+ * report of a run with a diverged, a failed, a pruned, an incomplete and an
+ * unstarted trial: statuses with reasons (escaped), the divergence, the stop
+ * rule's and the pruner's decisions marked, "incomplete" said. The browser's view of the same
  * pages is tests/report_browser.py.
  */
 #define _GNU_SOURCE
@@ -200,7 +200,7 @@ static void journal_report(void)
     FsJournal j;
     FsErr err = {0};
     CHECK(journal_open(&j, dir, &err) == 0);
-    CHECK(journal_append_run(&j, 5, 3, "q3", 0x1234abcdULL, &err) == 0);
+    CHECK(journal_append_run(&j, 6, 3, "q3", 0x1234abcdULL, &err) == 0);
     add_trial(&j, "aaaa", 0, 8, "0.001");
     for (int f = 0; f < 3; f++) add_fold(&j, "aaaa", f, FS_FIT_OK, 6, f == 1);
     add_trial(&j, "bbbb", 1, 16, "0.5");
@@ -211,6 +211,13 @@ static void journal_report(void)
     CHECK(journal_append_failure(&j, "cccc", "<b>out of memory</b> & \"more\"", &err) == 0);
     add_trial(&j, "dddd", 3, 8, "0.01");
     add_fold(&j, "dddd", 0, FS_FIT_OK, 6, 0);
+    add_trial(&j, "eeee", 4, 16, "0.01"); /* pruned inside fold 1, at epoch 3 */
+    add_fold(&j, "eeee", 0, FS_FIT_OK, 6, 0);
+    float curve[3] = {0.4f, 0.42f, 0.43f};
+    FsCutRecord cut = {.fold = 1, .epoch = 3, .rule = "median", .value = 0.43, .threshold = 0.55,
+                       .reason = "0.43 < median 0.55", .n_curve = 3, .curve = curve};
+    snprintf(cut.trial, sizeof cut.trial, "eeee");
+    CHECK(journal_append_cut(&j, &cut, &err) == 0);
 
     FsReportSpec spec;
     CHECK(report_spec_from_journal(&spec, &j) == 0);
@@ -228,16 +235,20 @@ static void journal_report(void)
     CHECK(html != NULL);
     if (!html) return;
     HAS(html, "data-state=\"incomplete\"");
-    HAS(html, "3 of 5 trials finished, 7 of 15 folds recorded");
+    HAS(html, "4 of 6 trials finished, 8 of 18 folds recorded");
     CHECK(!strstr(html, "http-equiv=\"refresh\""));
     char *board = section(html, "leaderboard");
-    CHECK(count(board, "<tr class=\"bad\">") == 2);
+    CHECK(count(board, "<tr class=\"bad\">") == 3);
+    HAS(board, "pruned (median) at fold 1 epoch 3: 0.43 &lt; median 0.55");
     HAS(board, "fold 1 diverged at epoch 3 step 41");
     HAS(board, "&lt;b&gt;out of memory&lt;/b&gt; &amp; &quot;more&quot;");
     HAS(board, "1 of 3 folds done");
     CHECK(!strstr(html, "<b>out of memory"));
     char *trials = section(html, "trials");
-    CHECK(count(trials, "<details class=\"trial\"") == 4);
+    CHECK(count(trials, "<details class=\"trial\"") == 5);
+    CHECK(count(trials, "class=\"chart curves\" data-series=\"4\"") == 1); /* fold 0, and fold 1's Q3 to the cut */
+    CHECK(count(trials, "<line class=\"pruned\"") == 1);
+    CHECK(count(trials, "not counted: the trial was pruned") == 2); /* folds 1 and 2 */
     CHECK(count(trials, "class=\"chart curves\" data-series=\"9\"") == 2);
     CHECK(count(trials, "class=\"chart curves\" data-series=\"3\"") == 1); /* the incomplete trial's one fold */
     CHECK(count(trials, "<text class=\"diverged\"") == 1);
@@ -249,6 +260,7 @@ static void journal_report(void)
     char *eff = section(html, "effects"), *prof = section(html, "profile"), *conf = section(html, "confusion");
     HAS(eff, "Importance needs at least three complete trials");
     CHECK(count(eff, "class=\"chart strip\"") == 2); /* filters, learning rate */
+    HAS(eff, "n=2, 2 not ok"); /* 16 filters: diverged, pruned */
     HAS(prof, "No profile yet");
     CHECK(count(conf, "<table class=\"cm\">") == 1);
     HAS(html, "<code>000000001234abcd</code>");

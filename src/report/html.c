@@ -49,7 +49,7 @@ static const char *CSS =
     ".series{fill:none;stroke-width:1.7;vector-effect:non-scaling-stroke;stroke-linecap:round;stroke-linejoin:round}"
     ".series.train{stroke:#0072B2;stroke-dasharray:6 3}.series.val{stroke:#D55E00}"
     ".series.q3{stroke:#009E73;stroke-dasharray:2 2}.kept{fill:none;stroke:#000;stroke-width:1.5}"
-    ".stop{stroke:#CC79A7;stroke-width:2;stroke-dasharray:4 3}.diverged{font-size:13px}"
+    ".stop{stroke:#CC79A7;stroke-width:2;stroke-dasharray:4 3}.pruned{stroke:#000;stroke-width:2;stroke-dasharray:1 3}.diverged{font-size:13px}"
     ".dot{fill:#0072B2;fill-opacity:.6;stroke:#fff;stroke-width:.6}.mean{stroke:#000;stroke-width:2.5}"
     ".bar{fill:#56B4E9}.ref{stroke:#D55E00;stroke-width:1.5;stroke-dasharray:5 3}"
     "details.trial{border-top:1px solid #eee;padding:.3em 0}details.trial>summary{cursor:pointer}"
@@ -208,7 +208,18 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
         if (!fr || !fr->r.curves.train_loss) continue;
         fc[s] = (HtmlFoldCurves){names[s], fr->r.epochs, fr->r.best_epoch, fr->r.halted_by,
                                  fr->r.status == FS_FIT_DIVERGED ? (fr->r.diverged_epoch ? fr->r.diverged_epoch : fr->r.epochs) : 0,
-                                 fr->r.curves.train_loss, fr->r.curves.val_loss, fr->r.curves.val_q3};
+                                 fr->r.curves.train_loss, fr->r.curves.val_loss, fr->r.curves.val_q3, 0};
+    }
+    /* The pruner's decision: after a fold (the mark at its last epoch), or
+     * inside one, whose curve up to the decision is in the record (the
+     * validation metric only: that is what the pruner saw). */
+    const FsCutRecord *cut = r->cut;
+    int cs = cut ? (rep->spec.predefined ? 0 : cut->fold) : -1;
+    if (cs >= 0 && cs < k && cut->epoch && cut->curve && cut->n_curve > 0) {
+        int q = rep->spec.metric != FS_METRIC_LOSS;
+        fc[cs] = (HtmlFoldCurves){names[cs], cut->n_curve, 0, 0, 0, NULL, q ? NULL : cut->curve, q ? cut->curve : NULL, 1};
+    } else if (cs >= 0 && cs < k) {
+        fc[cs].pruned = 1;
     }
     char rule[96];
     html_chart_curves(out, fc, k, stop_rule(r->config, rule, sizeof rule));
@@ -228,7 +239,8 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
         const FsFoldRecord *fr = f->present ? journal_find_fold(j, r->id, f->fold) : NULL;
         fprintf(out, "<tr><td>%s</td>", names[s]);
         if (!fr) {
-            fputs("<td>not trained yet</td><td></td><td></td><td></td><td></td><td></td><td></td></tr>\n", out);
+            fprintf(out, "<td>%s</td><td></td><td></td><td></td><td></td><td></td><td></td></tr>\n",
+                    r->cut ? "not counted: the trial was pruned" : "not trained yet");
             continue;
         }
         double train_s = fr->r.seconds - fr->r.val_seconds;
@@ -255,7 +267,8 @@ static void trials(FILE *out, const FsReport *rep, const FsJournal *j)
 {
     fputs("<section id=\"trials\"><h2>Trials</h2>\n<p class=\"why\">Per trial: training loss (dashed), validation loss "
           "(solid) and validation Q3 (dotted) per epoch for every fold on one chart; a ring marks the epoch whose "
-          "weights were kept, a vertical mark where the stop rule halted a fold, &#x2715; a divergence.</p>\n",
+          "weights were kept, a dashed vertical mark where the stop rule halted a fold, a dotted one where the pruner "
+          "stopped the trial, &#x2715; a divergence.</p>\n",
           out);
     if (!rep->n_rows) html_no_chart(out, "No trial is in the journal yet.");
     for (int i = 0; i < rep->n_rows; i++) trial(out, rep, j, &rep->rows[i], i < OPEN_TRIALS);

@@ -43,13 +43,14 @@ void html_no_chart(FILE *out, const char *why);
 typedef struct {
     const char *name; /* "fold 0", "validation split" */
     int epochs, best_epoch, halted, diverged_epoch;
-    const float *train_loss, *val_loss, *val_q3; /* epochs entries each */
+    const float *train_loss, *val_loss, *val_q3; /* epochs entries each, or NULL (not plotted) */
+    int pruned; /* the pruner stopped the trial after this fold's last epoch shown */
 } HtmlFoldCurves;
 
 /* Training and validation loss (left axis) and validation Q3 (right axis)
- * per epoch, three series per fold; the kept epoch is a ring on the
+ * per epoch, up to three series per fold; the kept epoch is a ring on the
  * validation loss, the stop rule's decision a vertical mark labelled
- * stop_rule. */
+ * stop_rule, the pruner's another. */
 void html_chart_curves(FILE *out, const HtmlFoldCurves *f, int n, const char *stop_rule);
 
 /* A strip plot: one column per category, one dot per value (y in %), the

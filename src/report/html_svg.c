@@ -164,18 +164,23 @@ static void axis_x(FILE *out, const Frame *f, const Axis *a, const char *label)
     fputs("</text>\n", out);
 }
 
-/* One legend entry at (x, y): a line sample (dash may be NULL) or a ring. */
-static double legend(FILE *out, double x, double y, const char *colour, const char *dash, int ring, const char *text)
+/* One legend entry at (*x, *y), a line sample (dash may be NULL) or a
+ * ring; an entry that would pass `right` starts a new row. */
+static void legend(FILE *out, double *x, double *y, double right, const char *colour, const char *dash, int ring,
+                   const char *text)
 {
+    double w = 28 + 6.2 * (double)strlen(text);
+    if (*x + w > right) *x = 8, *y += 15;
     if (ring)
-        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"/>", x + 9, y - 4);
+        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"/>", *x + 9,
+                *y - 4);
     else
-        fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>", x,
-                x + 18, y - 4, y - 4, colour, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
-    fprintf(out, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", x + 22, y);
+        fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>", *x,
+                *x + 18, *y - 4, *y - 4, colour, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+    fprintf(out, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", *x + 22, *y);
     html_esc(out, text);
     fputs("</text>", out);
-    return x + 30 + 6.2 * (double)strlen(text);
+    *x += w + 2;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -214,27 +219,47 @@ static void curve_path(FILE *out, const float *v, int n, const Axis *a, double s
     fputs("</title></path>\n", out);
 }
 
+static int n_series(const HtmlFoldCurves *c)
+{
+    return c->epochs > 0 ? !!c->train_loss + !!c->val_loss + !!c->val_q3 : 0;
+}
+
+/* A vertical mark at epoch e over the plot, with a tooltip. */
+static void vmark(FILE *out, const Frame *f, const Axis *ax, const char *cls, int e, const char *name, const char *what)
+{
+    double x = fx(f, ax, e);
+    fprintf(out, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>", cls, x, x, f->t,
+            f->h - f->b);
+    html_esc(out, name);
+    fprintf(out, ": %s after epoch %d</title></line>\n", what, e);
+}
+
 void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule)
 {
-    int max_e = 0, series = 0, any_ok = 0;
+    int max_e = 0, series = 0, any_ok = 0, pruned = 0;
     for (int i = 0; i < n; i++) {
-        if (fc[i].epochs > max_e) max_e = fc[i].epochs;
-        series += fc[i].epochs > 0 ? 3 : 0;
-        any_ok |= fc[i].epochs > 0 && !fc[i].diverged_epoch;
+        if (n_series(&fc[i]) && fc[i].epochs > max_e) max_e = fc[i].epochs;
+        series += n_series(&fc[i]);
+        any_ok |= n_series(&fc[i]) && !fc[i].diverged_epoch;
+        pruned |= fc[i].pruned && fc[i].epochs > 0;
     }
     double llo = INFINITY, lhi = -INFINITY, qlo = INFINITY, qhi = -INFINITY;
     for (int i = 0; i < n; i++) {
-        if (fc[i].epochs <= 0 || (any_ok && fc[i].diverged_epoch)) continue; /* a blow-up would flatten the rest */
-        range_add(&llo, &lhi, fc[i].train_loss, fc[i].epochs);
-        range_add(&llo, &lhi, fc[i].val_loss, fc[i].epochs);
-        range_add(&qlo, &qhi, fc[i].val_q3, fc[i].epochs);
+        if (!n_series(&fc[i]) || (any_ok && fc[i].diverged_epoch)) continue; /* a blow-up would flatten the rest */
+        if (fc[i].train_loss) range_add(&llo, &lhi, fc[i].train_loss, fc[i].epochs);
+        if (fc[i].val_loss) range_add(&llo, &lhi, fc[i].val_loss, fc[i].epochs);
+        if (fc[i].val_q3) range_add(&qlo, &qhi, fc[i].val_q3, fc[i].epochs);
     }
-    if (!series || !isfinite(llo)) {
-        html_no_chart(out, series ? "No finite loss was recorded: nothing to plot." : "No epoch was recorded for this trial.");
+    if (!series || (!isfinite(llo) && !isfinite(qlo))) {
+        html_no_chart(out, series ? "No finite value was recorded: nothing to plot." : "No epoch was recorded for this trial.");
         return;
     }
+    if (!isfinite(llo)) llo = 0, lhi = 1;
     if (!isfinite(qlo)) qlo = 0, qhi = 1;
-    Frame f = {560, 300, 58, 58, 34, 44};
+    /* Room for a second legend row when the entries do not fit in one. */
+    double lw = 4 * 28 + 6.2 * (10 + 8 + 6 + 10) + (stop_rule ? 28 + 6.2 * (double)strlen(stop_rule) : 0) +
+                (pruned ? 28 + 6.2 * 6 : 0);
+    Frame f = {560, 300, 58, 58, lw > 560 - 62 ? 46 : 34, 44};
     Axis ax = axis_nice(max_e > 1 ? 1 : 0, max_e > 1 ? max_e : 2, 8, 1), al = axis_nice(llo, lhi, 5, 0),
          aq = axis_nice(qlo * 100, qhi * 100, 5, 0);
     if (max_e > 1 && ax.lo < 1) ax.lo = 1; /* epochs start at 1 */
@@ -242,43 +267,40 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     axis_y(out, &f, &al, 0, "loss (cross-entropy, nats)");
     axis_y(out, &f, &aq, 1, "validation Q3 (%)");
     axis_x(out, &f, &ax, "epoch");
-    double x = f.l;
-    x = legend(out, x, 16, HTML_BLUE, "6 3", 0, "train loss");
-    x = legend(out, x, 16, HTML_VERMILLION, NULL, 0, "val loss");
-    x = legend(out, x, 16, HTML_GREEN, "2 2", 0, "val Q3");
-    x = legend(out, x, 16, NULL, NULL, 1, "kept epoch");
-    if (stop_rule) legend(out, x, 16, HTML_PURPLE, "4 3", 0, stop_rule);
+    double x = f.l, y = 13, right = f.w - 4;
+    legend(out, &x, &y, right, HTML_BLUE, "6 3", 0, "train loss");
+    legend(out, &x, &y, right, HTML_VERMILLION, NULL, 0, "val loss");
+    legend(out, &x, &y, right, HTML_GREEN, "2 2", 0, "val Q3");
+    legend(out, &x, &y, right, NULL, NULL, 1, "kept epoch");
+    if (stop_rule) legend(out, &x, &y, right, HTML_PURPLE, "4 3", 0, stop_rule);
+    if (pruned) legend(out, &x, &y, right, "#000", "1 3", 0, "pruned");
     double pw = f.w - f.l - f.r, ph = f.h - f.t - f.b, sx = pw / (ax.hi - ax.lo);
     fprintf(out, "<g class=\"curves\" transform=\"matrix(%.4f 0 0 %.5f %.3f %.3f)\">\n", sx, -ph / 1000, f.l - ax.lo * sx,
             f.h - f.b);
     char t[128];
     for (int i = 0; i < n; i++) {
-        if (fc[i].epochs <= 0) continue;
-        snprintf(t, sizeof t, "%s: training loss", fc[i].name);
-        curve_path(out, fc[i].train_loss, fc[i].epochs, &al, 1, "train", t);
-        snprintf(t, sizeof t, "%s: validation loss", fc[i].name);
-        curve_path(out, fc[i].val_loss, fc[i].epochs, &al, 1, "val", t);
-        snprintf(t, sizeof t, "%s: validation Q3", fc[i].name);
-        curve_path(out, fc[i].val_q3, fc[i].epochs, &aq, 100, "q3", t);
+        const HtmlFoldCurves *c = &fc[i];
+        if (c->epochs <= 0) continue;
+        snprintf(t, sizeof t, "%s: training loss", c->name);
+        if (c->train_loss) curve_path(out, c->train_loss, c->epochs, &al, 1, "train", t);
+        snprintf(t, sizeof t, "%s: validation loss", c->name);
+        if (c->val_loss) curve_path(out, c->val_loss, c->epochs, &al, 1, "val", t);
+        snprintf(t, sizeof t, "%s: validation Q3", c->name);
+        if (c->val_q3) curve_path(out, c->val_q3, c->epochs, &aq, 100, "q3", t);
     }
     fputs("</g>\n", out);
     for (int i = 0; i < n; i++) {
         const HtmlFoldCurves *c = &fc[i];
         int b = c->best_epoch;
-        if (b >= 1 && b <= c->epochs && isfinite(c->val_loss[b - 1])) {
+        if (c->val_loss && b >= 1 && b <= c->epochs && isfinite(c->val_loss[b - 1])) {
             double v = c->val_loss[b - 1];
             v = v > al.hi ? al.hi : v < al.lo ? al.lo : v;
             fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"><title>", fx(&f, &ax, b), fy(&f, &al, v));
             html_esc(out, c->name);
             fprintf(out, ": kept epoch %d</title></circle>\n", b);
         }
-        if (c->halted && c->epochs >= 1) {
-            double hx = fx(&f, &ax, c->epochs);
-            fprintf(out, "<line class=\"stop\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>", hx, hx, f.t,
-                    f.h - f.b);
-            html_esc(out, c->name);
-            fprintf(out, ": the stop rule halted training after epoch %d</title></line>\n", c->epochs);
-        }
+        if (c->halted && c->epochs >= 1) vmark(out, &f, &ax, "stop", c->epochs, c->name, "the stop rule halted training");
+        if (c->pruned && c->epochs >= 1) vmark(out, &f, &ax, "pruned", c->epochs, c->name, "the pruner stopped the trial");
         if (c->diverged_epoch >= 1) {
             int e = c->diverged_epoch <= max_e ? c->diverged_epoch : max_e;
             fprintf(out, "<text class=\"diverged\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&#x2715;<title>",
@@ -403,7 +425,7 @@ void html_chart_scatter(FILE *out, const char *title, const char *xlabel, const 
         return;
     }
     if (isfinite(ref)) ylo = fmin(ylo, ref), yhi = fmax(yhi, ref);
-    Frame f = {560, 290, 70, 16, 30, 44};
+    Frame f = {560, 290, 70, 30, 30, 44};
     Axis ax = axis_nice(xlo, xhi, 6, 0), ay = axis_nice(ylo > 0 ? 0 : ylo, yhi, 5, 0);
     svg_open(out, &f, "scatter", isfinite(ref) ? 2 : 1, title);
     fprintf(out, "<text class=\"ctitle\" x=\"%.1f\" y=\"18\">", f.l);
