@@ -167,7 +167,7 @@ void progress_trial_pruned(FsProgress *p, int n_skipped)
 void profile_print(FILE *out, const FsProfile *p)
 {
     double worker = p->wall_seconds * p->threads;
-    double idle = worker - p->train_seconds - p->val_seconds;
+    double idle = worker - p->train_seconds - p->val_seconds - p->pruned_seconds;
     if (idle < 0) idle = 0;
     fprintf(out, "profile:\n");
     fprintf(out, "  loading and preparing data  %9.2f s\n", p->data_seconds);
@@ -175,6 +175,9 @@ void profile_print(FILE *out, const FsProfile *p)
             worker > 0 ? 100.0 * p->train_seconds / worker : 0.0);
     fprintf(out, "  validating                  %9.2f s  (%4.1f%%)\n", p->val_seconds,
             worker > 0 ? 100.0 * p->val_seconds / worker : 0.0);
+    if (p->pruned_seconds > 0)
+        fprintf(out, "  folds of pruned trials      %9.2f s  (%4.1f%%; trained up to the cut, not kept)\n", p->pruned_seconds,
+                worker > 0 ? 100.0 * p->pruned_seconds / worker : 0.0);
     fprintf(out, "  writing the journal         %9.2f s\n", p->journal_seconds);
     fprintf(out, "  idle workers                %9.2f s  (%4.1f%%; %d thread%s x %.2f s wall)\n", idle,
             worker > 0 ? 100.0 * idle / worker : 0.0, p->threads, p->threads == 1 ? "" : "s", p->wall_seconds);
@@ -187,16 +190,16 @@ int profile_write(const char *dir, const FsProfile *p, FsErr *err)
     char path[4200], *text = NULL;
     size_t len = 0;
     double worker = p->wall_seconds * p->threads;
-    double idle = worker - p->train_seconds - p->val_seconds;
+    double idle = worker - p->train_seconds - p->val_seconds - p->pruned_seconds;
     FILE *f = open_memstream(&text, &len);
     if (!f) return fs_err_set(err, "%s: cannot write the profile: out of memory", dir), -1;
     fprintf(f,
             "{\"data_seconds\":%.3f,\"train_seconds\":%.3f,\"validation_seconds\":%.3f,"
             "\"journal_seconds\":%.3f,\"wall_seconds\":%.3f,\"threads\":%d,\"idle_seconds\":%.3f,"
-            "\"train_examples\":%.0f,\"examples_per_second\":%.1f,\"folds\":%d}\n",
+            "\"train_examples\":%.0f,\"examples_per_second\":%.1f,\"folds\":%d,\"pruned_seconds\":%.3f}\n",
             p->data_seconds, p->train_seconds, p->val_seconds, p->journal_seconds, p->wall_seconds, p->threads,
             idle > 0 ? idle : 0.0, p->train_examples,
-            p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds);
+            p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds, p->pruned_seconds);
     fclose(f);
     snprintf(path, sizeof path, "%s/profile.json", dir);
     int rc = fs_write_file_atomic(path, text, len, err);

@@ -51,6 +51,7 @@ typedef struct {
     int threads;
     double train_examples;
     int folds;
+    double pruned_seconds;  /* training of folds cut by the pruner (rank 0's own; not a result) */
 } FsProfile;
 
 void profile_print(FILE *out, const FsProfile *p);

@@ -331,6 +331,8 @@ static int pruned_fold(RunState *st, int i)
     if (st->res[i].status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
     run_pruning_decide(st);
     if (st->job_slot[i] < run_pruning_cut_slot(st, t)) return 0;
+    st->pruned_seconds += st->res[i].seconds;
+    st->train_examples += (double)st->res[i].train_examples; /* work done, if thrown away */
     train_result_drop_weights(&st->res[i]);
     progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
     return 1;
@@ -394,7 +396,7 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     /* Leaderboard files and the profile, even after an interruption: what
      * is in the journal is ranked. */
     FsProfile prof = {st->t_data, st->busy - st->val, st->val, st->j.write_seconds, train_wall, threads,
-                      st->train_examples, st->prog.folds_done};
+                      st->train_examples, st->prog.folds_done, st->pruned_seconds};
     FsErr err = {0};
     if (!st->io_failed && run_models_prune(st, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);

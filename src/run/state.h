@@ -61,7 +61,7 @@ typedef struct {
     FsDataset test;    /* the sweep's test set (sw.has_test), loaded and checked at open */
     char test_desc[512];
     /* For the profile. */
-    double t_data, busy, val, train_examples;
+    double t_data, busy, val, train_examples, pruned_seconds;
 } RunState;
 
 /* Loads the sweep and data, claims the run folder, opens the journal and
