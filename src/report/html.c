@@ -56,7 +56,7 @@ static const char *CSS =
     "pre{white-space:pre-wrap;word-break:break-all;font-size:.8em;background:#f5f5f5;padding:.5em;max-height:30em;"
     "overflow:auto}p.nochart{font-style:italic;color:var(--muted)}.cms{display:flex;flex-wrap:wrap;gap:1.5em}"
     "table.cm td{text-align:center;min-width:4.5em}table.cm td.dark{color:#fff}"
-    "@media (max-width:600px){body{font-size:14px;padding:0 8px}th,td{padding:.2em .3em}}";
+    "@media (max-width:600px){body{font-size:14px;padding:0 8px}th,td{padding:.2em .3em;white-space:nowrap}}";
 
 /* Script errors land in an attribute of <html>, so a test reading the DOM
  * (or a user's inspector) sees them; it goes first so it hears the rest. */
