@@ -247,12 +247,12 @@ static void journal_report(void)
     char *trials = section(html, "trials");
     CHECK(count(trials, "<details class=\"trial\"") == 5);
     CHECK(count(trials, "class=\"chart curves\" data-series=\"4\"") == 1); /* fold 0, and fold 1's Q3 to the cut */
-    CHECK(count(trials, "<line class=\"pruned\"") == 1);
+    CHECK(count(trials, "<path class=\"pruned\"") == 1);
     CHECK(count(trials, "not counted: the trial was pruned") == 2); /* folds 1 and 2 */
     CHECK(count(trials, "class=\"chart curves\" data-series=\"9\"") == 2);
     CHECK(count(trials, "class=\"chart curves\" data-series=\"3\"") == 1); /* the incomplete trial's one fold */
     CHECK(count(trials, "<text class=\"diverged\"") == 1);
-    CHECK(count(trials, "<line class=\"stop\"") == 1);
+    CHECK(count(trials, "<path class=\"stop\"") == 1);
     HAS(trials, "stop: gl alpha=5");
     HAS(trials, "No epoch was recorded for this trial.");
     HAS(trials, "<td>divergence</td>");

@@ -36,7 +36,8 @@ static const char *CSS =
     ".banner.live{border-color:#0072B2;background:#edf5fb}.banner.ok{border-color:#009E73;background:#ecf8f4}"
     ".scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.88em}"
     "th,td{padding:.25em .5em;border-bottom:1px solid #eee;text-align:left;vertical-align:top}"
-    "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "td.n,th.n,table.folds td:nth-child(n+5),table.folds th:nth-child(n+5),table.folds td:nth-child(3)"
+    "{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "th button{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit}"
     "th[aria-sort=ascending] button::after{content:' \\25B2'}th[aria-sort=descending] button::after{content:' \\25BC'}"
     "tr.bad td.st{font-weight:600;color:#B34700}td.reason{max-width:28em}"
@@ -45,7 +46,7 @@ static const char *CSS =
     "svg.chart{width:100%;max-width:760px;min-width:440px;height:auto;display:block}"
     "svg text{font-family:inherit}.tick{font-size:11px;fill:#333}.label{font-size:12px;fill:#111}"
     ".legend{font-size:11px;fill:#111}.ctitle{font-size:13px;font-weight:600}.note{font-size:10px;fill:#555}"
-    ".grid{stroke:#e6e6e6}.axis{stroke:#888}"
+    ".grid{stroke:#e6e6e6;fill:none}.axis{stroke:#888}"
     ".series{fill:none;stroke-width:1.7;vector-effect:non-scaling-stroke;stroke-linecap:round;stroke-linejoin:round}"
     ".series.train{stroke:#0072B2;stroke-dasharray:6 3}.series.val{stroke:#D55E00}"
     ".series.q3{stroke:#009E73;stroke-dasharray:2 2}.kept{fill:none;stroke:#000;stroke-width:1.5}"
@@ -230,9 +231,8 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
         html_esc(out, r->reason);
         fputs("</p>\n", out);
     }
-    fputs("<div class=\"scroll\"><table><thead><tr><th>fold</th><th>status</th><th class=\"n\">kept / epochs</th>"
-          "<th>ended by</th><th class=\"n\">val Q3 (%)</th><th class=\"n\">val loss</th><th class=\"n\">seconds</th>"
-          "<th class=\"n\">examples/s</th></tr></thead><tbody>\n",
+    fputs("<div class=\"scroll\"><table class=\"folds\"><thead><tr><th>fold</th><th>status</th><th>kept / epochs</th>"
+          "<th>ended by</th><th>val Q3 (%)</th><th>val loss</th><th>seconds</th><th>examples/s</th></tr></thead><tbody>\n",
           out);
     for (int s = 0; s < k; s++) {
         const FsReportFold *f = &r->folds[s];
@@ -248,12 +248,12 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
                             : fr->r.status == FS_FIT_FAILED ? "failure"
                             : fr->r.halted_by           ? "stop rule"
                                                         : "epoch limit";
-        fprintf(out, "<td>%s</td><td class=\"n\">%d / %d</td><td>%s</td><td class=\"n\">", train_status_name(fr->r.status),
-                fr->r.best_epoch, fr->r.epochs, ended);
+        fprintf(out, "<td>%s</td><td>%d / %d</td><td>%s</td><td>", train_status_name(fr->r.status), fr->r.best_epoch,
+                fr->r.epochs, ended);
         html_num(out, "%.2f", f->q3, 100);
-        fputs("</td><td class=\"n\">", out);
+        fputs("</td><td>", out);
         html_num(out, "%.4f", f->loss, 1);
-        fprintf(out, "</td><td class=\"n\">%.2f</td><td class=\"n\">", fr->r.seconds);
+        fprintf(out, "</td><td>%.2f</td><td>", fr->r.seconds);
         html_num(out, "%.0f", train_s > 0 ? (double)fr->r.train_examples / train_s : NAN, 1);
         fputs("</td></tr>\n", out);
     }

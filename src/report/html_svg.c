@@ -15,6 +15,8 @@
 
 #include "report/html_int.h"
 
+#define MAX_POINTS 120 /* per learning curve: more epochs are drawn every k-th */
+
 /* ---------------------------------------------------------------------- */
 /* Text                                                                     */
 
@@ -134,19 +136,23 @@ static void svg_open(FILE *out, const Frame *f, const char *kind, int series, co
 
 static void svg_close(FILE *out) { fputs("</svg></figure>\n", out); }
 
-/* Horizontal grid lines and tick labels on the left (or right) edge. */
+/* Horizontal grid lines (one path) and tick labels on the left (or right) edge. */
 static void axis_y(FILE *out, const Frame *f, const Axis *a, int right, const char *label)
 {
     double x = right ? f->w - f->r : f->l;
-    for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step) {
-        double y = fy(f, a, v);
-        if (!right) fprintf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", f->l, f->w - f->r, y, y);
-        fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%.*f</text>\n", right ? x + 5 : x - 5,
-                y + 4, right ? "start" : "end", a->decimals, fabs(v) < a->step * 1e-9 ? 0.0 : v);
+    if (!right) {
+        fputs("<path class=\"grid\" d=\"", out);
+        for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step)
+            fprintf(out, "M%.1f %.1fH%.1f", f->l, fy(f, a, v), f->w - f->r);
+        fputs("\"/>\n", out);
     }
+    fprintf(out, "<g class=\"tick\" text-anchor=\"%s\">", right ? "start" : "end");
+    for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step)
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">%.*f</text>", right ? x + 5 : x - 5, fy(f, a, v) + 4, a->decimals,
+                fabs(v) < a->step * 1e-9 ? 0.0 : v);
     double cy = (f->t + f->h - f->b) / 2, lx = right ? f->w - 10 : 14;
-    fprintf(out, "<text class=\"label\" transform=\"translate(%.1f %.1f) rotate(%d)\" text-anchor=\"middle\">", lx, cy,
-            right ? 90 : -90);
+    fprintf(out, "</g>\n<text class=\"label\" transform=\"translate(%.1f %.1f) rotate(%d)\" text-anchor=\"middle\">", lx,
+            cy, right ? 90 : -90);
     html_esc(out, label);
     fputs("</text>\n", out);
 }
@@ -154,11 +160,12 @@ static void axis_y(FILE *out, const Frame *f, const Axis *a, int right, const ch
 static void axis_x(FILE *out, const Frame *f, const Axis *a, const char *label)
 {
     double y = f->h - f->b;
-    fprintf(out, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", f->l, f->w - f->r, y, y);
+    fprintf(out, "<path class=\"axis\" d=\"M%.1f %.1fH%.1f\"/><g class=\"tick\" text-anchor=\"middle\">", f->l, y,
+            f->w - f->r);
     for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step)
-        fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>", fx(f, a, v), y + 16,
-                a->decimals, fabs(v) < a->step * 1e-9 ? 0.0 : v);
-    fprintf(out, "\n<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (f->l + f->w - f->r) / 2,
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">%.*f</text>", fx(f, a, v), y + 16, a->decimals,
+                fabs(v) < a->step * 1e-9 ? 0.0 : v);
+    fprintf(out, "</g>\n<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (f->l + f->w - f->r) / 2,
             f->h - 6);
     html_esc(out, label);
     fputs("</text>\n", out);
@@ -196,12 +203,15 @@ static void range_add(double *lo, double *hi, const float *v, int n)
 }
 
 /* One series as a path in the scaled group: x = epoch, y = thousandths of the axis. */
-static void curve_path(FILE *out, const float *v, int n, const Axis *a, double scale, const char *cls, const char *title)
+/* One series as a path in the scaled group: x = epoch, y = thousandths of
+ * the axis. Every `stride`-th epoch and the last are drawn (long runs stay
+ * a few kilobytes per chart). */
+static void curve_path(FILE *out, const float *v, int n, const Axis *a, double scale, int stride, const char *cls)
 {
     fprintf(out, "<path class=\"series %s\" d=\"", cls);
     int prev_x = 0;
     long prev_y = 0, have = 0;
-    for (int e = 1; e <= n; e++) {
+    for (int e = 1; e <= n; e = e + stride <= n || e == n ? e + stride : n) {
         double x = v[e - 1] * scale;
         if (!isfinite(v[e - 1])) {
             have = 0; /* a gap: the next finite point starts a new piece */
@@ -210,13 +220,11 @@ static void curve_path(FILE *out, const float *v, int n, const Axis *a, double s
         double u = (x - a->lo) / (a->hi - a->lo) * 1000;
         long y = lround(u < -5 ? -5 : u > 1005 ? 1005 : u);
         if (!have) fprintf(out, "M%d %ld", e, y);
-        else fprintf(out, "l%d%s%ld", e - prev_x, y - prev_y < 0 ? "" : " ", y - prev_y);
-        prev_x = e, prev_y = y, have = 1;
+        else fprintf(out, "%s%d%s%ld", have == 1 ? "l" : " ", e - prev_x, y - prev_y < 0 ? "" : " ", y - prev_y);
+        prev_x = e, prev_y = y, have++;
     }
     if (n == 1 && isfinite(v[0])) fputs("h0.01", out); /* one epoch: a dot (round caps) */
-    fputs("\"><title>", out);
-    html_esc(out, title);
-    fputs("</title></path>\n", out);
+    fputs("\"/>", out);
 }
 
 static int n_series(const HtmlFoldCurves *c)
@@ -227,11 +235,9 @@ static int n_series(const HtmlFoldCurves *c)
 /* A vertical mark at epoch e over the plot, with a tooltip. */
 static void vmark(FILE *out, const Frame *f, const Axis *ax, const char *cls, int e, const char *name, const char *what)
 {
-    double x = fx(f, ax, e);
-    fprintf(out, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>", cls, x, x, f->t,
-            f->h - f->b);
+    fprintf(out, "<path class=\"%s\" d=\"M%.1f %.1fV%.1f\"><title>", cls, fx(f, ax, e), f->t, f->h - f->b);
     html_esc(out, name);
-    fprintf(out, ": %s after epoch %d</title></line>\n", what, e);
+    fprintf(out, ": %s after epoch %d</title></path>\n", what, e);
 }
 
 void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule)
@@ -277,16 +283,17 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     double pw = f.w - f.l - f.r, ph = f.h - f.t - f.b, sx = pw / (ax.hi - ax.lo);
     fprintf(out, "<g class=\"curves\" transform=\"matrix(%.4f 0 0 %.5f %.3f %.3f)\">\n", sx, -ph / 1000, f.l - ax.lo * sx,
             f.h - f.b);
-    char t[128];
-    for (int i = 0; i < n; i++) {
+    int stride = (max_e + MAX_POINTS - 1) / MAX_POINTS;
+    for (int i = 0; i < n; i++) { /* one group per fold: its name is the tooltip */
         const HtmlFoldCurves *c = &fc[i];
-        if (c->epochs <= 0) continue;
-        snprintf(t, sizeof t, "%s: training loss", c->name);
-        if (c->train_loss) curve_path(out, c->train_loss, c->epochs, &al, 1, "train", t);
-        snprintf(t, sizeof t, "%s: validation loss", c->name);
-        if (c->val_loss) curve_path(out, c->val_loss, c->epochs, &al, 1, "val", t);
-        snprintf(t, sizeof t, "%s: validation Q3", c->name);
-        if (c->val_q3) curve_path(out, c->val_q3, c->epochs, &aq, 100, "q3", t);
+        if (!n_series(c)) continue;
+        fputs("<g><title>", out);
+        html_esc(out, c->name);
+        fputs("</title>", out);
+        if (c->train_loss) curve_path(out, c->train_loss, c->epochs, &al, 1, stride, "train");
+        if (c->val_loss) curve_path(out, c->val_loss, c->epochs, &al, 1, stride, "val");
+        if (c->val_q3) curve_path(out, c->val_q3, c->epochs, &aq, 100, stride, "q3");
+        fputs("</g>\n", out);
     }
     fputs("</g>\n", out);
     for (int i = 0; i < n; i++) {
@@ -299,8 +306,8 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
             html_esc(out, c->name);
             fprintf(out, ": kept epoch %d</title></circle>\n", b);
         }
-        if (c->halted && c->epochs >= 1) vmark(out, &f, &ax, "stop", c->epochs, c->name, "the stop rule halted training");
-        if (c->pruned && c->epochs >= 1) vmark(out, &f, &ax, "pruned", c->epochs, c->name, "the pruner stopped the trial");
+        if (c->halted && c->epochs >= 1) vmark(out, &f, &ax, "stop", c->epochs, c->name, "stop rule halted it");
+        if (c->pruned && c->epochs >= 1) vmark(out, &f, &ax, "pruned", c->epochs, c->name, "pruner stopped the trial");
         if (c->diverged_epoch >= 1) {
             int e = c->diverged_epoch <= max_e ? c->diverged_epoch : max_e;
             fprintf(out, "<text class=\"diverged\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&#x2715;<title>",
@@ -339,7 +346,7 @@ void html_chart_strip(FILE *out, const HtmlStrip *s)
     fputs("</text>\n", out);
     axis_y(out, &f, &ay, 0, s->ylabel);
     double base = f.h - f.b, band = (f.w - f.l - f.r) / s->n_cat;
-    fprintf(out, "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>\n", f.l, f.w - f.r, base, base);
+    fprintf(out, "<path class=\"axis\" d=\"M%.1f %.1fH%.1f\"/>\n", f.l, base, f.w - f.r);
     for (int c = 0; c < s->n_cat; c++) {
         double cx = fx(&f, &ax, c + 0.5), sum = 0;
         int k = 0;
@@ -395,9 +402,10 @@ void html_chart_bars(FILE *out, const char *title, const char *xlabel, int n, co
     fprintf(out, "<text class=\"ctitle\" x=\"%.1f\" y=\"18\">", 4.0);
     html_esc(out, title);
     fputs("</text>\n", out);
+    fputs("<path class=\"grid\" d=\"", out);
     for (double t = ax.lo; t <= ax.hi + ax.step * 1e-6; t += ax.step)
-        fprintf(out, "<line class=\"grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", fx(&f, &ax, t), fx(&f, &ax, t),
-                f.t, f.h - f.b);
+        fprintf(out, "M%.1f %.1fV%.1f", fx(&f, &ax, t), f.t, f.h - f.b);
+    fputs("\"/>", out);
     axis_x(out, &f, &ax, xlabel);
     for (int i = 0; i < n; i++) {
         double y = f.t + 26.0 * i + 4, w = isfinite(v[i]) && v[i] > 0 ? fx(&f, &ax, v[i]) - f.l : 0;
