@@ -1,0 +1,136 @@
+/*
+ * fuzz_proto.c: the coordinator-worker message decoders (proto_check and
+ * proto_decode_*), the bytes rank 0 and the workers take from MPI.
+ *
+ * Input: one byte choosing the MPI tag the message "came with" (the eight
+ * kinds and two unknown tags), then the message. Every decoder sees every
+ * message, since each must refuse another kind by itself. A message a
+ * decoder accepts is encoded again and must decode again to the same
+ * values: what rank 0 accepts, it could also have sent.
+ */
+#include "fuzz_util.h"
+#include "mpi/mpi.h"
+
+static FsWorkItem items[FS_PROTO_MAX_ITEMS], again[FS_PROTO_MAX_ITEMS];
+static float q3[FS_PROTO_MAX_EPOCHS], loss[FS_PROTO_MAX_EPOCHS], q3_2[FS_PROTO_MAX_EPOCHS],
+    loss_2[FS_PROTO_MAX_EPOCHS];
+
+static void same_items(const FsWorkItem *a, const FsWorkItem *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        FUZZ_REQUIRE(a[i].trial == b[i].trial && a[i].fold == b[i].fold && !strcmp(a[i].id, b[i].id));
+}
+
+static void request(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    int32_t cap, cap2;
+    int k, k2;
+    if (proto_decode_request(p, n, &cap, items, &k, why, sizeof why)) return;
+    proto_encode_request(b, cap, items, k);
+    FUZZ_REQUIRE(proto_decode_request(b->p, b->n, &cap2, again, &k2, why, sizeof why) == 0);
+    FUZZ_REQUIRE(cap2 == cap && k2 == k);
+    same_items(items, again, k);
+}
+
+static void trials(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    int k, k2;
+    if (proto_decode_trials(p, n, items, &k, why, sizeof why)) return;
+    FUZZ_REQUIRE(k >= 0 && k <= FS_PROTO_MAX_ITEMS);
+    proto_encode_trials(b, items, k);
+    FUZZ_REQUIRE(proto_decode_trials(b->p, b->n, again, &k2, why, sizeof why) == 0 && k2 == k);
+    same_items(items, again, k);
+}
+
+static void result(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    FsWorkItem it, it2;
+    FsFitResult r, r2;
+    if (proto_decode_result(p, n, &it, &r, why, sizeof why)) return;
+    char bad[160];
+    FUZZ_REQUIRE(train_result_check(&r, bad, sizeof bad) == 0);
+    FUZZ_REQUIRE(r.n_weights >= 0 && (r.n_weights == 0) == (r.weights == NULL));
+    proto_encode_result(b, &it, &r);
+    int rc = proto_decode_result(b->p, b->n, &it2, &r2, why, sizeof why);
+    if (rc) fprintf(stderr, "re-encoded RESULT refused: %s\n", why);
+    FUZZ_REQUIRE(rc == 0);
+    same_items(&it, &it2, 1);
+    FUZZ_REQUIRE(r2.status == r.status && r2.epochs == r.epochs && r2.best_epoch == r.best_epoch &&
+                 r2.diverged_step == r.diverged_step && !strcmp(r2.message, r.message));
+    FUZZ_REQUIRE(!memcmp(r2.best_confusion, r.best_confusion, sizeof r.best_confusion));
+    for (int e = 0; e < r.epochs; e++)
+        FUZZ_REQUIRE(!memcmp(&r2.curves.train_loss[e], &r.curves.train_loss[e], sizeof(float)) &&
+                     !memcmp(&r2.curves.seconds[e], &r.curves.seconds[e], sizeof(float)));
+    train_result_free(&r2);
+    train_result_free(&r);
+}
+
+static void error_msg(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256], msg[1001], msg2[1001];
+    if (proto_decode_error(p, n, msg, sizeof msg, why, sizeof why)) return;
+    proto_encode_error(b, msg);
+    FUZZ_REQUIRE(proto_decode_error(b->p, b->n, msg2, sizeof msg2, why, sizeof why) == 0 && !strcmp(msg, msg2));
+    /* A short buffer truncates and stays terminated. */
+    char tiny[4];
+    FUZZ_REQUIRE(proto_decode_error(p, n, tiny, sizeof tiny, why, sizeof why) == 0 && strlen(tiny) < sizeof tiny);
+}
+
+static void stop(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    int32_t cancel, code, cancel2, code2;
+    if (proto_decode_stop(p, n, &cancel, &code, why, sizeof why)) return;
+    FUZZ_REQUIRE(code >= 0 && code <= 3);
+    proto_encode_stop(b, cancel, code);
+    FUZZ_REQUIRE(proto_decode_stop(b->p, b->n, &cancel2, &code2, why, sizeof why) == 0);
+    FUZZ_REQUIRE(cancel2 == cancel && code2 == code);
+}
+
+static void epoch(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    FsWorkItem it, it2;
+    int32_t first, count, first2, count2;
+    if (proto_decode_epoch(p, n, &it, &first, &count, q3, loss, why, sizeof why)) return;
+    FUZZ_REQUIRE(first >= 1 && count >= 1 && count <= FS_PROTO_MAX_EPOCHS);
+    proto_encode_epoch(b, &it, first, count, q3, loss);
+    FUZZ_REQUIRE(proto_decode_epoch(b->p, b->n, &it2, &first2, &count2, q3_2, loss_2, why, sizeof why) == 0);
+    same_items(&it, &it2, 1);
+    FUZZ_REQUIRE(first2 == first && count2 == count);
+    FUZZ_REQUIRE(!memcmp(q3, q3_2, (size_t)count * sizeof *q3) && !memcmp(loss, loss_2, (size_t)count * sizeof *loss));
+}
+
+static void prune(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    FsWorkItem it, it2;
+    if (proto_decode_prune(p, n, &it, why, sizeof why)) return;
+    proto_encode_prune(b, &it);
+    FUZZ_REQUIRE(proto_decode_prune(b->p, b->n, &it2, why, sizeof why) == 0);
+    same_items(&it, &it2, 1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    int tag = FS_MSG_REQUEST + data[0] % 10;
+    const uint8_t *p = data + 1;
+    size_t n = size - 1;
+    char why[256];
+    if (proto_check(p, n, tag, why, sizeof why) == 0) FUZZ_REQUIRE(n >= FS_PROTO_HEADER);
+    (void)proto_kind_name(tag);
+    FsBuf b = {0};
+    request(p, n, &b);
+    trials(p, n, &b);
+    result(p, n, &b);
+    error_msg(p, n, &b);
+    stop(p, n, &b);
+    epoch(p, n, &b);
+    prune(p, n, &b);
+    buf_free(&b);
+    return 0;
+}
