@@ -28,7 +28,21 @@ typedef struct {
     float *q3, *loss;  /* a decoded EPOCH's values */
     int cuts_seen;     /* st->cuts_made when worker ranks were last told */
     int local_inflight;
+    int jobs_known;    /* st->n_jobs when owner and job_of were last brought up to date */
 } Coord;
+
+/* Jobs listed since (a new batch of the sampler): queued, and findable by
+ * (trial, fold) (lock held). */
+static int fold_slot(const RunState *st, int fold);
+static void sync_jobs(Coord *c)
+{
+    RunState *st = c->st;
+    for (; c->jobs_known < st->n_jobs; c->jobs_known++) {
+        int i = c->jobs_known;
+        c->owner[i] = -1;
+        c->job_of[st->job_trial[i] * st->n_fold_ids + fold_slot(st, st->jobs[i].fold)] = i;
+    }
+}
 
 /* A job lost this often (refused, or its result never came) stops the run:
  * the cause is on the worker's side, and queueing it forever would hang. */
@@ -45,8 +59,11 @@ static const FsJob *local_next(void *ctx, int *id)
     pthread_mutex_lock(&st->lock);
     int i = -1;
     while (!*run_stop_flag() && !st->io_failed) {
+        sync_jobs(c);
         i = state_take_job(st);
-        if (i >= 0 || state_queue_empty(st)) break;
+        /* Nothing queued: done, unless a running fold may still bring the
+         * sampler's next batch. */
+        if (i >= 0 || (state_queue_empty(st) && !(run_sampler_more(st) && state_running(st)))) break;
         /* With pruning, queued folds wait for the fold before them in their
          * trial. Timed: a signal handler sets the stop flag but cannot wake
          * a condition variable. */
@@ -118,6 +135,7 @@ static void send_trials(Coord *c, int rank, int capacity)
     int n = 0;
     pthread_mutex_lock(&st->lock);
     int i;
+    sync_jobs(c);
     while (n < capacity && !*run_stop_flag() && (i = state_take_job(st)) >= 0) {
         c->owner[i] = rank;
         c->inflight[rank]++;
@@ -324,20 +342,18 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     memset(&c, 0, sizeof c);
     c.st = st;
     c.m = m;
-    c.owner = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    /* Sized for every job the run may list (the sampler adds batches). */
+    c.owner = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
     c.inflight = fs_calloc((size_t)m->size, sizeof(int));
-    c.lost = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
-    c.seen = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
+    c.lost = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
+    c.seen = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
     c.held = fs_calloc(FS_PROTO_MAX_ITEMS, sizeof *c.held);
     c.q3 = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
     c.loss = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
     size_t slots = (size_t)st->sw.n_trials * (size_t)st->n_fold_ids + 1;
     c.job_of = fs_malloc(slots * sizeof(int));
     for (size_t s = 0; s < slots; s++) c.job_of[s] = -1;
-    for (int i = 0; i < st->n_jobs; i++) {
-        c.owner[i] = -1;
-        c.job_of[st->job_trial[i] * st->n_fold_ids + fold_slot(st, st->jobs[i].fold)] = i;
-    }
+    sync_jobs(&c);
     (void)o;
     (void)out;
     FsPoolSource src = {local_next, local_done, &c};
@@ -398,6 +414,7 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
             /* Done when nothing is queued or (after a stop) nothing is out
              * on worker ranks; a cancel after the grace period ends it now. */
             pthread_mutex_lock(&st->lock);
+            sync_jobs(&c);
             if (st->pruner) {
                 run_pruning_poll_local(st);
                 run_pruning_decide(st);

@@ -154,6 +154,13 @@ void progress_fold_finished(FsProgress *p, int counted, const char *id, double m
     pthread_mutex_unlock(&p->lock);
 }
 
+void progress_add_folds(FsProgress *p, int n)
+{
+    pthread_mutex_lock(&p->lock);
+    p->folds_total += n;
+    pthread_mutex_unlock(&p->lock);
+}
+
 void progress_trial_pruned(FsProgress *p, int n_skipped)
 {
     pthread_mutex_lock(&p->lock);

@@ -40,6 +40,8 @@ void progress_fold_finished(FsProgress *p, int counted, const char *id, double m
 /* A pruned trial: n of its queued folds will never run (they count as done),
  * and the trial counts as done. */
 void progress_trial_pruned(FsProgress *p, int n_skipped);
+/* A new batch of the sampler: n more folds to train. */
+void progress_add_folds(FsProgress *p, int n);
 
 /* Where the time of a run went. */
 typedef struct {

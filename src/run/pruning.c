@@ -139,19 +139,16 @@ void run_pruning_open(RunState *st)
 {
     const FsSweep *sw = &st->sw;
     int nt = sw->n_trials, K = st->n_fold_ids;
-    st->job_slot = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
-    st->job_state = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
-    st->job_prune = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
-    st->job_progress = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
-    st->job_fed = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
-    st->order = fs_calloc((size_t)st->n_jobs + 1, sizeof(int));
-    st->n_queued = st->n_jobs;
-    for (int i = 0; i < st->n_jobs; i++) {
-        st->job_slot[i] = slot_of(st, st->jobs[i].fold);
-        st->jobs[i].prune = &st->job_prune[i];
-        st->jobs[i].progress = &st->job_progress[i];
-        st->order[i] = i;
-    }
+    size_t cap = (size_t)st->cap_jobs + 1;
+    st->job_slot = fs_calloc(cap, sizeof(int));
+    st->job_state = fs_calloc(cap, sizeof(int));
+    st->job_prune = fs_calloc(cap, sizeof(int));
+    st->job_progress = fs_calloc(cap, sizeof(int));
+    st->job_fed = fs_calloc(cap, sizeof(int));
+    st->order = fs_calloc(cap, sizeof(int));
+    int n = st->n_jobs;
+    st->n_jobs = 0;
+    for (int i = 0; i < n; i++) st->n_jobs++, run_queue_add(st, i);
     if (sw->prune.kind == FS_PRUNER_NONE) return;
     st->trial_cut = fs_calloc((size_t)nt + 1, sizeof(int));
     st->slot_done = fs_calloc((size_t)nt * (size_t)K + 1, 1);
@@ -182,10 +179,10 @@ void run_pruning_open(RunState *st)
     }
     /* Fold-major for the per-epoch rules: every trial's first fold first. */
     if (sw->prune.kind != FS_PRUNER_FOLDS) {
-        int n = 0;
+        int pos = 0;
         for (int k = 0; k < K; k++)
             for (int i = 0; i < st->n_jobs; i++)
-                if (st->job_slot[i] == k) st->order[n++] = i;
+                if (st->job_slot[i] == k) st->order[pos++] = i;
     }
     run_pruning_decide(st);
 }
@@ -202,6 +199,16 @@ void run_pruning_close(RunState *st)
     free(st->order);
     free(st->trial_cut);
     free(st->slot_done);
+}
+
+void run_queue_add(RunState *st, int i)
+{
+    st->job_slot[i] = slot_of(st, st->jobs[i].fold);
+    st->job_state[i] = FS_JOB_QUEUED;
+    st->jobs[i].prune = &st->job_prune[i];
+    st->jobs[i].progress = &st->job_progress[i];
+    st->order[i] = i;
+    st->n_queued++;
 }
 
 /* Ready: nothing before it in its trial is still to be recorded. */

@@ -120,6 +120,48 @@ static int check_data(RunState *st, FsErr *err)
     return 0;
 }
 
+int state_add_trial(RunState *st, int t, FsErr *err)
+{
+    FsSweep *sw = &st->sw;
+    FsTrial *tr = &sw->trials[t];
+    st->trial_params[t] = params_of(&tr->arch);
+    if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) {
+        st->trials_done++;
+        return 0;
+    }
+    for (int k = 0; k < st->n_fold_ids; k++) {
+        const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
+        char why[256];
+        int restore = 0;
+        if (fr) {
+            st->trial_folds[t]++;
+            st->trial_metric[t] += fold_metric(sw, &fr->r);
+            if (fr->r.status != FS_FIT_OK) st->trial_bad[t] = 1;
+            if (run_model_check(st, fr, why, sizeof why) == 0) continue;
+            /* Its scores stand; training it again (same seeds) restores the weights. */
+            fprintf(stderr, "foldsweep: %s/%s is %s: trial %s fold %d is trained again to restore it\n", st->dir,
+                    fr->model.file, why, tr->id, st->fold_ids[k]);
+            restore = 1;
+        }
+        if (st->n_jobs >= st->cap_jobs) return fs_err_set(err, "internal: more jobs than the sweep's budget"), -1;
+        int i = st->n_jobs++;
+        st->job_restore[i] = restore;
+        run_job_spec(&st->specs[i], tr, st->fold_ids[k]);
+        train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
+        st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, st->fold_ids[k], &st->res[i], NULL,
+                              run_cancel_flag(), NULL, NULL};
+        st->job_trial[i] = t;
+        if (st->job_state) run_queue_add(st, i); /* mid-run: the queue exists already */
+    }
+    if (st->trial_folds[t] == st->n_fold_ids) st->trials_done++;
+    /* Folds without their trial record (dropped by `foldsweep repair`):
+     * the record is written again, so the leaderboard has its config. */
+    if (st->trial_folds[t] && !journal_find_trial(&st->j, tr->id) &&
+        journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, err) != 0)
+        return -1;
+    return 0;
+}
+
 int state_open(RunState *st, const FsRunOptions *o, FILE *out)
 {
     memset(st, 0, sizeof *st);
@@ -168,7 +210,8 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
         st->n_fold_ids = (int)st->ds.n_folds;
         for (int f = 0; f < st->n_fold_ids; f++) st->fold_ids[f] = f;
     }
-    if (journal_append_run(&st->j, sw->n_trials, st->n_fold_ids, sweep_metric_name(sw->metric), st->ds.fingerprint,
+    if (journal_append_run(&st->j, sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials, st->n_fold_ids,
+                           sweep_metric_name(sw->metric), st->ds.fingerprint,
                            &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
@@ -177,58 +220,29 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     if (st->j.dropped_tail && !o->quiet)
         fprintf(out, "note: the journal's last line was torn (a killed run); it was dropped and is retrained\n");
 
-    /* The jobs: every (trial, fold) not already in the journal. */
-    int nt = sw->n_trials, cap = nt * st->n_fold_ids + 1;
-    st->jobs = fs_calloc((size_t)cap, sizeof(FsJob));
-    st->res = fs_calloc((size_t)cap, sizeof(FsFitResult));
-    st->specs = fs_calloc((size_t)cap, sizeof(FsTrainSpec));
-    st->job_trial = fs_calloc((size_t)cap, sizeof(int));
-    st->job_restore = fs_calloc((size_t)cap, sizeof(int));
+    /* The jobs: every (trial, fold) not already in the journal; with the
+     * tpe sampler, of the trials proposed so far (more come batch by batch). */
+    int nt = sw->n_trials, budget = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : nt;
+    st->cap_jobs = budget * st->n_fold_ids + 1;
+    st->jobs = fs_calloc((size_t)st->cap_jobs, sizeof(FsJob));
+    st->res = fs_calloc((size_t)st->cap_jobs, sizeof(FsFitResult));
+    st->specs = fs_calloc((size_t)st->cap_jobs, sizeof(FsTrainSpec));
+    st->job_trial = fs_calloc((size_t)st->cap_jobs, sizeof(int));
+    st->job_restore = fs_calloc((size_t)st->cap_jobs, sizeof(int));
     st->trial_written = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_folds = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_bad = fs_calloc((size_t)nt + 1, sizeof(int));
     st->trial_metric = fs_calloc((size_t)nt + 1, sizeof(double));
     st->trial_params = fs_calloc((size_t)nt + 1, sizeof(long));
-    for (int t = 0; t < nt; t++) {
-        FsTrial *tr = &sw->trials[t];
-        st->trial_params[t] = params_of(&tr->arch);
-        if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) {
-            st->trials_done++;
-            continue;
-        }
-        for (int k = 0; k < st->n_fold_ids; k++) {
-            const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
-            char why[256];
-            int restore = 0;
-            if (fr) {
-                st->trial_folds[t]++;
-                st->trial_metric[t] += fold_metric(sw, &fr->r);
-                if (fr->r.status != FS_FIT_OK) st->trial_bad[t] = 1;
-                if (run_model_check(st, fr, why, sizeof why) == 0) continue;
-                /* Its scores stand; training it again (same seeds) restores the weights. */
-                fprintf(stderr, "foldsweep: %s/%s is %s: trial %s fold %d is trained again to restore it\n",
-                        st->dir, fr->model.file, why, tr->id, st->fold_ids[k]);
-                restore = 1;
-            }
-            int i = st->n_jobs++;
-            st->job_restore[i] = restore;
-            run_job_spec(&st->specs[i], tr, st->fold_ids[k]);
-            train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
-            st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, st->fold_ids[k], &st->res[i], NULL,
-                                  run_cancel_flag(), NULL, NULL};
-            st->job_trial[i] = t;
-        }
-        if (st->trial_folds[t] == st->n_fold_ids) st->trials_done++;
-        /* Folds without their trial record (dropped by `foldsweep repair`):
-         * the record is written again, so the leaderboard has its config. */
-        if (st->trial_folds[t] && !journal_find_trial(&st->j, tr->id) &&
-            journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, &err) != 0) {
+    run_sampler_open(st);
+    for (int k = 0; k < st->n_proposed; k++)
+        if (state_add_trial(st, st->proposed[k], &err) != 0) {
             fprintf(stderr, "foldsweep: %s\n", err.msg);
             return FS_EXIT_ERROR;
         }
-    }
+    nt = budget;
     progress_init(&st->prog, out, o->quiet, nt, st->trials_done, st->n_fold_ids, st->n_jobs, o->grace);
-    for (int t = 0; t < nt; t++)
+    for (int t = 0; t < sw->n_trials; t++)
         if (st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t] && !journal_find_cut(&st->j, sw->trials[t].id))
             progress_seed_best(&st->prog, sw->trials[t].id, st->trial_metric[t] / st->n_fold_ids,
                                sw->metric == FS_METRIC_LOSS);
@@ -251,6 +265,7 @@ void state_close(RunState *st)
     free(st->specs);
     free(st->job_trial);
     free(st->job_restore);
+    free(st->proposed);
     run_pruning_close(st);
     free(st->seen);
     data_free(&st->test);
@@ -278,6 +293,13 @@ int state_take_job(RunState *st) { return run_pruning_take(st); }
 int state_work_left(const RunState *st) { return st->prog.folds_done < st->n_jobs; }
 
 int state_queue_empty(const RunState *st) { return st->n_queued == 0; }
+
+int state_running(const RunState *st)
+{
+    for (int i = 0; i < st->n_jobs; i++)
+        if (st->job_state[i] == FS_JOB_RUNNING) return 1;
+    return 0;
+}
 
 void state_job_requeue(RunState *st, int i)
 {
@@ -338,25 +360,14 @@ static int pruned_fold(RunState *st, int i)
     return 1;
 }
 
-void state_job_finished(RunState *st, int i)
+/* Job i's result into the journal and the counters (lock held). */
+static void state_record_fold(RunState *st, int i)
 {
-    st->job_state[i] = FS_JOB_DONE;
-    pthread_cond_broadcast(&st->cv);
-    if (st->job_restore[i]) {
-        job_restored(st, i);
-        return;
-    }
     const FsFitResult *r = &st->res[i];
     int t = st->job_trial[i];
     const FsTrial *tr = &st->sw.trials[t];
     FsErr e = {0};
     FsModelRef model;
-    if (pruned_fold(st, i)) return;
-    if (r->status == FS_FIT_CANCELLED) {
-        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
-        return;
-    }
-    if (st->slot_done) st->slot_done[t * st->n_fold_ids + st->job_slot[i]] = 1;
     if (r->status == FS_FIT_FAILED) {
         if (!journal_find_failure(&st->j, tr->id) && journal_append_failure(&st->j, tr->id, r->message, &e) != 0)
             state_fail(st, &e);
@@ -380,6 +391,24 @@ void state_job_finished(RunState *st, int i)
     progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->n_fold_ids, complete);
     FsReportHtmlInfo live = {st->sw.path, st->use_gpu ? "cuda" : "cpu", 0, 0, 1};
     if (st->trial_folds[t] == st->n_fold_ids) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
+}
+
+void state_job_finished(RunState *st, int i)
+{
+    st->job_state[i] = FS_JOB_DONE;
+    pthread_cond_broadcast(&st->cv);
+    if (st->job_restore[i]) {
+        job_restored(st, i);
+        return;
+    }
+    if (pruned_fold(st, i)) return;
+    if (st->res[i].status == FS_FIT_CANCELLED) {
+        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        return;
+    }
+    if (st->slot_done) st->slot_done[st->job_trial[i] * st->n_fold_ids + st->job_slot[i]] = 1;
+    state_record_fold(st, i);
+    run_sampler_step(st);
 }
 
 int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads)

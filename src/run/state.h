@@ -28,7 +28,7 @@ typedef struct {
     FsTrainSpec *specs;
     int *job_trial;
     int *job_restore; /* 1: the fold is recorded, only its lost model file is wanted */
-    int n_jobs;
+    int n_jobs, cap_jobs;
     /* The queue (pruning.c): each job's state, the dispatch order, and the
      * number still queued. A job whose result was lost is queued again. */
     int *job_state, *order, n_queued;
@@ -43,6 +43,7 @@ typedef struct {
     int *trial_cut;
     unsigned char *slot_done;
     int cuts_made; /* trials pruned so far in this run (the coordinator tells worker ranks) */
+    int *proposed, n_proposed, n_batches; /* the trials of this run, in proposal order */
     pthread_cond_t cv; /* a job finished or was dropped: a waiting take may go on */
     /* Per trial. */
     int *trial_written, *trial_folds, *trial_bad;
@@ -75,6 +76,8 @@ enum { FS_JOB_QUEUED = 0, FS_JOB_RUNNING, FS_JOB_DONE };
 int state_take_job(RunState *st);
 /* 1 when no job is queued, ready or not. */
 int state_queue_empty(const RunState *st);
+/* 1 while some job is dispatched and not finished. */
+int state_running(const RunState *st);
 /* Puts a dispatched job whose result was lost back in the queue (lock held). */
 void state_job_requeue(RunState *st, int i);
 
@@ -82,6 +85,8 @@ void state_job_requeue(RunState *st, int i);
  * all but open and close). */
 void run_pruning_open(RunState *st);
 int run_pruning_take(RunState *st);
+/* A job listed mid-run (a new batch) joins the queue. */
+void run_queue_add(RunState *st, int i);
 void run_pruning_close(RunState *st);
 /* Values of rank 0's running jobs, from their progress counters. */
 void run_pruning_poll_local(RunState *st);
@@ -98,6 +103,19 @@ int run_pruning_cut_slot(const RunState *st, int t);
 /* 1 while some job has no outcome in the journal yet (lock held): a stopped
  * run exits 3 only then, so a finished sweep is never requeued. */
 int state_work_left(const RunState *st);
+/* Lists trial t's jobs (the folds not in the journal); mid-run they join
+ * the queue. 0, or -1 with err (a journal write). */
+int state_add_trial(RunState *st, int t, FsErr *err);
+
+/* sampler.c: the trials a tpe sweep proposes, batch by batch. Without the
+ * tpe sampler every trial is proposed at once. */
+void run_sampler_open(RunState *st);
+/* After a fold is recorded (lock held): when every proposed trial is
+ * finished and the budget is not spent, proposes the next batch and lists
+ * its jobs. Returns the trials added. */
+int run_sampler_step(RunState *st);
+/* 1 while more trials may still be proposed (a waiting pool thread stays). */
+int run_sampler_more(const RunState *st);
 /* Stops the run with an error (exit 1) and keeps the first reason (lock held). */
 void state_fail(RunState *st, const FsErr *e);
 

@@ -262,7 +262,9 @@ static int worker_setup(Worker *w, const FsRunOptions *o)
         w->n_fold_ids = (int)w->ds.n_folds;
         for (int f = 0; f < w->n_fold_ids; f++) w->fold_ids[f] = f;
     }
-    w->cap = w->sw.n_trials * w->n_fold_ids;
+    /* Room for every job rank 0 can send, twice (a lost one comes again). */
+    int trials = w->sw.sampler == FS_SAMPLER_TPE && w->sw.random_n < w->sw.n_trials ? w->sw.random_n : w->sw.n_trials;
+    w->cap = 2 * trials * w->n_fold_ids + 16;
     w->jobs = fs_calloc((size_t)w->cap + 1, sizeof(FsJob));
     w->res = fs_calloc((size_t)w->cap + 1, sizeof(FsFitResult));
     w->specs = fs_calloc((size_t)w->cap + 1, sizeof(FsTrainSpec));

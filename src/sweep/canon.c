@@ -132,6 +132,7 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
         if (sw_opts[o].sec == SEC_STOP) put_opt(&b, "    ", o, &sp->opt[o]);
     if (sw->random_n || sw->prune.kind != FS_PRUNER_NONE) sb_puts(&b, "search:\n");
     if (sw->random_n) sb_printf(&b, "  random: %d\n  seed: %llu\n", sw->random_n, (unsigned long long)sw->search_seed);
+    if (sw->sampler == FS_SAMPLER_TPE) sb_printf(&b, "  sampler: tpe\n  batch: %d\n", sw->batch);
     const FsPruneSpec *ps = &sw->prune;
     char z[40];
     sw_fmt_float(z, sizeof z, (float)ps->z);

@@ -249,6 +249,10 @@ static int add_point(Expander *x, uint64_t g)
         g /= n;
     }
     FsTrial t = {0};
+    FsSweep *sw0 = x->sw;
+    t.at = fs_calloc((size_t)sw0->n_dims + 1, sizeof *t.at);
+    for (int d = 0, k = 0; d < N_DIMS; d++)
+        if (dim_size(x->sp, d) > 1 && k < sw0->n_dims) t.at[k++] = (uint16_t)at[d];
     build_arch(x->sw, x->sp, at, &t.arch);
     build_spec(x->sp, at, &t.train);
     t.config = sw_trial_config(x->sw, &t.arch, &t.train);
@@ -256,6 +260,7 @@ static int add_point(Expander *x, uint64_t g)
     while (map_get(&x->seen, h, &idx)) {
         if (!strcmp(x->sw->trials[idx].config, t.config)) {
             free(t.config);
+            free(t.at);
             return 0;
         }
         h = fs_splitmix64(&h); /* a 64-bit collision of different configs: probe on */
@@ -280,8 +285,22 @@ static uint64_t below(FsRng *r, uint64_t n)
     }
 }
 
+/* The swept dimensions, for the model-based sampler. */
+static void list_dims(FsSweep *sw, const SwSpace *sp)
+{
+    sw->n_dims = 0;
+    for (int d = 0; d < N_DIMS && sw->n_dims < FS_SWEEP_MAX_DIMS; d++) {
+        if (dim_size(sp, d) < 2) continue;
+        FsSweepDim *dm = &sw->dims[sw->n_dims++];
+        dm->n = dim_size(sp, d);
+        dm->ordered = d > 0 && sw_opts[d - 1].type != OT_ENUM && sw_opts[d - 1].type != OT_BOOL;
+        snprintf(dm->name, sizeof dm->name, "%s", d == 0 ? "layers" : sw_opts[d - 1].key);
+    }
+}
+
 int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e)
 {
+    list_dims(sw, sp);
     uint64_t g = 1;
     for (int d = 0; d < N_DIMS; d++) {
         uint64_t n = (uint64_t)dim_size(sp, d);
@@ -292,13 +311,13 @@ int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e)
         g *= n;
     }
     sw->grid_size = g;
-    if (!sw->random_n && g > FS_SWEEP_MAX_GRID) {
+    if ((!sw->random_n || sw->sampler == FS_SAMPLER_TPE) && g > FS_SWEEP_MAX_GRID) {
         swerr_add(e, 1, 1, "the grid has %llu points (more than %d); sample it with search: {random: N}",
                   (unsigned long long)g, FS_SWEEP_MAX_GRID);
         return -1;
     }
     Expander x = {.sw = sw, .sp = sp};
-    if (!sw->random_n) {
+    if (!sw->random_n || sw->sampler == FS_SAMPLER_TPE) { /* tpe: every candidate; the run proposes */
         for (uint64_t i = 0; i < g && sw->n_trials < FS_SWEEP_MAX_TRIALS; i++) add_point(&x, i);
         if (sw->n_trials >= FS_SWEEP_MAX_TRIALS && g > (uint64_t)sw->n_trials) {
             map_free(&x.seen);

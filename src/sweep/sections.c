@@ -358,20 +358,42 @@ static void parse_pruner(FsSweep *sw, const YNode *v, SwErrs *e)
 
 void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
 {
-    static const char *const keys[] = {"random", "seed", "pruner"};
+    static const char *const keys[] = {"random", "seed", "pruner", "sampler", "batch"};
     if (s->kind != YN_MAP) {
-        swerr_add(e, s->line, s->col, "search: expected {random: N, seed: S, pruner: RULE}");
+        swerr_add(e, s->line, s->col, "search: expected {random: N, seed: S, sampler: random|tpe, pruner: RULE}");
         return;
     }
-    sw_check_keys(s, "search", keys, 3, e);
+    sw_check_keys(s, "search", keys, 5, e);
     const YNode *v;
     long long n;
     if ((v = ytree_get(s, "pruner"))) parse_pruner(sw, v, e);
+    sw->batch = 8;
+    if ((v = ytree_get(s, "sampler"))) {
+        if (v->kind == YN_SCALAR && !strcmp(v->value, "random"))
+            sw->sampler = FS_SAMPLER_RANDOM;
+        else if (v->kind == YN_SCALAR && !strcmp(v->value, "tpe"))
+            sw->sampler = FS_SAMPLER_TPE;
+        else
+            swerr_add(e, v->line, v->col, "search.sampler: expected random or tpe (tree-structured Parzen estimators)");
+        if (!ytree_get(s, "random"))
+            swerr_add(e, v->line, v->col, "search.sampler: needs search.random, the number of trials to train");
+    }
+    if ((v = ytree_get(s, "batch"))) {
+        if (sw->sampler != FS_SAMPLER_TPE)
+            swerr_add(e, v->line, v->col, "search.batch: only with sampler: tpe; remove it");
+        else if (sw_scalar_int(v, &n) || n < 1 || n > 4096)
+            swerr_add(e, v->line, v->col, "search.batch: expected an integer from 1 to 4096");
+        else
+            sw->batch = (int)n;
+    }
+    if (sw->sampler == FS_SAMPLER_TPE && sw->prune.kind != FS_PRUNER_NONE)
+        swerr_add(e, s->line, s->col, "search: sampler tpe with a pruner is not supported yet; use one of them");
     if ((v = ytree_get(s, "random"))) {
         if (sw_scalar_int(v, &n) || n < 1 || n > FS_SWEEP_MAX_TRIALS)
             swerr_add(e, v->line, v->col, "search.random: expected an integer from 1 to %d", FS_SWEEP_MAX_TRIALS);
         else
             sw->random_n = (int)n;
+        if (sw->sampler == FS_SAMPLER_GRID) sw->sampler = FS_SAMPLER_RANDOM;
     } else if (!ytree_get(s, "pruner")) {
         swerr_add(e, s->line, s->col, "search: missing 'random' (the number of trials to sample)");
     }

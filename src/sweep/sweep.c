@@ -120,7 +120,7 @@ void sweep_free(FsSweep *sw)
     for (int i = 0; i < sw->n_test_inputs; i++) free(sw->test_inputs[i]);
     free(sw->test_inputs);
     free(sw->test_sequences), free(sw->test_labels), free(sw->test_mask);
-    for (int i = 0; i < sw->n_trials; i++) free(sw->trials[i].config);
+    for (int i = 0; i < sw->n_trials; i++) free(sw->trials[i].config), free(sw->trials[i].at);
     free(sw->trials);
     free(sw->canonical);
     free(sw->note);

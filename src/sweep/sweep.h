@@ -31,7 +31,19 @@ typedef struct {
     FsTrainSpec train; /* seed[0] = the sweep's training seed; the runner sets seed[1..2] */
     char *config;   /* canonical JSON object of this trial's model and training options
                        (sorted keys, fixed number format): what the id hashes */
+    uint16_t *at;   /* its value index in each swept dimension (FsSweep.dims): for the sampler */
 } FsTrial;
+
+/* One swept dimension of the grid (an option with several values, or the
+ * layer-list alternatives). */
+#define FS_SWEEP_MAX_DIMS 64
+typedef struct {
+    char name[24];
+    int n;       /* values */
+    int ordered; /* numbers (ordered) or names (categories) */
+} FsSweepDim;
+
+typedef enum { FS_SAMPLER_GRID = 0, FS_SAMPLER_RANDOM, FS_SAMPLER_TPE } FsSampler;
 
 /* Several errors at once: each one "FILE:LINE:COL: message". */
 typedef struct {
@@ -88,6 +100,11 @@ typedef struct {
     int random_n;         /* search.random: trials sampled from the grid; 0 = the whole grid */
     uint64_t search_seed; /* search.seed */
     FsPruneSpec prune;    /* search.pruner (kind FS_PRUNER_NONE: every trial trains every fold) */
+    FsSampler sampler;    /* grid (no search.random), random, or tpe: then trials holds the whole
+                             grid and a run proposes random_n of them, batch by batch */
+    int batch;            /* search.batch: trials per proposal (tpe) */
+    FsSweepDim dims[FS_SWEEP_MAX_DIMS];
+    int n_dims;
     char *note;           /* NULL, or a remark for the user (e.g. random: N above the grid size) */
     /* where things are in the file, for errors found after loading the data */
     int data_line, data_col, folds_line, folds_col, window_line, window_col;
