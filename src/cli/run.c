@@ -21,7 +21,7 @@ static const CliOption options[] = {
     [OPT_BACKEND] = {"--backend", NULL, "B",
                      "cpu, cuda or auto (default: the sweep's run.backend)"},
     [OPT_GRACE] = {"--grace", NULL, "S",
-                   "after SIGINT/SIGTERM, seconds in-flight folds may finish (default 30)"},
+                   "after SIGINT, SIGTERM or SIGUSR1 (Slurm's warning), seconds in-flight folds may finish (default 30)"},
     [OPT_RESTART] = {"--restart", NULL, NULL,
                      "set the folder's earlier run aside (DIR/previous-N, nothing deleted) and start again"},
     [OPT_QUIET] = {"--quiet", "-q", NULL, "no progress line and no summary"},
