@@ -110,8 +110,11 @@ static void *copy(const uint8_t **p, uint64_t n)
 
 /* What the checksum cannot promise (a file written by a buggy or hostile
  * writer): offsets in range and ordered, codes valid, names terminated. */
-static const char *invalid(const FsDataset *ds)
+/* names: the name bytes the file holds (its header's count), which bounds
+ * every offset: the offsets themselves come from the file. */
+static const char *invalid(const FsDataset *ds, uint64_t names)
 {
+    if (ds->n_prot == 0) return "protein count (no proteins)";
     if (ds->seg_off[0] != 0 || ds->seg_off[ds->n_seg] != ds->n_res) return "segment table";
     for (uint32_t s = 0; s < ds->n_seg; s++)
         if (ds->seg_off[s] >= ds->seg_off[s + 1]) return "segment table";
@@ -126,8 +129,7 @@ static const char *invalid(const FsDataset *ds)
         if (ds->prot_set[p] > FS_SET_TEST) return "protein sets";
         if (ds->prot_fold[p] >= (ds->n_folds ? ds->n_folds : 1)) return "protein folds";
     }
-    uint32_t names = ds->n_prot ? ds->name_off[ds->n_prot] : 0;
-    if (ds->name_off[0] != 0) return "name table";
+    if (ds->name_off[0] != 0 || (ds->n_prot && ds->name_off[ds->n_prot] != names)) return "name table";
     for (uint32_t p = 0; p < ds->n_prot; p++)
         if (ds->name_off[p] >= ds->name_off[p + 1] || ds->name_off[p + 1] > names ||
             ds->names[ds->name_off[p + 1] - 1] != '\0')
@@ -196,7 +198,7 @@ int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *or
     ds->prot_seg = get32s(&p, n_prot + 1ull);
     ds->name_off = get32s(&p, n_prot + 1ull);
     ds->names = copy(&p, names);
-    const char *bad = invalid(ds);
+    const char *bad = invalid(ds, names);
     if (bad) {
         fs_err_at(err, origin, 0, 0, "invalid %s: file is corrupt", bad);
         data_free(ds);

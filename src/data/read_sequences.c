@@ -60,9 +60,13 @@ int data_load_sequences(FsDataset *ds, const char *path, FsErr *err)
     DataText t;
     DataBuilder b;
     data_build_init(&b, ds);
-    if (data_text_read(&t, path, err) != 0) return -1;
+    if (data_text_read(&t, path, err) != 0) {
+        data_free(ds); /* what the builder started with */
+        return -1;
+    }
     int rc = read_fasta_plain(&b, &t, err);
     data_text_free(&t);
     if (rc == 0) data_build_finish(&b);
+    else data_free(ds);
     return rc;
 }
