@@ -208,7 +208,7 @@ static void journal_report(void)
     add_fold(&j, "bbbb", 1, FS_FIT_DIVERGED, 3, 0);
     add_fold(&j, "bbbb", 2, FS_FIT_OK, 6, 0);
     add_trial(&j, "cccc", 2, 32, "0.001");
-    CHECK(journal_append_failure(&j, "cccc", "<b>out of memory</b> & \"more\"", &err) == 0);
+    CHECK(journal_append_failure(&j, "cccc", "<b>out of memory</b> & \"more\" in caf\xc3\xa9 \xff\x01.", &err) == 0);
     add_trial(&j, "dddd", 3, 8, "0.01");
     add_fold(&j, "dddd", 0, FS_FIT_OK, 6, 0);
     add_trial(&j, "eeee", 4, 16, "0.01"); /* pruned inside fold 1, at epoch 3 */
@@ -241,7 +241,8 @@ static void journal_report(void)
     CHECK(count(board, "<tr class=\"bad\">") == 3);
     HAS(board, "pruned (median) at fold 1 epoch 3: 0.43 &lt; median 0.55");
     HAS(board, "fold 1 diverged at epoch 3 step 41");
-    HAS(board, "&lt;b&gt;out of memory&lt;/b&gt; &amp; &quot;more&quot;");
+    /* Markup escaped; UTF-8 kept; a byte that is not UTF-8 and a control character replaced. */
+    HAS(board, "&lt;b&gt;out of memory&lt;/b&gt; &amp; &quot;more&quot; in caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd.");
     HAS(board, "1 of 3 folds done");
     CHECK(!strstr(html, "<b>out of memory"));
     char *trials = section(html, "trials");

@@ -26,9 +26,11 @@
 #define HTML_PURPLE "#CC79A7"
 #define HTML_YELLOW "#F0E442"
 
-/* Text or attribute value: & < > " ' escaped; bytes that are not valid
+/* Text (html_text.c). Text or attribute value: & < > " ' escaped; bytes that are not valid
  * UTF-8 become U+FFFD, so a Latin-1 path cannot break the page's encoding. */
 void html_esc(FILE *out, const char *s);
+/* At most max bytes of s (cut at a character boundary, with an ellipsis), escaped. */
+void html_esc_cut(FILE *out, const char *s, size_t max);
 /* A value for a table cell: "-" for NaN, else printf(fmt, v * scale). */
 void html_num(FILE *out, const char *fmt, double v, double scale);
 /* Unix seconds as "YYYY-MM-DD HH:MM:SS UTC". */

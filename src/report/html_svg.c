@@ -1,6 +1,6 @@
 /*
  * html_svg.c: the HTML report's charts as inline SVG (no script, no
- * fonts to fetch), and the escaping every string from a file goes through.
+ * fonts to fetch).
  *
  * Each chart is a fixed viewBox (CSS scales it to the page's width, with a
  * minimum width under which its box scrolls, so text stays legible on a
@@ -11,87 +11,10 @@
  */
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #include "report/html_int.h"
 
 #define MAX_POINTS 120 /* per learning curve: more epochs are drawn every k-th */
-
-/* ---------------------------------------------------------------------- */
-/* Text                                                                     */
-
-/* Length of the valid UTF-8 sequence at s (2..4), or 0. */
-static int utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    int n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F) || (c == 0xF0 && s[1] < 0x90) ||
-        (c == 0xF4 && s[1] > 0x8F))
-        return 0; /* overlong, surrogate, past U+10FFFF */
-    return n;
-}
-
-void html_esc(FILE *out, const char *str)
-{
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    while (*s) {
-        unsigned c = *s;
-        if (c == '&') fputs("&amp;", out);
-        else if (c == '<') fputs("&lt;", out);
-        else if (c == '>') fputs("&gt;", out);
-        else if (c == '"') fputs("&quot;", out);
-        else if (c == '\'') fputs("&#39;", out);
-        else if (c < 0x20 && c != '\n' && c != '\t') fputs("\xEF\xBF\xBD", out);
-        else if (c < 0x80) fputc((int)c, out);
-        else {
-            int n = utf8_len(s);
-            if (n) {
-                fwrite(s, 1, (size_t)n, out);
-                s += n;
-                continue;
-            }
-            fputs("\xEF\xBF\xBD", out);
-        }
-        s++;
-    }
-}
-
-/* At most max bytes of s (cut at a character boundary, with an ellipsis). */
-static void esc_cut(FILE *out, const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n <= max) {
-        html_esc(out, s);
-        return;
-    }
-    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%.*s", (int)(max < sizeof buf - 1 ? max : sizeof buf - 1), s);
-    html_esc(out, buf);
-    fputs("&#x2026;", out);
-}
-
-void html_num(FILE *out, const char *fmt, double v, double scale)
-{
-    if (isnan(v)) fputs("-", out);
-    else fprintf(out, fmt, v * scale);
-}
-
-void html_time(char *buf, size_t n, double t)
-{
-    time_t s = (time_t)t;
-    struct tm tm;
-    if (t <= 0 || !gmtime_r(&s, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%S UTC", &tm)) snprintf(buf, n, "?");
-}
-
-void html_no_chart(FILE *out, const char *why)
-{
-    fputs("<p class=\"nochart\">", out);
-    html_esc(out, why);
-    fputs("</p>\n", out);
-}
 
 /* ---------------------------------------------------------------------- */
 /* Axes                                                                     */
@@ -232,12 +155,12 @@ static int n_series(const HtmlFoldCurves *c)
     return c->epochs > 0 ? !!c->train_loss + !!c->val_loss + !!c->val_q3 : 0;
 }
 
-/* A vertical mark at epoch e over the plot, with a tooltip. */
-static void vmark(FILE *out, const Frame *f, const Axis *ax, const char *cls, int e, const char *name, const char *what)
+/* A vertical mark at epoch e over the plot. Marks and rings carry no
+ * tooltip of their own (the fold table says the same): a 300-trial page
+ * parses thousands fewer elements. */
+static void vmark(FILE *out, const Frame *f, const Axis *ax, const char *cls, int e)
 {
-    fprintf(out, "<path class=\"%s\" d=\"M%.1f %.1fV%.1f\"><title>", cls, fx(f, ax, e), f->t, f->h - f->b);
-    html_esc(out, name);
-    fprintf(out, ": %s after epoch %d</title></path>\n", what, e);
+    fprintf(out, "<path class=\"%s\" d=\"M%.1f %.1fV%.1f\"/>", cls, fx(f, ax, e), f->t, f->h - f->b);
 }
 
 void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule)
@@ -302,12 +225,10 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
         if (c->val_loss && b >= 1 && b <= c->epochs && isfinite(c->val_loss[b - 1])) {
             double v = c->val_loss[b - 1];
             v = v > al.hi ? al.hi : v < al.lo ? al.lo : v;
-            fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"><title>", fx(&f, &ax, b), fy(&f, &al, v));
-            html_esc(out, c->name);
-            fprintf(out, ": kept epoch %d</title></circle>\n", b);
+            fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>", fx(&f, &ax, b), fy(&f, &al, v));
         }
-        if (c->halted && c->epochs >= 1) vmark(out, &f, &ax, "stop", c->epochs, c->name, "stop rule halted it");
-        if (c->pruned && c->epochs >= 1) vmark(out, &f, &ax, "pruned", c->epochs, c->name, "pruner stopped the trial");
+        if (c->halted && c->epochs >= 1) vmark(out, &f, &ax, "stop", c->epochs);
+        if (c->pruned && c->epochs >= 1) vmark(out, &f, &ax, "pruned", c->epochs);
         if (c->diverged_epoch >= 1) {
             int e = c->diverged_epoch <= max_e ? c->diverged_epoch : max_e;
             fprintf(out, "<text class=\"diverged\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&#x2715;<title>",
@@ -370,7 +291,7 @@ void html_chart_strip(FILE *out, const HtmlStrip *s)
         }
         if (tilt) fprintf(out, "<text class=\"tick\" transform=\"translate(%.1f %.1f) rotate(-35)\" text-anchor=\"end\">", cx + 4, base + 14);
         else fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, base + 16);
-        esc_cut(out, s->cat[c], tilt ? 18 : (size_t)(band / 6.5));
+        html_esc_cut(out, s->cat[c], tilt ? 18 : (size_t)(band / 6.5));
         fputs("</text>", out);
         if (s->notes && s->notes[c] && !tilt) {
             fprintf(out, "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, base + 31);
@@ -410,7 +331,7 @@ void html_chart_bars(FILE *out, const char *title, const char *xlabel, int n, co
     for (int i = 0; i < n; i++) {
         double y = f.t + 26.0 * i + 4, w = isfinite(v[i]) && v[i] > 0 ? fx(&f, &ax, v[i]) - f.l : 0;
         fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", f.l - 6, y + 13);
-        esc_cut(out, label[i], 26);
+        html_esc_cut(out, label[i], 26);
         fprintf(out, "</text><rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"18\"><title>", f.l, y, w);
         html_esc(out, label[i]);
         fputs("</title></rect>", out);
