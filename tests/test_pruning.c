@@ -134,13 +134,8 @@ int main(void)
     /* SIGKILL mid-run, then resume: the same decisions. */
     snprintf(dir, sizeof dir, "%s/kill", tmp);
     snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    char *run_kill[] = {"foldsweep", "run", sweep, "--out", dir, "--threads", "2", "--quiet", NULL};
-    pid_t pid = tp_spawn(run_kill, log);
-    for (int i = 0; i < 4000 && tp_count_in_file(journal, "\"kind\":\"fold\"") < 6; i++) usleep(2000);
-    kill(pid, SIGKILL);
-    tp_wait(pid);
-    printf("killed after %d fold and %d pruned records\n", tp_count_in_file(journal, "\"kind\":\"fold\""),
-           tp_count_in_file(journal, "\"kind\":\"pruned\""));
+    tr_kill_after(sweep, dir, "2", 6, log);
+    printf("and %d pruned records\n", tp_count_in_file(journal, "\"kind\":\"pruned\""));
     CHECK(run_threads(sweep, dir, "1", log) == 0);
     same(ref, dir, "after SIGKILL and resume");
 

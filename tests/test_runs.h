@@ -61,4 +61,23 @@ static inline int tr_run(const char *sweep, const char *dir, const char *threads
     return tp_run_argv(argv, log_path);
 }
 
+/* Starts `foldsweep run SWEEP --out DIR --threads T --quiet`, SIGKILLs it
+ * once DIR's journal holds `folds` fold records (or after 8 s), and
+ * returns how many it holds then. */
+static inline int tr_kill_after(const char *sweep, const char *dir, const char *threads, int folds,
+                                const char *log_path)
+{
+    char journal[600];
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", (char *)dir, "--threads", (char *)threads,
+                    "--quiet", NULL};
+    pid_t pid = tp_spawn(argv, log_path);
+    for (int i = 0; i < 4000 && tp_count_in_file(journal, "\"kind\":\"fold\"") < folds; i++) usleep(2000);
+    kill(pid, SIGKILL);
+    tp_wait(pid);
+    int n = tp_count_in_file(journal, "\"kind\":\"fold\"");
+    printf("killed after %d fold records\n", n);
+    return n;
+}
+
 #endif

@@ -124,12 +124,7 @@ static void test_runs(void)
     /* SIGKILL in the middle (after the first batch), then resume. */
     snprintf(dir, sizeof dir, "%s/kill", tmp);
     snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    char *run_kill[] = {"foldsweep", "run", sweep, "--out", dir, "--threads", "2", "--quiet", NULL};
-    pid_t pid = tp_spawn(run_kill, log);
-    for (int i = 0; i < 4000 && tp_count_in_file(journal, "\"kind\":\"fold\"") < 16; i++) usleep(2000);
-    kill(pid, SIGKILL);
-    tp_wait(pid);
-    printf("killed after %d fold records\n", tp_count_in_file(journal, "\"kind\":\"fold\""));
+    tr_kill_after(sweep, dir, "2", 16, log);
     char *resume[] = {"foldsweep", "run", sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
     CHECK(tp_run_argv(resume, log) == 0);
     got = board(dir);
