@@ -105,6 +105,9 @@ int main(void)
     snprintf(log, sizeof log, "%s/log.txt", tmp);
     write_sweep(sweep, "{kind: median, warmup: 1, min_trials: 2}");
 
+    char *plan[] = {"foldsweep", "plan", sweep, NULL};
+    CHECK(tp_run_argv(plan, log) == 0);
+    CHECK(tp_count_in_file(log, "pruner: median") == 1);
     /* The reference: one thread. */
     snprintf(dir, sizeof dir, "%s/ref", tmp);
     CHECK(run_threads(sweep, dir, "1", log) == 0);

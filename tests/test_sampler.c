@@ -96,6 +96,9 @@ static void test_runs(void)
                          "model:\n  depth: 1\n  filters: [4, 8, 16]\n  kernel: [3, 5]\n  dense: [0, 16]\n"
                          "training:\n  epochs: 3\n  batch_size: 16\n  learning_rate: [0.001, 0.0001]\n  seed: 5\n"
                          "search:\n  random: 14\n  sampler: tpe\n  batch: 4\n");
+    char *plan[] = {"foldsweep", "plan", sweep, NULL};
+    CHECK(tp_run_argv(plan, log) == 0);
+    CHECK(tp_count_in_file(log, "trials: 14 proposed by tpe in batches of 4 from these 24 candidates") == 1);
     snprintf(dir, sizeof dir, "%s/ref", tmp);
     char *ref_run[] = {"foldsweep", "run", sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
     CHECK(tp_run_argv(ref_run, log) == 0);

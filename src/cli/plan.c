@@ -68,7 +68,11 @@ static void print_text(const FsSweep *sw, const FsDataset *ds)
     else
         printf("%u folds", ds->n_folds);
     printf(" (fingerprint %016llx)\n", (unsigned long long)ds->fingerprint);
-    if (sw->random_n)
+    if (sw->sampler == FS_SAMPLER_TPE)
+        printf("trials: %d proposed by tpe in batches of %d from these %d candidates (grid of %llu; seed %llu)\n",
+               sw->random_n < sw->n_trials ? sw->random_n : sw->n_trials, sw->batch, sw->n_trials,
+               (unsigned long long)sw->grid_size, (unsigned long long)sw->search_seed);
+    else if (sw->random_n)
         printf("trials: %d, sampled from a grid of %llu (search.random: %d, seed %llu)\n", sw->n_trials,
                (unsigned long long)sw->grid_size, sw->random_n, (unsigned long long)sw->search_seed);
     else if ((uint64_t)sw->n_trials != sw->grid_size)
@@ -76,6 +80,8 @@ static void print_text(const FsSweep *sw, const FsDataset *ds)
                (unsigned long long)sw->grid_size);
     else
         printf("trials: %d\n", sw->n_trials);
+    if (sw->prune.kind != FS_PRUNER_NONE)
+        printf("pruner: %s (trials clearly behind stop early; docs/sweep-format.md)\n", prune_kind_name(sw->prune.kind));
     if (sw->note) printf("note: %s\n", sw->note);
     if (sw->has_test)
         printf("test: %s, the top %d trials' fold ensembles%s, evaluated when every fold is trained\n",
