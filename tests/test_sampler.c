@@ -137,12 +137,49 @@ static void test_runs(void)
     free(ref);
 }
 
+/* tpe with a pruner: the pruner orders trials as they were proposed; a
+ * pruned trial finishes its batch (the budget is spent in full). */
+static void test_with_pruner(void)
+{
+    char sweep[320], a[320], b[320], log[320], cmd[1400];
+    snprintf(sweep, sizeof sweep, "%s/tpe-pruned.yaml", tmp);
+    snprintf(log, sizeof log, "%s/log-pruned.txt", tmp);
+    tp_write_text(sweep, "data:\n  synth: {proteins: 150, seed: 3}\n  window: 9\n  folds: 3\n"
+                         "model:\n  depth: 1\n  filters: [4, 8, 16]\n  kernel: [3, 5]\n  dense: [0, 16]\n"
+                         "training:\n  epochs: 3\n  batch_size: 16\n  learning_rate: [0.001, 0.0001]\n  seed: 5\n"
+                         "search:\n  random: 14\n  sampler: tpe\n  batch: 4\n"
+                         "  pruner: {kind: median, warmup: 1, min_trials: 2}\n");
+    snprintf(a, sizeof a, "%s/pruned1", tmp);
+    snprintf(b, sizeof b, "%s/pruned2", tmp);
+    char *one[] = {"foldsweep", "run", sweep, "--out", a, "--threads", "1", "--quiet", NULL};
+    char *two[] = {"foldsweep", "run", sweep, "--out", b, "--threads", "2", "--quiet", NULL};
+    CHECK(tp_run_argv(one, log) == 0);
+    CHECK(tp_run_argv(two, log) == 0);
+    char *ra = board(a), *rb = board(b);
+    CHECK_MSG(tp_count(ra, "\n") == 15, "not the 14 trials of the budget:\n%s", ra);
+    CHECK_MSG(tp_count(ra, ",pruned,") >= 1, "nothing pruned:\n%s", ra);
+    CHECK_MSG(!strcmp(ra, rb), "2 threads:\n%s\nvs 1 thread:\n%s", rb, ra);
+    if (system("command -v mpirun >/dev/null 2>&1") == 0) {
+        snprintf(b, sizeof b, "%s/pruned-np3", tmp);
+        snprintf(cmd, sizeof cmd, "mpirun %s --oversubscribe -np 3 '%s' run '%s' --out '%s' --quiet >'%s' 2>&1",
+                 geteuid() == 0 ? "--allow-run-as-root" : "", FS_TEST_BIN, sweep, b, log);
+        printf("$ %s\n", cmd);
+        CHECK(system(cmd) == 0);
+        free(rb);
+        rb = board(b);
+        CHECK_MSG(!strcmp(ra, rb), "3 MPI ranks:\n%s\nvs 1 thread:\n%s", rb, ra);
+    }
+    free(ra);
+    free(rb);
+}
+
 int main(void)
 {
     tp_tmpdir(tmp, sizeof tmp, "sampler");
     (void)TR_SWEEP;
     test_proposals();
     test_runs();
+    test_with_pruner();
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);
     if (!t_failures && system(rm) != 0) printf("could not remove %s\n", tmp);

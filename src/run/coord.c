@@ -59,6 +59,7 @@ static const FsJob *local_next(void *ctx, int *id)
     pthread_mutex_lock(&st->lock);
     int i = -1;
     while (!*run_stop_flag() && !st->io_failed) {
+        run_sampler_step(st); /* a batch that just finished brings the next one */
         sync_jobs(c);
         i = state_take_job(st);
         /* Nothing queued: done, unless a running fold may still bring the
@@ -263,6 +264,7 @@ static void watch_local(Coord *c)
         pthread_mutex_lock(&st->lock);
         run_pruning_poll_local(st);
         run_pruning_decide(st);
+        run_sampler_step(st);
         int done = c->local_inflight == 0 && (state_queue_empty(st) || *run_stop_flag() || st->io_failed);
         pthread_mutex_unlock(&st->lock);
         if (done) break;
@@ -414,6 +416,7 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
             /* Done when nothing is queued or (after a stop) nothing is out
              * on worker ranks; a cancel after the grace period ends it now. */
             pthread_mutex_lock(&st->lock);
+            run_sampler_step(st);
             sync_jobs(&c);
             if (st->pruner) {
                 run_pruning_poll_local(st);

@@ -39,11 +39,15 @@ static double fold_score(const RunState *st, const FsFitResult *r)
 }
 
 /* A finished fold: its epochs, then its end. */
+/* The pruner orders trials as they were proposed (the sweep's order, or
+ * the tpe sampler's): its index for grid trial t. */
+static int prank(const RunState *st, int t) { return st->rank_of[t]; }
+
 static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
 {
     const float *c = metric_curve(st, r);
-    for (int e = 1; c && e <= r->epochs; e++) pruner_epoch(st->pruner, t, slot, e, c[e - 1]);
-    pruner_fold_end(st->pruner, t, slot, r->status == FS_FIT_FAILED ? 0 : r->epochs, fold_score(st, r),
+    for (int e = 1; c && e <= r->epochs; e++) pruner_epoch(st->pruner, prank(st, t), slot, e, c[e - 1]);
+    pruner_fold_end(st->pruner, prank(st, t), slot, r->status == FS_FIT_FAILED ? 0 : r->epochs, fold_score(st, r),
                     r->status == FS_FIT_OK && r->best_epoch > 0);
 }
 
@@ -60,7 +64,8 @@ int run_pruning_cut_slot(const RunState *st, int t) { return st->trial_cut ? st-
 /* Applies a decision: journal, queue, running folds (lock held). */
 static int apply(RunState *st, const FsPruneDecision *d)
 {
-    const FsTrial *tr = &st->sw.trials[d->trial];
+    int t = st->proposed[d->trial];
+    const FsTrial *tr = &st->sw.trials[t];
     FsCutRecord c;
     memset(&c, 0, sizeof c);
     snprintf(c.trial, sizeof c.trial, "%s", tr->id);
@@ -74,7 +79,7 @@ static int apply(RunState *st, const FsPruneDecision *d)
      * after a resume (the fold itself is not kept). */
     float *curve = NULL;
     for (int i = 0; i < st->n_jobs && d->epoch; i++)
-        if (st->job_trial[i] == d->trial && st->jobs[i].fold == c.fold) curve = (float *)metric_curve(st, &st->res[i]);
+        if (st->job_trial[i] == t && st->jobs[i].fold == c.fold) curve = (float *)metric_curve(st, &st->res[i]);
     c.curve = curve;
     c.n_curve = curve ? d->epoch : 0;
     FsErr e = {0};
@@ -82,10 +87,10 @@ static int apply(RunState *st, const FsPruneDecision *d)
         state_fail(st, &e);
         return -1;
     }
-    st->trial_cut[d->trial] = cut_slot_from(st, d->trial);
+    st->trial_cut[t] = cut_slot_from(st, t);
     int skipped = 0;
     for (int i = 0; i < st->n_jobs; i++) {
-        if (st->job_trial[i] != d->trial || st->job_slot[i] < st->trial_cut[d->trial]) continue;
+        if (st->job_trial[i] != t || st->job_slot[i] < st->trial_cut[t]) continue;
         st->job_prune[i] = 1; /* a running fold stops at its next batch */
         if (st->job_state[i] == FS_JOB_QUEUED) {
             st->job_state[i] = FS_JOB_DONE;
@@ -101,10 +106,12 @@ static int apply(RunState *st, const FsPruneDecision *d)
 int run_pruning_decide(RunState *st)
 {
     if (!st->pruner) return 0;
-    FsPruneDecision *d = fs_calloc((size_t)st->sw.n_trials + 1, sizeof *d);
-    int n = pruner_decide(st->pruner, d, st->sw.n_trials), applied = 0;
+    FsPruneDecision *d = fs_calloc((size_t)st->n_prunable + 1, sizeof *d);
+    int n = pruner_decide(st->pruner, d, st->n_prunable), applied = 0;
     for (int k = 0; k < n; k++) applied += apply(st, &d[k]) == 0;
     free(d);
+    /* A pruned trial is finished: it may complete the sampler's batch. */
+    if (applied) run_sampler_step(st);
     if (n) pthread_cond_broadcast(&st->cv);
     return applied;
 }
@@ -114,7 +121,7 @@ void run_pruning_feed_epochs(RunState *st, int i, int upto)
     if (!st->pruner) return;
     const float *c = metric_curve(st, &st->res[i]);
     for (int e = st->job_fed[i] + 1; c && e <= upto; e++)
-        pruner_epoch(st->pruner, st->job_trial[i], st->job_slot[i], e, c[e - 1]);
+        pruner_epoch(st->pruner, prank(st, st->job_trial[i]), st->job_slot[i], e, c[e - 1]);
     if (upto > st->job_fed[i]) st->job_fed[i] = upto;
 }
 
@@ -151,13 +158,16 @@ void run_pruning_open(RunState *st)
     for (int i = 0; i < n; i++) st->n_jobs++, run_queue_add(st, i);
     if (sw->prune.kind == FS_PRUNER_NONE) return;
     st->trial_cut = fs_calloc((size_t)nt + 1, sizeof(int));
+    for (int t = 0; t < nt; t++) st->trial_cut[t] = K; /* none pruned; later batches' trials included */
     st->slot_done = fs_calloc((size_t)nt * (size_t)K + 1, 1);
     int max_epochs = 1;
     for (int t = 0; t < nt; t++)
         if (sw->trials[t].train.stop.max_epochs > max_epochs) max_epochs = sw->trials[t].train.stop.max_epochs;
-    st->pruner = pruner_new(&sw->prune, nt, K, max_epochs, sw->metric != FS_METRIC_LOSS);
+    st->n_prunable = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : nt;
+    st->pruner = pruner_new(&sw->prune, st->n_prunable, K, max_epochs, sw->metric != FS_METRIC_LOSS);
     /* What the journal knows, in any order: the pruner sorts it out. */
-    for (int t = 0; t < nt; t++) {
+    for (int rank = 0; rank < st->n_proposed; rank++) {
+        int t = st->proposed[rank];
         const FsTrial *tr = &sw->trials[t];
         st->trial_cut[t] = cut_slot_from(st, t);
         const FsCutRecord *c = journal_find_cut(&st->j, tr->id);
@@ -167,11 +177,11 @@ void run_pruning_open(RunState *st)
             if (fr && !(c && k >= st->trial_cut[t])) feed_result(st, t, k, &fr->r);
         }
         if (journal_find_failure(&st->j, tr->id))
-            for (int k = 0; k < K; k++) pruner_fold_end(st->pruner, t, k, 0, 0.0, 0), st->slot_done[t * K + k] = 1;
+            for (int k = 0; k < K; k++) pruner_fold_end(st->pruner, rank, k, 0, 0.0, 0), st->slot_done[t * K + k] = 1;
         if (c) {
             int slot = slot_of(st, c->fold);
-            for (int e = 1; e <= c->n_curve; e++) pruner_epoch(st->pruner, t, slot, e, c->curve[e - 1]);
-            FsPruneDecision d = {.trial = t, .fold = slot, .epoch = c->epoch, .value = c->value,
+            for (int e = 1; e <= c->n_curve; e++) pruner_epoch(st->pruner, rank, slot, e, c->curve[e - 1]);
+            FsPruneDecision d = {.trial = rank, .fold = slot, .epoch = c->epoch, .value = c->value,
                                  .threshold = c->threshold};
             snprintf(d.rule, sizeof d.rule, "%s", c->rule);
             pruner_restore(st->pruner, &d);

@@ -266,6 +266,7 @@ void state_close(RunState *st)
     free(st->job_trial);
     free(st->job_restore);
     free(st->proposed);
+    free(st->rank_of);
     run_pruning_close(st);
     free(st->seen);
     data_free(&st->test);

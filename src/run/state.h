@@ -44,6 +44,8 @@ typedef struct {
     unsigned char *slot_done;
     int cuts_made; /* trials pruned so far in this run (the coordinator tells worker ranks) */
     int *proposed, n_proposed, n_batches; /* the trials of this run, in proposal order */
+    int *rank_of;                         /* per grid trial: its place in proposed, -1 if not proposed */
+    int n_prunable;                       /* trials the pruner may see: the sweep's, or the tpe budget */
     pthread_cond_t cv; /* a job finished or was dropped: a waiting take may go on */
     /* Per trial. */
     int *trial_written, *trial_folds, *trial_bad;

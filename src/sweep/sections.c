@@ -386,8 +386,7 @@ void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
         else
             sw->batch = (int)n;
     }
-    if (sw->sampler == FS_SAMPLER_TPE && sw->prune.kind != FS_PRUNER_NONE)
-        swerr_add(e, s->line, s->col, "search: sampler tpe with a pruner is not supported yet; use one of them");
+
     if ((v = ytree_get(s, "random"))) {
         if (sw_scalar_int(v, &n) || n < 1 || n > FS_SWEEP_MAX_TRIALS)
             swerr_add(e, v->line, v->col, "search.random: expected an integer from 1 to %d", FS_SWEEP_MAX_TRIALS);
