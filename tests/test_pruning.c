@@ -77,17 +77,6 @@ static int count_status(const char *outcome_text, const char *status)
 
 static int has_mpirun(void) { return system("command -v mpirun >/dev/null 2>&1") == 0; }
 
-static int run_mpi(const char *sweep, const char *dir, int np, const char *log)
-{
-    char cmd[1400];
-    snprintf(cmd, sizeof cmd, "mpirun %s --oversubscribe -np %d '%s' run '%s' --out '%s' --quiet >'%s' 2>&1",
-             geteuid() == 0 ? "--allow-run-as-root" : "", np, FS_TEST_BIN, sweep, dir, log);
-    printf("$ %s\n", cmd);
-    fflush(stdout);
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 static void same(const char *ref, const char *dir, const char *what)
 {
     char *got = outcome(dir);
@@ -125,7 +114,7 @@ int main(void)
     if (has_mpirun()) {
         for (int np = 2; np <= 3; np++) {
             snprintf(dir, sizeof dir, "%s/np%d", tmp, np);
-            CHECK_MSG(run_mpi(sweep, dir, np, log) == 0, "np %d:\n%s", np, tp_read_file(log, NULL));
+            CHECK_MSG(tr_mpirun(sweep, dir, np, log) == 0, "np %d:\n%s", np, tp_read_file(log, NULL));
             char what[32];
             snprintf(what, sizeof what, "%d MPI ranks", np);
             same(ref, dir, what);

@@ -61,6 +61,19 @@ static inline int tr_run(const char *sweep, const char *dir, const char *threads
     return tp_run_argv(argv, log_path);
 }
 
+/* `mpirun -np NP foldsweep run SWEEP --out DIR --quiet`, both outputs to
+ * log_path; the exit code. */
+static inline int tr_mpirun(const char *sweep, const char *dir, int np, const char *log_path)
+{
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "mpirun %s --oversubscribe -np %d '%s' run '%s' --out '%s' --quiet >'%s' 2>&1",
+             geteuid() == 0 ? "--allow-run-as-root" : "", np, FS_TEST_BIN, sweep, dir, log_path);
+    printf("$ %s\n", cmd);
+    fflush(stdout);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 /* Starts `foldsweep run SWEEP --out DIR --threads T --quiet`, SIGKILLs it
  * once DIR's journal holds `folds` fold records (or after 8 s), and
  * returns how many it holds then. */

@@ -87,15 +87,19 @@ static void test_proposals(void)
 
 static char *board(const char *dir) { return tr_board(dir, tmp); }
 
+/* 24 trials; a budget of 14 in batches of 4. */
+static const char *const TPE_SWEEP =
+    "data:\n  synth: {proteins: 150, seed: 3}\n  window: 9\n  folds: 3\n"
+    "model:\n  depth: 1\n  filters: [4, 8, 16]\n  kernel: [3, 5]\n  dense: [0, 16]\n"
+    "training:\n  epochs: 3\n  batch_size: 16\n  learning_rate: [0.001, 0.0001]\n  seed: 5\n"
+    "search:\n  random: 14\n  sampler: tpe\n  batch: 4\n";
+
 static void test_runs(void)
 {
-    char sweep[320], dir[320], log[320], journal[360], cmd[1400];
+    char sweep[320], dir[320], log[320], journal[360];
     snprintf(sweep, sizeof sweep, "%s/tpe.yaml", tmp);
     snprintf(log, sizeof log, "%s/log.txt", tmp);
-    tp_write_text(sweep, "data:\n  synth: {proteins: 150, seed: 3}\n  window: 9\n  folds: 3\n"
-                         "model:\n  depth: 1\n  filters: [4, 8, 16]\n  kernel: [3, 5]\n  dense: [0, 16]\n"
-                         "training:\n  epochs: 3\n  batch_size: 16\n  learning_rate: [0.001, 0.0001]\n  seed: 5\n"
-                         "search:\n  random: 14\n  sampler: tpe\n  batch: 4\n");
+    tp_write_text(sweep, TPE_SWEEP);
     char *plan[] = {"foldsweep", "plan", sweep, NULL};
     CHECK(tp_run_argv(plan, log) == 0);
     CHECK(tp_count_in_file(log, "trials: 14 proposed by tpe in batches of 4 from these 24 candidates") == 1);
@@ -115,10 +119,7 @@ static void test_runs(void)
     if (system("command -v mpirun >/dev/null 2>&1") == 0) {
         setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
         snprintf(dir, sizeof dir, "%s/np2", tmp);
-        snprintf(cmd, sizeof cmd, "mpirun %s --oversubscribe -np 2 '%s' run '%s' --out '%s' --quiet >'%s' 2>&1",
-                 geteuid() == 0 ? "--allow-run-as-root" : "", FS_TEST_BIN, sweep, dir, log);
-        printf("$ %s\n", cmd);
-        CHECK(system(cmd) == 0);
+        CHECK(tr_mpirun(sweep, dir, 2, log) == 0);
         got = board(dir);
         CHECK_MSG(!strcmp(ref, got), "2 MPI ranks:\n%s\nvs\n%s", got, ref);
         free(got);
@@ -141,14 +142,12 @@ static void test_runs(void)
  * pruned trial finishes its batch (the budget is spent in full). */
 static void test_with_pruner(void)
 {
-    char sweep[320], a[320], b[320], log[320], cmd[1400];
+    char sweep[320], a[320], b[320], log[320];
     snprintf(sweep, sizeof sweep, "%s/tpe-pruned.yaml", tmp);
     snprintf(log, sizeof log, "%s/log-pruned.txt", tmp);
-    tp_write_text(sweep, "data:\n  synth: {proteins: 150, seed: 3}\n  window: 9\n  folds: 3\n"
-                         "model:\n  depth: 1\n  filters: [4, 8, 16]\n  kernel: [3, 5]\n  dense: [0, 16]\n"
-                         "training:\n  epochs: 3\n  batch_size: 16\n  learning_rate: [0.001, 0.0001]\n  seed: 5\n"
-                         "search:\n  random: 14\n  sampler: tpe\n  batch: 4\n"
-                         "  pruner: {kind: median, warmup: 1, min_trials: 2}\n");
+    char text[1200];
+    snprintf(text, sizeof text, "%s  pruner: {kind: median, warmup: 1, min_trials: 2}\n", TPE_SWEEP);
+    tp_write_text(sweep, text);
     snprintf(a, sizeof a, "%s/pruned1", tmp);
     snprintf(b, sizeof b, "%s/pruned2", tmp);
     char *one[] = {"foldsweep", "run", sweep, "--out", a, "--threads", "1", "--quiet", NULL};
@@ -161,10 +160,7 @@ static void test_with_pruner(void)
     CHECK_MSG(!strcmp(ra, rb), "2 threads:\n%s\nvs 1 thread:\n%s", rb, ra);
     if (system("command -v mpirun >/dev/null 2>&1") == 0) {
         snprintf(b, sizeof b, "%s/pruned-np3", tmp);
-        snprintf(cmd, sizeof cmd, "mpirun %s --oversubscribe -np 3 '%s' run '%s' --out '%s' --quiet >'%s' 2>&1",
-                 geteuid() == 0 ? "--allow-run-as-root" : "", FS_TEST_BIN, sweep, b, log);
-        printf("$ %s\n", cmd);
-        CHECK(system(cmd) == 0);
+        CHECK(tr_mpirun(sweep, b, 3, log) == 0);
         free(rb);
         rb = board(b);
         CHECK_MSG(!strcmp(ra, rb), "3 MPI ranks:\n%s\nvs 1 thread:\n%s", rb, ra);
