@@ -49,7 +49,7 @@ struct FsGpu {
     int device;
     const FsDataset *ds;
     uint8_t *d_aa, *d_ss, *d_left, *d_right;
-    FoldLists folds[257]; /* fold + 1: FS_FOLD_PREDEFINED is slot 0 */
+    FoldLists folds[FS_MAX_FOLDS + 1]; /* fold + 1: FS_FOLD_PREDEFINED is slot 0 */
 };
 
 int gpu_count(void)
@@ -106,7 +106,7 @@ void gpu_close(FsGpu *g)
     cudaFree(g->d_ss);
     cudaFree(g->d_left);
     cudaFree(g->d_right);
-    for (int i = 0; i < 257; i++) cudaFree(g->folds[i].d_idx);
+    for (int i = 0; i <= FS_MAX_FOLDS; i++) cudaFree(g->folds[i].d_idx);
     free(g);
 }
 
@@ -114,10 +114,8 @@ static const FoldLists *fold_lists(FsGpu *g, int fold, FsErr *err)
 {
     FoldLists *f = &g->folds[fold + 1];
     if (f->d_idx) return f;
-    uint32_t nt = data_examples(g->ds, fold, 0, NULL), nv = data_examples(g->ds, fold, 1, NULL);
-    uint32_t *h = (uint32_t *)fs_malloc(sizeof(uint32_t) * ((size_t)nt + nv + 1));
-    data_examples(g->ds, fold, 0, h);
-    data_examples(g->ds, fold, 1, h + nt);
+    uint32_t nt, nv;
+    uint32_t *h = data_fold_examples(g->ds, fold, &nt, &nv);
     int rc = upload((void **)&f->d_idx, h, sizeof(uint32_t) * ((size_t)nt + nv), err);
     free(h);
     if (rc) return NULL;

@@ -1,11 +1,16 @@
 /*
  * The CUDA backend against the CPU trainer, where a GPU is visible (skipped
- * with a message elsewhere): the same seeds give per-epoch losses within
+ * with a message elsewhere, a failure with FOLDSWEEP_REQUIRE_GPU=1 as
+ * scripts/gpu-check sets it): the same seeds give per-epoch losses within
  * 1% (relative) and the same best and stopping epochs for the reference
  * architecture R1 with early stopping, on the UCI set when it is present and
  * on the synthetic set always; a job that cannot train fails with its
- * message; progress arrives while the kernel runs. The leaderboard-order
- * check runs through the binary in scripts/gpu-check.
+ * message while a good job in the same launch trains; progress arrives
+ * while the kernel runs. Every check needs the kernel to have run and
+ * produced numbers (a capacity, or a failure the host finds before the
+ * launch, would hold without it). tests/test_ops.c checks each op on the
+ * GPU; the leaderboard-order check runs through the binary in
+ * scripts/gpu-check.
  */
 #include <stdlib.h>
 
@@ -51,7 +56,7 @@ static int parity(const char *name, const FsDataset *ds)
     for (int f = 0; f < K; f++) {
         train_result_alloc(&cpu[f], ts.stop.max_epochs);
         train_result_alloc(&gpu[f], ts.stop.max_epochs);
-        jc[f] = (FsJob){&arch, &ts, ds, f, &cpu[f], NULL, NULL, NULL, NULL};
+        jc[f] = (FsJob){.arch = &arch, .spec = &ts, .data = ds, .fold = f, .result = &cpu[f]};
         jg[f] = jc[f];
         jg[f].result = &gpu[f];
     }
@@ -64,12 +69,14 @@ static int parity(const char *name, const FsDataset *ds)
     CHECK_MSG(gpu_train(g, jg, K, on_progress, NULL, &err) == 0, "%s", err.msg);
     printf("%s: GPU %.2f s for %d models\n", name, fs_now() - t0, K);
     for (int f = 0; f < K; f++) {
-        CHECK(gpu[f].status == FS_FIT_OK);
+        CHECK_MSG(cpu[f].status == FS_FIT_OK && cpu[f].epochs >= 1, "%s fold %d: the CPU fit failed", name, f);
+        CHECK_MSG(gpu[f].status == FS_FIT_OK, "%s fold %d: GPU status %d: %s", name, f, gpu[f].status,
+                  gpu[f].message);
         CHECK_MSG(gpu[f].epochs == cpu[f].epochs, "%s fold %d: stopped after %d (GPU) vs %d (CPU) epochs", name, f,
                   gpu[f].epochs, cpu[f].epochs);
         CHECK_MSG(gpu[f].best_epoch == cpu[f].best_epoch, "%s fold %d: best epoch %d vs %d", name, f,
                   gpu[f].best_epoch, cpu[f].best_epoch);
-        CHECK(gpu[f].train_examples == cpu[f].train_examples);
+        CHECK(gpu[f].train_examples == cpu[f].train_examples && gpu[f].train_examples > 0);
         for (int e = 0; e < cpu[f].epochs && e < gpu[f].epochs; e++) {
             double a = cpu[f].curves.train_loss[e], b = gpu[f].curves.train_loss[e];
             double va = cpu[f].curves.val_loss[e], vb = gpu[f].curves.val_loss[e];
@@ -90,6 +97,11 @@ int main(void)
     if (gpu_count() == 0) {
         char why[256];
         gpu_describe(0, why, sizeof why);
+        const char *req = getenv("FOLDSWEEP_REQUIRE_GPU");
+        if (req && strcmp(req, "1") == 0) {
+            fprintf(stderr, "FOLDSWEEP_REQUIRE_GPU=1 but no CUDA device is usable: %s\n", why);
+            return 1;
+        }
         TEST_SKIP("no CUDA device visible: %s", why);
     }
     char desc[256];
@@ -104,25 +116,48 @@ int main(void)
     CHECK(parity("synthetic", &ds) == 3);
     CHECK(progress_calls > 0 && last_epochs > 0);
 
-    /* A job that cannot train fails with its message, the others run. */
-    FsArch bad;
+    /* A job that cannot train fails with its message while a good one in
+     * the same launch trains: finite losses near the CPU's, best weights
+     * copied back. A capacity for the good job, and a launch that runs it. */
+    FsArch bad, good;
     r1(&bad);
+    r1(&good);
     bad.layers[0].width = 4;
     FsTrainSpec ts;
     train_spec_defaults(&ts);
     ts.stop.max_epochs = 1;
-    FsFitResult r;
+    FsFitResult r, ok, ref;
     train_result_alloc(&r, 1);
-    FsJob job = {&bad, &ts, &ds, 0, &r, NULL, NULL, NULL, NULL};
+    train_result_alloc(&ok, 1);
+    train_result_alloc(&ref, 1);
+    FsNet net;
+    CHECK(model_compile(&net, &good, ts.batch, &err) == 0);
+    const long nw = net.n_params + net.n_state;
+    float *wts = fs_calloc((size_t)nw, sizeof(float));
+    FsJob jobs[2] = {{.arch = &bad, .spec = &ts, .data = &ds, .fold = 0, .result = &r},
+                     {.arch = &good, .spec = &ts, .data = &ds, .fold = 0, .result = &ok, .weights_out = wts}};
+    FsJob cj = {.arch = &good, .spec = &ts, .data = &ds, .fold = 0, .result = &ref};
+    CHECK(train_job(&cj) == 0 && ref.status == FS_FIT_OK);
     FsGpu *g = gpu_open(0, &ds, &err);
-    CHECK(g != NULL);
+    CHECK_MSG(g != NULL, "%s", err.msg);
     if (g) {
-        gpu_train(g, &job, 1, NULL, NULL, &err);
+        CHECK(gpu_capacity(g, &jobs[1]) >= 2);
+        CHECK_MSG(gpu_train(g, jobs, 2, NULL, NULL, &err) == 0, "%s", err.msg);
         CHECK(r.status == FS_FIT_FAILED);
         CHECK_CONTAINS(r.message, "kernel width");
-        CHECK(gpu_capacity(g, &job) >= 1);
+        CHECK_MSG(ok.status == FS_FIT_OK && ok.epochs == 1 && ok.train_examples == ref.train_examples,
+                  "good job beside a failing one: status %d, %d epochs, %llu examples: %s", ok.status, ok.epochs,
+                  (unsigned long long)ok.train_examples, ok.message);
+        CHECK_NEAR(ok.curves.train_loss[0], ref.curves.train_loss[0], 1e-2 * ref.curves.train_loss[0]);
+        long finite = 0, nonzero = 0;
+        for (long i = 0; i < nw; i++) finite += isfinite(wts[i]) != 0, nonzero += wts[i] != 0.0f;
+        CHECK_MSG(finite == nw && nonzero > nw / 2, "best weights from the GPU: %ld of %ld finite, %ld nonzero",
+                  finite, nw, nonzero);
         gpu_close(g);
     }
+    free(wts);
+    train_result_free(&ok);
+    train_result_free(&ref);
     train_result_free(&r);
     data_free(&ds);
 

@@ -164,7 +164,7 @@ static void test_verify(const uint8_t *bytes, uint64_t n)
     snprintf(path, sizeof path, "%s/sub/m.safetensors", dir);
     char sub[200];
     snprintf(sub, sizeof sub, "%s/sub", dir);
-    CHECK(modelfile_mkdirs(sub, &err) == 0);
+    CHECK(fs_mkdir_p(sub, &err) == 0);
     CHECK(fs_write_file_atomic(path, bytes, (size_t)n, &err) == 0);
     uint32_t crc = modelfile_crc(bytes, n);
     CHECK(modelfile_verify(path, n, crc, why, sizeof why) == 0);

@@ -350,7 +350,7 @@ static void test_init_and_names(void)
     CHECK(st.epoch == 0 && st.best_epoch == 0 && st.up_count == 0 && st.pat_epoch == 0);
     CHECK(isinf(st.e_opt) && st.pk < 0.0f && st.gl == 0.0f);
 
-    CHECK(strcmp(stop_kind_name(FS_STOP_MAX_EPOCHS), "max_epochs") == 0);
+    CHECK(strcmp(stop_kind_name(FS_STOP_MAX_EPOCHS), "none") == 0); /* the sweep format's name */
     CHECK(strcmp(stop_kind_name(FS_STOP_GL), "gl") == 0);
     CHECK(strcmp(stop_kind_name(FS_STOP_PQ), "pq") == 0);
     CHECK(strcmp(stop_kind_name(FS_STOP_UP), "up") == 0);

@@ -182,7 +182,9 @@ static void test_trial_contents(void)
     CHECK(model_compile(&net, a, t->batch, &err) == 0);
     /* The config holds what matters and nothing else. */
     const char *c = sw.trials[0].config;
-    CHECK_CONTAINS(c, "\"momentum\":0.800000012");
+    CHECK_CONTAINS(c, "\"momentum\":0.8,"); /* the value as written, not %.9g's 0.800000012 */
+    CHECK_CONTAINS(c, "\"rate\":0.25}");
+    CHECK_CONTAINS(c, "\"learning_rate\":0.05,");
     CHECK_CONTAINS(c, "\"early_stopping\":{\"criterion\":\"up\",\"s\":2,\"strip\":3}");
     CHECK_CONTAINS(c, "\"init\":\"glorot\"");
     CHECK(strstr(c, "beta1") == NULL);

@@ -93,7 +93,7 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
 int cli_export_models(const char *run, const FsModelSet *set, const char *out, FsErr *err)
 {
     FsEnsemble *e = fs_calloc(1, sizeof *e);
-    int ok = predict_load(e, set, 1, err) == 0 && modelfile_mkdirs(out, err) == 0;
+    int ok = predict_load(e, set, 1, err) == 0 && fs_mkdir_p(out, err) == 0;
     for (int i = 0; ok && i < set->n; i++) {
         /* The bytes that were checked against the journal, as they are. */
         const char *base = strrchr(set->path[i], '/');

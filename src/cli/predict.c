@@ -100,7 +100,8 @@ static int write_out(const char *out, FsPredFormat fmt, const FsDataset *ds, con
         return 0;
     }
     if (per_protein) {
-        if (!is_dir(out) && mkdir(out, 0777) != 0) return cli_error("%s: cannot create the folder", out), -1;
+        FsErr e = {0};
+        if (fs_mkdir_p(out, &e) != 0) return cli_error("%s", e.msg), -1;
         for (uint32_t i = 0; i < ds->n_prot; i++) {
             char path[4400], name[256];
             snprintf(name, sizeof name, "%s", data_protein_name(ds, i));

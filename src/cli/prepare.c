@@ -11,10 +11,13 @@
 
 enum { OPT_FORMAT, OPT_FOLDS, OPT_SEED, OPT_JSON, OPT_OUT, OPT_SEQ, OPT_LAB, OPT_MASK, OPT_HELP };
 
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x) /* a macro's value as a string literal */
+
 static const CliOption options[] = {
     [OPT_FORMAT] = {"--format", NULL, "FMT",
                     "input layout: auto (default, per file), uci, fasta, records, csv"},
-    [OPT_FOLDS] = {"--folds", "-k", "K", "number of cross-validation folds, 2..255 (default 3)"},
+    [OPT_FOLDS] = {"--folds", "-k", "K", "number of cross-validation folds, 2.." TEXT(FS_MAX_FOLDS) " (default 3)"},
     [OPT_SEED] = {"--seed", NULL, "S", "fold assignment seed (default 1)"},
     [OPT_JSON] = {"--json", NULL, NULL, "print the report as one JSON object"},
     [OPT_OUT] = {"--output", "-o", "OUT", "prepared fold file to write (required)"},
@@ -65,7 +68,7 @@ static int check_usage(const CliArgs *a, int format, uint64_t *folds, uint64_t *
         return cli_usage_error(&spec,
                                "unknown --format (expected auto, uci, fasta, records or csv):",
                                a->val[OPT_FORMAT]);
-    if ((rc = cli_whole_parse(&spec, a, OPT_FOLDS, 2, 255, folds))) return rc;
+    if ((rc = cli_whole_parse(&spec, a, OPT_FOLDS, 2, FS_MAX_FOLDS, folds))) return rc;
     if ((rc = cli_whole_parse(&spec, a, OPT_SEED, 0, UINT64_MAX, seed))) return rc;
     const char *bad = input_mistake(a->val, format, a->n_args);
     return bad ? cli_usage_error(&spec, bad, NULL) : 0;

@@ -1,6 +1,6 @@
 /*
  * run.c: `foldsweep run SWEEP.yaml [--out DIR] [--threads N]
- * [--backend cpu|cuda|auto] [--grace S] [--quiet]`. Parses the options and
+ * [--backend cpu|cuda|auto] [--grace S] [--restart] [--progress] [--quiet]`. Parses the options and
  * hands over to run_sweep (src/run), which owns the whole run.
  */
 #include <math.h>
@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "run/run.h"
 
-enum { OPT_OUT, OPT_THREADS, OPT_BACKEND, OPT_GRACE, OPT_RESTART, OPT_QUIET, OPT_HELP };
+enum { OPT_OUT, OPT_THREADS, OPT_BACKEND, OPT_GRACE, OPT_RESTART, OPT_PROGRESS, OPT_QUIET, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_OUT] = {"--out", "-o", "DIR",
@@ -24,6 +24,8 @@ static const CliOption options[] = {
                    "after SIGINT, SIGTERM or SIGUSR1 (Slurm's warning), seconds in-flight folds may finish (default 30)"},
     [OPT_RESTART] = {"--restart", NULL, NULL,
                      "set the folder's earlier run aside (DIR/previous-N, nothing deleted) and start again"},
+    [OPT_PROGRESS] = {"--progress", NULL, NULL,
+                      "a line per finished epoch of every fold: train loss, validation loss and Q3, time"},
     [OPT_QUIET] = {"--quiet", "-q", NULL, "no progress line and no summary"},
     [OPT_HELP] = {"--help", "-h", NULL, "this help"},
 };
@@ -31,7 +33,7 @@ static const CliOption options[] = {
 static const CliSpec spec = {
     .cmd = "run",
     .usage = "usage: foldsweep run SWEEP.yaml [--out DIR] [--threads N] [--backend cpu|cuda|auto] "
-             "[--grace S] [--restart] [--quiet]\n",
+             "[--grace S] [--restart] [--progress] [--quiet]\n",
     .about = "Trains every trial of the sweep on every fold and ranks them. Rerunning the same\n"
              "command on the same folder resumes: finished folds are kept, the rest are trained.\n",
     .epilog =
@@ -66,6 +68,7 @@ static int options_read(FsRunOptions *o, const CliArgs *a)
     o->out_dir = a->val[OPT_OUT];
     o->quiet = a->val[OPT_QUIET] != NULL;
     o->restart = a->val[OPT_RESTART] != NULL;
+    o->epoch_lines = a->val[OPT_PROGRESS] != NULL && !o->quiet;
     return 0;
 }
 

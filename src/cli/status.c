@@ -35,6 +35,27 @@ static const CliSpec spec = {
     .no_arg = "missing the run folder DIR",
 };
 
+/* A small text file, or NULL. */
+static char *read_small(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    char *buf = calloc(1, 4096);
+    size_t n = buf ? fread(buf, 1, 4095, f) : 0;
+    fclose(f);
+    if (buf && n == 0) free(buf), buf = NULL;
+    return buf;
+}
+
+/* The number after "key": in a flat JSON object, or -1. */
+static double json_num(const char *js, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(js, pat);
+    return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
 static void duration(double s, char *out, size_t n)
 {
     /* Times come from a file: beyond ~3e7 years the conversion to long
@@ -142,7 +163,25 @@ int cli_status(int argc, char **argv)
     char e[32], eta[32];
     duration(el, e, sizeof e);
     printf("elapsed      %s over %d run%s\n", e, n_runs, n_runs == 1 ? "" : "s");
+    /* A live run's own view (progress.json, rewritten every 2 s): folds in
+     * flight and the ETA from examples trained, known before any fold ends. */
+    char pj[4200];
+    snprintf(pj, sizeof pj, "%s/progress.json", dir);
+    char *live = running ? read_small(pj) : NULL;
+    double l_eta = live ? json_num(live, "eta_seconds") : -1, l_rate = live ? json_num(live, "examples_per_second") : 0;
+    if (live) {
+        const char *fl = strstr(live, "\"flight\":\"");
+        char what[160] = "";
+        if (fl) sscanf(fl + 10, "%159[^\"]", what);
+        printf("in flight    %.0f fold%s%s%s%s, %.0f examples/s\n", json_num(live, "in_flight"),
+               json_num(live, "in_flight") == 1 ? "" : "s", what[0] ? " (" : "", what, what[0] ? ")" : "", l_rate);
+    }
     if (total_folds > 0 && folds_done >= total_folds) {
+        printf("eta          finished\n");
+    } else if (live && l_eta >= 0) {
+        duration(l_eta, eta, sizeof eta);
+        printf("eta          %s (examples trained against the most the folds left may take)\n", eta);
+    } else if (total_folds > 0 && folds_done >= total_folds) {
         printf("eta          finished\n");
     } else if (total_folds > 0 && folds_done > 0 && el > 0) {
         duration((double)(total_folds - folds_done) * el / (double)folds_done, eta, sizeof eta);
@@ -169,6 +208,7 @@ int cli_status(int argc, char **argv)
     if (j.dropped_tail)
         printf("note         the journal's last line is incomplete (being written, or a killed "
                "run)\n");
+    free(live);
     report_free(&rep);
     journal_close(&j);
     return fflush(stdout) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;

@@ -90,10 +90,18 @@ int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err);
  * fold == FS_FOLD_PREDEFINED: train = FS_SET_TRAIN, valid = FS_SET_VALID.
  * Returns the count; writes to out (may be NULL to count only). */
 #define FS_FOLD_PREDEFINED (-1)
+/* The most folds a k-fold split may have (k of 2..FS_MAX_FOLDS, fold ids
+ * 0..FS_MAX_FOLDS-1): a protein's fold is one byte (prot_fold). Every
+ * per-fold array and bound uses it. */
+#define FS_MAX_FOLDS 255
 /* A refit: every protein the sweep trains or validates on (all k folds, or
  * the predefined training and validation sets), no validation examples. */
 #define FS_FOLD_ALL (-2)
 uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out);
+/* A fold's training examples then its validation examples in one malloc'd
+ * block (the caller frees it), with their counts: what the trainer and
+ * the CUDA backend train a (trial, fold) on. */
+uint32_t *data_fold_examples(const FsDataset *ds, int fold, uint32_t *n_train, uint32_t *n_valid);
 
 /* Prepared fold file. Serialize to a malloc'd byte buffer (what MPI
  * broadcasts) and back; write/read wrap these around one file I/O. */

@@ -26,9 +26,9 @@ static uint32_t protein_len(const FsDataset *ds, uint32_t p)
 
 int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err)
 {
-    if (k < 2 || k > 255 || k > ds->n_prot) {
+    if (k < 2 || k > FS_MAX_FOLDS || k > ds->n_prot) {
         fs_err_set(err, "cannot make %u folds from %u proteins (folds must be 2..%u)", k,
-                   ds->n_prot, ds->n_prot < 255 ? ds->n_prot : 255);
+                   ds->n_prot, ds->n_prot < FS_MAX_FOLDS ? ds->n_prot : FS_MAX_FOLDS);
         return -1;
     }
     /* Shuffle first so equal-length proteins land in seed-dependent folds;
@@ -51,7 +51,7 @@ int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err)
         it[i].order = i;
     }
     qsort(it, ds->n_prot, sizeof *it, by_len_then_order);
-    uint64_t load[255] = {0};
+    uint64_t load[FS_MAX_FOLDS] = {0};
     for (uint32_t i = 0; i < ds->n_prot; i++) {
         uint32_t best = 0;
         for (uint32_t f = 1; f < k; f++)
@@ -103,6 +103,16 @@ uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *
         if ((ds->prot_fold[p] == (uint32_t)fold) == (validation != 0))
             n = emit_protein(ds, p, n, out);
     return n;
+}
+
+uint32_t *data_fold_examples(const FsDataset *ds, int fold, uint32_t *n_train, uint32_t *n_valid)
+{
+    *n_train = data_examples(ds, fold, 0, NULL);
+    *n_valid = data_examples(ds, fold, 1, NULL);
+    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)*n_train + *n_valid + 1));
+    data_examples(ds, fold, 0, idx);
+    data_examples(ds, fold, 1, idx + *n_train);
+    return idx;
 }
 
 uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out)

@@ -12,9 +12,9 @@ static const char *const set_names[4] = {"none", "train", "valid", "test"};
 
 static void fold_sizes(const FsDataset *ds, uint64_t *res, uint64_t *prot, uint64_t *scored)
 {
-    memset(res, 0, 255 * sizeof *res);
-    memset(prot, 0, 255 * sizeof *prot);
-    memset(scored, 0, 255 * sizeof *scored);
+    memset(res, 0, FS_MAX_FOLDS * sizeof *res);
+    memset(prot, 0, FS_MAX_FOLDS * sizeof *prot);
+    memset(scored, 0, FS_MAX_FOLDS * sizeof *scored);
     for (uint32_t p = 0; p < ds->n_prot; p++) {
         uint32_t f = ds->prot_fold[p], a = ds->seg_off[ds->prot_seg[p]];
         uint32_t z = ds->seg_off[ds->prot_seg[p + 1]];
@@ -56,7 +56,7 @@ static void print_text(const FsDataset *ds, FILE *out)
         fprintf(out, " (proteins)\n");
     }
     if (ds->n_folds) {
-        uint64_t res[255], prot[255], scored[255];
+        uint64_t res[FS_MAX_FOLDS], prot[FS_MAX_FOLDS], scored[FS_MAX_FOLDS];
         fold_sizes(ds, res, prot, scored);
         fprintf(out, "folds             %u (seed %" PRIu64 ")\n", ds->n_folds, ds->fold_seed);
         for (uint32_t f = 0; f < ds->n_folds; f++)
@@ -91,7 +91,7 @@ static void print_json(const FsDataset *ds, FILE *out)
         fprintf(out, "%s\"%s\": %" PRIu64, s ? ", " : "", set_names[s], st->set_proteins[s]);
     fprintf(out, "}, \"folds\": %u, \"fold_seed\": %" PRIu64, ds->n_folds, ds->fold_seed);
     if (ds->n_folds) {
-        uint64_t res[255], prot[255], scored[255];
+        uint64_t res[FS_MAX_FOLDS], prot[FS_MAX_FOLDS], scored[FS_MAX_FOLDS];
         fold_sizes(ds, res, prot, scored);
         const uint64_t *cols[3] = {prot, res, scored};
         const char *keys[3] = {"fold_proteins", "fold_residues", "fold_scored_residues"};

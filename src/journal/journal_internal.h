@@ -1,6 +1,7 @@
 /*
- * journal_internal.h: private to the journal module (journal.c reads and
- * indexes, journal_write.c formats and appends).
+ * journal_internal.h: private to the journal module (journal.c opens and
+ * reads the file, decode.c decodes its lines, records.c keeps and indexes
+ * the records, journal_write.c formats and appends).
  */
 #ifndef FS_JOURNAL_INTERNAL_H
 #define FS_JOURNAL_INTERNAL_H
@@ -20,6 +21,13 @@ void jbuf_string(JBuf *b, const char *s);
 double journal_wall_time(void);
 /* Reads a whole file (malloc'd); 0 or -1 with errno. */
 int journal_read_fd(int fd, char **out, size_t *n);
+/* journal_decode_line's verdicts: a good record; a line that is not a
+ * whole record (torn, bad checksum, bad JSON: dropped when it is the last
+ * line); a whole record that is not understood (always an error). */
+enum { LINE_OK = 0, LINE_CORRUPT = -1, LINE_INVALID = -2 };
+/* One line without its newline: decodes it and adds its record to j.
+ * Returns LINE_OK, or LINE_CORRUPT / LINE_INVALID with why. */
+int journal_decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t why_n);
 /* One line without its newline: 0 if it is a good record (added to
  * scratch, as on load), else -1 with why. */
 int journal_check_line(FsJournal *scratch, const char *s, size_t n, char *why, size_t why_n);

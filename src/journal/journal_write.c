@@ -387,7 +387,7 @@ int journal_append_cut(FsJournal *j, const FsCutRecord *c, FsErr *err)
 {
     if (check_id(c->trial, err)) return -1;
     if (journal_find_cut(j, c->trial)) return 0;
-    if (c->fold < FS_FOLD_PREDEFINED || c->fold > 255 || c->epoch < 0 || c->epoch > FS_TRAIN_MAX_EPOCHS ||
+    if (c->fold < FS_FOLD_PREDEFINED || c->fold >= FS_MAX_FOLDS || c->epoch < 0 || c->epoch > FS_TRAIN_MAX_EPOCHS ||
         c->n_curve < 0 || c->n_curve > c->epoch)
         return fs_err_set(err, "%s: pruned record for trial %s out of range (fold %d, epoch %d, %d values)", j->path,
                           c->trial, c->fold, c->epoch, c->n_curve),

@@ -8,16 +8,18 @@
 
 #include "data/data.h"
 
-static const char *act_names[] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
-static const char *layer_names[] = {"conv1d", "dense", "dropout", "batchnorm", "highway", "output"};
+const char *const model_act_names[FS_ACT_COUNT] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
+const char *const model_init_names[FS_INIT_COUNT] = {"he", "glorot"};
+const char *const model_layer_names[FS_LAYER_OUTPUT + 1] = {"conv1d", "dense", "dropout", "batchnorm", "highway",
+                                                            "output"};
 
-const char *model_act_name(FsAct a) { return (unsigned)a < 6 ? act_names[a] : "?"; }
-const char *model_layer_name(FsLayerKind k) { return (unsigned)k < 6 ? layer_names[k] : "?"; }
+const char *model_act_name(FsAct a) { return (unsigned)a < FS_ACT_COUNT ? model_act_names[a] : "?"; }
+const char *model_layer_name(FsLayerKind k) { return (unsigned)k <= FS_LAYER_OUTPUT ? model_layer_names[k] : "?"; }
 
 int model_act_parse(const char *s)
 {
-    for (int i = 0; i < 6; i++)
-        if (strcmp(s, act_names[i]) == 0) return i;
+    for (int i = 0; i < FS_ACT_COUNT; i++)
+        if (strcmp(s, model_act_names[i]) == 0) return i;
     return -1;
 }
 
@@ -228,26 +230,4 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
             for (int c = 0; c < y->out_c; c++) weights[y->b2 + c] = s->gate_bias;
         }
     }
-}
-
-void model_print(const FsNet *net, FILE *out)
-{
-    fprintf(out, "window %d, one-hot %d symbols\n", net->arch.window, FS_AA_INPUTS);
-    for (int i = 0; i < net->n; i++) {
-        const FsLayer *y = &net->layer[i];
-        const FsLayerSpec *s = &y->spec;
-        long params = 0;
-        if (y->w >= 0) params += y->n_w ? y->n_w + y->out_c : 2 * y->out_c;
-        if (y->w2 >= 0) params += y->n_w + y->out_c;
-        fprintf(out, "  %-9s (%d, %d) -> (%d, %d)", model_layer_name(s->kind), y->in_l, y->in_c, y->out_l,
-                y->out_c);
-        if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) fprintf(out, " width %d", s->width);
-        if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_HIGHWAY)
-            fprintf(out, " %s", model_act_name(s->act));
-        if (s->kind == FS_LAYER_DROPOUT) fprintf(out, " rate %g", s->rate);
-        if (s->kind == FS_LAYER_BATCHNORM) fprintf(out, " eps %g", s->eps);
-        fprintf(out, "  %ld params\n", params);
-    }
-    fprintf(out, "  total %ld parameters, %.2f MFLOP per training example\n", net->n_params,
-            (double)(net->flops_fwd + net->flops_bwd) * 1e-6);
 }

@@ -33,8 +33,19 @@ typedef enum {
 } FsLayerKind;
 
 typedef enum { FS_ACT_LINEAR = 0, FS_ACT_RELU, FS_ACT_LEAKY_RELU, FS_ACT_SWISH, FS_ACT_TANH, FS_ACT_ELU } FsAct;
+#define FS_ACT_COUNT 6
 
 typedef enum { FS_INIT_HE = 0, FS_INIT_GLOROT } FsInit;
+#define FS_INIT_COUNT 2
+
+/* The names of activations and initialisations in enum order: the one
+ * spelling of each, used by the sweep format, trial configs, model files
+ * and summaries alike. */
+extern const char *const model_act_names[FS_ACT_COUNT];
+extern const char *const model_init_names[FS_INIT_COUNT];
+/* Layer kinds by FsLayerKind; the first FS_LAYER_OUTPUT are the ones a
+ * sweep's `layers` list may name. */
+extern const char *const model_layer_names[FS_LAYER_OUTPUT + 1];
 
 typedef struct {
     FsLayerKind kind;
@@ -98,8 +109,5 @@ void model_init(const FsNet *net, float *weights, FsRng *rng);
 const char *model_act_name(FsAct a);
 int model_act_parse(const char *s); /* -1 if unknown */
 const char *model_layer_name(FsLayerKind k);
-
-/* One line per layer: kind, shape, parameters. */
-void model_print(const FsNet *net, FILE *out);
 
 #endif

@@ -27,7 +27,7 @@
 #define SEEN_TENSOR "foldsweep.seen_proteins"
 
 /* ---------------------------------------------------------------------- */
-/* The architecture as JSON                                                */
+/* The architecture as JSON (floats as the shortest text of the float)     */
 
 char *modelfile_arch_json(const FsNet *net)
 {
@@ -40,23 +40,23 @@ char *modelfile_arch_json(const FsNet *net)
         switch (l->kind) {
         case FS_LAYER_CONV:
             n += (size_t)snprintf(s + n, cap - n,
-                                  "%s{\"kind\":\"%s\",\"filters\":%d,\"width\":%d,\"activation\":\"%s\",\"act_param\":%.9g}",
-                                  sep, k, l->units, l->width, model_act_name(l->act), (double)l->act_param);
+                                  "%s{\"kind\":\"%s\",\"filters\":%d,\"width\":%d,\"activation\":\"%s\",\"act_param\":%s}",
+                                  sep, k, l->units, l->width, model_act_name(l->act), fs_float_text(l->act_param));
             break;
         case FS_LAYER_HIGHWAY:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"width\":%d,\"activation\":\"%s\",\"act_param\":%.9g}",
-                                  sep, k, l->width, model_act_name(l->act), (double)l->act_param);
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"width\":%d,\"activation\":\"%s\",\"act_param\":%s}",
+                                  sep, k, l->width, model_act_name(l->act), fs_float_text(l->act_param));
             break;
         case FS_LAYER_DENSE:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d,\"activation\":\"%s\",\"act_param\":%.9g}",
-                                  sep, k, l->units, model_act_name(l->act), (double)l->act_param);
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d,\"activation\":\"%s\",\"act_param\":%s}",
+                                  sep, k, l->units, model_act_name(l->act), fs_float_text(l->act_param));
             break;
         case FS_LAYER_BATCHNORM:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"eps\":%.9g,\"momentum\":%.9g}", sep, k,
-                                  (double)l->eps, (double)l->momentum);
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"eps\":%s,\"momentum\":%s}", sep, k,
+                                  fs_float_text(l->eps), fs_float_text(l->momentum));
             break;
         case FS_LAYER_DROPOUT:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"rate\":%.9g}", sep, k, (double)l->rate);
+            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"rate\":%s}", sep, k, fs_float_text(l->rate));
             break;
         case FS_LAYER_OUTPUT:
             n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d}", sep, k, l->units);
@@ -206,21 +206,6 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
     safetensors_serialize(t, n, meta, (int)(sizeof meta / sizeof meta[0]), out, n_out);
     free(arch);
     free(buf);
-}
-
-int modelfile_mkdirs(const char *dir, FsErr *err)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) return fs_err_set(err, "%s: path too long", dir), -1;
-    for (char *p = buf + 1;; p++) {
-        char c = *p;
-        if (c != '/' && c != '\0') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return fs_err_set(err, "%s: cannot create folder: %s", buf, strerror(errno)), -1;
-        *p = c;
-        if (!c) return 0;
-    }
 }
 
 static int read_all(const char *path, uint8_t **out, uint64_t *n_out, FsErr *err)

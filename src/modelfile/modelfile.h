@@ -53,8 +53,6 @@ void modelfile_free(FsSavedModel *m);
 /* 0 if the file at path has exactly `bytes` bytes and CRC-32 `crc`; else
  * -1 with why ("missing", "N bytes, expected M", "checksum differs"). */
 int modelfile_verify(const char *path, uint64_t bytes, uint32_t crc, char *why, size_t why_n);
-/* Creates a folder and its parents (existing ones are fine). */
-int modelfile_mkdirs(const char *dir, FsErr *err);
 /* Copies a file byte for byte, durably (fs_write_file_atomic). */
 int modelfile_copy(const char *src, const char *dst, FsErr *err);
 /* CRC-32 of a byte buffer, as the journal records it. */

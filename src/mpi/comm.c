@@ -107,16 +107,18 @@ static void bcast_bytes(void *p, uint64_t n)
     }
 }
 
-int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, uint64_t *n)
+int fsmpi_bcast_setup(FsMpi *m, int32_t *status, double *ckpt_every, char **text, uint8_t **bytes, uint64_t *n)
 {
     if (!m->active || m->size < 2) return 0;
-    uint64_t head[3] = {(uint64_t)(uint32_t)*status, 0, 0};
+    uint64_t head[4] = {(uint64_t)(uint32_t)*status, 0, 0, 0};
     if (m->rank == 0) {
         head[1] = *text ? strlen(*text) + 1 : 0;
         head[2] = *n;
+        memcpy(&head[3], ckpt_every, 8);
     }
-    MPI_CHECK(MPI_Bcast(head, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Bcast(head, 4, MPI_UINT64_T, 0, MPI_COMM_WORLD));
     *status = (int32_t)(uint32_t)head[0];
+    memcpy(ckpt_every, &head[3], 8);
     if ((*status & 0xff) != 0) return 0; /* rank 0 failed: nothing follows */
     if (m->rank != 0) {
         *text = fs_malloc(head[1] ? head[1] : 1);
@@ -215,9 +217,9 @@ void fsmpi_abort(FsMpi *m, int code)
     (void)m;
     exit(code);
 }
-int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, uint64_t *n)
+int fsmpi_bcast_setup(FsMpi *m, int32_t *status, double *ckpt_every, char **text, uint8_t **bytes, uint64_t *n)
 {
-    (void)m, (void)status, (void)text, (void)bytes, (void)n;
+    (void)m, (void)status, (void)ckpt_every, (void)text, (void)bytes, (void)n;
     return 0;
 }
 int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *device, void *out_file)

@@ -22,7 +22,8 @@
 /* Protocol                                                                */
 
 #define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
-#define FS_PROTO_VERSION 4u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE */
+#define FS_PROTO_VERSION 5u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
+                                5: CKPT, PROGRESS, EPOCH with every curve */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
 #define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS
@@ -37,7 +38,10 @@ typedef enum {
     FS_MSG_STOP,           /* 0 -> worker: no more work; cancel in-flight if set; exit code */
     FS_MSG_BYE,            /* worker -> 0: drained, about to exit */
     FS_MSG_EPOCH,          /* worker -> 0: an item's validation values for new epochs (pruning) */
-    FS_MSG_PRUNE           /* 0 -> worker: stop an item, its trial was pruned */
+    FS_MSG_PRUNE,          /* 0 -> worker: stop an item, its trial was pruned */
+    FS_MSG_CKPT,           /* worker -> 0: an item's checkpoint, to keep; 0 -> worker: one to resume
+                              from (sent before the TRIALS message with the item) */
+    FS_MSG_PROGRESS        /* worker -> 0: its running items' epochs and examples trained */
 } FsMsgKind;
 
 const char *proto_kind_name(int kind);
@@ -65,9 +69,19 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
 void proto_encode_error(FsBuf *b, const char *message);
 void proto_encode_stop(FsBuf *b, int32_t cancel, int32_t exit_code);
 void proto_encode_bye(FsBuf *b);
-/* Epochs first .. first + n - 1 of an item: validation Q3 and loss each. */
-void proto_encode_epoch(FsBuf *b, const FsWorkItem *item, int32_t first, int32_t n, const float *q3, const float *loss);
+/* Epochs first .. first + n - 1 of an item: the curves' entries (train
+ * loss, validation loss and Q3, seconds) from index first - 1. */
+void proto_encode_epoch(FsBuf *b, const FsWorkItem *item, int32_t first, int32_t n, const FsCurves *c);
 void proto_encode_prune(FsBuf *b, const FsWorkItem *item);
+/* A checkpoint's bytes (train/checkpoint.c's format; checked by its reader). */
+void proto_encode_ckpt(FsBuf *b, const FsWorkItem *item, const uint8_t *bytes, uint64_t n);
+/* Running items: epochs completed and examples trained so far, each. */
+typedef struct {
+    FsWorkItem item;
+    int32_t epochs;
+    uint64_t examples;
+} FsProgressItem;
+void proto_encode_progress(FsBuf *b, const FsProgressItem *items, int n);
 
 /* Decoders: 0, or -1 with `why` saying what was wrong. proto_check
  * validates the header against the tag the message came with. */
@@ -81,10 +95,15 @@ int proto_decode_trials(const uint8_t *p, size_t n, FsWorkItem *items, int *n_it
 int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResult *r, char *why, size_t why_n);
 int proto_decode_error(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n);
 int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit_code, char *why, size_t why_n);
-/* q3 and loss: FS_PROTO_MAX_EPOCHS entries each; *first >= 1, *n >= 1. */
-int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, float *q3,
-                       float *loss, char *why, size_t why_n);
+/* c: arrays of FS_PROTO_MAX_EPOCHS entries, filled from index 0; *first >= 1, *n >= 1. */
+int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, FsCurves *c,
+                       char *why, size_t why_n);
 int proto_decode_prune(const uint8_t *p, size_t n, FsWorkItem *item, char *why, size_t why_n);
+/* *bytes points into p (no copy). */
+int proto_decode_ckpt(const uint8_t *p, size_t n, FsWorkItem *item, const uint8_t **bytes, uint64_t *n_bytes,
+                      char *why, size_t why_n);
+/* items: FS_PROTO_MAX_ITEMS entries. */
+int proto_decode_progress(const uint8_t *p, size_t n, FsProgressItem *items, int *n_items, char *why, size_t why_n);
 
 /* ---------------------------------------------------------------------- */
 /* Transport                                                               */
@@ -109,9 +128,10 @@ void fsmpi_abort(FsMpi *m, int code);
 
 /* Rank 0 sends, the others receive (allocated with malloc): a status word
  * (low byte: nonzero if rank 0 failed, and then nothing else is sent; the
- * bits above: rank 0's choices for the workers), a text and a byte block.
+ * bits above: rank 0's choices for the workers), the checkpoint interval
+ * (run.checkpoint, seconds; 0: off), a text and a byte block.
  * The bytes go over MPI once per rank. */
-int fsmpi_bcast_setup(FsMpi *m, int32_t *status, char **text, uint8_t **bytes, uint64_t *n);
+int fsmpi_bcast_setup(FsMpi *m, int32_t *status, double *ckpt_every, char **text, uint8_t **bytes, uint64_t *n);
 
 /* Collective, after the setup broadcast: every rank reports either its
  * binding (host, local rank, threads, device) or, with failure set, why it

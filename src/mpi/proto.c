@@ -137,15 +137,17 @@ void proto_encode_bye(FsBuf *b)
     end(b);
 }
 
-void proto_encode_epoch(FsBuf *b, const FsWorkItem *item, int32_t first, int32_t n, const float *q3, const float *loss)
+void proto_encode_epoch(FsBuf *b, const FsWorkItem *item, int32_t first, int32_t n, const FsCurves *c)
 {
     begin(b, FS_MSG_EPOCH);
     put_item(b, item);
     put_i32(b, first);
     put_i32(b, n);
-    for (int i = 0; i < n; i++) {
-        put_f32(b, q3[i]);
-        put_f32(b, loss[i]);
+    for (int i = first - 1; i < first - 1 + n; i++) {
+        put_f32(b, c->val_q3[i]);
+        put_f32(b, c->val_loss[i]);
+        put_f32(b, c->train_loss[i]);
+        put_f32(b, c->seconds[i]);
     }
     end(b);
 }
@@ -154,6 +156,27 @@ void proto_encode_prune(FsBuf *b, const FsWorkItem *item)
 {
     begin(b, FS_MSG_PRUNE);
     put_item(b, item);
+    end(b);
+}
+
+void proto_encode_ckpt(FsBuf *b, const FsWorkItem *item, const uint8_t *bytes, uint64_t n)
+{
+    begin(b, FS_MSG_CKPT);
+    put_item(b, item);
+    put_u64(b, n);
+    put(b, bytes, (size_t)n);
+    end(b);
+}
+
+void proto_encode_progress(FsBuf *b, const FsProgressItem *items, int n)
+{
+    begin(b, FS_MSG_PROGRESS);
+    put_i32(b, n);
+    for (int i = 0; i < n; i++) {
+        put_item(b, &items[i].item);
+        put_i32(b, items[i].epochs);
+        put_u64(b, items[i].examples);
+    }
     end(b);
 }
 
@@ -233,6 +256,8 @@ const char *proto_kind_name(int kind)
     case FS_MSG_BYE: return "BYE";
     case FS_MSG_EPOCH: return "EPOCH";
     case FS_MSG_PRUNE: return "PRUNE";
+    case FS_MSG_CKPT: return "CKPT";
+    case FS_MSG_PROGRESS: return "PROGRESS";
     default: return "unknown";
     }
 }
@@ -286,7 +311,7 @@ static int get_item(FsRd *r, FsWorkItem *it, char *why, size_t why_n)
             return fail(why, why_n, "trial id is not 16 hex digits");
     }
     if (it->trial < 0) return fail(why, why_n, "negative trial index %d", it->trial);
-    if (it->fold < FS_FOLD_PREDEFINED || it->fold > 255) return fail(why, why_n, "fold %d out of range", it->fold);
+    if (it->fold < FS_FOLD_PREDEFINED || it->fold >= FS_MAX_FOLDS) return fail(why, why_n, "fold %d out of range", it->fold);
     return 0;
 }
 
@@ -413,8 +438,8 @@ int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit
     return 0;
 }
 
-int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, float *q3,
-                       float *loss, char *why, size_t why_n)
+int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, FsCurves *c,
+                       char *why, size_t why_n)
 {
     FsRd r;
     if (open_msg(&r, p, n, FS_MSG_EPOCH, why, why_n)) return -1;
@@ -425,10 +450,13 @@ int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *fi
     if (*first < 1 || *count < 1 || *count > FS_PROTO_MAX_EPOCHS || *first > FS_PROTO_MAX_EPOCHS - *count + 1)
         return fail(why, why_n, "EPOCH epochs %d..+%d out of range 1..%d", *first, *count, FS_PROTO_MAX_EPOCHS);
     for (int i = 0; i < *count; i++) {
-        q3[i] = get_f32(&r);
-        loss[i] = get_f32(&r);
+        c->val_q3[i] = get_f32(&r);
+        c->val_loss[i] = get_f32(&r);
+        c->train_loss[i] = get_f32(&r);
+        c->seconds[i] = get_f32(&r);
         if (r.bad) return fail(why, why_n, "EPOCH payload truncated");
-        if (!(q3[i] >= 0.0f && q3[i] <= 1.0f)) return fail(why, why_n, "EPOCH q3 %g out of range 0..1", (double)q3[i]);
+        if (!(c->val_q3[i] >= 0.0f && c->val_q3[i] <= 1.0f))
+            return fail(why, why_n, "EPOCH q3 %g out of range 0..1", (double)c->val_q3[i]);
     }
     return close_msg(&r, "EPOCH", why, why_n);
 }
@@ -439,4 +467,37 @@ int proto_decode_prune(const uint8_t *p, size_t n, FsWorkItem *item, char *why, 
     if (open_msg(&r, p, n, FS_MSG_PRUNE, why, why_n)) return -1;
     if (get_item(&r, item, why, why_n)) return r.bad ? fail(why, why_n, "PRUNE payload truncated") : -1;
     return close_msg(&r, "PRUNE", why, why_n);
+}
+
+int proto_decode_ckpt(const uint8_t *p, size_t n, FsWorkItem *item, const uint8_t **bytes, uint64_t *n_bytes,
+                      char *why, size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_CKPT, why, why_n)) return -1;
+    if (get_item(&r, item, why, why_n)) return r.bad ? fail(why, why_n, "CKPT payload truncated") : -1;
+    uint64_t nb = get_u64(&r);
+    if (r.bad || nb != r.n - r.off) return fail(why, why_n, "CKPT length does not match its payload");
+    *bytes = r.p + r.off;
+    *n_bytes = nb;
+    return 0;
+}
+
+int proto_decode_progress(const uint8_t *p, size_t n, FsProgressItem *items, int *n_items, char *why, size_t why_n)
+{
+    FsRd r;
+    *n_items = 0;
+    if (open_msg(&r, p, n, FS_MSG_PROGRESS, why, why_n)) return -1;
+    int32_t k = get_i32(&r);
+    if (r.bad || k < 0 || k > FS_PROTO_MAX_ITEMS)
+        return fail(why, why_n, "PROGRESS count %d out of range 0..%d", k, FS_PROTO_MAX_ITEMS);
+    for (int i = 0; i < k; i++) {
+        if (get_item(&r, &items[i].item, why, why_n)) return r.bad ? fail(why, why_n, "PROGRESS payload truncated") : -1;
+        items[i].epochs = get_i32(&r);
+        items[i].examples = get_u64(&r);
+        if (r.bad) return fail(why, why_n, "PROGRESS payload truncated");
+        if (items[i].epochs < 0 || items[i].epochs > FS_PROTO_MAX_EPOCHS)
+            return fail(why, why_n, "PROGRESS epochs %d out of range 0..%d", items[i].epochs, FS_PROTO_MAX_EPOCHS);
+    }
+    *n_items = k;
+    return close_msg(&r, "PROGRESS", why, why_n);
 }

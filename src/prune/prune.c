@@ -39,11 +39,9 @@ struct FsPruner {
 
 enum { PENDING = -1, ABSENT = 0, VALUE = 1 };
 
-const char *prune_kind_name(FsPrunerKind k)
-{
-    static const char *const names[] = {"none", "median", "asha", "folds"};
-    return (unsigned)k < 4 ? names[k] : "?";
-}
+const char *const prune_kind_names[FS_PRUNER_COUNT] = {"none", "median", "asha", "folds"};
+
+const char *prune_kind_name(FsPrunerKind k) { return (unsigned)k < FS_PRUNER_COUNT ? prune_kind_names[k] : "?"; }
 
 /* Checkpoints in order: epoch e of fold f, with e = max_epochs + 1 the
  * fold's end. */

@@ -35,6 +35,9 @@
 #define FS_PRUNE_H
 
 typedef enum { FS_PRUNER_NONE = 0, FS_PRUNER_MEDIAN, FS_PRUNER_ASHA, FS_PRUNER_FOLDS } FsPrunerKind;
+#define FS_PRUNER_COUNT 4
+/* The rules' names in FsPrunerKind order, as search.pruner spells them. */
+extern const char *const prune_kind_names[FS_PRUNER_COUNT];
 
 typedef struct {
     FsPrunerKind kind;

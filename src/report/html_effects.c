@@ -64,7 +64,12 @@ static char *value_text(const FsJson *v)
 {
     char buf[64];
     switch (v->type) {
-    case FS_JSON_NUMBER: snprintf(buf, sizeof buf, "%g", strtod(v->str, NULL)); return fs_strdup(buf);
+    case FS_JSON_NUMBER: { /* integers as written, a float as the value the user wrote (old configs: 0.300000012) */
+        char *end;
+        float f = strtof(v->str, &end);
+        if (strpbrk(v->str, ".eE") && end != v->str && !*end) return fs_strdup(fs_format_float(buf, sizeof buf, f));
+        return fs_strdup(v->str);
+    }
     case FS_JSON_STRING: return fs_strdup(v->str);
     case FS_JSON_TRUE: return fs_strdup("true");
     case FS_JSON_FALSE: return fs_strdup("false");

@@ -66,6 +66,17 @@ static const char *sval(const FsJson *obj, const char *key)
     return v && (v->type == FS_JSON_STRING || v->type == FS_JSON_NUMBER) ? v->str : NULL;
 }
 
+/* A float setting as the value the user wrote: configs of runs made before
+ * floats were written shortest hold 0.300000012 for 0.3; both show "0.3". */
+static const char *float_sval(const FsJson *obj, const char *key, char *buf, size_t n)
+{
+    const char *s = sval(obj, key);
+    char *end;
+    float v = s ? strtof(s, &end) : 0.0f;
+    if (!s || end == s || *end) return s;
+    return fs_format_float(buf, n, v);
+}
+
 static void layer_summary(const FsJson *l, char *out, size_t n)
 {
     const char *kind = sval(l, "kind");
@@ -82,7 +93,8 @@ static void layer_summary(const FsJson *l, char *out, size_t n)
         const char *u = sval(l, "units");
         snprintf(s, sizeof s, "dense%s", u ? u : "?");
     } else if (!strcmp(kind, "dropout")) {
-        const char *r = sval(l, "rate");
+        char num[FS_FLOAT_TEXT];
+        const char *r = float_sval(l, "rate", num, sizeof num);
         snprintf(s, sizeof s, "drop%s", r ? r : "?");
     } else if (!strcmp(kind, "batchnorm")) {
         snprintf(s, sizeof s, "bn");
@@ -123,17 +135,12 @@ void report_arch_summary(const char *config, char *out, size_t n)
     }
     const FsJson *tr = journal_json_get(d.root, "training");
     if (tr) {
-        const char *opt = sval(tr, "optimizer"), *lr = sval(tr, "learning_rate"),
+        char num[FS_FLOAT_TEXT];
+        const char *opt = sval(tr, "optimizer"), *lr = float_sval(tr, "learning_rate", num, sizeof num),
                    *bs = sval(tr, "batch_size");
         if (opt || lr || bs) app(s, sizeof s, s[0] ? " | " : "");
         if (opt) app(s, sizeof s, opt);
-        if (lr) {
-            /* Configs hold the float's exact %.9g form (0.00300000003);
-             * the summary shows the value the user wrote. */
-            char short_lr[32];
-            snprintf(short_lr, sizeof short_lr, "%g", strtod(lr, NULL));
-            app(s, sizeof s, " lr"), app(s, sizeof s, short_lr);
-        }
+        if (lr) app(s, sizeof s, " lr"), app(s, sizeof s, lr);
         if (bs) app(s, sizeof s, " b"), app(s, sizeof s, bs);
     }
     journal_json_free(&d);

@@ -25,7 +25,8 @@ typedef struct {
     int *seen;        /* per job: the REQUEST serial that last listed it as held */
     int serial;
     FsWorkItem *held;  /* a decoded REQUEST's list */
-    float *q3, *loss;  /* a decoded EPOCH's values */
+    float *q3, *loss, *tl, *sec; /* a decoded EPOCH's values */
+    FsProgressItem *prog;        /* a decoded PROGRESS's items */
     int cuts_seen;     /* st->cuts_made when worker ranks were last told */
     int local_inflight;
     int jobs_known;    /* st->n_jobs when owner and job_of were last brought up to date */
@@ -51,11 +52,15 @@ static void sync_jobs(Coord *c)
 /* ---------------------------------------------------------------------- */
 /* Rank 0's own threads take from the same queue.                          */
 
-static const FsJob *local_next(void *ctx, int *id)
+/* A job, the end (stopped, or nothing queued and nothing that could queue
+ * more), or without wait FS_TAKE_NONE: queued folds wait for the fold
+ * before them (pruning) or a running fold may bring the next batch; the
+ * thread helps the running folds meanwhile (train.h). */
+static int local_next(void *ctx, const FsJob **job, int *id, int wait)
 {
     Coord *c = ctx;
     RunState *st = c->st;
-    const FsJob *job = NULL;
+    int r = FS_TAKE_END;
     pthread_mutex_lock(&st->lock);
     int i = -1;
     while (!*run_stop_flag() && !st->io_failed) {
@@ -65,6 +70,10 @@ static const FsJob *local_next(void *ctx, int *id)
         /* Nothing queued: done, unless a running fold may still bring the
          * sampler's next batch. */
         if (i >= 0 || (state_queue_empty(st) && !(run_sampler_more(st) && state_running(st)))) break;
+        if (!wait) {
+            r = FS_TAKE_NONE;
+            break;
+        }
         /* With pruning, queued folds wait for the fold before them in their
          * trial. Timed: a signal handler sets the stop flag but cannot wake
          * a condition variable. */
@@ -81,10 +90,12 @@ static const FsJob *local_next(void *ctx, int *id)
         state_job_started(st, *id);
         /* The best weights land in the result, for the model file. */
         st->jobs[*id].weights_out = train_result_alloc_weights(&st->res[*id], st->jobs[*id].arch);
-        job = &st->jobs[*id];
+        run_ckpt_attach(st, *id); /* continues from its checkpoint, if one is in the folder */
+        *job = &st->jobs[*id];
+        r = FS_TAKE_JOB;
     }
     pthread_mutex_unlock(&st->lock);
-    return job;
+    return r;
 }
 
 static void local_done(void *ctx, int id)
@@ -93,6 +104,7 @@ static void local_done(void *ctx, int id)
     pthread_mutex_lock(&c->st->lock);
     c->owner[id] = -2;
     c->local_inflight--;
+    run_ckpt_detach(c->st, id);
     state_job_finished(c->st, id);
     pthread_mutex_unlock(&c->st->lock);
 }
@@ -101,7 +113,8 @@ static void local_done(void *ctx, int id)
 static int gpu_take(void *ctx, int *id, int wait)
 {
     (void)wait; /* rank 0's queue only shrinks: no job will come later */
-    return local_next(ctx, id) != NULL;
+    const FsJob *job;
+    return local_next(ctx, &job, id, 1) == FS_TAKE_JOB;
 }
 
 static const FsJob *gpu_job(void *ctx, int id) { return &((Coord *)ctx)->st->jobs[id]; }
@@ -122,6 +135,17 @@ static void *gpu_thread(void *ctx)
 
 /* ---------------------------------------------------------------------- */
 /* Messages from workers.                                                  */
+
+static int fold_slot(const RunState *st, int fold);
+/* The job of a message's item, or -1. */
+static int job_of_item(const Coord *c, const FsWorkItem *it)
+{
+    const RunState *st = c->st;
+    int k = fold_slot(st, it->fold);
+    if (it->trial >= st->sw.n_trials || k < 0) return -1;
+    int i = c->job_of[it->trial * st->n_fold_ids + k];
+    return i >= 0 && !strcmp(st->sw.trials[it->trial].id, it->id) ? i : -1;
+}
 
 static void bad_message(const FsMsg *msg, const char *why)
 {
@@ -149,6 +173,17 @@ static void send_trials(Coord *c, int rank, int capacity)
     }
     pthread_mutex_unlock(&st->lock);
     FsBuf b = {0};
+    /* Each item's checkpoint first, if one is in the folder: the worker
+     * continues the fold where it was. */
+    for (int k = 0; k < n && (st->sw.checkpoint > 0 || run_ckpt_test_steps()) && !st->use_gpu; k++) {
+        uint64_t nb;
+        char path[4400];
+        uint8_t *bytes = run_ckpt_read(st->dir, items[k].id, items[k].fold, &nb, path, sizeof path);
+        if (!bytes) continue;
+        proto_encode_ckpt(&b, &items[k], bytes, nb);
+        fsmpi_send(c->m, rank, FS_MSG_CKPT, &b);
+        free(bytes);
+    }
     proto_encode_trials(&b, items, n);
     fsmpi_send(c->m, rank, FS_MSG_TRIALS, &b);
     buf_free(&b);
@@ -207,13 +242,13 @@ static void take_epochs(Coord *c, const FsMsg *msg)
     char why[256];
     FsWorkItem it;
     int32_t first, n;
-    if (proto_decode_epoch(msg->p, msg->n, &it, &first, &n, c->q3, c->loss, why, sizeof why) != 0) {
+    FsCurves got = {c->tl, c->loss, c->q3, c->sec};
+    if (proto_decode_epoch(msg->p, msg->n, &it, &first, &n, &got, why, sizeof why) != 0) {
         bad_message(msg, why);
         return;
     }
-    int k = fold_slot(st, it.fold);
-    int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->n_fold_ids + k] : -1;
-    if (i < 0 || c->owner[i] != msg->source || !st->pruner) return;
+    int i = job_of_item(c, &it);
+    if (i < 0 || c->owner[i] != msg->source) return;
     FsFitResult *r = &st->res[i];
     if (first - 1 + n > st->specs[i].stop.max_epochs) {
         bad_message(msg, "more epochs than the trial's max_epochs");
@@ -223,10 +258,54 @@ static void take_epochs(Coord *c, const FsMsg *msg)
     for (int e = 0; e < n; e++) {
         r->curves.val_q3[first - 1 + e] = c->q3[e];
         r->curves.val_loss[first - 1 + e] = c->loss[e];
+        r->curves.train_loss[first - 1 + e] = c->tl[e];
+        r->curves.seconds[first - 1 + e] = c->sec[e];
     }
-    run_pruning_feed_epochs(st, i, first - 1 + n);
-    run_pruning_decide(st);
+    state_epochs_seen(st, i, first - 1 + n);
+    if (st->pruner) {
+        run_pruning_feed_epochs(st, i, first - 1 + n);
+        run_pruning_decide(st);
+    }
     pthread_mutex_unlock(&st->lock);
+}
+
+/* PROGRESS: examples trained by a worker's running folds (the ETA). */
+static void take_progress(Coord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    int n;
+    if (proto_decode_progress(msg->p, msg->n, c->prog, &n, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    pthread_mutex_lock(&st->lock);
+    for (int k = 0; k < n; k++) {
+        int i = job_of_item(c, &c->prog[k].item);
+        if (i >= 0 && c->owner[i] == msg->source) st->job_examples[i] = c->prog[k].examples;
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* CKPT: a worker's checkpoint of a fold it trains, kept in the run folder
+ * for the rank that trains the fold next (a resume). */
+static void take_ckpt(Coord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    FsWorkItem it;
+    const uint8_t *bytes;
+    uint64_t n;
+    if (proto_decode_ckpt(msg->p, msg->n, &it, &bytes, &n, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    int i = job_of_item(c, &it);
+    if (i < 0 || c->owner[i] != msg->source) return; /* pruned or reassigned meanwhile */
+    FsErr err = {0};
+    if (run_ckpt_write(st->dir, it.id, it.fold, bytes, n, &err) != 0)
+        fprintf(stderr, "foldsweep: warning: trial %s fold %d: checkpoint from rank %d not written (%s)\n", it.id,
+                it.fold, msg->source, err.msg);
 }
 
 /* Folds of newly pruned trials running on worker ranks: each rank is told
@@ -352,6 +431,9 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     c.held = fs_calloc(FS_PROTO_MAX_ITEMS, sizeof *c.held);
     c.q3 = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
     c.loss = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
+    c.tl = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
+    c.sec = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
+    c.prog = fs_calloc(FS_PROTO_MAX_ITEMS, sizeof *c.prog);
     size_t slots = (size_t)st->sw.n_trials * (size_t)st->n_fold_ids + 1;
     c.job_of = fs_malloc(slots * sizeof(int));
     for (size_t s = 0; s < slots; s++) c.job_of[s] = -1;
@@ -400,6 +482,10 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
                     take_result(&c, &msg);
                 } else if (msg.tag == FS_MSG_EPOCH) {
                     take_epochs(&c, &msg);
+                } else if (msg.tag == FS_MSG_PROGRESS) {
+                    take_progress(&c, &msg);
+                } else if (msg.tag == FS_MSG_CKPT) {
+                    take_ckpt(&c, &msg);
                 } else if (msg.tag == FS_MSG_ERROR) {
                     char text[1001];
                     if (proto_decode_error(msg.p, msg.n, text, sizeof text, why, sizeof why) != 0)
@@ -456,6 +542,9 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
     free(c.held);
     free(c.q3);
     free(c.loss);
+    free(c.tl);
+    free(c.sec);
+    free(c.prog);
     free(c.job_of);
     if (st->io_failed) return FS_EXIT_ERROR;
     /* A stop that came after the last fold was recorded leaves nothing to

@@ -1,6 +1,7 @@
 /*
- * folder: the run folder's files other than the journal: creating it, the
- * canonical sweep that guards it, setting an earlier run aside.
+ * folder: the run folder's files other than the journal: the canonical
+ * sweep that guards it, setting an earlier run aside. (The folder itself
+ * is created by fs_mkdir_p.)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -10,22 +11,6 @@
 #include <unistd.h>
 
 #include "run/state.h"
-
-int run_mkdir_p(const char *dir, FsErr *err)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) return fs_err_set(err, "%s: path too long", dir), -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return fs_err_set(err, "%s: cannot create folder: %s", buf, strerror(errno)), -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return fs_err_set(err, "%s: cannot create folder: %s", buf, strerror(errno)), -1;
-    return 0;
-}
 
 char *run_read_file(const char *path)
 {
@@ -95,4 +80,37 @@ int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err)
         return -1;
     }
     return 0;
+}
+
+static int cmp_id(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err)
+{
+    /* The same sweep.yaml and the same data give the same trial ids, so a
+     * trial record with an id this sweep does not have was written by a
+     * foldsweep that computed ids differently: ids hash the trial config's
+     * text, and builds before the shortest float text wrote 0.3 as
+     * 0.300000012. Resuming would train every trial again beside the old
+     * records (two rows each in the leaderboard), so it is refused. */
+    if (j->n_trials == 0) return 0;
+    const char **ids = fs_malloc(sizeof *ids * ((size_t)sw->n_trials + 1));
+    for (int t = 0; t < sw->n_trials; t++) ids[t] = sw->trials[t].id;
+    qsort(ids, (size_t)sw->n_trials, sizeof *ids, cmp_id);
+    int unknown = 0;
+    const char *first = NULL;
+    for (int i = 0; i < j->n_trials; i++) {
+        const char *key = j->trials[i].trial;
+        if (!bsearch(&key, ids, (size_t)sw->n_trials, sizeof *ids, cmp_id) && !unknown++) first = key;
+    }
+    free(ids);
+    if (!unknown) return 0;
+    fs_err_set(err,
+               "%s: the journal names %d trial%s that this sweep does not have (trial %s%s), though its "
+               "sweep.yaml and data match: the folder was written by an earlier foldsweep, which computed trial "
+               "ids from float settings written as 0.300000012 rather than 0.3. Its results stay readable "
+               "(leaderboard, status, report, export, predict); to run the sweep with this version, use another "
+               "--out folder, or add --restart to set this folder's run aside (kept in %s/previous-N) and start "
+               "again",
+               dir, unknown, unknown == 1 ? "" : "s", first, unknown > 1 ? ", ..." : "", dir);
+    return -1;
 }

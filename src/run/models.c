@@ -64,7 +64,7 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
     char rel[128], path[4400];
     run_model_file(rel, sizeof rel, tr->id, fold);
     snprintf(path, sizeof path, "%s/models/%s", st->dir, tr->id);
-    int rc = run_mkdir_p(path, err);
+    int rc = fs_mkdir_p(path, err);
     snprintf(path, sizeof path, "%s/%s", st->dir, rel);
     if (rc == 0) rc = fs_write_file_atomic(path, bytes, (size_t)n, err);
     if (rc == 0) {

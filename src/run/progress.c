@@ -61,22 +61,49 @@ static void draw(FsProgress *p, int final)
 {
     if (p->quiet) return;
     double el = fs_now() - p->t_start;
-    char e[32], eta[32] = "?", best[64] = "-";
+    char e[32], eta[32] = "?", best[64] = "-", rate[48] = "";
     fmt_time(e, sizeof e, el);
-    if (p->folds_done > 0) fmt_time(eta, sizeof eta, el / p->folds_done * (p->folds_total - p->folds_done));
+    /* From examples trained against the planned maximum once anything
+     * trained; from whole folds only without a sample (GPU launches). */
+    if (p->have_sample && p->last.eta >= 0)
+        fmt_time(eta, sizeof eta, p->last.eta);
+    else if (p->folds_done > 0)
+        fmt_time(eta, sizeof eta, el / p->folds_done * (p->folds_total - p->folds_done));
+    if (p->have_sample && p->last.trained > 0 && el > 0)
+        snprintf(rate, sizeof rate, " | %.0f ex/s", p->last.trained / el);
     if (p->folds_done >= p->folds_total) snprintf(eta, sizeof eta, "0s");
     if (p->have_best) snprintf(best, sizeof best, "%.4f (%.8s)", p->best, p->best_id);
     char line[256];
     char flight[64] = "";
     if (p->gpu_epochs > 0 && p->in_flight > 0)
         snprintf(flight, sizeof flight, " (%ld epochs in)", p->gpu_epochs);
-    snprintf(line, sizeof line, "trials %d/%d | folds %d/%d, %d in flight%s | %s elapsed | ETA %s | best %s",
-             p->trials_done, p->trials_total, p->folds_done, p->folds_total, p->in_flight, flight, e, eta, best);
+    else if (p->have_sample && p->last.flight[0] && p->in_flight > 0)
+        snprintf(flight, sizeof flight, " (%.50s)", p->last.flight);
+    snprintf(line, sizeof line, "trials %d/%d | folds %d/%d, %d in flight%s | %s elapsed%s | ETA %s | best %s",
+             p->trials_done, p->trials_total, p->folds_done, p->folds_total, p->in_flight, flight, e, rate, eta,
+             best);
     if (p->tty)
         fprintf(p->out, "\r%s\033[K%s", line, final ? "\n" : "");
     else
         fprintf(p->out, "%s\n", line);
     fflush(p->out);
+}
+
+/* DIR/progress.json: what `foldsweep status` shows of a live run. */
+static void progress_write_json(FsProgress *p)
+{
+    char path[4200], text[1024];
+    FsErr err = {0};
+    const FsProgressSample *s = &p->last;
+    double el = fs_now() - p->t_start;
+    int n = snprintf(text, sizeof text,
+                     "{\"time\":%.3f,\"pid\":%ld,\"elapsed\":%.1f,\"folds_done\":%d,\"folds_total\":%d,"
+                     "\"in_flight\":%d,\"examples_done\":%.0f,\"examples_planned\":%.0f,"
+                     "\"examples_per_second\":%.1f,\"eta_seconds\":%.1f,\"flight\":\"%s\"}\n",
+                     (double)time(NULL), (long)getpid(), el, p->folds_done, p->folds_total, p->in_flight, s->done,
+                     s->planned, el > 0 ? s->trained / el : 0.0, s->eta, s->flight);
+    snprintf(path, sizeof path, "%s/progress.json", p->dir);
+    (void)fs_write_file_atomic(path, text, (size_t)n, &err); /* advisory: a failure costs only status's view */
 }
 
 static void *progress_main(void *arg)
@@ -86,7 +113,14 @@ static void *progress_main(void *arg)
     for (;;) {
         struct timespec ts = {0, 200 * 1000 * 1000};
         nanosleep(&ts, NULL);
+        FsProgressSample smp;
+        if (p->sample) p->sample(p->sample_ctx, &smp); /* before p->lock: it takes the run's lock */
         pthread_mutex_lock(&p->lock);
+        if (p->sample) p->last = smp, p->have_sample = 1;
+        if (p->have_sample && p->dir && fs_now() - p->json_at >= 2.0) {
+            progress_write_json(p);
+            p->json_at = fs_now();
+        }
         int finish = p->finish;
         double now = fs_now();
         /* The grace period starts at the first stop signal. */
@@ -125,6 +159,12 @@ void progress_stop(FsProgress *p)
     pthread_mutex_lock(&p->lock);
     draw(p, 1);
     pthread_mutex_unlock(&p->lock);
+    if (p->dir) {
+        /* The run is no longer live: status reads the journal alone. */
+        char path[4200];
+        snprintf(path, sizeof path, "%s/progress.json", p->dir);
+        (void)unlink(path);
+    }
 }
 
 void progress_gpu_epochs(FsProgress *p, long epochs)

@@ -11,6 +11,16 @@
 
 #include "util/util.h"
 
+/* What the run's work looks like now (state_progress_sample): examples
+ * trained against the planned maximum (epochs x examples of every fold,
+ * lowered to what early stopping left as folds end), the rate of this
+ * run, and the folds in flight. */
+typedef struct {
+    double done, planned, trained, eta; /* eta < 0: not known yet */
+    int n_flight;
+    char flight[160]; /* e.g. "epoch 3/10 45%" for one fold, or a summary */
+} FsProgressSample;
+
 typedef struct {
     FILE *out;
     int quiet, tty;
@@ -24,6 +34,14 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_t thread;
     int running, finish;
+    /* Called by the progress thread without p->lock held (it takes the
+     * run's lock): the sample the line and progress.json show. */
+    void (*sample)(void *ctx, FsProgressSample *s);
+    void *sample_ctx;
+    FsProgressSample last;
+    int have_sample;
+    double json_at;   /* when DIR/progress.json was last written */
+    const char *dir;  /* the run folder (progress.json); NULL: none */
 } FsProgress;
 
 void progress_init(FsProgress *p, FILE *out, int quiet, int trials_total, int trials_done, int folds_per_trial,

@@ -151,6 +151,8 @@ void run_pruning_open(RunState *st)
     st->job_state = fs_calloc(cap, sizeof(int));
     st->job_prune = fs_calloc(cap, sizeof(int));
     st->job_progress = fs_calloc(cap, sizeof(int));
+    st->job_examples = fs_calloc(cap, sizeof(uint64_t));
+    st->ckpt_jobs = fs_calloc(cap, sizeof(RunCkptJob));
     st->job_fed = fs_calloc(cap, sizeof(int));
     st->order = fs_calloc(cap, sizeof(int));
     int n = st->n_jobs;
@@ -205,6 +207,9 @@ void run_pruning_close(RunState *st)
     free(st->job_state);
     free((void *)st->job_prune);
     free((void *)st->job_progress);
+    free((void *)st->job_examples);
+    for (int i = 0; i < st->n_jobs; i++) free(st->ckpt_jobs[i].bytes);
+    free(st->ckpt_jobs);
     free(st->job_fed);
     free(st->order);
     free(st->trial_cut);
@@ -217,6 +222,7 @@ void run_queue_add(RunState *st, int i)
     st->job_state[i] = FS_JOB_QUEUED;
     st->jobs[i].prune = &st->job_prune[i];
     st->jobs[i].progress = &st->job_progress[i];
+    st->jobs[i].examples = &st->job_examples[i];
     st->order[i] = i;
     st->n_queued++;
 }

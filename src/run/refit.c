@@ -18,8 +18,8 @@ static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(co
 
 int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids)
 {
-    int e[256], n = 0;
-    for (int k = 0; k < n_fold_ids && n < 256; k++) {
+    int e[FS_MAX_FOLDS], n = 0;
+    for (int k = 0; k < n_fold_ids && n < FS_MAX_FOLDS; k++) {
         const FsFoldRecord *fr = journal_find_fold(j, trial, fold_ids[k]);
         if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return 0;
         e[n++] = fr->r.best_epoch;
@@ -43,7 +43,7 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     ts.stop.max_epochs = epochs;
     FsFitResult r;
     train_result_alloc(&r, epochs);
-    FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL, NULL, NULL};
+    FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL, NULL, NULL, NULL, NULL};
     int rc = -1;
     if (train_job(&job) != 0 || r.status != FS_FIT_OK || !r.weights) {
         fs_err_set(err, "refit of trial %s: %s", tr->id,
@@ -66,7 +66,7 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     memset(&ref, 0, sizeof ref);
     run_refit_file(rel, sizeof rel, tr->id);
     snprintf(path, sizeof path, "%s/refits/%s", dir, tr->id);
-    rc = run_mkdir_p(path, err);
+    rc = fs_mkdir_p(path, err);
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     if (rc == 0) rc = fs_write_file_atomic(path, bytes, (size_t)n, err);
     if (rc == 0) {
@@ -104,11 +104,11 @@ int run_refit_command(const char *dir, const char *trial, int rank, char *file, 
         return -1;
     }
     sweep_assign_ids(&sw, ds.fingerprint);
-    int fold_ids[256], n_fold = sw.predefined ? 1 : (int)ds.n_folds;
+    int fold_ids[FS_MAX_FOLDS], n_fold = sw.predefined ? 1 : (int)ds.n_folds;
     for (int k = 0; k < n_fold; k++) fold_ids[k] = sw.predefined ? FS_FOLD_PREDEFINED : k;
     uint64_t *seen = NULL;
     uint32_t n_seen = data_seen_hashes(&ds, &seen);
-    if (journal_open(&j, dir, &err) != 0) goto out;
+    if (journal_open(&j, dir, &err) != 0 || run_folder_check_trials(dir, &j, &sw, &err) != 0) goto out;
     FsReportSpec spec;
     FsReport rep;
     report_spec_from_sweep(&spec, &sw);

@@ -71,7 +71,8 @@ int run_sweep(const FsRunOptions *o)
             rc = FS_EXIT_ERROR;
         }
         if (status == 0) status = (backend + 1) << 8;
-        fsmpi_bcast_setup(&m, &status, &text, &bytes, &n);
+        double ckpt_every = rc == FS_EXIT_OK ? st.sw.checkpoint : 0.0;
+        fsmpi_bcast_setup(&m, &status, &ckpt_every, &text, &bytes, &n);
         free(bytes);
     }
     if (rc != FS_EXIT_OK) {

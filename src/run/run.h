@@ -24,6 +24,7 @@ typedef struct {
     FILE *out;           /* progress and summary (stdout) */
     int local_rank;      /* set by run_sweep: node-local rank, picks the GPU */
     int restart;         /* set the folder's earlier run aside (DIR/previous-N) and start again */
+    int epoch_lines;     /* --progress: a line per finished epoch of every fold */
 } FsRunOptions;
 
 /* Returns an FS_EXIT_* code (cli.h). */
@@ -42,6 +43,5 @@ const volatile int *run_stop_flag(void);
 const volatile int *run_cancel_flag(void);
 /* For tests and for the grace timer. */
 void run_request_stop(int cancel_too);
-void run_signals_reset(void);
 
 #endif

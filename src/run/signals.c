@@ -40,9 +40,3 @@ void run_request_stop(int cancel_too)
     stop_flag = 1;
     if (cancel_too) cancel_flag = 1;
 }
-
-void run_signals_reset(void)
-{
-    stop_flag = 0;
-    cancel_flag = 0;
-}

@@ -149,7 +149,7 @@ int state_add_trial(RunState *st, int t, FsErr *err)
         run_job_spec(&st->specs[i], tr, st->fold_ids[k]);
         train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
         st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, st->fold_ids[k], &st->res[i], NULL,
-                              run_cancel_flag(), NULL, NULL};
+                              run_cancel_flag(), NULL, NULL, NULL, NULL};
         st->job_trial[i] = t;
         if (st->job_state) run_queue_add(st, i); /* mid-run: the queue exists already */
     }
@@ -197,9 +197,10 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
         default_out(o->sweep_path, st->dir, sizeof st->dir);
     /* The journal's lock first: two runs started at once on a new folder
      * must not both write its sweep.yaml; the second gets "in use". */
-    if (run_mkdir_p(st->dir, &err) != 0 || journal_open(&st->j, st->dir, &err) != 0 ||
+    if (fs_mkdir_p(st->dir, &err) != 0 || journal_open(&st->j, st->dir, &err) != 0 ||
         (o->restart && run_folder_set_aside(st->dir, &st->j, out, &err) != 0) ||
-        run_folder_claim(st->dir, sw, &err) != 0 || check_data(st, &err) != 0) {
+        run_folder_claim(st->dir, sw, &err) != 0 || check_data(st, &err) != 0 ||
+        run_folder_check_trials(st->dir, &st->j, sw, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
@@ -254,7 +255,89 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
         return FS_EXIT_ERROR;
     }
     run_pruning_open(st);
+    size_t cap = (size_t)st->cap_jobs + 1;
+    st->job_base = fs_malloc(cap * sizeof(uint64_t));
+    for (size_t i = 0; i < cap; i++) st->job_base[i] = UINT64_MAX;
+    st->job_printed = fs_calloc(cap, sizeof(int));
+    st->job_seen = fs_calloc(cap, sizeof(int));
+    st->epoch_lines = o->epoch_lines;
+    st->prog.sample = state_progress_sample;
+    st->prog.sample_ctx = st;
+    st->prog.dir = st->dir;
     return FS_EXIT_OK;
+}
+
+void state_epochs_seen(RunState *st, int i, int upto)
+{
+    if (upto > st->job_seen[i]) st->job_seen[i] = upto;
+}
+
+/* --progress: one line per finished epoch of each fold (lock held). */
+static void print_epochs(RunState *st, int i, int upto)
+{
+    const FsCurves *c = &st->res[i].curves;
+    const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+    for (int e = st->job_printed[i] + 1; e <= upto; e++)
+        fprintf(st->prog.out, "%s%.8s fold %d epoch %d/%d: train loss %.4f, val loss %.4f, val Q3 %.4f, %.1f s\n",
+                st->prog.tty ? "\r\033[K" : "", tr->id, st->jobs[i].fold, e, st->specs[i].stop.max_epochs,
+                c->train_loss[e - 1], c->val_loss[e - 1], c->val_q3[e - 1], c->seconds[e - 1]);
+    if (upto > st->job_printed[i]) {
+        st->job_printed[i] = upto;
+        fflush(st->prog.out);
+    }
+}
+
+void state_progress_sample(void *ctx, FsProgressSample *s)
+{
+    RunState *st = ctx;
+    memset(s, 0, sizeof *s);
+    s->eta = -1;
+    pthread_mutex_lock(&st->lock);
+    int first = -1;
+    double frac_sum = 0.0;
+    for (int i = 0; i < st->n_jobs; i++) {
+        int k = st->job_slot[i];
+        if (!st->slot_train[k]) st->slot_train[k] = data_examples(&st->ds, st->jobs[i].fold, 0, NULL) + 1;
+        const double n_train = (double)(st->slot_train[k] - 1);
+        const double plan = n_train * st->specs[i].stop.max_epochs;
+        const FsFitResult *r = &st->res[i];
+        uint64_t ex = 0;
+        if (st->job_state[i] == FS_JOB_QUEUED) {
+            s->planned += plan;
+            continue;
+        }
+        if (st->job_state[i] == FS_JOB_DONE) {
+            ex = r->status == FS_FIT_CANCELLED ? st->job_examples[i] : r->train_examples;
+            s->done += (double)ex;
+            s->planned += r->status == FS_FIT_CANCELLED ? plan : (double)ex;
+        } else {
+            ex = st->job_examples[i];
+            s->done += (double)ex;
+            s->planned += plan;
+            int seen = st->job_progress[i] > st->job_seen[i] ? st->job_progress[i] : st->job_seen[i];
+            if (st->epoch_lines && seen > st->job_printed[i]) print_epochs(st, i, seen);
+            double in_epoch = n_train > 0 ? (double)ex / n_train - seen : 0.0;
+            if (in_epoch < 0) in_epoch = 0;
+            if (first < 0) {
+                first = i;
+                snprintf(s->flight, sizeof s->flight, "epoch %d/%d %.0f%%", seen + 1 > st->specs[i].stop.max_epochs
+                         ? st->specs[i].stop.max_epochs : seen + 1, st->specs[i].stop.max_epochs,
+                         100.0 * (in_epoch > 1 ? 1 : in_epoch));
+            }
+            frac_sum += plan > 0 ? (double)ex / plan : 0.0;
+            s->n_flight++;
+        }
+        /* What this run trained: the rise since the job was first seen (a
+         * resumed fold starts at its checkpoint's count). */
+        if (st->job_base[i] == UINT64_MAX) st->job_base[i] = st->job_state[i] == FS_JOB_DONE ? 0 : ex;
+        if (ex > st->job_base[i]) s->trained += (double)(ex - st->job_base[i]);
+    }
+    if (s->n_flight > 1)
+        snprintf(s->flight, sizeof s->flight, "%.0f%% of their epochs", 100.0 * frac_sum / s->n_flight);
+    pthread_mutex_unlock(&st->lock);
+    double el = fs_now() - st->prog.t_start;
+    if (s->trained > 0 && el > 0) s->eta = (s->planned - s->done) / (s->trained / el);
+    if (s->eta < 0 && s->planned > 0 && s->done >= s->planned) s->eta = 0;
 }
 
 void state_close(RunState *st)
@@ -268,6 +351,9 @@ void state_close(RunState *st)
     free(st->proposed);
     free(st->rank_of);
     run_pruning_close(st);
+    free(st->job_base);
+    free(st->job_printed);
+    free(st->job_seen);
     free(st->seen);
     data_free(&st->test);
     free(st->trial_written);
@@ -356,6 +442,7 @@ static int pruned_fold(RunState *st, int i)
     if (st->job_slot[i] < run_pruning_cut_slot(st, t)) return 0;
     st->pruned_seconds += st->res[i].seconds;
     st->train_examples += (double)st->res[i].train_examples; /* work done, if thrown away */
+    run_ckpt_remove(st->dir, st->sw.trials[t].id, st->jobs[i].fold);
     train_result_drop_weights(&st->res[i]);
     progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
     return 1;
@@ -382,6 +469,7 @@ static void state_record_fold(RunState *st, int i)
         return;
     }
     train_result_drop_weights(&st->res[i]);
+    run_ckpt_remove(st->dir, tr->id, st->jobs[i].fold); /* recorded: its checkpoint has served */
     st->busy += r->seconds;
     st->val += r->val_seconds;
     st->train_examples += (double)r->train_examples;
@@ -396,6 +484,7 @@ static void state_record_fold(RunState *st, int i)
 
 void state_job_finished(RunState *st, int i)
 {
+    if (st->epoch_lines && st->res[i].status != FS_FIT_CANCELLED) print_epochs(st, i, st->res[i].epochs);
     st->job_state[i] = FS_JOB_DONE;
     pthread_cond_broadcast(&st->cv);
     if (st->job_restore[i]) {
@@ -428,6 +517,11 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     FsProfile prof = {st->t_data, st->busy - st->val, st->val, st->j.write_seconds, train_wall, threads,
                       st->train_examples, st->prog.folds_done, st->pruned_seconds};
     FsErr err = {0};
+    /* A finished sweep keeps no checkpoints (a pruned trial's folds from an
+     * earlier run may have left some). */
+    if (!st->io_failed && !state_work_left(st))
+        for (int t = 0; t < st->sw.n_trials; t++)
+            for (int k = 0; k < st->n_fold_ids; k++) run_ckpt_remove(st->dir, st->sw.trials[t].id, st->fold_ids[k]);
     if (!st->io_failed && run_models_prune(st, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;

@@ -14,14 +14,26 @@
 #include "run/progress.h"
 #include "run/run.h"
 
+struct RunState;
+/* A fold's checkpointing on rank 0 (checkpoints.c): the trainer's hooks,
+ * and the checkpoint it resumes from. */
 typedef struct {
+    FsCheckpointing cs;
+    struct RunState *st;
+    int job;
+    uint8_t *bytes;
+    uint64_t n;
+    char path[4400];
+} RunCkptJob;
+
+typedef struct RunState {
     FsSweep sw;
     FsDataset ds;
     FsJournal j;
     char dir[4096];
     FsProgress prog;
     pthread_mutex_t lock;
-    int n_fold_ids, fold_ids[256];
+    int n_fold_ids, fold_ids[FS_MAX_FOLDS];
     /* The jobs of this run: (trial, fold) pairs without a journal record. */
     FsJob *jobs;
     FsFitResult *res;
@@ -35,6 +47,16 @@ typedef struct {
     int *job_slot;             /* the job's fold slot (index into fold_ids) */
     volatile int *job_prune;   /* per job: its trial was pruned, stop it */
     volatile int *job_progress; /* per job: epochs completed (the trainer moves it) */
+    volatile uint64_t *job_examples; /* per job: examples trained so far (the trainer moves it) */
+    RunCkptJob *ckpt_jobs;           /* per job: its checkpointing (run.checkpoint) */
+    /* Progress (state_progress_sample): per job the examples when first
+     * seen by this run, epochs printed (--progress) and epochs known from
+     * a worker's EPOCH messages; per fold slot its training examples + 1
+     * (0: not counted yet). */
+    uint64_t *job_base;
+    int *job_printed, *job_seen;
+    uint32_t slot_train[FS_MAX_FOLDS + 1];
+    int epoch_lines;
     int *job_fed;              /* per job: epochs given to the pruner */
     /* search.pruner (NULL pruner: none). trial_cut: first fold slot a
      * trial's pruning leaves out (n_fold_ids: not pruned); slot_done: per
@@ -121,6 +143,11 @@ int run_sampler_more(const RunState *st);
 /* Stops the run with an error (exit 1) and keeps the first reason (lock held). */
 void state_fail(RunState *st, const FsErr *e);
 
+/* Progress: the sample for the progress line and progress.json (takes
+ * st->lock); epochs 1..upto of job i are known (a worker's EPOCH). */
+void state_progress_sample(void *ctx, FsProgressSample *s);
+void state_epochs_seen(RunState *st, int i, int upto);
+
 /* Bookkeeping for job i (lock held): its first fold writes the trial record. */
 void state_job_started(RunState *st, int i);
 /* Records job i's result (st->res[i]) in the journal (lock held). */
@@ -173,14 +200,35 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
  * evaluations of the top test.top trials not yet in the journal. */
 int run_test_phase(RunState *st, FILE *out, int quiet);
 
+/* Mid-fold checkpoints (checkpoints.c): the file of (trial, fold)
+ * relative to the run folder; writing one durably; reading one (NULL if
+ * absent; path gets its full name); removing one (a recorded fold). */
+void run_ckpt_file(char *out, size_t n, const char *trial, int fold);
+int run_ckpt_write(const char *dir, const char *trial, int fold, const uint8_t *bytes, uint64_t n, FsErr *err);
+uint8_t *run_ckpt_read(const char *dir, const char *trial, int fold, uint64_t *n, char *path, size_t path_n);
+void run_ckpt_remove(const char *dir, const char *trial, int fold);
+/* Rank 0's job i as it starts: checkpointing on (run.checkpoint) and its
+ * checkpoint, if any, to resume from; detach after it ends. */
+void run_ckpt_attach(RunState *st, int i);
+void run_ckpt_detach(RunState *st, int i);
+/* Says that a fold resumed (out, unless quiet) or that its checkpoint was
+ * refused and why (stderr). */
+void run_ckpt_report(const FsCheckpointing *cs, const char *trial, int fold, FILE *out, int quiet);
+/* Test hooks (see checkpoints.c): checkpoint every N steps (0: by time),
+ * and the kill in an epoch's validation. */
+long run_ckpt_test_steps(void);
+void run_ckpt_test_event(int epoch);
+
 /* Folder helpers (folder.c). */
-int run_mkdir_p(const char *dir, FsErr *err);
 char *run_read_file(const char *path);
 /* --restart: moves everything in DIR (a run's files, models, journal) into
  * DIR/previous-N, nothing deleted, and reopens j as a new, locked journal. */
 int run_folder_set_aside(const char *dir, FsJournal *j, FILE *out, FsErr *err);
 /* Writes DIR/sweep.yaml, or checks that the one there is the same sweep. */
 int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err);
+/* After run_folder_claim: every trial the journal names must be one of
+ * the sweep's (ids are computed the same way); -1 with err if not. */
+int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err);
 
 /* Seeds of job (trial, fold): sweep seed, trial id, fold. */
 void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);

@@ -18,7 +18,7 @@ typedef struct {
     FsMpi *m;
     FsSweep sw;
     FsDataset ds;
-    int n_fold_ids, fold_ids[256];
+    int n_fold_ids, fold_ids[FS_MAX_FOLDS];
     pthread_mutex_t lock;
     pthread_cond_t cv;
     FsJob *jobs;
@@ -36,20 +36,120 @@ typedef struct {
     int backend;           /* what rank 0 was asked for */
     int refused_once;      /* test hook FOLDSWEEP_TEST_REFUSE */
     int use_gpu, device;
+    /* Checkpoints (run.checkpoint, from rank 0): per job its hooks, the
+     * bytes to resume from (CKPT before TRIALS), and the checkpoints and
+     * notes the trainers made, for the main thread to send. */
+    double ckpt_every;
+    long ckpt_steps;
+    FsCheckpointing *cks;
+    struct WorkerCkpt *ck_ctx;
+    struct Outgoing *resumes; /* checkpoints from rank 0, each for an item of the next TRIALS */
+    struct Outgoing *out_ckpt;
+    volatile uint64_t *examples; /* per job: examples trained (PROGRESS) */
+    double progress_at;
 } Worker;
 
-static const FsJob *worker_next(void *ctx, int *id)
+typedef struct WorkerCkpt {
+    Worker *w;
+    int job;
+    uint8_t *resume; /* owned */
+} WorkerCkpt;
+
+/* A checkpoint (bytes) or a note (text) for rank 0, queued by a trainer;
+ * or a checkpoint from rank 0 for an item (resumes). */
+typedef struct Outgoing {
+    int job;
+    FsWorkItem item;
+    uint8_t *bytes;
+    uint64_t n;
+    char *text;
+    struct Outgoing *next;
+} Outgoing;
+
+static void queue_out(Worker *w, int job, const uint8_t *bytes, uint64_t n, const char *text)
+{
+    Outgoing *o = fs_calloc(1, sizeof *o);
+    o->job = job;
+    if (bytes) {
+        o->bytes = fs_malloc((size_t)n + 1);
+        memcpy(o->bytes, bytes, (size_t)n);
+        o->n = n;
+    }
+    if (text) o->text = fs_strdup(text);
+    pthread_mutex_lock(&w->lock);
+    Outgoing **tail = &w->out_ckpt;
+    while (*tail) tail = &(*tail)->next;
+    *tail = o;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void worker_ckpt_save(void *ctx, const uint8_t *bytes, uint64_t n)
+{
+    WorkerCkpt *c = ctx;
+    queue_out(c->w, c->job, bytes, n, NULL);
+}
+
+static void worker_ckpt_event(void *ctx, int epoch)
+{
+    WorkerCkpt *c = ctx;
+    const FsCheckpointing *cs = &c->w->cks[c->job];
+    if (epoch == 0 && cs->note[0]) {
+        char text[900];
+        snprintf(text, sizeof text, "trial %s fold %d: checkpoint ignored, the fold started afresh: %.700s",
+                 c->w->items[c->job].id, c->w->items[c->job].fold, cs->note);
+        queue_out(c->w, c->job, NULL, 0, text);
+    }
+    if (epoch == 0) {
+        free(c->resume);
+        c->resume = NULL;
+    }
+    run_ckpt_test_event(epoch);
+}
+
+/* Job i's checkpointing, with rank 0's checkpoint if it sent one (lock held). */
+static void attach_ckpt(Worker *w, int i)
+{
+    if ((w->ckpt_every <= 0 && w->ckpt_steps <= 0) || w->use_gpu) return;
+    WorkerCkpt *c = &w->ck_ctx[i];
+    FsCheckpointing *cs = &w->cks[i];
+    c->w = w;
+    c->job = i;
+    memset(cs, 0, sizeof *cs);
+    cs->every = w->ckpt_every;
+    cs->every_steps = w->ckpt_steps;
+    cs->save = worker_ckpt_save;
+    cs->event = worker_ckpt_event;
+    cs->ctx = c;
+    cs->origin = "checkpoint (from rank 0)";
+    const FsWorkItem *it = &w->items[i];
+    for (Outgoing **p = &w->resumes; *p; p = &(*p)->next) {
+        Outgoing *o = *p;
+        if (o->item.trial != it->trial || o->item.fold != it->fold || strcmp(o->item.id, it->id) != 0) continue;
+        c->resume = o->bytes;
+        cs->resume = c->resume;
+        cs->resume_n = o->n;
+        *p = o->next;
+        free(o);
+        break;
+    }
+    w->jobs[i].ckpt = cs;
+}
+
+/* A job, the end (STOP), or without wait FS_TAKE_NONE until rank 0 sends
+ * more (the thread helps the running folds meanwhile, train.h). */
+static int worker_next(void *ctx, const FsJob **job, int *id, int wait)
 {
     Worker *w = ctx;
-    const FsJob *job = NULL;
+    int r;
     pthread_mutex_lock(&w->lock);
-    while (w->next == w->n_jobs && !w->no_more) pthread_cond_wait(&w->cv, &w->lock);
-    if (w->next < w->n_jobs) {
+    while (wait && w->next == w->n_jobs && !w->no_more) pthread_cond_wait(&w->cv, &w->lock);
+    r = w->next < w->n_jobs ? FS_TAKE_JOB : w->no_more ? FS_TAKE_END : FS_TAKE_NONE;
+    if (r == FS_TAKE_JOB) {
         *id = w->next++;
-        job = &w->jobs[*id];
+        *job = &w->jobs[*id];
     }
     pthread_mutex_unlock(&w->lock);
-    return job;
+    return r;
 }
 
 static void worker_done(void *ctx, int id)
@@ -142,11 +242,78 @@ static void take_trials(Worker *w, const FsMsg *msg, int *exhausted)
         train_result_alloc(&w->res[i], w->specs[i].stop.max_epochs);
         w->jobs[i] = (FsJob){&tr->arch, &w->specs[i], &w->ds, items[k].fold, &w->res[i],
                              train_result_alloc_weights(&w->res[i], &tr->arch), (const volatile int *)&w->cancel,
-                             &w->prune[i], &w->progress[i]};
+                             &w->prune[i], &w->progress[i], &w->examples[i], NULL};
+        attach_ckpt(w, i);
         w->n_jobs++;
     }
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->lock);
+}
+
+/* CKPT from rank 0: the checkpoint of the item in the TRIALS message that
+ * follows (MPI keeps one sender's messages in order). */
+static void take_resume(Worker *w, const FsMsg *msg)
+{
+    const uint8_t *bytes;
+    uint64_t n;
+    char why[256];
+    FsWorkItem it;
+    if (proto_decode_ckpt(msg->p, msg->n, &it, &bytes, &n, why, sizeof why) != 0) {
+        send_error(w, "bad CKPT message: %s%s", why, "");
+        return;
+    }
+    Outgoing *o = fs_calloc(1, sizeof *o);
+    o->item = it;
+    o->bytes = fs_malloc((size_t)n + 1);
+    memcpy(o->bytes, bytes, (size_t)n);
+    o->n = n;
+    pthread_mutex_lock(&w->lock);
+    o->next = w->resumes;
+    w->resumes = o;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* The trainers' checkpoints and notes, to rank 0 (before any result: a
+ * fold stopped by a signal checkpoints, then finishes cancelled). */
+static void send_ckpts(Worker *w, FsBuf *b)
+{
+    pthread_mutex_lock(&w->lock);
+    Outgoing *o = w->out_ckpt;
+    w->out_ckpt = NULL;
+    pthread_mutex_unlock(&w->lock);
+    while (o) {
+        Outgoing *next = o->next;
+        if (o->bytes) {
+            proto_encode_ckpt(b, &w->items[o->job], o->bytes, o->n);
+            fsmpi_send(w->m, 0, FS_MSG_CKPT, b);
+        } else {
+            send_error(w, "%s%s", o->text, "");
+        }
+        free(o->bytes);
+        free(o->text);
+        free(o);
+        o = next;
+    }
+}
+
+/* PROGRESS, every two seconds: the running folds' epochs and examples. */
+static void send_progress(Worker *w, int received, FsBuf *b)
+{
+    double now = fs_now();
+    if (now < w->progress_at) return;
+    w->progress_at = now + 2.0;
+    FsProgressItem items[64];
+    int n = 0;
+    for (int i = 0; i < received && n < 64; i++) {
+        if (w->answered[i]) continue;
+        items[n].item = w->items[i];
+        items[n].epochs = w->progress[i];
+        items[n].examples = w->examples[i];
+        n++;
+    }
+    if (n == 0) return;
+    proto_encode_progress(b, items, n);
+    fsmpi_send(w->m, 0, FS_MSG_PROGRESS, b);
 }
 
 /* PRUNE: the item's trial was pruned on rank 0; its fold stops at the next
@@ -177,8 +344,7 @@ static void send_epochs(Worker *w, int received, FsBuf *b)
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (p <= w->sent_epochs[i]) continue;
         int first = w->sent_epochs[i] + 1;
-        proto_encode_epoch(b, &w->items[i], first, p - first + 1, w->res[i].curves.val_q3 + first - 1,
-                           w->res[i].curves.val_loss + first - 1);
+        proto_encode_epoch(b, &w->items[i], first, p - first + 1, &w->res[i].curves);
         fsmpi_send(w->m, 0, FS_MSG_EPOCH, b);
         w->sent_epochs[i] = p;
     }
@@ -242,7 +408,7 @@ static int worker_setup(Worker *w, const FsRunOptions *o)
     char *text = NULL;
     uint8_t *bytes = NULL;
     uint64_t n = 0;
-    fsmpi_bcast_setup(w->m, &status, &text, &bytes, &n);
+    fsmpi_bcast_setup(w->m, &status, &w->ckpt_every, &text, &bytes, &n);
     if (status == 0 || (status & 0xff) != 0) return FS_EXIT_ERROR; /* rank 0 said why */
     w->backend = (status >> 8) - 1;
     char why[1024];
@@ -274,6 +440,10 @@ static int worker_setup(Worker *w, const FsRunOptions *o)
     w->progress = fs_calloc((size_t)w->cap + 1, sizeof(int));
     w->prune = fs_calloc((size_t)w->cap + 1, sizeof(int));
     w->sent_epochs = fs_calloc((size_t)w->cap + 1, sizeof(int));
+    w->examples = fs_calloc((size_t)w->cap + 1, sizeof(uint64_t));
+    w->cks = fs_calloc((size_t)w->cap + 1, sizeof(FsCheckpointing));
+    w->ck_ctx = fs_calloc((size_t)w->cap + 1, sizeof(WorkerCkpt));
+    w->ckpt_steps = run_ckpt_test_steps();
     return FS_EXIT_OK;
 }
 
@@ -312,7 +482,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
         FsFitResult tmp;
         memset(&tmp, 0, sizeof tmp);
         run_job_spec(&ts, &w.sw.trials[0], w.fold_ids[0]);
-        FsJob probe = {&w.sw.trials[0].arch, &ts, &w.ds, w.fold_ids[0], &tmp, NULL, NULL, NULL, NULL};
+        FsJob probe = {&w.sw.trials[0].arch, &ts, &w.ds, w.fold_ids[0], &tmp, NULL, NULL, NULL, NULL, NULL, NULL};
         threads = run_gpu_capacity(w.device, &w.ds, &probe);
         if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
     }
@@ -343,6 +513,8 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
                 if (exhausted) retry_at = fs_now() + 0.2;
             } else if (msg.tag == FS_MSG_PRUNE) {
                 take_prune(&w, &msg);
+            } else if (msg.tag == FS_MSG_CKPT) {
+                take_resume(&w, &msg);
             } else if (msg.tag == FS_MSG_STOP) {
                 if (proto_decode_stop(msg.p, msg.n, &cancel, &code, why, sizeof why) != 0) {
                     send_error(&w, "bad STOP message: %s%s", why, "");
@@ -359,7 +531,8 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
             }
             free(msg.p);
         }
-        /* Results out, as they land. */
+        /* Checkpoints, then results out, as they land. */
+        send_ckpts(&w, &b);
         pthread_mutex_lock(&w.lock);
         int n_out = w.n_out, outbox[64], take = n_out < 64 ? n_out : 64;
         memcpy(outbox, w.outbox, sizeof(int) * (size_t)take);
@@ -378,7 +551,9 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
             train_result_drop_weights(&w.res[i]); /* rank 0 has them now */
             sent++;
         }
-        if (w.sw.prune.kind != FS_PRUNER_NONE) send_epochs(&w, received, &b);
+        /* Epoch values (the pruner, --progress) and progress counts. */
+        send_epochs(&w, received, &b);
+        send_progress(&w, received, &b);
         int holding = received - handled;
         if (!no_more && !outstanding && holding < threads && (!exhausted || fs_now() >= retry_at)) {
             int n_held = 0;
@@ -396,6 +571,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     }
     train_pool_join(pool);
     if (gpu_running) pthread_join(gpu, NULL);
+    send_ckpts(&w, &b); /* none left after the last result, in practice */
     proto_encode_bye(&b);
     fsmpi_send(m, 0, FS_MSG_BYE, &b);
     buf_free(&b);
@@ -404,6 +580,15 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     free((void *)w.progress);
     free((void *)w.prune);
     free(w.sent_epochs);
+    for (int i = 0; i < w.n_jobs; i++) free(w.ck_ctx[i].resume);
+    free(w.ck_ctx);
+    free(w.cks);
+    free((void *)w.examples);
+    for (Outgoing *r = w.resumes, *next; r; r = next) { /* items that never came: refused */
+        next = r->next;
+        free(r->bytes);
+        free(r);
+    }
     for (int i = 0; i < w.n_jobs; i++) train_result_free(&w.res[i]);
     free(w.jobs);
     free(w.res);

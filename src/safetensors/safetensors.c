@@ -401,9 +401,16 @@ static void out_string(Out *o, const char *s)
     out_put(o, "\"", 1);
 }
 
-/* The writer's two dtypes: U64 when asked for by name, else F32. */
-static int st_is_u64(const FsTensor *t) { return !strcmp(t->dtype, "U64"); }
-static uint64_t st_elem(const FsTensor *t) { return st_is_u64(t) ? 8 : 4; }
+/* The writer's dtypes: U64, U32 or U8 when asked for by name, else F32. */
+static const char *st_dtype(const FsTensor *t)
+{
+    return !strcmp(t->dtype, "U64") ? "U64" : !strcmp(t->dtype, "U32") ? "U32" : !strcmp(t->dtype, "U8") ? "U8" : "F32";
+}
+static uint64_t st_elem(const FsTensor *t)
+{
+    const char *d = st_dtype(t);
+    return d[1] == '6' ? 8 : d[1] == '8' ? 1 : 4;
+}
 
 void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, int n_meta, uint8_t **out,
                            uint64_t *n_out)
@@ -426,7 +433,9 @@ void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, in
         FS_ASSERT(t[i].ndim >= 0 && t[i].ndim <= FS_ST_MAX_DIMS);
         if (i || n_meta > 0) out_text(&h, ",");
         out_string(&h, t[i].name);
-        out_text(&h, st_is_u64(&t[i]) ? ":{\"dtype\":\"U64\",\"shape\":[" : ":{\"dtype\":\"F32\",\"shape\":[");
+        out_text(&h, ":{\"dtype\":\"");
+        out_text(&h, st_dtype(&t[i]));
+        out_text(&h, "\",\"shape\":[");
         for (int d = 0; d < t[i].ndim; d++) {
             FS_ASSERT(t[i].shape[d] >= 0);
             snprintf(num, sizeof num, "%s%" PRId64, d ? "," : "", t[i].shape[d]);

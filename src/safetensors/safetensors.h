@@ -10,7 +10,7 @@
  * (header length past the end, bad JSON, unknown dtype, shape and offsets
  * that disagree, overlapping or out-of-range offsets, bytes not covered by
  * any tensor) and answers with an error naming the file and what was
- * expected, never a crash. The writer writes F32 tensors (and U64 ones on request), in the
+ * expected, never a crash. The writer writes F32 tensors (and U64, U32, U8 ones on request), in the
  * order given, with 8-byte aligned data (the header is padded with spaces,
  * as the reference implementation does).
  */
@@ -71,8 +71,8 @@ int safetensors_get_f32(const FsSafetensors *st, const char *name, int ndim, con
                         const char *origin, FsErr *err);
 
 /* Serialises F32 tensors (t[i].data = floats; offsets assigned here), or
- * U64 ones where t[i].dtype is "U64" (t[i].data = uint64_t; any other
- * dtype string means F32), and metadata into one malloc'd buffer. Names must be
+ * U64, U32 or U8 ones where t[i].dtype says so (t[i].data = uint64_t,
+ * uint32_t, uint8_t; any other dtype string means F32), and metadata into one malloc'd buffer. Names must be
  * distinct and not "__metadata__". Compact JSON, "__metadata__" first
  * (when n_meta > 0), then the tensors in the order given; the same input
  * gives the same bytes. */

@@ -129,26 +129,16 @@ FS_DEVICE int stop_update(FsStopState *st, const FsStopSpec *spec, float train_e
 /* Host only: the GPU build of this file (kernels/fit_kernel.cu) leaves
  * these out so they are not defined twice. */
 #if !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
-const char *stop_kind_name(FsStopKind k)
-{
-    switch (k) {
-    case FS_STOP_MAX_EPOCHS: return "max_epochs";
-    case FS_STOP_GL: return "gl";
-    case FS_STOP_PQ: return "pq";
-    case FS_STOP_UP: return "up";
-    case FS_STOP_PATIENCE: return "patience";
-    }
-    return "unknown";
-}
+const char *const stop_kind_names[FS_STOP_KIND_COUNT] = {"none", "gl", "pq", "up", "patience"};
+
+const char *stop_kind_name(FsStopKind k) { return (unsigned)k < FS_STOP_KIND_COUNT ? stop_kind_names[k] : "unknown"; }
 
 int stop_spec_check(const FsStopSpec *spec, FsErr *err)
 {
     FsStopKind kind = spec->kind;
     const char *name = stop_kind_name(kind);
-    if (kind != FS_STOP_MAX_EPOCHS && kind != FS_STOP_GL && kind != FS_STOP_PQ &&
-        kind != FS_STOP_UP && kind != FS_STOP_PATIENCE) {
-        fs_err_set(err, "stop: kind is %d; expected one of max_epochs, gl, pq, up, patience",
-                   (int)kind);
+    if ((unsigned)kind >= FS_STOP_KIND_COUNT) {
+        fs_err_set(err, "stop: kind is %d; expected one of none, gl, pq, up, patience", (int)kind);
         return -1;
     }
     /* !(x > 0) also rejects NaN. */

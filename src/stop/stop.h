@@ -45,6 +45,10 @@ typedef enum {
     FS_STOP_UP,             /* UP_s: validation error rose in s successive strips */
     FS_STOP_PATIENCE        /* no improvement > min_delta for `patience` epochs */
 } FsStopKind;
+#define FS_STOP_KIND_COUNT 5
+/* The criteria's names in FsStopKind order, as the sweep format spells
+ * them ("none": no early stop, train to max_epochs); host only. */
+extern const char *const stop_kind_names[FS_STOP_KIND_COUNT];
 
 #define FS_STOP_MAX_STRIP 64
 

@@ -40,7 +40,7 @@ static void put_val(SwBuf *b, int o, const SwVal *v)
     case OT_BOOL: sb_puts(b, v->d > 0 ? "true" : "false"); break;
     case OT_ENUM: sb_puts(b, d->names[(int)v->d]); break;
     case OT_FLOAT: /* the trainer holds a float: equal floats, equal text */
-        sw_fmt_float(num, sizeof num, (float)v->d);
+        fs_format_float(num, sizeof num, (float)v->d);
         sb_puts(b, num);
         break;
     }
@@ -60,10 +60,9 @@ static void put_opt(SwBuf *b, const char *indent, int o, const SwOpt *opt)
 
 static void put_layer(SwBuf *b, const SwLayer *ly)
 {
-    static const char *const kinds[] = {"conv1d", "dense", "dropout", "batchnorm", "highway"};
     const FsLayerSpec *s = &ly->spec;
     char num[40];
-    sb_printf(b, "%s: {", kinds[s->kind]);
+    sb_printf(b, "%s: {", model_layer_name(s->kind));
     const char *sep = "";
     if (s->kind == FS_LAYER_CONV) sb_printf(b, "filters: %d", s->units), sep = ", ";
     if (s->kind == FS_LAYER_DENSE) sb_printf(b, "units: %d", s->units), sep = ", ";
@@ -74,10 +73,10 @@ static void put_layer(SwBuf *b, const SwLayer *ly)
     struct { unsigned bit; const char *key; float v; } opt[] = {
         {LS_LEAKY, "leaky_slope", ly->leaky}, {LS_ELU, "elu_alpha", ly->elu}, {LS_GATE, "gate_bias", s->gate_bias},
         {LS_EPS, "epsilon", s->eps}, {LS_MOM, "momentum", s->momentum}};
-    if (s->kind == FS_LAYER_DROPOUT) sw_fmt_float(num, sizeof num, s->rate), sb_printf(b, "rate: %s", num);
+    if (s->kind == FS_LAYER_DROPOUT) fs_format_float(num, sizeof num, s->rate), sb_printf(b, "rate: %s", num);
     for (int i = 0; i < 5; i++)
         if (ly->set & opt[i].bit) {
-            sw_fmt_float(num, sizeof num, opt[i].v);
+            fs_format_float(num, sizeof num, opt[i].v);
             sb_printf(b, "%s%s: %s", sep, opt[i].key, num), sep = ", ";
         }
     sb_puts(b, "}");
@@ -135,7 +134,7 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
     if (sw->sampler == FS_SAMPLER_TPE) sb_printf(&b, "  sampler: tpe\n  batch: %d\n", sw->batch);
     const FsPruneSpec *ps = &sw->prune;
     char z[40];
-    sw_fmt_float(z, sizeof z, (float)ps->z);
+    fs_format_float(z, sizeof z, (float)ps->z);
     if (ps->kind == FS_PRUNER_MEDIAN)
         sb_printf(&b, "  pruner: {kind: median, warmup: %d, min_trials: %d}\n", ps->warmup, ps->min_trials);
     else if (ps->kind == FS_PRUNER_ASHA)
@@ -266,5 +265,5 @@ const char *sweep_metric_name(FsMetricKind m) { return m == FS_METRIC_LOSS ? "lo
 const char *sweep_backend_name(FsBackend b)
 {
     static const char *const names[] = {"auto", "cpu", "cuda"};
-    return (unsigned)b < 3 ? names[b] : "?";
+    return (unsigned)b <= FS_BACKEND_CUDA ? names[b] : "?";
 }

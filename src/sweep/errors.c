@@ -145,12 +145,3 @@ void sb_printf(SwBuf *b, const char *fmt, ...)
     sb_puts(b, s);
     free(s);
 }
-
-void sw_fmt_float(char *buf, size_t n, float v)
-{
-    if (!buf || n < 2) return; /* also tells GCC's -fsanitize inliner buf is never NULL */
-    for (int p = 6; p <= 9; p++) {
-        snprintf(buf, n, "%.*g", p, (double)v);
-        if ((float)strtod(buf, NULL) == v) return;
-    }
-}

@@ -159,12 +159,14 @@ static void build_spec(const SwSpace *sp, const int *at, FsTrainSpec *ts)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Trial config: canonical JSON, keys sorted, floats as %.9g of the float. */
+/* Trial config: canonical JSON, keys sorted, floats as the shortest text
+ * that reads back as the same float (fs_format_float). The trial id
+ * hashes this text: changing how a value is written changes every id. */
 
 static void act_json(SwBuf *b, const FsLayerSpec *s)
 {
     sb_printf(b, "\"activation\":\"%s\",", model_act_name(s->act));
-    if (s->act == FS_ACT_ELU) sb_printf(b, "\"elu_alpha\":%.9g,", (double)s->act_param);
+    if (s->act == FS_ACT_ELU) sb_printf(b, "\"elu_alpha\":%s,", fs_float_text(s->act_param));
 }
 
 static void layer_json(SwBuf *b, const FsLayerSpec *s)
@@ -174,24 +176,25 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
     case FS_LAYER_CONV:
         act_json(b, s);
         sb_printf(b, "\"filters\":%d,\"kind\":\"conv1d\",", s->units);
-        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%.9g,", (double)s->act_param);
+        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%s,", fs_float_text(s->act_param));
         sb_printf(b, "\"width\":%d", s->width);
         break;
     case FS_LAYER_DENSE:
         act_json(b, s);
         sb_puts(b, "\"kind\":\"dense\",");
-        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%.9g,", (double)s->act_param);
+        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%s,", fs_float_text(s->act_param));
         sb_printf(b, "\"units\":%d", s->units);
         break;
     case FS_LAYER_HIGHWAY:
         act_json(b, s);
-        sb_printf(b, "\"gate_bias\":%.9g,\"kind\":\"highway\",", (double)s->gate_bias);
-        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%.9g,", (double)s->act_param);
+        sb_printf(b, "\"gate_bias\":%s,\"kind\":\"highway\",", fs_float_text(s->gate_bias));
+        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%s,", fs_float_text(s->act_param));
         sb_printf(b, "\"width\":%d", s->width);
         break;
-    case FS_LAYER_DROPOUT: sb_printf(b, "\"kind\":\"dropout\",\"rate\":%.9g", (double)s->rate); break;
+    case FS_LAYER_DROPOUT: sb_printf(b, "\"kind\":\"dropout\",\"rate\":%s", fs_float_text(s->rate)); break;
     case FS_LAYER_BATCHNORM:
-        sb_printf(b, "\"epsilon\":%.9g,\"kind\":\"batchnorm\",\"momentum\":%.9g", (double)s->eps, (double)s->momentum);
+        sb_printf(b, "\"epsilon\":%s,\"kind\":\"batchnorm\",\"momentum\":%s", fs_float_text(s->eps),
+                  fs_float_text(s->momentum));
         break;
     default: break;
     }
@@ -200,32 +203,30 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
 
 char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
 {
-    static const char *const init_n[] = {"he", "glorot"};
-    static const char *const crit_n[] = {"none", "gl", "pq", "up", "patience"};
     SwBuf b = {0};
     sb_printf(&b, "{\"data\":{\"split\":\"%s\"},\"model\":{\"init\":\"%s\",\"layers\":[",
-              sw->predefined ? "predefined" : "kfold", init_n[a->init == FS_INIT_GLOROT]);
+              sw->predefined ? "predefined" : "kfold", model_init_names[a->init == FS_INIT_GLOROT]);
     for (int i = 0; i < a->n_layers; i++) {
         if (i) sb_puts(&b, ",");
         layer_json(&b, &a->layers[i]);
     }
     sb_printf(&b, "],\"window\":%d},\"training\":{\"batch_size\":%d,", a->window, ts->batch);
     int adam = ts->opt != FS_OPT_SGD;
-    if (adam) sb_printf(&b, "\"beta1\":%.9g,\"beta2\":%.9g,", (double)ts->beta1, (double)ts->beta2);
-    sb_printf(&b, "\"clip_norm\":%.9g,\"early_stopping\":{", (double)ts->clip_norm);
+    if (adam) sb_printf(&b, "\"beta1\":%s,\"beta2\":%s,", fs_float_text(ts->beta1), fs_float_text(ts->beta2));
+    sb_printf(&b, "\"clip_norm\":%s,\"early_stopping\":{", fs_float_text(ts->clip_norm));
     const FsStopSpec *st = &ts->stop;
-    if (st->kind == FS_STOP_GL || st->kind == FS_STOP_PQ) sb_printf(&b, "\"alpha\":%.9g,", (double)st->alpha);
-    sb_printf(&b, "\"criterion\":\"%s\"", crit_n[st->kind]);
+    if (st->kind == FS_STOP_GL || st->kind == FS_STOP_PQ) sb_printf(&b, "\"alpha\":%s,", fs_float_text(st->alpha));
+    sb_printf(&b, "\"criterion\":\"%s\"", stop_kind_name(st->kind));
     if (st->kind == FS_STOP_PATIENCE)
-        sb_printf(&b, ",\"min_delta\":%.9g,\"patience\":%d", (double)st->min_delta, st->patience);
+        sb_printf(&b, ",\"min_delta\":%s,\"patience\":%d", fs_float_text(st->min_delta), st->patience);
     if (st->kind == FS_STOP_UP) sb_printf(&b, ",\"s\":%d", st->s);
     if (st->kind == FS_STOP_PQ || st->kind == FS_STOP_UP) sb_printf(&b, ",\"strip\":%d", st->strip);
     sb_printf(&b, "},\"epochs\":%d,", st->max_epochs);
-    if (adam) sb_printf(&b, "\"epsilon\":%.9g,", (double)ts->eps);
-    sb_printf(&b, "\"eval_batch\":%d,\"learning_rate\":%.9g,", ts->eval_batch, (double)ts->lr);
-    if (!adam) sb_printf(&b, "\"momentum\":%.9g,", (double)ts->momentum);
-    sb_printf(&b, "\"optimizer\":\"%s\",\"seed\":%llu,\"weight_decay\":%.9g}}", train_opt_name(ts->opt),
-              (unsigned long long)ts->seed[0], (double)ts->weight_decay);
+    if (adam) sb_printf(&b, "\"epsilon\":%s,", fs_float_text(ts->eps));
+    sb_printf(&b, "\"eval_batch\":%d,\"learning_rate\":%s,", ts->eval_batch, fs_float_text(ts->lr));
+    if (!adam) sb_printf(&b, "\"momentum\":%s,", fs_float_text(ts->momentum));
+    sb_printf(&b, "\"optimizer\":\"%s\",\"seed\":%llu,\"weight_decay\":%s}}", train_opt_name(ts->opt),
+              (unsigned long long)ts->seed[0], fs_float_text(ts->weight_decay));
     return b.s;
 }
 

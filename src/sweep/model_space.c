@@ -8,7 +8,7 @@
 
 #include "sweep/sweep_int.h"
 
-static const char *const kinds[] = {"conv1d", "dense", "dropout", "batchnorm", "highway"};
+static const char *const *const kinds = model_layer_names; /* the first FS_LAYER_OUTPUT may be named */
 
 /* Per-layer parameters: key, the option whose type and bounds apply, and
  * which kinds take it (bit per FsLayerKind) and require it. */
@@ -48,10 +48,10 @@ static int read_layer(const YNode *ly, const char *where, int window, SwLayer *o
         return -1;
     }
     int kind = -1;
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < FS_LAYER_OUTPUT; k++)
         if (!strcmp(kn->value, kinds[k])) kind = k;
     if (kind < 0) {
-        const char *near = sw_nearest(kn->value, kinds, 5);
+        const char *near = sw_nearest(kn->value, kinds, FS_LAYER_OUTPUT);
         swerr_add(e, kn->line, kn->col, "%s: unknown layer kind '%s'%s%s%s; expected conv1d, dense, dropout, "
                   "batchnorm or highway", where, kn->value, near ? " (did you mean '" : "", near ? near : "",
                   near ? "'?)" : "");

@@ -11,13 +11,10 @@
 
 #include "sweep/sweep_int.h"
 
-static const char *const act_n[] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
-static const char *const init_n[] = {"he", "glorot"};
-static const char *const opt_n[] = {"sgd", "adam", "adamw"};
-static const char *const crit_n[] = {"none", "gl", "pq", "up", "patience"}; /* FsStopKind order */
-
 #define INF HUGE_VAL
-#define E(names) names, (int)(sizeof names / sizeof names[0])
+/* An enum option reads the names its module defines (model, train, stop):
+ * one table per enum; messages list them (expect_of). */
+#define E(names, n) names, n, NULL
 
 /* Bounds reflect what the trainer and model_compile accept (so no trial
  * can fail its own checks later), plus generous sanity caps. */
@@ -25,21 +22,20 @@ const SwOptDesc sw_opts[O_COUNT] = {
     [O_DEPTH] = {"depth", SEC_MODEL, OT_INT, 1, 16, 0, 0, 0, NULL, 0, "an integer from 1 to 16"},
     [O_FILTERS] = {"filters", SEC_MODEL, OT_INT, 1, 4096, 0, 0, 0, NULL, 0, "an integer from 1 to 4096"},
     [O_KERNEL] = {"kernel", SEC_MODEL, OT_INT, 1, 255, 0, 0, 1, NULL, 0, "an odd integer from 1 to 255"},
-    [O_ACTIVATION] = {"activation", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(act_n),
-                      "one of linear, relu, leaky_relu, swish, tanh, elu"},
+    [O_ACTIVATION] = {"activation", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_act_names, FS_ACT_COUNT)},
     [O_BATCHNORM] = {"batchnorm", SEC_MODEL, OT_BOOL, 0, 1, 0, 0, 0, NULL, 0, "true or false"},
     [O_HIGHWAY] = {"highway", SEC_MODEL, OT_INT, 0, 8, 0, 0, 0, NULL, 0, "an integer from 0 to 8"},
     [O_DROPOUT] = {"dropout", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a rate >= 0 and < 1"},
     [O_DENSE] = {"dense", SEC_MODEL, OT_INT, 0, 65536, 0, 0, 0, NULL, 0,
                  "an integer from 0 (no dense layer) to 65536"},
-    [O_INIT] = {"init", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(init_n), "he or glorot"},
+    [O_INIT] = {"init", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_init_names, FS_INIT_COUNT)},
     [O_LEAKY_SLOPE] = {"leaky_slope", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_ELU_ALPHA] = {"elu_alpha", SEC_MODEL, OT_FLOAT, 0, 100, 1, 0, 0, NULL, 0, "a number > 0 and <= 100"},
     [O_BN_EPSILON] = {"bn_epsilon", SEC_MODEL, OT_FLOAT, 0, 1, 1, 0, 0, NULL, 0, "a number > 0 and <= 1"},
     [O_BN_MOMENTUM] = {"bn_momentum", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_GATE_BIAS] = {"gate_bias", SEC_MODEL, OT_FLOAT, -100, 100, 0, 0, 0, NULL, 0, "a number from -100 to 100"},
     [O_EPOCHS] = {"epochs", SEC_TRAINING, OT_INT, 1, 100000, 0, 0, 0, NULL, 0, "an integer from 1 to 100000"},
-    [O_OPTIMIZER] = {"optimizer", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0, E(opt_n), "sgd, adam or adamw"},
+    [O_OPTIMIZER] = {"optimizer", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0, E(train_opt_names, FS_OPT_COUNT)},
     [O_LR] = {"learning_rate", SEC_TRAINING, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
     [O_MOMENTUM] = {"momentum", SEC_TRAINING, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_BETA1] = {"beta1", SEC_TRAINING, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
@@ -50,7 +46,7 @@ const SwOptDesc sw_opts[O_COUNT] = {
     [O_BATCH] = {"batch_size", SEC_TRAINING, OT_INT, 1, 65536, 0, 0, 0, NULL, 0, "an integer from 1 to 65536"},
     [O_EVAL_BATCH] = {"eval_batch", SEC_TRAINING, OT_INT, 1, 65536, 0, 0, 0, NULL, 0, "an integer from 1 to 65536"},
     [O_SEED] = {"seed", SEC_TRAINING, OT_U64, 0, 0, 0, 0, 0, NULL, 0, "a whole number from 0 to 2^64-1"},
-    [O_CRITERION] = {"criterion", SEC_STOP, OT_ENUM, 0, 0, 0, 0, 0, E(crit_n), "none, gl, pq, up or patience"},
+    [O_CRITERION] = {"criterion", SEC_STOP, OT_ENUM, 0, 0, 0, 0, 0, E(stop_kind_names, FS_STOP_KIND_COUNT)},
     [O_ALPHA] = {"alpha", SEC_STOP, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
     [O_STRIP] = {"strip", SEC_STOP, OT_INT, 1, FS_STOP_MAX_STRIP, 0, 0, 0, NULL, 0, "an integer from 1 to 64"},
     [O_S] = {"s", SEC_STOP, OT_INT, 1, 1000, 0, 0, 0, NULL, 0, "an integer from 1 to 1000"},
@@ -180,19 +176,32 @@ static int read_value(const SwOptDesc *d, const YNode *v, SwVal *out)
     return -1;
 }
 
+/* What a value must be, for messages; an enum's is "a, b or c" from its names. */
+static const char *expect_of(const SwOptDesc *d, char *buf, size_t n)
+{
+    if (d->type != OT_ENUM) return d->expect;
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < d->n_names && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%s", i == 0 ? "" : i + 1 == d->n_names ? " or " : ", ",
+                              d->names[i]);
+    return buf;
+}
+
 static void value_error(const SwOptDesc *d, const YNode *v, const char *where, SwErrs *e)
 {
-    char buf[80];
+    char buf[80], ex[160];
+    const char *expect = expect_of(d, ex, sizeof ex);
     const char *hint = NULL;
     if (d->type == OT_ENUM && v->kind == YN_SCALAR) hint = sw_nearest(v->value, d->names, d->n_names);
     long long i;
     if (d->odd && !sw_scalar_int(v, &i) && i % 2 == 0 && in_bounds(d, (double)i))
-        swerr_add(e, v->line, v->col, "%s: %lld is even; expected %s", where, i, d->expect);
+        swerr_add(e, v->line, v->col, "%s: %lld is even; expected %s", where, i, expect);
     else if (hint)
-        swerr_add(e, v->line, v->col, "%s: expected %s, got %s (did you mean '%s'?)", where, d->expect,
+        swerr_add(e, v->line, v->col, "%s: expected %s, got %s (did you mean '%s'?)", where, expect,
                   shown(v, buf, sizeof buf), hint);
     else
-        swerr_add(e, v->line, v->col, "%s: expected %s, got %s", where, d->expect, shown(v, buf, sizeof buf));
+        swerr_add(e, v->line, v->col, "%s: expected %s, got %s", where, expect, shown(v, buf, sizeof buf));
 }
 
 void sw_parse_opt(int o, const YNode *v, const char *where, SwOpt *out, SwErrs *e)
@@ -205,7 +214,9 @@ void sw_parse_opt(int o, const YNode *v, const char *where, SwOpt *out, SwErrs *
     out->line = v->line;
     out->col = v->col;
     if (v->kind == YN_MAP) {
-        swerr_add(e, v->line, v->col, "%s: expected %s, or a list of them; got a mapping", where, d->expect);
+        char ex[160];
+        swerr_add(e, v->line, v->col, "%s: expected %s, or a list of them; got a mapping", where,
+                  expect_of(d, ex, sizeof ex));
         return;
     }
     if (v->kind == YN_SEQ && v->n == 0) {
@@ -293,7 +304,9 @@ void sw_parse_training(SwSpace *sp, const YNode *t, SwErrs *e)
 int sw_read_one(int o, const YNode *v, const char *where, SwVal *out, SwErrs *e)
 {
     if (v->kind != YN_SCALAR) {
-        swerr_add(e, v->line, v->col, "%s: expected %s (one value here, not %s)", where, sw_opts[o].expect,
+        char ex[160];
+        swerr_add(e, v->line, v->col, "%s: expected %s (one value here, not %s)", where,
+                  expect_of(&sw_opts[o], ex, sizeof ex),
                   v->kind == YN_SEQ ? "a list" : "a mapping");
         return -1;
     }

@@ -239,8 +239,8 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
         sw->folds_col = v->col;
         if (why_not)
             swerr_add(e, v->line, v->col, "data.folds: has no effect with %s; remove it", why_not);
-        else if (sw_scalar_int(v, &k) || k < 2 || k > 255)
-            swerr_add(e, v->line, v->col, "data.folds: expected an integer from 2 to 255, got '%s'",
+        else if (sw_scalar_int(v, &k) || k < 2 || k > FS_MAX_FOLDS)
+            swerr_add(e, v->line, v->col, "data.folds: expected an integer from 2 to %d, got '%s'", FS_MAX_FOLDS,
                       v->kind == YN_SCALAR ? v->value : "a list or mapping");
         else
             sw->folds = (int)k;
@@ -259,18 +259,18 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
 
 void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
 {
-    static const char *const keys[] = {"backend", "threads", "out", "metric", "keep_models"};
+    static const char *const keys[] = {"backend", "threads", "out", "metric", "keep_models", "checkpoint"};
     if (r->kind != YN_MAP) {
-        swerr_add(e, r->line, r->col, "run: expected a mapping (backend, threads, out, metric, keep_models)");
+        swerr_add(e, r->line, r->col,
+                  "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint)");
         return;
     }
-    sw_check_keys(r, "run", keys, 5, e);
+    sw_check_keys(r, "run", keys, 6, e);
     const YNode *v;
     if ((v = ytree_get(r, "backend"))) {
-        static const char *const b[] = {"auto", "cpu", "cuda"}; /* FsBackend order */
         int k = -1;
-        for (int i = 0; i < 3 && v->kind == YN_SCALAR; i++)
-            if (!strcmp(v->value, b[i])) k = i;
+        for (int i = 0; i <= FS_BACKEND_CUDA && v->kind == YN_SCALAR; i++)
+            if (!strcmp(v->value, sweep_backend_name((FsBackend)i))) k = i;
         if (k < 0)
             swerr_add(e, v->line, v->col, "run.backend: expected cpu, cuda or auto");
         else
@@ -294,6 +294,17 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
         else
             sw->keep_models = (int)t;
     }
+    if ((v = ytree_get(r, "checkpoint"))) {
+        char *end = NULL;
+        double sec = v->kind == YN_SCALAR ? strtod(v->value, &end) : 0.0;
+        if (v->kind == YN_SCALAR && !strcmp(v->value, "off"))
+            sw->checkpoint = 0.0;
+        else if (v->kind != YN_SCALAR || end == v->value || *end || !(sec >= 1.0 && sec <= 1e7))
+            swerr_add(e, v->line, v->col, "run.checkpoint: expected off or the seconds of a fold's training "
+                      "between its checkpoints (1 to 10000000; default 600)");
+        else
+            sw->checkpoint = sec;
+    }
     const char *s;
     if ((v = ytree_get(r, "out")) && (s = sw_file_name(v, "run.out", e))) sw->out_dir = fs_strdup(s);
     if ((v = ytree_get(r, "metric"))) {
@@ -310,18 +321,18 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
 /* search.pruner: a rule name, or {kind: NAME, its parameters}. */
 static void parse_pruner(FsSweep *sw, const YNode *v, SwErrs *e)
 {
-    static const char *const kinds[] = {"none", "median", "asha", "folds"};
+    static const char *const *const kinds = prune_kind_names;
     static const char *const keys[] = {"kind", "warmup", "min_trials", "min_epochs", "reduction", "z"};
     FsPruneSpec *ps = &sw->prune;
     *ps = (FsPruneSpec){FS_PRUNER_NONE, 1, 4, 1, 3, 2.0};
     const YNode *k = v->kind == YN_MAP ? ytree_get(v, "kind") : v;
     if (v->kind == YN_MAP) sw_check_keys(v, "search.pruner", keys, 6, e);
     int kind = -1;
-    for (int i = 0; k && k->kind == YN_SCALAR && i < 4; i++)
+    for (int i = 0; k && k->kind == YN_SCALAR && i < FS_PRUNER_COUNT; i++)
         if (!strcmp(k->value, kinds[i])) kind = i;
     if (kind < 0) {
         const YNode *at = k ? k : v;
-        const char *near = at->kind == YN_SCALAR ? sw_nearest(at->value, kinds, 4) : NULL;
+        const char *near = at->kind == YN_SCALAR ? sw_nearest(at->value, kinds, FS_PRUNER_COUNT) : NULL;
         swerr_add(e, at->line, at->col, "search.pruner: expected none, median, asha or folds%s%s%s",
                   near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         return;

@@ -31,7 +31,7 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
         case FS_LAYER_CONV: snprintf(t, sizeof t, "conv%dx%d", s->units, s->width); break;
         case FS_LAYER_DENSE: snprintf(t, sizeof t, "dense%d", s->units); break;
         case FS_LAYER_HIGHWAY: snprintf(t, sizeof t, "hw%d", s->width); break;
-        case FS_LAYER_DROPOUT: snprintf(t, sizeof t, "drop%g", (double)s->rate); break;
+        case FS_LAYER_DROPOUT: snprintf(t, sizeof t, "drop%s", fs_float_text(s->rate)); break;
         case FS_LAYER_BATCHNORM: snprintf(t, sizeof t, "bn"); break;
         default: snprintf(t, sizeof t, "?"); break;
         }
@@ -52,20 +52,19 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
 
 void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n)
 {
-    static const char *const crit[] = {"none", "gl", "pq", "up", "patience"};
     const FsStopSpec *st = &ts->stop;
     char stop[48];
     switch (st->kind) {
-    case FS_STOP_GL: snprintf(stop, sizeof stop, "gl%g", (double)st->alpha); break;
-    case FS_STOP_PQ: snprintf(stop, sizeof stop, "pq%g/%d", (double)st->alpha, st->strip); break;
+    case FS_STOP_GL: snprintf(stop, sizeof stop, "gl%s", fs_float_text(st->alpha)); break;
+    case FS_STOP_PQ: snprintf(stop, sizeof stop, "pq%s/%d", fs_float_text(st->alpha), st->strip); break;
     case FS_STOP_UP: snprintf(stop, sizeof stop, "up%d/%d", st->s, st->strip); break;
     case FS_STOP_PATIENCE: snprintf(stop, sizeof stop, "patience%d", st->patience); break;
-    default: snprintf(stop, sizeof stop, "%s", crit[0]); break;
+    default: snprintf(stop, sizeof stop, "%s", stop_kind_name(FS_STOP_MAX_EPOCHS)); break;
     }
     char extra[96] = "";
-    if (ts->opt == FS_OPT_SGD) snprintf(extra, sizeof extra, " momentum=%g", (double)ts->momentum);
-    if (ts->weight_decay > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " wd=%g", (double)ts->weight_decay);
-    if (ts->clip_norm > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " clip=%g", (double)ts->clip_norm);
-    snprintf(out, n, "%s lr=%g batch=%d epochs=%d stop=%s%s seed=%llu", train_opt_name(ts->opt), (double)ts->lr,
+    if (ts->opt == FS_OPT_SGD) snprintf(extra, sizeof extra, " momentum=%s", fs_float_text(ts->momentum));
+    if (ts->weight_decay > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " wd=%s", fs_float_text(ts->weight_decay));
+    if (ts->clip_norm > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " clip=%s", fs_float_text(ts->clip_norm));
+    snprintf(out, n, "%s lr=%s batch=%d epochs=%d stop=%s%s seed=%llu", train_opt_name(ts->opt), fs_float_text(ts->lr),
              ts->batch, st->max_epochs, stop, extra, (unsigned long long)ts->seed[0]);
 }

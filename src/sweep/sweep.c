@@ -21,6 +21,7 @@ static void defaults(FsSweep *sw, const char *name)
     sw->backend = FS_BACKEND_AUTO;
     sw->metric = FS_METRIC_Q3;
     sw->keep_models = FS_KEEP_DEFAULT;
+    sw->checkpoint = FS_CHECKPOINT_DEFAULT;
     sw->search_seed = 1;
     sw->test_format = FS_FMT_AUTO;
     sw->test_top = FS_TEST_TOP_DEFAULT;

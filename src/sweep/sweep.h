@@ -79,6 +79,7 @@ typedef struct {
     int threads; /* 0 = auto */
     char *out_dir;
     FsMetricKind metric;
+    double checkpoint; /* run.checkpoint: seconds of a fold's training between checkpoints; 0 = off */
     int keep_models; /* run.keep_models: trials whose fold models stay at the end; FS_KEEP_ALL, 0 = none */
     /* test: a held-out set evaluated when the sweep finishes. Not part of the
      * canonical sweep or the ids, so one may be added to a finished sweep. */
@@ -112,6 +113,7 @@ typedef struct {
 
 #define FS_KEEP_ALL (-1)
 #define FS_KEEP_DEFAULT 10
+#define FS_CHECKPOINT_DEFAULT 600.0 /* ten minutes */
 /* test.top: default and largest number of best trials evaluated on the test set. */
 #define FS_TEST_TOP_DEFAULT 5
 #define FS_TEST_TOP_MAX 1000

@@ -167,8 +167,6 @@ char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
 
 /* canon.c */
 char *sw_canonical(const FsSweep *sw, const SwSpace *sp);
-/* Shortest "%.*g" text that reads back as the same float (what the trainer holds). */
-void sw_fmt_float(char *buf, size_t n, float v);
 
 /* A growable string. */
 typedef struct {

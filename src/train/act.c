@@ -7,39 +7,68 @@
 
 #include "train/act.h"
 #include "train/simd.h"
+#include "train/team.h"
+
+/* Interior row r of act_forward's tensor. */
+FS_DEVICE static inline void act_forward_row(FsAct act, float param, float *a, float *aux, long r, int L, int P, int C)
+{
+    long off = ((r / L) * (L + 2 * P) + P + r % L) * (long)C;
+    float *y = a + off;
+    switch (act) {
+    case FS_ACT_LINEAR:
+        break;
+    case FS_ACT_RELU:
+        for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : 0.0f;
+        break;
+    case FS_ACT_LEAKY_RELU:
+        for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : param * y[c];
+        break;
+    case FS_ACT_SWISH: {
+        float *s = aux + off;
+        for (int c = 0; c < C; c++) {
+            float sg = 1.0f / (1.0f + act_exp(-y[c]));
+            s[c] = sg;
+            y[c] *= sg;
+        }
+        break;
+    }
+    case FS_ACT_TANH:
+        for (int c = 0; c < C; c++) y[c] = tanhf(y[c]);
+        break;
+    case FS_ACT_ELU:
+        for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : param * (act_exp(y[c]) - 1.0f);
+        break;
+    }
+}
+
+#ifdef FS_TEAM
+/* The row loops as ranges of rows that idle pool threads may share
+ * (team.h): rows are disjoint, and a row is the same code whoever runs it. */
+typedef struct {
+    FsAct act;
+    float param;
+    float *x, *aux;
+    const float *a, *v;
+    int L, P, C;
+} ActRows;
+
+static void act_forward_rows(void *arg, long lo, long hi)
+{
+    const ActRows *l = arg;
+    for (long r = lo; r < hi; r++) act_forward_row(l->act, l->param, l->x, l->aux, r, l->L, l->P, l->C);
+}
+#endif
 
 FS_DEVICE void act_forward(FsAct act, float param, float *a, float *aux, int B, int L, int P, int C)
 {
-    FS_PARFOR(r, (long)B * L)
-    {
-        long off = ((r / L) * (L + 2 * P) + P + r % L) * (long)C;
-        float *y = a + off;
-        switch (act) {
-        case FS_ACT_LINEAR:
-            break;
-        case FS_ACT_RELU:
-            for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : 0.0f;
-            break;
-        case FS_ACT_LEAKY_RELU:
-            for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : param * y[c];
-            break;
-        case FS_ACT_SWISH: {
-            float *s = aux + off;
-            for (int c = 0; c < C; c++) {
-                float sg = 1.0f / (1.0f + act_exp(-y[c]));
-                s[c] = sg;
-                y[c] *= sg;
-            }
-            break;
-        }
-        case FS_ACT_TANH:
-            for (int c = 0; c < C; c++) y[c] = tanhf(y[c]);
-            break;
-        case FS_ACT_ELU:
-            for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : param * (act_exp(y[c]) - 1.0f);
-            break;
-        }
-    }
+#ifdef FS_TEAM
+    /* Cost per element, in multiply-adds: act_exp is about ten. */
+    const double cost = act == FS_ACT_SWISH || act == FS_ACT_ELU || act == FS_ACT_TANH ? 12.0 : 1.0;
+    ActRows l = {act, param, a, aux, NULL, NULL, L, P, C};
+    if (act != FS_ACT_LINEAR) team_for((long)B * L, cost * B * L * C, act_forward_rows, &l);
+#else
+    FS_PARFOR(r, (long)B * L) act_forward_row(act, param, a, aux, r, L, P, C);
+#endif
     FS_SYNC();
 }
 
@@ -63,56 +92,110 @@ FS_DEVICE float act_grad(FsAct act, float param, float a, float s)
     }
 }
 
+/* Interior row r of act_backward's tensors. */
+FS_DEVICE static inline void act_backward_row(FsAct act, float param, const float *a, const float *aux, float *d,
+                                              long r, int L, int P, int C)
+{
+    long off = ((r / L) * (L + 2 * P) + P + r % L) * (long)C;
+    const float *y = a + off;
+    float *g = d + off;
+    if (act == FS_ACT_SWISH) {
+        const float *s = aux + off;
+        for (int c = 0; c < C; c++) g[c] *= s[c] + y[c] * (1.0f - s[c]);
+    } else {
+        for (int c = 0; c < C; c++) g[c] *= act_grad(act, param, y[c], 0.0f);
+    }
+}
+
+#ifdef FS_TEAM
+static void act_backward_rows(void *arg, long lo, long hi)
+{
+    const ActRows *l = arg;
+    for (long r = lo; r < hi; r++) act_backward_row(l->act, l->param, l->a, l->v, l->x, r, l->L, l->P, l->C);
+}
+#endif
+
 FS_DEVICE void act_backward(FsAct act, float param, const float *a, const float *aux, float *d, int B, int L,
                             int P, int C)
 {
     if (act == FS_ACT_LINEAR) return;
-    FS_PARFOR(r, (long)B * L)
-    {
-        long off = ((r / L) * (L + 2 * P) + P + r % L) * (long)C;
-        const float *y = a + off;
-        float *g = d + off;
-        if (act == FS_ACT_SWISH) {
-            const float *s = aux + off;
-            for (int c = 0; c < C; c++) g[c] *= s[c] + y[c] * (1.0f - s[c]);
-        } else {
-            for (int c = 0; c < C; c++) g[c] *= act_grad(act, param, y[c], 0.0f);
-        }
-    }
+#ifdef FS_TEAM
+    ActRows l = {act, param, d, NULL, a, aux, L, P, C};
+    team_for((long)B * L, 2.0 * B * L * C, act_backward_rows, &l);
+#else
+    FS_PARFOR(r, (long)B * L) act_backward_row(act, param, a, aux, d, r, L, P, C);
+#endif
     FS_SYNC();
 }
 
+FS_DEVICE static inline void rows_set_row(float *x, const float *v, long r, int L, int P, int C)
+{
+    float *y = x + ((r / L) * (L + 2 * P) + P + r % L) * (long)C;
+    if (v)
+        for (int c = 0; c < C; c++) y[c] = v[c];
+    else
+        for (int c = 0; c < C; c++) y[c] = 0.0f;
+}
+
+#ifdef FS_TEAM
+static void rows_set_rows(void *arg, long lo, long hi)
+{
+    const ActRows *l = arg;
+    for (long r = lo; r < hi; r++) rows_set_row(l->x, l->v, r, l->L, l->P, l->C);
+}
+#endif
+
 FS_DEVICE void rows_set(float *x, const float *v, int B, int L, int P, int C)
 {
-    FS_PARFOR(r, (long)B * L)
-    {
-        float *y = x + ((r / L) * (L + 2 * P) + P + r % L) * (long)C;
-        if (v)
-            for (int c = 0; c < C; c++) y[c] = v[c];
-        else
-            for (int c = 0; c < C; c++) y[c] = 0.0f;
-    }
+#ifdef FS_TEAM
+    ActRows l = {FS_ACT_LINEAR, 0.0f, x, NULL, NULL, v, L, P, C};
+    team_for((long)B * L, 0.5 * B * L * C, rows_set_rows, &l);
+#else
+    FS_PARFOR(r, (long)B * L) rows_set_row(x, v, r, L, P, C);
+#endif
     FS_SYNC();
 }
 
 #define COLSUM_CHUNK 16
 
+/* Column chunk t: rows in order, so every column has one fixed summation
+ * order, and the CPU vectorises the chunk. */
+FS_DEVICE static inline void rows_colsum_chunk(float *out, const float *x, long t, int B, int L, int P, int C)
+{
+    int c0 = (int)t * COLSUM_CHUNK, n = C - c0 < COLSUM_CHUNK ? C - c0 : COLSUM_CHUNK;
+    float acc[COLSUM_CHUNK];
+    for (int c = 0; c < COLSUM_CHUNK; c++) acc[c] = 0.0f;
+    for (long b = 0; b < B; b++) {
+        const float *row = x + (b * (L + 2 * P) + P) * (long)C + c0;
+        for (int p = 0; p < L; p++, row += C)
+            for (int c = 0; c < n; c++) acc[c] += row[c];
+    }
+    for (int c = 0; c < n; c++) out[c0 + c] += acc[c];
+}
+
+#ifdef FS_TEAM
+typedef struct {
+    float *out;
+    const float *x;
+    int B, L, P, C;
+} ColsumLoop;
+
+static void rows_colsum_range(void *arg, long lo, long hi)
+{
+    const ColsumLoop *l = arg;
+    for (long t = lo; t < hi; t++) rows_colsum_chunk(l->out, l->x, t, l->B, l->L, l->P, l->C);
+}
+#endif
+
 FS_DEVICE void rows_colsum(float *out, const float *x, int B, int L, int P, int C)
 {
-    /* Column chunks in parallel, rows in order within each: every column
-     * has one fixed summation order, and the CPU vectorises the chunk. */
-    FS_PARFOR(t, (C + COLSUM_CHUNK - 1) / COLSUM_CHUNK)
-    {
-        int c0 = (int)t * COLSUM_CHUNK, n = C - c0 < COLSUM_CHUNK ? C - c0 : COLSUM_CHUNK;
-        float acc[COLSUM_CHUNK];
-        for (int c = 0; c < COLSUM_CHUNK; c++) acc[c] = 0.0f;
-        for (long b = 0; b < B; b++) {
-            const float *row = x + (b * (L + 2 * P) + P) * (long)C + c0;
-            for (int p = 0; p < L; p++, row += C)
-                for (int c = 0; c < n; c++) acc[c] += row[c];
-        }
-        for (int c = 0; c < n; c++) out[c0 + c] += acc[c];
-    }
+    /* Column chunks in parallel: each column's sum is one chunk's. */
+#ifdef FS_TEAM
+    ColsumLoop l = {out, x, B, L, P, C};
+    team_for((C + COLSUM_CHUNK - 1) / COLSUM_CHUNK, (double)B * L * C, rows_colsum_range, &l);
+#else
+    FS_PARFOR(t, (C + COLSUM_CHUNK - 1) / COLSUM_CHUNK) rows_colsum_chunk(out, x, t, B, L, P, C);
+#endif
     FS_SYNC();
 }
 

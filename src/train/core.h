@@ -58,7 +58,29 @@ typedef struct {
     const volatile int *prune;  /* nonzero: stop between batches (this model's trial was pruned) */
     volatile int *progress;     /* optional: epochs completed, for a host watching a kernel */
     long step;      /* optimizer steps taken (Adam bias correction) */
+    /* CPU only (NULL on the GPU): examples trained so far, for progress;
+     * the fold's checkpointing (train/checkpoint.c); the state a fit
+     * resumes from (a checkpoint read back). */
+    volatile uint64_t *examples;
+    struct FsCkpt *ckpt;
+    const struct FsFitState *resume;
 } FsModel;
+
+/* Where a fit is, between two batches: with the model's weights, moments,
+ * best weights, training order (perm), shuffling stream and step count,
+ * everything fit_model needs to go on as if it had never stopped. */
+typedef struct FsFitState {
+    int epoch;          /* the epoch in progress, 1-based (its order is shuffled) */
+    uint32_t next;      /* its training examples done: the next batch starts here */
+    long step_in_epoch;
+    double loss_sum;    /* its training loss so far */
+    int epochs, best_epoch;
+    float best_loss;
+    uint64_t best_conf[3][3];
+    uint64_t n_train_ex, n_val_ex;
+    double val_seconds, seconds; /* seconds: the fit's time so far */
+    FsStopState st;
+} FsFitState;
 
 #define FS_NORM_CHUNKS 64
 
@@ -162,6 +184,29 @@ FS_DEVICE static inline void opt_adam_plain(const FsOptStep *o, float *w, float 
 }
 
 FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out);
+
+/* Host (checkpoint.c): a fit's checkpointing. */
+typedef struct FsCkpt {
+    const FsCheckpointing *spec;
+    const FsTrainSpec *ts;
+    const FsFoldData *fd;
+    const FsNet *net;
+    double last_time; /* of the last checkpoint (or the fit's start) */
+    long last_step;
+} FsCkpt;
+
+/* Called by fit_model's master between batches on the CPU: whether a
+ * checkpoint is due (the interval passed, or a stop), and writing one of
+ * state s (curves of s->epochs epochs are in out). */
+int core_checkpoint_due(FsModel *m, int stopping);
+void core_checkpoint_save(FsModel *m, const FsFitState *s, const FsFitResult *out);
+/* Host: a test hook at a point of the fit (the validation of an epoch). */
+void core_checkpoint_event(FsModel *m, int epoch);
+/* Host: c->spec->resume into the model (weights, moments, order, stream,
+ * step), s and out's curves. 0, or -1 with why (nothing usable: the caller
+ * starts the fold afresh). n_res: residues of the data (bounds the order). */
+int core_checkpoint_load(FsModel *m, FsCkpt *c, FsFitState *s, FsFitResult *out, uint32_t n_res, char *why,
+                         size_t why_n);
 
 /* Host: bytes needed by FsModel buffers for this net and data. */
 size_t core_model_bytes(const FsNet *net, uint32_t n_train);

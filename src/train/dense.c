@@ -17,6 +17,7 @@
 #include "train/act.h"
 #include "train/layers.h"
 #include "train/simd.h"
+#include "train/team.h"
 
 FS_DEVICE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
 {
@@ -93,9 +94,87 @@ FS_DEVICE static inline void dense_row_grad(float *g, int nu, const float *x, lo
     }
 }
 
+/* Rows [t * DENSE_ROWS, +DENSE_ROWS) of the fused update: their input
+ * gradient, then their weight gradient straight into the optimizer.
+ * Nonzero if a gradient there was not finite. */
+FS_DEVICE static inline int dense_fused_block(const FsLayer *y, float *w, float *m1, float *m2, const float *scratch,
+                                              const float *xin, long xs, const float *d, float *dx, int B,
+                                              const FsOptStep *o, long t)
+{
+    const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
+    const long i0 = t * DENSE_ROWS;
+    const int mr = LC - i0 < DENSE_ROWS ? (int)(LC - i0) : DENSE_ROWS;
+    if (dx)
+        ops_gemm_rows(i0, DENSE_ROWS, LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch,
+                      st_plain(dense_bpad(B)), dx + (long)P * y->in_c, st_plain(1), xs);
+    /* inf * 0 and NaN * 0 are NaN, lane by lane: a non-finite
+     * gradient diverges the model, as its norm would have. */
+    float chk[16];
+    for (int l = 0; l < 16; l++) chk[l] = 0.0f;
+    for (long i = i0; i < i0 + mr; i++) {
+        const long row = y->w + i * U;
+        for (int u0 = 0; u0 < U; u0 += DENSE_GW) {
+            const int nu = U - u0 < DENSE_GW ? U - u0 : DENSE_GW;
+            float g[DENSE_GW];
+            dense_row_grad(g, nu, xin + i, xs, d + u0, U, B);
+            int v = 0;
+            for (; v + 16 <= nu; v += 16)
+                for (int l = 0; l < 16; l++) chk[l] += g[v + l] * 0.0f;
+            for (; v < nu; v++) chk[0] += g[v] * 0.0f;
+            float *wr = w + row + u0, *m1r = m1 + row + u0, *m2r = m2 + row + u0;
+            if (o->opt == FS_OPT_SGD)
+                for (int j = 0; j < nu; j++) opt_sgd(o, wr + j, m1r + j, g[j]);
+            else if (o->plain)
+                for (int j = 0; j < nu; j++) opt_adam_plain(o, wr + j, m1r + j, m2r + j, g[j]);
+            else
+                for (int j = 0; j < nu; j++) opt_adam(o, wr + j, m1r + j, m2r + j, g[j]);
+        }
+    }
+    int bad = 0;
+    for (int l = 0; l < 16; l++) bad |= chk[l] != chk[l];
+    return bad;
+}
+
+#ifdef FS_TEAM
+/* The blocks as a range that idle pool threads may share (team.h). */
+typedef struct {
+    const FsLayer *y;
+    float *w, *m1, *m2;
+    const float *scratch, *xin;
+    long xs;
+    const float *d;
+    float *dx;
+    int B;
+    FsOptStep o;
+    int bad;
+} DenseFused;
+
+static void dense_fused_range(void *arg, long lo, long hi)
+{
+    DenseFused *l = arg;
+    /* A local copy, for the reason dense_backward_fused gives. */
+    const FsOptStep oc = l->o;
+    int bad = 0;
+    for (long t = lo; t < hi; t++)
+        bad |= dense_fused_block(l->y, l->w, l->m1, l->m2, l->scratch, l->xin, l->xs, l->d, l->dx, l->B, &oc, t);
+    if (bad) __atomic_fetch_or(&l->bad, bad, __ATOMIC_RELAXED);
+}
+#endif
+
+/* Fused updates run by this thread, CPU build only: the evidence that
+ * fusing happened (tests/test_fused.c), one thread-local increment per
+ * layer and step. Not in the GPU or emulated-block builds of this file. */
+#if !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+_Thread_local long fs_dense_fused_calls;
+#define DENSE_FUSED_RAN() ((void)fs_dense_fused_calls++)
+#else
+#define DENSE_FUSED_RAN() ((void)0)
+#endif
+
 FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float *m1, float *m2, float *scratch,
                                    const float *x, const float *d, float *dx, int B, const FsOptStep *opt)
 {
+    DENSE_FUSED_RAN();
     /* A local copy: stores through w could alias *opt, and reloading it
      * every element stops vectorisation. */
     const FsOptStep oc = *opt, *o = &oc;
@@ -108,38 +187,15 @@ FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float 
     int bad = 0;
     /* A block's rows are read and written by its thread alone: the input
      * gradient of those rows reads the weights before their update. */
+#ifdef FS_TEAM
+    DenseFused l = {y, w, m1, m2, scratch, xin, xs, d, dx, B, oc, 0};
+    team_for((LC + DENSE_ROWS - 1) / DENSE_ROWS, (double)LC * U * (2 * B + 16), dense_fused_range, &l);
+    bad = l.bad;
+    (void)o;
+#else
     FS_PARFOR(t, (LC + DENSE_ROWS - 1) / DENSE_ROWS)
-    {
-        const long i0 = t * DENSE_ROWS;
-        const int mr = LC - i0 < DENSE_ROWS ? (int)(LC - i0) : DENSE_ROWS;
-        if (dx)
-            ops_gemm_rows(i0, DENSE_ROWS, LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch,
-                          st_plain(dense_bpad(B)), dx + (long)P * y->in_c, st_plain(1), xs);
-        /* inf * 0 and NaN * 0 are NaN, lane by lane: a non-finite
-         * gradient diverges the model, as its norm would have. */
-        float chk[16];
-        for (int l = 0; l < 16; l++) chk[l] = 0.0f;
-        for (long i = i0; i < i0 + mr; i++) {
-            const long row = y->w + i * U;
-            for (int u0 = 0; u0 < U; u0 += DENSE_GW) {
-                const int nu = U - u0 < DENSE_GW ? U - u0 : DENSE_GW;
-                float g[DENSE_GW];
-                dense_row_grad(g, nu, xin + i, xs, d + u0, U, B);
-                int v = 0;
-                for (; v + 16 <= nu; v += 16)
-                    for (int l = 0; l < 16; l++) chk[l] += g[v + l] * 0.0f;
-                for (; v < nu; v++) chk[0] += g[v] * 0.0f;
-                float *wr = w + row + u0, *m1r = m1 + row + u0, *m2r = m2 + row + u0;
-                if (o->opt == FS_OPT_SGD)
-                    for (int j = 0; j < nu; j++) opt_sgd(o, wr + j, m1r + j, g[j]);
-                else if (o->plain)
-                    for (int j = 0; j < nu; j++) opt_adam_plain(o, wr + j, m1r + j, m2r + j, g[j]);
-                else
-                    for (int j = 0; j < nu; j++) opt_adam(o, wr + j, m1r + j, m2r + j, g[j]);
-            }
-        }
-        for (int l = 0; l < 16; l++) bad |= chk[l] != chk[l];
-    }
+    bad |= dense_fused_block(y, w, m1, m2, scratch, xin, xs, d, dx, B, o, t);
+#endif
     FS_SYNC();
     return bad;
 }

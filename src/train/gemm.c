@@ -5,7 +5,8 @@
  * C += A * B with strided rows (model.h explains the padded layout), so a
  * single register-blocked kernel serves them all. A tile is MR rows by NR
  * columns of C kept in registers while k runs; on the CPU the tiles are a
- * plain loop, on the GPU each thread takes tiles.
+ * loop that idle pool threads may share (team.h), on the GPU each thread
+ * takes tiles.
  *
  * C may be stored transposed (column stride cn != 1): the dense layer's
  * input gradient is computed as dX^T = W * dZ^T, which needs no transpose
@@ -13,6 +14,7 @@
  */
 #include "train/core.h"
 #include "train/simd.h"
+#include "train/team.h"
 
 #define MR FS_GEMM_MR
 #define NR 16
@@ -267,31 +269,68 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
     tile_edge(K, mr, nr, arow, ak, B + n0, bk, crow, cn);
 }
 
+#ifdef FS_SIMD
+/* Weight gradients (rows of A adjacent floats, C plain): tile t of the
+ * pairs of row blocks, 8 x 32 where whole. */
+static inline void gemm_pair(long t, long nt, int W, int M, int N, int K, const float *A, FsStride am, FsStride ak,
+                             const float *B, FsStride bk, float *C, FsStride cm, long cn)
+{
+    const long i0 = (t / nt) * 2 * MR, n0 = (t % nt) * W;
+    if (i0 + 2 * MR <= M && n0 + W <= N) {
+        float *crow[2 * MR];
+        for (int r = 0; r < 2 * MR; r++) crow[r] = C + (i0 + r) * cm.s + n0;
+        tile_8x32(K, A + i0, ak, B + n0, bk, crow);
+        return;
+    }
+    gemm_tile(i0, n0, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+    if (i0 + MR < M) gemm_tile(i0 + MR, n0, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+}
+#endif
+
+#ifdef FS_TEAM
+/* One GEMM as a loop over tiles of C that team_for can share: tiles are
+ * disjoint and each runs its whole k loop, so who runs a tile does not
+ * change a bit of it. */
+typedef struct {
+    int M, N, K, W, pairs;
+    long nt;
+    const float *A, *B;
+    FsStride am, ak, bk, cm;
+    float *C;
+    long cn;
+} GemmLoop;
+
+static void gemm_range(void *arg, long lo, long hi)
+{
+    const GemmLoop *g = arg;
+#ifdef FS_SIMD
+    if (g->pairs) {
+        for (long t = lo; t < hi; t++)
+            gemm_pair(t, g->nt, g->W, g->M, g->N, g->K, g->A, g->am, g->ak, g->B, g->bk, g->C, g->cm, g->cn);
+        return;
+    }
+#endif
+    for (long t = lo; t < hi; t++)
+        gemm_tile((t / g->nt) * MR, (t % g->nt) * g->W, g->W, g->M, g->N, g->K, g->A, g->am, g->ak, g->B, g->bk,
+                  g->C, g->cm, g->cn);
+}
+#endif
+
 FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                         FsStride bk, float *C, FsStride cm, long cn)
 {
     const int W = gemm_width(ak, bk);
     long mt = (M + MR - 1) / MR, nt = (N + W - 1) / W;
+#ifdef FS_TEAM
+    int pairs = 0;
 #ifdef FS_SIMD
-    if (W == 2 * NR && !am.g && am.s == 1 && !cm.g && cn == 1) {
-        /* Weight gradients: pairs of row blocks, 8 x 32 where whole. */
-        const long mt2 = (mt + 1) / 2;
-        for (long t = 0; t < mt2 * nt; t++) {
-            const long i0 = (t / nt) * 2 * MR, n0 = (t % nt) * W;
-            if (i0 + 2 * MR <= M && n0 + W <= N) {
-                float *crow[2 * MR];
-                for (int r = 0; r < 2 * MR; r++) crow[r] = C + (i0 + r) * cm.s + n0;
-                tile_8x32(K, A + i0, ak, B + n0, bk, crow);
-                continue;
-            }
-            gemm_tile(i0, n0, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
-            if (i0 + MR < M) gemm_tile(i0 + MR, n0, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
-        }
-    } else
+    pairs = W == 2 * NR && !am.g && am.s == 1 && !cm.g && cn == 1;
 #endif
-    {
-        FS_PARFOR(t, mt * nt) gemm_tile((t / nt) * MR, (t % nt) * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
-    }
+    GemmLoop g = {M, N, K, W, pairs, nt, A, B, am, ak, bk, cm, C, cn};
+    team_for(pairs ? (mt + 1) / 2 * nt : mt * nt, (double)M * N * K, gemm_range, &g);
+#else
+    FS_PARFOR(t, mt * nt) gemm_tile((t / nt) * MR, (t % nt) * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+#endif
     FS_SYNC();
 }
 

@@ -10,70 +10,117 @@
 #include "train/core.h"
 #include "train/layers.h"
 #include "train/simd.h"
+#include "train/team.h"
 
 /* ---------------------------------------------------------------------- */
 /* The first layer reads one-hot codes: its forward pass is a gather-add of
  * weight rows, its weight gradient a scatter-add. No multiplications by
  * zero, and no one-hot tensor. Weight row (k, code) for conv, (q, code) for dense. */
 
-FS_DEVICE static void gather_forward(const FsLayer *y, const float *w, const uint8_t *codes, float *out, int B)
+/* Interior row r (example r / OL, position r % OL) of the gather. */
+FS_DEVICE static inline void gather_forward_row(const FsLayer *y, const float *w, const uint8_t *codes, float *out,
+                                                long r)
 {
     const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
     const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
     const float *bias = w + y->b, *W = w + y->w;
-    FS_PARFOR(r, (long)B * OL)
-    {
+    long b = r / OL;
+    int p = (int)(r % OL);
+    float *o = out + (b * (OL + 2 * P) + P + p) * (long)F;
+    for (int f = 0; f < F; f++) o[f] = bias[f];
+    for (int k = 0; k < K; k++) {
+        int q = conv ? p + k - h : k;
+        if (q < 0 || q >= L) continue;
+        int code = codes[b * L + q];
+        if (code >= FS_AA_INPUTS) continue; /* padding: zero one-hot */
+        const float *wr = W + ((long)k * FS_AA_INPUTS + code) * F;
+        for (int f = 0; f < F; f++) o[f] += wr[f];
+    }
+}
+
+/* Columns [f0, f1) of the scatter, rows in order: deterministic. */
+FS_DEVICE static inline void gather_backward_cols(const FsLayer *y, float *GW, const uint8_t *codes, const float *d,
+                                                  int B, int f0, int f1)
+{
+    const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
+    const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
+    for (long r = 0; r < (long)B * OL; r++) {
         long b = r / OL;
         int p = (int)(r % OL);
-        float *o = out + (b * (OL + 2 * P) + P + p) * (long)F;
-        for (int f = 0; f < F; f++) o[f] = bias[f];
+        const float *g = d + (b * (OL + 2 * P) + P + p) * (long)F;
         for (int k = 0; k < K; k++) {
             int q = conv ? p + k - h : k;
             if (q < 0 || q >= L) continue;
             int code = codes[b * L + q];
-            if (code >= FS_AA_INPUTS) continue; /* padding: zero one-hot */
-            const float *wr = W + ((long)k * FS_AA_INPUTS + code) * F;
-            for (int f = 0; f < F; f++) o[f] += wr[f];
+            if (code >= FS_AA_INPUTS) continue;
+            float *gr = GW + ((long)k * FS_AA_INPUTS + code) * F;
+            int f = f0;
+#ifdef FS_SIMD
+            for (; f + 16 <= f1; f += 16) *(v16 *)(gr + f) += *(const v16 *)(g + f);
+#endif
+            for (; f < f1; f++) gr[f] += g[f];
         }
     }
-    FS_SYNC();
 }
 
 #define GATHER_CHUNK 16
 
+#ifdef FS_TEAM
+/* Both as ranges that idle pool threads may share (team.h): rows of the
+ * output, or chunks of GATHER_CHUNK columns of the weight gradient (a
+ * range of chunks in one walk of the rows, as one thread alone does). */
+typedef struct {
+    const FsLayer *y;
+    const float *w, *d;
+    float *out;
+    const uint8_t *codes;
+    int B;
+} GatherLoop;
+
+static void gather_forward_range(void *arg, long lo, long hi)
+{
+    const GatherLoop *l = arg;
+    for (long r = lo; r < hi; r++) gather_forward_row(l->y, l->w, l->codes, l->out, r);
+}
+
+static void gather_backward_range(void *arg, long lo, long hi)
+{
+    const GatherLoop *l = arg;
+    const int F = l->y->out_c;
+    gather_backward_cols(l->y, l->out, l->codes, l->d, l->B, (int)lo * GATHER_CHUNK,
+                         hi * GATHER_CHUNK < F ? (int)hi * GATHER_CHUNK : F);
+}
+#endif
+
+FS_DEVICE static void gather_forward(const FsLayer *y, const float *w, const uint8_t *codes, float *out, int B)
+{
+    const long rows = (long)B * y->out_l;
+#ifdef FS_TEAM
+    const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
+    GatherLoop l = {y, w, NULL, out, codes, B};
+    team_for(rows, (double)rows * (K + 1) * y->out_c, gather_forward_range, &l);
+#else
+    FS_PARFOR(r, rows) gather_forward_row(y, w, codes, out, r);
+#endif
+    FS_SYNC();
+}
+
 FS_DEVICE static void gather_backward(const FsLayer *y, float *gw, const uint8_t *codes, const float *d, int B)
 {
-    const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
-    const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
+    const int F = y->out_c;
     float *GW = gw + y->w;
-    /* Parallel over column chunks, rows in order: deterministic scatter.
-     * The CPU's one thread takes every column in one walk of the rows. */
-#ifdef FS_SIMD
-    const int chunk = F;
+    /* Parallel over column chunks, rows in order: deterministic scatter. */
+#ifdef FS_TEAM
+    const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
+    GatherLoop l = {y, NULL, d, GW, codes, B};
+    team_for((F + GATHER_CHUNK - 1) / GATHER_CHUNK, (double)B * y->out_l * K * F, gather_backward_range, &l);
 #else
-    const int chunk = GATHER_CHUNK;
-#endif
-    FS_PARFOR(t, (F + chunk - 1) / chunk)
+    FS_PARFOR(t, (F + GATHER_CHUNK - 1) / GATHER_CHUNK)
     {
-        int f0 = (int)t * chunk, f1 = f0 + chunk < F ? f0 + chunk : F;
-        for (long r = 0; r < (long)B * OL; r++) {
-            long b = r / OL;
-            int p = (int)(r % OL);
-            const float *g = d + (b * (OL + 2 * P) + P + p) * (long)F;
-            for (int k = 0; k < K; k++) {
-                int q = conv ? p + k - h : k;
-                if (q < 0 || q >= L) continue;
-                int code = codes[b * L + q];
-                if (code >= FS_AA_INPUTS) continue;
-                float *gr = GW + ((long)k * FS_AA_INPUTS + code) * F;
-                int f = f0;
-#ifdef FS_SIMD
-                for (; f + 16 <= f1; f += 16) *(v16 *)(gr + f) += *(const v16 *)(g + f);
-#endif
-                for (; f < f1; f++) gr[f] += g[f];
-            }
-        }
+        int f0 = (int)t * GATHER_CHUNK, f1 = f0 + GATHER_CHUNK < F ? f0 + GATHER_CHUNK : F;
+        gather_backward_cols(y, GW, codes, d, B, f0, f1);
     }
+#endif
     FS_SYNC();
 }
 

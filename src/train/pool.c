@@ -1,22 +1,47 @@
 /*
  * pool: worker threads that train jobs from a source (a fixed array, an
- * MPI worker's inbox, the coordinator's queue). Each job is trained by one
- * thread (train_job); results land in each job's own slot, so the order of
+ * MPI worker's inbox, the coordinator's queue). Each job is owned by one
+ * thread (train_job); threads with no job of their own help the owners
+ * (team.h). Results land in each job's own slot, so the order of
  * completion does not matter.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/team.h"
 #include "train/train.h"
+
+/* How often a helping thread asks its source for a job of its own: a
+ * fold takes seconds, so a few milliseconds' delay costs nothing. */
+#define POOL_POLL_SECONDS 2e-3
+/* A thread whose source has ended checks this often whether it may go. */
+#define POOL_LINGER_SECONDS 50e-3
 
 void train_pool_work(const FsPoolSource *src)
 {
-    const FsJob *job;
-    int id;
-    while ((job = src->next(src->ctx, &id)) != NULL) {
-        train_job(job);
-        if (src->done) src->done(src->ctx, id);
+    const int helping = team_enabled();
+    for (;;) {
+        const FsJob *job = NULL;
+        int id = -1;
+        /* An owner from before the take: a thread that then finds the
+         * source ended (this one took the last job) sees a model training
+         * and stays to help it. */
+        team_owner_begin();
+        const int r = src->take(src->ctx, &job, &id, !helping);
+        if (r == FS_TAKE_JOB) train_job(job);
+        team_owner_end();
+        if (r == FS_TAKE_JOB) {
+            if (src->done) src->done(src->ctx, id);
+        } else if (r == FS_TAKE_END) {
+            /* Nothing more to own: help the models still training (the
+             * sweep's tail), then end. */
+            while (helping && team_help(POOL_LINGER_SECONDS, 1)) {
+            }
+            return;
+        } else {
+            team_help(POOL_POLL_SECONDS, 0);
+        }
     }
 }
 
@@ -58,19 +83,22 @@ typedef struct {
     pthread_mutex_t lock;
 } FsArraySource;
 
-static const FsJob *array_next(void *ctx, int *id)
+/* Every job is there from the start: a job or the end, never "not yet". */
+static int array_take(void *ctx, const FsJob **job, int *id, int wait)
 {
     FsArraySource *a = ctx;
     const FsPoolHooks *h = a->hooks;
-    const FsJob *job = NULL;
+    int r = FS_TAKE_END;
+    (void)wait;
     pthread_mutex_lock(&a->lock);
     if (a->next < a->n_jobs && !(h && h->stop && *h->stop)) {
         *id = a->next++;
-        job = &a->jobs[*id];
+        *job = &a->jobs[*id];
         if (h && h->started) h->started(*id, h->ctx);
+        r = FS_TAKE_JOB;
     }
     pthread_mutex_unlock(&a->lock);
-    return job;
+    return r;
 }
 
 static void array_done(void *ctx, int id)
@@ -90,8 +118,10 @@ int train_jobs_hooked(const FsJob *jobs, int n_jobs, int n_threads, const FsPool
     a.n_jobs = n_jobs;
     a.hooks = hooks;
     pthread_mutex_init(&a.lock, NULL);
-    FsPoolSource src = {array_next, array_done, &a};
-    if (n_threads > n_jobs) n_threads = n_jobs;
+    FsPoolSource src = {array_take, array_done, &a};
+    /* Threads beyond the jobs help them; without helping they would idle. */
+    if (!team_enabled() && n_threads > n_jobs) n_threads = n_jobs;
+    if (n_jobs == 0) n_threads = 0;
     /* The calling thread is a worker too. */
     FsPoolThreads *p = train_pool_start(&src, n_threads - 1);
     train_pool_work(&src);

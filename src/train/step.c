@@ -3,9 +3,11 @@
  * softmax cross-entropy, backward, gradient clipping and the optimizer.
  */
 #include <math.h>
+#include <string.h>
 
 #include "data/data.h"
 #include "train/layers.h"
+#include "train/team.h"
 
 FS_DEVICE void step_load_batch(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int B)
 {
@@ -117,15 +119,94 @@ FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale)
     return o;
 }
 
+/* Sum of squares of the gradient's chunk c (of nr * per: per chunks of
+ * each run). Sixteen lanes, summed in a fixed order at the end: an
+ * in-order float sum cannot be vectorised and cost as much as Adam itself. */
+FS_DEVICE static inline float step_norm_chunk(const long (*run)[2], int per, const float *g, long c)
+{
+    const long r0 = run[c / per][0], r1 = run[c / per][1], chunk = (r1 - r0 + per - 1) / per;
+    long lo = r0 + (c % per) * chunk, hi = lo + chunk < r1 ? lo + chunk : r1;
+    float lane[16];
+    for (int j = 0; j < 16; j++) lane[j] = 0.0f;
+    long i = lo;
+    for (; i + 16 <= hi; i += 16)
+        for (int j = 0; j < 16; j++) lane[j] += g[i + j] * g[i + j];
+    for (; i < hi; i++) lane[0] += g[i] * g[i];
+    float s = 0.0f;
+    for (int j = 0; j < 16; j++) s += lane[j];
+    return s;
+}
+
+#ifdef FS_TEAM
+/* The loops over every parameter, as ranges that idle pool threads may
+ * share (team.h): each element's arithmetic is the same whoever runs it.
+ * Ranges are whole blocks of STEP_BLOCK elements from the run's start, so
+ * that a vectorised loop splits its elements the same way at any count. */
+#define STEP_BLOCK 256
+typedef struct {
+    FsOptStep o;
+    float *w, *m1, *m2, *g;
+    long lo, hi;
+    const long (*run)[2];
+    int per;
+    float *partial;
+} StepLoop;
+
+static void step_zero_range(void *arg, long b0, long b1)
+{
+    const StepLoop *l = arg;
+    const long lo = l->lo + b0 * STEP_BLOCK, hi = l->lo + b1 * STEP_BLOCK < l->hi ? l->lo + b1 * STEP_BLOCK : l->hi;
+    memset(l->g + lo, 0, sizeof(float) * (size_t)(hi - lo));
+}
+
+static void step_norm_range(void *arg, long c0, long c1)
+{
+    const StepLoop *l = arg;
+    for (long c = c0; c < c1; c++) l->partial[c] = step_norm_chunk(l->run, l->per, l->g, c);
+}
+
+static void step_opt_range(void *arg, long b0, long b1)
+{
+    const StepLoop *l = arg;
+    /* Local copies: stores through w could alias them, and reloading them
+     * every element stops vectorisation. */
+    const FsOptStep o = l->o;
+    float *w = l->w, *m1 = l->m1, *m2 = l->m2;
+    const float *g = l->g;
+    const long lo = l->lo + b0 * STEP_BLOCK, hi = l->lo + b1 * STEP_BLOCK < l->hi ? l->lo + b1 * STEP_BLOCK : l->hi;
+    if (o.opt == FS_OPT_SGD)
+        for (long i = lo; i < hi; i++) opt_sgd(&o, w + i, m1 + i, g[i]);
+    else if (o.plain)
+        for (long i = lo; i < hi; i++) opt_adam_plain(&o, w + i, m1 + i, m2 + i, g[i]);
+    else
+        for (long i = lo; i < hi; i++) opt_adam(&o, w + i, m1 + i, m2 + i, g[i]);
+}
+
+static void step_team_runs(StepLoop *l, const long (*run)[2], int nr, double cost, FsTeamFn fn)
+{
+    for (int r = 0; r < nr; r++) {
+        l->lo = run[r][0];
+        l->hi = run[r][1];
+        team_for((l->hi - l->lo + STEP_BLOCK - 1) / STEP_BLOCK, cost * (double)(l->hi - l->lo), fn, l);
+    }
+}
+#endif
+
 FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
 {
     const int fused = step_fuses(ts);
     long run[STEP_MAX_RUNS][2];
     int nr = step_runs(m->net, fused, run);
+#ifdef FS_TEAM
+    StepLoop zl;
+    zl.g = m->g;
+    step_team_runs(&zl, (const long(*)[2])run, nr, 1.0, step_zero_range);
+#else
     for (int r = 0; r < nr; r++) {
         float *g = m->g + run[r][0];
         FS_PARFOR(i, run[r][1] - run[r][0]) g[i] = 0.0f;
     }
+#endif
     FS_SYNC();
     FsOptStep o;
     if (fused) o = step_opt(ts, m->step + 1, 1.0f);
@@ -140,22 +221,18 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
     long run[STEP_MAX_RUNS][2];
     const int nr = step_runs(m->net, fused, run), per = FS_NORM_CHUNKS / (nr ? nr : 1);
     float *w = m->w, *g = m->g, *m1 = m->m1, *m2 = m->m2;
-    FS_PARFOR(c, nr * per)
-    {
-        const long r0 = run[c / per][0], r1 = run[c / per][1], chunk = (r1 - r0 + per - 1) / per;
-        long lo = r0 + (c % per) * chunk, hi = lo + chunk < r1 ? lo + chunk : r1;
-        /* Sixteen lanes, summed in a fixed order at the end: an in-order
-         * float sum cannot be vectorised and cost as much as Adam itself. */
-        float lane[16];
-        for (int j = 0; j < 16; j++) lane[j] = 0.0f;
-        long i = lo;
-        for (; i + 16 <= hi; i += 16)
-            for (int j = 0; j < 16; j++) lane[j] += g[i + j] * g[i + j];
-        for (; i < hi; i++) lane[0] += g[i] * g[i];
-        float s = 0.0f;
-        for (int j = 0; j < 16; j++) s += lane[j];
-        m->partial[c] = s;
-    }
+#ifdef FS_TEAM
+    StepLoop l;
+    l.w = w, l.g = g, l.m1 = m1, l.m2 = m2;
+    l.run = (const long(*)[2])run;
+    l.per = per;
+    l.partial = m->partial;
+    long n_upd = 0;
+    for (int r = 0; r < nr; r++) n_upd += run[r][1] - run[r][0];
+    team_for(nr * per, 2.0 * (double)n_upd, step_norm_range, &l);
+#else
+    FS_PARFOR(c, nr * per) m->partial[c] = step_norm_chunk((const long(*)[2])run, per, g, c);
+#endif
     FS_SYNC();
     double ss = 0.0;
     for (int c = 0; c < nr * per; c++) ss += m->partial[c];
@@ -164,6 +241,10 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
     const float scale = (ts->clip_norm > 0.0f && norm > ts->clip_norm) ? ts->clip_norm / norm : 1.0f;
     const long t = m->step + 1;
     const FsOptStep o = step_opt(ts, t, scale);
+#ifdef FS_TEAM
+    l.o = o;
+    step_team_runs(&l, (const long(*)[2])run, nr, o.opt == FS_OPT_SGD ? 4.0 : 16.0, step_opt_range);
+#else
     for (int r = 0; r < nr; r++) {
         const long lo = run[r][0];
         if (o.opt == FS_OPT_SGD) {
@@ -174,6 +255,7 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
             FS_PARFOR(i, run[r][1] - lo) opt_adam(&o, w + lo + i, m1 + lo + i, m2 + lo + i, g[lo + i]);
         }
     }
+#endif
     FS_SYNC();
     FS_MASTER m->step = t;
     FS_SYNC();

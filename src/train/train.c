@@ -31,10 +31,10 @@ void train_spec_defaults(FsTrainSpec *ts)
     ts->stop.max_epochs = 30;
 }
 
-static const char *opt_names[] = {"sgd", "adam", "adamw"};
+const char *const train_opt_names[FS_OPT_COUNT] = {"sgd", "adam", "adamw"};
 static const char *status_names[] = {"ok", "diverged", "failed", "cancelled"};
 
-const char *train_opt_name(FsOptKind k) { return (unsigned)k < 3 ? opt_names[k] : "?"; }
+const char *train_opt_name(FsOptKind k) { return (unsigned)k < FS_OPT_COUNT ? train_opt_names[k] : "?"; }
 const char *train_status_name(FsFitStatus s) { return (unsigned)s < 4 ? status_names[s] : "?"; }
 
 int train_spec_check(const FsTrainSpec *ts, FsErr *err)
@@ -195,9 +195,7 @@ void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float 
 
 uint32_t *core_fold_data(const FsDataset *ds, int fold, uint32_t n_train, uint32_t n_valid, FsFoldData *fd)
 {
-    uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)n_train + n_valid + 1));
-    data_examples(ds, fold, 0, idx);
-    data_examples(ds, fold, 1, idx + n_train);
+    uint32_t *idx = data_fold_examples(ds, fold, &n_train, &n_valid);
     FsFoldData f = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid};
     *fd = f;
     return idx;
@@ -221,6 +219,31 @@ int train_job(const FsJob *job)
     m.cancel = job->cancel;
     m.prune = job->prune;
     m.progress = job->progress;
+    m.examples = job->examples;
+
+    FsCkpt ck;
+    FsFitState resume;
+    FsCheckpointing *cs = job->ckpt;
+    if (cs) {
+        ck = (FsCkpt){cs, ts, &fd, &net, fs_now(), 0};
+        m.ckpt = &ck;
+        cs->resumed_epoch = 0;
+        cs->resumed_next = 0;
+        cs->note[0] = 0;
+        if (cs->resume) {
+            char why[400];
+            if (core_checkpoint_load(&m, &ck, &resume, job->result, job->data->n_res, why, sizeof why) == 0) {
+                m.resume = &resume;
+                cs->resumed_epoch = resume.epoch;
+                cs->resumed_next = resume.next;
+                if (m.examples) *m.examples = resume.n_train_ex;
+            } else {
+                /* Nothing was taken from a refused checkpoint: the fold starts afresh. */
+                snprintf(cs->note, sizeof cs->note, "%s: %s", cs->origin ? cs->origin : "checkpoint", why);
+            }
+            if (cs->event) cs->event(cs->ctx, 0);
+        }
+    }
 
     fit_model(&m, &fd, ts, job->result);
     if (job->weights_out)

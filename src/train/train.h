@@ -4,8 +4,10 @@
  * header is the host API.
  *
  * Determinism: a model's random streams come from FsTrainSpec.seed words
- * only, every reduction has a fixed order, and each model is trained by one
- * thread, so results are bitwise identical whatever the thread count.
+ * only, every reduction has a fixed order, and where threads share a
+ * model's work each output is computed whole by one of them (never a sum
+ * split across threads), so results are bitwise identical whatever the
+ * thread count.
  */
 #ifndef FS_TRAIN_H
 #define FS_TRAIN_H
@@ -17,6 +19,9 @@
 #include "stop/stop.h"
 
 typedef enum { FS_OPT_SGD = 0, FS_OPT_ADAM, FS_OPT_ADAMW } FsOptKind;
+#define FS_OPT_COUNT 3
+/* The optimizers' names in FsOptKind order (sweep format, configs). */
+extern const char *const train_opt_names[FS_OPT_COUNT];
 
 /* The most epochs a sweep may ask for (training.epochs); every count read
  * back from a journal or a message is bounded by it. */
@@ -77,6 +82,35 @@ int train_spec_check(const FsTrainSpec *ts, FsErr *err);
 const char *train_opt_name(FsOptKind k);
 const char *train_status_name(FsFitStatus s);
 
+/* A fold's checkpoints (CPU trainer; the CUDA backend has none). Between
+ * two batches the trainer serialises the fit's whole state (weights,
+ * optimizer moments, best weights, training order, random stream, epoch,
+ * curves: a safetensors file, see checkpoint.c) and hands the bytes to
+ * save(), every `every` seconds of training and when the job's cancel flag
+ * stops it. A job given resume bytes continues from them, and ends with
+ * the same numbers, bit for bit, as a fit that never stopped. */
+typedef struct {
+    double every;     /* seconds of training between checkpoints; <= 0: only when stopped */
+    long every_steps; /* > 0: every this many optimizer steps instead (deterministic points) */
+    void (*save)(void *ctx, const uint8_t *bytes, uint64_t n);
+    /* optional: epoch 0: the resume bytes were read (resumed_epoch, or a
+     * note says why not); epoch >= 1: that epoch's validation starts */
+    void (*event)(void *ctx, int epoch);
+    void *ctx;
+    const uint8_t *resume; /* a checkpoint to continue from, or NULL */
+    uint64_t resume_n;
+    const char *origin; /* names the resume bytes in messages */
+    /* Out: the epoch and example the fit resumed at (0 if it started
+     * afresh), and why resume bytes were not used ("" if they were). */
+    int resumed_epoch;
+    uint32_t resumed_next;
+    char note[512];
+} FsCheckpointing;
+
+/* The format's name and version (the checkpoint's metadata). */
+#define FS_CKPT_FORMAT "foldsweep fold checkpoint"
+#define FS_CKPT_VERSION "1"
+
 /* One job: one (trial, fold) model. */
 typedef struct {
     const FsArch *arch;
@@ -89,13 +123,17 @@ typedef struct {
     const volatile int *prune;  /* optional: the same for this job alone (its trial was pruned) */
     volatile int *progress;     /* optional: epochs completed so far, for a watcher (curves are
                                    written before it moves) */
+    volatile uint64_t *examples; /* optional: examples trained so far (CPU), for a watcher */
+    FsCheckpointing *ckpt;       /* optional: checkpoints (CPU) */
 } FsJob;
 
 /* Trains one job on the calling thread. Returns 0, or -1 when the job
  * could not start (result->status FS_FIT_FAILED with a message). */
 int train_job(const FsJob *job);
 
-/* Trains jobs on n_threads worker threads (each job on one thread). */
+/* Trains jobs on n_threads worker threads (each job owned by one thread;
+ * threads left without a job help the others, so a single job may use
+ * every thread). */
 void train_jobs(const FsJob *jobs, int n_jobs, int n_threads);
 
 /* Called by the pool, one call at a time (under the pool's lock), when job
@@ -112,22 +150,42 @@ typedef struct {
 int train_jobs_hooked(const FsJob *jobs, int n_jobs, int n_threads, const FsPoolHooks *hooks);
 
 /* A pool fed by a job source, for callers whose jobs arrive over time (an
- * MPI worker, the coordinator's own threads). next() returns the next job
- * to train and an id for it, or NULL when this thread should end; it may
- * block. done() is called after the job's result is complete. Both are
- * called from pool threads without any pool lock held. */
+ * MPI worker, the coordinator's own threads). take() hands the calling
+ * thread a job and an id for it (FS_TAKE_JOB), says that nothing is ready
+ * now but more may come (FS_TAKE_NONE: only when wait is 0; with wait it
+ * blocks until a job or the end) or that the source has nothing more for
+ * this thread (FS_TAKE_END). done() is called after the job's result is
+ * complete. Both are called from pool threads without any pool lock held.
+ *
+ * A pool thread with nothing to train helps the models that are training
+ * (train/team.h): the threads share each model's large loops (GEMM tiles,
+ * the optimizer), each output computed by the same code whoever computes
+ * it, so results stay bitwise identical at any thread count. It asks its
+ * source again every few milliseconds, so it goes back to a fold of its
+ * own as soon as one is ready, and once the source has ended it stays
+ * while any model in the process still trains. FOLDSWEEP_TEAM=0 in the
+ * environment turns helping off (one thread per model, as before). */
+enum { FS_TAKE_END = -1, FS_TAKE_NONE = 0, FS_TAKE_JOB = 1 };
 typedef struct {
-    const FsJob *(*next)(void *ctx, int *id);
+    int (*take)(void *ctx, const FsJob **job, int *id, int wait);
     void (*done)(void *ctx, int id);
     void *ctx;
 } FsPoolSource;
+
+/* Shared loops run with helpers since the process started: regions opened,
+ * their chunks, and the chunks helpers ran (tests, bench/run-team). */
+typedef struct {
+    unsigned long long regions, chunks, helper_chunks;
+} FsTeamStats;
+void train_team_stats(FsTeamStats *s);
 
 typedef struct FsPoolThreads FsPoolThreads;
 
 /* Starts n_threads threads training from src; join them with train_pool_join. */
 FsPoolThreads *train_pool_start(const FsPoolSource *src, int n_threads);
 void train_pool_join(FsPoolThreads *p);
-/* Trains from src on the calling thread until next() returns NULL. */
+/* Trains from src on the calling thread until take() says FS_TAKE_END
+ * (and, helping, until no model trains). */
 void train_pool_work(const FsPoolSource *src);
 
 /* Allocates / frees curves of max_epochs entries in a result (and its

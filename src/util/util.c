@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void fs_die_at(const char *file, int line, const char *fmt, ...)
@@ -117,13 +118,6 @@ void fs_rng_seed(FsRng *r, const uint64_t *words, int n)
 
 float fs_rng_uniform(FsRng *r) { return (float)(fs_rng_u64(r) >> 40) * (1.0f / 16777216.0f); }
 
-float fs_rng_normal(FsRng *r)
-{
-    double u1 = ((double)(fs_rng_u64(r) >> 11) + 1.0) * (1.0 / 9007199254740993.0);
-    double u2 = (double)(fs_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0);
-    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
-}
-
 uint64_t fs_fnv1a64(const void *data, size_t n, uint64_t h)
 {
     const unsigned char *p = data;
@@ -214,6 +208,60 @@ out:
     free(tmp);
     free(dir);
     return rc;
+}
+
+int fs_mkdir_p(const char *dir, FsErr *err)
+{
+    char *p = fs_strdup(dir);
+    size_t n = strlen(p);
+    /* Each prefix ending at a '/' (or the end) in turn: "a", "a/b", ... */
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != '\0') continue;
+        char c = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0777) == 0) {
+            char *slash = strrchr(p, '/');
+            if (slash && slash != p) {
+                *slash = '\0';
+                fs_sync_dir(p);
+                *slash = '/';
+            } else {
+                fs_sync_dir(slash ? "/" : ".");
+            }
+        } else if (errno != EEXIST) {
+            fs_err_set(err, "%s: cannot create the folder: %s", p, strerror(errno));
+            free(p);
+            return -1;
+        }
+        p[i] = c;
+    }
+    free(p);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fs_err_set(err, "%s: not a folder", dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Numbers as written                                                      */
+
+char *fs_format_float(char *buf, size_t n, float v)
+{
+    if (!buf || n == 0) return buf;
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    /* 9 significant digits always read back (FLT_DECIMAL_DIG), so the
+     * loop ends with a round trip; strtof, not (float)strtod, which could
+     * round twice. */
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, n, "%.*g", p, (double)v);
+        if (strtof(buf, NULL) == v) break;
+    }
+    return buf;
 }
 
 /* ---------------------------------------------------------------------- */

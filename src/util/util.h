@@ -109,6 +109,29 @@ int fs_utf8_valid(const char *s);
 int fs_write_file_atomic(const char *path, const void *bytes, size_t n, FsErr *err);
 /* fsync of a folder, so the renames and creations in it survive a crash. */
 void fs_sync_dir(const char *dir);
+/* mkdir -p: creates dir and any missing parents, syncing the parent of
+ * each folder it creates (a run folder must survive a crash like the files
+ * in it). 0, or -1 with err naming the part that could not be created; dir
+ * existing as something other than a folder is an error. The one mkdir -p
+ * of the program. */
+int fs_mkdir_p(const char *dir, FsErr *err);
+
+/* ---------------------------------------------------------------------- */
+/* Numbers as written.                                                     */
+
+/* The shortest "%.Ng" text (N = 1..9) that strtof reads back as exactly v:
+ * 0.3f is "0.3", not "0.300000012" (what %.9g of the float through double
+ * gives). Float settings are printed with it wherever people or hashes
+ * read them (canonical sweep, trial configs and their ids, summaries), so
+ * equal floats give equal text and the text is what the user wrote.
+ * NaN and infinities give "nan", "inf", "-inf". FS_FLOAT_TEXT bytes hold
+ * any float; returns buf. */
+#define FS_FLOAT_TEXT 24
+char *fs_format_float(char *buf, size_t n, float v);
+/* The same into a buffer of its own (a compound literal that lives to the
+ * end of the enclosing block), for use as a printf argument: several in
+ * one call each get their own. */
+#define fs_float_text(v) fs_format_float((char[FS_FLOAT_TEXT]){0}, FS_FLOAT_TEXT, (v))
 
 /* ---------------------------------------------------------------------- */
 /* Deterministic random numbers. Every (trial, fold) model gets its own    */
@@ -157,8 +180,6 @@ FS_DEVICE static inline uint32_t fs_rng_below(FsRng *r, uint32_t n)
 }
 /* Uniform float in [0, 1). */
 float fs_rng_uniform(FsRng *r);
-/* Standard normal (Box-Muller; deterministic, no cached second value). */
-float fs_rng_normal(FsRng *r);
 
 /* ---------------------------------------------------------------------- */
 /* Checksums and hashes.                                                   */
@@ -169,5 +190,23 @@ uint32_t fs_crc32(const void *data, size_t n, uint32_t crc);
 
 /* Monotonic wall clock in seconds. */
 double fs_now(void);
+
+/* ---------------------------------------------------------------------- */
+/* The CPU the binary runs on (cpu.c, compiled for the architecture's      */
+/* baseline, not -march=native).                                           */
+
+/* The instruction-set extensions the build's flags enabled, as
+ * __builtin_cpu_supports names, each after a space (cpu_built.c). */
+extern const char fs_cpu_built[];
+/* The names in the space-separated list `built` for which has() is 0,
+ * space-separated into out; returns how many. */
+int fs_cpu_missing(const char *built, int (*has)(const char *feature), char *out, size_t n);
+/* 1 if this CPU has the extension (names this build cannot test count as
+ * present); FOLDSWEEP_TEST_CPU_MISSING="a b" pretends a and b are absent. */
+int fs_cpu_has(const char *feature);
+/* Before main (main.c): if this CPU lacks an extension the build used,
+ * one line on stderr naming them and how to build for it, then exit 1
+ * instead of a SIGILL later. */
+void fs_cpu_gate(void);
 
 #endif

@@ -12,8 +12,8 @@
 #include "mpi/mpi.h"
 
 static FsWorkItem items[FS_PROTO_MAX_ITEMS], again[FS_PROTO_MAX_ITEMS];
-static float q3[FS_PROTO_MAX_EPOCHS], loss[FS_PROTO_MAX_EPOCHS], q3_2[FS_PROTO_MAX_EPOCHS],
-    loss_2[FS_PROTO_MAX_EPOCHS];
+static float q3[FS_PROTO_MAX_EPOCHS], loss[FS_PROTO_MAX_EPOCHS], tl[FS_PROTO_MAX_EPOCHS], sec[FS_PROTO_MAX_EPOCHS],
+    q3_2[FS_PROTO_MAX_EPOCHS], loss_2[FS_PROTO_MAX_EPOCHS], tl_2[FS_PROTO_MAX_EPOCHS], sec_2[FS_PROTO_MAX_EPOCHS];
 
 static void same_items(const FsWorkItem *a, const FsWorkItem *b, int n)
 {
@@ -95,13 +95,45 @@ static void epoch(const uint8_t *p, size_t n, FsBuf *b)
     char why[256];
     FsWorkItem it, it2;
     int32_t first, count, first2, count2;
-    if (proto_decode_epoch(p, n, &it, &first, &count, q3, loss, why, sizeof why)) return;
+    FsCurves c = {tl, loss, q3, sec}, c2 = {tl_2, loss_2, q3_2, sec_2};
+    if (proto_decode_epoch(p, n, &it, &first, &count, &c, why, sizeof why)) return;
     FUZZ_REQUIRE(first >= 1 && count >= 1 && count <= FS_PROTO_MAX_EPOCHS);
-    proto_encode_epoch(b, &it, first, count, q3, loss);
-    FUZZ_REQUIRE(proto_decode_epoch(b->p, b->n, &it2, &first2, &count2, q3_2, loss_2, why, sizeof why) == 0);
+    /* The encoder reads the curves from index first - 1. */
+    FsCurves shifted = {tl - (first - 1), loss - (first - 1), q3 - (first - 1), sec - (first - 1)};
+    proto_encode_epoch(b, &it, first, count, &shifted);
+    FUZZ_REQUIRE(proto_decode_epoch(b->p, b->n, &it2, &first2, &count2, &c2, why, sizeof why) == 0);
     same_items(&it, &it2, 1);
     FUZZ_REQUIRE(first2 == first && count2 == count);
-    FUZZ_REQUIRE(!memcmp(q3, q3_2, (size_t)count * sizeof *q3) && !memcmp(loss, loss_2, (size_t)count * sizeof *loss));
+    size_t nb = (size_t)count * sizeof(float);
+    FUZZ_REQUIRE(!memcmp(q3, q3_2, nb) && !memcmp(loss, loss_2, nb) && !memcmp(tl, tl_2, nb) && !memcmp(sec, sec_2, nb));
+}
+
+static void ckpt(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    FsWorkItem it, it2;
+    const uint8_t *bytes, *bytes2;
+    uint64_t nb, nb2;
+    if (proto_decode_ckpt(p, n, &it, &bytes, &nb, why, sizeof why)) return;
+    FUZZ_REQUIRE(bytes >= p && bytes + nb == p + n);
+    proto_encode_ckpt(b, &it, bytes, nb);
+    FUZZ_REQUIRE(proto_decode_ckpt(b->p, b->n, &it2, &bytes2, &nb2, why, sizeof why) == 0);
+    same_items(&it, &it2, 1);
+    FUZZ_REQUIRE(nb2 == nb && !memcmp(bytes, bytes2, (size_t)nb));
+}
+
+static void progress(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    static FsProgressItem a[FS_PROTO_MAX_ITEMS], a2[FS_PROTO_MAX_ITEMS];
+    int k, k2;
+    if (proto_decode_progress(p, n, a, &k, why, sizeof why)) return;
+    proto_encode_progress(b, a, k);
+    FUZZ_REQUIRE(proto_decode_progress(b->p, b->n, a2, &k2, why, sizeof why) == 0 && k2 == k);
+    for (int i = 0; i < k; i++) {
+        same_items(&a[i].item, &a2[i].item, 1);
+        FUZZ_REQUIRE(a[i].epochs == a2[i].epochs && a[i].examples == a2[i].examples);
+    }
 }
 
 static void prune(const uint8_t *p, size_t n, FsBuf *b)
@@ -131,6 +163,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     stop(p, n, &b);
     epoch(p, n, &b);
     prune(p, n, &b);
+    ckpt(p, n, &b);
+    progress(p, n, &b);
     buf_free(&b);
     return 0;
 }

@@ -89,11 +89,19 @@ int main(int argc, char **argv)
     save("stop-cancel", &b, FS_MSG_STOP);
     proto_encode_bye(&b);
     save("bye", &b, FS_MSG_BYE);
-    float q3[3] = {0.5f, 0.625f, 1.0f}, loss[3] = {1.25f, 0.875f, 0.0f};
-    proto_encode_epoch(&b, &items[1], 2, 3, q3, loss);
+    float q3[4] = {0, 0.5f, 0.625f, 1.0f}, loss[4] = {0, 1.25f, 0.875f, 0.0f}, tl[4] = {0, 1.5f, 1.0f, 0.5f},
+          sec[4] = {0, 1.0f, 2.0f, 3.5f};
+    FsCurves c = {tl, loss, q3, sec};
+    proto_encode_epoch(&b, &items[1], 2, 3, &c);
     save("epoch", &b, FS_MSG_EPOCH);
     proto_encode_prune(&b, &items[0]);
     save("prune", &b, FS_MSG_PRUNE);
+    const uint8_t blob[5] = {1, 2, 3, 4, 5};
+    proto_encode_ckpt(&b, &items[0], blob, 5);
+    save("ckpt", &b, FS_MSG_CKPT);
+    FsProgressItem pi[2] = {{items[0], 2, 12345}, {items[1], 0, 7}};
+    proto_encode_progress(&b, pi, 2);
+    save("progress", &b, FS_MSG_PROGRESS);
     /* A STOP that came with the TRIALS tag: proto_check's mismatch path. */
     proto_encode_stop(&b, 0, 1);
     save("stop-wrong-tag", &b, FS_MSG_TRIALS);

@@ -1,0 +1,330 @@
+/*
+ * decode.c: one journal line into a record. A line is "JSON #crc8"; the
+ * checksum is checked before the JSON is parsed, then the record's fields
+ * are range-checked and the record is added to the in-memory lists
+ * (records.c). What is wrong comes back as text, for the error that names
+ * the line (journal.c) and for `foldsweep repair`.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal/journal_internal.h"
+
+/* ---------------------------------------------------------------------- */
+/* Decoding one line                                                        */
+
+static int get_int(const FsJson *rec, const char *key, long long lo, long long hi, long long *out)
+{
+    return journal_json_i64(journal_json_get(rec, key), out) || *out < lo || *out > hi ? -1 : 0;
+}
+
+static int get_id(const FsJson *rec, char out[17])
+{
+    const FsJson *v = journal_json_get(rec, "trial");
+    if (!v || v->type != FS_JSON_STRING || v->len == 0 || v->len > 16 || strlen(v->str) != v->len)
+        return -1;
+    memcpy(out, v->str, v->len + 1);
+    return 0;
+}
+
+static int get_curve(const FsJson *curves, const char *key, float *dst, int epochs)
+{
+    const FsJson *a = journal_json_get(curves, key);
+    if (!a) return 0; /* absent: zeros */
+    if (a->type != FS_JSON_ARRAY || a->n > epochs) return -1;
+    int i = 0;
+    for (const FsJson *c = a->child; c; c = c->next, i++)
+        if (journal_json_f32(c, &dst[i])) return -1;
+    return 0;
+}
+
+/* "model": {"file": relative path, "bytes": N, "crc32": "8 hex digits"} */
+static int get_model(const FsJson *rec, FsModelRef *m)
+{
+    const FsJson *o = journal_json_get(rec, "model"), *f, *c;
+    memset(m, 0, sizeof *m);
+    if (!o) return 0;
+    f = journal_json_get(o, "file");
+    c = journal_json_get(o, "crc32");
+    if (o->type != FS_JSON_OBJECT || !f || f->type != FS_JSON_STRING || f->len == 0 ||
+        f->len >= sizeof m->file || strlen(f->str) != f->len || strstr(f->str, "..") || f->str[0] == '/' ||
+        journal_json_u64(journal_json_get(o, "bytes"), &m->bytes) || !c || c->type != FS_JSON_STRING ||
+        c->len != 8 || strspn(c->str, "0123456789abcdef") != 8)
+        return -1;
+    memcpy(m->file, f->str, f->len + 1);
+    m->crc32 = (uint32_t)strtoul(c->str, NULL, 16);
+    return 0;
+}
+
+static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **what)
+{
+    char trial[17];
+    long long fold, epochs, best, halted = 0, dep = 0, dstep = 0;
+    const FsJson *st = journal_json_get(rec, "status");
+    *what = "a fold record with trial, fold, status, epochs, best_epoch, best_val_loss, confusion";
+    if (get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || !st ||
+        st->type != FS_JSON_STRING || get_int(rec, "epochs", 0, FS_TRAIN_MAX_EPOCHS, &epochs) ||
+        get_int(rec, "best_epoch", 0, epochs, &best))
+        return -1;
+    FsFitStatus status;
+    if (!strcmp(st->str, "ok"))
+        status = FS_FIT_OK;
+    else if (!strcmp(st->str, "diverged"))
+        status = FS_FIT_DIVERGED;
+    else if (!strcmp(st->str, "failed"))
+        status = FS_FIT_FAILED;
+    else
+        return *what = "status ok, diverged or failed", -1;
+    if (journal_json_get(rec, "halted_by") && get_int(rec, "halted_by", 0, 1, &halted)) return -1;
+    if (journal_json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, epochs + 1, &dep))
+        return -1;
+    if (journal_json_get(rec, "diverged_step") &&
+        get_int(rec, "diverged_step", 0, (long long)1 << 62, &dstep))
+        return -1;
+    FsFitResult r;
+    train_result_alloc(&r, (int)epochs);
+    r.status = status;
+    r.epochs = (int)epochs;
+    r.best_epoch = (int)best;
+    r.halted_by = (int)halted;
+    r.diverged_epoch = (int)dep;
+    r.diverged_step = (long)dstep;
+    int bad = journal_json_f32(journal_json_get(rec, "best_val_loss"), &r.best_val_loss);
+    const FsJson *cm = journal_json_get(rec, "confusion");
+    for (int a = 0; a < 3 && !bad; a++)
+        for (int b = 0; b < 3 && !bad; b++)
+            bad = journal_json_u64(journal_json_at(journal_json_at(cm, a), b),
+                                   &r.best_confusion[a][b]);
+    const FsJson *v;
+    if (!bad && (v = journal_json_get(rec, "train_examples")))
+        bad = journal_json_u64(v, &r.train_examples);
+    if (!bad && (v = journal_json_get(rec, "val_examples")))
+        bad = journal_json_u64(v, &r.val_examples);
+    if (!bad && (v = journal_json_get(rec, "seconds"))) bad = journal_json_f64(v, &r.seconds);
+    if (!bad && (v = journal_json_get(rec, "val_seconds")))
+        bad = journal_json_f64(v, &r.val_seconds);
+    const FsJson *cv = journal_json_get(rec, "curves");
+    if (!bad && cv) {
+        bad = cv->type != FS_JSON_OBJECT ||
+              get_curve(cv, "train_loss", r.curves.train_loss, r.epochs) ||
+              get_curve(cv, "val_loss", r.curves.val_loss, r.epochs) ||
+              get_curve(cv, "val_q3", r.curves.val_q3, r.epochs) ||
+              get_curve(cv, "seconds", r.curves.seconds, r.epochs);
+        if (bad) *what = "curves of at most 'epochs' numbers each";
+    }
+    if (!bad && (v = journal_json_get(rec, "message"))) {
+        if (v->type != FS_JSON_STRING)
+            bad = 1;
+        else
+            snprintf(r.message, sizeof r.message, "%s", v->str);
+    }
+    FsModelRef model;
+    if (!bad && get_model(rec, &model)) {
+        bad = 1;
+        *what = "model {file (relative), bytes, crc32 (8 hex digits)}";
+    }
+    if (!bad) {
+        if (!journal_add_fold(j, trial, (int)fold, &r, t))
+            j->duplicates++;
+        else if (model.file[0])
+            journal_set_model(j, trial, (int)fold, &model);
+    }
+    train_result_free(&r);
+    return bad ? -1 : 0;
+}
+
+static int get_str(const FsJson *rec, const char *key, char *out, size_t n)
+{
+    const FsJson *v = journal_json_get(rec, key);
+    if (!v || v->type != FS_JSON_STRING || v->len >= n || strlen(v->str) != v->len) return -1;
+    memcpy(out, v->str, v->len + 1);
+    return 0;
+}
+
+static int decode_eval(FsJournal *j, const FsJson *rec, double t)
+{
+    FsEvalRecord e;
+    char fp[20];
+    memset(&e, 0, sizeof e);
+    e.time = t;
+    e.q3_lo = e.q3_hi = e.sov = NAN;
+    if (get_id(rec, e.trial) || get_str(rec, "models", e.models, sizeof e.models) ||
+        get_str(rec, "source", e.source, sizeof e.source) || get_str(rec, "data", e.data, sizeof e.data) ||
+        get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 ||
+        strspn(fp, "0123456789abcdef") != 16 || journal_json_f64(journal_json_get(rec, "q3"), &e.q3))
+        return -1;
+    e.data_fingerprint = strtoull(fp, NULL, 16);
+    const FsJson *v;
+    if ((v = journal_json_get(rec, "proteins")) && journal_json_u64(v, &e.proteins)) return -1;
+    if ((v = journal_json_get(rec, "scored")) && journal_json_u64(v, &e.scored)) return -1;
+    if ((v = journal_json_get(rec, "overlap")) && journal_json_u64(v, &e.overlap)) return -1;
+    if ((v = journal_json_get(rec, "q3_lo")) && journal_json_f64(v, &e.q3_lo)) return -1;
+    if ((v = journal_json_get(rec, "q3_hi")) && journal_json_f64(v, &e.q3_hi)) return -1;
+    if ((v = journal_json_get(rec, "sov")) && journal_json_f64(v, &e.sov)) return -1;
+    journal_add_eval(j, &e);
+    return 0;
+}
+
+static int decode_cut(FsJournal *j, const FsJson *rec, double t)
+{
+    FsCutRecord c = {.time = t};
+    long long fold, epoch;
+    const FsJson *cv = journal_json_get(rec, "curve");
+    if (get_id(rec, c.trial) || get_int(rec, "fold", FS_FOLD_PREDEFINED, FS_MAX_FOLDS - 1, &fold) ||
+        get_int(rec, "epoch", 0, FS_TRAIN_MAX_EPOCHS, &epoch) || get_str(rec, "rule", c.rule, sizeof c.rule) ||
+        get_str(rec, "reason", c.reason, sizeof c.reason) ||
+        journal_json_f64(journal_json_get(rec, "value"), &c.value) ||
+        journal_json_f64(journal_json_get(rec, "threshold"), &c.threshold) || !cv || cv->type != FS_JSON_ARRAY ||
+        cv->n > epoch)
+        return -1;
+    c.fold = (int)fold;
+    c.epoch = (int)epoch;
+    float curve[1];
+    c.n_curve = cv->n;
+    c.curve = cv->n ? fs_calloc((size_t)cv->n, sizeof(float)) : curve;
+    int bad = get_curve(rec, "curve", c.curve, c.n_curve);
+    if (!bad) journal_add_cut(j, &c);
+    if (c.curve != curve) free(c.curve);
+    return bad;
+}
+
+/* A checked record. Returns LINE_OK, or LINE_INVALID with why. */
+static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char *why, size_t why_n)
+{
+    long long v;
+    const char *what = "a JSON object with v, kind and time";
+    const FsJson *kind = journal_json_get(rec, "kind");
+    double t = 0;
+    if (get_int(rec, "v", 1, 1 << 30, &v) || !kind || kind->type != FS_JSON_STRING ||
+        journal_json_f64(journal_json_get(rec, "time"), &t)) {
+        snprintf(why, why_n, "expected %s", what);
+        return LINE_INVALID;
+    }
+    if (v > FS_JOURNAL_VERSION) {
+        snprintf(why, why_n, "record format %lld is newer than this foldsweep reads (%d): upgrade",
+                 v, FS_JOURNAL_VERSION);
+        return LINE_INVALID;
+    }
+    int bad = 0;
+    char trial[17];
+    if (!strcmp(kind->str, "fold")) {
+        bad = decode_fold(j, rec, t, &what);
+    } else if (!strcmp(kind->str, "trial")) {
+        long long index, params;
+        const FsJson *cfg = journal_json_get(rec, "config");
+        what = "a trial record with trial, index, params and config";
+        bad = get_id(rec, trial) || get_int(rec, "index", 0, 1 << 30, &index) ||
+              get_int(rec, "params", 0, (long long)1 << 62, &params) || !cfg;
+        if (!bad) { /* verbatim: the config round-trips byte for byte */
+            size_t len = cfg->end - cfg->off;
+            char *c = fs_malloc(len + 1);
+            memcpy(c, src + cfg->off, len);
+            c[len] = '\0';
+            if (!journal_add_trial(j, trial, (int)index, (long)params, c, t)) j->duplicates++;
+            free(c);
+        }
+    } else if (!strcmp(kind->str, "failure")) {
+        const FsJson *m = journal_json_get(rec, "message");
+        what = "a failure record with trial and message";
+        bad = get_id(rec, trial) || !m || m->type != FS_JSON_STRING;
+        if (!bad && !journal_add_failure(j, trial, m->str, t)) j->duplicates++;
+    } else if (!strcmp(kind->str, "model")) {
+        long long fold;
+        FsModelRef model;
+        what = "a model record with trial, fold and model {file, bytes, crc32} after the fold's record";
+        bad = get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || get_model(rec, &model) ||
+              !model.file[0] || journal_set_model(j, trial, (int)fold, &model) != 0;
+    } else if (!strcmp(kind->str, "refit")) {
+        FsRefitRecord r = {.time = t};
+        long long epochs;
+        what = "a refit record with trial, epochs and model {file, bytes, crc32}";
+        bad = get_id(rec, r.trial) || get_int(rec, "epochs", 1, FS_TRAIN_MAX_EPOCHS, &epochs) || get_model(rec, &r.model) ||
+              !r.model.file[0];
+        if (!bad) {
+            r.epochs = (int)epochs;
+            journal_add_refit(j, &r);
+        }
+    } else if (!strcmp(kind->str, "evaluation")) {
+        what = "an evaluation record with trial, models, source, data, data_fingerprint and q3";
+        bad = decode_eval(j, rec, t);
+    } else if (!strcmp(kind->str, "pruned")) {
+        what = "a pruned record with trial, fold, epoch, rule, value, threshold, reason and curve";
+        bad = decode_cut(j, rec, t);
+    } else if (!strcmp(kind->str, "prune")) {
+        what = "a prune record with trial";
+        bad = get_id(rec, trial);
+        if (!bad) journal_add_prune(j, trial);
+    } else if (!strcmp(kind->str, "run")) {
+        FsRunRecord run = {.time = t};
+        long long x;
+        const FsJson *s;
+        if (!get_int(rec, "pid", 0, (long long)1 << 40, &x)) run.pid = (long)x;
+        if (!get_int(rec, "trials", 0, 1 << 30, &x)) run.n_trials = (int)x;
+        if (!get_int(rec, "folds", 0, 1 << 20, &x)) run.folds = (int)x;
+        if ((s = journal_json_get(rec, "host")) && s->type == FS_JSON_STRING)
+            snprintf(run.host, sizeof run.host, "%s", s->str);
+        if ((s = journal_json_get(rec, "metric")) && s->type == FS_JSON_STRING)
+            snprintf(run.metric, sizeof run.metric, "%s", s->str);
+        char fp[24];
+        if (journal_json_get(rec, "data_fingerprint")) {
+            if (get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 || strspn(fp, "0123456789abcdef") != 16) {
+                snprintf(why, why_n, "expected a run record whose data_fingerprint is 16 hex digits");
+                return LINE_INVALID;
+            }
+            run.data_fingerprint = strtoull(fp, NULL, 16);
+        }
+        journal_add_run(j, &run);
+    } /* another kind of this version: written by a newer build, skipped */
+    if (bad) {
+        snprintf(why, why_n, "expected %s", what);
+        return LINE_INVALID;
+    }
+    return LINE_OK;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* One line without its newline. */
+int journal_decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t why_n)
+{
+    if (n < 12 || s[n - 10] != ' ' || s[n - 9] != '#') {
+        snprintf(why, why_n, "expected 'JSON #crc32' (the line is torn or not a record)");
+        return LINE_CORRUPT;
+    }
+    uint32_t want = 0;
+    for (size_t i = n - 8; i < n; i++) {
+        int h = hexval(s[i]);
+        if (h < 0) {
+            snprintf(why, why_n, "expected 8 lowercase hex digits of CRC-32 after '#'");
+            return LINE_CORRUPT;
+        }
+        want = want << 4 | (uint32_t)h;
+    }
+    size_t jn = n - 10;
+    uint32_t got = fs_crc32(s, jn, 0);
+    if (got != want) {
+        snprintf(why, why_n, "checksum mismatch (record says %08x, content gives %08x)",
+                 (unsigned)want, (unsigned)got);
+        return LINE_CORRUPT;
+    }
+    FsJsonDoc doc;
+    char jwhy[128];
+    if (journal_json_parse(&doc, s, jn, jwhy, sizeof jwhy)) {
+        snprintf(why, why_n, "bad JSON: %s", jwhy);
+        return LINE_CORRUPT;
+    }
+    int rc =
+        doc.root->type == FS_JSON_OBJECT ? decode_record(j, doc.root, s, why, why_n) : LINE_INVALID;
+    if (doc.root->type != FS_JSON_OBJECT) snprintf(why, why_n, "expected a JSON object");
+    journal_json_free(&doc);
+    return rc;
+}
+
+int journal_check_line(FsJournal *scratch, const char *s, size_t n, char *why, size_t why_n)
+{
+    return journal_decode_line(scratch, s, n, why, why_n) == LINE_OK ? 0 : -1;
+}

@@ -1,0 +1,311 @@
+/*
+ * team: idle pool threads help the models that are training (team.h).
+ *
+ * Each owner (a thread inside train_job, from the pool) holds a slot. To
+ * share a loop it writes the loop into its slot, opens it, and takes
+ * chunks from the front while helpers take them from the back; it returns
+ * once every chunk is done. From both ends, because on two threads each
+ * then works on about the same half of every loop at every step, and that
+ * half of the weights, moments and activations stays in its core's cache:
+ * chunks handed out in turn cost more in cache traffic between cores than
+ * they saved on R1 (measured). Helpers (pool threads whose source has
+ * nothing for them) spin over the open slots for a while after their last
+ * chunk, since an owner opens regions every few hundred microseconds while
+ * it trains, then sleep until an owner opens one.
+ *
+ * A slot's fields are the owner's: it writes them only while the slot is
+ * closed and no helper is inside (users == 0). A helper enters (users++)
+ * before it reads `open`, so an owner that closes and then sees users == 0
+ * knows that every later helper will see the slot closed (sequentially
+ * consistent order of the two pairs of accesses). A helper's chunk reaches
+ * the owner through `helper_done` (release, then acquire).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "train/team.h"
+#include "train/train.h"
+
+#define TEAM_SLOTS 64
+/* A shared loop is cut into this many chunks per thread that may work on
+ * it, so that a helper arriving late or a thread slowed by a neighbour on
+ * the machine leaves little to wait for at the end. */
+#define TEAM_CHUNKS_PER_THREAD 16
+/* No chunk smaller than this (multiply-adds, a few microseconds): taking a
+ * chunk moves a shared cache line between cores. */
+#define TEAM_MIN_CHUNK_WORK 131072.0
+/* Below this much work a fork and join costs more than it saves (measured
+ * on R1's and the larger model's layers: bench/run-team). */
+#define TEAM_MIN_WORK_DEFAULT 65536.0
+/* After its last chunk a helper spins this long before it sleeps: the
+ * gaps between an owner's regions (activations, batch statistics) are
+ * shorter than a wake-up. */
+#define TEAM_SPIN_SECONDS 500e-6
+/* A sleeping helper wakes at least this often, to see whether it may end. */
+#define TEAM_NAP_SECONDS 2e-3
+
+typedef struct {
+    _Atomic int open;
+    _Atomic int users;
+    /* Chunks not yet taken: [head, tail) as head << 32 | tail. */
+    _Atomic unsigned long long range;
+    _Atomic long helper_done;
+    _Atomic int taken;
+    long n, grain, n_chunks;
+    FsTeamFn fn;
+    void *arg;
+} __attribute__((aligned(128))) TeamSlot;
+
+static TeamSlot slots[TEAM_SLOTS];
+
+/* Shared counters, each on its own cache line: owners read idle and
+ * sleepers on every shared loop. */
+static struct {
+    _Atomic int v;
+} __attribute__((aligned(128))) idle, sleepers, trainers, n_slots;
+
+static _Atomic unsigned long long st_regions, st_chunks, st_helper_chunks;
+
+static pthread_mutex_t nap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t nap_cv;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int enabled = 1;
+static double min_work = TEAM_MIN_WORK_DEFAULT;
+
+static _Thread_local TeamSlot *my_slot;
+static _Thread_local int in_region; /* a loop inside a shared loop runs inline */
+
+static void team_print_stats(void)
+{
+    FsTeamStats s;
+    train_team_stats(&s);
+    fprintf(stderr, "foldsweep: team: %llu regions, %llu chunks, %llu by helpers\n", s.regions, s.chunks,
+            s.helper_chunks);
+}
+
+static void team_init(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&nap_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    const char *v = getenv("FOLDSWEEP_TEAM");
+    if (v && !strcmp(v, "0")) enabled = 0;
+    /* For measuring the threshold (bench/run-team); not a user setting. */
+    v = getenv("FOLDSWEEP_TEAM_MIN_WORK");
+    if (v && atof(v) >= 0.0) min_work = atof(v);
+    /* Whether helping happened in a whole run (tests/test_team.c). */
+    v = getenv("FOLDSWEEP_TEAM_STATS");
+    if (v && !strcmp(v, "1")) atexit(team_print_stats);
+}
+
+int team_enabled(void)
+{
+    pthread_once(&once, team_init);
+    return enabled;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void wake_all(void)
+{
+    pthread_mutex_lock(&nap_lock);
+    pthread_cond_broadcast(&nap_cv);
+    pthread_mutex_unlock(&nap_lock);
+}
+
+void team_owner_begin(void)
+{
+    atomic_fetch_add(&trainers.v, 1);
+    if (!team_enabled()) return;
+    for (int i = 0; i < TEAM_SLOTS; i++) {
+        int free_ = 0;
+        if (atomic_compare_exchange_strong(&slots[i].taken, &free_, 1)) {
+            my_slot = &slots[i];
+            /* Helpers scan slots [0, n_slots). */
+            int n = atomic_load(&n_slots.v);
+            while (n < i + 1 && !atomic_compare_exchange_weak(&n_slots.v, &n, i + 1)) {
+            }
+            return;
+        }
+    }
+    /* More owners than slots: this one trains alone. */
+}
+
+void team_owner_end(void)
+{
+    if (my_slot) {
+        /* A helper may still be leaving the last region. */
+        while (atomic_load(&my_slot->users) > 0) cpu_relax();
+        atomic_store(&my_slot->taken, 0);
+        my_slot = NULL;
+    }
+    /* Helpers whose source has ended leave when nothing trains. */
+    if (atomic_fetch_sub(&trainers.v, 1) == 1 && atomic_load(&sleepers.v) > 0) wake_all();
+}
+
+/* Takes the next chunk from the front (owner) or the back (helper), or
+ * returns -1 when none is left. */
+static long take_chunk(TeamSlot *s, int owner)
+{
+    unsigned long long v = atomic_load_explicit(&s->range, memory_order_relaxed);
+    for (;;) {
+        const unsigned long long head = v >> 32, tail = v & 0xffffffffULL;
+        if (head >= tail) return -1;
+        const unsigned long long nv = owner ? v + (1ULL << 32) : v - 1;
+        if (atomic_compare_exchange_weak_explicit(&s->range, &v, nv, memory_order_relaxed, memory_order_relaxed))
+            return owner ? (long)head : (long)tail - 1;
+    }
+}
+
+/* Runs chunks of s's region until none is left (or, for a helper with a
+ * deadline, until it passes). Returns the number run. */
+static long run_chunks(TeamSlot *s, int owner, double deadline)
+{
+    long ran = 0, c;
+    const long n = s->n, grain = s->grain;
+    while ((deadline <= 0.0 || ran == 0 || fs_now() < deadline) && (c = take_chunk(s, owner)) >= 0) {
+        const long lo = c * grain, hi = lo + grain < n ? lo + grain : n;
+        s->fn(s->arg, lo, hi);
+        if (!owner) atomic_fetch_add_explicit(&s->helper_done, 1, memory_order_release);
+        ran++;
+    }
+    return ran;
+}
+
+void team_for(long n, double work, FsTeamFn fn, void *arg)
+{
+    TeamSlot *s = my_slot;
+    int helpers;
+    if (!s || in_region || n < 2 || work < min_work ||
+        (helpers = atomic_load_explicit(&idle.v, memory_order_relaxed)) == 0) {
+        fn(arg, 0, n);
+        return;
+    }
+    long chunks = (long)(helpers + 1) * TEAM_CHUNKS_PER_THREAD;
+    const double by_work = work / TEAM_MIN_CHUNK_WORK;
+    if ((double)chunks > by_work) chunks = by_work > 2.0 ? (long)by_work : 2;
+    if (chunks > n) chunks = n;
+    /* The last region's helpers have all left before its fields change. */
+    while (atomic_load(&s->users) > 0) cpu_relax();
+    s->fn = fn;
+    s->arg = arg;
+    s->n = n;
+    s->grain = (n + chunks - 1) / chunks;
+    s->n_chunks = (n + s->grain - 1) / s->grain;
+    atomic_store_explicit(&s->range, (unsigned long long)s->n_chunks, memory_order_relaxed);
+    atomic_store_explicit(&s->helper_done, 0, memory_order_relaxed);
+    atomic_store(&s->open, 1);
+    if (atomic_load(&sleepers.v) > 0) wake_all();
+    in_region = 1;
+    const long mine = run_chunks(s, 1, 0.0);
+    in_region = 0;
+    /* Every chunk is taken; those not run here are helpers': wait for
+     * them (they are short). */
+    const long theirs = s->n_chunks - mine;
+    for (unsigned spins = 0; atomic_load_explicit(&s->helper_done, memory_order_acquire) < theirs; spins++) {
+        cpu_relax();
+        /* A helper preempted mid-chunk (a shared machine): let it run. */
+        if ((spins & 1023) == 1023) sched_yield();
+    }
+    atomic_store(&s->open, 0);
+    atomic_fetch_add_explicit(&st_regions, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st_chunks, (unsigned long long)s->n_chunks, memory_order_relaxed);
+}
+
+/* One pass over the open slots, helping each; returns chunks run. */
+static long help_scan(unsigned *start, double deadline)
+{
+    const int ns = atomic_load(&n_slots.v);
+    long ran = 0;
+    for (int k = 0; k < ns; k++) {
+        TeamSlot *s = &slots[(*start + (unsigned)k) % (unsigned)ns];
+        if (!atomic_load_explicit(&s->open, memory_order_relaxed)) continue;
+        atomic_fetch_add(&s->users, 1);
+        if (atomic_load(&s->open)) {
+            long r = run_chunks(s, 0, deadline);
+            if (r) atomic_fetch_add_explicit(&st_helper_chunks, (unsigned long long)r, memory_order_relaxed);
+            ran += r;
+        }
+        atomic_fetch_sub(&s->users, 1);
+        if (deadline > 0.0 && ran && fs_now() >= deadline) break;
+    }
+    /* Spread helpers over owners: the next pass starts one slot later. */
+    (*start)++;
+    return ran;
+}
+
+static int any_open(void)
+{
+    const int ns = atomic_load(&n_slots.v);
+    for (int k = 0; k < ns; k++)
+        if (atomic_load(&slots[k].open)) return 1;
+    return 0;
+}
+
+int team_help(double seconds, int until_idle)
+{
+    static _Atomic unsigned helper_ids;
+    static _Thread_local unsigned start;
+    static _Thread_local int have_start;
+    if (!team_enabled()) return 0;
+    if (!have_start) start = atomic_fetch_add(&helper_ids, 1), have_start = 1;
+    const double deadline = fs_now() + seconds;
+    double last_work = fs_now();
+    int ret = 1;
+    atomic_fetch_add(&idle.v, 1);
+    for (;;) {
+        if (help_scan(&start, deadline)) {
+            last_work = fs_now();
+            if (last_work >= deadline) break;
+            continue;
+        }
+        const double now = fs_now();
+        if (now >= deadline) break;
+        const int training = atomic_load(&trainers.v) > 0;
+        if (until_idle && !training) {
+            ret = 0;
+            break;
+        }
+        if (training && now - last_work < TEAM_SPIN_SECONDS) {
+            for (int i = 0; i < 64; i++) cpu_relax();
+            continue;
+        }
+        /* Nothing to help for a while: sleep until an owner opens a
+         * region (it wakes sleepers) or the nap ends. */
+        pthread_mutex_lock(&nap_lock);
+        atomic_fetch_add(&sleepers.v, 1);
+        if (!any_open() && !(until_idle && atomic_load(&trainers.v) == 0)) {
+            double wake = now + TEAM_NAP_SECONDS < deadline ? now + TEAM_NAP_SECONDS : deadline;
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double rest = wake - now;
+            ts.tv_sec += (time_t)rest;
+            ts.tv_nsec += (long)((rest - (double)(time_t)rest) * 1e9);
+            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            pthread_cond_timedwait(&nap_cv, &nap_lock, &ts);
+        }
+        atomic_fetch_sub(&sleepers.v, 1);
+        pthread_mutex_unlock(&nap_lock);
+    }
+    atomic_fetch_sub(&idle.v, 1);
+    return ret;
+}
+
+void train_team_stats(FsTeamStats *s)
+{
+    s->regions = atomic_load(&st_regions);
+    s->chunks = atomic_load(&st_chunks);
+    s->helper_chunks = atomic_load(&st_helper_chunks);
+}

@@ -1,0 +1,53 @@
+/*
+ * train/team.h: internal to the train module. Idle pool threads help the
+ * models that are training (issue #18: "every core on one model").
+ *
+ * A thread training a model (an owner) that reaches a loop worth sharing
+ * (a GEMM's tiles, the optimizer over every parameter) calls team_for: if
+ * helper threads are idle, the loop's index range is published as a region
+ * and split into chunks that the owner and the helpers take from one
+ * counter; the owner returns when every chunk is done. The work of index i
+ * is the same code whoever runs it and no two indices write the same
+ * output (a GEMM is split by tiles of C, never along k), so results are
+ * bitwise identical at any thread count.
+ *
+ * CPU only: nvcc and the emulated block (tests/test_block.c) build the
+ * single-source files with FS_PARFOR strided over a block's threads, and
+ * FS_TEAM_FOR is that loop there, calling fn one index at a time.
+ */
+#ifndef FS_TRAIN_TEAM_H
+#define FS_TRAIN_TEAM_H
+
+#include "util/util.h"
+
+#if !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#define FS_TEAM 1
+
+/* fn(arg, lo, hi) does the work of indices lo .. hi-1. */
+typedef void (*FsTeamFn)(void *arg, long lo, long hi);
+
+/* Runs fn over [0, n) in ranges, sharing them with idle helpers when
+ * `work` (the loop's cost, in multiply-adds or element updates: a guess
+ * is enough) is large enough to pay for a fork and join; otherwise, or
+ * with no idle helper, fn(arg, 0, n) on the calling thread. */
+void team_for(long n, double work, FsTeamFn fn, void *arg);
+#define FS_TEAM_FOR(n, work, fn, arg) team_for((n), (work), (fn), (arg))
+
+/* For the pool (pool.c). From team_owner_begin to team_owner_end the
+ * calling thread counts as training a model (it calls begin before it asks
+ * its source for one), and its team_for calls may publish regions. */
+void team_owner_begin(void);
+void team_owner_end(void);
+/* Whether helping is on (FOLDSWEEP_TEAM=0 in the environment turns it
+ * off: one thread per model, idle threads block in their source). */
+int team_enabled(void);
+/* Helps published regions until `seconds` have passed (then returns 1, for
+ * the caller to ask its source again), or returns 0 at once when
+ * until_idle is set and no model is training anywhere in the process. */
+int team_help(double seconds, int until_idle);
+
+#else
+#define FS_TEAM_FOR(n, work, fn, arg) FS_PARFOR(fs_team_i, (n))(fn)((arg), fs_team_i, fs_team_i + 1)
+#endif
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * ops_emu: the trainer's per-model files compiled with FS_EMULATE_BLOCK (as
+ * tests/test_block.c does): FS_PARFOR strides over pthreads, FS_SYNC is a
+ * barrier, FS_MASTER is thread 0, FS_ANY agrees across threads, and the
+ * GEMM takes its portable tile, as on the GPU. tests/test_ops.c runs each
+ * op through ops_emu_run and compares with the reference and, bitwise,
+ * with the CPU build (the vector forms claim the portable loops' sums).
+ */
+#define FS_EMULATE_BLOCK 1
+
+/* This unit's copies of the per-model functions, renamed so that they do
+ * not clash with the library's CPU build of the same files. */
+#define OPS_PREFIX emu_
+#include "ops_rename.h"
+
+#include "../../src/train/act.c"
+#include "../../src/train/blocks.c"
+#include "../../src/train/dense.c"
+#include "../../src/train/gemm.c"
+#include "../../src/train/layers.c"
+#include "../../src/train/step.c"
+
+#include "ops_exec.h"
+
+/* The block's state (util.h declares these for FS_EMULATE_BLOCK). */
+_Thread_local int fs_emu_tid;
+int fs_emu_nthreads;
+pthread_barrier_t fs_emu_barrier;
+static int any_flags[64];
+
+int fs_emu_any(int x)
+{
+    any_flags[fs_emu_tid] = x;
+    pthread_barrier_wait(&fs_emu_barrier);
+    int any = 0;
+    for (int t = 0; t < fs_emu_nthreads; t++) any |= any_flags[t];
+    pthread_barrier_wait(&fs_emu_barrier); /* nobody overwrites a flag before all have read */
+    return any;
+}
+
+typedef struct {
+    int tid;
+    FsModel *m;
+    char *arena;
+    OpsCall *call;
+} EmuThread;
+
+static void *emu_thread(void *arg)
+{
+    EmuThread *t = arg;
+    fs_emu_tid = t->tid;
+    ops_exec(t->m, t->arena, t->call);
+    return NULL;
+}
+
+void ops_emu_run(FsModel *m, char *arena, OpsCall *call, int threads)
+{
+    FS_ASSERT(threads >= 1 && threads <= 64);
+    fs_emu_nthreads = threads;
+    pthread_barrier_init(&fs_emu_barrier, NULL, (unsigned)threads);
+    EmuThread t[64];
+    pthread_t tid[64];
+    for (int i = 0; i < threads; i++) {
+        t[i] = (EmuThread){i, m, arena, call};
+        FS_ASSERT(pthread_create(&tid[i], NULL, emu_thread, &t[i]) == 0);
+    }
+    for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);
+    pthread_barrier_destroy(&fs_emu_barrier);
+}

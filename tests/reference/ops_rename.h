@@ -1,0 +1,46 @@
+/*
+ * ops_rename: the per-model functions of src/train renamed to
+ * OPS_PREFIX##name, for a unit that builds its own copy of the single
+ * source (ops_emu.c: the emulated block; ops_gpu.cu: nvcc, whose host stubs
+ * of __device__ functions would otherwise clash with kernels/fit_kernel.cu
+ * in the library). Include before anything that declares them. A new
+ * non-static function in act.c, blocks.c, dense.c, gemm.c, layers.c or
+ * step.c belongs here (a duplicate symbol at link time says so).
+ */
+#ifndef FS_TESTS_OPS_RENAME_H
+#define FS_TESTS_OPS_RENAME_H
+
+#define OPS_CAT2(a, b) a##b
+#define OPS_CAT(a, b) OPS_CAT2(a, b)
+#define OPS_RENAME(name) OPS_CAT(OPS_PREFIX, name)
+
+#define act_backward OPS_RENAME(act_backward)
+#define act_forward OPS_RENAME(act_forward)
+#define act_grad OPS_RENAME(act_grad)
+#define batchnorm_backward OPS_RENAME(batchnorm_backward)
+#define batchnorm_forward OPS_RENAME(batchnorm_forward)
+#define conv_dgrad OPS_RENAME(conv_dgrad)
+#define conv_gemm OPS_RENAME(conv_gemm)
+#define conv_wgrad OPS_RENAME(conv_wgrad)
+#define dense_backward OPS_RENAME(dense_backward)
+#define dense_backward_fused OPS_RENAME(dense_backward_fused)
+#define dense_forward OPS_RENAME(dense_forward)
+#define dropout_backward OPS_RENAME(dropout_backward)
+#define dropout_forward OPS_RENAME(dropout_forward)
+#define highway_backward OPS_RENAME(highway_backward)
+#define highway_forward OPS_RENAME(highway_forward)
+#define layer_backward OPS_RENAME(layer_backward)
+#define layer_forward OPS_RENAME(layer_forward)
+#define ops_gemm OPS_RENAME(ops_gemm)
+#define ops_gemm_rows OPS_RENAME(ops_gemm_rows)
+#define ops_transpose OPS_RENAME(ops_transpose)
+#define rows_colsum OPS_RENAME(rows_colsum)
+#define rows_set OPS_RENAME(rows_set)
+#define step_backward OPS_RENAME(step_backward)
+#define step_forward OPS_RENAME(step_forward)
+#define step_load_batch OPS_RENAME(step_load_batch)
+#define step_loss OPS_RENAME(step_loss)
+#define step_opt OPS_RENAME(step_opt)
+#define step_update OPS_RENAME(step_update)
+
+#endif
