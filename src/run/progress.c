@@ -73,7 +73,7 @@ static void draw(FsProgress *p, int final)
         snprintf(rate, sizeof rate, " | %.0f ex/s", p->last.trained / el);
     if (p->folds_done >= p->folds_total) snprintf(eta, sizeof eta, "0s");
     if (p->have_best) snprintf(best, sizeof best, "%.4f (%.8s)", p->best, p->best_id);
-    char line[256];
+    char line[512];
     char flight[64] = "";
     if (p->gpu_epochs > 0 && p->in_flight > 0)
         snprintf(flight, sizeof flight, " (%ld epochs in)", p->gpu_epochs);
