@@ -240,7 +240,10 @@ static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *er
         const FsJob *job = &jobs[L->job[s]];
         const FsNet *net = &L->nets[s];
         FsModel *m = &L->models[s];
-        core_model_bind(m, &L->d_nets[s], L->d_buf + off[s], ntr[s]);
+        /* Sizes from the host copy (core_model_bind reads them); the
+         * kernel reads the net through the device copy. */
+        core_model_bind(m, net, L->d_buf + off[s], ntr[s]);
+        m->net = &L->d_nets[s];
         size_t nw = (size_t)(net->n_params + net->n_state);
         if (nw > w_cap) w = (float *)fs_realloc(w, sizeof(float) * (w_cap = nw));
         core_model_seed(m, net, job->spec, w);
