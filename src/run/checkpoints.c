@@ -58,7 +58,7 @@ int run_ckpt_write(const char *dir, const char *trial, int fold, const uint8_t *
         /* What a kill in the middle of fs_write_file_atomic leaves: half a
          * tmp file beside the previous checkpoint. */
         char tmp[4500];
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()); /* fs_write_file_atomic's name */
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             ssize_t w = write(fd, bytes, (size_t)(n / 2));
@@ -97,7 +97,7 @@ void run_ckpt_remove(const char *dir, const char *trial, int fold)
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     if (unlink(path) != 0 && errno != ENOENT)
         fprintf(stderr, "foldsweep: warning: %s: cannot remove: %s\n", path, strerror(errno));
-    /* And what a write cut short by a kill left beside it (NAME.PID.tmp). */
+    /* And what a write cut short by a kill left beside it (NAME.tmp.PID). */
     const char *base = strrchr(rel, '/') + 1;
     size_t nb = strlen(base);
     snprintf(path, sizeof path, "%s/checkpoints/%s", dir, trial);
@@ -105,7 +105,7 @@ void run_ckpt_remove(const char *dir, const char *trial, int fold)
     struct dirent *e;
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
-        if (n > nb + 5 && !strncmp(e->d_name, base, nb) && e->d_name[nb] == '.' && !strcmp(e->d_name + n - 4, ".tmp")) {
+        if (n > nb + 5 && !strncmp(e->d_name, base, nb) && !strncmp(e->d_name + nb, ".tmp.", 5)) {
             char tmp[4700];
             snprintf(tmp, sizeof tmp, "%s/%s", path, e->d_name);
             (void)unlink(tmp);
