@@ -122,12 +122,13 @@ int main(int argc, char **argv)
     const char *team = getenv("FOLDSWEEP_TEAM");
     printf("{\"framework\":\"foldsweep-cpu\",\"model\":\"%s\",\"batch\":%d,\"threads\":%d,\"epochs\":%d,"
            "\"folds_run\":%d,\"team\":%s,\"train_examples\":%llu,\"wall_seconds\":%.3f,"
-           "\"examples_per_second\":%.1f,\"regions\":%llu,\"chunks\":%llu,\"helper_chunks\":%llu,"
+           "\"examples_per_second\":%.1f,\"regions\":%llu,\"chunks\":%llu,\"helper_chunks\":%llu,\"stalls\":%llu,"
            "\"mean_val_q3\":%.4f,\"hash\":\"%016llx\"}\n",
            big ? "big" : "r1", batch, threads, epochs, folds_run, team && !strcmp(team, "0") ? "false" : "true",
            (unsigned long long)ex, wall, (double)ex / wall,
            (unsigned long long)(after.regions - before.regions), (unsigned long long)(after.chunks - before.chunks),
-           (unsigned long long)(after.helper_chunks - before.helper_chunks), q3, (unsigned long long)h);
+           (unsigned long long)(after.helper_chunks - before.helper_chunks),
+           (unsigned long long)(after.stalls - before.stalls), q3, (unsigned long long)h);
     for (int f = 0; f < folds_run; f++) train_result_free(&res[f]);
     data_free(&ds);
     return 0;

@@ -62,8 +62,9 @@ static void act_forward_rows(void *arg, long lo, long hi)
 FS_DEVICE void act_forward(FsAct act, float param, float *a, float *aux, int B, int L, int P, int C)
 {
 #ifdef FS_TEAM
-    /* Cost per element, in multiply-adds: act_exp is about ten. */
-    const double cost = act == FS_ACT_SWISH || act == FS_ACT_ELU || act == FS_ACT_TANH ? 12.0 : 1.0;
+    /* Cost per element in the GEMM's multiply-adds (team.h), measured on
+     * the larger model of bench/run-team: swish about 36. */
+    const double cost = act == FS_ACT_SWISH || act == FS_ACT_ELU || act == FS_ACT_TANH ? 36.0 : 4.0;
     ActRows l = {act, param, a, aux, NULL, NULL, L, P, C};
     if (act != FS_ACT_LINEAR) team_for((long)B * L, cost * B * L * C, act_forward_rows, &l);
 #else
@@ -121,7 +122,7 @@ FS_DEVICE void act_backward(FsAct act, float param, const float *a, const float 
     if (act == FS_ACT_LINEAR) return;
 #ifdef FS_TEAM
     ActRows l = {act, param, d, NULL, a, aux, L, P, C};
-    team_for((long)B * L, 2.0 * B * L * C, act_backward_rows, &l);
+    team_for((long)B * L, (act == FS_ACT_SWISH ? 24.0 : 8.0) * B * L * C, act_backward_rows, &l);
 #else
     FS_PARFOR(r, (long)B * L) act_backward_row(act, param, a, aux, d, r, L, P, C);
 #endif
@@ -149,7 +150,7 @@ FS_DEVICE void rows_set(float *x, const float *v, int B, int L, int P, int C)
 {
 #ifdef FS_TEAM
     ActRows l = {FS_ACT_LINEAR, 0.0f, x, NULL, NULL, v, L, P, C};
-    team_for((long)B * L, 0.5 * B * L * C, rows_set_rows, &l);
+    team_for((long)B * L, 8.0 * B * L * C, rows_set_rows, &l);
 #else
     FS_PARFOR(r, (long)B * L) rows_set_row(x, v, r, L, P, C);
 #endif
@@ -192,7 +193,7 @@ FS_DEVICE void rows_colsum(float *out, const float *x, int B, int L, int P, int 
     /* Column chunks in parallel: each column's sum is one chunk's. */
 #ifdef FS_TEAM
     ColsumLoop l = {out, x, B, L, P, C};
-    team_for((C + COLSUM_CHUNK - 1) / COLSUM_CHUNK, (double)B * L * C, rows_colsum_range, &l);
+    team_for((C + COLSUM_CHUNK - 1) / COLSUM_CHUNK, 4.0 * B * L * C, rows_colsum_range, &l);
 #else
     FS_PARFOR(t, (C + COLSUM_CHUNK - 1) / COLSUM_CHUNK) rows_colsum_chunk(out, x, t, B, L, P, C);
 #endif

@@ -189,7 +189,7 @@ FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float 
      * gradient of those rows reads the weights before their update. */
 #ifdef FS_TEAM
     DenseFused l = {y, w, m1, m2, scratch, xin, xs, d, dx, B, oc, 0};
-    team_for((LC + DENSE_ROWS - 1) / DENSE_ROWS, (double)LC * U * (2 * B + 16), dense_fused_range, &l);
+    team_for((LC + DENSE_ROWS - 1) / DENSE_ROWS, (double)LC * U * (2 * B + 48), dense_fused_range, &l);
     bad = l.bad;
     (void)o;
 #else

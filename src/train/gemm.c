@@ -290,7 +290,13 @@ static inline void gemm_pair(long t, long nt, int W, int M, int N, int K, const 
 #ifdef FS_TEAM
 /* One GEMM as a loop over tiles of C that team_for can share: tiles are
  * disjoint and each runs its whole k loop, so who runs a tile does not
- * change a bit of it. */
+ * change a bit of it. A GEMM is shared from GEMM_TEAM_MIN times team.h's
+ * threshold (8 million multiply-adds, about 0.2 ms on one core): below
+ * that, its operands and its result crossing between the cores' caches
+ * cost more than the half it saves (R1's convolutions at batch 8, 2.8
+ * million, made a lone fold slower shared; the larger model's, 18 to 80
+ * million, gain). */
+#define GEMM_TEAM_MIN 8.0
 typedef struct {
     int M, N, K, W, pairs;
     long nt;
@@ -327,7 +333,9 @@ FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStri
     pairs = W == 2 * NR && !am.g && am.s == 1 && !cm.g && cn == 1;
 #endif
     GemmLoop g = {M, N, K, W, pairs, nt, A, B, am, ak, bk, cm, C, cn};
-    team_for(pairs ? (mt + 1) / 2 * nt : mt * nt, (double)M * N * K, gemm_range, &g);
+    const double work = (double)M * N * K;
+    team_for(pairs ? (mt + 1) / 2 * nt : mt * nt, work >= GEMM_TEAM_MIN * team_min_work() ? work : 0.0, gemm_range,
+             &g);
 #else
     FS_PARFOR(t, mt * nt) gemm_tile((t / nt) * MR, (t % nt) * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
 #endif

@@ -98,7 +98,7 @@ FS_DEVICE static void gather_forward(const FsLayer *y, const float *w, const uin
 #ifdef FS_TEAM
     const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
     GatherLoop l = {y, w, NULL, out, codes, B};
-    team_for(rows, (double)rows * (K + 1) * y->out_c, gather_forward_range, &l);
+    team_for(rows, 4.0 * rows * (K + 1) * y->out_c, gather_forward_range, &l);
 #else
     FS_PARFOR(r, rows) gather_forward_row(y, w, codes, out, r);
 #endif
@@ -113,7 +113,7 @@ FS_DEVICE static void gather_backward(const FsLayer *y, float *gw, const uint8_t
 #ifdef FS_TEAM
     const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
     GatherLoop l = {y, NULL, d, GW, codes, B};
-    team_for((F + GATHER_CHUNK - 1) / GATHER_CHUNK, (double)B * y->out_l * K * F, gather_backward_range, &l);
+    team_for((F + GATHER_CHUNK - 1) / GATHER_CHUNK, 4.0 * B * y->out_l * K * F, gather_backward_range, &l);
 #else
     FS_PARFOR(t, (F + GATHER_CHUNK - 1) / GATHER_CHUNK)
     {

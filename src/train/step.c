@@ -200,7 +200,7 @@ FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
 #ifdef FS_TEAM
     StepLoop zl;
     zl.g = m->g;
-    step_team_runs(&zl, (const long(*)[2])run, nr, 1.0, step_zero_range);
+    step_team_runs(&zl, (const long(*)[2])run, nr, 10.0, step_zero_range);
 #else
     for (int r = 0; r < nr; r++) {
         float *g = m->g + run[r][0];
@@ -229,7 +229,7 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
     l.partial = m->partial;
     long n_upd = 0;
     for (int r = 0; r < nr; r++) n_upd += run[r][1] - run[r][0];
-    team_for(nr * per, 2.0 * (double)n_upd, step_norm_range, &l);
+    team_for(nr * per, 4.0 * (double)n_upd, step_norm_range, &l);
 #else
     FS_PARFOR(c, nr * per) m->partial[c] = step_norm_chunk((const long(*)[2])run, per, g, c);
 #endif
@@ -243,7 +243,7 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
     const FsOptStep o = step_opt(ts, t, scale);
 #ifdef FS_TEAM
     l.o = o;
-    step_team_runs(&l, (const long(*)[2])run, nr, o.opt == FS_OPT_SGD ? 4.0 : 16.0, step_opt_range);
+    step_team_runs(&l, (const long(*)[2])run, nr, o.opt == FS_OPT_SGD ? 12.0 : 48.0, step_opt_range);
 #else
     for (int r = 0; r < nr; r++) {
         const long lo = run[r][0];

@@ -32,22 +32,36 @@
 #include "train/train.h"
 
 #define TEAM_SLOTS 64
-/* A shared loop is cut into this many chunks per thread that may work on
- * it, so that a helper arriving late or a thread slowed by a neighbour on
- * the machine leaves little to wait for at the end. */
+/* A shared loop is cut into at least this many chunks per thread that may
+ * work on it, and into chunks of at most TEAM_MAX_CHUNK_WORK (about 50
+ * microseconds), so that the owner, done with its own, waits little for
+ * the last chunk a helper took. */
 #define TEAM_CHUNKS_PER_THREAD 16
+#define TEAM_MAX_CHUNK_WORK 2097152.0
 /* No chunk smaller than this (multiply-adds, a few microseconds): taking a
  * chunk moves a shared cache line between cores. */
 #define TEAM_MIN_CHUNK_WORK 131072.0
-/* Below this much work a fork and join costs more than it saves (measured
- * on R1's and the larger model's layers: bench/run-team). */
-#define TEAM_MIN_WORK_DEFAULT 65536.0
+/* Below this much work (about 25 microseconds) a fork and join, and the
+ * cache lines its data then crosses between cores, cost about what they
+ * save. R1's lone fold at batch 8 on two threads, against one thread per
+ * model: sharing loops down to 65,536 ran it at 0.5 to 1.2 times the speed
+ * from run to run; from here (GEMMs from 8 million, gemm.c) at 0.98 to
+ * 1.14 times, in five runs. */
+#define TEAM_MIN_WORK_DEFAULT 1048576.0
 /* After its last chunk a helper spins this long before it sleeps: the
  * gaps between an owner's regions (activations, batch statistics) are
  * shorter than a wake-up. */
 #define TEAM_SPIN_SECONDS 500e-6
 /* A sleeping helper wakes at least this often, to see whether it may end. */
 #define TEAM_NAP_SECONDS 2e-3
+/* An owner that waited this long for a helper's chunk (the helper lost its
+ * core to another process mid-chunk: a shared machine, where such waits
+ * last a scheduler time slice, 0.5 to 3 ms measured) trains alone for
+ * TEAM_SOLO_FACTOR times the wait, so that stalls cost a few percent at
+ * most when the machine stays busy, and little helping is lost to a
+ * single one. */
+#define TEAM_STALL_SECONDS 200e-6
+#define TEAM_SOLO_FACTOR 20.0
 
 typedef struct {
     _Atomic int open;
@@ -69,7 +83,7 @@ static struct {
     _Atomic int v;
 } __attribute__((aligned(128))) idle, sleepers, trainers, n_slots;
 
-static _Atomic unsigned long long st_regions, st_chunks, st_helper_chunks;
+static _Atomic unsigned long long st_regions, st_chunks, st_helper_chunks, st_stalls;
 
 static pthread_mutex_t nap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t nap_cv;
@@ -79,13 +93,14 @@ static double min_work = TEAM_MIN_WORK_DEFAULT;
 
 static _Thread_local TeamSlot *my_slot;
 static _Thread_local int in_region; /* a loop inside a shared loop runs inline */
+static _Thread_local double solo_until; /* after a stall: no sharing until then */
 
 static void team_print_stats(void)
 {
     FsTeamStats s;
     train_team_stats(&s);
-    fprintf(stderr, "foldsweep: team: %llu regions, %llu chunks, %llu by helpers\n", s.regions, s.chunks,
-            s.helper_chunks);
+    fprintf(stderr, "foldsweep: team: %llu regions, %llu chunks, %llu by helpers, %llu stalls\n", s.regions,
+            s.chunks, s.helper_chunks, s.stalls);
 }
 
 static void team_init(void)
@@ -109,6 +124,12 @@ int team_enabled(void)
 {
     pthread_once(&once, team_init);
     return enabled;
+}
+
+double team_min_work(void)
+{
+    pthread_once(&once, team_init);
+    return min_work;
 }
 
 static inline void cpu_relax(void)
@@ -189,20 +210,23 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
     TeamSlot *s = my_slot;
     int helpers;
     if (!s || in_region || n < 2 || work < min_work ||
-        (helpers = atomic_load_explicit(&idle.v, memory_order_relaxed)) == 0) {
+        (helpers = atomic_load_explicit(&idle.v, memory_order_relaxed)) == 0 ||
+        (solo_until > 0.0 && fs_now() < solo_until)) {
         fn(arg, 0, n);
         return;
     }
-    long chunks = (long)(helpers + 1) * TEAM_CHUNKS_PER_THREAD;
-    const double by_work = work / TEAM_MIN_CHUNK_WORK;
-    if ((double)chunks > by_work) chunks = by_work > 2.0 ? (long)by_work : 2;
-    if (chunks > n) chunks = n;
+    solo_until = 0.0;
+    double chunks = (double)(helpers + 1) * TEAM_CHUNKS_PER_THREAD;
+    if (chunks < work / TEAM_MAX_CHUNK_WORK) chunks = work / TEAM_MAX_CHUNK_WORK;
+    if (chunks > work / TEAM_MIN_CHUNK_WORK) chunks = work / TEAM_MIN_CHUNK_WORK;
+    if (chunks < 2.0) chunks = 2.0;
+    if (chunks > (double)n) chunks = (double)n;
     /* The last region's helpers have all left before its fields change. */
     while (atomic_load(&s->users) > 0) cpu_relax();
     s->fn = fn;
     s->arg = arg;
     s->n = n;
-    s->grain = (n + chunks - 1) / chunks;
+    s->grain = (n + (long)chunks - 1) / (long)chunks;
     s->n_chunks = (n + s->grain - 1) / s->grain;
     atomic_store_explicit(&s->range, (unsigned long long)s->n_chunks, memory_order_relaxed);
     atomic_store_explicit(&s->helper_done, 0, memory_order_relaxed);
@@ -214,11 +238,18 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
     /* Every chunk is taken; those not run here are helpers': wait for
      * them (they are short). */
     const long theirs = s->n_chunks - mine;
+    double t_wait = 0.0;
     for (unsigned spins = 0; atomic_load_explicit(&s->helper_done, memory_order_acquire) < theirs; spins++) {
         cpu_relax();
         /* A helper preempted mid-chunk (a shared machine): let it run. */
-        if ((spins & 1023) == 1023) sched_yield();
+        if ((spins & 1023) == 1023) {
+            const double now = fs_now();
+            if (t_wait == 0.0) t_wait = now;
+            else if (now - t_wait > TEAM_STALL_SECONDS) solo_until = now + TEAM_SOLO_FACTOR * (now - t_wait);
+            sched_yield();
+        }
     }
+    if (solo_until > 0.0) atomic_fetch_add_explicit(&st_stalls, 1, memory_order_relaxed);
     atomic_store(&s->open, 0);
     atomic_fetch_add_explicit(&st_regions, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st_chunks, (unsigned long long)s->n_chunks, memory_order_relaxed);
@@ -308,4 +339,5 @@ void train_team_stats(FsTeamStats *s)
     s->regions = atomic_load(&st_regions);
     s->chunks = atomic_load(&st_chunks);
     s->helper_chunks = atomic_load(&st_helper_chunks);
+    s->stalls = atomic_load(&st_stalls);
 }

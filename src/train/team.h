@@ -27,11 +27,16 @@
 typedef void (*FsTeamFn)(void *arg, long lo, long hi);
 
 /* Runs fn over [0, n) in ranges, sharing them with idle helpers when
- * `work` (the loop's cost, in multiply-adds or element updates: a guess
- * is enough) is large enough to pay for a fork and join; otherwise, or
- * with no idle helper, fn(arg, 0, n) on the calling thread. */
+ * `work` (the loop's cost in the GEMM's multiply-adds, about 40 to the
+ * nanosecond on one core: a loop of other work converts at its measured
+ * rate, and a guess within a factor of two is enough) is large enough to
+ * pay for a fork and join; otherwise, or with no idle helper, fn(arg, 0,
+ * n) on the calling thread. */
 void team_for(long n, double work, FsTeamFn fn, void *arg);
 #define FS_TEAM_FOR(n, work, fn, arg) team_for((n), (work), (fn), (arg))
+/* The least work team_for shares (FOLDSWEEP_TEAM_MIN_WORK overrides it,
+ * for tests and measurements), for loops that need more. */
+double team_min_work(void);
 
 /* For the pool (pool.c). From team_owner_begin to team_owner_end the
  * calling thread counts as training a model (it calls begin before it asks

@@ -173,9 +173,11 @@ typedef struct {
 } FsPoolSource;
 
 /* Shared loops run with helpers since the process started: regions opened,
- * their chunks, and the chunks helpers ran (tests, bench/run-team). */
+ * their chunks, the chunks helpers ran, and stalls (an owner waited long
+ * for a helper that had lost its core, and then trained alone for a while)
+ * (tests, bench/run-team). */
 typedef struct {
-    unsigned long long regions, chunks, helper_chunks;
+    unsigned long long regions, chunks, helper_chunks, stalls;
 } FsTeamStats;
 void train_team_stats(FsTeamStats *s);
 
