@@ -298,8 +298,8 @@ static inline void gemm_pair(long t, long nt, int W, int M, int N, int K, const 
  * million, gain). */
 #define GEMM_TEAM_MIN 8.0
 typedef struct {
-    int M, N, K, W, pairs;
-    long nt;
+    int M, N, K, W, pairs, by_cols;
+    long mt, nt;
     const float *A, *B;
     FsStride am, ak, bk, cm;
     float *C;
@@ -316,6 +316,12 @@ static void gemm_range(void *arg, long lo, long hi)
         return;
     }
 #endif
+    if (g->by_cols) {
+        for (long t = lo; t < hi; t++)
+            gemm_tile((t % g->mt) * MR, (t / g->mt) * g->W, g->W, g->M, g->N, g->K, g->A, g->am, g->ak, g->B, g->bk,
+                      g->C, g->cm, g->cn);
+        return;
+    }
     for (long t = lo; t < hi; t++)
         gemm_tile((t / g->nt) * MR, (t % g->nt) * g->W, g->W, g->M, g->N, g->K, g->A, g->am, g->ak, g->B, g->bk,
                   g->C, g->cm, g->cn);
@@ -332,7 +338,10 @@ FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStri
 #ifdef FS_SIMD
     pairs = W == 2 * NR && !am.g && am.s == 1 && !cm.g && cn == 1;
 #endif
-    GemmLoop g = {M, N, K, W, pairs, nt, A, B, am, ak, bk, cm, C, cn};
+    /* Threads sharing it split the longer side of C: the dense layer's
+     * forward (a batch of rows, hundreds of columns) by columns, so that
+     * each reads half of the weights, not all of them. */
+    GemmLoop g = {M, N, K, W, pairs, !pairs && N > M, mt, nt, A, B, am, ak, bk, cm, C, cn};
     const double work = (double)M * N * K;
     team_for(pairs ? (mt + 1) / 2 * nt : mt * nt, work >= GEMM_TEAM_MIN * team_min_work() ? work : 0.0, gemm_range,
              &g);

@@ -113,7 +113,10 @@ FS_DEVICE static void gather_backward(const FsLayer *y, float *gw, const uint8_t
 #ifdef FS_TEAM
     const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
     GatherLoop l = {y, NULL, d, GW, codes, B};
-    team_for((F + GATHER_CHUNK - 1) / GATHER_CHUNK, 4.0 * B * y->out_l * K * F, gather_backward_range, &l);
+    /* Counted at one multiply-add per element, not its measured four:
+     * each thread sharing it walks every row and code, so sharing it paid
+     * only at several times the larger model's size. */
+    team_for((F + GATHER_CHUNK - 1) / GATHER_CHUNK, (double)B * y->out_l * K * F, gather_backward_range, &l);
 #else
     FS_PARFOR(t, (F + GATHER_CHUNK - 1) / GATHER_CHUNK)
     {

@@ -182,13 +182,30 @@ static void step_opt_range(void *arg, long b0, long b1)
         for (long i = lo; i < hi; i++) opt_adam(&o, w + i, m1 + i, m2 + i, g[i]);
 }
 
-static void step_team_runs(StepLoop *l, const long (*run)[2], int nr, double cost, FsTeamFn fn)
+/* The first parameter block after `at` (a layer's weights or bias), or
+ * `hi`: each is a loop of its own, so that its halves are the halves of
+ * the weight-gradient GEMM's rows, and on two threads each updates the
+ * rows its core computed (team.c). */
+static long step_next_cut(const FsNet *net, long at, long hi)
 {
-    for (int r = 0; r < nr; r++) {
-        l->lo = run[r][0];
-        l->hi = run[r][1];
-        team_for((l->hi - l->lo + STEP_BLOCK - 1) / STEP_BLOCK, cost * (double)(l->hi - l->lo), fn, l);
+    for (int i = 0; i < net->n; i++) {
+        const FsLayer *y = &net->layer[i];
+        if (y->n_w <= 0) continue;
+        const long cuts[4] = {y->w, y->b, y->w2, y->b2};
+        for (int k = 0; k < (y->spec.kind == FS_LAYER_HIGHWAY ? 4 : 2); k++)
+            if (cuts[k] > at && cuts[k] < hi) hi = cuts[k];
     }
+    return hi;
+}
+
+static void step_team_runs(StepLoop *l, const FsNet *net, const long (*run)[2], int nr, double cost, FsTeamFn fn)
+{
+    for (int r = 0; r < nr; r++)
+        for (long at = run[r][0]; at < run[r][1]; at = l->hi) {
+            l->lo = at;
+            l->hi = step_next_cut(net, at, run[r][1]);
+            team_for((l->hi - l->lo + STEP_BLOCK - 1) / STEP_BLOCK, cost * (double)(l->hi - l->lo), fn, l);
+        }
 }
 #endif
 
@@ -200,7 +217,7 @@ FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
 #ifdef FS_TEAM
     StepLoop zl;
     zl.g = m->g;
-    step_team_runs(&zl, (const long(*)[2])run, nr, 10.0, step_zero_range);
+    step_team_runs(&zl, m->net, (const long(*)[2])run, nr, 10.0, step_zero_range);
 #else
     for (int r = 0; r < nr; r++) {
         float *g = m->g + run[r][0];
@@ -243,7 +260,7 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
     const FsOptStep o = step_opt(ts, t, scale);
 #ifdef FS_TEAM
     l.o = o;
-    step_team_runs(&l, (const long(*)[2])run, nr, o.opt == FS_OPT_SGD ? 12.0 : 48.0, step_opt_range);
+    step_team_runs(&l, m->net, (const long(*)[2])run, nr, o.opt == FS_OPT_SGD ? 12.0 : 48.0, step_opt_range);
 #else
     for (int r = 0; r < nr; r++) {
         const long lo = run[r][0];

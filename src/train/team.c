@@ -2,16 +2,21 @@
  * team: idle pool threads help the models that are training (team.h).
  *
  * Each owner (a thread inside train_job, from the pool) holds a slot. To
- * share a loop it writes the loop into its slot, opens it, and takes
- * chunks from the front while helpers take them from the back; it returns
- * once every chunk is done. From both ends, because on two threads each
- * then works on about the same half of every loop at every step, and that
- * half of the weights, moments and activations stays in its core's cache:
- * chunks handed out in turn cost more in cache traffic between cores than
- * they saved on R1 (measured). Helpers (pool threads whose source has
- * nothing for them) spin over the open slots for a while after their last
- * chunk, since an owner opens regions every few hundred microseconds while
- * it trains, then sleep until an owner opens one.
+ * share a loop it writes the loop into its slot, opens it, and works
+ * through its chunks; it returns once every chunk is done. The chunks are
+ * dealt into lanes, one per thread expected (the owner and the idle
+ * helpers): the owner takes lane 0's from the front, a helper the lane of
+ * its helper number, and a thread whose lane is empty takes the others'
+ * from their backs. So on two threads each works on the same half of
+ * every loop at every step, and that half of the weights, moments and
+ * activations stays in its core's cache: chunks handed out in turn (or
+ * from both ends of one range, where the meeting point moves from step to
+ * step) cost more in cache traffic between cores than they saved (R1 at
+ * batch 8; Adam over the larger model's parameters ran slower on two
+ * threads than on one). Helpers (pool threads whose source has nothing for
+ * them) spin over the open slots for a while after their last chunk, since
+ * an owner opens regions every few hundred microseconds while it trains,
+ * then sleep until an owner opens one.
  *
  * A slot's fields are the owner's: it writes them only while the slot is
  * closed and no helper is inside (users == 0). A helper enters (users++)
@@ -32,6 +37,7 @@
 #include "train/train.h"
 
 #define TEAM_SLOTS 64
+#define TEAM_LANES 8
 /* A shared loop is cut into at least this many chunks per thread that may
  * work on it, and into chunks of at most TEAM_MAX_CHUNK_WORK (about 50
  * microseconds), so that the owner, done with its own, waits little for
@@ -64,12 +70,13 @@
 #define TEAM_SOLO_FACTOR 20.0
 
 typedef struct {
+    /* Each lane's chunks not yet taken: [head, tail) as head << 32 | tail. */
+    _Atomic unsigned long long lane[TEAM_LANES];
     _Atomic int open;
     _Atomic int users;
-    /* Chunks not yet taken: [head, tail) as head << 32 | tail. */
-    _Atomic unsigned long long range;
     _Atomic long helper_done;
     _Atomic int taken;
+    int lanes;
     long n, grain, n_chunks;
     FsTeamFn fn;
     void *arg;
@@ -176,27 +183,36 @@ void team_owner_end(void)
     if (atomic_fetch_sub(&trainers.v, 1) == 1 && atomic_load(&sleepers.v) > 0) wake_all();
 }
 
-/* Takes the next chunk from the front (owner) or the back (helper), or
- * returns -1 when none is left. */
-static long take_chunk(TeamSlot *s, int owner)
+/* Takes a chunk from the front of lane k (front) or from its back, or
+ * returns -1 when the lane is empty. */
+static long lane_take(TeamSlot *s, int k, int front)
 {
-    unsigned long long v = atomic_load_explicit(&s->range, memory_order_relaxed);
+    unsigned long long v = atomic_load_explicit(&s->lane[k], memory_order_relaxed);
     for (;;) {
         const unsigned long long head = v >> 32, tail = v & 0xffffffffULL;
         if (head >= tail) return -1;
-        const unsigned long long nv = owner ? v + (1ULL << 32) : v - 1;
-        if (atomic_compare_exchange_weak_explicit(&s->range, &v, nv, memory_order_relaxed, memory_order_relaxed))
-            return owner ? (long)head : (long)tail - 1;
+        const unsigned long long nv = front ? v + (1ULL << 32) : v - 1;
+        if (atomic_compare_exchange_weak_explicit(&s->lane[k], &v, nv, memory_order_relaxed, memory_order_relaxed))
+            return front ? (long)head : (long)tail - 1;
     }
+}
+
+/* The next chunk for a thread of lane `mine`: its own lane's, else
+ * another's from the back; -1 when every chunk is taken. */
+static long take_chunk(TeamSlot *s, int mine)
+{
+    long c = lane_take(s, mine, 1);
+    for (int k = 1; c < 0 && k < s->lanes; k++) c = lane_take(s, (mine + k) % s->lanes, 0);
+    return c;
 }
 
 /* Runs chunks of s's region until none is left (or, for a helper with a
  * deadline, until it passes). Returns the number run. */
-static long run_chunks(TeamSlot *s, int owner, double deadline)
+static long run_chunks(TeamSlot *s, int mine, int owner, double deadline)
 {
     long ran = 0, c;
     const long n = s->n, grain = s->grain;
-    while ((deadline <= 0.0 || ran == 0 || fs_now() < deadline) && (c = take_chunk(s, owner)) >= 0) {
+    while ((deadline <= 0.0 || ran == 0 || fs_now() < deadline) && (c = take_chunk(s, mine)) >= 0) {
         const long lo = c * grain, hi = lo + grain < n ? lo + grain : n;
         s->fn(s->arg, lo, hi);
         if (!owner) atomic_fetch_add_explicit(&s->helper_done, 1, memory_order_release);
@@ -228,12 +244,19 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
     s->n = n;
     s->grain = (n + (long)chunks - 1) / (long)chunks;
     s->n_chunks = (n + s->grain - 1) / s->grain;
-    atomic_store_explicit(&s->range, (unsigned long long)s->n_chunks, memory_order_relaxed);
+    /* A lane per thread expected, chunks dealt in order. */
+    s->lanes = helpers + 1 < TEAM_LANES ? helpers + 1 : TEAM_LANES;
+    if (s->lanes > s->n_chunks) s->lanes = (int)s->n_chunks;
+    for (int k = 0; k < s->lanes; k++) {
+        const unsigned long long lo = (unsigned long long)(s->n_chunks * k / s->lanes),
+                                 hi = (unsigned long long)(s->n_chunks * (k + 1) / s->lanes);
+        atomic_store_explicit(&s->lane[k], lo << 32 | hi, memory_order_relaxed);
+    }
     atomic_store_explicit(&s->helper_done, 0, memory_order_relaxed);
     atomic_store(&s->open, 1);
     if (atomic_load(&sleepers.v) > 0) wake_all();
     in_region = 1;
-    const long mine = run_chunks(s, 1, 0.0);
+    const long mine = run_chunks(s, 0, 1, 0.0);
     in_region = 0;
     /* Every chunk is taken; those not run here are helpers': wait for
      * them (they are short). */
@@ -255,8 +278,10 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
     atomic_fetch_add_explicit(&st_chunks, (unsigned long long)s->n_chunks, memory_order_relaxed);
 }
 
-/* One pass over the open slots, helping each; returns chunks run. */
-static long help_scan(unsigned *start, double deadline)
+/* One pass over the open slots, helping each; returns chunks run. A
+ * helper's lane comes from its number, the same in every region, so that
+ * it works on the same part of every loop. */
+static long help_scan(unsigned *start, unsigned helper, double deadline)
 {
     const int ns = atomic_load(&n_slots.v);
     long ran = 0;
@@ -265,7 +290,8 @@ static long help_scan(unsigned *start, double deadline)
         if (!atomic_load_explicit(&s->open, memory_order_relaxed)) continue;
         atomic_fetch_add(&s->users, 1);
         if (atomic_load(&s->open)) {
-            long r = run_chunks(s, 0, deadline);
+            const int lanes = s->lanes, mine = lanes > 1 ? 1 + (int)(helper % (unsigned)(lanes - 1)) : 0;
+            long r = run_chunks(s, mine, 0, deadline);
             if (r) atomic_fetch_add_explicit(&st_helper_chunks, (unsigned long long)r, memory_order_relaxed);
             ran += r;
         }
@@ -288,16 +314,16 @@ static int any_open(void)
 int team_help(double seconds, int until_idle)
 {
     static _Atomic unsigned helper_ids;
-    static _Thread_local unsigned start;
+    static _Thread_local unsigned start, helper;
     static _Thread_local int have_start;
     if (!team_enabled()) return 0;
-    if (!have_start) start = atomic_fetch_add(&helper_ids, 1), have_start = 1;
+    if (!have_start) helper = start = atomic_fetch_add(&helper_ids, 1), have_start = 1;
     const double deadline = fs_now() + seconds;
     double last_work = fs_now();
     int ret = 1;
     atomic_fetch_add(&idle.v, 1);
     for (;;) {
-        if (help_scan(&start, deadline)) {
+        if (help_scan(&start, helper, deadline)) {
             last_work = fs_now();
             if (last_work >= deadline) break;
             continue;
