@@ -63,11 +63,11 @@
 /* An owner that waited this long for a helper's chunk (the helper lost its
  * core to another process mid-chunk: a shared machine, where such waits
  * last a scheduler time slice, 0.5 to 3 ms measured) trains alone for
- * TEAM_SOLO_FACTOR times the wait, so that stalls cost a few percent at
- * most when the machine stays busy, and little helping is lost to a
+ * TEAM_SOLO_FACTOR times the wait, so that stalls cost under a tenth of
+ * the time when the machine stays busy, and little helping is lost to a
  * single one. */
 #define TEAM_STALL_SECONDS 200e-6
-#define TEAM_SOLO_FACTOR 20.0
+#define TEAM_SOLO_FACTOR 10.0
 
 typedef struct {
     /* Each lane's chunks not yet taken: [head, tail) as head << 32 | tail. */
