@@ -5,15 +5,16 @@
  * A thread training a model (an owner) that reaches a loop worth sharing
  * (a GEMM's tiles, the optimizer over every parameter) calls team_for: if
  * helper threads are idle, the loop's index range is published as a region
- * and split into chunks that the owner and the helpers take from one
- * counter; the owner returns when every chunk is done. The work of index i
- * is the same code whoever runs it and no two indices write the same
- * output (a GEMM is split by tiles of C, never along k), so results are
- * bitwise identical at any thread count.
+ * and split into chunks that the owner and the helpers take (team.c); the
+ * owner returns when every chunk is done. The work of index i is the same
+ * code whoever runs it and no two indices write the same output (a GEMM is
+ * split by tiles of C, never along k), so results are bitwise identical at
+ * any thread count.
  *
- * CPU only: nvcc and the emulated block (tests/test_block.c) build the
- * single-source files with FS_PARFOR strided over a block's threads, and
- * FS_TEAM_FOR is that loop there, calling fn one index at a time.
+ * CPU only (FS_TEAM): nvcc and the emulated block (tests/test_block.c)
+ * build the single-source files with FS_PARFOR strided over a block's
+ * threads, so each use of team_for sits beside that loop under #ifdef
+ * FS_TEAM, and both call the same per-index code.
  */
 #ifndef FS_TRAIN_TEAM_H
 #define FS_TRAIN_TEAM_H
@@ -33,7 +34,6 @@ typedef void (*FsTeamFn)(void *arg, long lo, long hi);
  * pay for a fork and join; otherwise, or with no idle helper, fn(arg, 0,
  * n) on the calling thread. */
 void team_for(long n, double work, FsTeamFn fn, void *arg);
-#define FS_TEAM_FOR(n, work, fn, arg) team_for((n), (work), (fn), (arg))
 /* The least work team_for shares (FOLDSWEEP_TEAM_MIN_WORK overrides it,
  * for tests and measurements), for loops that need more. */
 double team_min_work(void);
@@ -51,8 +51,6 @@ int team_enabled(void);
  * until_idle is set and no model is training anywhere in the process. */
 int team_help(double seconds, int until_idle);
 
-#else
-#define FS_TEAM_FOR(n, work, fn, arg) FS_PARFOR(fs_team_i, (n))(fn)((arg), fs_team_i, fs_team_i + 1)
 #endif
 
 #endif
