@@ -59,7 +59,7 @@ static void test_format_float(void)
     check_text(INFINITY, "inf");
     check_text(-INFINITY, "-inf");
     /* A small buffer is cut, never overrun. */
-    char small[4] = "xxx";
+    char small[4] = "abc"; /* overwritten: the cut result must replace it */
     fs_format_float(small, sizeof small, 0.125f);
     CHECK(!strcmp(small, "0.1"));
     /* fs_float_text: each use has its own buffer. */
