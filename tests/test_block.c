@@ -56,20 +56,7 @@
 #include "synth/synth.h"
 #include "test.h"
 
-_Thread_local int fs_emu_tid;
-int fs_emu_nthreads;
-pthread_barrier_t fs_emu_barrier;
-static int any_flags[64];
-
-int fs_emu_any(int x)
-{
-    any_flags[fs_emu_tid] = x;
-    pthread_barrier_wait(&fs_emu_barrier);
-    int any = 0;
-    for (int t = 0; t < fs_emu_nthreads; t++) any |= any_flags[t];
-    pthread_barrier_wait(&fs_emu_barrier); /* nobody overwrites a flag before all have read */
-    return any;
-}
+#include "emu_block.h"
 
 typedef struct {
     int tid;
