@@ -59,15 +59,6 @@ static long rank0_pid(const char *journal)
 
 static int folds_in(const char *journal) { return tp_count_in_file(journal, "\"kind\":\"fold\""); }
 
-/* mpirun may end before a killed rank has (a sanitizer build takes long to
- * unmap its memory); the next run would then be told, rightly, that the
- * folder is in use. Waits until nothing holds the journal's lock. */
-static void wait_unlocked(const char *dir)
-{
-    for (int i = 0; i < 600 && journal_is_locked(dir) == 1; i++) usleep(50000);
-    CHECK_MSG(journal_is_locked(dir) != 1, "%s is still locked 30 s after its job ended", dir);
-}
-
 static pid_t start_job(const char *sweep, const char *dir, const char *log)
 {
     char *argv[] = {mpirun, "--oversubscribe", "-np", "3", FS_TEST_BIN, "run", (char *)sweep, "--out", (char *)dir,
@@ -145,7 +136,7 @@ int main(void)
         else if (target > 0) kill(target, action == 3 ? SIGTERM : SIGKILL);
         faults++;
         int rc = tp_wait_limited(job, 60);
-        wait_unlocked(dir);
+        tr_wait_unlocked(dir);
         printf("         the job ended with %d; %d fold records\n", rc, folds_in(journal));
     }
     CHECK(faults >= 1);

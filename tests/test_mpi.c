@@ -125,9 +125,7 @@ int main(void)
     printf("kill -KILL %ld (rank 0) after %d fold records\n", r0, tp_count_in_file(journal, "\"kind\":\"fold\""));
     if (r0 > 0) kill((pid_t)r0, SIGKILL);
     CHECK(tp_wait_limited(pid, 120) != 0);
-    /* The killed rank may outlive mpirun briefly (a sanitizer build unmaps
-     * much memory): the rerun must not find the folder still locked. */
-    for (int i = 0; i < 600 && journal_is_locked(dir) == 1; i++) usleep(50000);
+    tr_wait_unlocked(dir);
     int partial = tp_count_in_file(journal, "\"kind\":\"fold\"");
     CHECK(partial >= 4 && partial < 24);
     resume_matches(sweep, dir, 2, ref, "SIGKILL");

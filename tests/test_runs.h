@@ -7,6 +7,17 @@
 #ifndef FS_TEST_RUNS_H
 #define FS_TEST_RUNS_H
 
+#include "journal/journal.h"
+
+/* mpirun may end before a killed rank has (a sanitizer build takes long to
+ * unmap its memory); the next run would then be told, rightly, that the
+ * folder is in use. Waits until nothing holds the journal's lock. */
+static inline void tr_wait_unlocked(const char *dir)
+{
+    for (int i = 0; i < 600 && journal_is_locked(dir) == 1; i++) usleep(50000);
+    CHECK_MSG(journal_is_locked(dir) != 1, "%s is still locked 30 s after its job ended", dir);
+}
+
 /* 8 trials x 3 folds on a synthetic set. */
 static const char *TR_SWEEP =
     "data:\n"
