@@ -28,7 +28,8 @@ extern "C" __global__ void fs_fit_kernel(FsModel *models, const FsFoldData *fold
     fit_model(&models[i], &folds[i], &specs[i], &out[i]);
 }
 
-/* The launch, for the host side (kernels/gpu_cuda.cu) in another unit. */
+/* The launch, for the host side (kernels/gpu_cuda.cu) in another unit:
+ * declared in train/kernel.h, the header the two share. */
 extern "C" cudaError_t fs_fit_launch(int n, int threads, FsModel *models, const FsFoldData *folds,
                                      const FsTrainSpec *specs, FsFitResult *out, cudaStream_t stream)
 {

@@ -19,11 +19,8 @@
 extern "C" {
 #include "data/data.h"
 #include "gpu/gpu.h"
-#include "train/core.h"
+#include "train/kernel.h" /* the trainer's side: model layout, sizes, seeds, fs_fit_launch */
 }
-
-extern "C" cudaError_t fs_fit_launch(int n, int threads, FsModel *models, const FsFoldData *folds,
-                                     const FsTrainSpec *specs, FsFitResult *out, cudaStream_t stream);
 
 /* Threads per model. The per-model loops are a few hundred wide (GEMM tiles,
  * rows of a batch); more threads would mostly wait at barriers. */

@@ -1,7 +1,9 @@
 /*
  * run.c: `foldsweep run SWEEP.yaml [--out DIR] [--threads N]
- * [--backend cpu|cuda|auto] [--grace S] [--restart] [--progress] [--quiet]`. Parses the options and
- * hands over to run_sweep (src/run), which owns the whole run.
+ * [--backend cpu|cuda|auto] [--grace S] [--restart] [--progress] [--quiet]`. Parses the options,
+ * starts MPI when a launcher started the process (the only command that
+ * does) and hands the world's ranks to run_sweep (src/run), which owns the
+ * run.
  */
 #include <math.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "mpi/mpi.h"
 #include "run/run.h"
 
 enum { OPT_OUT, OPT_THREADS, OPT_BACKEND, OPT_GRACE, OPT_RESTART, OPT_PROGRESS, OPT_QUIET, OPT_HELP };
@@ -82,5 +85,13 @@ int cli_run(int argc, char **argv)
     o.grace = 30.0;
     rc = options_read(&o, &a);
     cli_args_free(&a);
-    return rc ? rc : run_sweep(&o);
+    if (rc) return rc;
+    /* Before MPI starts: a scheduler's warning (SIGUSR1) or SIGTERM while it
+     * does must stop the run with exit 3 and a requeue, not kill it. */
+    run_signals_install();
+    FsMpi m;
+    fsmpi_init(&m);
+    rc = run_sweep(&o, &m);
+    fsmpi_finalize(&m);
+    return rc;
 }

@@ -1,9 +1,12 @@
 /*
- * comm: the MPI transport. Only the thread that called fsmpi_init calls
- * MPI (MPI_THREAD_FUNNELED): worker threads hand results to it.
- * Without FS_HAVE_MPI every function is the single-rank case.
+ * comm: the MPI transport, over the communicator of an FsMpi context (the
+ * world only where fsmpi_init makes one over it, or to abort before a
+ * context has a communicator). Only the thread that made the context calls
+ * MPI (MPI_THREAD_FUNNELED): worker threads hand results to it. Without
+ * FS_HAVE_MPI every function is the single-rank case.
  */
 #define _GNU_SOURCE
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,24 +30,37 @@ static void fill_local(FsMpi *m)
 
 int fsmpi_built(void) { return 1; }
 
-static FsMpi *g_mpi; /* for the check below: which rank and host failed */
+/* Ends the job: the message first, then MPI_Abort on the context's
+ * communicator (the caller's while the duplicate is being made), so no
+ * rank is left waiting on one that cannot go on. */
+static FS_NORETURN void mpi_fail(const FsMpi *m, const char *fmt, ...) FS_PRINTF(2, 3);
+static FS_NORETURN void mpi_fail(const FsMpi *m, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (m->active)
+        fprintf(stderr, "foldsweep: rank %d (%s): %s; aborting the job\n", m->rank, m->host, what);
+    else
+        fprintf(stderr, "foldsweep: %s: %s; aborting the job\n", m->host, what);
+    fflush(stderr);
+    MPI_Abort(m->comm != MPI_COMM_NULL ? m->comm : MPI_COMM_WORLD, FS_EXIT_ERROR);
+    exit(FS_EXIT_ERROR);
+}
 
-/* Every MPI call is checked (the communicator returns errors instead of
- * aborting silently): a failed call ends the whole job with a message that
- * names the rank, its host, the call and MPI's reason, so no rank is left
- * waiting on one that cannot go on. */
-#define MPI_CHECK(call) mpi_check((call), #call, __FILE__, __LINE__)
-static void mpi_check(int rc, const char *what, const char *file, int line)
+/* Every MPI call is checked (the context's communicator returns errors
+ * instead of aborting silently): a failure names the rank, its host, the
+ * call with its file:line and MPI's reason. */
+#define MPI_CHECK(m, call) mpi_check((m), (call), #call, __FILE__, __LINE__)
+static void mpi_check(const FsMpi *m, int rc, const char *what, const char *file, int line)
 {
     if (rc == MPI_SUCCESS) return;
     char text[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
-    MPI_Error_string(rc, text, &len);
-    fprintf(stderr, "foldsweep: rank %d (%s): %s failed at %s:%d: %s; aborting the job\n", g_mpi ? g_mpi->rank : -1,
-            g_mpi ? g_mpi->host : "?", what, file, line, text);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "MPI error %d", rc);
+    mpi_fail(m, "%s failed at %s:%d: %s", what, file, line, text);
 }
 
 /* Set by mpirun (Open MPI), srun with PMIx or PMI2, or MPICH's hydra. A
@@ -58,52 +74,86 @@ static int launched_by_mpi(void)
     return 0;
 }
 
-void fsmpi_init(FsMpi *m)
+static void single(FsMpi *m)
 {
     memset(m, 0, sizeof *m);
     m->size = m->local_size = 1;
+    m->comm = MPI_COMM_NULL;
     fill_local(m);
-    if (!launched_by_mpi()) return;
-    int provided = 0;
-    g_mpi = m;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-        fprintf(stderr, "foldsweep: %s: MPI_Init_thread failed; is this the MPI foldsweep was built with?\n", m->host);
-        exit(1);
-    }
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &m->rank));
-    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &m->size));
+}
+
+static void attach(FsMpi *m, MPI_Comm comm)
+{
+    int level = MPI_THREAD_SINGLE;
+    m->comm = comm; /* for an abort until the duplicate exists */
+    MPI_CHECK(m, MPI_Query_thread(&level));
+    if (level < MPI_THREAD_FUNNELED)
+        mpi_fail(m, "MPI was initialised with thread level %d; foldsweep's threads need MPI_THREAD_FUNNELED (%d)",
+                 level, MPI_THREAD_FUNNELED);
+    MPI_Comm dup = MPI_COMM_NULL;
+    MPI_CHECK(m, MPI_Comm_dup(comm, &dup));
+    m->comm = dup;
+    MPI_CHECK(m, MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN));
+    MPI_CHECK(m, MPI_Comm_rank(m->comm, &m->rank));
+    MPI_CHECK(m, MPI_Comm_size(m->comm, &m->size));
     MPI_Comm local;
-    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &local));
-    MPI_CHECK(MPI_Comm_rank(local, &m->local_rank));
-    MPI_CHECK(MPI_Comm_size(local, &m->local_size));
-    MPI_CHECK(MPI_Comm_free(&local));
+    MPI_CHECK(m, MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &local));
+    MPI_CHECK(m, MPI_Comm_rank(local, &m->local_rank));
+    MPI_CHECK(m, MPI_Comm_size(local, &m->local_size));
+    MPI_CHECK(m, MPI_Comm_free(&local));
     m->rank_failed = fs_calloc((size_t)m->size, 1);
     m->active = 1;
 }
 
+void fsmpi_init(FsMpi *m)
+{
+    single(m);
+    if (!launched_by_mpi()) return;
+    int provided = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "foldsweep: %s: MPI_Init_thread failed; is this the MPI foldsweep was built with?\n", m->host);
+        exit(FS_EXIT_ERROR);
+    }
+    m->owns_mpi = 1;
+    /* This process owns MPI: errors outside the run's communicator (the
+     * duplicate) are returned to MPI_CHECK too. */
+    MPI_CHECK(m, MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    attach(m, MPI_COMM_WORLD);
+}
+
+void fsmpi_attach(FsMpi *m, MPI_Comm comm)
+{
+    single(m);
+    int on = 0;
+    MPI_CHECK(m, MPI_Initialized(&on));
+    if (!on) FS_DIE("fsmpi_attach: MPI is not initialised");
+    attach(m, comm);
+}
+
 void fsmpi_finalize(FsMpi *m)
 {
-    if (m->active) MPI_CHECK(MPI_Finalize());
+    if (m->active) MPI_CHECK(m, MPI_Comm_free(&m->comm));
+    m->comm = MPI_COMM_NULL;
     m->active = 0;
+    if (m->owns_mpi) MPI_CHECK(m, MPI_Finalize());
+    m->owns_mpi = 0;
     free(m->rank_failed);
     m->rank_failed = NULL;
-    g_mpi = NULL;
 }
 
 void fsmpi_abort(FsMpi *m, int code)
 {
-    if (m->active) MPI_Abort(MPI_COMM_WORLD, code);
+    if (m->active) MPI_Abort(m->comm, code);
     exit(code);
 }
 
 /* MPI counts are ints: large blocks go in pieces. */
-static void bcast_bytes(void *p, uint64_t n)
+static void bcast_bytes(FsMpi *m, void *p, uint64_t n)
 {
     const uint64_t piece = 1u << 30;
     for (uint64_t off = 0; off < n; off += piece) {
         uint64_t k = n - off < piece ? n - off : piece;
-        MPI_CHECK(MPI_Bcast((char *)p + off, (int)k, MPI_BYTE, 0, MPI_COMM_WORLD));
+        MPI_CHECK(m, MPI_Bcast((char *)p + off, (int)k, MPI_BYTE, 0, m->comm));
     }
 }
 
@@ -116,7 +166,7 @@ int fsmpi_bcast_setup(FsMpi *m, int32_t *status, double *ckpt_every, char **text
         head[2] = *n;
         memcpy(&head[3], ckpt_every, 8);
     }
-    MPI_CHECK(MPI_Bcast(head, 4, MPI_UINT64_T, 0, MPI_COMM_WORLD));
+    MPI_CHECK(m, MPI_Bcast(head, 4, MPI_UINT64_T, 0, m->comm));
     *status = (int32_t)(uint32_t)head[0];
     memcpy(ckpt_every, &head[3], 8);
     if ((*status & 0xff) != 0) return 0; /* rank 0 failed: nothing follows */
@@ -125,8 +175,8 @@ int fsmpi_bcast_setup(FsMpi *m, int32_t *status, double *ckpt_every, char **text
         *bytes = fs_malloc(head[2] ? head[2] : 1);
         *n = head[2];
     }
-    bcast_bytes(*text, head[1]);
-    bcast_bytes(*bytes, head[2]);
+    bcast_bytes(m, *text, head[1]);
+    bcast_bytes(m, *bytes, head[2]);
     return 0;
 }
 
@@ -156,7 +206,7 @@ int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *d
         return failure != NULL;
     }
     RankReport *all = m->rank == 0 ? fs_calloc((size_t)m->size, sizeof mine) : NULL;
-    MPI_CHECK(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD));
+    MPI_CHECK(m, MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, m->comm));
     int failed = 0;
     if (m->rank == 0) {
         m->total_threads = 0;
@@ -181,23 +231,21 @@ int fsmpi_poll(FsMpi *m, int source, FsMsg *msg)
 {
     int flag = 0;
     MPI_Status st;
-    MPI_CHECK(MPI_Iprobe(source < 0 ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
+    MPI_CHECK(m, MPI_Iprobe(source < 0 ? MPI_ANY_SOURCE : source, MPI_ANY_TAG, m->comm, &flag, &st));
     if (!flag) return 0;
     int count = 0;
-    MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &count));
+    MPI_CHECK(m, MPI_Get_count(&st, MPI_BYTE, &count));
     msg->tag = st.MPI_TAG;
     msg->source = st.MPI_SOURCE;
     msg->n = count > 0 ? (size_t)count : 0;
     msg->p = fs_malloc(msg->n ? msg->n : 1);
-    MPI_CHECK(MPI_Recv(msg->p, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    (void)m;
+    MPI_CHECK(m, MPI_Recv(msg->p, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, m->comm, MPI_STATUS_IGNORE));
     return 1;
 }
 
 void fsmpi_send(FsMpi *m, int dest, int tag, const FsBuf *b)
 {
-    (void)m;
-    MPI_CHECK(MPI_Send(b->p, (int)b->n, MPI_BYTE, dest, tag, MPI_COMM_WORLD));
+    MPI_CHECK(m, MPI_Send(b->p, (int)b->n, MPI_BYTE, dest, tag, m->comm));
 }
 
 #else /* no MPI in this build: one rank */

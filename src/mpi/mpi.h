@@ -4,8 +4,10 @@
  *    header (magic, protocol version, kind, payload length) and decoders
  *    that check every field, so a malformed message is an error with a
  *    reason, never a crash. Pure C, tested without MPI.
- *  - the transport (comm.c): init (only under an MPI launcher), node-local
- *    ranks, the setup broadcast, non-blocking receive, send. Built against
+ *  - the transport (comm.c): a context (FsMpi) over a communicator the
+ *    caller gives (fsmpi_attach), or over the world when a launcher started
+ *    the process (fsmpi_init), node-local ranks, the setup broadcast,
+ *    non-blocking receive, send; every MPI call checked. Built against
  *    Open MPI when CMake finds it (FS_HAVE_MPI); without it every process
  *    is a single rank.
  * The coordinator and worker loops that use them live in src/run.
@@ -15,6 +17,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef FS_HAVE_MPI
+#include <mpi.h> /* MPI_Comm */
+#endif
 
 #include "train/train.h"
 
@@ -108,21 +114,41 @@ int proto_decode_progress(const uint8_t *p, size_t n, FsProgressItem *items, int
 /* ---------------------------------------------------------------------- */
 /* Transport                                                               */
 
+/* The ranks a run uses. Only the thread that made it calls MPI through it
+ * (MPI_THREAD_FUNNELED): pool threads hand results to that thread. A
+ * failed MPI call ends the job (MPI_Abort on the context's communicator)
+ * with a message naming the rank, its host, the call with its file:line and
+ * MPI's reason. */
 typedef struct {
-    int active; /* MPI is initialised (launched by mpirun / srun) */
+    int active; /* over MPI (fsmpi_init under a launcher, or fsmpi_attach); else rank 0 of 1 */
     int rank, size;
     int local_rank, local_size; /* within this node */
     int node_cores;
     char host[64];
     unsigned char *rank_failed; /* rank 0, per rank: 1 if its setup failed (fsmpi_report_setup) */
     int total_threads;          /* rank 0: training threads of all ranks (fsmpi_report_setup) */
+    int owns_mpi;               /* fsmpi_init initialised MPI: fsmpi_finalize finalises it */
+#ifdef FS_HAVE_MPI
+    MPI_Comm comm; /* a duplicate of the communicator given (the world for fsmpi_init): the
+                      run's messages never meet the caller's, and it returns errors to MPI_CHECK */
+#endif
 } FsMpi;
 
 /* 1 if this build has MPI. */
 int fsmpi_built(void);
-/* Initialises MPI only when an MPI launcher started this process; otherwise
- * (and in a build without MPI) this is rank 0 of 1 with active = 0. */
+/* Initialises MPI only when an MPI launcher started this process and makes
+ * m a context over the world; otherwise (and in a build without MPI) m is
+ * rank 0 of 1 with active = 0. For `foldsweep run`: a library caller that
+ * runs MPI itself uses fsmpi_attach. */
 void fsmpi_init(FsMpi *m);
+#ifdef FS_HAVE_MPI
+/* m over the ranks of comm (collective over comm): MPI must be initialised,
+ * with MPI_THREAD_FUNNELED or more, and stays the caller's to finalise.
+ * comm itself is not changed (m holds a duplicate). */
+void fsmpi_attach(FsMpi *m, MPI_Comm comm);
+#endif
+/* Releases m (collective over its ranks): frees the duplicate, and
+ * finalises MPI if fsmpi_init initialised it. */
 void fsmpi_finalize(FsMpi *m);
 void fsmpi_abort(FsMpi *m, int code);
 

@@ -12,7 +12,6 @@
 
 #include <pthread.h>
 
-#include "cli/cli.h"
 #include "run/state.h"
 
 typedef struct {

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "gpu/gpu.h"
 #include "run/state.h"
 
@@ -33,27 +32,21 @@ static void test_raise(const char *when)
     if (v && !strcmp(v, when)) raise(SIGUSR1);
 }
 
-int run_sweep(const FsRunOptions *o)
+int run_sweep(const FsRunOptions *o, FsMpi *m)
 {
     FILE *out = o->out ? o->out : stdout;
-    /* First thing: a scheduler's warning (SIGUSR1) or SIGTERM that arrives
-     * while MPI starts or the data loads must stop the run with exit 3 and
-     * a requeue, not kill it. Worker ranks take the same handler until they
-     * ignore these signals (only rank 0 decides). */
+    /* The caller installed these before MPI started (a scheduler's warning
+     * while it starts must stop the run with exit 3, not kill it); again
+     * here for a caller that did not. Worker ranks keep the handler until
+     * they ignore these signals (only rank 0 decides). */
     run_signals_install();
-    FsMpi m;
-    fsmpi_init(&m);
     test_raise("setup");
-    int multi = m.active && m.size > 1;
-    if (multi && m.rank != 0) {
-        int rc = run_worker(&m, o);
-        fsmpi_finalize(&m);
-        return rc;
-    }
+    int multi = m->active && m->size > 1;
+    if (multi && m->rank != 0) return run_worker(m, o);
 
     RunState st;
     FsRunOptions opt = *o;
-    opt.local_rank = m.local_rank;
+    opt.local_rank = m->local_rank;
     o = &opt;
     int rc = state_open(&st, o, out);
     if (multi) {
@@ -72,32 +65,30 @@ int run_sweep(const FsRunOptions *o)
         }
         if (status == 0) status = (backend + 1) << 8;
         double ckpt_every = rc == FS_EXIT_OK ? st.sw.checkpoint : 0.0;
-        fsmpi_bcast_setup(&m, &status, &ckpt_every, &text, &bytes, &n);
+        fsmpi_bcast_setup(m, &status, &ckpt_every, &text, &bytes, &n);
         free(bytes);
     }
     if (rc != FS_EXIT_OK) {
         state_close(&st);
-        fsmpi_finalize(&m);
         return rc;
     }
-    int threads = threads_rank0(&m, o, &st.sw);
+    int threads = threads_rank0(m, o, &st.sw);
     char device[160] = "cpu";
     if (st.use_gpu) {
         snprintf(device, sizeof device, "GPU %d: ", st.gpu_device);
         gpu_describe(st.gpu_device, device + strlen(device), sizeof device - strlen(device));
     }
-    if (fsmpi_report_setup(&m, NULL, st.use_gpu ? 0 : threads, device, o->quiet ? NULL : out) > 0) {
+    if (fsmpi_report_setup(m, NULL, st.use_gpu ? 0 : threads, device, o->quiet ? NULL : out) > 0) {
         fprintf(stderr, "foldsweep: a rank could not start (the reason is above); nothing was trained. Fix the "
                         "cause and rerun the same command\n");
-        run_release_workers(&m);
+        run_release_workers(m);
         state_close(&st);
-        fsmpi_finalize(&m);
         return FS_EXIT_ERROR;
     }
     if (!o->quiet) {
         char how[64];
         if (multi)
-            snprintf(how, sizeof how, "%d MPI ranks", m.size);
+            snprintf(how, sizeof how, "%d MPI ranks", m->size);
         else if (st.use_gpu)
             snprintf(how, sizeof how, "CUDA device %d", st.gpu_device);
         else
@@ -107,15 +98,14 @@ int run_sweep(const FsRunOptions *o)
                 st.sw.n_trials * st.n_fold_ids - st.n_jobs, how, st.dir);
     }
     double t_train = fs_now();
-    rc = run_coordinate(&st, &m, threads, o, out);
+    rc = run_coordinate(&st, m, threads, o, out);
     test_raise("trained");
     if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet) != 0) rc = FS_EXIT_ERROR;
     if (rc == FS_EXIT_OK && st.test_left) rc = FS_EXIT_INTERRUPTED; /* a signal stopped the test phase */
     double wall = fs_now() - t_train;
     /* Worker time is every rank's threads, not rank 0's alone. */
-    int all_threads = multi ? m.total_threads : threads;
-    rc = state_report(&st, o, out, rc, wall, all_threads > 0 ? all_threads : 1);
+    int all_threads = multi ? m->total_threads : threads;
+    rc = state_report(&st, o, out, rc, wall, all_threads > 0 ? all_threads : 1, multi ? m->size : 1);
     state_close(&st);
-    fsmpi_finalize(&m);
     return rc;
 }

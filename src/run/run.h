@@ -4,6 +4,8 @@
  * the journal on a pool of worker threads, appends each result to the
  * journal as it lands, keeps a progress line, stops cleanly on SIGINT /
  * SIGTERM (exit 3, resumable), and ends with the leaderboard and a profile.
+ * The ranks it runs on are its caller's: an FsMpi context (mpi.h) over the
+ * caller's communicator, or one process.
  */
 #ifndef FS_RUN_H
 #define FS_RUN_H
@@ -13,6 +15,7 @@
 #include "data/data.h"
 #include "mpi/mpi.h"
 #include "sweep/sweep.h"
+#include "util/util.h" /* FS_EXIT_* */
 
 typedef struct {
     const char *sweep_path;
@@ -27,8 +30,12 @@ typedef struct {
     int epoch_lines;     /* --progress: a line per finished epoch of every fold */
 } FsRunOptions;
 
-/* Returns an FS_EXIT_* code (cli.h). */
-int run_sweep(const FsRunOptions *o);
+/* The run on every rank of m (fsmpi_init, or fsmpi_attach to a communicator
+ * of the caller's): rank 0 coordinates and trains, the others are workers.
+ * The caller installs the signal handlers before MPI starts
+ * (run_signals_install) and releases m after (fsmpi_finalize); every rank of
+ * m must call this. Returns an FS_EXIT_* code (util.h). */
+int run_sweep(const FsRunOptions *o, FsMpi *m);
 
 /* `foldsweep refit DIR`: the trial (id prefix, or leaderboard rank) trained
  * on all of the sweep's training proteins and saved in DIR/refits/ (once:

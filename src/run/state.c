@@ -6,14 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
 #include "metrics/metrics.h"
 #include "report/report.h"
 #include "run/state.h"
-
-#ifdef FS_HAVE_MPI
-#include <mpi.h>
-#endif
 
 static long params_of(const FsArch *a)
 {
@@ -28,17 +23,6 @@ static double fold_metric(const FsSweep *sw, const FsFitResult *r)
     FsMetrics m;
     metrics_from_confusion(&m, r->best_confusion);
     return m.q3;
-}
-
-/* For the report: ranks are known at the end, on the main thread. */
-static int world_ranks(void)
-{
-    int n = 1;
-#ifdef FS_HAVE_MPI
-    int on = 0;
-    if (MPI_Initialized(&on) == MPI_SUCCESS && on) MPI_Comm_size(MPI_COMM_WORLD, &n);
-#endif
-    return n;
 }
 
 void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
@@ -501,7 +485,8 @@ void state_job_finished(RunState *st, int i)
     run_sampler_step(st);
 }
 
-int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads)
+int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads,
+                 int ranks)
 {
     int interrupted = rc == FS_EXIT_INTERRUPTED;
     if (st->io_failed) {
@@ -537,7 +522,7 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
         memset(&err, 0, sizeof err);
     }
-    FsReportHtmlInfo html = {st->sw.path, st->use_gpu ? "cuda" : "cpu", world_ranks(), threads, 0};
+    FsReportHtmlInfo html = {st->sw.path, st->use_gpu ? "cuda" : "cpu", ranks, threads, 0};
     if (report_html_write_run(st->dir, &st->j, &st->sw, &html, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
 #include "gpu/gpu.h"
 #include "run/state.h"
 

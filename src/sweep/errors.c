@@ -1,55 +1,13 @@
 /*
- * errors.c: error lists (every problem of a sweep file reported at once,
- * in file order), the "did you mean" suggestion, and the small string
- * buffer and number format the canonical texts share.
+ * errors.c: a sweep file's errors (every problem reported at once, in file
+ * order, into util's FsErrList), the "did you mean" suggestion, and the
+ * small string buffer and number format the canonical texts share.
  */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sweep/sweep_int.h"
-
-static char *vformat(const char *fmt, va_list ap)
-{
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) n = 0;
-    char *s = fs_malloc((size_t)n + 1);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    return s;
-}
-
-void errlist_add(FsErrList *l, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
-    va_end(ap);
-    l->msg = fs_realloc(l->msg, (size_t)(l->n + 1) * sizeof *l->msg);
-    l->msg[l->n++] = s;
-}
-
-void errlist_free(FsErrList *l)
-{
-    for (int i = 0; i < l->n; i++) free(l->msg[i]);
-    free(l->msg);
-    l->msg = NULL;
-    l->n = 0;
-}
-
-void errlist_join(const FsErrList *l, char *out, size_t n)
-{
-    if (!n) return;
-    size_t used = 0;
-    out[0] = '\0';
-    for (int i = 0; i < l->n && used + 1 < n; i++) {
-        int w = snprintf(out + used, n - used, "%s\n", l->msg[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-}
 
 void swerr_add(SwErrs *l, long line, long col, const char *fmt, ...)
 {
@@ -59,7 +17,7 @@ void swerr_add(SwErrs *l, long line, long col, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    l->e[l->n].msg = vformat(fmt, ap);
+    l->e[l->n].msg = fs_vformat(fmt, ap);
     va_end(ap);
     l->e[l->n].line = line;
     l->e[l->n].col = col;
@@ -140,7 +98,7 @@ void sb_printf(SwBuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = vformat(fmt, ap);
+    char *s = fs_vformat(fmt, ap);
     va_end(ap);
     sb_puts(b, s);
     free(s);

@@ -15,6 +15,7 @@
 #include "data/data.h"
 #include "model/model.h"
 #include "train/train.h"
+#include "util/util.h" /* FsErrList */
 
 typedef enum { FS_METRIC_Q3 = 0, FS_METRIC_LOSS } FsMetricKind;
 
@@ -44,21 +45,6 @@ typedef struct {
 } FsSweepDim;
 
 typedef enum { FS_SAMPLER_GRID = 0, FS_SAMPLER_RANDOM, FS_SAMPLER_TPE } FsSampler;
-
-/* Several errors at once: each one "FILE:LINE:COL: message". */
-typedef struct {
-    char **msg;
-    int n;
-} FsErrList;
-
-void errlist_add(FsErrList *l, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-void errlist_free(FsErrList *l);
-/* All messages, one per line, into out (truncated to n bytes). */
-void errlist_join(const FsErrList *l, char *out, size_t n);
 
 typedef struct {
     char *path; /* the sweep file; relative data paths resolve against its folder */

@@ -9,6 +9,7 @@
 
 #include "model/model.h"
 #include "stop/stop.h"
+#include "train/kernel.h" /* FsModel, FsFoldData, the host side's functions and the launch */
 #include "train/train.h"
 
 #include <math.h>
@@ -36,35 +37,6 @@ FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStri
 #define FS_GEMM_MR 4
 FS_DEVICE void ops_gemm_rows(long i0, int rows, int M, int N, int K, const float *A, FsStride am, FsStride ak,
                              const float *B, FsStride bk, float *C, FsStride cm, long cn);
-
-/* Everything one model needs while it trains, pointing into one buffer. */
-typedef struct {
-    const FsNet *net;
-    float *w;       /* parameters then state, n_params + n_state */
-    float *g;       /* gradients, n_params */
-    float *m1, *m2; /* optimizer moments, n_params each */
-    float *best;    /* weights of the best validation epoch, n_params + n_state */
-    float *work;    /* activations and their gradients, net->n_work */
-    float *scratch; /* transposed weights, net->n_scratch */
-    float *partial; /* FS_NORM_CHUNKS partial sums (deterministic reductions) */
-    uint8_t *codes; /* [max_batch][window] amino-acid codes of the batch */
-    uint8_t *labels;/* [max_batch] */
-    uint32_t *perm; /* training order, n_train */
-    float *ex_loss; /* [max_batch] per-example loss of the last batch */
-    uint8_t *ex_pred; /* [max_batch] predicted class of the last batch */
-    FsRng rng;      /* shuffling */
-    uint64_t drop_key; /* dropout masks are a hash of this, the step and the element */
-    const volatile int *cancel; /* nonzero: stop between batches (a signal arrived) */
-    const volatile int *prune;  /* nonzero: stop between batches (this model's trial was pruned) */
-    volatile int *progress;     /* optional: epochs completed, for a host watching a kernel */
-    long step;      /* optimizer steps taken (Adam bias correction) */
-    /* CPU only (NULL on the GPU): examples trained so far, for progress;
-     * the fold's checkpointing (train/checkpoint.c); the state a fit
-     * resumes from (a checkpoint read back). */
-    volatile uint64_t *examples;
-    struct FsCkpt *ckpt;
-    const struct FsFitState *resume;
-} FsModel;
 
 /* Where a fit is, between two batches: with the model's weights, moments,
  * best weights, training order (perm), shuffling stream and step count,
@@ -100,15 +72,6 @@ __device__ static inline double fs_gpu_clock(void)
 #define FS_CLOCK() fs_now()
 #define FS_PUBLISH() ((void)0)
 #endif
-
-/* Training data as the trainer sees it: residue arrays and example lists. */
-typedef struct {
-    const uint8_t *aa, *ss, *left, *right;
-    const uint32_t *train;
-    uint32_t n_train;
-    const uint32_t *valid;
-    uint32_t n_valid;
-} FsFoldData;
 
 FS_DEVICE void step_load_batch(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int B);
 FS_DEVICE void step_forward(FsModel *m, int B, int train);
@@ -208,19 +171,8 @@ void core_checkpoint_event(FsModel *m, int epoch);
 int core_checkpoint_load(FsModel *m, FsCkpt *c, FsFitState *s, FsFitResult *out, uint32_t n_res, char *why,
                          size_t why_n);
 
-/* Host: bytes needed by FsModel buffers for this net and data. */
-size_t core_model_bytes(const FsNet *net, uint32_t n_train);
-/* Host: points an FsModel into a buffer of core_model_bytes (on the GPU,
- * a device buffer: only addresses are computed here). */
-void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train);
-/* Host: the model's initial weights into `weights` (n_params + n_state,
- * host memory) and its shuffling and dropout streams, from the spec's seeds. */
-void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float *weights);
 /* Host: the fold's training and validation example lists (one malloc'd
  * block, returned for the caller to free) and the data pointers. */
 uint32_t *core_fold_data(const FsDataset *ds, int fold, uint32_t n_train, uint32_t n_valid, FsFoldData *fd);
-/* Host: compiles the job's net and counts its examples; -1 with the job's
- * result marked failed (and why) if it cannot train. */
-int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);
 
 #endif

@@ -98,5 +98,5 @@ void fs_cpu_gate(void)
         ssize_t w = write(2, line, n);
         (void)w;
     }
-    _exit(1);
+    _exit(FS_EXIT_ERROR);
 }

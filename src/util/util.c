@@ -1,5 +1,6 @@
 /*
- * util: check macros' reporters, error records, random streams, checksums.
+ * util: check macros' reporters, error records and lists, random streams,
+ * checksums.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _GNU_SOURCE
@@ -94,6 +95,48 @@ void fs_err_at(FsErr *err, const char *file, long line, long col, const char *fm
         va_end(ap);
     }
     err->set = 1;
+}
+
+char *fs_vformat(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = 0;
+    char *s = fs_malloc((size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+void errlist_add(FsErrList *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = fs_vformat(fmt, ap);
+    va_end(ap);
+    l->msg = fs_realloc(l->msg, (size_t)(l->n + 1) * sizeof *l->msg);
+    l->msg[l->n++] = s;
+}
+
+void errlist_free(FsErrList *l)
+{
+    for (int i = 0; i < l->n; i++) free(l->msg[i]);
+    free(l->msg);
+    l->msg = NULL;
+    l->n = 0;
+}
+
+void errlist_join(const FsErrList *l, char *out, size_t n)
+{
+    if (!n) return;
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < l->n && used + 1 < n; i++) {
+        int w = snprintf(out + used, n - used, "%s\n", l->msg[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
 }
 
 uint64_t fs_splitmix64(uint64_t *state)

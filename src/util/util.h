@@ -1,12 +1,14 @@
 /*
  * util: the small things every module needs.
- * Check macros that report file:line (llm.c habit), a recoverable error
- * record (FsErr) for bad input, a deterministic random stream per model,
- * checksums for fingerprints, and a wall clock.
+ * Check macros that report file:line (llm.c habit), the program's exit
+ * codes, a recoverable error record (FsErr) for bad input and a list of
+ * them (FsErrList), a deterministic random stream per model, checksums for
+ * fingerprints, and a wall clock.
  */
 #ifndef FS_UTIL_H
 #define FS_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +48,13 @@ int fs_emu_any(int x);
 #define FS_ANY(x) (x)
 #define FS_RESTRICT restrict
 #endif
+
+/* ---------------------------------------------------------------------- */
+/* Exit codes of the program (README): what cli_main and run_sweep return, */
+/* what a rank passes to the others in STOP, what the CPU check exits with. */
+/* Here, not in cli, because the run and mpi modules below cli use them.   */
+
+enum { FS_EXIT_OK = 0, FS_EXIT_ERROR = 1, FS_EXIT_USAGE = 2, FS_EXIT_INTERRUPTED = 3 };
 
 /* ---------------------------------------------------------------------- */
 /* Internal errors: a bug or an exhausted machine, never bad user input.   */
@@ -92,6 +101,21 @@ void fs_err_set(FsErr *err, const char *fmt, ...) FS_PRINTF(2, 3);
 /* Sets "FILE:LINE: message" (line 0 omits the line, col > 0 adds ":COL"). */
 void fs_err_at(FsErr *err, const char *file, long line, long col, const char *fmt, ...)
     FS_PRINTF(5, 6);
+
+/* Several errors at once (a sweep file's, a run folder's): each one
+ * "FILE:LINE:COL: message", in the order added. */
+typedef struct {
+    char **msg;
+    int n;
+} FsErrList;
+
+void errlist_add(FsErrList *l, const char *fmt, ...) FS_PRINTF(2, 3);
+void errlist_free(FsErrList *l);
+/* All messages, one per line, into out (truncated to n bytes). */
+void errlist_join(const FsErrList *l, char *out, size_t n);
+
+/* vprintf into a string of its own (malloc'd, the caller frees). */
+char *fs_vformat(const char *fmt, va_list ap);
 
 /* 0..15 for a hex digit (either case), else -1. */
 int fs_hex_digit(char c);
