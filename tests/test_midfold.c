@@ -201,6 +201,11 @@ int main(void)
         CHECK(tp_wait_limited(pid, 60) == 3);
         CHECK_MSG(tp_read_file(pj, NULL) == NULL, "progress.json left after the run");
         CHECK_MSG(has_checkpoints(dir), "a stopped run keeps its folds' checkpoints");
+        /* And says what the stop's checkpoint cost (docs/slurm.md sizes the warning by it). */
+        char *log = tp_read_file(logp, NULL);
+        CHECK_MSG(log && strstr(log, "checkpoint kept at epoch ") && strstr(log, " s to write)"),
+                  "no 'checkpoint kept' line in %s", logp);
+        free(log);
     }
     return test_finish();
 }

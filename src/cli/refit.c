@@ -1,5 +1,5 @@
 /*
- * refit.c: `foldsweep refit RUN [--trial ID | --rank N] [-o DIR]`: a
+ * refit.c: `foldsweep refit RUN [--trial ID | --rank N] [-o DIR] [--threads N]`: a
  * trial's configuration trained on every training protein of the sweep
  * (all folds together) for the median of its folds' best epochs, saved in
  * RUN/refits/ and journaled (rerunning finds it done); -o also exports it
@@ -13,18 +13,19 @@
 #include "cli/commands.h"
 #include "run/run.h"
 
-enum { OPT_TRIAL, OPT_RANK, OPT_OUT, OPT_HELP };
+enum { OPT_TRIAL, OPT_RANK, OPT_OUT, OPT_THREADS, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_TRIAL] = {"--trial", NULL, "ID", "the trial (an id or a unique prefix)"},
     [OPT_RANK] = {"--rank", NULL, "N", "the trial at leaderboard rank N (default 1, the best)"},
     [OPT_OUT] = {"--out", "-o", "DIR", "also export the refit model there (with model.json)"},
+    [OPT_THREADS] = {"--threads", NULL, "N", "threads on the one model (default: the sweep's run.threads, else all cores)"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
 static const CliSpec spec = {
     .cmd = "refit",
-    .usage = "usage: foldsweep refit RUN [--trial ID | --rank N] [-o DIR]\n",
+    .usage = "usage: foldsweep refit RUN [--trial ID | --rank N] [-o DIR] [--threads N]\n",
     .about = "Trains a trial's configuration once more on all of the sweep's training proteins (every\n"
              "fold together, or the predefined training and validation sets). No validation set is\n"
              "left to stop on, so it trains for the median of the trial's folds' best epochs and\n"
@@ -43,15 +44,16 @@ int cli_refit(int argc, char **argv)
     CliArgs a;
     int rc = cli_args_parse(&a, &spec, argc, argv);
     if (rc != CLI_PARSED) return rc;
-    uint64_t rank = 1;
+    uint64_t rank = 1, threads = 0;
     rc = cli_whole_parse(&spec, &a, OPT_RANK, 1, 1000000000, &rank);
+    if (!rc) rc = cli_whole_parse(&spec, &a, OPT_THREADS, 1, 4096, &threads);
     if (!rc && a.val[OPT_TRIAL] && a.val[OPT_RANK]) rc = cli_usage_error(&spec, "give --trial or --rank, not both", NULL);
     if (rc) {
         cli_args_free(&a);
         return rc;
     }
     char file[4400];
-    int ok = run_refit_command(a.args[0], a.val[OPT_TRIAL], (int)rank, file, sizeof file, stdout) == 0;
+    int ok = run_refit_command(a.args[0], a.val[OPT_TRIAL], (int)rank, (int)threads, file, sizeof file, stdout) == 0;
     if (ok && a.val[OPT_OUT]) {
         FsModelSet *set = fs_calloc(1, sizeof *set);
         FsErr err = {0};

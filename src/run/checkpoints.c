@@ -178,6 +178,11 @@ void run_ckpt_detach(RunState *st, int i)
 {
     RunCkptJob *cj = &st->ckpt_jobs[i];
     if (!st->jobs[i].ckpt) return;
+    if (st->res[i].status == FS_FIT_CANCELLED && cj->cs.n_saved > 0 && !st->prog.quiet && st->prog.out)
+        /* A stop's checkpoint: how long it took says how much of a warning's lead it needs. */
+        fprintf(st->prog.out, "foldsweep: trial %s fold %d: checkpoint kept at epoch %d (%.1f MB, %.3f s to write)\n",
+                st->sw.trials[st->job_trial[i]].id, st->jobs[i].fold, cj->cs.saved_epoch,
+                (double)cj->cs.saved_bytes / 1e6, cj->cs.saved_seconds);
     free(cj->bytes);
     cj->bytes = NULL;
     st->jobs[i].ckpt = NULL;

@@ -302,9 +302,13 @@ static void take_ckpt(Coord *c, const FsMsg *msg)
     int i = job_of_item(c, &it);
     if (i < 0 || c->owner[i] != msg->source) return; /* pruned or reassigned meanwhile */
     FsErr err = {0};
+    double t0 = fs_now();
     if (run_ckpt_write(st->dir, it.id, it.fold, bytes, n, &err) != 0)
         fprintf(stderr, "foldsweep: warning: trial %s fold %d: checkpoint from rank %d not written (%s)\n", it.id,
                 it.fold, msg->source, err.msg);
+    else if (*run_stop_flag() && !st->prog.quiet && st->prog.out)
+        fprintf(st->prog.out, "foldsweep: trial %s fold %d: checkpoint from rank %d kept (%.1f MB, %.3f s to write)\n",
+                it.id, it.fold, msg->source, (double)n / 1e6, fs_now() - t0);
 }
 
 /* Folds of newly pruned trials running on worker ranks: each rank is told

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "modelfile/modelfile.h"
 #include "report/report.h"
@@ -35,7 +36,7 @@ void run_refit_file(char *out, size_t n, const char *trial)
 }
 
 int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr,
-                    int epochs, const uint64_t *seen, uint32_t n_seen, int folds, FsErr *err)
+                    int epochs, const uint64_t *seen, uint32_t n_seen, int folds, int threads, FsErr *err)
 {
     FsTrainSpec ts;
     run_job_spec(&ts, tr, FS_FOLD_ALL);
@@ -45,7 +46,9 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     train_result_alloc(&r, epochs);
     FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL, NULL, NULL, NULL, NULL};
     int rc = -1;
-    if (train_job(&job) != 0 || r.status != FS_FIT_OK || !r.weights) {
+    /* One job: the pool's other threads help it (bit-identical at any count). */
+    train_jobs(&job, 1, threads > 0 ? threads : 1);
+    if (r.status != FS_FIT_OK || !r.weights) {
         fs_err_set(err, "refit of trial %s: %s", tr->id,
                    r.status == FS_FIT_FAILED ? r.message
                    : r.status == FS_FIT_DIVERGED ? "diverged (a non-finite loss or gradient)"
@@ -84,7 +87,7 @@ out:
 /* `foldsweep refit RUN`: the run folder's canonical sweep and data, its
  * journal (locked: not while a run writes it), the trial by id prefix or
  * rank; an intact recorded refit is not trained again. */
-int run_refit_command(const char *dir, const char *trial, int rank, char *file, size_t file_n, FILE *out)
+int run_refit_command(const char *dir, const char *trial, int rank, int threads, char *file, size_t file_n, FILE *out)
 {
     FsSweep sw;
     FsDataset ds;
@@ -141,7 +144,8 @@ int run_refit_command(const char *dir, const char *trial, int rank, char *file, 
     } else {
         fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the median of its folds' best)\n",
                 tr->id, data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs);
-        if (run_refit_trial(dir, &j, &ds, tr, epochs, seen, n_seen, n_fold, &err) != 0) goto out;
+        if (threads <= 0) threads = sw.threads > 0 ? sw.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+        if (run_refit_trial(dir, &j, &ds, tr, epochs, seen, n_seen, n_fold, threads, &err) != 0) goto out;
         rr = journal_find_refit(&j, tr->id);
         snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
         fprintf(out, "saved %s\n", path);

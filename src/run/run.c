@@ -100,7 +100,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
     double t_train = fs_now();
     rc = run_coordinate(&st, m, threads, o, out);
     test_raise("trained");
-    if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet) != 0) rc = FS_EXIT_ERROR;
+    if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet, threads) != 0) rc = FS_EXIT_ERROR;
     if (rc == FS_EXIT_OK && st.test_left) rc = FS_EXIT_INTERRUPTED; /* a signal stopped the test phase */
     double wall = fs_now() - t_train;
     /* Worker time is every rank's threads, not rank 0's alone. */

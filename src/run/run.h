@@ -39,9 +39,11 @@ int run_sweep(const FsRunOptions *o, FsMpi *m);
 
 /* `foldsweep refit DIR`: the trial (id prefix, or leaderboard rank) trained
  * on all of the sweep's training proteins and saved in DIR/refits/ (once:
- * a recorded, intact refit is kept). Its path goes to file. 0 or -1
- * (message printed). */
-int run_refit_command(const char *dir, const char *trial, int rank, char *file, size_t file_n, FILE *out);
+ * a recorded, intact refit is kept), on threads threads (0: the sweep's
+ * run.threads, else every core). Its path goes to file. 0 or -1 (message
+ * printed). */
+int run_refit_command(const char *dir, const char *trial, int rank, int threads, char *file, size_t file_n,
+                      FILE *out);
 
 /* Signals: SIGINT / SIGTERM (and SIGUSR1, Slurm's warning) set the stop
  * flag; a second signal also sets the cancel flag. */

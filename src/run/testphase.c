@@ -50,7 +50,7 @@ static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, 
 }
 
 /* The refit of a trial, trained now unless an intact one is recorded. */
-static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, FsErr *err)
+static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, int threads, FsErr *err)
 {
     const FsRefitRecord *rr = journal_find_refit(&st->j, tr->id);
     char why[200], path[4400];
@@ -59,7 +59,7 @@ static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, FsErr *err
         int epochs = run_refit_epochs(&st->j, tr->id, st->fold_ids, st->n_fold_ids);
         if (epochs < 1) return fs_err_set(err, "trial %s: no best epochs to refit for", tr->id), -1;
         if (run_refit_trial(st->dir, &st->j, &st->ds, tr, epochs, st->seen, st->n_seen, st->n_fold_ids,
-                            err) != 0)
+                            threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN), err) != 0)
             return -1;
         rr = journal_find_refit(&st->j, tr->id);
     }
@@ -67,7 +67,7 @@ static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, FsErr *err
     return predict_find(set, strcat(strcat(strcpy(path, st->dir), "/"), rr->model.file), NULL, 0, -1, err);
 }
 
-int run_test_phase(RunState *st, FILE *out, int quiet)
+int run_test_phase(RunState *st, FILE *out, int quiet, int threads)
 {
     if (!st->sw.has_test || st->io_failed) return 0;
     FsReportSpec spec;
@@ -105,7 +105,7 @@ int run_test_phase(RunState *st, FILE *out, int quiet)
         }
         if (rc == 0 && want_refit) {
             if (!quiet) fprintf(out, "test: refitting trial %s on all training proteins\n", row->id);
-            rc = refit_of(st, tr, set, &err);
+            rc = refit_of(st, tr, set, threads, &err);
             if (rc == 0 && (rc = evaluate_one(st, set, row->id, "refit", &err)) == 0) done++;
         }
     }

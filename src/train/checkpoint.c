@@ -107,6 +107,7 @@ static void set_tensor(FsTensor *t, const char *name, const char *dt, const void
 void core_checkpoint_save(FsModel *m, const FsFitState *s, const FsFitResult *out)
 {
     FsCkpt *c = m->ckpt;
+    const double t0 = fs_now();
     const FsNet *net = m->net;
     const long nw = net->n_params + net->n_state;
     uint64_t st[ST_WORDS] = {0};
@@ -152,6 +153,10 @@ void core_checkpoint_save(FsModel *m, const FsFitState *s, const FsFitResult *ou
     free(bytes);
     c->last_time = fs_now();
     c->last_step = m->step;
+    c->n_saved++;
+    c->saved_epoch = s->epoch;
+    c->saved_bytes = nb;
+    c->saved_seconds = c->last_time - t0;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -156,6 +156,9 @@ typedef struct FsCkpt {
     const FsNet *net;
     double last_time; /* of the last checkpoint (or the fit's start) */
     long last_step;
+    int n_saved, saved_epoch; /* what the last checkpoint cost: copied to spec's outputs */
+    uint64_t saved_bytes;
+    double saved_seconds;
 } FsCkpt;
 
 /* Called by fit_model's master between batches on the CPU: whether a

@@ -210,11 +210,17 @@ int train_job(const FsJob *job)
     FsFoldData fd;
     uint32_t *idx = core_fold_data(job->data, job->fold, n_train, n_valid, &fd);
 
-    size_t bytes = core_model_bytes(&net, n_train);
+    /* The training order is shuffled in place, epoch after epoch, and
+     * nothing reads the fold's list of training examples after the fit has
+     * taken it (fit.c; a checkpoint is checked against it before it
+     * replaces it), so on the host the order lives in that list: a fold in
+     * flight holds one 4-byte entry per example, not two (bench/run-memory). */
+    size_t bytes = core_model_bytes(&net, 0);
     void *buf = fs_aligned_alloc(bytes);
     memset(buf, 0, bytes); /* pad rows, gradients and moments start at zero */
     FsModel m;
-    core_model_bind(&m, &net, buf, n_train);
+    core_model_bind(&m, &net, buf, 0);
+    m.perm = idx;
     core_model_seed(&m, &net, ts, m.w);
     m.cancel = job->cancel;
     m.prune = job->prune;
@@ -225,11 +231,12 @@ int train_job(const FsJob *job)
     FsFitState resume;
     FsCheckpointing *cs = job->ckpt;
     if (cs) {
-        ck = (FsCkpt){cs, ts, &fd, &net, fs_now(), 0};
+        ck = (FsCkpt){cs, ts, &fd, &net, fs_now(), 0, 0, 0, 0, 0.0};
         m.ckpt = &ck;
         cs->resumed_epoch = 0;
         cs->resumed_next = 0;
         cs->note[0] = 0;
+        cs->n_saved = 0;
         if (cs->resume) {
             char why[400];
             if (core_checkpoint_load(&m, &ck, &resume, job->result, job->data->n_res, why, sizeof why) == 0) {
@@ -246,6 +253,12 @@ int train_job(const FsJob *job)
     }
 
     fit_model(&m, &fd, ts, job->result);
+    if (cs) {
+        cs->n_saved = ck.n_saved;
+        cs->saved_epoch = ck.saved_epoch;
+        cs->saved_bytes = ck.saved_bytes;
+        cs->saved_seconds = ck.saved_seconds;
+    }
     if (job->weights_out)
         memcpy(job->weights_out, m.w, sizeof(float) * (size_t)(net.n_params + net.n_state));
     free(buf);

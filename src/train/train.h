@@ -105,6 +105,13 @@ typedef struct {
     int resumed_epoch;
     uint32_t resumed_next;
     char note[512];
+    /* Out: checkpoints this fit wrote, and the last one's size, epoch and
+     * time (serialising plus save()): what a stop costs, for the run's
+     * message and bench/run-memory. */
+    int n_saved;
+    int saved_epoch;
+    uint64_t saved_bytes;
+    double saved_seconds;
 } FsCheckpointing;
 
 /* The format's name and version (the checkpoint's metadata). */
