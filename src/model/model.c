@@ -25,29 +25,144 @@ int model_act_parse(const char *s)
 
 static long tensor_floats(int batch, int l, int c, int pad) { return (long)batch * (l + 2 * pad) * c; }
 
+/* The architecture as a whole: window, batch, layer count, first layer. */
+static int check_arch(const FsArch *arch, int max_batch, FsErr *err)
+{
+    if (arch->window < 1 || arch->window % 2 == 0 || arch->window > 255)
+        return fs_err_set(err, "window must be an odd number between 1 and 255, got %d", arch->window), -1;
+    if (max_batch < 1) return fs_err_set(err, "batch size must be at least 1, got %d", max_batch), -1;
+    if (arch->n_layers < 0 || arch->n_layers > FS_MAX_LAYERS)
+        return fs_err_set(err, "at most %d layers, got %d", FS_MAX_LAYERS, arch->n_layers), -1;
+    if (arch->n_layers > 0 && arch->layers[0].kind != FS_LAYER_CONV && arch->layers[0].kind != FS_LAYER_DENSE)
+        return fs_err_set(err, "layer 1: the first layer must be conv1d or dense (it reads the one-hot window), got %s",
+                          model_layer_name(arch->layers[0].kind)),
+               -1;
+    return 0;
+}
+
+/* Layer i's options checked and its output shape from its input (l x c);
+ * *pad grows to half the widest kernel. */
+static int layer_shape(FsLayer *y, int i, int l, int c, int *pad, FsErr *err)
+{
+    const FsLayerSpec *s = &y->spec;
+    y->in_l = l;
+    y->in_c = c;
+    y->gather = (i == 0);
+    switch (s->kind) {
+    case FS_LAYER_CONV:
+    case FS_LAYER_HIGHWAY:
+        if (s->width < 1 || s->width % 2 == 0 || s->width > l)
+            return fs_err_set(err, "layer %d (%s): kernel width must be odd and at most the input length %d, got %d",
+                              i + 1, model_layer_name(s->kind), l, s->width),
+                   -1;
+        if (s->kind == FS_LAYER_CONV && s->units < 1)
+            return fs_err_set(err, "layer %d (conv1d): filters must be at least 1, got %d", i + 1, s->units), -1;
+        y->out_l = l;
+        y->out_c = s->kind == FS_LAYER_CONV ? s->units : c;
+        if (s->width / 2 > *pad) *pad = s->width / 2;
+        break;
+    case FS_LAYER_DENSE:
+    case FS_LAYER_OUTPUT:
+        if (s->units < 1)
+            return fs_err_set(err, "layer %d (dense): units must be at least 1, got %d", i + 1, s->units), -1;
+        y->out_l = 1;
+        y->out_c = s->units;
+        break;
+    case FS_LAYER_DROPOUT:
+        if (!(s->rate >= 0.0f && s->rate < 1.0f))
+            return fs_err_set(err, "layer %d (dropout): rate must be in [0, 1), got %g", i + 1, s->rate), -1;
+        y->out_l = l;
+        y->out_c = c;
+        break;
+    case FS_LAYER_BATCHNORM:
+        if (!(s->eps > 0.0f) || !(s->momentum >= 0.0f && s->momentum < 1.0f))
+            return fs_err_set(err, "layer %d (batchnorm): eps must be > 0 and momentum in [0, 1), got %g and %g",
+                              i + 1, s->eps, s->momentum),
+                   -1;
+        y->out_l = l;
+        y->out_c = c;
+        break;
+    default:
+        return fs_err_set(err, "layer %d: unknown layer kind %d", i + 1, (int)s->kind), -1;
+    }
+    if ((unsigned)s->act > FS_ACT_ELU) return fs_err_set(err, "layer %d: unknown activation %d", i + 1, (int)s->act), -1;
+    return 0;
+}
+
+/* Layer y's parameters from *p on, its transposed-weight scratch need
+ * (into *scratch) and its FLOPs. */
+static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
+{
+    const FsLayerSpec *s = &y->spec;
+    long fan_rows = 0;
+    if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) fan_rows = (long)s->width * y->in_c;
+    if (s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_OUTPUT) fan_rows = (long)y->in_l * y->in_c;
+    y->w = y->b = y->w2 = y->b2 = y->s_mean = y->s_var = -1;
+    if (fan_rows) {
+        y->n_w = fan_rows * y->out_c;
+        y->w = *p;
+        *p += y->n_w;
+        y->b = *p;
+        *p += y->out_c;
+        if (s->kind == FS_LAYER_HIGHWAY) {
+            y->w2 = *p;
+            *p += y->n_w;
+            y->b2 = *p;
+            *p += y->out_c;
+        }
+        /* Transposed-weight scratch: flipped kernels for conv and highway,
+         * the batch gradient dZ^T for dense (rows padded to a multiple of
+         * 8, train/layers.h). */
+        long need = s->kind == FS_LAYER_HIGHWAY ? 2 * y->n_w
+                    : s->kind == FS_LAYER_CONV  ? y->n_w
+                                                : (long)y->out_c * ((net->max_batch + 7) / 8 * 8);
+        if (!y->gather && need > *scratch) *scratch = need;
+        long fl = 2 * (long)y->out_l * fan_rows * y->out_c * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
+        net->flops_fwd += fl;
+        net->flops_bwd += y->gather ? fl : 2 * fl;
+    } else if (s->kind == FS_LAYER_BATCHNORM) {
+        y->w = *p; /* gamma */
+        *p += y->out_c;
+        y->b = *p; /* beta */
+        *p += y->out_c;
+    }
+}
+
+/* Layer y's tensors in the activation workspace from *work on. */
+static void layer_workspace(FsLayer *y, long *work)
+{
+    const FsLayerSpec *s = &y->spec;
+    y->z = y->h = y->t = y->bn_mean = y->bn_istd = -1;
+    y->a = *work;
+    *work += y->out_size;
+    y->d = *work;
+    *work += y->out_size;
+    if (s->act == FS_ACT_SWISH || s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_DROPOUT) {
+        y->z = *work;
+        *work += y->out_size;
+    }
+    if (s->kind == FS_LAYER_HIGHWAY) {
+        y->h = *work;
+        *work += y->out_size;
+        y->t = *work;
+        *work += y->out_size;
+    }
+    if (s->kind == FS_LAYER_BATCHNORM) {
+        y->bn_mean = *work;
+        *work += y->out_c;
+        y->bn_istd = *work;
+        *work += y->out_c;
+    }
+    /* Keep every tensor 64-byte aligned. */
+    *work = (*work + 15) / 16 * 16;
+}
+
 int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
 {
     memset(net, 0, sizeof *net);
     net->arch = *arch;
     net->max_batch = max_batch;
-    if (arch->window < 1 || arch->window % 2 == 0 || arch->window > 255) {
-        fs_err_set(err, "window must be an odd number between 1 and 255, got %d", arch->window);
-        return -1;
-    }
-    if (max_batch < 1) {
-        fs_err_set(err, "batch size must be at least 1, got %d", max_batch);
-        return -1;
-    }
-    if (arch->n_layers < 0 || arch->n_layers > FS_MAX_LAYERS) {
-        fs_err_set(err, "at most %d layers, got %d", FS_MAX_LAYERS, arch->n_layers);
-        return -1;
-    }
-    if (arch->n_layers > 0 && arch->layers[0].kind != FS_LAYER_CONV &&
-        arch->layers[0].kind != FS_LAYER_DENSE) {
-        fs_err_set(err, "layer 1: the first layer must be conv1d or dense (it reads the one-hot window), got %s",
-                   model_layer_name(arch->layers[0].kind));
-        return -1;
-    }
+    if (check_arch(arch, max_batch, err) != 0) return -1;
 
     /* Pass 1: shapes and the common pad. */
     int l = arch->window, c = FS_AA_INPUTS, pad = 0;
@@ -62,60 +177,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
             y->spec.units = FS_CLASSES;
             y->spec.act = FS_ACT_LINEAR;
         }
-        const FsLayerSpec *s = &y->spec;
-        y->in_l = l;
-        y->in_c = c;
-        y->gather = (i == 0);
-        switch (s->kind) {
-        case FS_LAYER_CONV:
-        case FS_LAYER_HIGHWAY:
-            if (s->width < 1 || s->width % 2 == 0 || s->width > l) {
-                fs_err_set(err, "layer %d (%s): kernel width must be odd and at most the input length %d, got %d",
-                           i + 1, model_layer_name(s->kind), l, s->width);
-                return -1;
-            }
-            if (s->kind == FS_LAYER_CONV && s->units < 1) {
-                fs_err_set(err, "layer %d (conv1d): filters must be at least 1, got %d", i + 1, s->units);
-                return -1;
-            }
-            y->out_l = l;
-            y->out_c = s->kind == FS_LAYER_CONV ? s->units : c;
-            if (s->width / 2 > pad) pad = s->width / 2;
-            break;
-        case FS_LAYER_DENSE:
-        case FS_LAYER_OUTPUT:
-            if (s->units < 1) {
-                fs_err_set(err, "layer %d (dense): units must be at least 1, got %d", i + 1, s->units);
-                return -1;
-            }
-            y->out_l = 1;
-            y->out_c = s->units;
-            break;
-        case FS_LAYER_DROPOUT:
-            if (!(s->rate >= 0.0f && s->rate < 1.0f)) {
-                fs_err_set(err, "layer %d (dropout): rate must be in [0, 1), got %g", i + 1, s->rate);
-                return -1;
-            }
-            y->out_l = l;
-            y->out_c = c;
-            break;
-        case FS_LAYER_BATCHNORM:
-            if (!(s->eps > 0.0f) || !(s->momentum >= 0.0f && s->momentum < 1.0f)) {
-                fs_err_set(err, "layer %d (batchnorm): eps must be > 0 and momentum in [0, 1), got %g and %g",
-                           i + 1, s->eps, s->momentum);
-                return -1;
-            }
-            y->out_l = l;
-            y->out_c = c;
-            break;
-        default:
-            fs_err_set(err, "layer %d: unknown layer kind %d", i + 1, (int)s->kind);
-            return -1;
-        }
-        if ((unsigned)s->act > FS_ACT_ELU) {
-            fs_err_set(err, "layer %d: unknown activation %d", i + 1, (int)s->act);
-            return -1;
-        }
+        if (layer_shape(y, i, l, c, &pad, err) != 0) return -1;
         l = y->out_l;
         c = y->out_c;
     }
@@ -125,66 +187,11 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
     long p = 0, work = 0, scratch = 0;
     for (int i = 0; i < net->n; i++) {
         FsLayer *y = &net->layer[i];
-        const FsLayerSpec *s = &y->spec;
         y->in_pad = y->in_l > 1 ? pad : 0;
         y->out_pad = y->out_l > 1 ? pad : 0;
         y->out_size = tensor_floats(max_batch, y->out_l, y->out_c, y->out_pad);
-        long fan_rows = 0;
-        if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) fan_rows = (long)s->width * y->in_c;
-        if (s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_OUTPUT) fan_rows = (long)y->in_l * y->in_c;
-        y->w = y->b = y->w2 = y->b2 = y->s_mean = y->s_var = -1;
-        y->z = y->h = y->t = y->bn_mean = y->bn_istd = -1;
-        if (fan_rows) {
-            y->n_w = fan_rows * y->out_c;
-            y->w = p;
-            p += y->n_w;
-            y->b = p;
-            p += y->out_c;
-            if (s->kind == FS_LAYER_HIGHWAY) {
-                y->w2 = p;
-                p += y->n_w;
-                y->b2 = p;
-                p += y->out_c;
-            }
-            /* Transposed-weight scratch: flipped kernels for conv and
-             * highway, the batch gradient dZ^T for dense (rows padded to
-             * a multiple of 8, train/layers.h). */
-            long need = s->kind == FS_LAYER_HIGHWAY ? 2 * y->n_w
-                        : s->kind == FS_LAYER_CONV  ? y->n_w
-                                                    : (long)y->out_c * ((max_batch + 7) / 8 * 8);
-            if (!y->gather && need > scratch) scratch = need;
-            long fl = 2 * (long)y->out_l * fan_rows * y->out_c * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
-            net->flops_fwd += fl;
-            net->flops_bwd += y->gather ? fl : 2 * fl;
-        } else if (s->kind == FS_LAYER_BATCHNORM) {
-            y->w = p; /* gamma */
-            p += y->out_c;
-            y->b = p; /* beta */
-            p += y->out_c;
-        }
-        y->a = work;
-        work += y->out_size;
-        y->d = work;
-        work += y->out_size;
-        int need_z = s->act == FS_ACT_SWISH || s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_DROPOUT;
-        if (need_z) {
-            y->z = work;
-            work += y->out_size;
-        }
-        if (s->kind == FS_LAYER_HIGHWAY) {
-            y->h = work;
-            work += y->out_size;
-            y->t = work;
-            work += y->out_size;
-        }
-        if (s->kind == FS_LAYER_BATCHNORM) {
-            y->bn_mean = work;
-            work += y->out_c;
-            y->bn_istd = work;
-            work += y->out_c;
-        }
-        /* Keep every tensor 64-byte aligned. */
-        work = (work + 15) / 16 * 16;
+        layer_params(net, y, &p, &scratch);
+        layer_workspace(y, &work);
     }
     net->n_params = p;
     long st = p;

@@ -156,16 +156,10 @@ static void parse_synth(FsSweep *sw, const YNode *v, SwErrs *e)
         swerr_add(e, s->line, s->col, "data.synth.seed: expected a whole number from 0 to 2^64-1");
 }
 
-void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
+/* data's source: exactly one of inputs, a FASTA set, prepared, synth;
+ * and its format. Returns whether it is a prepared file. */
+static int data_source(FsSweep *sw, const YNode *d, SwErrs *e)
 {
-    sw->data_line = d->line;
-    sw->data_col = d->col;
-    if (d->kind != YN_MAP) {
-        swerr_add(e, d->line, d->col, "data: expected a mapping (inputs, window, folds, ...)");
-        sw->window = 0;
-        return;
-    }
-    sw_check_keys(d, "data", data_keys, (int)(sizeof data_keys / sizeof *data_keys), e);
     const YNode *v;
     if ((v = ytree_get(d, "inputs")) && ytree_get(d, "files")) {
         key_pos(d, "files", &sw->data_line, &sw->data_col);
@@ -178,7 +172,6 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
     sw->prepared = sw_path_of(sw->path, d, "prepared", "data.prepared", e);
     if ((v = ytree_get(d, "synth"))) parse_synth(sw, v, e);
 
-    /* Exactly one source. */
     int has_in = ytree_get(d, "inputs") || ytree_get(d, "files");
     int has_fasta = ytree_get(d, "sequences") || ytree_get(d, "labels") || ytree_get(d, "mask");
     int has_prep = ytree_get(d, "prepared") != NULL, has_synth = ytree_get(d, "synth") != NULL;
@@ -198,29 +191,39 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
         if (f >= 0) sw->format = (FsFormat)f;
     }
     if (has_fasta) sw->format = FS_FMT_FASTA;
+    return has_prep;
+}
 
+/* data.window: odd, 1 to 255, default 17 (0 when bad: later checks skip it). */
+static void data_window(FsSweep *sw, const YNode *d, SwErrs *e)
+{
+    const YNode *v = ytree_get(d, "window");
     sw->window = 17;
-    if ((v = ytree_get(d, "window"))) {
-        long long w;
-        sw->window_line = v->line;
-        sw->window_col = v->col;
-        if (sw_scalar_int(v, &w) || w < 1 || w > 255 || w % 2 == 0) {
-            if (!sw_scalar_int(v, &w) && w % 2 == 0 && w >= 1 && w <= 255)
-                swerr_add(e, v->line, v->col, "data.window: %lld is even; expected an odd integer from 1 to 255 "
-                          "(the residue is at the centre)", w);
-            else
-                swerr_add(e, v->line, v->col, "data.window: expected an odd integer from 1 to 255, got '%s'",
-                          v->kind == YN_SCALAR ? v->value : "a list or mapping");
-            sw->window = 0; /* unknown: skip the checks against it */
-        } else {
-            sw->window = (int)w;
-        }
-    } else {
+    if (!v) {
         sw->window_line = d->line;
         sw->window_col = d->col;
+        return;
     }
+    long long w;
+    sw->window_line = v->line;
+    sw->window_col = v->col;
+    if (sw_scalar_int(v, &w) || w < 1 || w > 255 || w % 2 == 0) {
+        if (!sw_scalar_int(v, &w) && w % 2 == 0 && w >= 1 && w <= 255)
+            swerr_add(e, v->line, v->col, "data.window: %lld is even; expected an odd integer from 1 to 255 "
+                      "(the residue is at the centre)", w);
+        else
+            swerr_add(e, v->line, v->col, "data.window: expected an odd integer from 1 to 255, got '%s'",
+                      v->kind == YN_SCALAR ? v->value : "a list or mapping");
+        sw->window = 0; /* unknown: skip the checks against it */
+    } else {
+        sw->window = (int)w;
+    }
+}
 
-    const YNode *split = ytree_get(d, "split");
+/* data.split, data.folds, data.fold_seed. */
+static void data_folds(FsSweep *sw, const YNode *d, int has_prep, SwErrs *e)
+{
+    const YNode *v, *split = ytree_get(d, "split");
     if (split) {
         if (split->kind == YN_SCALAR && !strcmp(split->value, "predefined"))
             sw->predefined = 1;
@@ -252,6 +255,21 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
             swerr_add(e, v->line, v->col, "data.fold_seed: expected a whole number from 0 to 2^64-1");
     }
     if (has_prep) sw->folds = 0; /* from the file: sweep_check_data reads it */
+}
+
+void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
+{
+    sw->data_line = d->line;
+    sw->data_col = d->col;
+    if (d->kind != YN_MAP) {
+        swerr_add(e, d->line, d->col, "data: expected a mapping (inputs, window, folds, ...)");
+        sw->window = 0;
+        return;
+    }
+    sw_check_keys(d, "data", data_keys, (int)(sizeof data_keys / sizeof *data_keys), e);
+    int has_prep = data_source(sw, d, e);
+    data_window(sw, d, e);
+    data_folds(sw, d, has_prep, e);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -63,6 +63,124 @@ FS_DEVICE static int fit_ckpt_due(FsModel *m, int stopping)
 #endif
 }
 
+/* A fresh fit's state: epoch 1, nothing trained; the order starts as the
+ * fold's list (on the host the model's order is that list itself). */
+FS_DEVICE static void fit_begin(FsModel *m, const FsFoldData *fd, FsFitState *s)
+{
+    s->epoch = 1;
+    s->next = 0;
+    s->step_in_epoch = 0;
+    s->loss_sum = 0.0;
+    s->epochs = s->best_epoch = 0;
+    s->best_loss = INFINITY;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) s->best_conf[a][b] = 0;
+    s->n_train_ex = s->n_val_ex = 0;
+    s->val_seconds = s->seconds = 0.0;
+    stop_init(&s->st);
+    if (m->perm != fd->train) FS_PARFOR(i, fd->n_train) m->perm[i] = fd->train[i];
+    FS_SYNC();
+}
+
+/* A new epoch: Fisher-Yates on the model's own stream, from the last
+ * epoch's order. */
+FS_DEVICE static void fit_shuffle(FsModel *m, const FsFoldData *fd, FsFitState *s)
+{
+    FS_MASTER
+    {
+        for (uint32_t i = fd->n_train; i > 1; i--) {
+            uint32_t j = fs_rng_below(&m->rng, i);
+            uint32_t tmp = m->perm[i - 1];
+            m->perm[i - 1] = m->perm[j];
+            m->perm[j] = tmp;
+        }
+    }
+    FS_SYNC();
+    s->next = 0;
+    s->step_in_epoch = 0;
+    s->loss_sum = 0.0;
+}
+
+/* The epoch's batches from s->next on. FS_FIT_OK when the epoch is done;
+ * FS_FIT_CANCELLED when pruned, or stopped (then checkpointed first, to be
+ * resumed where it is); FS_FIT_DIVERGED at a non-finite loss or gradient
+ * (s says where). */
+FS_DEVICE static FsFitStatus fit_batches(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
+                                         const FsFitResult *out, double t_start)
+{
+    const int B = ts->batch;
+    for (; s->next < fd->n_train; s->next += (uint32_t)B, s->step_in_epoch++) {
+        const int pruned = FS_ANY(m->prune && *m->prune);
+        const int stop = !pruned && FS_ANY(m->cancel && *m->cancel);
+        if (pruned || stop || fit_ckpt_due(m, 0)) {
+            s->seconds = FS_CLOCK() - t_start;
+            if (!pruned) fit_save(m, s, out);
+            if (pruned || stop) return FS_FIT_CANCELLED;
+        }
+        int nb = fd->n_train - s->next < (uint32_t)B ? (int)(fd->n_train - s->next) : B;
+        step_load_batch(m, fd, m->perm + s->next, nb);
+        step_forward(m, nb, 1);
+        double l = step_loss(m, nb, 1, 0);
+        int bad = step_backward(m, nb, ts);
+        float norm = bad ? NAN : step_update(m, ts, 1);
+        if (!isfinite(l) || !isfinite(norm)) return FS_FIT_DIVERGED;
+        s->loss_sum += l;
+        s->n_train_ex += (uint64_t)nb;
+        FS_MASTER
+        {
+            if (m->examples) *m->examples = s->n_train_ex;
+        }
+    }
+    return FS_FIT_OK;
+}
+
+/* The end of an epoch: validation, the curves, the stopping rule and the
+ * best weights. FS_FIT_DIVERGED at a non-finite validation loss; else
+ * FS_FIT_OK with *halt set when the stopping rule ends the fit. */
+FS_DEVICE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
+                                           FsFitResult *out, double t_start, int *halt)
+{
+    const int epoch = s->epoch;
+    uint64_t conf[3][3];
+#if !defined(__CUDACC__)
+    FS_MASTER
+    {
+        if (m->ckpt) core_checkpoint_event(m, epoch);
+    }
+#endif
+    double t_val = FS_CLOCK();
+    double val_loss = validate(m, fd, ts->eval_batch, conf);
+    s->n_val_ex += fd->n_valid;
+    s->val_seconds += FS_CLOCK() - t_val;
+    float train_loss = (float)(s->loss_sum / (fd->n_train ? fd->n_train : 1));
+    s->epochs = epoch;
+    FS_MASTER
+    {
+        if (out->curves.train_loss) {
+            out->curves.train_loss[epoch - 1] = train_loss;
+            out->curves.val_loss[epoch - 1] = (float)val_loss;
+            out->curves.val_q3[epoch - 1] = q3_of(conf);
+            out->curves.seconds[epoch - 1] = (float)(FS_CLOCK() - t_start);
+        }
+        if (m->progress) {
+            *m->progress = epoch;
+            FS_PUBLISH();
+        }
+    }
+    if (!isfinite(val_loss)) return FS_FIT_DIVERGED;
+    int flags = stop_update(&s->st, &ts->stop, train_loss, (float)val_loss);
+    /* Without validation examples (a refit) the last epoch is the result. */
+    if ((flags & FS_STOP_IMPROVED) || fd->n_valid == 0) {
+        copy_floats(m->best, m->w, m->net->n_params + m->net->n_state);
+        s->best_epoch = epoch;
+        s->best_loss = (float)val_loss;
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) s->best_conf[a][b] = conf[a][b];
+    }
+    *halt = (flags & FS_STOP_HALT) != 0;
+    return FS_FIT_OK;
+}
+
 /* Every thread of a block runs this loop with the same values (sums are
  * taken in the same order by each), so every branch is uniform; writes to
  * shared memory are the master's. The cancel flag is read by all and agreed
@@ -74,131 +192,34 @@ FS_DEVICE static int fit_ckpt_due(FsModel *m, int stopping)
  * and ends with the same numbers as one that never stopped. */
 FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out)
 {
-    const FsNet *net = m->net;
-    const long nw = net->n_params + net->n_state;
-    const int B = ts->batch;
-    uint64_t conf[3][3];
+    const long nw = m->net->n_params + m->net->n_state;
     FsFitStatus status = FS_FIT_OK;
     int halted = 0, div_epoch = 0;
     long div_step = 0;
     /* The fit's state, in this thread's registers; the master stores results. */
     FsFitState s;
     const int resumed = m->resume != NULL;
-    if (resumed) {
+    if (resumed)
         s = *m->resume;
-    } else {
-        s.epoch = 1;
-        s.next = 0;
-        s.step_in_epoch = 0;
-        s.loss_sum = 0.0;
-        s.epochs = s.best_epoch = 0;
-        s.best_loss = INFINITY;
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) s.best_conf[a][b] = 0;
-        s.n_train_ex = s.n_val_ex = 0;
-        s.val_seconds = s.seconds = 0.0;
-        stop_init(&s.st);
-        FS_PARFOR(i, fd->n_train) m->perm[i] = fd->train[i];
-        FS_SYNC();
-    }
+    else
+        fit_begin(m, fd, &s);
     const double t_start = FS_CLOCK() - s.seconds;
 
     for (; s.epoch <= ts->stop.max_epochs; s.epoch++) {
-        const int epoch = s.epoch;
-        if (!(resumed && epoch == m->resume->epoch)) {
-            FS_MASTER
-            {
-                /* Fisher-Yates on the model's own stream. */
-                for (uint32_t i = fd->n_train; i > 1; i--) {
-                    uint32_t j = fs_rng_below(&m->rng, i);
-                    uint32_t tmp = m->perm[i - 1];
-                    m->perm[i - 1] = m->perm[j];
-                    m->perm[j] = tmp;
-                }
-            }
-            FS_SYNC();
-            s.next = 0;
-            s.step_in_epoch = 0;
-            s.loss_sum = 0.0;
-        }
-        for (; s.next < fd->n_train; s.next += (uint32_t)B, s.step_in_epoch++) {
-            const int pruned = FS_ANY(m->prune && *m->prune);
-            const int stop = !pruned && FS_ANY(m->cancel && *m->cancel);
-            if (pruned || stop || fit_ckpt_due(m, 0)) {
-                /* A pruned trial's fold is over; a stopped one is kept
-                 * where it is, to be resumed. */
-                s.seconds = FS_CLOCK() - t_start;
-                if (!pruned) fit_save(m, &s, out);
-                if (pruned || stop) {
-                    status = FS_FIT_CANCELLED;
-                    goto done;
-                }
-            }
-            int nb = fd->n_train - s.next < (uint32_t)B ? (int)(fd->n_train - s.next) : B;
-            step_load_batch(m, fd, m->perm + s.next, nb);
-            step_forward(m, nb, 1);
-            double l = step_loss(m, nb, 1, 0);
-            int bad = step_backward(m, nb, ts);
-            float norm = bad ? NAN : step_update(m, ts, 1);
-            if (!isfinite(l) || !isfinite(norm)) {
-                status = FS_FIT_DIVERGED;
-                div_epoch = epoch;
-                div_step = s.step_in_epoch;
-                goto done;
-            }
-            s.loss_sum += l;
-            s.n_train_ex += (uint64_t)nb;
-            FS_MASTER
-            {
-                if (m->examples) *m->examples = s.n_train_ex;
-            }
-        }
-#if !defined(__CUDACC__)
-        FS_MASTER
-        {
-            if (m->ckpt) core_checkpoint_event(m, epoch);
-        }
-#endif
-        double t_val = FS_CLOCK();
-        double val_loss = validate(m, fd, ts->eval_batch, conf);
-        s.n_val_ex += fd->n_valid;
-        s.val_seconds += FS_CLOCK() - t_val;
-        float train_loss = (float)(s.loss_sum / (fd->n_train ? fd->n_train : 1));
-        s.epochs = epoch;
-        FS_MASTER
-        {
-            if (out->curves.train_loss) {
-                out->curves.train_loss[epoch - 1] = train_loss;
-                out->curves.val_loss[epoch - 1] = (float)val_loss;
-                out->curves.val_q3[epoch - 1] = q3_of(conf);
-                out->curves.seconds[epoch - 1] = (float)(FS_CLOCK() - t_start);
-            }
-            if (m->progress) {
-                *m->progress = epoch;
-                FS_PUBLISH();
-            }
-        }
-        if (!isfinite(val_loss)) {
-            status = FS_FIT_DIVERGED;
-            div_epoch = epoch;
+        if (!(resumed && s.epoch == m->resume->epoch)) fit_shuffle(m, fd, &s);
+        int halt = 0;
+        status = fit_batches(m, fd, ts, &s, out, t_start);
+        if (status == FS_FIT_OK) status = fit_epoch_end(m, fd, ts, &s, out, t_start, &halt);
+        if (status == FS_FIT_DIVERGED) {
+            div_epoch = s.epoch;
             div_step = s.step_in_epoch;
-            break;
         }
-        int flags = stop_update(&s.st, &ts->stop, train_loss, (float)val_loss);
-        /* Without validation examples (a refit) the last epoch is the result. */
-        if ((flags & FS_STOP_IMPROVED) || fd->n_valid == 0) {
-            copy_floats(m->best, m->w, nw);
-            s.best_epoch = epoch;
-            s.best_loss = (float)val_loss;
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++) s.best_conf[a][b] = conf[a][b];
-        }
-        if (flags & FS_STOP_HALT) {
-            halted = epoch < ts->stop.max_epochs;
+        if (status != FS_FIT_OK) break;
+        if (halt) {
+            halted = s.epoch < ts->stop.max_epochs;
             break;
         }
     }
-done:
     /* The result is the best validation epoch's weights. */
     if (s.best_epoch > 0) copy_floats(m->w, m->best, nw);
     FS_MASTER
