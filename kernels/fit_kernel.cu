@@ -2,18 +2,17 @@
  * fit_kernel.cu: the single-source trainer built for the GPU. The per-model
  * code in src/train (layers, step, fit) and src/stop is compiled here by
  * nvcc exactly as the C compiler builds it for the CPU; FS_PARFOR becomes a
- * block-strided loop and FS_SYNC a barrier (util.h), so one thread block
- * trains one (trial, fold) model through all of its epochs.
- *
- * Today this file is compiled by the test suite wherever nvcc exists (a
- * compile error fails CI); the host side that allocates device memory and
- * launches it is the CUDA backend's work (see docs/architecture.md).
+ * block-strided loop and FS_SYNC a barrier (train/device.h), so one thread
+ * block trains one (trial, fold) model through all of its epochs.
+ * kernels/gpu_cuda.cu (the CUDA backend's host side) lays out the models
+ * and calls fs_fit_launch.
  */
 #include "train/core.h"
 
 #include "../src/stop/stop.c"
 #include "../src/train/act.c"
 #include "../src/train/blocks.c"
+#include "../src/train/conv.c"
 #include "../src/train/dense.c"
 #include "../src/train/fit.c"
 #include "../src/train/gemm.c"

@@ -1,7 +1,7 @@
 /*
  * emu_block.h: the emulated thread block's runtime (util.h declares these
  * under FS_EMULATE_BLOCK): each pthread's index, the block size, the
- * barrier, and FS_ANY's agreement. Included once by each test executable
+ * barrier, and FS_SYNC_ANY's agreement. Included once by each test executable
  * that builds the trainer's files as a block (test_block, test_ops).
  */
 #ifndef FS_TEST_EMU_BLOCK_H

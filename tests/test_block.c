@@ -2,7 +2,7 @@
  * The single-source trainer run as a GPU thread block would run it, but on
  * the CPU: the per-model files are compiled here with FS_EMULATE_BLOCK, so
  * FS_PARFOR strides over pthreads, FS_SYNC is a barrier, FS_MASTER is
- * thread 0 and FS_ANY agrees across threads (util.h), and the GEMM takes
+ * thread 0 and FS_SYNC_ANY agrees across threads (train/device.h), and the GEMM takes
  * its portable tile, as on the GPU. A fit by 1, 3 and 8 emulated threads
  * must equal the CPU trainer's bitwise: a data race, a branch that threads
  * take differently, or a missing barrier changes the numbers or hangs.
@@ -27,6 +27,8 @@
 #define dropout_forward emu_dropout_forward
 #define fit_model emu_fit_model
 #define highway_backward emu_highway_backward
+#define gather_backward emu_gather_backward
+#define gather_forward emu_gather_forward
 #define highway_forward emu_highway_forward
 #define layer_backward emu_layer_backward
 #define layer_forward emu_layer_forward
@@ -47,6 +49,7 @@
 #include "../src/stop/stop.c"
 #include "../src/train/act.c"
 #include "../src/train/blocks.c"
+#include "../src/train/conv.c"
 #include "../src/train/dense.c"
 #include "../src/train/fit.c"
 #include "../src/train/gemm.c"

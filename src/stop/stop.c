@@ -6,14 +6,14 @@
  * this file as device code), so they use only plain float math on the
  * caller's fixed-size state: no stdio, no allocation, no globals.
  */
-#include "stop/stop.h" /* FsStopSpec, FsStopState, FS_DEVICE */
+#include "stop/stop.h" /* FsStopSpec, FsStopState, FS_HOST_DEVICE */
 
 #include <math.h> /* INFINITY, isfinite */
 
 /* ---------------------------------------------------------------------- */
 /* Device-safe part                                                        */
 
-FS_DEVICE void stop_init(FsStopState *st)
+FS_HOST_DEVICE void stop_init(FsStopState *st)
 {
     st->epoch = 0;
     st->e_opt = INFINITY;
@@ -28,7 +28,7 @@ FS_DEVICE void stop_init(FsStopState *st)
 }
 
 /* GL(t) = 100 * (E_va / E_opt - 1) without 0/0 or inf/inf. */
-FS_DEVICE static float stop_gl(float va, float e_opt)
+FS_HOST_DEVICE static float stop_gl(float va, float e_opt)
 {
     if (va == e_opt || !isfinite(e_opt)) return 0.0f; /* at the optimum, or no finite E_opt yet */
     if (e_opt == 0.0f) return INFINITY;                /* va > 0 = e_opt */
@@ -36,7 +36,7 @@ FS_DEVICE static float stop_gl(float va, float e_opt)
 }
 
 /* P_k over the k training errors of the strip just completed. */
-FS_DEVICE static float stop_pk(const float *tr, int k)
+FS_HOST_DEVICE static float stop_pk(const float *tr, int k)
 {
     float sum = 0.0f, mn = tr[0];
     for (int i = 0; i < k; i++) {
@@ -50,7 +50,7 @@ FS_DEVICE static float stop_pk(const float *tr, int k)
     return pk > 0.0f ? pk : 0.0f;
 }
 
-FS_DEVICE int stop_update(FsStopState *st, const FsStopSpec *spec, float train_err, float val_err)
+FS_HOST_DEVICE int stop_update(FsStopState *st, const FsStopSpec *spec, float train_err, float val_err)
 {
     int t = ++st->epoch;
     int flags = 0;

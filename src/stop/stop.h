@@ -76,11 +76,11 @@ typedef struct {
 
 enum { FS_STOP_IMPROVED = 1, FS_STOP_HALT = 2 };
 
-FS_DEVICE void stop_init(FsStopState *st);
+FS_HOST_DEVICE void stop_init(FsStopState *st);
 /* Feeds epoch t's errors (t = st->epoch + 1). Returns a mask of
  * FS_STOP_IMPROVED (new best validation error: keep these weights) and
  * FS_STOP_HALT (stop after this epoch; also at max_epochs). */
-FS_DEVICE int stop_update(FsStopState *st, const FsStopSpec *spec, float train_err, float val_err);
+FS_HOST_DEVICE int stop_update(FsStopState *st, const FsStopSpec *spec, float train_err, float val_err);
 
 /* Host only from here on. */
 const char *stop_kind_name(FsStopKind k);

@@ -6,6 +6,7 @@
 #define FS_TRAIN_ACT_H
 
 #include "model/model.h"
+#include "train/device.h"
 
 /* e^x to 1.2e-7 relative (Cephes polynomial), x clamped to [-87, 88].
  * Written so that compilers vectorise it (libm's expf is a scalar call,

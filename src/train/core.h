@@ -2,13 +2,14 @@
  * train/core.h: internal to the train module. The per-model code (layer
  * ops, one training step, the epoch loop) is written once here and built
  * twice: by the C compiler for the CPU trainer and by nvcc for the GPU,
- * where one thread block trains one model (see FS_PARFOR in util.h).
+ * where one thread block trains one model (train/device.h).
  */
 #ifndef FS_TRAIN_CORE_H
 #define FS_TRAIN_CORE_H
 
 #include "model/model.h"
 #include "stop/stop.h"
+#include "train/device.h"
 #include "train/kernel.h" /* FsModel, FsFoldData, the host side's functions and the launch */
 #include "train/train.h"
 

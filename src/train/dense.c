@@ -164,7 +164,7 @@ static void dense_fused_range(void *arg, long lo, long hi)
 /* Fused updates run by this thread, CPU build only: the evidence that
  * fusing happened (tests/test_fused.c), one thread-local increment per
  * layer and step. Not in the GPU or emulated-block builds of this file. */
-#if !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#if FS_ONE_THREAD
 _Thread_local long fs_dense_fused_calls;
 #define DENSE_FUSED_RAN() ((void)fs_dense_fused_calls++)
 #else

@@ -56,7 +56,7 @@ FS_DEVICE static void fit_save(FsModel *m, const FsFitState *s, const FsFitResul
 FS_DEVICE static int fit_ckpt_due(FsModel *m, int stopping)
 {
 #if !defined(__CUDACC__)
-    return m->ckpt && FS_ANY(core_checkpoint_due(m, stopping));
+    return m->ckpt && FS_SYNC_ANY(core_checkpoint_due(m, stopping));
 #else
     (void)m, (void)stopping;
     return 0;
@@ -110,8 +110,8 @@ FS_DEVICE static FsFitStatus fit_batches(FsModel *m, const FsFoldData *fd, const
 {
     const int B = ts->batch;
     for (; s->next < fd->n_train; s->next += (uint32_t)B, s->step_in_epoch++) {
-        const int pruned = FS_ANY(m->prune && *m->prune);
-        const int stop = !pruned && FS_ANY(m->cancel && *m->cancel);
+        const int pruned = FS_SYNC_ANY(m->prune && *m->prune);
+        const int stop = !pruned && FS_SYNC_ANY(m->cancel && *m->cancel);
         if (pruned || stop || fit_ckpt_due(m, 0)) {
             s->seconds = FS_CLOCK() - t_start;
             if (!pruned) fit_save(m, s, out);
@@ -184,7 +184,7 @@ FS_DEVICE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldData *fd, con
 /* Every thread of a block runs this loop with the same values (sums are
  * taken in the same order by each), so every branch is uniform; writes to
  * shared memory are the master's. The cancel flag is read by all and agreed
- * on with FS_ANY, since the host may raise it between two reads.
+ * on with FS_SYNC_ANY, since the host may raise it between two reads.
  *
  * The loop's state lives in `s` so that it can stop between two batches,
  * be written as a checkpoint (with the model buffer) and be resumed from

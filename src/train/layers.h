@@ -35,7 +35,11 @@ FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train);
  * gradient; returns nonzero if this thread saw it non-finite. */
 FS_DEVICE int layer_backward(FsModel *m, int i, int B, const FsOptStep *fuse);
 
-/* Convolution pieces, shared by conv1d and highway (weights W [K*Cin][F]). */
+/* The first layer (conv.c): out = bias + the weight rows its one-hot codes
+ * pick (a gather), and the weight gradient's scatter-add. */
+FS_DEVICE void gather_forward(const FsLayer *y, const float *w, const uint8_t *codes, float *out, int B);
+FS_DEVICE void gather_backward(const FsLayer *y, float *gw, const uint8_t *codes, const float *d, int B);
+/* Convolution pieces (conv.c), shared by conv1d and highway (weights W [K*Cin][F]). */
 FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F);
 FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F);
 FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const float *d, float *dx, int B, int F);

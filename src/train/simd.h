@@ -1,14 +1,18 @@
 /*
  * train/simd.h: internal to the train module. GCC vector types for the CPU
  * build only (FS_SIMD); nvcc and the emulated block take the portable
- * loops beside every use. A vector form must compute exactly what its
+ * loops beside every use. A vector path walks its whole range on the
+ * calling thread (no FS_PARFOR), which is right only where one thread runs
+ * a model's step: FS_SIMD exists only where device.h's FS_ONE_THREAD is 1. A vector form must compute exactly what its
  * portable loop computes, element by element, so that results stay bitwise
  * identical across backends (tests/test_block.c).
  */
 #ifndef FS_TRAIN_SIMD_H
 #define FS_TRAIN_SIMD_H
 
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#include "train/device.h"
+
+#if defined(__GNUC__) && FS_ONE_THREAD
 #define FS_SIMD 1
 /* aligned(4): loads and stores at any float address. */
 typedef float v16 __attribute__((vector_size(64), aligned(4)));

@@ -229,7 +229,7 @@ FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
     if (fused) o = step_opt(ts, m->step + 1, 1.0f);
     int bad = 0;
     for (int i = m->net->n - 1; i >= 0; i--) bad |= layer_backward(m, i, B, fused ? &o : 0);
-    return fused ? FS_ANY(bad) : 0;
+    return fused ? FS_SYNC_ANY(bad) : 0;
 }
 
 FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
@@ -274,7 +274,10 @@ FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
     }
 #endif
     FS_SYNC();
-    FS_MASTER m->step = t;
+    FS_MASTER
+    {
+        m->step = t;
+    }
     FS_SYNC();
     return norm;
 }

@@ -19,9 +19,10 @@
 #ifndef FS_TRAIN_TEAM_H
 #define FS_TRAIN_TEAM_H
 
+#include "train/device.h"
 #include "util/util.h"
 
-#if !defined(__CUDACC__) && !defined(FS_EMULATE_BLOCK)
+#if FS_ONE_THREAD /* device.h: helpers join a model only where one thread runs its step */
 #define FS_TEAM 1
 
 /* fn(arg, lo, hi) does the work of indices lo .. hi-1. */

@@ -14,47 +14,20 @@
 #include <stdio.h>
 
 /* ---------------------------------------------------------------------- */
-/* Single source for CPU and GPU (design.md, "The trainer"). The per-model  */
-/* code is written once with these; the C compiler builds it as plain      */
-/* loops, nvcc as a thread block's strided loops with barriers. FS_MASTER  */
-/* runs a block on one thread; FS_ANY(x) agrees on x across the block.     */
-#if defined(__CUDACC__)
-#define FS_DEVICE __device__
-#define FS_PARFOR(i, n) for (long i = threadIdx.x; i < (long)(n); i += blockDim.x)
-#define FS_SYNC() __syncthreads()
-#define FS_MASTER if (threadIdx.x == 0)
-#define FS_ANY(x) __syncthreads_or((x) ? 1 : 0)
-#define FS_RESTRICT __restrict__
-#elif defined(FS_EMULATE_BLOCK)
-/* Test-only (tests/test_block.c): a thread block emulated by pthreads on
- * the CPU, so that races and non-uniform branches in the single source
- * show up without a GPU. */
-#include <pthread.h>
-extern _Thread_local int fs_emu_tid;
-extern int fs_emu_nthreads;
-extern pthread_barrier_t fs_emu_barrier;
-int fs_emu_any(int x);
-#define FS_DEVICE
-#define FS_PARFOR(i, n) for (long i = fs_emu_tid; i < (long)(n); i += fs_emu_nthreads)
-#define FS_SYNC() pthread_barrier_wait(&fs_emu_barrier)
-#define FS_MASTER if (fs_emu_tid == 0)
-#define FS_ANY(x) fs_emu_any((x) ? 1 : 0)
-#define FS_RESTRICT restrict
-#else
-#define FS_DEVICE
-#define FS_PARFOR(i, n) for (long i = 0; i < (long)(n); i++)
-#define FS_SYNC() ((void)0)
-#define FS_MASTER
-#define FS_ANY(x) (x)
-#define FS_RESTRICT restrict
-#endif
-
-/* ---------------------------------------------------------------------- */
 /* Exit codes of the program (README): what cli_main and run_sweep return, */
 /* what a rank passes to the others in STOP, what the CPU check exits with. */
 /* Here, not in cli, because the run and mpi modules below cli use them.   */
 
 enum { FS_EXIT_OK = 0, FS_EXIT_ERROR = 1, FS_EXIT_USAGE = 2, FS_EXIT_INTERRUPTED = 3 };
+
+/* A small function that the GPU trainer calls too (the random stream here,
+ * the stopping rule in stop.h): under nvcc it is built for both sides. The
+ * trainer's own single-source macros are in train/device.h. */
+#if defined(__CUDACC__)
+#define FS_HOST_DEVICE __host__ __device__
+#else
+#define FS_HOST_DEVICE
+#endif
 
 /* ---------------------------------------------------------------------- */
 /* Internal errors: a bug or an exhausted machine, never bad user input.   */
@@ -172,7 +145,7 @@ void fs_rng_seed(FsRng *r, const uint64_t *words, int n);
 
 /* xoshiro256**. Inline and device-callable: the trainer shuffles with it
  * on the GPU as well. */
-FS_DEVICE static inline uint64_t fs_rng_u64(FsRng *r)
+FS_HOST_DEVICE static inline uint64_t fs_rng_u64(FsRng *r)
 {
     uint64_t *s = r->s;
     uint64_t x = s[1] * 5;
@@ -188,7 +161,7 @@ FS_DEVICE static inline uint64_t fs_rng_u64(FsRng *r)
 }
 
 /* Uniform in [0, n) without modulo bias (Lemire's multiply-shift). */
-FS_DEVICE static inline uint32_t fs_rng_below(FsRng *r, uint32_t n)
+FS_HOST_DEVICE static inline uint32_t fs_rng_below(FsRng *r, uint32_t n)
 {
     if (n <= 1) return 0;
     uint64_t m = (uint64_t)(uint32_t)(fs_rng_u64(r) >> 32) * n;

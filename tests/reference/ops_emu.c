@@ -1,7 +1,7 @@
 /*
  * ops_emu: the trainer's per-model files compiled with FS_EMULATE_BLOCK (as
  * tests/test_block.c does): FS_PARFOR strides over pthreads, FS_SYNC is a
- * barrier, FS_MASTER is thread 0, FS_ANY agrees across threads, and the
+ * barrier, FS_MASTER is thread 0, FS_SYNC_ANY agrees across threads, and the
  * GEMM takes its portable tile, as on the GPU. tests/test_ops.c runs each
  * op through ops_emu_run and compares with the reference and, bitwise,
  * with the CPU build (the vector forms claim the portable loops' sums).
@@ -15,6 +15,7 @@
 
 #include "../../src/train/act.c"
 #include "../../src/train/blocks.c"
+#include "../../src/train/conv.c"
 #include "../../src/train/dense.c"
 #include "../../src/train/gemm.c"
 #include "../../src/train/layers.c"

@@ -25,7 +25,7 @@ FS_DEVICE static void ops_exec(FsModel *m, char *arena, OpsCall *c)
         /* A fused layer reports a non-finite gradient per thread; the
          * block agrees on it as step_backward does. */
         int bad = layer_backward(m, c->layer, c->B, c->fuse ? &c->opt : 0);
-        ret = FS_ANY(bad);
+        ret = FS_SYNC_ANY(bad);
         break;
     }
     case OPS_LOSS:

@@ -19,6 +19,7 @@
 
 #include "../../src/train/act.c"
 #include "../../src/train/blocks.c"
+#include "../../src/train/conv.c"
 #include "../../src/train/dense.c"
 #include "../../src/train/gemm.c"
 #include "../../src/train/layers.c"

@@ -4,8 +4,8 @@
  * source (ops_emu.c: the emulated block; ops_gpu.cu: nvcc, whose host stubs
  * of __device__ functions would otherwise clash with kernels/fit_kernel.cu
  * in the library). Include before anything that declares them. A new
- * non-static function in act.c, blocks.c, dense.c, gemm.c, layers.c or
- * step.c belongs here (a duplicate symbol at link time says so).
+ * non-static function in act.c, blocks.c, conv.c, dense.c, gemm.c, layers.c
+ * or step.c belongs here (a duplicate symbol at link time says so).
  */
 #ifndef FS_TESTS_OPS_RENAME_H
 #define FS_TESTS_OPS_RENAME_H
@@ -27,6 +27,8 @@
 #define dense_forward OPS_RENAME(dense_forward)
 #define dropout_backward OPS_RENAME(dropout_backward)
 #define dropout_forward OPS_RENAME(dropout_forward)
+#define gather_backward OPS_RENAME(gather_backward)
+#define gather_forward OPS_RENAME(gather_forward)
 #define highway_backward OPS_RENAME(highway_backward)
 #define highway_forward OPS_RENAME(highway_forward)
 #define layer_backward OPS_RENAME(layer_backward)

@@ -1,0 +1,156 @@
+/*
+ * conv: the layers' input side (single source): the first layer's gather
+ * from one-hot codes, and the convolution as GEMMs on padded tensors, which
+ * conv1d (layers.c) and highway (blocks.c) both use. In its own file so
+ * that layers.c (the dispatch) and blocks.c depend on it, not on each
+ * other.
+ */
+#include "data/data.h"
+#include "train/act.h"
+#include "train/layers.h"
+#include "train/simd.h"
+#include "train/team.h"
+
+/* ---------------------------------------------------------------------- */
+/* The first layer reads one-hot codes: its forward pass is a gather-add of
+ * weight rows, its weight gradient a scatter-add. No multiplications by
+ * zero, and no one-hot tensor. Weight row (k, code) for conv, (q, code) for dense. */
+
+/* Interior row r (example r / OL, position r % OL) of the gather. */
+FS_DEVICE static inline void gather_forward_row(const FsLayer *y, const float *w, const uint8_t *codes, float *out,
+                                                long r)
+{
+    const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
+    const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
+    const float *bias = w + y->b, *W = w + y->w;
+    long b = r / OL;
+    int p = (int)(r % OL);
+    float *o = out + (b * (OL + 2 * P) + P + p) * (long)F;
+    for (int f = 0; f < F; f++) o[f] = bias[f];
+    for (int k = 0; k < K; k++) {
+        int q = conv ? p + k - h : k;
+        if (q < 0 || q >= L) continue;
+        int code = codes[b * L + q];
+        if (code >= FS_AA_INPUTS) continue; /* padding: zero one-hot */
+        const float *wr = W + ((long)k * FS_AA_INPUTS + code) * F;
+        for (int f = 0; f < F; f++) o[f] += wr[f];
+    }
+}
+
+/* Columns [f0, f1) of the scatter, rows in order: deterministic. */
+FS_DEVICE static inline void gather_backward_cols(const FsLayer *y, float *GW, const uint8_t *codes, const float *d,
+                                                  int B, int f0, int f1)
+{
+    const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
+    const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
+    for (long r = 0; r < (long)B * OL; r++) {
+        long b = r / OL;
+        int p = (int)(r % OL);
+        const float *g = d + (b * (OL + 2 * P) + P + p) * (long)F;
+        for (int k = 0; k < K; k++) {
+            int q = conv ? p + k - h : k;
+            if (q < 0 || q >= L) continue;
+            int code = codes[b * L + q];
+            if (code >= FS_AA_INPUTS) continue;
+            float *gr = GW + ((long)k * FS_AA_INPUTS + code) * F;
+            int f = f0;
+#ifdef FS_SIMD
+            for (; f + 16 <= f1; f += 16) *(v16 *)(gr + f) += *(const v16 *)(g + f);
+#endif
+            for (; f < f1; f++) gr[f] += g[f];
+        }
+    }
+}
+
+#define GATHER_CHUNK 16
+
+#ifdef FS_TEAM
+/* Both as ranges that idle pool threads may share (team.h): rows of the
+ * output, or chunks of GATHER_CHUNK columns of the weight gradient (a
+ * range of chunks in one walk of the rows, as one thread alone does). */
+typedef struct {
+    const FsLayer *y;
+    const float *w, *d;
+    float *out;
+    const uint8_t *codes;
+    int B;
+} GatherLoop;
+
+static void gather_forward_range(void *arg, long lo, long hi)
+{
+    const GatherLoop *l = arg;
+    for (long r = lo; r < hi; r++) gather_forward_row(l->y, l->w, l->codes, l->out, r);
+}
+
+static void gather_backward_range(void *arg, long lo, long hi)
+{
+    const GatherLoop *l = arg;
+    const int F = l->y->out_c;
+    gather_backward_cols(l->y, l->out, l->codes, l->d, l->B, (int)lo * GATHER_CHUNK,
+                         hi * GATHER_CHUNK < F ? (int)hi * GATHER_CHUNK : F);
+}
+#endif
+
+FS_DEVICE void gather_forward(const FsLayer *y, const float *w, const uint8_t *codes, float *out, int B)
+{
+    const long rows = (long)B * y->out_l;
+#ifdef FS_TEAM
+    const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
+    GatherLoop l = {y, w, NULL, out, codes, B};
+    team_for(rows, 4.0 * rows * (K + 1) * y->out_c, gather_forward_range, &l);
+#else
+    FS_PARFOR(r, rows) gather_forward_row(y, w, codes, out, r);
+#endif
+    FS_SYNC();
+}
+
+FS_DEVICE void gather_backward(const FsLayer *y, float *gw, const uint8_t *codes, const float *d, int B)
+{
+    const int F = y->out_c;
+    float *GW = gw + y->w;
+    /* Parallel over column chunks, rows in order: deterministic scatter. */
+#ifdef FS_TEAM
+    const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
+    GatherLoop l = {y, NULL, d, GW, codes, B};
+    /* Counted at one multiply-add per element, not its measured four:
+     * each thread sharing it walks every row and code, so sharing it paid
+     * only at several times the larger model's size. */
+    team_for((F + GATHER_CHUNK - 1) / GATHER_CHUNK, (double)B * y->out_l * K * F, gather_backward_range, &l);
+#else
+    FS_PARFOR(t, (F + GATHER_CHUNK - 1) / GATHER_CHUNK)
+    {
+        int f0 = (int)t * GATHER_CHUNK, f1 = f0 + GATHER_CHUNK < F ? f0 + GATHER_CHUNK : F;
+        gather_backward_cols(y, GW, codes, d, B, f0, f1);
+    }
+#endif
+    FS_SYNC();
+}
+
+/* ---------------------------------------------------------------------- */
+/* Convolution ("same", stride 1) and dense as GEMMs on padded tensors.   */
+
+/* out (+)= conv(x) with weights W [K*Cin][F]. */
+FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F)
+{
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
+    ops_gemm(B * L, F, K * C, x + (long)(P - h) * C, st_rows(L, P, C), st_plain(1), W, st_plain(F),
+             out + (long)P * F, st_rows(L, P, F), 1);
+}
+
+/* gW += x^T d for a conv: rows of gW are the K*Cin window inputs. */
+FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F)
+{
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
+    ops_gemm(K * C, F, B * L, x + (long)(P - h) * C, st_plain(1), st_rows(L, P, C), d + (long)P * F,
+             st_rows(L, P, F), gW, st_plain(F), 1);
+}
+
+/* dx += conv^T(d): a "same" convolution of d with the flipped, transposed
+ * kernel Wf [K*F][Cin], Wf[(j*F + f)][c] = W[(K-1-j)*Cin + c][f]. */
+FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const float *d, float *dx, int B, int F)
+{
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
+    for (int j = 0; j < K; j++) ops_transpose(W + (long)(K - 1 - j) * C * F, C, F, Wf + (long)j * F * C, C);
+    ops_gemm(B * L, C, K * F, d + (long)(P - h) * F, st_rows(L, P, F), st_plain(1), Wf, st_plain(C),
+             dx + (long)P * C, st_rows(L, P, C), 1);
+}

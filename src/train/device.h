@@ -1,0 +1,76 @@
+/*
+ * train/device.h: the single-source vocabulary of the trainer (design.md,
+ * "The trainer"). The per-model code (src/train's layer ops, step and fit,
+ * and stop/stop.c) is written once with these macros and built three ways:
+ *
+ *   C compiler       one thread runs a model: loops are plain loops, a
+ *                    barrier is nothing, the master is that thread
+ *   nvcc             one thread block runs a model: loops stride over the
+ *                    block's threads, barriers are __syncthreads
+ *   FS_EMULATE_BLOCK tests only (tests/test_block.c, tests/reference):
+ *                    a block emulated by pthreads on the CPU, so that races
+ *                    and non-uniform branches show up without a GPU
+ *
+ * The rules the single source keeps:
+ *   - Every thread of a block runs the same code with the same values, so
+ *     every branch is uniform; FS_SYNC and FS_SYNC_ANY are barriers and
+ *     must be reached by every thread.
+ *   - FS_PARFOR splits a loop's iterations among the threads; each
+ *     iteration writes its own outputs. Results read after the loop need an
+ *     FS_SYNC first.
+ *   - Shared state is written by the master (FS_MASTER) or inside FS_PARFOR.
+ *   - One thread per model where the code relies on it: a path that walks a
+ *     whole range without FS_PARFOR (the GCC vector forms under FS_SIMD in
+ *     simd.h, gemm.c, act.c, layers.c, dense.c) is compiled only where
+ *     FS_ONE_THREAD is 1, the plain CPU build. Idle pool threads that help
+ *     a model there (team.h) share only the loops written for it
+ *     (team_for), each output computed whole by one thread.
+ *
+ * Lower modules whose small functions the kernel calls (util's random
+ * stream, stop's rule) mark them FS_HOST_DEVICE (util.h) instead: callable
+ * from both sides, with no block behind them.
+ */
+#ifndef FS_TRAIN_DEVICE_H
+#define FS_TRAIN_DEVICE_H
+
+/* FS_DEVICE: a function of the single source (__device__ under nvcc).
+ * FS_PARFOR(i, n): for i in [0, n), this thread's share.
+ * FS_SYNC(): a barrier across the block.
+ * FS_SYNC_ANY(x): a barrier that also agrees on x: nonzero on every thread
+ *   if x is nonzero on any (a flag the host may raise between two reads).
+ * FS_MASTER { ... }: the block runs on the master thread only. A for
+ *   statement, not an if, so an `else` after it does not compile; a
+ *   `break` or `continue` inside it leaves only the block (none is used).
+ * FS_ONE_THREAD: 1 where one thread runs a model's step. */
+#if defined(__CUDACC__)
+#define FS_DEVICE __device__
+#define FS_PARFOR(i, n) for (long i = threadIdx.x; i < (long)(n); i += blockDim.x)
+#define FS_SYNC() __syncthreads()
+#define FS_SYNC_ANY(x) __syncthreads_or((x) ? 1 : 0)
+#define FS_MASTER for (int fs_master_ = threadIdx.x == 0; fs_master_; fs_master_ = 0)
+#define FS_RESTRICT __restrict__
+#define FS_ONE_THREAD 0
+#elif defined(FS_EMULATE_BLOCK)
+#include <pthread.h>
+extern _Thread_local int fs_emu_tid;
+extern int fs_emu_nthreads;
+extern pthread_barrier_t fs_emu_barrier;
+int fs_emu_any(int x); /* tests/emu_block.h */
+#define FS_DEVICE
+#define FS_PARFOR(i, n) for (long i = fs_emu_tid; i < (long)(n); i += fs_emu_nthreads)
+#define FS_SYNC() pthread_barrier_wait(&fs_emu_barrier)
+#define FS_SYNC_ANY(x) fs_emu_any((x) ? 1 : 0)
+#define FS_MASTER for (int fs_master_ = fs_emu_tid == 0; fs_master_; fs_master_ = 0)
+#define FS_RESTRICT restrict
+#define FS_ONE_THREAD 0
+#else
+#define FS_DEVICE
+#define FS_PARFOR(i, n) for (long i = 0; i < (long)(n); i++)
+#define FS_SYNC() ((void)0)
+#define FS_SYNC_ANY(x) (x)
+#define FS_MASTER for (int fs_master_ = 1; fs_master_; fs_master_ = 0)
+#define FS_RESTRICT restrict
+#define FS_ONE_THREAD 1
+#endif
+
+#endif
