@@ -110,62 +110,35 @@ static double elapsed(const FsJournal *j, int running, double now, int *n_runs)
     return total;
 }
 
-int cli_status(int argc, char **argv)
-{
-    CliArgs a;
-    int rc = cli_args_parse(&a, &spec, argc, argv);
-    if (rc != CLI_PARSED) return rc;
-    const char *dir = a.args[0];
-    cli_args_free(&a);
-    FsJournal j;
-    FsReportSpec rs;
-    int from_journal;
-    if (cli_folder_read(dir, &j, &rs, &from_journal)) return FS_EXIT_ERROR;
-    FsReport rep;
-    report_build(&rep, &j, &rs);
-    int k = rep.spec.folds, done = 0, flight = 0, n_ok = 0, n_div = 0, n_fail = 0, n_pruned = 0;
-    long folds_done = 0;
-    for (int i = 0; i < rep.n_rows; i++) {
-        const FsReportRow *r = &rep.rows[i];
-        int complete = r->n_done == k || r->status == FS_TRIAL_FAILED || r->status == FS_TRIAL_PRUNED;
-        done += complete;
-        flight += !complete;
-        n_ok += r->status == FS_TRIAL_OK;
-        n_div += complete && r->status == FS_TRIAL_DIVERGED;
-        n_fail += r->status == FS_TRIAL_FAILED;
-        n_pruned += r->status == FS_TRIAL_PRUNED;
-        folds_done += complete ? k : r->n_done; /* a failed or pruned trial trains no more folds */
-    }
-    int left = rs.n_trials > 0 ? rs.n_trials - done - flight : -1;
-    if (left < 0 && rs.n_trials > 0) left = 0;
-    int running = journal_is_locked(dir) == 1;
-    double now = (double)time(NULL);
-    int n_runs;
-    double el = elapsed(&j, running, now, &n_runs);
+/* The trials of a report by state, and the folds they account for. */
+typedef struct {
+    int done, flight, ok, diverged, failed, pruned;
+    long folds_done;
+} StatusCounts;
 
-    printf("run folder   %s%s\n", dir, running ? " (a run is writing it now)" : "");
-    if (rs.n_trials > 0)
-        printf("sweep        %d trials x %d fold%s, metric %s%s\n", rs.n_trials, k,
-               k == 1 ? "" : "s", report_metric_name(rs.metric),
-               from_journal ? " (from the journal; no sweep.yaml)" : "");
-    printf("trials       %d done (%d ok, %d diverged, %d failed", done, n_ok, n_div, n_fail);
-    if (n_pruned) printf(", %d pruned", n_pruned);
-    printf("), %d in flight, ", flight);
-    if (left >= 0)
-        printf("%d left\n", left);
-    else
-        printf("? left\n");
-    long total_folds = rs.n_trials > 0 ? (long)rs.n_trials * k : -1;
-    if (total_folds > 0)
-        printf("folds        %ld of %ld\n", folds_done, total_folds);
-    else
-        printf("folds        %ld\n", folds_done);
-    char e[32], eta[32];
-    duration(el, e, sizeof e);
-    printf("elapsed      %s over %d run%s\n", e, n_runs, n_runs == 1 ? "" : "s");
-    /* A live run's own view (progress.json, rewritten every 2 s): folds in
-     * flight and the ETA from examples trained, known before any fold ends. */
-    char pj[4200];
+static void count_trials(const FsReport *rep, StatusCounts *n)
+{
+    int k = rep->spec.folds;
+    memset(n, 0, sizeof *n);
+    for (int i = 0; i < rep->n_rows; i++) {
+        const FsReportRow *r = &rep->rows[i];
+        int complete = r->n_done == k || r->status == FS_TRIAL_FAILED || r->status == FS_TRIAL_PRUNED;
+        n->done += complete;
+        n->flight += !complete;
+        n->ok += r->status == FS_TRIAL_OK;
+        n->diverged += complete && r->status == FS_TRIAL_DIVERGED;
+        n->failed += r->status == FS_TRIAL_FAILED;
+        n->pruned += r->status == FS_TRIAL_PRUNED;
+        n->folds_done += complete ? k : r->n_done; /* a failed or pruned trial trains no more folds */
+    }
+}
+
+/* Folds in flight and the ETA. A live run's own view (progress.json,
+ * rewritten every 2 s) has both, its ETA from examples trained, known
+ * before any fold ends; without it the ETA is the pace of the folds so far. */
+static void print_eta(const char *dir, int running, long folds_done, long total_folds, double el)
+{
+    char pj[4200], eta[32];
     snprintf(pj, sizeof pj, "%s/progress.json", dir);
     char *live = running ? read_small(pj) : NULL;
     double l_eta = live ? json_num(live, "eta_seconds") : -1, l_rate = live ? json_num(live, "examples_per_second") : 0;
@@ -181,8 +154,6 @@ int cli_status(int argc, char **argv)
     } else if (live && l_eta >= 0) {
         duration(l_eta, eta, sizeof eta);
         printf("eta          %s (examples trained against the most the folds left may take)\n", eta);
-    } else if (total_folds > 0 && folds_done >= total_folds) {
-        printf("eta          finished\n");
     } else if (total_folds > 0 && folds_done > 0 && el > 0) {
         duration((double)(total_folds - folds_done) * el / (double)folds_done, eta, sizeof eta);
         printf("eta          %s at the pace so far%s\n", eta,
@@ -190,25 +161,79 @@ int cli_status(int argc, char **argv)
     } else {
         printf("eta          unknown (no fold finished yet)\n");
     }
-    if (rep.n_rows && rep.rows[0].status == FS_TRIAL_OK) {
-        const FsReportRow *b = &rep.rows[0];
-        printf("best so far  %s %s %.4f +- %.4f  %s\n", b->id, report_metric_name(rs.metric),
+    free(live);
+}
+
+/* The best complete trial, how often test data was looked at, and a torn
+ * last line. */
+static void print_best(const FsReport *rep, const FsReportSpec *rs, const FsJournal *j)
+{
+    if (rep->n_rows && rep->rows[0].status == FS_TRIAL_OK) {
+        const FsReportRow *b = &rep->rows[0];
+        printf("best so far  %s %s %.4f +- %.4f  %s\n", b->id, report_metric_name(rs->metric),
                b->mean, b->std, b->arch);
     } else {
         printf("best so far  none complete yet\n");
     }
     /* Each look at test data makes the next one less honest: say how many. */
     int by_user = 0, by_test = 0;
-    for (int i = 0; i < j.n_evals; i++) by_user += !strcmp(j.evals[i].source, "evaluate"), by_test += !strcmp(j.evals[i].source, "test");
-    if (j.n_evals)
+    for (int i = 0; i < j->n_evals; i++)
+        by_user += !strcmp(j->evals[i].source, "evaluate"), by_test += !strcmp(j->evals[i].source, "test");
+    if (j->n_evals)
         printf("test data    looked at %d time%s (%d by foldsweep evaluate, %d by the sweep's test section)\n",
-               j.n_evals, j.n_evals == 1 ? "" : "s", by_user, by_test);
+               j->n_evals, j->n_evals == 1 ? "" : "s", by_user, by_test);
     else
         printf("test data    not looked at yet\n");
-    if (j.dropped_tail)
+    if (j->dropped_tail)
         printf("note         the journal's last line is incomplete (being written, or a killed "
                "run)\n");
-    free(live);
+}
+
+int cli_status(int argc, char **argv)
+{
+    CliArgs a;
+    int rc = cli_args_parse(&a, &spec, argc, argv);
+    if (rc != CLI_PARSED) return rc;
+    const char *dir = a.args[0];
+    cli_args_free(&a);
+    FsJournal j;
+    FsReportSpec rs;
+    int from_journal;
+    if (cli_folder_read(dir, &j, &rs, &from_journal)) return FS_EXIT_ERROR;
+    FsReport rep;
+    report_build(&rep, &j, &rs);
+    int k = rep.spec.folds;
+    StatusCounts n;
+    count_trials(&rep, &n);
+    int left = rs.n_trials > 0 ? rs.n_trials - n.done - n.flight : -1;
+    if (left < 0 && rs.n_trials > 0) left = 0;
+    int running = journal_is_locked(dir) == 1;
+    double now = (double)time(NULL);
+    int n_runs;
+    double el = elapsed(&j, running, now, &n_runs);
+
+    printf("run folder   %s%s\n", dir, running ? " (a run is writing it now)" : "");
+    if (rs.n_trials > 0)
+        printf("sweep        %d trials x %d fold%s, metric %s%s\n", rs.n_trials, k,
+               k == 1 ? "" : "s", report_metric_name(rs.metric),
+               from_journal ? " (from the journal; no sweep.yaml)" : "");
+    printf("trials       %d done (%d ok, %d diverged, %d failed", n.done, n.ok, n.diverged, n.failed);
+    if (n.pruned) printf(", %d pruned", n.pruned);
+    printf("), %d in flight, ", n.flight);
+    if (left >= 0)
+        printf("%d left\n", left);
+    else
+        printf("? left\n");
+    long total_folds = rs.n_trials > 0 ? (long)rs.n_trials * k : -1;
+    if (total_folds > 0)
+        printf("folds        %ld of %ld\n", n.folds_done, total_folds);
+    else
+        printf("folds        %ld\n", n.folds_done);
+    char e[32];
+    duration(el, e, sizeof e);
+    printf("elapsed      %s over %d run%s\n", e, n_runs, n_runs == 1 ? "" : "s");
+    print_eta(dir, running, n.folds_done, total_folds, el);
+    print_best(&rep, &rs, &j);
     report_free(&rep);
     journal_close(&j);
     return fflush(stdout) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;

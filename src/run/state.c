@@ -1,36 +1,14 @@
 /*
- * state: what rank 0 (or a single process) knows about a run, and how a
- * finished fold becomes a journal record and a step of the progress line.
+ * state: what rank 0 (or a single process) knows about a run: opening it
+ * (sweep, data, test set, run folder, the jobs left), closing it, and the
+ * leaderboard, profile and summary at its end. How a job becomes a journal
+ * record and a step of the progress line is in jobs.c.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "metrics/metrics.h"
 #include "report/report.h"
 #include "run/state.h"
-
-static long params_of(const FsArch *a)
-{
-    FsNet net;
-    FsErr err = {0};
-    return model_compile(&net, a, 1, &err) == 0 ? net.n_params : 0;
-}
-
-static double fold_metric(const FsSweep *sw, const FsFitResult *r)
-{
-    if (sw->metric == FS_METRIC_LOSS) return r->best_val_loss;
-    FsMetrics m;
-    metrics_from_confusion(&m, r->best_confusion);
-    return m.q3;
-}
-
-void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
-{
-    *ts = tr->train;
-    ts->seed[1] = strtoull(tr->id, NULL, 16);
-    ts->seed[2] = (uint64_t)(fold + 1);
-}
 
 static void default_out(const char *sweep_path, char *out, size_t n)
 {
@@ -104,53 +82,10 @@ static int check_data(RunState *st, FsErr *err)
     return 0;
 }
 
-int state_add_trial(RunState *st, int t, FsErr *err)
+/* The sweep, the backend, the data (trial ids from its fingerprint) and
+ * the test set; their time is the profile's data time. */
+static int open_inputs(RunState *st, const FsRunOptions *o)
 {
-    FsSweep *sw = &st->sw;
-    FsTrial *tr = &sw->trials[t];
-    st->trial_params[t] = params_of(&tr->arch);
-    if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) {
-        st->trials_done++;
-        return 0;
-    }
-    for (int k = 0; k < st->n_fold_ids; k++) {
-        const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
-        char why[256];
-        int restore = 0;
-        if (fr) {
-            st->trial_folds[t]++;
-            st->trial_metric[t] += fold_metric(sw, &fr->r);
-            if (fr->r.status != FS_FIT_OK) st->trial_bad[t] = 1;
-            if (run_model_check(st, fr, why, sizeof why) == 0) continue;
-            /* Its scores stand; training it again (same seeds) restores the weights. */
-            fprintf(stderr, "foldsweep: %s/%s is %s: trial %s fold %d is trained again to restore it\n", st->dir,
-                    fr->model.file, why, tr->id, st->fold_ids[k]);
-            restore = 1;
-        }
-        if (st->n_jobs >= st->cap_jobs) return fs_err_set(err, "internal: more jobs than the sweep's budget"), -1;
-        int i = st->n_jobs++;
-        st->job_restore[i] = restore;
-        run_job_spec(&st->specs[i], tr, st->fold_ids[k]);
-        train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
-        st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, st->fold_ids[k], &st->res[i], NULL,
-                              run_cancel_flag(), NULL, NULL, NULL, NULL};
-        st->job_trial[i] = t;
-        if (st->job_state) run_queue_add(st, i); /* mid-run: the queue exists already */
-    }
-    if (st->trial_folds[t] == st->n_fold_ids) st->trials_done++;
-    /* Folds without their trial record (dropped by `foldsweep repair`):
-     * the record is written again, so the leaderboard has its config. */
-    if (st->trial_folds[t] && !journal_find_trial(&st->j, tr->id) &&
-        journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, err) != 0)
-        return -1;
-    return 0;
-}
-
-int state_open(RunState *st, const FsRunOptions *o, FILE *out)
-{
-    memset(st, 0, sizeof *st);
-    pthread_mutex_init(&st->lock, NULL);
-    pthread_cond_init(&st->cv, NULL);
     double t0 = fs_now();
     FsErrList errs = {0};
     FsErr err = {0};
@@ -172,7 +107,16 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     st->n_seen = data_seen_hashes(&st->ds, &st->seen);
     if (sw->has_test && open_test(st, o->sweep_path) != 0) return FS_EXIT_ERROR;
     st->t_data = fs_now() - t0;
+    return FS_EXIT_OK;
+}
 
+/* The run folder: locked, set aside (--restart), claimed for this sweep and
+ * checked against its data and trials, then a run record; and the sweep's
+ * folds. */
+static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
+{
+    FsSweep *sw = &st->sw;
+    FsErr err = {0};
     if (o->out_dir)
         snprintf(st->dir, sizeof st->dir, "%s", o->out_dir);
     else if (sw->out_dir)
@@ -204,9 +148,16 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     if (sw->note && !o->quiet) fprintf(out, "note: %s\n", sw->note);
     if (st->j.dropped_tail && !o->quiet)
         fprintf(out, "note: the journal's last line was torn (a killed run); it was dropped and is retrained\n");
+    return FS_EXIT_OK;
+}
 
-    /* The jobs: every (trial, fold) not already in the journal; with the
-     * tpe sampler, of the trials proposed so far (more come batch by batch). */
+/* The jobs: every (trial, fold) not already in the journal; with the tpe
+ * sampler, of the trials proposed so far (more come batch by batch). Then
+ * the progress line, with the best complete trial of earlier runs. */
+static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
+{
+    FsSweep *sw = &st->sw;
+    FsErr err = {0};
     int nt = sw->n_trials, budget = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : nt;
     st->cap_jobs = budget * st->n_fold_ids + 1;
     st->jobs = fs_calloc((size_t)st->cap_jobs, sizeof(FsJob));
@@ -225,13 +176,24 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
             fprintf(stderr, "foldsweep: %s\n", err.msg);
             return FS_EXIT_ERROR;
         }
-    nt = budget;
-    progress_init(&st->prog, out, o->quiet, nt, st->trials_done, st->n_fold_ids, st->n_jobs, o->grace);
+    progress_init(&st->prog, out, o->quiet, budget, st->trials_done, st->n_fold_ids, st->n_jobs, o->grace);
     for (int t = 0; t < sw->n_trials; t++)
         if (st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t] && !journal_find_cut(&st->j, sw->trials[t].id))
             progress_seed_best(&st->prog, sw->trials[t].id, st->trial_metric[t] / st->n_fold_ids,
                                sw->metric == FS_METRIC_LOSS);
-    if (sw->prune.kind != FS_PRUNER_NONE && st->use_gpu) {
+    return FS_EXIT_OK;
+}
+
+int state_open(RunState *st, const FsRunOptions *o, FILE *out)
+{
+    memset(st, 0, sizeof *st);
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->cv, NULL);
+    int rc = open_inputs(st, o);
+    if (rc == FS_EXIT_OK) rc = open_folder(st, o, out);
+    if (rc == FS_EXIT_OK) rc = open_jobs(st, o, out);
+    if (rc != FS_EXIT_OK) return rc;
+    if (st->sw.prune.kind != FS_PRUNER_NONE && st->use_gpu) {
         /* The CUDA backend trains many folds in one launch and reports no
          * per-epoch values yet: a pruned run there could not be the same
          * as on the CPU. */
@@ -239,6 +201,8 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
         return FS_EXIT_ERROR;
     }
     run_pruning_open(st);
+    /* Progress: per job the examples when first seen, epochs printed and
+     * epochs known from EPOCH messages (state_progress_sample). */
     size_t cap = (size_t)st->cap_jobs + 1;
     st->job_base = fs_malloc(cap * sizeof(uint64_t));
     for (size_t i = 0; i < cap; i++) st->job_base[i] = UINT64_MAX;
@@ -249,79 +213,6 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     st->prog.sample_ctx = st;
     st->prog.dir = st->dir;
     return FS_EXIT_OK;
-}
-
-void state_epochs_seen(RunState *st, int i, int upto)
-{
-    if (upto > st->job_seen[i]) st->job_seen[i] = upto;
-}
-
-/* --progress: one line per finished epoch of each fold (lock held). */
-static void print_epochs(RunState *st, int i, int upto)
-{
-    const FsCurves *c = &st->res[i].curves;
-    const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
-    for (int e = st->job_printed[i] + 1; e <= upto; e++)
-        fprintf(st->prog.out, "%s%.8s fold %d epoch %d/%d: train loss %.4f, val loss %.4f, val Q3 %.4f, %.1f s\n",
-                st->prog.tty ? "\r\033[K" : "", tr->id, st->jobs[i].fold, e, st->specs[i].stop.max_epochs,
-                c->train_loss[e - 1], c->val_loss[e - 1], c->val_q3[e - 1], c->seconds[e - 1]);
-    if (upto > st->job_printed[i]) {
-        st->job_printed[i] = upto;
-        fflush(st->prog.out);
-    }
-}
-
-void state_progress_sample(void *ctx, FsProgressSample *s)
-{
-    RunState *st = ctx;
-    memset(s, 0, sizeof *s);
-    s->eta = -1;
-    pthread_mutex_lock(&st->lock);
-    int first = -1;
-    double frac_sum = 0.0;
-    for (int i = 0; i < st->n_jobs; i++) {
-        int k = st->job_slot[i];
-        if (!st->slot_train[k]) st->slot_train[k] = data_examples(&st->ds, st->jobs[i].fold, 0, NULL) + 1;
-        const double n_train = (double)(st->slot_train[k] - 1);
-        const double plan = n_train * st->specs[i].stop.max_epochs;
-        const FsFitResult *r = &st->res[i];
-        uint64_t ex = 0;
-        if (st->job_state[i] == FS_JOB_QUEUED) {
-            s->planned += plan;
-            continue;
-        }
-        if (st->job_state[i] == FS_JOB_DONE) {
-            ex = r->status == FS_FIT_CANCELLED ? st->job_examples[i] : r->train_examples;
-            s->done += (double)ex;
-            s->planned += r->status == FS_FIT_CANCELLED ? plan : (double)ex;
-        } else {
-            ex = st->job_examples[i];
-            s->done += (double)ex;
-            s->planned += plan;
-            int seen = st->job_progress[i] > st->job_seen[i] ? st->job_progress[i] : st->job_seen[i];
-            if (st->epoch_lines && seen > st->job_printed[i]) print_epochs(st, i, seen);
-            double in_epoch = n_train > 0 ? (double)ex / n_train - seen : 0.0;
-            if (in_epoch < 0) in_epoch = 0;
-            if (first < 0) {
-                first = i;
-                snprintf(s->flight, sizeof s->flight, "epoch %d/%d %.0f%%", seen + 1 > st->specs[i].stop.max_epochs
-                         ? st->specs[i].stop.max_epochs : seen + 1, st->specs[i].stop.max_epochs,
-                         100.0 * (in_epoch > 1 ? 1 : in_epoch));
-            }
-            frac_sum += plan > 0 ? (double)ex / plan : 0.0;
-            s->n_flight++;
-        }
-        /* What this run trained: the rise since the job was first seen (a
-         * resumed fold starts at its checkpoint's count). */
-        if (st->job_base[i] == UINT64_MAX) st->job_base[i] = st->job_state[i] == FS_JOB_DONE ? 0 : ex;
-        if (ex > st->job_base[i]) s->trained += (double)(ex - st->job_base[i]);
-    }
-    if (s->n_flight > 1)
-        snprintf(s->flight, sizeof s->flight, "%.0f%% of their epochs", 100.0 * frac_sum / s->n_flight);
-    pthread_mutex_unlock(&st->lock);
-    double el = fs_now() - st->prog.t_start;
-    if (s->trained > 0 && el > 0) s->eta = (s->planned - s->done) / (s->trained / el);
-    if (s->eta < 0 && s->planned > 0 && s->done >= s->planned) s->eta = 0;
 }
 
 void state_close(RunState *st)
@@ -357,132 +248,6 @@ void state_fail(RunState *st, const FsErr *e)
     if (!st->io_failed) st->io_err = *e;
     st->io_failed = 1;
     run_request_stop(0);
-}
-
-int state_take_job(RunState *st) { return run_pruning_take(st); }
-
-int state_work_left(const RunState *st) { return st->prog.folds_done < st->n_jobs; }
-
-int state_queue_empty(const RunState *st) { return st->n_queued == 0; }
-
-int state_running(const RunState *st)
-{
-    for (int i = 0; i < st->n_jobs; i++)
-        if (st->job_state[i] == FS_JOB_RUNNING) return 1;
-    return 0;
-}
-
-void state_job_requeue(RunState *st, int i)
-{
-    st->job_state[i] = FS_JOB_QUEUED;
-    st->n_queued++;
-    progress_fold_finished(&st->prog, 0, NULL, 0.0, 0); /* no longer in flight */
-}
-
-void state_job_started(RunState *st, int i)
-{
-    int t = st->job_trial[i];
-    const FsTrial *tr = &st->sw.trials[t];
-    if (!st->trial_written[t] && !journal_find_trial(&st->j, tr->id)) {
-        FsErr e = {0};
-        if (journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, &e) != 0)
-            state_fail(st, &e);
-    }
-    st->trial_written[t] = 1;
-    progress_fold_started(&st->prog);
-}
-
-/* A fold that was recorded before but whose model file was lost: only the
- * weights are new (a "model" record names them). */
-static void job_restored(RunState *st, int i)
-{
-    const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
-    FsModelRef ref;
-    FsErr e = {0};
-    if (st->res[i].status == FS_FIT_CANCELLED) {
-        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
-        return;
-    }
-    if (run_model_save(st, i, &ref, &e) != 0 ||
-        (ref.file[0] && journal_append_model(&st->j, tr->id, st->jobs[i].fold, &ref, &e) != 0))
-        state_fail(st, &e);
-    else if (!ref.file[0])
-        fprintf(stderr, "foldsweep: warning: trial %s fold %d did not train to a model this time (%s); its "
-                        "recorded scores stand, its model file stays missing\n",
-                tr->id, st->jobs[i].fold, train_status_name(st->res[i].status));
-    train_result_drop_weights(&st->res[i]);
-    progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
-}
-
-/* With pruning: the fold's values go to the pruner, and a fold of a trial
- * pruned at or before it is not recorded (it counts as done). Returns 1
- * when the fold is dropped. */
-static int pruned_fold(RunState *st, int i)
-{
-    if (!st->pruner) return 0;
-    int t = st->job_trial[i];
-    if (st->res[i].status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
-    run_pruning_decide(st);
-    if (st->job_slot[i] < run_pruning_cut_slot(st, t)) return 0;
-    st->pruned_seconds += st->res[i].seconds;
-    st->train_examples += (double)st->res[i].train_examples; /* work done, if thrown away */
-    run_ckpt_remove(st->dir, st->sw.trials[t].id, st->jobs[i].fold);
-    train_result_drop_weights(&st->res[i]);
-    progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
-    return 1;
-}
-
-/* Job i's result into the journal and the counters (lock held). */
-static void state_record_fold(RunState *st, int i)
-{
-    const FsFitResult *r = &st->res[i];
-    int t = st->job_trial[i];
-    const FsTrial *tr = &st->sw.trials[t];
-    FsErr e = {0};
-    FsModelRef model;
-    if (r->status == FS_FIT_FAILED) {
-        if (!journal_find_failure(&st->j, tr->id) && journal_append_failure(&st->j, tr->id, r->message, &e) != 0)
-            state_fail(st, &e);
-        st->trial_bad[t] = 1;
-    } else if (run_model_save(st, i, &model, &e) != 0 ||
-               journal_append_fold(&st->j, tr->id, st->jobs[i].fold, r, &model, &e) != 0) {
-        /* Not recorded: the fold is trained again on resume. */
-        state_fail(st, &e);
-        train_result_drop_weights(&st->res[i]);
-        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
-        return;
-    }
-    train_result_drop_weights(&st->res[i]);
-    run_ckpt_remove(st->dir, tr->id, st->jobs[i].fold); /* recorded: its checkpoint has served */
-    st->busy += r->seconds;
-    st->val += r->val_seconds;
-    st->train_examples += (double)r->train_examples;
-    if (r->status != FS_FIT_OK) st->trial_bad[t] = 1;
-    st->trial_folds[t]++;
-    st->trial_metric[t] += fold_metric(&st->sw, r);
-    int complete = st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t];
-    progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->n_fold_ids, complete);
-    FsReportHtmlInfo live = {st->sw.path, st->use_gpu ? "cuda" : "cpu", 0, 0, 1};
-    if (st->trial_folds[t] == st->n_fold_ids) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
-}
-
-void state_job_finished(RunState *st, int i)
-{
-    if (st->epoch_lines && st->res[i].status != FS_FIT_CANCELLED) print_epochs(st, i, st->res[i].epochs);
-    st->job_state[i] = FS_JOB_DONE;
-    pthread_cond_broadcast(&st->cv);
-    if (st->job_restore[i]) {
-        job_restored(st, i);
-        return;
-    }
-    if (pruned_fold(st, i)) return;
-    if (st->res[i].status == FS_FIT_CANCELLED) {
-        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
-        return;
-    }
-    if (st->slot_done) st->slot_done[st->job_trial[i] * st->n_fold_ids + st->job_slot[i]] = 1;
-    state_record_fold(st, i);
-    run_sampler_step(st);
 }
 
 int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads,

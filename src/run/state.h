@@ -4,6 +4,8 @@
  * to train, and the bookkeeping the progress line and the profile read.
  * Every function here that touches the journal or the counters expects
  * st->lock held, since the pool's threads and the MPI loop share them.
+ * Also the module's private functions by file, and the state of the MPI
+ * loops, shared by the two files of each side (RunCoord, RunWorker).
  */
 #ifndef FS_RUN_STATE_H
 #define FS_RUN_STATE_H
@@ -242,5 +244,97 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, 
 int run_worker(FsMpi *m, const FsRunOptions *o);
 /* Rank 0 after fsmpi_report_setup found failed ranks: stops the others. */
 void run_release_workers(FsMpi *m);
+
+/* Rank 0's side of the protocol (coord.c: its own threads and the loop;
+ * coord_messages.c: the messages of worker ranks). */
+typedef struct {
+    RunState *st;
+    FsMpi *m;
+    int *owner;       /* per job: rank training it, -1 queued, -2 done */
+    int *job_of;      /* (trial * n_fold_ids + fold slot) -> job, -1 none */
+    int *inflight;    /* per rank */
+    int *lost;        /* per job: times a worker lost or refused it */
+    int *seen;        /* per job: the REQUEST serial that last listed it as held */
+    int serial;
+    FsWorkItem *held;  /* a decoded REQUEST's list */
+    float *q3, *loss, *tl, *sec; /* a decoded EPOCH's values */
+    FsProgressItem *prog;        /* a decoded PROGRESS's items */
+    int cuts_seen;     /* st->cuts_made when worker ranks were last told */
+    int local_inflight;
+    int jobs_known;    /* st->n_jobs when owner and job_of were last brought up to date */
+} RunCoord;
+/* Jobs listed since (a new batch of the sampler): queued, and findable by
+ * (trial, fold) (lock held). */
+void run_coord_sync_jobs(RunCoord *c);
+/* One message from a worker rank, checked, then acted on; a bad one is
+ * reported and dropped. After the STOP (stop_sent) a REQUEST gets no more
+ * work; a BYE counts in *byes. */
+void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent, int *byes);
+/* Tells worker ranks to stop the folds of newly pruned trials (lock held). */
+void run_coord_tell_cuts(RunCoord *c);
+/* STOP to every live worker rank. */
+void run_coord_stop_all(RunCoord *c, int cancel, int code);
+
+/* A worker rank (worker.c: setup, its job queue and the loop;
+ * worker_send.c: checkpoints both ways and every message to rank 0 but
+ * REQUEST). Only the main thread calls MPI; the pool threads hand results
+ * over through the outbox and checkpoints through out_ckpt. */
+struct RunOutgoing;
+struct RunWorkerCkpt;
+typedef struct {
+    FsMpi *m;
+    FsSweep sw;
+    FsDataset ds;
+    int n_fold_ids, fold_ids[FS_MAX_FOLDS];
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    FsJob *jobs;
+    FsFitResult *res;
+    FsTrainSpec *specs;
+    FsWorkItem *items;
+    int cap, n_jobs, next; /* received, handed to threads */
+    int *outbox, n_out;
+    unsigned char *answered; /* per job: its result went out (or it was cancelled) */
+    volatile int *progress;  /* per job: epochs done (the trainer moves it), for EPOCH messages */
+    volatile int *prune;     /* per job: rank 0 pruned its trial */
+    int *sent_epochs;        /* per job: epochs rank 0 has heard of */
+    int no_more;           /* STOP received */
+    volatile int cancel;
+    int backend;           /* what rank 0 was asked for */
+    int refused_once;      /* test hook FOLDSWEEP_TEST_REFUSE */
+    int use_gpu, device;
+    /* Checkpoints (run.checkpoint, from rank 0): per job its hooks, the
+     * bytes to resume from (CKPT before TRIALS), and the checkpoints and
+     * notes the trainers made, for the main thread to send. */
+    double ckpt_every;
+    long ckpt_steps;
+    FsCheckpointing *cks;
+    struct RunWorkerCkpt *ck_ctx;
+    struct RunOutgoing *resumes; /* checkpoints from rank 0, each for an item of the next TRIALS */
+    struct RunOutgoing *out_ckpt;
+    volatile uint64_t *examples; /* per job: examples trained (PROGRESS) */
+    double progress_at;
+} RunWorker;
+/* Room for cap jobs' checkpointing; freed with what is left of it. */
+void run_worker_ckpt_open(RunWorker *w);
+void run_worker_ckpt_free(RunWorker *w);
+/* Job i's checkpointing, with rank 0's checkpoint if it sent one (lock held). */
+void run_worker_attach_ckpt(RunWorker *w, int i);
+/* CKPT from rank 0: kept for an item of the TRIALS message that follows. */
+void run_worker_take_resume(RunWorker *w, const FsMsg *msg);
+/* ERROR to rank 0: fmt with two strings. */
+void run_worker_error(RunWorker *w, const char *fmt, const char *a, const char *b);
+/* The trainers' checkpoints and notes, to rank 0. */
+void run_worker_send_ckpts(RunWorker *w, FsBuf *b);
+/* The results the pool handed over, to rank 0. *received and *no_more get
+ * the jobs received and whether STOP came, read with the outbox; returns
+ * how many jobs were answered now. */
+int run_worker_send_results(RunWorker *w, FsBuf *b, int *received, int *no_more);
+/* EPOCH messages (new validation values) and, every two seconds, PROGRESS
+ * for the first received jobs that are not answered. */
+void run_worker_send_epochs(RunWorker *w, int received, FsBuf *b);
+void run_worker_send_progress(RunWorker *w, int received, FsBuf *b);
+/* Test hook FOLDSWEEP_TEST_INJECT: malformed messages before the protocol. */
+void run_worker_inject_bad(RunWorker *w);
 
 #endif

@@ -1,0 +1,350 @@
+/*
+ * coord_messages: rank 0's side of the conversation with worker ranks.
+ * Every message is checked before it is trusted: its header, its source
+ * (a live worker rank), and for a result or epoch values that the item was
+ * sent to that rank; a bad one is reported and dropped. A REQUEST lists the
+ * jobs the worker still holds, so that a lost job goes back to the queue.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <pthread.h>
+
+#include "run/state.h"
+
+/* A job lost this often (refused, or its result never came) stops the run:
+ * the cause is on the worker's side, and queueing it forever would hang. */
+#define FS_MAX_LOST 3
+
+/* Fold's slot in st->fold_ids, or -1 (not a fold of this sweep). */
+static int fold_slot(const RunState *st, int fold)
+{
+    for (int k = 0; k < st->n_fold_ids; k++)
+        if (st->fold_ids[k] == fold) return k;
+    return -1;
+}
+
+void run_coord_sync_jobs(RunCoord *c)
+{
+    RunState *st = c->st;
+    for (; c->jobs_known < st->n_jobs; c->jobs_known++) {
+        int i = c->jobs_known;
+        c->owner[i] = -1;
+        c->job_of[st->job_trial[i] * st->n_fold_ids + fold_slot(st, st->jobs[i].fold)] = i;
+    }
+}
+
+/* The job of a message's item, or -1. */
+static int job_of_item(const RunCoord *c, const FsWorkItem *it)
+{
+    const RunState *st = c->st;
+    int k = fold_slot(st, it->fold);
+    if (it->trial >= st->sw.n_trials || k < 0) return -1;
+    int i = c->job_of[it->trial * st->n_fold_ids + k];
+    return i >= 0 && !strcmp(st->sw.trials[it->trial].id, it->id) ? i : -1;
+}
+
+static void bad_message(const FsMsg *msg, const char *why)
+{
+    fprintf(stderr, "foldsweep: rank 0: bad %s message from rank %d (dropped): %s\n", proto_kind_name(msg->tag),
+            msg->source, why);
+}
+
+/* TRIALS: up to capacity queued jobs for rank `rank`, each preceded by its
+ * checkpoint if the folder has one. */
+static void send_trials(RunCoord *c, int rank, int capacity)
+{
+    RunState *st = c->st;
+    FsWorkItem *items = fs_calloc((size_t)(capacity > 0 ? capacity : 1), sizeof *items);
+    int n = 0;
+    pthread_mutex_lock(&st->lock);
+    int i;
+    run_coord_sync_jobs(c);
+    while (n < capacity && !*run_stop_flag() && (i = state_take_job(st)) >= 0) {
+        c->owner[i] = rank;
+        c->inflight[rank]++;
+        state_job_started(st, i);
+        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+        items[n].trial = tr->index;
+        items[n].fold = st->jobs[i].fold;
+        memcpy(items[n].id, tr->id, 17);
+        n++;
+    }
+    pthread_mutex_unlock(&st->lock);
+    FsBuf b = {0};
+    /* Each item's checkpoint first, if one is in the folder: the worker
+     * continues the fold where it was. */
+    for (int k = 0; k < n && (st->sw.checkpoint > 0 || run_ckpt_test_steps()) && !st->use_gpu; k++) {
+        uint64_t nb;
+        char path[4400];
+        uint8_t *bytes = run_ckpt_read(st->dir, items[k].id, items[k].fold, &nb, path, sizeof path);
+        if (!bytes) continue;
+        proto_encode_ckpt(&b, &items[k], bytes, nb);
+        fsmpi_send(c->m, rank, FS_MSG_CKPT, &b);
+        free(bytes);
+    }
+    proto_encode_trials(&b, items, n);
+    fsmpi_send(c->m, rank, FS_MSG_TRIALS, &b);
+    buf_free(&b);
+    free(items);
+}
+
+/* A REQUEST lists what the worker still holds. It sends one only after its
+ * previous request was answered, and MPI keeps one sender's messages in
+ * order, so every result it sent before is already in: a job rank 0 sent it
+ * that is neither answered nor held was lost (refused, or a result that
+ * could not be read) and goes back to the queue. */
+static void reconcile(RunCoord *c, int rank, const FsWorkItem *held, int n_held)
+{
+    RunState *st = c->st;
+    c->serial++;
+    for (int h = 0; h < n_held; h++) {
+        int k = fold_slot(st, held[h].fold);
+        int i = held[h].trial < st->sw.n_trials && k >= 0 ? c->job_of[held[h].trial * st->n_fold_ids + k] : -1;
+        if (i >= 0 && c->owner[i] == rank) c->seen[i] = c->serial;
+    }
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->n_jobs; i++) {
+        if (c->owner[i] != rank || c->seen[i] == c->serial) continue;
+        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+        c->owner[i] = -1;
+        c->inflight[rank]--;
+        if (++c->lost[i] >= FS_MAX_LOST) {
+            FsErr e = {0};
+            fs_err_set(&e, "trial %s fold %d was lost %d times (last on rank %d: refused, or its result could not "
+                           "be read; see the messages above); stopping. Rerun the same command to resume",
+                       tr->id, st->jobs[i].fold, c->lost[i], rank);
+            state_fail(st, &e);
+            progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+            continue;
+        }
+        fprintf(stderr, "foldsweep: rank 0: trial %s fold %d sent to rank %d came back neither trained nor held; "
+                        "queued again\n", tr->id, st->jobs[i].fold, rank);
+        state_job_requeue(st, i);
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* EPOCH: a worker's validation values of a running fold, for the pruner.
+ * Values for a fold no longer out there (its trial was just pruned) are
+ * dropped quietly. */
+static void take_epochs(RunCoord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    FsWorkItem it;
+    int32_t first, n;
+    FsCurves got = {c->tl, c->loss, c->q3, c->sec};
+    if (proto_decode_epoch(msg->p, msg->n, &it, &first, &n, &got, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    int i = job_of_item(c, &it);
+    if (i < 0 || c->owner[i] != msg->source) return;
+    FsFitResult *r = &st->res[i];
+    if (first - 1 + n > st->specs[i].stop.max_epochs) {
+        bad_message(msg, "more epochs than the trial's max_epochs");
+        return;
+    }
+    pthread_mutex_lock(&st->lock);
+    for (int e = 0; e < n; e++) {
+        r->curves.val_q3[first - 1 + e] = c->q3[e];
+        r->curves.val_loss[first - 1 + e] = c->loss[e];
+        r->curves.train_loss[first - 1 + e] = c->tl[e];
+        r->curves.seconds[first - 1 + e] = c->sec[e];
+    }
+    state_epochs_seen(st, i, first - 1 + n);
+    if (st->pruner) {
+        run_pruning_feed_epochs(st, i, first - 1 + n);
+        run_pruning_decide(st);
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* PROGRESS: examples trained by a worker's running folds (the ETA). */
+static void take_progress(RunCoord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    int n;
+    if (proto_decode_progress(msg->p, msg->n, c->prog, &n, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    pthread_mutex_lock(&st->lock);
+    for (int k = 0; k < n; k++) {
+        int i = job_of_item(c, &c->prog[k].item);
+        if (i >= 0 && c->owner[i] == msg->source) st->job_examples[i] = c->prog[k].examples;
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* CKPT: a worker's checkpoint of a fold it trains, kept in the run folder
+ * for the rank that trains the fold next (a resume). */
+static void take_ckpt(RunCoord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    FsWorkItem it;
+    const uint8_t *bytes;
+    uint64_t n;
+    if (proto_decode_ckpt(msg->p, msg->n, &it, &bytes, &n, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    int i = job_of_item(c, &it);
+    if (i < 0 || c->owner[i] != msg->source) return; /* pruned or reassigned meanwhile */
+    FsErr err = {0};
+    double t0 = fs_now();
+    if (run_ckpt_write(st->dir, it.id, it.fold, bytes, n, &err) != 0)
+        fprintf(stderr, "foldsweep: warning: trial %s fold %d: checkpoint from rank %d not written (%s)\n", it.id,
+                it.fold, msg->source, err.msg);
+    else if (*run_stop_flag() && !st->prog.quiet && st->prog.out)
+        fprintf(st->prog.out, "foldsweep: trial %s fold %d: checkpoint from rank %d kept (%.1f MB, %.3f s to write)\n",
+                it.id, it.fold, msg->source, (double)n / 1e6, fs_now() - t0);
+}
+
+/* RESULT: a fold a worker trained, recorded as rank 0's own would be; one
+ * not sent to that rank is refused, one of a trial pruned meanwhile dropped. */
+static void take_result(RunCoord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    FsWorkItem it;
+    FsFitResult r;
+    if (proto_decode_result(msg->p, msg->n, &it, &r, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    int k = fold_slot(st, it.fold);
+    int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->n_fold_ids + k] : -1;
+    if (i >= 0 && c->owner[i] == -2 && st->job_prune[i]) { /* finished before it heard of its pruning */
+        train_result_free(&r);
+        return;
+    }
+    if (i < 0 || c->owner[i] != msg->source || strcmp(st->sw.trials[it.trial].id, it.id) != 0) {
+        snprintf(why, sizeof why, "trial %d (%.16s) fold %d was not sent to rank %d", it.trial, it.id, it.fold,
+                 msg->source);
+        bad_message(msg, why);
+        train_result_free(&r);
+        return;
+    }
+    pthread_mutex_lock(&st->lock);
+    c->inflight[msg->source]--;
+    train_result_free(&st->res[i]);
+    st->res[i] = r;
+    st->jobs[i].result = &st->res[i];
+    c->owner[i] = -2;
+    state_job_finished(st, i);
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* REQUEST: the worker's lost jobs back in the queue, then as many jobs as
+ * it asks for (none once the STOP is out: it gets an empty TRIALS). */
+static void take_request(RunCoord *c, const FsMsg *msg, int stop_sent)
+{
+    char why[256];
+    int32_t cap;
+    int n_held;
+    if (proto_decode_request(msg->p, msg->n, &cap, c->held, &n_held, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    reconcile(c, msg->source, c->held, n_held);
+    send_trials(c, msg->source, stop_sent ? 0 : cap);
+}
+
+/* ERROR: what went wrong on a worker, for the user. */
+static void take_error(const FsMsg *msg)
+{
+    char text[1001], why[256];
+    if (proto_decode_error(msg->p, msg->n, text, sizeof text, why, sizeof why) != 0)
+        bad_message(msg, why);
+    else
+        fprintf(stderr, "foldsweep: rank %d reports: %s\n", msg->source, text);
+}
+
+void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent, int *byes)
+{
+    const FsMpi *m = c->m;
+    char why[256];
+    if (msg->source < 1 || msg->source >= m->size || m->rank_failed[msg->source]) {
+        bad_message(msg, "not from a worker rank");
+    } else if (proto_check(msg->p, msg->n, msg->tag, why, sizeof why) != 0) {
+        bad_message(msg, why);
+    } else if (msg->tag == FS_MSG_REQUEST) {
+        take_request(c, msg, stop_sent);
+    } else if (msg->tag == FS_MSG_RESULT) {
+        take_result(c, msg);
+    } else if (msg->tag == FS_MSG_EPOCH) {
+        take_epochs(c, msg);
+    } else if (msg->tag == FS_MSG_PROGRESS) {
+        take_progress(c, msg);
+    } else if (msg->tag == FS_MSG_CKPT) {
+        take_ckpt(c, msg);
+    } else if (msg->tag == FS_MSG_ERROR) {
+        take_error(msg);
+    } else if (msg->tag == FS_MSG_BYE) {
+        (*byes)++;
+    } else {
+        bad_message(msg, "not a message a worker sends");
+    }
+}
+
+/* Folds of newly pruned trials running on worker ranks: each rank is told
+ * to stop them, and they count as done here (lock held). */
+void run_coord_tell_cuts(RunCoord *c)
+{
+    RunState *st = c->st;
+    if (!st->pruner || c->cuts_seen == st->cuts_made) return;
+    c->cuts_seen = st->cuts_made;
+    FsBuf b = {0};
+    for (int i = 0; i < st->n_jobs; i++) {
+        int r = c->owner[i];
+        if (r < 1 || !st->job_prune[i]) continue;
+        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+        FsWorkItem it = {tr->index, st->jobs[i].fold, ""};
+        memcpy(it.id, tr->id, 17);
+        proto_encode_prune(&b, &it);
+        fsmpi_send(c->m, r, FS_MSG_PRUNE, &b);
+        c->owner[i] = -2;
+        c->inflight[r]--;
+        st->job_state[i] = FS_JOB_DONE;
+        progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+    }
+    buf_free(&b);
+    pthread_cond_broadcast(&st->cv);
+}
+
+void run_coord_stop_all(RunCoord *c, int cancel, int code)
+{
+    FsBuf b = {0};
+    proto_encode_stop(&b, cancel, code);
+    for (int r = 1; r < c->m->size; r++)
+        if (!c->m->rank_failed[r]) fsmpi_send(c->m, r, FS_MSG_STOP, &b);
+    buf_free(&b);
+}
+
+/* After a failed setup on some rank: the others are told to stop (they
+ * may already be asking for work) and each one's BYE is awaited; a failed
+ * rank speaks no protocol and is never waited on. */
+void run_release_workers(FsMpi *m)
+{
+    FsBuf b = {0};
+    proto_encode_stop(&b, 1, FS_EXIT_ERROR);
+    int live = 0, byes = 0;
+    for (int r = 1; r < m->size; r++)
+        if (!m->rank_failed[r]) fsmpi_send(m, r, FS_MSG_STOP, &b), live++;
+    buf_free(&b);
+    while (byes < live) {
+        FsMsg msg;
+        if (!fsmpi_poll(m, -1, &msg)) {
+            struct timespec ts = {0, 1000 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (msg.tag == FS_MSG_BYE) byes++;
+        free(msg.p);
+    }
+}
