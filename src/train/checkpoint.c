@@ -196,74 +196,56 @@ static void copy_out(const FsTensor *t, void *dst)
     memcpy(dst, t->data, (size_t)tensor_bytes(t));
 }
 
-int core_checkpoint_load(FsModel *m, FsCkpt *c, FsFitState *s, FsFitResult *out, uint32_t n_res, char *why,
-                         size_t why_n)
+/* Every tensor of f, of its dtype and size for this fold (t[N_TENSORS]),
+ * the metadata its own, and the CRC right; st gets the state words.
+ * 0, or -1 with why. */
+static int ckpt_check(const FsSafetensors *f, const FsCkpt *c, const FsNet *net, const FsTensor **t, uint64_t *st,
+                      char *why, size_t why_n)
 {
-    const FsCheckpointing *spec = c->spec;
-    const FsNet *net = m->net;
     const uint64_t nw = (uint64_t)(net->n_params + net->n_state), np = (uint64_t)net->n_params;
-    FsSafetensors f;
-    FsErr err = {0};
-    uint8_t *copy = fs_malloc((size_t)(spec->resume_n ? spec->resume_n : 1));
-    memcpy(copy, spec->resume, (size_t)spec->resume_n);
-    /* Named by the caller, who prefixes the origin to why. */
-    if (safetensors_parse(&f, copy, spec->resume_n, "", &err) != 0)
-        return snprintf(why, why_n, "%s", err.msg[0] == ':' ? err.msg + 2 : err.msg), -1;
-    int rc = -1;
     char v[N_META][80];
     FsMetaEntry meta[N_META];
-    const FsTensor *t[N_TENSORS];
-    const char *fmt = safetensors_meta(&f, "format"), *ver = safetensors_meta(&f, "version");
-    if (!fmt || strcmp(fmt, FS_CKPT_FORMAT) != 0 || !ver || strcmp(ver, FS_CKPT_VERSION) != 0) {
-        snprintf(why, why_n, "not a version %s %s", FS_CKPT_VERSION, FS_CKPT_FORMAT);
-        goto out;
-    }
+    const char *fmt = safetensors_meta(f, "format"), *ver = safetensors_meta(f, "version");
+    if (!fmt || strcmp(fmt, FS_CKPT_FORMAT) != 0 || !ver || strcmp(ver, FS_CKPT_VERSION) != 0)
+        return snprintf(why, why_n, "not a version %s %s", FS_CKPT_VERSION, FS_CKPT_FORMAT), -1;
     ckpt_meta(c, meta, v, 0, 0);
     for (int i = 2; i <= 4; i++) {
-        const char *have = safetensors_meta(&f, meta[i].key);
-        if (!have || strcmp(have, meta[i].value) != 0) {
-            snprintf(why, why_n, "its %s (%s) are not this fold's (%s)", meta[i].key, have ? have : "absent",
-                     meta[i].value);
-            goto out;
-        }
+        const char *have = safetensors_meta(f, meta[i].key);
+        if (!have || strcmp(have, meta[i].value) != 0)
+            return snprintf(why, why_n, "its %s (%s) are not this fold's (%s)", meta[i].key, have ? have : "absent",
+                            meta[i].value),
+                   -1;
     }
-    if (!(t[0] = want(&f, "weights", "F32", nw, why, why_n)) || !(t[1] = want(&f, "best", "F32", nw, why, why_n)) ||
-        !(t[2] = want(&f, "m1", "F32", np, why, why_n)) || !(t[3] = want(&f, "m2", "F32", np, why, why_n)) ||
-        !(t[4] = want(&f, "perm", "U32", c->fd->n_train, why, why_n)) ||
-        !(t[5] = want(&f, "rng", "U64", 4, why, why_n)) || !(t[6] = want(&f, "state", "U64", ST_WORDS, why, why_n)) ||
-        !(t[7] = want(&f, "best_confusion", "U64", 9, why, why_n)) ||
-        !(t[8] = want(&f, "stop", "U8", sizeof(FsStopState), why, why_n)))
-        goto out;
-    uint64_t st[ST_WORDS];
+    if (!(t[0] = want(f, "weights", "F32", nw, why, why_n)) || !(t[1] = want(f, "best", "F32", nw, why, why_n)) ||
+        !(t[2] = want(f, "m1", "F32", np, why, why_n)) || !(t[3] = want(f, "m2", "F32", np, why, why_n)) ||
+        !(t[4] = want(f, "perm", "U32", c->fd->n_train, why, why_n)) ||
+        !(t[5] = want(f, "rng", "U64", 4, why, why_n)) || !(t[6] = want(f, "state", "U64", ST_WORDS, why, why_n)) ||
+        !(t[7] = want(f, "best_confusion", "U64", 9, why, why_n)) ||
+        !(t[8] = want(f, "stop", "U8", sizeof(FsStopState), why, why_n)))
+        return -1;
     copy_out(t[6], st);
     const uint64_t ne = st[ST_EPOCHS];
-    if (!(t[9] = want(&f, "curves", "F32", 4 * ne, why, why_n))) goto out;
+    if (!(t[9] = want(f, "curves", "F32", 4 * ne, why, why_n))) return -1;
     uint32_t crc = 0;
     for (int i = 0; i < N_TENSORS; i++) crc = fs_crc32(t[i]->data, (size_t)tensor_bytes(t[i]), crc);
     char crc_text[16];
     snprintf(crc_text, sizeof crc_text, "%08" PRIx32, crc);
-    const char *have_crc = safetensors_meta(&f, "crc32");
-    if (!have_crc || strcmp(have_crc, crc_text) != 0) {
-        snprintf(why, why_n, "its tensors do not match their CRC-32 (damaged)");
-        goto out;
-    }
+    const char *have_crc = safetensors_meta(f, "crc32");
+    if (!have_crc || strcmp(have_crc, crc_text) != 0)
+        return snprintf(why, why_n, "its tensors do not match their CRC-32 (damaged)"), -1;
     const int max_e = c->ts->stop.max_epochs;
     if (st[ST_EPOCH] < 1 || st[ST_EPOCH] > (uint64_t)max_e || st[ST_NEXT] >= c->fd->n_train ||
-        ne != st[ST_EPOCH] - 1 || st[ST_BEST_EPOCH] > ne || st[ST_STEP_IN_EPOCH] > c->fd->n_train) {
-        snprintf(why, why_n, "its epoch %" PRIu64 ", example %" PRIu64 " and %" PRIu64 " epochs done are impossible",
-                 st[ST_EPOCH], st[ST_NEXT], ne);
-        goto out;
-    }
-    uint32_t *perm = fs_malloc(sizeof(uint32_t) * ((size_t)c->fd->n_train + 1));
-    copy_out(t[4], perm);
-    if (!perm_ok(perm, c->fd, n_res)) {
-        free(perm);
-        snprintf(why, why_n, "its training order is not a permutation of this fold's training examples");
-        goto out;
-    }
-    /* Accepted: the model and the fit's state as they were. */
-    memcpy(m->perm, perm, sizeof(uint32_t) * c->fd->n_train);
-    free(perm);
+        ne != st[ST_EPOCH] - 1 || st[ST_BEST_EPOCH] > ne || st[ST_STEP_IN_EPOCH] > c->fd->n_train)
+        return snprintf(why, why_n, "its epoch %" PRIu64 ", example %" PRIu64 " and %" PRIu64 " epochs done are impossible",
+                        st[ST_EPOCH], st[ST_NEXT], ne),
+               -1;
+    return 0;
+}
+
+/* An accepted checkpoint into the model, the fit's state and the curves so far. */
+static void ckpt_apply(FsModel *m, const FsTensor **t, const uint64_t *st, FsFitState *s, FsFitResult *out)
+{
+    const uint64_t ne = st[ST_EPOCHS];
     copy_out(t[0], m->w);
     copy_out(t[1], m->best);
     copy_out(t[2], m->m1);
@@ -289,8 +271,36 @@ int core_checkpoint_load(FsModel *m, FsCkpt *c, FsFitState *s, FsFitResult *out,
     for (int k = 0; k < 4; k++)
         for (uint64_t e = 0; e < ne && dst[k]; e++) dst[k][e] = curves[k * ne + e];
     free(curves);
-    rc = 0;
-out:
+}
+
+int core_checkpoint_load(FsModel *m, FsCkpt *c, FsFitState *s, FsFitResult *out, uint32_t n_res, char *why,
+                         size_t why_n)
+{
+    const FsCheckpointing *spec = c->spec;
+    FsSafetensors f;
+    FsErr err = {0};
+    uint8_t *copy = fs_malloc((size_t)(spec->resume_n ? spec->resume_n : 1));
+    memcpy(copy, spec->resume, (size_t)spec->resume_n);
+    /* Named by the caller, who prefixes the origin to why. */
+    if (safetensors_parse(&f, copy, spec->resume_n, "", &err) != 0)
+        return snprintf(why, why_n, "%s", err.msg[0] == ':' ? err.msg + 2 : err.msg), -1;
+    const FsTensor *t[N_TENSORS];
+    uint64_t st[ST_WORDS];
+    int rc = ckpt_check(&f, c, m->net, t, st, why, why_n);
+    if (rc == 0) {
+        uint32_t *perm = fs_malloc(sizeof(uint32_t) * ((size_t)c->fd->n_train + 1));
+        copy_out(t[4], perm);
+        /* Checked against the fold's list before it replaces it (on the
+         * host the model's order is that list). */
+        if (!perm_ok(perm, c->fd, n_res)) {
+            snprintf(why, why_n, "its training order is not a permutation of this fold's training examples");
+            rc = -1;
+        } else {
+            memcpy(m->perm, perm, sizeof(uint32_t) * c->fd->n_train);
+            ckpt_apply(m, t, st, s, out);
+        }
+        free(perm);
+    }
     safetensors_free(&f);
     return rc;
 }
