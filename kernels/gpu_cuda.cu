@@ -46,7 +46,9 @@ struct FsGpu {
     int device;
     const FsDataset *ds;
     uint8_t *d_aa, *d_ss, *d_left, *d_right;
-    FoldLists folds[FS_MAX_FOLDS + 1]; /* fold + 1: FS_FOLD_PREDEFINED is slot 0 */
+    /* By fold_slot: FS_FOLD_ALL (a refit) is slot 0, FS_FOLD_PREDEFINED 1,
+     * fold k slot k + 2. */
+    FoldLists folds[FS_MAX_FOLDS + 2];
 };
 
 int gpu_count(void)
@@ -103,13 +105,19 @@ void gpu_close(FsGpu *g)
     cudaFree(g->d_ss);
     cudaFree(g->d_left);
     cudaFree(g->d_right);
-    for (int i = 0; i <= FS_MAX_FOLDS; i++) cudaFree(g->folds[i].d_idx);
+    for (int i = 0; i < FS_MAX_FOLDS + 2; i++) cudaFree(g->folds[i].d_idx);
     free(g);
 }
 
+static int fold_slot(int fold) { return fold - FS_FOLD_ALL; }
+
 static const FoldLists *fold_lists(FsGpu *g, int fold, FsErr *err)
 {
-    FoldLists *f = &g->folds[fold + 1];
+    if (fold < FS_FOLD_ALL || fold >= FS_MAX_FOLDS) {
+        fs_err_set(err, "fold %d is not a fold of this data (at most %d)", fold, FS_MAX_FOLDS);
+        return NULL;
+    }
+    FoldLists *f = &g->folds[fold_slot(fold)];
     if (f->d_idx) return f;
     uint32_t nt, nv;
     uint32_t *h = data_fold_examples(g->ds, fold, &nt, &nv);
@@ -247,7 +255,7 @@ static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *er
         CU(cudaMemcpy(m->w, w, sizeof(float) * nw, cudaMemcpyHostToDevice));
         m->progress = d_mapped + s;
         m->cancel = d_mapped + L->n;
-        const FoldLists *fl = &g->folds[job->fold + 1];
+        const FoldLists *fl = &g->folds[fold_slot(job->fold)];
         FsFoldData *fd = &L->folds[s];
         fd->aa = g->d_aa;
         fd->ss = g->d_ss;
