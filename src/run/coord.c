@@ -240,12 +240,10 @@ static void coordinate_ranks(RunCoord *c, int threads0, int workers)
     if (gpu_running) pthread_join(gpu, NULL);
 }
 
-int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, FILE *out)
+int run_coordinate(RunState *st, FsMpi *m, int threads0)
 {
     RunCoord c;
     coord_open(&c, st, m);
-    (void)o;
-    (void)out;
     int workers = m->active ? m->size - 1 : 0;
     progress_start(&st->prog);
     if (workers == 0)

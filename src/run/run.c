@@ -98,7 +98,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
                 st.sw.n_trials * st.n_fold_ids - st.n_jobs, how, st.dir);
     }
     double t_train = fs_now();
-    rc = run_coordinate(&st, m, threads, o, out);
+    rc = run_coordinate(&st, m, threads);
     test_raise("trained");
     if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet, threads) != 0) rc = FS_EXIT_ERROR;
     if (rc == FS_EXIT_OK && st.test_left) rc = FS_EXIT_INTERRUPTED; /* a signal stopped the test phase */

@@ -240,7 +240,7 @@ int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *
 void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
 
 /* MPI loops (coord.c, worker.c). */
-int run_coordinate(RunState *st, FsMpi *m, int threads0, const FsRunOptions *o, FILE *out);
+int run_coordinate(RunState *st, FsMpi *m, int threads0);
 int run_worker(FsMpi *m, const FsRunOptions *o);
 /* Rank 0 after fsmpi_report_setup found failed ranks: stops the others. */
 void run_release_workers(FsMpi *m);

@@ -160,7 +160,7 @@ static int worker_load(RunWorker *w, char *text, uint8_t *bytes, uint64_t n, cha
 
 /* 0 when this rank can train; otherwise it has told rank 0 why (or rank 0
  * itself failed) and must not speak the protocol. */
-static int worker_setup(RunWorker *w, const FsRunOptions *o)
+static int worker_setup(RunWorker *w)
 {
     int32_t status = 0;
     char *text = NULL;
@@ -177,7 +177,6 @@ static int worker_setup(RunWorker *w, const FsRunOptions *o)
         fsmpi_report_setup(w->m, why, 0, "", NULL);
         return FS_EXIT_ERROR;
     }
-    (void)o;
     sweep_assign_ids(&w->sw, w->ds.fingerprint);
     if (w->sw.predefined) {
         w->n_fold_ids = 1;
@@ -350,6 +349,8 @@ static void worker_free(RunWorker *w)
     free(w->outbox);
     sweep_free(&w->sw);
     data_free(&w->ds);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->lock);
 }
 
 int run_worker(FsMpi *m, const FsRunOptions *o)
@@ -364,10 +365,9 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     w.m = m;
     pthread_mutex_init(&w.lock, NULL);
     pthread_cond_init(&w.cv, NULL);
-    int rc = worker_setup(&w, o);
+    int rc = worker_setup(&w);
     if (rc != FS_EXIT_OK) {
-        sweep_free(&w.sw);
-        data_free(&w.ds);
+        worker_free(&w);
         return rc;
     }
     char device[160] = "cpu";
