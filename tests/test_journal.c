@@ -337,7 +337,7 @@ static void test_bad_middle_line(void)
     journal_close(&j);
     /* repair: the good lines as the journal, the original kept beside it. */
     char *before = tp_read_file(jpath(dir), NULL);
-    CHECK(journal_repair(dir, NULL, &e2) == 1);
+    CHECK(journal_repair(dir, NULL, NULL, &e2) == 1);
     CHECK(journal_open(&j, dir, &e2) == 0);
     CHECK(j.n_folds == 2 && j.bad_lines == 0);
     journal_close(&j);
@@ -347,7 +347,7 @@ static void test_bad_middle_line(void)
     CHECK(before && after_kept && !strcmp(before, after_kept));
     free(before);
     free(after_kept);
-    CHECK(journal_repair(dir, NULL, &e2) == 0); /* sound now: nothing to do */
+    CHECK(journal_repair(dir, NULL, NULL, &e2) == 0); /* sound now: nothing to do */
 
     /* Two bad lines at the end: the first one is not the last, so error. */
     if (p) p[9] = '4';

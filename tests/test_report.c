@@ -39,6 +39,10 @@ static void add_fold(FsJournal *j, const char *id, int fold, FsFitStatus status,
     r.best_val_loss = loss;
     r.best_confusion[0][0] = (uint64_t)correct;
     r.best_confusion[0][1] = (uint64_t)(total - correct);
+    if (best > 0) { /* the recorded scores of the best epoch are the confusion's, as a fit writes them */
+        r.curves.val_q3[best - 1] = (float)((double)correct / (double)total);
+        r.curves.val_loss[best - 1] = loss;
+    }
     r.seconds = seconds;
     if (status == FS_FIT_DIVERGED) {
         r.diverged_epoch = 3;

@@ -50,15 +50,22 @@ int cli_folder_read(const char *dir, FsJournal *j, FsReportSpec *rs, int *from_j
         cli_error("%s", err.msg);
         return -1;
     }
-    if (j->bad_lines)
-        cli_error("warning: %s:%ld: %s; %ld damaged line%s skipped, the rest is shown. `foldsweep repair %s` "
-                  "writes a sound journal (keeping this one)",
-                  j->path, j->first_bad_line, j->first_bad_why, j->bad_lines, j->bad_lines == 1 ? "" : "s", dir);
-    if (report_spec_load(rs, dir, j, from_journal, &err) != 0) {
+    FsReportFolder f;
+    if (report_folder_check(&f, dir, j, &err) != 0) {
         cli_error("%s", err.msg);
         journal_close(j);
         return -1;
     }
+    if (f.sweep_from_journal)
+        cli_error("warning: %s/sweep.yaml is damaged (%s); the journal's own record of the sweep is used. "
+                  "`foldsweep repair %s` rewrites the file from it (keeping the damaged one)",
+                  dir, f.sweep_why, dir);
+    if (j->bad_lines)
+        cli_error("warning: %s:%ld: %s; %ld damaged line%s skipped, the rest is shown. `foldsweep repair %s` "
+                  "writes a sound journal (keeping this one)",
+                  j->path, j->first_bad_line, j->first_bad_why, j->bad_lines, j->bad_lines == 1 ? "" : "s", dir);
+    *rs = f.spec;
+    *from_journal = f.from_journal;
     return 0;
 }
 

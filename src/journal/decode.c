@@ -57,7 +57,7 @@ static int get_model(const FsJson *rec, FsModelRef *m)
     return 0;
 }
 
-static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **what)
+static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **what, char *sense, size_t sense_n)
 {
     char trial[17];
     long long fold, epochs, best, halted = 0, dep = 0, dstep = 0;
@@ -124,6 +124,7 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
         bad = 1;
         *what = "model {file (relative), bytes, crc32 (8 hex digits)}";
     }
+    if (!bad && journal_sense_fold(j->check, (int)fold, &r, cv != NULL, sense, sense_n)) bad = 1;
     if (!bad) {
         if (!journal_add_fold(j, trial, (int)fold, &r, t))
             j->duplicates++;
@@ -166,7 +167,7 @@ static int decode_eval(FsJournal *j, const FsJson *rec, double t)
     return 0;
 }
 
-static int decode_cut(FsJournal *j, const FsJson *rec, double t)
+static int decode_cut(FsJournal *j, const FsJson *rec, double t, char *sense, size_t sense_n)
 {
     FsCutRecord c = {.time = t};
     long long fold, epoch;
@@ -183,10 +184,37 @@ static int decode_cut(FsJournal *j, const FsJson *rec, double t)
     float curve[1];
     c.n_curve = cv->n;
     c.curve = cv->n ? fs_calloc((size_t)cv->n, sizeof(float)) : curve;
-    int bad = get_curve(rec, "curve", c.curve, c.n_curve);
+    int bad = get_curve(rec, "curve", c.curve, c.n_curve) || journal_sense_cut(j->check, &c, sense, sense_n);
     if (!bad) journal_add_cut(j, &c);
     if (c.curve != curve) free(c.curve);
     return bad;
+}
+
+/* "sweep": text (the canonical sweep) and val_residues (one count per fold). */
+static int decode_sweep(FsJournal *j, const FsJson *rec)
+{
+    const FsJson *text = journal_json_get(rec, "text"), *val = journal_json_get(rec, "val_residues");
+    if (!text || text->type != FS_JSON_STRING || strlen(text->str) != text->len || !val || val->type != FS_JSON_ARRAY ||
+        val->n > FS_MAX_FOLDS)
+        return -1;
+    uint64_t v[FS_MAX_FOLDS];
+    int i = 0;
+    for (const FsJson *c = val->child; c; c = c->next, i++)
+        if (journal_json_u64(c, &v[i])) return -1;
+    journal_set_sweep_record(j, text->str, v, val->n);
+    return 0;
+}
+
+/* The trial and fold a record names (if it names them) are the sweep's. */
+static int sense_names(const FsJournal *j, const FsJson *rec, char *why, size_t why_n)
+{
+    const FsJson *t = journal_json_get(rec, "trial");
+    long long fold;
+    if (t && t->type == FS_JSON_STRING && journal_sense_trial(j->check, t->str, -1, why, why_n)) return -1;
+    if (!journal_json_i64(journal_json_get(rec, "fold"), &fold) && fold >= -(1 << 20) && fold <= 1 << 20 &&
+        journal_sense_fold_id(j->check, (int)fold, why, why_n))
+        return -1;
+    return 0;
 }
 
 /* A checked record. Returns LINE_OK, or LINE_INVALID with why. */
@@ -206,16 +234,18 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
                  v, FS_JOURNAL_VERSION);
         return LINE_INVALID;
     }
+    if (sense_names(j, rec, why, why_n)) return LINE_INVALID;
     int bad = 0;
-    char trial[17];
+    char trial[17], sense[256] = "";
     if (!strcmp(kind->str, "fold")) {
-        bad = decode_fold(j, rec, t, &what);
+        bad = decode_fold(j, rec, t, &what, sense, sizeof sense);
     } else if (!strcmp(kind->str, "trial")) {
         long long index, params;
         const FsJson *cfg = journal_json_get(rec, "config");
         what = "a trial record with trial, index, params and config";
         bad = get_id(rec, trial) || get_int(rec, "index", 0, 1 << 30, &index) ||
-              get_int(rec, "params", 0, (long long)1 << 62, &params) || !cfg;
+              get_int(rec, "params", 0, (long long)1 << 62, &params) || !cfg ||
+              journal_sense_trial(j->check, trial, (int)index, sense, sizeof sense);
         if (!bad) { /* verbatim: the config round-trips byte for byte */
             size_t len = cfg->end - cfg->off;
             char *c = fs_malloc(len + 1);
@@ -250,7 +280,10 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
         bad = decode_eval(j, rec, t);
     } else if (!strcmp(kind->str, "pruned")) {
         what = "a pruned record with trial, fold, epoch, rule, value, threshold, reason and curve";
-        bad = decode_cut(j, rec, t);
+        bad = decode_cut(j, rec, t, sense, sizeof sense);
+    } else if (!strcmp(kind->str, "sweep")) {
+        what = "a sweep record with text (the canonical sweep) and val_residues (a count per fold)";
+        bad = decode_sweep(j, rec);
     } else if (!strcmp(kind->str, "prune")) {
         what = "a prune record with trial";
         bad = get_id(rec, trial);
@@ -276,11 +309,9 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
         }
         journal_add_run(j, &run);
     } /* another kind of this version: written by a newer build, skipped */
-    if (bad) {
-        snprintf(why, why_n, "expected %s", what);
-        return LINE_INVALID;
-    }
-    return LINE_OK;
+    if (bad && sense[0]) snprintf(why, why_n, "%s", sense);
+    else if (bad) snprintf(why, why_n, "expected %s", what);
+    return bad ? LINE_INVALID : LINE_OK;
 }
 
 static int hexval(char c)

@@ -10,7 +10,9 @@
  * bad line anywhere else is an error naming the line, and nothing is
  * changed, so no record is ever lost to a repair. A record whose checksum
  * is right but whose content is not understood (a newer format version, a
- * missing field) is an error even on the last line: it was written whole.
+ * missing field) is an error even on the last line: it was written whole;
+ * so is, once journal_set_sweep gave the sweep, a record that does not fit
+ * it (sense.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -182,9 +184,9 @@ int journal_is_locked(const char *dir)
     return rc;
 }
 
-void journal_close(FsJournal *j)
+/* Frees what was read (records, indexes); the file, path and checks stay. */
+static void free_records(FsJournal *j)
 {
-    if (j->fd >= 0) close(j->fd);
     for (int i = 0; i < j->n_folds; i++) train_result_free(&j->folds[i].r);
     for (int i = 0; i < j->n_trials; i++) free(j->trials[i].config);
     for (int i = 0; i < j->n_failures; i++) free(j->failures[i].message);
@@ -199,7 +201,40 @@ void journal_close(FsJournal *j)
     free(j->cuts);
     free(j->fold_index);
     free(j->trial_index);
+    free(j->sweep_text);
+    free(j->sweep_val);
+}
+
+void journal_close(FsJournal *j)
+{
+    if (j->fd >= 0) close(j->fd);
+    free_records(j);
+    journal_check_free(j->check);
     free(j->path);
     memset(j, 0, sizeof *j);
     j->fd = -1;
+}
+
+int journal_set_sweep(FsJournal *j, const FsJournalSweep *s, FsErr *err)
+{
+    FsJournalCheck *check = journal_check_new(s); /* first: s may point into j's records */
+    FsJournal keep = *j;
+    free_records(j);
+    memset(j, 0, sizeof *j);
+    j->path = keep.path;
+    j->fd = keep.fd;
+    j->read_only = keep.read_only;
+    j->write_seconds = keep.write_seconds;
+    journal_check_free(keep.check);
+    j->check = check;
+    int fd = j->read_only ? open(j->path, O_RDONLY | O_CLOEXEC) : j->fd;
+    if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+        fs_err_set(err, "%s: cannot read again: %s", j->path, strerror(errno));
+        if (j->read_only && fd >= 0) close(fd);
+        return -1;
+    }
+    int rc = load(j, fd, j->read_only, err);
+    if (j->read_only) close(fd);
+    j->dropped_tail |= keep.dropped_tail; /* journal_open truncated it away already */
+    return rc;
 }

@@ -13,8 +13,8 @@
  * by run.keep_models), "refit" (a trial trained on all its training
  * proteins, and its file), "evaluation" (test data looked at: what, on which
  * data, the scores), "failure" (a trial that could not train, with the
- * message), "run" (a run
- * or resume started: wall-clock time, pid, host, the sweep's trial count,
+ * message), "sweep" (the canonical sweep and its folds' validation residues),
+ * "run" (a run or resume started: wall-clock time, pid, host, the sweep's trial count,
  * folds and metric; for status and ETA). Every record carries the format
  * version "v" and its wall-clock append time; the field lists are at the
  * top of journal_write.c.
@@ -116,6 +116,28 @@ typedef struct {
     uint64_t data_fingerprint; /* the training data's (0: not recorded, an older journal) */
 } FsRunRecord;
 
+/* What a run folder's sweep allows its journal to hold, for
+ * journal_set_sweep. A record that passes its checksum but not this (a
+ * trial or fold the sweep does not have, a fold whose confusion does not
+ * add up to the fold's validation residues or disagrees with its recorded
+ * scores, an `ok` fold without a best epoch, a pruning decision in a sweep
+ * without that pruner) is treated as a damaged line: named with its line
+ * and what was expected, skipped by readers, refused by journal_open,
+ * dropped by journal_repair. */
+typedef struct {
+    int n_trials;             /* ids[i]: the id of the sweep's trial of index i; 0: ids not checked */
+    const char *const *ids;
+    int folds;                /* fold ids 0..folds-1 (0: not checked) */
+    int predefined;           /* the one fold is FS_FOLD_PREDEFINED */
+    const char *pruner;       /* the sweep's pruning rule ("median", ...), or NULL / "": none */
+    /* Each fold's validation residues (fold slot order), from the data or
+     * the journal's sweep record; NULL: not known, and a fold record's
+     * confusion must then add up to its own val_examples / epochs. */
+    const uint64_t *val_residues;
+} FsJournalSweep;
+
+typedef struct FsJournalCheck FsJournalCheck; /* a private copy of an FsJournalSweep */
+
 typedef struct {
     char *path; /* DIR/journal.jsonl */
     int fd;
@@ -144,6 +166,10 @@ typedef struct {
     long first_bad_line;           /* the first of them (1-based) and what is wrong with it */
     char first_bad_why[256];
     int read_only;                 /* opened by journal_read */
+    char *sweep_text;              /* the latest "sweep" record's canonical sweep, or NULL */
+    uint64_t *sweep_val;           /* and its folds' validation residues (n_sweep_val), or NULL */
+    int n_sweep_val;
+    FsJournalCheck *check;         /* journal_set_sweep's, or NULL */
     int *fold_index, *trial_index; /* hash tables (private) */
     int fold_index_cap, trial_index_cap;
 } FsJournal;
@@ -159,11 +185,18 @@ int journal_open(FsJournal *j, const char *dir, FsErr *err);
  * A missing folder or file is an error. Appends on a journal opened this
  * way fail. */
 int journal_read(FsJournal *j, const char *dir, FsErr *err);
+/* From now on j's records are checked against the sweep (see
+ * FsJournalSweep; s is copied): reads the file again with the checks. A
+ * record that fails them is an error naming its line (journal_open), or
+ * skipped and counted in bad_lines (journal_read). 0 or -1 with err. */
+int journal_set_sweep(FsJournal *j, const FsJournalSweep *s, FsErr *err);
 /* `foldsweep repair DIR`: under the journal's lock, writes a journal of the
  * good lines (byte for byte) as DIR/journal.jsonl and keeps the original as
- * DIR/journal.damaged-N.jsonl; nothing is deleted. Each dropped line is
+ * DIR/journal.damaged-N.jsonl; nothing is deleted. With checks (a
+ * journal's `check`, set by journal_set_sweep; NULL: none), a record that
+ * does not fit the sweep is dropped as a damaged line. Each dropped line is
  * reported to out. Returns the number of lines dropped, or -1 with err. */
-long journal_repair(const char *dir, FILE *out, FsErr *err);
+long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, FsErr *err);
 /* 1 if another process holds DIR's journal open for writing (a run is
  * going), 0 if not, -1 if it cannot be told. */
 int journal_is_locked(const char *dir);
@@ -200,6 +233,12 @@ int journal_append_failure(FsJournal *j, const char *trial, const char *message,
  * data_fingerprint the training data's (a resume on other data is refused). */
 int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, uint64_t data_fingerprint,
                        FsErr *err);
+
+/* "sweep": the run folder's canonical sweep and each fold's validation
+ * residues (n_val of them), so that `foldsweep repair` can rewrite a damaged
+ * sweep.yaml and readers can check fold records without the data. Written
+ * only when the latest one differs. */
+int journal_append_sweep(FsJournal *j, const char *canonical, const uint64_t *val_residues, int n_val, FsErr *err);
 
 /* Lookups over what has been read or appended (NULL if absent). */
 const FsFoldRecord *journal_find_fold(const FsJournal *j, const char *trial, int fold);

@@ -37,6 +37,19 @@ void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *
 /* ,"model":{"file":...,"bytes":N,"crc32":"8hex"} */
 void journal_model_json(JBuf *b, const FsModelRef *m);
 
+/* sense.c: the checks of journal_set_sweep. Each returns 0 when c is NULL
+ * or the record fits the sweep, else -1 with why ("expected ..."). */
+FsJournalCheck *journal_check_new(const FsJournalSweep *s);
+void journal_check_free(FsJournalCheck *c);
+/* index: the trial record's, or -1 for records that name the trial only. */
+int journal_sense_trial(const FsJournalCheck *c, const char *trial, int index, char *why, size_t n);
+int journal_sense_fold_id(const FsJournalCheck *c, int fold, char *why, size_t n);
+/* has_curves: the record carried its curves (Q3 and loss are checked). */
+int journal_sense_fold(const FsJournalCheck *c, int fold, const FsFitResult *r, int has_curves, char *why, size_t n);
+int journal_sense_cut(const FsJournalCheck *c, const FsCutRecord *cut, char *why, size_t n);
+/* The latest sweep record (copies). */
+void journal_set_sweep_record(FsJournal *j, const char *text, const uint64_t *val, int n_val);
+
 /* In-memory bookkeeping after a record is read or appended. Each keeps the
  * first record of a key: returns 1 if added, 0 if it was a duplicate. */
 int journal_add_trial(FsJournal *j, const char *trial, int index, long n_params, const char *config,

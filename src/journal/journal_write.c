@@ -13,6 +13,7 @@
  *            curves {train_loss, val_loss, val_q3, seconds} (epochs entries) message
  *            [model {file bytes crc32}] (the saved weights, when kept)
  *   model:   v kind time trial fold model {file bytes crc32}
+ *   sweep:   v kind time text (the canonical sweep) val_residues (per fold)
  *   prune:   v kind time trial (its model files were removed: run.keep_models)
  *   pruned:  v kind time trial fold epoch rule value threshold reason curve
  *            (the sweep's pruner stopped the trial there; src/prune)
@@ -460,5 +461,27 @@ int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric
     int rc = append_line(j, &b, err);
     free(b.p);
     if (rc == 0) journal_add_run(j, &run);
+    return rc;
+}
+
+static int same_sweep(const FsJournal *j, const char *canonical, const uint64_t *val, int n_val)
+{
+    return j->sweep_text && !strcmp(j->sweep_text, canonical) && j->n_sweep_val == n_val &&
+           (n_val == 0 || !memcmp(j->sweep_val, val, sizeof *val * (size_t)n_val));
+}
+
+int journal_append_sweep(FsJournal *j, const char *canonical, const uint64_t *val_residues, int n_val, FsErr *err)
+{
+    if (same_sweep(j, canonical, val_residues, n_val)) return 0;
+    JBuf b = {0};
+    begin(&b, "sweep", journal_wall_time());
+    jbuf_lit(&b, ",\"text\":");
+    jbuf_string(&b, canonical);
+    jbuf_lit(&b, ",\"val_residues\":[");
+    for (int k = 0; k < n_val; k++) jbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)val_residues[k]);
+    jbuf_lit(&b, "]}");
+    int rc = append_line(j, &b, err);
+    free(b.p);
+    if (rc == 0) journal_set_sweep_record(j, canonical, val_residues, n_val);
     return rc;
 }

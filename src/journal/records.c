@@ -231,3 +231,13 @@ void journal_add_prune(FsJournal *j, const char *trial)
     GROW(j->pruned, j->n_pruned, j->cap_pruned);
     snprintf(j->pruned[j->n_pruned++], 17, "%s", trial);
 }
+
+void journal_set_sweep_record(FsJournal *j, const char *text, const uint64_t *val, int n_val)
+{
+    free(j->sweep_text);
+    free(j->sweep_val);
+    j->sweep_text = fs_strdup(text);
+    j->sweep_val = fs_calloc((size_t)n_val + 1, sizeof *j->sweep_val);
+    if (n_val) memcpy(j->sweep_val, val, sizeof *val * (size_t)n_val);
+    j->n_sweep_val = n_val;
+}

@@ -2,8 +2,10 @@
  * repair.c: `foldsweep repair DIR`. A journal damaged in the middle (a bad
  * disk block, an editor, a copy gone wrong) stops `run` with the line and
  * the reason; repair writes the good lines, byte for byte, as a new
- * journal and keeps the damaged one beside it. Folds whose records were
- * lost are simply trained again by the next run.
+ * journal and keeps the damaged one beside it. Given the sweep, a record
+ * that passes its checksum but does not fit the sweep (sense.c) is dropped
+ * the same way. Folds whose records were lost are simply trained again by
+ * the next run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,11 +20,12 @@
 
 /* The good lines of buf into *clean; reports each bad one. Returns the
  * number dropped. */
-static long sift(const char *buf, size_t n, const char *path, JBuf *clean, FILE *out)
+static long sift(const char *buf, size_t n, const char *path, const FsJournalCheck *checks, JBuf *clean, FILE *out)
 {
     FsJournal scratch;
     memset(&scratch, 0, sizeof scratch);
     scratch.fd = -1;
+    scratch.check = (FsJournalCheck *)checks; /* borrowed: taken back before journal_close */
     long line = 0, dropped = 0;
     for (size_t pos = 0; pos < n;) {
         line++;
@@ -39,11 +42,12 @@ static long sift(const char *buf, size_t n, const char *path, JBuf *clean, FILE 
         }
         pos = end + 1;
     }
+    scratch.check = NULL;
     journal_close(&scratch);
     return dropped;
 }
 
-long journal_repair(const char *dir, FILE *out, FsErr *err)
+long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, FsErr *err)
 {
     char path[4200], kept[4300], clean_tmp[4300];
     snprintf(path, sizeof path, "%s/journal.jsonl", dir);
@@ -65,7 +69,7 @@ long journal_repair(const char *dir, FILE *out, FsErr *err)
     }
     JBuf clean = {0};
     jbuf_put(&clean, "", 0);
-    long dropped = sift(buf, n, path, &clean, out);
+    long dropped = sift(buf, n, path, checks, &clean, out);
     free(buf);
     long rc = dropped;
     if (dropped == 0) goto done;

@@ -94,6 +94,28 @@ int report_spec_from_journal(FsReportSpec *spec, const FsJournal *j);
 int report_spec_load(FsReportSpec *spec, const char *dir, const FsJournal *j, int *from_journal,
                      FsErr *err);
 
+/* What the journal of a run of sw may hold (for journal_set_sweep): its
+ * trial ids (ids: the caller's array of sw->n_trials, filled; NULL: ids not
+ * checked), folds, pruner, and each fold's validation residues (or NULL). */
+void report_journal_sweep(FsJournalSweep *js, const char **ids, const FsSweep *sw, int folds,
+                          const uint64_t *val_residues);
+
+/* A run folder as its readers see it. */
+typedef struct {
+    FsReportSpec spec;
+    int from_journal;       /* no sweep.yaml: metric and folds from the journal's run record */
+    int sweep_damaged;      /* sweep.yaml is there but does not load (sweep_why says why) */
+    int sweep_from_journal; /* ... so the journal's own record of the sweep was used */
+    char sweep_why[900];
+} FsReportFolder;
+
+/* After journal_read or journal_open of DIR: the sweep (DIR/sweep.yaml,
+ * or the journal's record of it when the file is damaged or missing), its
+ * spec, and the journal read again checked against it (journal_set_sweep:
+ * records that do not fit are damaged lines). 0, or -1 with err (a damaged
+ * sweep.yaml without a record to stand in, or a journal that cannot be read). */
+int report_folder_check(FsReportFolder *f, const char *dir, FsJournal *j, FsErr *err);
+
 /* Builds the ranked rows. Borrows the journal's strings: keep it open. */
 void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec);
 void report_free(FsReport *rep);

@@ -17,21 +17,15 @@
  * the cause is on the worker's side, and queueing it forever would hang. */
 #define FS_MAX_LOST 3
 
-/* Fold's slot in st->fold_ids, or -1 (not a fold of this sweep). */
-static int fold_slot(const RunState *st, int fold)
-{
-    for (int k = 0; k < st->n_fold_ids; k++)
-        if (st->fold_ids[k] == fold) return k;
-    return -1;
-}
-
 void run_coord_sync_jobs(RunCoord *c)
 {
     RunState *st = c->st;
     for (; c->jobs_known < st->n_jobs; c->jobs_known++) {
         int i = c->jobs_known;
         c->owner[i] = -1;
-        c->job_of[st->job_trial[i] * st->n_fold_ids + fold_slot(st, st->jobs[i].fold)] = i;
+        int k = run_fold_slot(st, st->jobs[i].fold, NULL);
+        FS_ASSERT(k >= 0); /* jobs are listed from st->fold_ids */
+        c->job_of[st->job_trial[i] * st->n_fold_ids + k] = i;
     }
 }
 
@@ -39,7 +33,7 @@ void run_coord_sync_jobs(RunCoord *c)
 static int job_of_item(const RunCoord *c, const FsWorkItem *it)
 {
     const RunState *st = c->st;
-    int k = fold_slot(st, it->fold);
+    int k = run_fold_slot(st, it->fold, NULL);
     if (it->trial >= st->sw.n_trials || k < 0) return -1;
     int i = c->job_of[it->trial * st->n_fold_ids + k];
     return i >= 0 && !strcmp(st->sw.trials[it->trial].id, it->id) ? i : -1;
@@ -100,7 +94,7 @@ static void reconcile(RunCoord *c, int rank, const FsWorkItem *held, int n_held)
     RunState *st = c->st;
     c->serial++;
     for (int h = 0; h < n_held; h++) {
-        int k = fold_slot(st, held[h].fold);
+        int k = run_fold_slot(st, held[h].fold, NULL);
         int i = held[h].trial < st->sw.n_trials && k >= 0 ? c->job_of[held[h].trial * st->n_fold_ids + k] : -1;
         if (i >= 0 && c->owner[i] == rank) c->seen[i] = c->serial;
     }
@@ -217,7 +211,7 @@ static void take_result(RunCoord *c, const FsMsg *msg)
         bad_message(msg, why);
         return;
     }
-    int k = fold_slot(st, it.fold);
+    int k = run_fold_slot(st, it.fold, NULL);
     int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->n_fold_ids + k] : -1;
     if (i >= 0 && c->owner[i] == -2 && st->job_prune[i]) { /* finished before it heard of its pruning */
         train_result_free(&r);

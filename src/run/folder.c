@@ -1,6 +1,7 @@
 /*
  * folder: the run folder's files other than the journal: the canonical
- * sweep that guards it, setting an earlier run aside. (The folder itself
+ * sweep that guards it (a damaged one is named as such), setting an earlier
+ * run aside; and the journal checked against the sweep and the data. (The folder itself
  * is created by fs_mkdir_p.)
  */
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/report.h"
 #include "run/state.h"
 
 char *run_read_file(const char *path)
@@ -63,12 +65,36 @@ int run_folder_set_aside(const char *dir, FsJournal *j, FILE *out, FsErr *err)
     return 0;
 }
 
+/* The folder's sweep.yaml does not load as a sweep: -1 with err saying so
+ * and what repairs it, else 0. */
+static int claim_damaged(const char *dir, const char *path, const char *old, FsErr *err)
+{
+    FsSweep was;
+    FsErrList errs = {0};
+    memset(&was, 0, sizeof was);
+    if (sweep_load_string(&was, old, path, &errs) == 0) {
+        sweep_free(&was);
+        return 0;
+    }
+    char why[900];
+    errlist_join(&errs, why, sizeof why);
+    errlist_free(&errs);
+    size_t n = strlen(why);
+    if (n && why[n - 1] == '\n') why[n - 1] = '\0';
+    fs_err_set(err,
+               "%s is damaged (it no longer loads as a sweep):\n%s\n`foldsweep repair %s` rewrites it from the "
+               "journal's own record of the sweep (keeping the damaged file); then rerun",
+               path, why, dir);
+    return -1;
+}
+
 int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
     char *old = run_read_file(path);
     if (!old) return fs_write_file_atomic(path, sw->canonical, strlen(sw->canonical), err);
+    if (strcmp(old, sw->canonical) && claim_damaged(dir, path, old, err) != 0) return free(old), -1;
     char diff[2048];
     int n = sweep_diff(old, sw->canonical, diff, sizeof diff);
     free(old);
@@ -113,4 +139,18 @@ int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *
                "again",
                dir, unknown, unknown == 1 ? "" : "s", first, unknown > 1 ? ", ..." : "", dir);
     return -1;
+}
+
+int run_folder_sense(RunState *st, FsErr *err)
+{
+    const FsSweep *sw = &st->sw;
+    uint64_t val[FS_MAX_FOLDS];
+    for (int k = 0; k < st->n_fold_ids; k++) val[k] = data_examples(&st->ds, st->fold_ids[k], 1, NULL);
+    const char **ids = fs_calloc((size_t)sw->n_trials + 1, sizeof *ids);
+    FsJournalSweep js;
+    report_journal_sweep(&js, ids, sw, st->n_fold_ids, val);
+    int rc = journal_set_sweep(&st->j, &js, err);
+    free(ids);
+    if (rc != 0) return -1;
+    return journal_append_sweep(&st->j, sw->canonical, val, st->n_fold_ids, err);
 }

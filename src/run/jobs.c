@@ -276,3 +276,16 @@ void state_progress_sample(void *ctx, FsProgressSample *s)
     if (s->trained > 0 && el > 0) s->eta = (s->planned - s->done) / (s->trained / el);
     if (s->eta < 0 && s->planned > 0 && s->done >= s->planned) s->eta = 0;
 }
+
+int run_fold_slot(const RunState *st, int fold, FsErr *err)
+{
+    for (int k = 0; k < st->n_fold_ids; k++)
+        if (st->fold_ids[k] == fold) return k;
+    if (st->n_fold_ids == 1 && st->fold_ids[0] == FS_FOLD_PREDEFINED)
+        fs_err_set(err, "fold %d is not this sweep's fold (its one fold is the predefined split, %d)", fold,
+                   FS_FOLD_PREDEFINED);
+    else
+        fs_err_set(err, "fold %d is not one of this sweep's %d folds (0..%d)", fold, st->n_fold_ids,
+                   st->n_fold_ids - 1);
+    return -1;
+}

@@ -17,13 +17,6 @@
 
 #include "run/state.h"
 
-static int slot_of(const RunState *st, int fold)
-{
-    for (int k = 0; k < st->n_fold_ids; k++)
-        if (st->fold_ids[k] == fold) return k;
-    return 0;
-}
-
 static const float *metric_curve(const RunState *st, const FsFitResult *r)
 {
     return st->sw.metric == FS_METRIC_LOSS ? r->curves.val_loss : r->curves.val_q3;
@@ -51,11 +44,27 @@ static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
                     r->status == FS_FIT_OK && r->best_epoch > 0);
 }
 
-static int cut_slot_from(const RunState *st, int t)
+/* The slot of a trial's pruning record's fold; -1 with the run failed when
+ * the record names a fold the sweep does not have (the journal refuses
+ * those on reading, journal_set_sweep: this is the last guard). */
+static int cut_fold_slot(RunState *st, const FsCutRecord *c)
+{
+    FsErr e = {0}, why = {0};
+    int slot = run_fold_slot(st, c->fold, &why);
+    if (slot >= 0) return slot;
+    fs_err_set(&e, "%s: the pruned record of trial %s: %s; `foldsweep repair %s` drops it", st->j.path, c->trial,
+               why.msg, st->dir);
+    state_fail(st, &e);
+    return -1;
+}
+
+/* The first slot the trial's pruning leaves out (n_fold_ids: none, or a
+ * record refused). */
+static int cut_slot_from(RunState *st, int t)
 {
     const FsCutRecord *c = journal_find_cut(&st->j, st->sw.trials[t].id);
-    if (!c) return st->n_fold_ids;
-    int slot = slot_of(st, c->fold);
+    int slot = c ? cut_fold_slot(st, c) : -1;
+    if (slot < 0) return st->n_fold_ids;
     return c->epoch ? slot : slot + 1;
 }
 
@@ -180,8 +189,8 @@ void run_pruning_open(RunState *st)
         }
         if (journal_find_failure(&st->j, tr->id))
             for (int k = 0; k < K; k++) pruner_fold_end(st->pruner, rank, k, 0, 0.0, 0), st->slot_done[t * K + k] = 1;
-        if (c) {
-            int slot = slot_of(st, c->fold);
+        int slot = c ? cut_fold_slot(st, c) : -1;
+        if (slot >= 0) {
             for (int e = 1; e <= c->n_curve; e++) pruner_epoch(st->pruner, rank, slot, e, c->curve[e - 1]);
             FsPruneDecision d = {.trial = rank, .fold = slot, .epoch = c->epoch, .value = c->value,
                                  .threshold = c->threshold};
@@ -218,7 +227,8 @@ void run_pruning_close(RunState *st)
 
 void run_queue_add(RunState *st, int i)
 {
-    st->job_slot[i] = slot_of(st, st->jobs[i].fold);
+    st->job_slot[i] = run_fold_slot(st, st->jobs[i].fold, NULL);
+    FS_ASSERT(st->job_slot[i] >= 0); /* jobs are listed from st->fold_ids */
     st->job_state[i] = FS_JOB_QUEUED;
     st->jobs[i].prune = &st->job_prune[i];
     st->jobs[i].progress = &st->job_progress[i];

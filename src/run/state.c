@@ -139,7 +139,8 @@ static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
         st->n_fold_ids = (int)st->ds.n_folds;
         for (int f = 0; f < st->n_fold_ids; f++) st->fold_ids[f] = f;
     }
-    if (journal_append_run(&st->j, sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials, st->n_fold_ids,
+    if (run_folder_sense(st, &err) != 0 ||
+        journal_append_run(&st->j, sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials, st->n_fold_ids,
                            sweep_metric_name(sw->metric), st->ds.fingerprint,
                            &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);

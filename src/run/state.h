@@ -113,6 +113,10 @@ void run_pruning_open(RunState *st);
 int run_pruning_take(RunState *st);
 /* A job listed mid-run (a new batch) joins the queue. */
 void run_queue_add(RunState *st, int i);
+/* Fold's slot in st->fold_ids (jobs.c), or -1 with err (may be NULL)
+ * saying the fold is not one of the sweep's: the one lookup for a job's,
+ * a message's and a journal record's fold. */
+int run_fold_slot(const RunState *st, int fold, FsErr *err);
 void run_pruning_close(RunState *st);
 /* Values of rank 0's running jobs, from their progress counters. */
 void run_pruning_poll_local(RunState *st);
@@ -235,6 +239,11 @@ int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err);
 /* After run_folder_claim: every trial the journal names must be one of
  * the sweep's (ids are computed the same way); -1 with err if not. */
 int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err);
+/* After run_folder_check_trials, with the fold ids set: the journal read
+ * again checked against the sweep and each fold's validation residues in
+ * the data (a record that does not fit is a damaged line: an error naming
+ * it and `foldsweep repair`), then the sweep record (journal_append_sweep). */
+int run_folder_sense(RunState *st, FsErr *err);
 
 /* Seeds of job (trial, fold): sweep seed, trial id, fold. */
 void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
