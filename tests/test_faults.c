@@ -110,12 +110,13 @@ static void test_damaged_middle_line(const char *sweep)
     char *run[] = {"foldsweep", "run", (char *)sweep, "--out", dir, "--quiet", NULL};
     CHECK(tp_run_argv(run, log) == 0);
     char *ref = tr_board(dir, tmp);
-    /* Flip one digit inside the 5th line (a trial record) and inside the
-     * next fold record after it; their checksums stay as they were. */
+    /* Flip one digit inside the 6th line (a trial record, after the sweep
+     * and run records and the first trial's) and inside the next fold
+     * record after it; their checksums stay as they were. */
     size_t n = 0;
     char *text = tp_read_file(journal, &n);
     char *line = text;
-    for (int k = 0; k < 4 && line; k++) line = strchr(line, '\n') + 1;
+    for (int k = 0; k < 5 && line; k++) line = strchr(line, '\n') + 1;
     char *digit = line ? strstr(line, "\"epochs\":") : NULL;
     CHECK(digit != NULL);
     if (digit) digit[9] = digit[9] == '1' ? '2' : '1';
@@ -126,7 +127,7 @@ static void test_damaged_middle_line(const char *sweep)
     tp_write_file(journal, text, n, "wb");
     free(text);
     CHECK(tp_run_argv(run, log) == 1);
-    CHECK_MSG(tp_count_in_file(log, "journal.jsonl:5: ") == 1 && tp_count_in_file(log, "foldsweep repair") == 1,
+    CHECK_MSG(tp_count_in_file(log, "journal.jsonl:6: ") == 1 && tp_count_in_file(log, "foldsweep repair") == 1,
               "%s", tp_read_file(log, NULL));
     char *repair[] = {"foldsweep", "repair", dir, NULL};
     CHECK(tp_run_argv(repair, log) == 0);
