@@ -245,6 +245,36 @@ static void test_damaged_sweep_file(const char *ref)
     free(good);
 }
 
+/* A sweep.yaml edited into another valid sweep does not judge the journal
+ * (every record would be an unknown trial): readers use the journal's
+ * record and say so, repair rewrites the file and drops nothing. */
+static void test_edited_sweep_file(const char *ref)
+{
+    char dir[300], path[400];
+    fresh_copy("edited", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+    char *good = tp_read_file(path, NULL);
+    char *other = good ? strdup(good) : NULL;
+    char *k = other ? strstr(other, "kernel: [3, 5]") : NULL;
+    CHECK(k != NULL);
+    if (k) memcpy(k, "kernel: [1, 7]", 14);
+    if (other) tp_write_text(path, other);
+    CHECK(tp_run("leaderboard '%s'", dir) == 0);
+    CHECK_CONTAINS(err_text, "not the sweep its journal records");
+    CHECK(tp_count(out_text, " ok ") == 2);
+    CHECK(tp_run("repair '%s'", dir) == 0);
+    CHECK_CONTAINS(out_text, "rewritten from the journal's record of the sweep");
+    CHECK_CONTAINS(out_text, "no damaged lines");
+    char *now = tp_read_file(path, NULL);
+    CHECK(good && now && !strcmp(good, now));
+    char *got = tr_board(dir, tmp);
+    CHECK_MSG(!strcmp(ref, got), "leaderboard after repair differs:\n%s\nvs\n%s", got, ref);
+    free(got);
+    free(now);
+    free(other);
+    free(good);
+}
+
 int main(void)
 {
     (void)TR_SWEEP; /* this file's sweep is smaller */
@@ -269,6 +299,7 @@ int main(void)
     test_unknown_trial(ref, id);
     test_extra_pruned(ref, id);
     test_damaged_sweep_file(ref);
+    test_edited_sweep_file(ref);
     free(ref);
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);

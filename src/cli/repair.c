@@ -52,7 +52,8 @@ static int keep_damaged(const char *path, const char *dir, char *kept, size_t n,
 }
 
 /* DIR/sweep.yaml from the journal's record of the sweep when the file does
- * not load. 1 rewritten, 0 nothing to do (sound, or no record), -1 err. */
+ * not load or is another sweep than the one the journal records. 1
+ * rewritten, 0 nothing to do (sound, or no record), -1 err. */
 static int repair_sweep(const char *dir, const FsJournal *j, FsErr *err)
 {
     char path[4200], kept[4300];
@@ -61,7 +62,10 @@ static int repair_sweep(const char *dir, const FsJournal *j, FsErr *err)
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
     memset(&sw, 0, sizeof sw);
     int sound = sweep_load_file(&sw, path, &errs) == 0;
-    if (sound) sweep_free(&sw);
+    if (sound) {
+        sound = !j->sweep_text || !strcmp(sw.canonical, j->sweep_text);
+        sweep_free(&sw);
+    }
     errlist_free(&errs);
     if (sound || !j->sweep_text) return 0;
     if (sweep_load_string(&sw, j->sweep_text, "the journal's sweep record", &errs) != 0) {

@@ -104,7 +104,7 @@ void report_journal_sweep(FsJournalSweep *js, const char **ids, const FsSweep *s
 typedef struct {
     FsReportSpec spec;
     int from_journal;       /* no sweep.yaml: metric and folds from the journal's run record */
-    int sweep_damaged;      /* sweep.yaml is there but does not load (sweep_why says why) */
+    int sweep_damaged;      /* sweep.yaml is there but does not load, or is not the journal's sweep (sweep_why) */
     int sweep_from_journal; /* ... so the journal's own record of the sweep was used */
     char sweep_why[900];
 } FsReportFolder;

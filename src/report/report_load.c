@@ -112,7 +112,13 @@ static int folder_sweep(FsReportFolder *f, const char *dir, const FsJournal *j, 
     char path[4096];
     int missing;
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
-    if (load_sweep_file(sw, path, &missing, f->sweep_why, sizeof f->sweep_why) == 0) return 0;
+    if (load_sweep_file(sw, path, &missing, f->sweep_why, sizeof f->sweep_why) == 0) {
+        /* The journal's records were written under the sweep it records:
+         * a sweep.yaml edited into another sweep must not judge them. */
+        if (!j->sweep_text || !strcmp(sw->canonical, j->sweep_text)) return 0;
+        sweep_free(sw);
+        snprintf(f->sweep_why, sizeof f->sweep_why, "it is not the sweep its journal records");
+    }
     f->sweep_damaged = !missing;
     FsErrList errs = {0};
     f->sweep_from_journal =
