@@ -6,7 +6,21 @@
  * block trains one (trial, fold) model through all of its epochs.
  * kernels/gpu_cuda.cu (the CUDA backend's host side) lays out the models
  * and calls fs_fit_launch.
+ *
+ * Under FOLDSWEEP_CUDA=EMULATE the C compiler builds this same file against
+ * the CUDA stand-in (src/gpu/emulate/cuda_runtime.h): the block's threads
+ * are fibers, and the per-model functions are renamed (gpu_...) beside the
+ * library's CPU build of the same files. The kernel and its one launch are
+ * written through the FS_KERNEL and FS_LAUNCH macros below, so the two
+ * builds share every line that matters.
  */
+#if defined(FS_CUDA_EMULATE)
+#include <cuda_runtime.h> /* the stand-in: names the block's runtime first (train/device.h) */
+#define FS_EMULATE_BLOCK 1
+#define OPS_PREFIX gpu_
+#include "train/rename.h"
+#endif
+
 #include "train/core.h"
 
 #include "../src/stop/stop.c"
@@ -19,19 +33,60 @@
 #include "../src/train/layers.c"
 #include "../src/train/step.c"
 
-/* One block per model: models[blockIdx.x] with its fold data and spec. */
-extern "C" __global__ void fs_fit_kernel(FsModel *models, const FsFoldData *folds, const FsTrainSpec *specs,
-                                         FsFitResult *out)
+/* FS_KERNEL(name): a kernel taking one FsFitLaunch by value. nvcc: a
+ * __global__ function held to FS_GPU_THREADS threads and FS_GPU_MIN_BLOCKS
+ * blocks per SM (the register budget); the stand-in: a host function, and
+ * name_entry, which runs it on the launch's copy of the arguments.
+ * FS_LAUNCH(name, grid, block, shared, stream, args): the launch; returns
+ * its error. FS_KERNEL_FN(name): the function, for cudaFuncSetAttribute.
+ * FS_DYNAMIC_SHARED(name): the block's dynamic shared memory. */
+#if defined(FS_CUDA_EMULATE)
+#define FS_KERNEL(name)                                                                                  \
+    static void name(FsFitLaunch a);                                                                     \
+    static void name##_entry(const void *args) { name(*(const FsFitLaunch *)args); }                     \
+    static void name(FsFitLaunch a)
+#define FS_KERNEL_FN(name) ((const void *)name##_entry)
+#define FS_LAUNCH(name, grid, block, shared, stream, args)                                               \
+    fsemu_launch(name##_entry, &(args), sizeof(args), (grid), (block), (shared), (stream))
+#define FS_DYNAMIC_SHARED(name) char *name = (char *)fsemu_dynamic_shared()
+#else
+#define FS_KERNEL(name) __global__ void __launch_bounds__(FS_GPU_THREADS, FS_GPU_MIN_BLOCKS) name(FsFitLaunch a)
+#define FS_KERNEL_FN(name) ((const void *)name)
+#define FS_LAUNCH(name, grid, block, shared, stream, args)                                               \
+    (name<<<(grid), (block), (shared), (stream)>>>(args), cudaGetLastError())
+#define FS_DYNAMIC_SHARED(name) extern __shared__ char name[]
+#endif
+
+/* One block per model: models[blockIdx.x] with its fold data and spec. The
+ * model's description is copied into shared memory and its hot state (the
+ * batch's codes, labels, losses, predictions and the reduction partials,
+ * core_model_bind_hot) bound to the block's dynamic shared memory: every
+ * step reads those many times. */
+FS_KERNEL(fs_fit_kernel)
 {
-    int i = blockIdx.x;
-    fit_model(&models[i], &folds[i], &specs[i], &out[i]);
+    FS_DYNAMIC_SHARED(hot);
+    __shared__ FsModel m;
+    const int i = blockIdx.x;
+    if (threadIdx.x == 0) {
+        m = a.models[i];
+        core_model_bind_hot(&m, m.net, hot);
+    }
+    __syncthreads();
+    fit_model(&m, &a.folds[i], &a.specs[i], &a.out[i]);
 }
 
 /* The launch, for the host side (kernels/gpu_cuda.cu) in another unit:
- * declared in train/kernel.h, the header the two share. */
-extern "C" cudaError_t fs_fit_launch(int n, int threads, FsModel *models, const FsFoldData *folds,
-                                     const FsTrainSpec *specs, FsFitResult *out, cudaStream_t stream)
+ * declared in train/kernel.h, the header the two share. Dynamic shared
+ * memory beyond the default 48 KiB needs the kernel's consent first. */
+#ifdef __cplusplus
+extern "C"
+#endif
+    cudaError_t
+    fs_fit_launch(int n, int threads, size_t shared, const FsFitLaunch *args, cudaStream_t stream)
 {
-    fs_fit_kernel<<<n, threads, 0, stream>>>(models, folds, specs, out);
-    return cudaGetLastError();
+    cudaError_t e = cudaFuncSetAttribute(FS_KERNEL_FN(fs_fit_kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)shared);
+    if (e != cudaSuccess) return e;
+    FsFitLaunch a = *args;
+    return FS_LAUNCH(fs_fit_kernel, (unsigned)n, (unsigned)threads, shared, stream, a);
 }

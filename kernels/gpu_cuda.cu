@@ -10,21 +10,25 @@
  * runs, and copies the results back. Nothing goes to the device per batch
  * or per epoch.
  */
-#include <cuda_runtime.h>
+#include <cuda_runtime.h> /* or, under FOLDSWEEP_CUDA=EMULATE, the stand-in (src/gpu/emulate) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#ifdef __cplusplus
 extern "C" {
+#endif
 #include "data/data.h"
 #include "gpu/gpu.h"
 #include "train/kernel.h" /* the trainer's side: model layout, sizes, seeds, fs_fit_launch */
+#ifdef __cplusplus
 }
+#endif
 
-/* Threads per model. The per-model loops are a few hundred wide (GEMM tiles,
- * rows of a batch); more threads would mostly wait at barriers. */
-#define FS_GPU_THREADS 128
+/* Threads per model (FS_GPU_THREADS, train/kernel.h): the per-model loops
+ * are a few hundred wide (GEMM tiles, rows of a batch); more threads would
+ * mostly wait at barriers. */
 #define FS_GPU_MAX_MODELS 4096
 
 /* A CUDA call that failed: the message names file:line and the call. */
@@ -44,6 +48,7 @@ typedef struct {
 
 struct FsGpu {
     int device;
+    FsGpuLimits lim;
     const FsDataset *ds;
     uint8_t *d_aa, *d_ss, *d_left, *d_right;
     /* By fold_slot: FS_FOLD_ALL (a refit) is slot 0, FS_FOLD_PREDEFINED 1,
@@ -69,8 +74,36 @@ void gpu_describe(int device, char *out, size_t n)
         snprintf(out, n, "no CUDA device %d", device);
         return;
     }
+#ifdef FS_CUDA_STANDIN
+    int k = snprintf(out, n, "emulated on the CPU: %s profile (", fsemu_profile_name());
+    if (k < 0 || (size_t)k >= n) return;
+    out += k, n -= (size_t)k;
+#endif
     snprintf(out, n, "%s, %.1f GiB, sm_%d%d, %d SMs", p.name, (double)p.totalGlobalMem / (1 << 30), p.major,
              p.minor, p.multiProcessorCount);
+#ifdef FS_CUDA_STANDIN
+    size_t len = strlen(out);
+    if (len + 1 < n) out[len] = ')', out[len + 1] = 0;
+#endif
+}
+
+int gpu_limits(int device, FsGpuLimits *out)
+{
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%.63s", p.name);
+    out->memory = p.totalGlobalMem;
+    out->shared_optin = p.sharedMemPerBlockOptin;
+    out->sms = p.multiProcessorCount;
+    out->regs_per_sm = p.regsPerMultiprocessor;
+    out->threads_per_sm = p.maxThreadsPerMultiProcessor;
+    out->major = p.major;
+    out->minor = p.minor;
+    return 0;
 }
 
 static int upload(void **dst, const void *src, size_t bytes, FsErr *err)
@@ -89,6 +122,12 @@ FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err)
     FsGpu *g = (FsGpu *)fs_calloc(1, sizeof *g);
     g->device = device;
     g->ds = ds;
+    if (gpu_limits(device, &g->lim) != 0) {
+        fs_err_set(err, "cannot read the properties of CUDA device %d: %s", device,
+                   cudaGetErrorString(cudaGetLastError()));
+        free(g);
+        return NULL;
+    }
     size_t n = ds->n_res;
     if (upload((void **)&g->d_aa, ds->aa, n, err) || upload((void **)&g->d_ss, ds->ss, n, err) ||
         upload((void **)&g->d_left, ds->left, n, err) || upload((void **)&g->d_right, ds->right, n, err)) {
@@ -131,12 +170,6 @@ static const FoldLists *fold_lists(FsGpu *g, int fold, FsErr *err)
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-/* Device bytes of one job: its model buffer and its curves. */
-static size_t job_bytes(const FsNet *net, uint32_t n_train, int max_epochs)
-{
-    return align256(core_model_bytes(net, n_train)) + align256(sizeof(float) * 4 * (size_t)max_epochs);
-}
-
 int gpu_capacity(FsGpu *g, const FsJob *job)
 {
     FsNet net;
@@ -145,7 +178,7 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
     if (model_compile(&net, job->arch, mb, &e) != 0) return 1; /* it will fail with its message */
     uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
-    size_t per = job_bytes(&net, nt, ts->stop.max_epochs) + 4096;
+    size_t per = gpu_model_bytes(&net, nt) + 4096;
     size_t free_b = 0, total = 0;
     if (cudaSetDevice(g->device) != cudaSuccess || cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
         cudaGetLastError();
@@ -155,22 +188,36 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     return cap > FS_GPU_MAX_MODELS ? FS_GPU_MAX_MODELS : (int)cap;
 }
 
+/* What the host and a running model share through mapped host memory: the
+ * model writes its epochs, examples and curves, the host its stop flags.
+ * The curves are written before the epoch count moves (FS_PUBLISH). */
+typedef struct {
+    int progress;      /* epochs completed */
+    int cancel, prune; /* the job's flags, copied down by the host */
+    int pad;
+    uint64_t examples; /* trained so far */
+} Watch;
+
 /* One launch's host and device state; freed by launch_free. */
 typedef struct {
     int n;          /* models in the launch */
     int *job;       /* launch slot -> job index */
+    int *seen;      /* epochs already handed to the job, per slot */
     FsNet *nets;
     FsModel *models;
     FsFoldData *folds;
     FsTrainSpec *specs;
     FsFitResult *res;
-    char *d_buf;    /* every model's buffer and curves, then the arrays below */
+    size_t shared;  /* dynamic shared memory per block: the largest model's */
+    char *d_buf;    /* every model's buffer, then the arrays below */
     FsNet *d_nets;
     FsModel *d_models;
     FsFoldData *d_folds;
     FsTrainSpec *d_specs;
     FsFitResult *d_res;
-    int *h_mapped;  /* n epoch counters, then the cancel flag */
+    char *h_mapped; /* n Watch records, then every model's curves */
+    Watch *watch;
+    float **curves; /* per slot: 4 x max_epochs floats in h_mapped */
     cudaStream_t stream;
 } Launch;
 
@@ -180,102 +227,127 @@ static void launch_free(Launch *L)
     cudaFree(L->d_buf);
     if (L->h_mapped) cudaFreeHost(L->h_mapped);
     free(L->job);
+    free(L->seen);
     free(L->nets);
     free(L->models);
     free(L->folds);
     free(L->specs);
     free(L->res);
+    free(L->curves);
 }
 
-static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *err)
+static void launch_alloc_host(Launch *L, int n)
 {
     L->job = (int *)fs_calloc((size_t)n + 1, sizeof(int));
+    L->seen = (int *)fs_calloc((size_t)n + 1, sizeof(int));
     L->nets = (FsNet *)fs_calloc((size_t)n + 1, sizeof(FsNet));
     L->models = (FsModel *)fs_calloc((size_t)n + 1, sizeof(FsModel));
     L->folds = (FsFoldData *)fs_calloc((size_t)n + 1, sizeof(FsFoldData));
     L->specs = (FsTrainSpec *)fs_calloc((size_t)n + 1, sizeof(FsTrainSpec));
     L->res = (FsFitResult *)fs_calloc((size_t)n + 1, sizeof(FsFitResult));
-    size_t *off = (size_t *)fs_calloc((size_t)n + 1, sizeof(size_t));
-    uint32_t *ntr = (uint32_t *)fs_calloc((size_t)n + 1, sizeof(uint32_t));
+    L->curves = (float **)fs_calloc((size_t)n + 1, sizeof(float *));
+}
+
+/* The jobs that can train here get a launch slot; the others are failed
+ * with why, as the CPU fails them: a job that cannot train at all, and a
+ * model the GPU path does not take (gpu_model_check: the same rule the run
+ * and `foldsweep plan` apply before training). off[s]: each slot's offset
+ * in the device buffer; returns the buffer's size. */
+static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, Launch *L, size_t *off, uint32_t *ntr)
+{
     size_t total = 0;
-    /* Jobs that cannot train are marked failed here, as on the CPU. */
     for (int j = 0; j < n; j++) {
         uint32_t nt, nv;
         int s = L->n;
+        char why[512];
         if (train_job_check(&jobs[j], &L->nets[s], &nt, &nv) != 0) continue;
-        if (!fold_lists(g, jobs[j].fold, err)) {
-            free(off);
-            free(ntr);
-            return -1;
+        if (gpu_model_check(&g->lim, jobs[j].arch, jobs[j].spec, nt, why, sizeof why) != 0) {
+            jobs[j].result->status = FS_FIT_FAILED;
+            snprintf(jobs[j].result->message, sizeof jobs[j].result->message, "GPU: %s", why);
+            continue;
         }
         L->job[s] = j;
         ntr[s] = nt;
         off[s] = total;
-        total += job_bytes(&L->nets[s], nt, jobs[j].spec->stop.max_epochs);
+        total += gpu_model_bytes(&L->nets[s], nt);
+        size_t hot = core_model_hot_bytes(&L->nets[s]);
+        if (hot > L->shared) L->shared = hot;
         L->n++;
     }
-    size_t arrays = align256(sizeof(FsNet) * (size_t)L->n) + align256(sizeof(FsModel) * (size_t)L->n) +
-                    align256(sizeof(FsFoldData) * (size_t)L->n) + align256(sizeof(FsTrainSpec) * (size_t)L->n) +
-                    align256(sizeof(FsFitResult) * (size_t)L->n);
-    if (L->n == 0) {
-        free(off);
-        free(ntr);
-        return 0;
-    }
-    CU(cudaMalloc((void **)&L->d_buf, total + arrays));
-    CU(cudaMemset(L->d_buf, 0, total + arrays)); /* pad rows, gradients and moments start at zero */
-    char *p = L->d_buf + total;
-    L->d_nets = (FsNet *)p;
-    p += align256(sizeof(FsNet) * (size_t)L->n);
-    L->d_models = (FsModel *)p;
-    p += align256(sizeof(FsModel) * (size_t)L->n);
-    L->d_folds = (FsFoldData *)p;
-    p += align256(sizeof(FsFoldData) * (size_t)L->n);
-    L->d_specs = (FsTrainSpec *)p;
-    p += align256(sizeof(FsTrainSpec) * (size_t)L->n);
-    L->d_res = (FsFitResult *)p;
-    CU(cudaHostAlloc((void **)&L->h_mapped, sizeof(int) * ((size_t)L->n + 1), cudaHostAllocMapped));
-    memset(L->h_mapped, 0, sizeof(int) * ((size_t)L->n + 1));
-    int *d_mapped = NULL;
-    CU(cudaHostGetDevicePointer((void **)&d_mapped, L->h_mapped, 0));
+    return total;
+}
 
-    float *w = NULL;
-    size_t w_cap = 0;
+/* The mapped records and curves: one host allocation the kernel writes to. */
+static int launch_mapped(const FsJob *jobs, Launch *L, FsErr *err)
+{
+    size_t bytes = align256(sizeof(Watch) * (size_t)L->n), at = bytes;
+    for (int s = 0; s < L->n; s++) bytes += align256(sizeof(float) * 4 * (size_t)jobs[L->job[s]].spec->stop.max_epochs);
+    CU(cudaHostAlloc((void **)&L->h_mapped, bytes, cudaHostAllocMapped));
+    memset(L->h_mapped, 0, bytes);
+    L->watch = (Watch *)(void *)L->h_mapped;
     for (int s = 0; s < L->n; s++) {
-        const FsJob *job = &jobs[L->job[s]];
-        const FsNet *net = &L->nets[s];
-        FsModel *m = &L->models[s];
-        /* Sizes from the host copy (core_model_bind reads them); the
-         * kernel reads the net through the device copy. */
-        core_model_bind(m, net, L->d_buf + off[s], ntr[s]);
-        m->net = &L->d_nets[s];
-        size_t nw = (size_t)(net->n_params + net->n_state);
-        if (nw > w_cap) w = (float *)fs_realloc(w, sizeof(float) * (w_cap = nw));
-        core_model_seed(m, net, job->spec, w);
-        CU(cudaMemcpy(m->w, w, sizeof(float) * nw, cudaMemcpyHostToDevice));
-        m->progress = d_mapped + s;
-        m->cancel = d_mapped + L->n;
-        const FoldLists *fl = &g->folds[fold_slot(job->fold)];
-        FsFoldData *fd = &L->folds[s];
-        fd->aa = g->d_aa;
-        fd->ss = g->d_ss;
-        fd->left = g->d_left;
-        fd->right = g->d_right;
-        fd->train = fl->d_idx;
-        fd->n_train = fl->n_train;
-        fd->valid = fl->d_idx + fl->n_train;
-        fd->n_valid = fl->n_valid;
-        L->specs[s] = *job->spec;
-        float *curves = (float *)(L->d_buf + off[s] + align256(core_model_bytes(net, ntr[s])));
-        int E = job->spec->stop.max_epochs;
-        L->res[s].curves.train_loss = curves;
-        L->res[s].curves.val_loss = curves + E;
-        L->res[s].curves.val_q3 = curves + 2 * E;
-        L->res[s].curves.seconds = curves + 3 * E;
+        L->curves[s] = (float *)(void *)(L->h_mapped + at);
+        at += align256(sizeof(float) * 4 * (size_t)jobs[L->job[s]].spec->stop.max_epochs);
     }
-    free(w);
-    free(off);
-    free(ntr);
+    return 0;
+}
+
+/* Slot s's model: bound into the device buffer (sizes from the host copy
+ * of its net: core_model_bind reads them), seeded on the host with the CPU
+ * trainer's seeds, its fold's lists, its mapped record and curves. */
+static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf, uint32_t nt, Watch *d_watch,
+                        float **w, size_t *w_cap, FsErr *err)
+{
+    const FsNet *net = &L->nets[s];
+    FsModel *m = &L->models[s];
+    core_model_bind(m, net, buf, nt);
+    m->net = &L->d_nets[s];
+    size_t nw = (size_t)(net->n_params + net->n_state);
+    if (nw > *w_cap) *w = (float *)fs_realloc(*w, sizeof(float) * (*w_cap = nw));
+    core_model_seed(m, net, job->spec, *w);
+    CU(cudaMemcpy(m->w, *w, sizeof(float) * nw, cudaMemcpyHostToDevice));
+    m->progress = &d_watch[s].progress;
+    m->cancel = &d_watch[s].cancel;
+    m->prune = &d_watch[s].prune;
+    m->examples = &d_watch[s].examples;
+    const FoldLists *fl = &g->folds[fold_slot(job->fold)];
+    FsFoldData fd = {g->d_aa, g->d_ss, g->d_left, g->d_right, fl->d_idx, fl->n_train, fl->d_idx + fl->n_train,
+                     fl->n_valid};
+    L->folds[s] = fd;
+    L->specs[s] = *job->spec;
+    /* The curves go to mapped memory: the host reads each epoch's as it lands. */
+    float *c = L->curves[s];
+    int E = job->spec->stop.max_epochs;
+    float *dc = NULL;
+    CU(cudaHostGetDevicePointer((void **)&dc, c, 0));
+    L->res[s].curves.train_loss = dc;
+    L->res[s].curves.val_loss = dc + E;
+    L->res[s].curves.val_q3 = dc + 2 * E;
+    L->res[s].curves.seconds = dc + 3 * E;
+    return 0;
+}
+
+/* One device allocation: the models' buffers (zeroed: pad rows, gradients
+ * and moments start at zero), then the launch's arrays. */
+static int launch_device(Launch *L, size_t bytes, size_t models, FsErr *err)
+{
+    CU(cudaMalloc((void **)&L->d_buf, bytes));
+    CU(cudaMemset(L->d_buf, 0, bytes));
+    char *p = L->d_buf + models;
+    L->d_nets = (FsNet *)(void *)p;
+    p += align256(sizeof(FsNet) * (size_t)L->n);
+    L->d_models = (FsModel *)(void *)p;
+    p += align256(sizeof(FsModel) * (size_t)L->n);
+    L->d_folds = (FsFoldData *)(void *)p;
+    p += align256(sizeof(FsFoldData) * (size_t)L->n);
+    L->d_specs = (FsTrainSpec *)(void *)p;
+    p += align256(sizeof(FsTrainSpec) * (size_t)L->n);
+    L->d_res = (FsFitResult *)(void *)p;
+    return 0;
+}
+
+static int launch_upload(Launch *L, FsErr *err)
+{
     CU(cudaMemcpy(L->d_nets, L->nets, sizeof(FsNet) * (size_t)L->n, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(L->d_models, L->models, sizeof(FsModel) * (size_t)L->n, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(L->d_folds, L->folds, sizeof(FsFoldData) * (size_t)L->n, cudaMemcpyHostToDevice));
@@ -285,24 +357,88 @@ static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *er
     return 0;
 }
 
-/* Waits for the kernel, reporting epochs and passing a cancel down. */
+static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *err)
+{
+    launch_alloc_host(L, n);
+    size_t *off = (size_t *)fs_calloc((size_t)n + 1, sizeof(size_t));
+    uint32_t *ntr = (uint32_t *)fs_calloc((size_t)n + 1, sizeof(uint32_t));
+    int rc = 0;
+    size_t total = launch_slots(g, jobs, n, L, off, ntr);
+    for (int s = 0; s < L->n && !rc; s++)
+        if (!fold_lists(g, jobs[L->job[s]].fold, err)) rc = -1;
+    if (rc || L->n == 0) {
+        free(off);
+        free(ntr);
+        return rc;
+    }
+    size_t arrays = align256(sizeof(FsNet) * (size_t)L->n) + align256(sizeof(FsModel) * (size_t)L->n) +
+                    align256(sizeof(FsFoldData) * (size_t)L->n) + align256(sizeof(FsTrainSpec) * (size_t)L->n) +
+                    align256(sizeof(FsFitResult) * (size_t)L->n);
+    float *w = NULL;
+    size_t w_cap = 0;
+    Watch *d_watch = NULL;
+    rc = launch_device(L, total + arrays, total, err);
+    if (!rc) rc = launch_mapped(jobs, L, err);
+    if (!rc && cudaHostGetDevicePointer((void **)&d_watch, L->watch, 0) != cudaSuccess)
+        rc = -1, fs_err_set(err, "%s:%d: cudaHostGetDevicePointer: %s", __FILE__, __LINE__,
+                            cudaGetErrorString(cudaGetLastError()));
+    for (int s = 0; s < L->n && !rc; s++)
+        rc = launch_model(g, &jobs[L->job[s]], L, s, L->d_buf + off[s], ntr[s], d_watch, &w, &w_cap, err);
+    free(w);
+    free(off);
+    free(ntr);
+    return rc ? rc : launch_upload(L, err);
+}
+/* Hands slot s's new epochs to its job as the CPU trainer would: curves
+ * first, then (released) the epoch count, so that a watcher (the pruner,
+ * --progress, a worker's EPOCH messages) reading the count sees them. */
+static void launch_hand(const FsJob *job, Launch *L, int s, int epochs)
+{
+    const FsCurves *c = &job->result->curves;
+    int E = job->spec->stop.max_epochs;
+    if (epochs > E) epochs = E;
+    for (int e = L->seen[s]; e < epochs && c->train_loss; e++) {
+        c->train_loss[e] = L->curves[s][e];
+        c->val_loss[e] = L->curves[s][E + e];
+        c->val_q3[e] = L->curves[s][2 * E + e];
+        c->seconds[e] = L->curves[s][3 * E + e];
+    }
+    if (epochs > L->seen[s]) {
+        L->seen[s] = epochs;
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        if (job->progress) *job->progress = epochs;
+    }
+    if (job->examples) *job->examples = ((volatile Watch *)L->watch)[s].examples;
+}
+
+/* Waits for the kernel: each model's epochs, curves and examples go to its
+ * job while it runs, and each job's cancel and prune flags go down to its
+ * model. The wait grows from 1 ms to 50 ms, so a short launch returns at
+ * once and a long one costs the host nothing. */
 static int launch_watch(const FsJob *jobs, Launch *L, void (*progress)(void *, long), void *ctx, FsErr *err)
 {
     long last = -1;
+    long wait_ns = 1000 * 1000;
+    volatile Watch *wa = (volatile Watch *)L->watch;
     for (;;) {
         cudaError_t e = cudaStreamQuery(L->stream);
-        if (e == cudaSuccess) break;
-        if (e != cudaErrorNotReady) CU(e);
         long epochs = 0;
-        for (int s = 0; s < L->n; s++) epochs += ((volatile int *)L->h_mapped)[s];
+        for (int s = 0; s < L->n; s++) {
+            const FsJob *job = &jobs[L->job[s]];
+            int p = wa[s].progress;
+            __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the curves were written before the count */
+            launch_hand(job, L, s, p);
+            epochs += p;
+            wa[s].cancel = job->cancel && *job->cancel;
+            wa[s].prune = job->prune && *job->prune;
+        }
         if (progress && epochs != last) progress(ctx, epochs);
         last = epochs;
-        for (int s = 0; s < L->n; s++) {
-            const volatile int *c = jobs[L->job[s]].cancel;
-            if (c && *c) ((volatile int *)L->h_mapped)[L->n] = 1;
-        }
-        struct timespec ts = {0, 50 * 1000 * 1000};
+        if (e == cudaSuccess) break;
+        if (e != cudaErrorNotReady) CU(e);
+        struct timespec ts = {0, wait_ns};
         nanosleep(&ts, NULL);
+        if (wait_ns < 50 * 1000 * 1000) wait_ns *= 2;
     }
     return 0;
 }
@@ -318,20 +454,20 @@ static int launch_collect(const FsJob *jobs, Launch *L, FsErr *err)
     for (int s = 0; s < L->n; s++) {
         const FsJob *job = &jobs[L->job[s]];
         FsFitResult *r = job->result;
-        FsCurves host = r->curves;
+        FsFitResult host = *r; /* the host's curves and weights buffers stay the result's */
+        launch_hand(job, L, s, back[s].epochs);
         *r = back[s];
-        r->curves = host;
-        int E = r->epochs;
-        if (host.train_loss && E > 0) {
-            CU(cudaMemcpy(host.train_loss, L->res[s].curves.train_loss, sizeof(float) * E, cudaMemcpyDeviceToHost));
-            CU(cudaMemcpy(host.val_loss, L->res[s].curves.val_loss, sizeof(float) * E, cudaMemcpyDeviceToHost));
-            CU(cudaMemcpy(host.val_q3, L->res[s].curves.val_q3, sizeof(float) * E, cudaMemcpyDeviceToHost));
-            CU(cudaMemcpy(host.seconds, L->res[s].curves.seconds, sizeof(float) * E, cudaMemcpyDeviceToHost));
+        r->curves = host.curves;
+        r->weights = host.weights;
+        r->n_weights = host.n_weights;
+        if (job->weights_out) {
+            e = cudaMemcpy(job->weights_out, L->models[s].w,
+                           sizeof(float) * (size_t)(L->nets[s].n_params + L->nets[s].n_state), cudaMemcpyDeviceToHost);
+            if (e != cudaSuccess) {
+                free(back);
+                CU(e);
+            }
         }
-        if (job->weights_out)
-            CU(cudaMemcpy(job->weights_out, L->models[s].w,
-                          sizeof(float) * (size_t)(L->nets[s].n_params + L->nets[s].n_state),
-                          cudaMemcpyDeviceToHost));
     }
     free(back);
     return 0;
@@ -341,23 +477,32 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, void (*progress)(void *ctx, lo
 {
     Launch L;
     memset(&L, 0, sizeof L);
-    int rc = cudaSetDevice(g->device) == cudaSuccess ? 0 : -1;
-    if (rc) fs_err_set(err, "cannot use CUDA device %d", g->device);
+    int rc = 0;
+    cudaError_t e = cudaSetDevice(g->device);
+    if (e != cudaSuccess) {
+        fs_err_set(err, "%s:%d: cudaSetDevice(%d): %s", __FILE__, __LINE__, g->device, cudaGetErrorString(e));
+        rc = -1;
+    }
     if (!rc) rc = launch_build(g, jobs, n, &L, err);
     if (!rc && L.n > 0) {
-        cudaError_t e = fs_fit_launch(L.n, FS_GPU_THREADS, L.d_models, L.d_folds, L.d_specs, L.d_res, L.stream);
+        FsFitLaunch args = {L.d_models, L.d_folds, L.d_specs, L.d_res};
+        e = fs_fit_launch(L.n, FS_GPU_THREADS, L.shared, &args, L.stream);
         if (e != cudaSuccess) {
-            fs_err_set(err, "%s:%d: kernel launch: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+            fs_err_set(err, "%s:%d: kernel launch (%d models, %zu bytes of shared memory each): %s", __FILE__,
+                       __LINE__, L.n, L.shared, cudaGetErrorString(e));
             rc = -1;
         }
     }
     if (!rc && L.n > 0) rc = launch_watch(jobs, &L, progress, ctx, err);
     if (!rc && L.n > 0) rc = launch_collect(jobs, &L, err);
     if (rc) {
-        /* A CUDA error fails the jobs of this launch; the run records why. */
-        for (int s = 0; s < L.n; s++) {
-            FsFitResult *r = jobs[L.job[s]].result;
-            r->status = FS_FIT_FAILED;
+        /* A CUDA error is the device's, not the models': every job of this
+         * launch that is not failed for its own reason ends cancelled (no
+         * result: a resumed run trains it again) and the caller stops. */
+        for (int j = 0; j < n; j++) {
+            FsFitResult *r = jobs[j].result;
+            if (r->status == FS_FIT_FAILED) continue; /* refused before the launch, with why */
+            r->status = FS_FIT_CANCELLED;
             snprintf(r->message, sizeof r->message, "GPU: %.900s", err->msg);
         }
     }

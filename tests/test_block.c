@@ -10,41 +10,10 @@
  */
 #define FS_EMULATE_BLOCK 1
 
-/* The block's copies of the per-model functions, renamed so that they do
- * not clash with the library's CPU build of the same files. */
-#define act_backward emu_act_backward
-#define act_forward emu_act_forward
-#define act_grad emu_act_grad
-#define batchnorm_backward emu_batchnorm_backward
-#define batchnorm_forward emu_batchnorm_forward
-#define conv_dgrad emu_conv_dgrad
-#define conv_gemm emu_conv_gemm
-#define conv_wgrad emu_conv_wgrad
-#define dense_backward emu_dense_backward
-#define dense_backward_fused emu_dense_backward_fused
-#define dense_forward emu_dense_forward
-#define dropout_backward emu_dropout_backward
-#define dropout_forward emu_dropout_forward
-#define fit_model emu_fit_model
-#define highway_backward emu_highway_backward
-#define gather_backward emu_gather_backward
-#define gather_forward emu_gather_forward
-#define highway_forward emu_highway_forward
-#define layer_backward emu_layer_backward
-#define layer_forward emu_layer_forward
-#define ops_gemm emu_ops_gemm
-#define ops_gemm_rows emu_ops_gemm_rows
-#define ops_transpose emu_ops_transpose
-#define rows_colsum emu_rows_colsum
-#define rows_set emu_rows_set
-#define step_backward emu_step_backward
-#define step_forward emu_step_forward
-#define step_load_batch emu_step_load_batch
-#define step_loss emu_step_loss
-#define step_opt emu_step_opt
-#define step_update emu_step_update
-#define stop_init emu_stop_init
-#define stop_update emu_stop_update
+/* The block's copies of the per-model functions, renamed (emu_...) so that
+ * they do not clash with the library's CPU build of the same files. */
+#define OPS_PREFIX emu_
+#include "train/rename.h"
 
 #include "../src/stop/stop.c"
 #include "../src/train/act.c"

@@ -15,9 +15,39 @@
 
 typedef struct FsGpu FsGpu;
 
+/* What a device offers one launch of the fit kernel: read from a device
+ * (gpu_limits), or a named profile (gpu_profile: the CUDA stand-in's
+ * devices, and `foldsweep plan --gpu NAME` where no device is visible). */
+typedef struct {
+    char name[64];
+    size_t memory;       /* bytes of device memory */
+    size_t shared_optin; /* dynamic shared memory one block may opt in to */
+    int sms, regs_per_sm, threads_per_sm;
+    int major, minor;    /* compute capability */
+} FsGpuLimits;
+
+/* The profiles: "h200" (the default) and "a100"; 0, or -1 for another name. */
+int gpu_profile(const char *name, FsGpuLimits *out);
+/* Their names, for messages: "h200, a100". */
+const char *gpu_profile_names(void);
+/* A visible device's limits; -1 without one. */
+int gpu_limits(int device, FsGpuLimits *out);
+
+/* Whether the GPU path takes this model (arch trained with ts on a fold of
+ * n_train examples): 0, or -1 with why, naming what the model needs
+ * against what the device has (its block's shared memory, its memory).
+ * The launcher refuses with it before anything is allocated, the run
+ * before training, and `foldsweep plan` prints it per trial: one rule. */
+int gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train, char *why,
+                    size_t n);
+/* Device bytes of one model in a launch: its buffer (its curves are in
+ * mapped host memory). */
+size_t gpu_model_bytes(const FsNet *net, uint32_t n_train);
+
 /* Visible CUDA devices (0 without CUDA, without a driver or a device). */
 int gpu_count(void);
-/* "NVIDIA H200, 139.8 GiB, sm_90", or why there is none. */
+/* "NVIDIA H200, 139.8 GiB, sm_90", or why there is none; under the CUDA
+ * stand-in "emulated on the CPU: h200 profile (...)". */
 void gpu_describe(int device, char *out, size_t n);
 
 /* Selects `device` and uploads the data set's residue arrays once. */

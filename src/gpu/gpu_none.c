@@ -25,6 +25,12 @@ FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err)
 
 void gpu_close(FsGpu *g) { (void)g; }
 
+int gpu_limits(int device, FsGpuLimits *out)
+{
+    (void)device, (void)out;
+    return -1;
+}
+
 int gpu_capacity(FsGpu *g, const FsJob *job)
 {
     (void)g, (void)job;

@@ -28,8 +28,8 @@
 /* Protocol                                                                */
 
 #define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
-#define FS_PROTO_VERSION 5u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
-                                5: CKPT, PROGRESS, EPOCH with every curve */
+#define FS_PROTO_VERSION 6u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
+                                5: CKPT, PROGRESS, EPOCH with every curve; 6: FAIL */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
 #define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS
@@ -47,7 +47,8 @@ typedef enum {
     FS_MSG_PRUNE,          /* 0 -> worker: stop an item, its trial was pruned */
     FS_MSG_CKPT,           /* worker -> 0: an item's checkpoint, to keep; 0 -> worker: one to resume
                               from (sent before the TRIALS message with the item) */
-    FS_MSG_PROGRESS        /* worker -> 0: its running items' epochs and examples trained */
+    FS_MSG_PROGRESS,       /* worker -> 0: its running items' epochs and examples trained */
+    FS_MSG_FAIL            /* worker -> 0: it cannot go on (its GPU failed): the run stops with an error */
 } FsMsgKind;
 
 const char *proto_kind_name(int kind);
@@ -73,6 +74,8 @@ void proto_encode_request(FsBuf *b, int32_t capacity, const FsWorkItem *held, in
 void proto_encode_trials(FsBuf *b, const FsWorkItem *items, int n);
 void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r);
 void proto_encode_error(FsBuf *b, const char *message);
+/* FAIL carries a message as ERROR does. */
+void proto_encode_fail(FsBuf *b, const char *message);
 void proto_encode_stop(FsBuf *b, int32_t cancel, int32_t exit_code);
 void proto_encode_bye(FsBuf *b);
 /* Epochs first .. first + n - 1 of an item: the curves' entries (train
@@ -100,6 +103,7 @@ int proto_decode_trials(const uint8_t *p, size_t n, FsWorkItem *items, int *n_it
 /* r: curves allocated here (train_result_free releases them). */
 int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResult *r, char *why, size_t why_n);
 int proto_decode_error(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n);
+int proto_decode_fail(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n);
 int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit_code, char *why, size_t why_n);
 /* c: arrays of FS_PROTO_MAX_EPOCHS entries, filled from index 0; *first >= 1, *n >= 1. */
 int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, FsCurves *c,

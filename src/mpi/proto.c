@@ -113,15 +113,18 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
     end(b);
 }
 
-void proto_encode_error(FsBuf *b, const char *message)
+static void encode_text(FsBuf *b, int kind, const char *message)
 {
-    begin(b, FS_MSG_ERROR);
+    begin(b, kind);
     uint32_t ml = (uint32_t)strlen(message);
     if (ml > 1000) ml = 1000;
     put_u32(b, ml);
     put(b, message, ml);
     end(b);
 }
+
+void proto_encode_error(FsBuf *b, const char *message) { encode_text(b, FS_MSG_ERROR, message); }
+void proto_encode_fail(FsBuf *b, const char *message) { encode_text(b, FS_MSG_FAIL, message); }
 
 void proto_encode_stop(FsBuf *b, int32_t cancel, int32_t exit_code)
 {
@@ -258,6 +261,7 @@ const char *proto_kind_name(int kind)
     case FS_MSG_PRUNE: return "PRUNE";
     case FS_MSG_CKPT: return "CKPT";
     case FS_MSG_PROGRESS: return "PROGRESS";
+    case FS_MSG_FAIL: return "FAIL";
     default: return "unknown";
     }
 }
@@ -414,17 +418,29 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
     return 0;
 }
 
-int proto_decode_error(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n)
+static int decode_text(const uint8_t *p, size_t n, int kind, char *message, size_t message_n, char *why,
+                       size_t why_n)
 {
     FsRd r;
-    if (open_msg(&r, p, n, FS_MSG_ERROR, why, why_n)) return -1;
+    const char *name = proto_kind_name(kind);
+    if (open_msg(&r, p, n, kind, why, why_n)) return -1;
     uint32_t ml = get_u32(&r);
-    if (r.bad || ml > r.n - r.off || ml > 1000) return fail(why, why_n, "ERROR message length invalid");
+    if (r.bad || ml > r.n - r.off || ml > 1000) return fail(why, why_n, "%s message length invalid", name);
     size_t keep = ml < message_n - 1 ? ml : message_n - 1;
     memcpy(message, r.p + r.off, keep);
     message[keep] = 0;
     r.off += ml;
-    return close_msg(&r, "ERROR", why, why_n);
+    return close_msg(&r, name, why, why_n);
+}
+
+int proto_decode_error(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n)
+{
+    return decode_text(p, n, FS_MSG_ERROR, message, message_n, why, why_n);
+}
+
+int proto_decode_fail(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n)
+{
+    return decode_text(p, n, FS_MSG_FAIL, message, message_n, why, why_n);
 }
 
 int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit_code, char *why, size_t why_n)

@@ -90,10 +90,18 @@ static void gpu_epochs(void *ctx, long epochs)
     progress_gpu_epochs(&c->st->prog, epochs);
 }
 
+static void gpu_fail(void *ctx, const FsErr *e)
+{
+    RunCoord *c = ctx;
+    pthread_mutex_lock(&c->st->lock);
+    state_fail(c->st, e);
+    pthread_mutex_unlock(&c->st->lock);
+}
+
 static void *gpu_thread(void *ctx)
 {
     RunCoord *c = ctx;
-    FsGpuQueue q = {gpu_take, local_done, gpu_job, gpu_epochs, c};
+    FsGpuQueue q = {gpu_take, local_done, gpu_job, gpu_epochs, gpu_fail, c};
     run_gpu_drive(c->st->gpu_device, &c->st->ds, &q);
     return NULL;
 }

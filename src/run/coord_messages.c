@@ -259,6 +259,22 @@ static void take_error(const FsMsg *msg)
         fprintf(stderr, "foldsweep: rank %d reports: %s\n", msg->source, text);
 }
 
+/* FAIL: the worker cannot go on (its GPU failed): its in-flight folds
+ * were not recorded, and the run stops with the worker's reason. */
+static void take_fail(RunCoord *c, const FsMsg *msg)
+{
+    char text[1001], why[256];
+    if (proto_decode_fail(msg->p, msg->n, text, sizeof text, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    FsErr e = {0};
+    fs_err_set(&e, "rank %d cannot go on: %s", msg->source, text);
+    pthread_mutex_lock(&c->st->lock);
+    state_fail(c->st, &e);
+    pthread_mutex_unlock(&c->st->lock);
+}
+
 void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent, int *byes)
 {
     const FsMpi *m = c->m;
@@ -279,6 +295,8 @@ void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent, int *byes)
         take_ckpt(c, msg);
     } else if (msg->tag == FS_MSG_ERROR) {
         take_error(msg);
+    } else if (msg->tag == FS_MSG_FAIL) {
+        take_fail(c, msg);
     } else if (msg->tag == FS_MSG_BYE) {
         (*byes)++;
     } else {

@@ -28,6 +28,33 @@ int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device,
     return 0;
 }
 
+int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const int *fold_ids, int n_folds, int device,
+                         FsErr *err)
+{
+    FsGpuLimits lim;
+    if (gpu_limits(device, &lim) != 0) return fs_err_set(err, "cannot read CUDA device %d's limits", device), -1;
+    uint32_t n_train = 0;
+    for (int k = 0; k < n_folds; k++) {
+        uint32_t n = data_examples(ds, fold_ids[k], 0, NULL);
+        if (n > n_train) n_train = n;
+    }
+    int bad = 0;
+    char first[700] = "";
+    for (int t = 0; t < sw->n_trials; t++) {
+        FsTrainSpec ts;
+        char why[512];
+        run_job_spec(&ts, &sw->trials[t], fold_ids[0]);
+        if (gpu_model_check(&lim, &sw->trials[t].arch, &ts, n_train, why, sizeof why) == 0) continue;
+        if (!bad++) snprintf(first, sizeof first, "trial %d (%s): %s", t + 1, sw->trials[t].id, why);
+    }
+    if (!bad) return 0;
+    fs_err_set(err,
+               "backend cuda: %d of %d trials cannot train on CUDA device %d (%s): %s%s; `foldsweep plan` lists "
+               "them all; run them with --backend cpu",
+               bad, sw->n_trials, device, lim.name, first, bad > 1 ? ", and others" : "");
+    return -1;
+}
+
 int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job)
 {
     FsErr err = {0};
@@ -42,6 +69,7 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
 {
     FsErr err = {0};
     FsGpu *g = gpu_open(device, ds, &err);
+    int dead = 0; /* the device failed */
     enum { MAX = 4096 };
     int *ids = fs_calloc(MAX, sizeof(int));
     FsJob *batch = fs_calloc(MAX, sizeof(FsJob));
@@ -53,20 +81,29 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
             /* Wait for the first job of a launch only: the rest fill it up. */
             if (q->take(q->ctx, &ids[n], n == 0) != 1) break;
             batch[n] = *q->job(q->ctx, ids[n]);
-            int cap = g ? gpu_capacity(g, &batch[n]) : 1;
+            int cap = g && !dead ? gpu_capacity(g, &batch[n]) : 1;
             used += 1.0 / (cap > 0 ? cap : 1);
             n++;
         }
         if (n == 0) break;
-        if (!g) {
-            /* The device could not be opened: every job fails with why. */
+        FsErr e = {0};
+        int failed = dead || !g || gpu_train(g, batch, n, q->epochs, q->ctx, &e) != 0;
+        if (failed) {
+            /* The device, not the models: nothing of this launch is a
+             * result (a rerun trains it), and the run stops with why. */
+            if (!g) e = err;
             for (int i = 0; i < n; i++) {
-                batch[i].result->status = FS_FIT_FAILED;
-                snprintf(batch[i].result->message, sizeof batch[i].result->message, "GPU: %.900s", err.msg);
+                batch[i].result->status = FS_FIT_CANCELLED;
+                snprintf(batch[i].result->message, sizeof batch[i].result->message, "GPU: %.900s", e.msg);
             }
-        } else {
-            FsErr e = {0};
-            gpu_train(g, batch, n, q->epochs, q->ctx, &e);
+            if (!dead) {
+                FsErr why = {0};
+                fs_err_set(&why, "CUDA device %d failed: %s; the %d fold%s it was training %s not recorded (a "
+                                 "rerun trains %s)",
+                           device, e.msg, n, n == 1 ? "" : "s", n == 1 ? "was" : "were", n == 1 ? "it" : "them");
+                q->fail(q->ctx, &why);
+            }
+            dead = 1; /* what is still handed out comes back cancelled, untouched, until the run ends */
         }
         for (int i = 0; i < n; i++) q->done(q->ctx, ids[i]);
     }

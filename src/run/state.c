@@ -194,12 +194,10 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     if (rc == FS_EXIT_OK) rc = open_folder(st, o, out);
     if (rc == FS_EXIT_OK) rc = open_jobs(st, o, out);
     if (rc != FS_EXIT_OK) return rc;
-    if (st->sw.prune.kind != FS_PRUNER_NONE && st->use_gpu) {
-        /* The CUDA backend trains many folds in one launch and reports no
-         * per-epoch values yet: a pruned run there could not be the same
-         * as on the CPU. */
-        fprintf(stderr, "foldsweep: search.pruner is not supported on the CUDA backend yet; run with --backend cpu\n");
-        return FS_EXIT_ERROR;
+    FsErr gerr = {0};
+    if (st->use_gpu && run_gpu_check_trials(&st->sw, &st->ds, st->fold_ids, st->n_fold_ids, st->gpu_device, &gerr)) {
+        fprintf(stderr, "foldsweep: %s\n", gerr.msg);
+        return FS_EXIT_USAGE;
     }
     run_pruning_open(st);
     /* Progress: per job the examples when first seen, epochs printed and

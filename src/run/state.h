@@ -172,15 +172,23 @@ int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device,
 /* Trains jobs from the queue on the GPU, launch after launch, until the
  * queue is empty or the run stops (gpu_driver.c). take() hands out one job
  * id (1) or none (0); with wait it may block until one comes or none ever
- * will. done() records one finished job. */
+ * will. done() records one finished job. fail() is told once when the
+ * device fails (a CUDA error: the launch's jobs come back cancelled, not
+ * recorded) and the driver stops; the run then ends with that error. */
 typedef struct {
     int (*take)(void *ctx, int *id, int wait);
     void (*done)(void *ctx, int id);
     const FsJob *(*job)(void *ctx, int id);
     void (*epochs)(void *ctx, long epochs);
+    void (*fail)(void *ctx, const FsErr *err);
     void *ctx;
 } FsGpuQueue;
 void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q);
+/* Every trial of the sweep on the GPU path of `device` (gpu_model_check,
+ * the launcher's rule, with the largest training fold): 0, or -1 with the
+ * refused trials named. A GPU rank refuses the run with it before training. */
+int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const int *fold_ids, int n_folds, int device,
+                         FsErr *err);
 /* A representative job's models per launch on this device (for capacity). */
 int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job);
 
@@ -323,6 +331,10 @@ typedef struct {
     struct RunOutgoing *out_ckpt;
     volatile uint64_t *examples; /* per job: examples trained (PROGRESS) */
     double progress_at;
+    /* The GPU failed (the driver's thread says so under the lock): the
+     * main thread sends FAIL once, and rank 0 stops the run. */
+    char fail_text[1000];
+    int fail_state; /* 0 none, 1 to send, 2 sent */
 } RunWorker;
 /* Room for cap jobs' checkpointing; freed with what is left of it. */
 void run_worker_ckpt_open(RunWorker *w);

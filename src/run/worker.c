@@ -54,10 +54,21 @@ static int gpu_take(void *ctx, int *id, int wait)
 static const FsJob *gpu_job(void *ctx, int id) { return &((RunWorker *)ctx)->jobs[id]; }
 static void gpu_epochs(void *ctx, long epochs) { (void)ctx, (void)epochs; }
 
+static void gpu_fail(void *ctx, const FsErr *e)
+{
+    RunWorker *w = ctx;
+    pthread_mutex_lock(&w->lock);
+    if (!w->fail_state) {
+        snprintf(w->fail_text, sizeof w->fail_text, "%.990s", e->msg);
+        w->fail_state = 1;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
 static void *gpu_thread(void *ctx)
 {
     RunWorker *w = ctx;
-    FsGpuQueue q = {gpu_take, worker_done, gpu_job, gpu_epochs, w};
+    FsGpuQueue q = {gpu_take, worker_done, gpu_job, gpu_epochs, gpu_fail, w};
     run_gpu_drive(w->device, &w->ds, &q);
     return NULL;
 }
@@ -308,6 +319,18 @@ static void send_request(RunWorker *w, WorkerLoop *l, int received, int no_more)
     l->outstanding = 1;
 }
 
+/* FAIL, once, when the GPU failed. */
+static void send_fail(RunWorker *w, FsBuf *b)
+{
+    pthread_mutex_lock(&w->lock);
+    int send = w->fail_state == 1;
+    if (send) w->fail_state = 2;
+    pthread_mutex_unlock(&w->lock);
+    if (!send) return;
+    proto_encode_fail(b, w->fail_text);
+    fsmpi_send(w->m, 0, FS_MSG_FAIL, b);
+}
+
 /* The main thread until STOP has come and every job is answered: rank 0's
  * messages in, then checkpoints, results, epoch values and progress out,
  * and a request when there is room. */
@@ -319,6 +342,7 @@ static void worker_loop(RunWorker *w, WorkerLoop *l)
         run_worker_send_ckpts(w, &l->b);
         int received, no_more;
         int answered = run_worker_send_results(w, &l->b, &received, &no_more);
+        send_fail(w, &l->b);
         l->handled += answered;
         if (answered) busy = 1;
         /* Epoch values (the pruner, --progress) and progress counts. */
@@ -372,6 +396,12 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     }
     char device[160] = "cpu";
     int threads = worker_backend(&w, worker_threads(&w, o), device, sizeof device);
+    FsErr gerr = {0};
+    if (w.use_gpu && run_gpu_check_trials(&w.sw, &w.ds, w.fold_ids, w.n_fold_ids, w.device, &gerr) != 0) {
+        fsmpi_report_setup(m, gerr.msg, 0, device, NULL); /* rank 0 ends the run with it */
+        worker_free(&w);
+        return FS_EXIT_USAGE;
+    }
     fsmpi_report_setup(m, NULL, w.use_gpu ? 0 : threads, device, NULL);
     if (m->rank == 1 && getenv("FOLDSWEEP_TEST_INJECT")) run_worker_inject_bad(&w);
 

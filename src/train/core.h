@@ -55,19 +55,24 @@ typedef struct FsFitState {
     FsStopState st;
 } FsFitState;
 
-#define FS_NORM_CHUNKS 64
+/* FS_NORM_CHUNKS (partial sums of deterministic reductions): train/kernel.h. */
 
-/* Seconds, for per-epoch curves: the GPU's global nanosecond timer, the
- * host's monotonic clock. FS_PUBLISH makes a write visible to the host
- * while a kernel runs (mapped memory). */
+/* Seconds, for per-epoch curves: the GPU's global nanosecond timer
+ * (FS_GLOBALTIMER: the %globaltimer register, or the CUDA stand-in's
+ * reading of the host's monotonic clock), the host's monotonic clock.
+ * FS_PUBLISH makes a write visible to the host while a kernel runs (mapped
+ * memory). */
 #if defined(__CUDACC__)
-__device__ static inline double fs_gpu_clock(void)
+__device__ static inline unsigned long long fs_gpu_globaltimer(void)
 {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return (double)t * 1e-9;
+    return t;
 }
-#define FS_CLOCK() fs_gpu_clock()
+#define FS_GLOBALTIMER() fs_gpu_globaltimer()
+#endif
+#if defined(__CUDACC__) || defined(FS_CUDA_EMULATE)
+#define FS_CLOCK() ((double)FS_GLOBALTIMER() * 1e-9)
 #define FS_PUBLISH() __threadfence_system()
 #else
 #define FS_CLOCK() fs_now()

@@ -7,9 +7,11 @@
  *                    barrier is nothing, the master is that thread
  *   nvcc             one thread block runs a model: loops stride over the
  *                    block's threads, barriers are __syncthreads
- *   FS_EMULATE_BLOCK tests only (tests/test_block.c, tests/reference):
- *                    a block emulated by pthreads on the CPU, so that races
- *                    and non-uniform branches show up without a GPU
+ *   FS_EMULATE_BLOCK a block emulated on the CPU: by pthreads in the tests
+ *                    (tests/test_block.c, tests/reference), so that races
+ *                    and non-uniform branches show up without a GPU; by
+ *                    the CUDA stand-in's fibers in the kernel of the
+ *                    FOLDSWEEP_CUDA=EMULATE build (src/gpu/emulate)
  *
  * The rules the single source keeps:
  *   - Every thread of a block runs the same code with the same values, so
@@ -51,16 +53,26 @@
 #define FS_RESTRICT __restrict__
 #define FS_ONE_THREAD 0
 #elif defined(FS_EMULATE_BLOCK)
+/* The emulated block's runtime: the tests' pthreads (tests/emu_block.h),
+ * unless the unit names another first: the CUDA stand-in's fibers
+ * (src/gpu/emulate/cuda_runtime.h, for kernels/fit_kernel.cu under
+ * FOLDSWEEP_CUDA=EMULATE) define FS_EMU_TID and the rest themselves. */
+#ifndef FS_EMU_TID
 #include <pthread.h>
 extern _Thread_local int fs_emu_tid;
 extern int fs_emu_nthreads;
 extern pthread_barrier_t fs_emu_barrier;
 int fs_emu_any(int x); /* tests/emu_block.h */
+#define FS_EMU_TID fs_emu_tid
+#define FS_EMU_NTHREADS fs_emu_nthreads
+#define FS_EMU_SYNC() pthread_barrier_wait(&fs_emu_barrier)
+#define FS_EMU_ANY(x) fs_emu_any(x)
+#endif
 #define FS_DEVICE
-#define FS_PARFOR(i, n) for (long i = fs_emu_tid; i < (long)(n); i += fs_emu_nthreads)
-#define FS_SYNC() pthread_barrier_wait(&fs_emu_barrier)
-#define FS_SYNC_ANY(x) fs_emu_any((x) ? 1 : 0)
-#define FS_MASTER for (int fs_master_ = fs_emu_tid == 0; fs_master_; fs_master_ = 0)
+#define FS_PARFOR(i, n) for (long i = FS_EMU_TID; i < (long)(n); i += FS_EMU_NTHREADS)
+#define FS_SYNC() FS_EMU_SYNC()
+#define FS_SYNC_ANY(x) FS_EMU_ANY((x) ? 1 : 0)
+#define FS_MASTER for (int fs_master_ = FS_EMU_TID == 0; fs_master_; fs_master_ = 0)
 #define FS_RESTRICT restrict
 #define FS_ONE_THREAD 0
 #else

@@ -21,6 +21,9 @@
 #include "train/train.h"
 #include "util/util.h"
 
+/* Partial sums of the deterministic reductions (the gradient norm's chunks). */
+#define FS_NORM_CHUNKS 64
+
 /* Everything one model needs while it trains, pointing into one buffer. */
 typedef struct {
     const FsNet *net;
@@ -40,12 +43,13 @@ typedef struct {
     uint64_t drop_key; /* dropout masks are a hash of this, the step and the element */
     const volatile int *cancel; /* nonzero: stop between batches (a signal arrived) */
     const volatile int *prune;  /* nonzero: stop between batches (this model's trial was pruned) */
-    volatile int *progress;     /* optional: epochs completed, for a host watching a kernel */
+    volatile int *progress;     /* optional: epochs completed, for a host watching (curves are
+                                   written before it moves) */
     long step;      /* optimizer steps taken (Adam bias correction) */
-    /* CPU only (NULL on the GPU): examples trained so far, for progress;
-     * the fold's checkpointing (train/checkpoint.c); the state a fit
-     * resumes from (a checkpoint read back). */
-    volatile uint64_t *examples;
+    volatile uint64_t *examples; /* optional: examples trained so far, for progress */
+    /* CPU only (NULL on the GPU): the fold's checkpointing
+     * (train/checkpoint.c); the state a fit resumes from (a checkpoint read
+     * back). */
     struct FsCkpt *ckpt;
     const struct FsFitState *resume;
 } FsModel;
@@ -59,6 +63,48 @@ typedef struct {
     uint32_t n_valid;
 } FsFoldData;
 
+/* The part of a model's state that every step of a batch reads and writes:
+ * the reduction partials, the batch's per-example losses, amino-acid codes,
+ * labels and predictions. On the GPU it lives in the block's shared memory
+ * (kernels/fit_kernel.cu binds it there), elsewhere at the end of the
+ * model's buffer (core_model_bind); one layout for both. */
+#define FS_ALIGN64(n) (((size_t)(n) + 63) / 64 * 64)
+FS_HOST_DEVICE static inline size_t core_model_hot_bytes(const FsNet *net)
+{
+    size_t mb = (size_t)net->max_batch;
+    return FS_ALIGN64(FS_NORM_CHUNKS * sizeof(float)) + FS_ALIGN64(mb * sizeof(float)) +
+           FS_ALIGN64(mb * (size_t)net->arch.window) + FS_ALIGN64(mb) * 2;
+}
+FS_HOST_DEVICE static inline void core_model_bind_hot(FsModel *m, const FsNet *net, void *hot)
+{
+    size_t mb = (size_t)net->max_batch;
+    char *p = (char *)hot;
+    m->partial = (float *)(void *)p;
+    p += FS_ALIGN64(FS_NORM_CHUNKS * sizeof(float));
+    m->ex_loss = (float *)(void *)p;
+    p += FS_ALIGN64(mb * sizeof(float));
+    m->codes = (uint8_t *)p;
+    p += FS_ALIGN64(mb * (size_t)net->arch.window);
+    m->labels = (uint8_t *)p;
+    p += FS_ALIGN64(mb);
+    m->ex_pred = (uint8_t *)p;
+}
+
+/* The CUDA backend's block: threads per model, and the models each SM must
+ * be able to hold at once (the kernel's __launch_bounds__; the build's
+ * resource check holds the compiled kernel to both). */
+#define FS_GPU_THREADS 128
+#define FS_GPU_MIN_BLOCKS 4
+
+/* One launch's arguments, all device memory: models[i] trained on folds[i]
+ * with specs[i] into out[i], one block each. */
+typedef struct {
+    FsModel *models;
+    const FsFoldData *folds;
+    const FsTrainSpec *specs;
+    FsFitResult *out;
+} FsFitLaunch;
+
 /* Host: bytes needed by FsModel buffers for this net and data. */
 size_t core_model_bytes(const FsNet *net, uint32_t n_train);
 /* Host: points an FsModel into a buffer of core_model_bytes (on the GPU,
@@ -71,15 +117,14 @@ void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float 
  * result marked failed (and why) if it cannot train. */
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);
 
-#if defined(__CUDACC__)
-/* kernels/fit_kernel.cu: n models, one block of `threads` each, models[i]
- * trained on folds[i] with specs[i] into out[i] (all device memory), queued
- * on stream. Returns the launch's error. */
+#if defined(__CUDACC__) || defined(FS_CUDA_EMULATE)
+/* kernels/fit_kernel.cu: n models, one block of `threads` each with `shared`
+ * bytes of dynamic shared memory (the largest model's core_model_hot_bytes),
+ * queued on stream. Returns the launch's error. */
 #ifdef __cplusplus
 extern "C" {
 #endif
-cudaError_t fs_fit_launch(int n, int threads, FsModel *models, const FsFoldData *folds, const FsTrainSpec *specs,
-                          FsFitResult *out, cudaStream_t stream);
+cudaError_t fs_fit_launch(int n, int threads, size_t shared, const FsFitLaunch *args, cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

@@ -1,14 +1,18 @@
 /*
- * ops_rename: the per-model functions of src/train renamed to
- * OPS_PREFIX##name, for a unit that builds its own copy of the single
- * source (ops_emu.c: the emulated block; ops_gpu.cu: nvcc, whose host stubs
- * of __device__ functions would otherwise clash with kernels/fit_kernel.cu
- * in the library). Include before anything that declares them. A new
- * non-static function in act.c, blocks.c, conv.c, dense.c, gemm.c, layers.c
- * or step.c belongs here (a duplicate symbol at link time says so).
+ * train/rename.h: the per-model functions of the single source (src/train's
+ * act.c, blocks.c, conv.c, dense.c, fit.c, gemm.c, layers.c, step.c and
+ * stop/stop.c's rule) renamed to OPS_PREFIX##name, for a unit that builds
+ * its own copy of them beside the library's CPU build: the CUDA stand-in's
+ * kernel (kernels/fit_kernel.cu under FOLDSWEEP_CUDA=EMULATE), the tests'
+ * emulated blocks (tests/test_block.c, tests/reference/ops_emu.c) and
+ * tests/reference/ops_gpu.cu (nvcc, whose host stubs of __device__
+ * functions would otherwise clash with kernels/fit_kernel.cu in the
+ * library). Include before anything that declares them. A new non-static
+ * function in those files belongs here (a duplicate symbol at link time
+ * says so).
  */
-#ifndef FS_TESTS_OPS_RENAME_H
-#define FS_TESTS_OPS_RENAME_H
+#ifndef FS_TRAIN_RENAME_H
+#define FS_TRAIN_RENAME_H
 
 #define OPS_CAT2(a, b) a##b
 #define OPS_CAT(a, b) OPS_CAT2(a, b)
@@ -27,6 +31,7 @@
 #define dense_forward OPS_RENAME(dense_forward)
 #define dropout_backward OPS_RENAME(dropout_backward)
 #define dropout_forward OPS_RENAME(dropout_forward)
+#define fit_model OPS_RENAME(fit_model)
 #define gather_backward OPS_RENAME(gather_backward)
 #define gather_forward OPS_RENAME(gather_forward)
 #define highway_backward OPS_RENAME(highway_backward)
@@ -44,5 +49,7 @@
 #define step_loss OPS_RENAME(step_loss)
 #define step_opt OPS_RENAME(step_opt)
 #define step_update OPS_RENAME(step_update)
+#define stop_init OPS_RENAME(stop_init)
+#define stop_update OPS_RENAME(stop_update)
 
 #endif

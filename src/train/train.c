@@ -60,21 +60,18 @@ int train_spec_check(const FsTrainSpec *ts, FsErr *err)
 /* ---------------------------------------------------------------------- */
 /* One model's buffer: floats first (64-byte aligned blocks), then bytes.  */
 
-static size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+static size_t align64(size_t n) { return FS_ALIGN64(n); }
 
 size_t core_model_bytes(const FsNet *net, uint32_t n_train)
 {
     size_t f = sizeof(float), nw = (size_t)(net->n_params + net->n_state), np = (size_t)net->n_params;
-    size_t mb = (size_t)net->max_batch;
     return align64(nw * f) * 2 + align64(np * f) * 3 + align64((size_t)net->n_work * f) +
-           align64((size_t)net->n_scratch * f) + align64(FS_NORM_CHUNKS * f) + align64(mb * f) +
-           align64(mb * (size_t)net->arch.window) + align64(mb) * 2 + align64((size_t)n_train * 4);
+           align64((size_t)net->n_scratch * f) + core_model_hot_bytes(net) + align64((size_t)n_train * 4);
 }
 
 void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train)
 {
     size_t f = sizeof(float), nw = (size_t)(net->n_params + net->n_state), np = (size_t)net->n_params;
-    size_t mb = (size_t)net->max_batch;
     char *p = buf;
     memset(m, 0, sizeof *m);
     m->net = net;
@@ -88,11 +85,8 @@ void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train)
     TAKE(m2, float, np * f);
     TAKE(work, float, (size_t)net->n_work * f);
     TAKE(scratch, float, (size_t)net->n_scratch * f);
-    TAKE(partial, float, FS_NORM_CHUNKS * f);
-    TAKE(ex_loss, float, mb * f);
-    TAKE(codes, uint8_t, mb * (size_t)net->arch.window);
-    TAKE(labels, uint8_t, mb);
-    TAKE(ex_pred, uint8_t, mb);
+    core_model_bind_hot(m, net, p);
+    p += core_model_hot_bytes(net);
     TAKE(perm, uint32_t, (size_t)n_train * 4);
 #undef TAKE
 }

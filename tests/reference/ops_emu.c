@@ -11,7 +11,7 @@
 /* This unit's copies of the per-model functions, renamed so that they do
  * not clash with the library's CPU build of the same files. */
 #define OPS_PREFIX emu_
-#include "ops_rename.h"
+#include "train/rename.h"
 
 #include "../../src/train/act.c"
 #include "../../src/train/blocks.c"

@@ -13,7 +13,7 @@
 /* nvcc gives every __device__ function a host stub: renamed, this unit's
  * copies do not clash with kernels/fit_kernel.cu's in the library. */
 #define OPS_PREFIX ops_gpu_
-#include "ops_rename.h"
+#include "train/rename.h"
 
 #include "train/core.h"
 

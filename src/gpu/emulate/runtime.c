@@ -1,0 +1,299 @@
+/*
+ * runtime: the CUDA stand-in's devices, errors and injected failures, host
+ * memory, function attributes and kernel launches (their checks; the run
+ * itself is blocks.c's, queued on a stream by streams.c). See
+ * cuda_runtime.h for what is modelled and what is not.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emulate.h"
+#include "gpu/gpu.h"
+
+/* ---- devices -------------------------------------------------------------- */
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int n_devices;
+static FsGpuLimits prof;
+static const char *prof_name = "h200";
+static int bad_env; /* FOLDSWEEP_EMU_PROFILE or _DEVICES could not be read */
+
+static void setup(void)
+{
+    const char *p = getenv("FOLDSWEEP_EMU_PROFILE");
+    const char *d = getenv("FOLDSWEEP_EMU_DEVICES");
+    if (p && *p) prof_name = p;
+    if (gpu_profile(prof_name, &prof) != 0) {
+        fprintf(stderr, "foldsweep: FOLDSWEEP_EMU_PROFILE=%s: expected one of %s\n", p, gpu_profile_names());
+        bad_env = 1;
+    }
+    n_devices = 1;
+    if (d && *d) {
+        char *end;
+        long v = strtol(d, &end, 10);
+        if (*end || v < 0 || v > 16) {
+            fprintf(stderr, "foldsweep: FOLDSWEEP_EMU_DEVICES=%s: expected a count from 0 to 16\n", d);
+            bad_env = 1;
+        } else {
+            n_devices = (int)v;
+        }
+    }
+    if (bad_env) n_devices = 0;
+}
+
+const char *fsemu_profile_name(void)
+{
+    pthread_once(&once, setup);
+    return prof_name;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
+static cudaError_t last_err, sticky_err;
+static int current = -1;
+
+cudaError_t fsemu_set(cudaError_t e)
+{
+    if (e != cudaSuccess) {
+        pthread_mutex_lock(&err_lock);
+        last_err = e;
+        pthread_mutex_unlock(&err_lock);
+    }
+    return e;
+}
+
+cudaError_t fsemu_sticky(void)
+{
+    pthread_mutex_lock(&err_lock);
+    cudaError_t e = sticky_err;
+    pthread_mutex_unlock(&err_lock);
+    return e;
+}
+
+void fsemu_make_sticky(cudaError_t e, const char *why)
+{
+    pthread_mutex_lock(&err_lock);
+    if (sticky_err == cudaSuccess) {
+        sticky_err = e;
+        last_err = e;
+        if (getenv("FOLDSWEEP_EMU_VERBOSE")) fprintf(stderr, "foldsweep: CUDA stand-in: %s\n", why);
+    }
+    pthread_mutex_unlock(&err_lock);
+}
+
+cudaError_t fsemu_enter(void)
+{
+    pthread_once(&once, setup);
+    if (n_devices == 0) return fsemu_set(cudaErrorNoDevice);
+    return fsemu_set(fsemu_sticky());
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    pthread_mutex_lock(&err_lock);
+    cudaError_t e = last_err;
+    last_err = sticky_err; /* a sticky error is never cleared */
+    pthread_mutex_unlock(&err_lock);
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError(void)
+{
+    pthread_mutex_lock(&err_lock);
+    cudaError_t e = last_err;
+    pthread_mutex_unlock(&err_lock);
+    return e;
+}
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    }
+    return "unrecognized error code";
+}
+
+/* ---- injected failures -------------------------------------------------- */
+
+/* FOLDSWEEP_EMU_FAIL=WHAT:N[:B]: the N-th call of that kind (1-based,
+ * counted over the process) fails. Read once. */
+static pthread_once_t fail_once = PTHREAD_ONCE_INIT;
+static char fail_what[16];
+static unsigned long fail_n, fail_b, n_mallocs, n_launches;
+
+static void fail_setup(void)
+{
+    const char *v = getenv("FOLDSWEEP_EMU_FAIL");
+    if (!v || !*v) return;
+    char what[16] = "";
+    unsigned long n = 0, b = 0;
+    int got = sscanf(v, "%15[a-z]:%lu:%lu", what, &n, &b);
+    int ok = got >= 2 && n >= 1 &&
+             ((!strcmp(what, "malloc") && got == 2) || (!strcmp(what, "launch") && got == 2) ||
+              (!strcmp(what, "fault") && got == 3 && b >= 1));
+    if (!ok) {
+        fprintf(stderr, "foldsweep: FOLDSWEEP_EMU_FAIL=%s: expected malloc:N, launch:N or fault:N:B; ignored\n", v);
+        return;
+    }
+    memcpy(fail_what, what, sizeof fail_what);
+    fail_n = n;
+    fail_b = b;
+}
+
+int fsemu_fail_malloc(void)
+{
+    pthread_once(&fail_once, fail_setup);
+    unsigned long k = __atomic_add_fetch(&n_mallocs, 1, __ATOMIC_RELAXED);
+    return !strcmp(fail_what, "malloc") && k == fail_n;
+}
+
+int fsemu_fail_launch(unsigned long *fault_barrier)
+{
+    pthread_once(&fail_once, fail_setup);
+    unsigned long k = __atomic_add_fetch(&n_launches, 1, __ATOMIC_RELAXED);
+    *fault_barrier = !strcmp(fail_what, "fault") && k == fail_n ? fail_b : 0;
+    return !strcmp(fail_what, "launch") && k == fail_n;
+}
+
+/* ---- devices ------------------------------------------------------------ */
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    pthread_once(&once, setup);
+    *count = n_devices;
+    return n_devices ? cudaSuccess : fsemu_set(cudaErrorNoDevice);
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
+{
+    cudaError_t e = fsemu_enter();
+    if (e != cudaSuccess && e != cudaErrorNoDevice) return e;
+    if (device < 0 || device >= n_devices) return fsemu_set(cudaErrorInvalidDevice);
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s (CUDA stand-in)", prof.name);
+    p->totalGlobalMem = prof.memory;
+    p->sharedMemPerBlock = 48 * 1024;
+    p->sharedMemPerBlockOptin = prof.shared_optin;
+    p->sharedMemPerMultiprocessor = prof.shared_optin + 1024;
+    p->regsPerMultiprocessor = prof.regs_per_sm;
+    p->regsPerBlock = 65536;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsPerMultiProcessor = prof.threads_per_sm;
+    p->multiProcessorCount = prof.sms;
+    p->major = prof.major;
+    p->minor = prof.minor;
+    p->canMapHostMemory = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    cudaError_t e = fsemu_enter();
+    if (e != cudaSuccess) return e;
+    if (device < 0 || device >= n_devices) return fsemu_set(cudaErrorInvalidDevice);
+    current = device;
+    return cudaSuccess;
+}
+
+/* ---- host memory: mapped pages are host pages, the same pointer --------- */
+
+cudaError_t cudaHostAlloc(void **ptr, size_t bytes, unsigned int flags)
+{
+    cudaError_t e = fsemu_enter();
+    if (e != cudaSuccess) return e;
+    if (flags & ~cudaHostAllocMapped) return fsemu_set(cudaErrorInvalidValue);
+    *ptr = calloc(1, bytes ? bytes : 1);
+    return *ptr ? cudaSuccess : fsemu_set(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaHostGetDevicePointer(void **dptr, void *hptr, unsigned int flags)
+{
+    cudaError_t e = fsemu_enter();
+    if (e != cudaSuccess) return e;
+    if (flags != 0 || !hptr) return fsemu_set(cudaErrorInvalidValue);
+    *dptr = hptr;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    free(ptr);
+    return fsemu_enter();
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+
+/* The dynamic shared memory a kernel may use (cudaFuncSetAttribute): one
+ * kernel here, so a short list. */
+static struct {
+    const void *fn;
+    int max_shared;
+} attrs[8];
+static int n_attrs;
+static pthread_mutex_t attr_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t max_shared_of(const void *fn)
+{
+    size_t v = 48 * 1024;
+    pthread_mutex_lock(&attr_lock);
+    for (int i = 0; i < n_attrs; i++)
+        if (attrs[i].fn == fn) v = (size_t)attrs[i].max_shared;
+    pthread_mutex_unlock(&attr_lock);
+    return v;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)
+{
+    cudaError_t e = fsemu_enter();
+    if (e != cudaSuccess) return e;
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || (size_t)value > prof.shared_optin)
+        return fsemu_set(cudaErrorInvalidValue);
+    pthread_mutex_lock(&attr_lock);
+    int i = 0;
+    while (i < n_attrs && attrs[i].fn != func) i++;
+    if (i < (int)(sizeof attrs / sizeof attrs[0])) {
+        attrs[i].fn = func;
+        attrs[i].max_shared = value;
+        if (i == n_attrs) n_attrs++;
+    }
+    pthread_mutex_unlock(&attr_lock);
+    return cudaSuccess;
+}
+
+/* streams.c: queues a launch on s (or the default stream). */
+cudaError_t fsemu_stream_launch(cudaStream_t s, const FsEmuLaunch *l);
+
+cudaError_t fsemu_launch(FsEmuKernel entry, const void *args, size_t args_bytes, unsigned grid, unsigned block,
+                         size_t shared, cudaStream_t s)
+{
+    cudaError_t e = fsemu_enter();
+    if (e != cudaSuccess) return e;
+    if (current < 0) current = 0; /* the runtime's implicit device 0 */
+    /* What a GPU refuses at launch: an empty or oversized grid or block,
+     * more dynamic shared memory than the kernel opted in to. */
+    if (grid == 0 || grid > 2147483647u || block == 0 || block > 1024 || shared > max_shared_of((const void *)entry))
+        return fsemu_set(cudaErrorInvalidValue);
+    FsEmuLaunch l = {entry, malloc(args_bytes ? args_bytes : 1), grid, block, shared, 0};
+    if (!l.args) return fsemu_set(cudaErrorMemoryAllocation);
+    memcpy(l.args, args, args_bytes);
+    if (fsemu_fail_launch(&l.fault_barrier)) {
+        free(l.args);
+        return fsemu_set(cudaErrorLaunchOutOfResources);
+    }
+    e = fsemu_stream_launch(s, &l);
+    if (e != cudaSuccess) free(l.args);
+    return fsemu_set(e);
+}
