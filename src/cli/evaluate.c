@@ -18,7 +18,7 @@
 
 enum {
     OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_INPUT_FORMAT, OPT_SEQUENCES, OPT_LABELS, OPT_MASK, OPT_ALLOW, OPT_EXCLUDE,
-    OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_HELP
+    OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_HELP
 };
 
 static const CliOption options[] = {
@@ -37,6 +37,8 @@ static const CliOption options[] = {
     [OPT_SEED] = {"--seed", NULL, "S", "bootstrap seed (default 1)"},
     [OPT_RESAMPLES] = {"--resamples", NULL, "N", "bootstrap resamples (default 1000)"},
     [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
+    [OPT_MIXED] = {"--mixed", NULL, NULL, "score model files from different trials, runs or data\n"
+                                          "as one ensemble (refused otherwise; recorded as mixed)"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
@@ -67,17 +69,48 @@ static int load_data(FsDataset *ds, const CliArgs *a, int first, FsErr *err)
     return data_load(ds, &ls, err);
 }
 
-/* What the models are, for the output and the journal. */
-static void describe(const FsModelSet *set, const FsEnsemble *e, int fold, char *models, size_t n, char *key,
-                     size_t kn)
+/* The distinct trials of the ensemble, "A, B, ..." (a mixed one's). */
+static void list_trials(const FsEnsemble *e, char *out, size_t n)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; i < e->n && at < n; i++) {
+        int dup = 0;
+        for (int k = 0; k < i; k++) dup |= !strcmp(e->m[k].info.trial, e->m[i].info.trial);
+        if (!dup) at += (size_t)snprintf(out + at, n - at, "%s%s", at ? ", " : "", e->m[i].info.trial);
+    }
+}
+
+/* What the models are, for the output and the journal; mixed: the journal
+ * key of a mixed ensemble ("" if it is one trial's). */
+static void describe(const FsModelSet *set, const FsEnsemble *e, int fold, const char *mixed, char *models, size_t n,
+                     char *key, size_t kn)
 {
     const char *trial = set->trial[0] ? set->trial : e->m[0].info.trial;
+    if (mixed[0]) {
+        char trials[1200];
+        list_trials(e, trials, sizeof trials);
+        snprintf(key, kn, "%s", mixed);
+        snprintf(models, n, "%s ensemble of %d models (trials %s)%s%s", mixed, e->n, trials,
+                 set->run[0] ? ", recorded in run " : "", set->run);
+        return;
+    }
     if (e->n == 1 && e->m[0].info.fold == FS_FOLD_ALL) snprintf(key, kn, "refit");
     else if (fold >= 0) snprintf(key, kn, "fold %d", fold);
     else if (e->n == 1 && e->m[0].info.folds > 1) snprintf(key, kn, "fold %d", e->m[0].info.fold);
     else snprintf(key, kn, "ensemble");
     snprintf(models, n, "trial %s, %s of %d model%s%s%s", trial[0] ? trial : "?", key, e->n, e->n == 1 ? "" : "s",
              set->run[0] ? ", run " : "", set->run);
+}
+
+/* A mixed ensemble is scored only with --mixed; *key is then its journal key. */
+static int check_mixed(const FsEnsemble *e, const FsModelSet *set, int allowed, char *key, size_t kn, FsErr *err)
+{
+    char what[5000];
+    if (!predict_mixed(e, set, what, sizeof what, key, kn)) return 0;
+    if (allowed) return cli_error("note: a mixed ensemble (--mixed): %s", what), 0;
+    return fs_err_set(err, "%s: not one trial's fold models; pass --mixed to score them as one ensemble (the journal "
+                      "then records it as mixed)", what), -1;
 }
 
 static int record(const FsModelSet *set, const FsEnsemble *e, const char *key, const char *data,
@@ -139,7 +172,10 @@ int cli_evaluate(int argc, char **argv)
     if (ok && set->run[0] && journal_is_locked(set->run) == 1)
         ok = (fs_err_set(&err, "%s is being written by a running sweep: evaluate when it has finished (every look at "
                                "test data is recorded in its journal)", set->run), 0);
-    ok = ok && predict_load(e, set, 256, &err) == 0 && load_data(&ds, &a, n_models, &err) == 0;
+    char mixed[24] = "";
+    ok = ok && predict_load(e, set, 256, &err) == 0 &&
+         check_mixed(e, set, a.val[OPT_MIXED] != NULL, mixed, sizeof mixed, &err) == 0 &&
+         load_data(&ds, &a, n_models, &err) == 0;
     char data[512] = "";
     for (int i = n_models; i < a.n_args; i++)
         snprintf(data + strlen(data), sizeof data - strlen(data), "%s%s", i > n_models ? " " : "", a.args[i]);
@@ -176,7 +212,7 @@ int cli_evaluate(int argc, char **argv)
         evaluate_score(ev, &ds, probs, (int)reps, seed);
         free(probs);
         char models[2400], key[24];
-        describe(set, e, want_fold, models, sizeof models, key, sizeof key);
+        describe(set, e, want_fold, mixed, models, sizeof models, key, sizeof key);
         /* Recorded before it is shown: a look at the test data always counts. */
         if (set->run[0] && record(set, e, key, data, ev, &err) != 0) ok = 0;
         else if (!set->run[0]) cli_error("note: the models' run folder is unknown; this evaluation is not recorded");

@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "predict/predict.h"
 
-enum { OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_OUT, OPT_INPUT_FORMAT, OPT_THREADS, OPT_BATCH, OPT_HELP };
+enum { OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_OUT, OPT_INPUT_FORMAT, OPT_THREADS, OPT_BATCH, OPT_MIXED, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_TRIAL] = {"--trial", NULL, "ID", "in a run folder: this trial (an id or a unique prefix)"},
@@ -30,6 +30,8 @@ static const CliOption options[] = {
     [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
     [OPT_BATCH] = {"--batch", NULL, "N", "residues per forward pass (default 256; results do not\n"
                                          "depend on it)"},
+    [OPT_MIXED] = {"--mixed", NULL, NULL, "use model files from different trials, runs or data\n"
+                                          "together (refused otherwise)"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
@@ -89,9 +91,30 @@ static int is_dir(const char *p)
     return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
 }
 
+/* One file per protein in the folder out; names stay unique over the run. */
+static int write_each(const char *out, FsPredFormat fmt, const FsDataset *ds, const float *probs, const float *agree,
+                      FsNameSet *names)
+{
+    FsErr e = {0};
+    if (fs_mkdir_p(out, &e) != 0) return cli_error("%s", e.msg), -1;
+    for (uint32_t i = 0; i < ds->n_prot; i++) {
+        char path[4400], name[256];
+        const char *id = data_protein_name(ds, i);
+        if (predict_file_name(names, id, name, sizeof name))
+            cli_error("note: protein '%s' written to %s.%s: another protein of this run has its file name", id, name,
+                      predict_format_ext(fmt));
+        snprintf(path, sizeof path, "%s/%s.%s", out, name, predict_format_ext(fmt));
+        FILE *f = fopen(path, "w");
+        if (!f) return cli_error("%s: cannot write", path), -1;
+        predict_write(f, fmt, ds, (long)i, probs, agree, 1);
+        if (fclose(f) != 0) return cli_error("%s: cannot write", path), -1;
+    }
+    return 0;
+}
+
 /* One input's predictions: to stdout, to a file, or one file per protein. */
 static int write_out(const char *out, FsPredFormat fmt, const FsDataset *ds, const float *probs, const float *agree,
-                     int n_inputs, int first)
+                     int n_inputs, int first, FsNameSet *names)
 {
     int per_protein = out && (is_dir(out) || (n_inputs == 1 && out[strlen(out) - 1] == '/')) &&
                       (fmt == FS_PRED_SS2 || fmt == FS_PRED_HORIZ);
@@ -99,27 +122,21 @@ static int write_out(const char *out, FsPredFormat fmt, const FsDataset *ds, con
         predict_write(stdout, fmt, ds, -1, probs, agree, first);
         return 0;
     }
-    if (per_protein) {
-        FsErr e = {0};
-        if (fs_mkdir_p(out, &e) != 0) return cli_error("%s", e.msg), -1;
-        for (uint32_t i = 0; i < ds->n_prot; i++) {
-            char path[4400], name[256];
-            snprintf(name, sizeof name, "%s", data_protein_name(ds, i));
-            for (char *c = name; *c; c++)
-                if (*c == '/' || *c == '\\') *c = '_'; /* an id is not a path */
-            snprintf(path, sizeof path, "%s/%s.%s", out, name, predict_format_ext(fmt));
-            FILE *f = fopen(path, "w");
-            if (!f) return cli_error("%s: cannot write", path), -1;
-            predict_write(f, fmt, ds, (long)i, probs, agree, 1);
-            if (fclose(f) != 0) return cli_error("%s: cannot write", path), -1;
-        }
-        return 0;
-    }
+    if (per_protein) return write_each(out, fmt, ds, probs, agree, names);
     if (is_dir(out)) return cli_error("%s is a folder: --format %s writes one file", out, predict_format_ext(fmt)), -1;
     FILE *f = fopen(out, first ? "w" : "a");
     if (!f) return cli_error("%s: cannot write", out), -1;
     predict_write(f, fmt, ds, -1, probs, agree, first);
     return fclose(f) == 0 ? 0 : (cli_error("%s: cannot write", out), -1);
+}
+
+/* An ensemble of other trials', runs' or data's models only with --mixed. */
+static int check_mixed(const FsEnsemble *e, const FsModelSet *set, int allowed, FsErr *err)
+{
+    char what[5000];
+    if (!predict_mixed(e, set, what, sizeof what, NULL, 0)) return 0;
+    if (allowed) return cli_error("note: a mixed ensemble (--mixed): %s", what), 0;
+    return fs_err_set(err, "%s: not one trial's fold models; pass --mixed to use them as one ensemble anyway", what), -1;
 }
 
 int cli_predict(int argc, char **argv)
@@ -151,7 +168,8 @@ int cli_predict(int argc, char **argv)
     int ok = 1;
     for (int i = 0; i < n_models && ok; i++)
         ok = predict_find(set, a.args[i], a.val[OPT_TRIAL], (int)rank, fold == UINT64_MAX ? -1 : (int)fold, &err) == 0;
-    ok = ok && predict_load(ens, set, (int)batch, &err) == 0;
+    ok = ok && predict_load(ens, set, (int)batch, &err) == 0 && check_mixed(ens, set, a.val[OPT_MIXED] != NULL, &err) == 0;
+    FsNameSet names = {0};
     if (!ok) cli_error("%s", err.msg);
     if (ok && threads == 0) threads = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = n_models; i < a.n_args && ok; i++) {
@@ -168,11 +186,13 @@ int cli_predict(int argc, char **argv)
         float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)ds.n_res + 1));
         float *agree = fs_malloc(sizeof(float) * ((size_t)ds.n_res + 1));
         predict_run(ens, &ds, (int)threads, (int)batch, probs, agree);
-        ok = write_out(a.val[OPT_OUT], (FsPredFormat)fmt, &ds, probs, agree, a.n_args - n_models, i == n_models) == 0;
+        ok = write_out(a.val[OPT_OUT], (FsPredFormat)fmt, &ds, probs, agree, a.n_args - n_models, i == n_models,
+                       &names) == 0;
         free(probs);
         free(agree);
         data_free(&ds);
     }
+    predict_names_free(&names);
     predict_free(ens);
     free(ens);
     free(set);

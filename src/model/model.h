@@ -61,6 +61,10 @@ typedef struct {
 
 #define FS_MAX_LAYERS 16
 #define FS_CLASSES 3
+/* The widest layers a sweep may ask for (sweep/options.c), and so the
+ * widest a model file may describe (modelfile). */
+#define FS_MAX_FILTERS 4096
+#define FS_MAX_UNITS 65536
 
 typedef struct {
     int window; /* odd */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,9 +76,10 @@ static int get_i(const FsJson *o, const char *key, int lo, int hi, int *out)
     return 0;
 }
 
-static int get_f(const FsJson *o, const char *key, float *out)
+/* A float in [lo, hi] (finite: "nan" and "inf" strings are refused). */
+static int get_f(const FsJson *o, const char *key, float lo, float hi, float *out)
 {
-    return journal_json_f32(journal_json_get(o, key), out);
+    return journal_json_f32(journal_json_get(o, key), out) || !(*out >= lo && *out <= hi) ? -1 : 0;
 }
 
 static int get_act(const FsJson *o, FsLayerSpec *l)
@@ -85,7 +87,7 @@ static int get_act(const FsJson *o, FsLayerSpec *l)
     const FsJson *a = journal_json_get(o, "activation");
     if (!a || a->type != FS_JSON_STRING || model_act_parse(a->str) < 0) return -1;
     l->act = (FsAct)model_act_parse(a->str);
-    return get_f(o, "act_param", &l->act_param);
+    return get_f(o, "act_param", 0, 100, &l->act_param);
 }
 
 int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
@@ -114,19 +116,19 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
         if (bad) {
         } else if (!strcmp(kind, "conv1d")) {
             l.kind = FS_LAYER_CONV;
-            bad = get_i(o, "filters", 1, 1 << 20, &l.units) || get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
+            bad = get_i(o, "filters", 1, FS_MAX_FILTERS, &l.units) || get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
         } else if (!strcmp(kind, "highway")) {
             l.kind = FS_LAYER_HIGHWAY;
             bad = get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
         } else if (!strcmp(kind, "dense")) {
             l.kind = FS_LAYER_DENSE;
-            bad = get_i(o, "units", 1, 1 << 20, &l.units) || get_act(o, &l);
+            bad = get_i(o, "units", 1, FS_MAX_UNITS, &l.units) || get_act(o, &l);
         } else if (!strcmp(kind, "batchnorm")) {
             l.kind = FS_LAYER_BATCHNORM;
-            bad = get_f(o, "eps", &l.eps) || get_f(o, "momentum", &l.momentum);
+            bad = get_f(o, "eps", 1e-30f, 1, &l.eps) || get_f(o, "momentum", 0, 1, &l.momentum);
         } else if (!strcmp(kind, "dropout")) {
             l.kind = FS_LAYER_DROPOUT;
-            bad = get_f(o, "rate", &l.rate);
+            bad = get_f(o, "rate", 0, 0.999999f, &l.rate);
         } else if (!strcmp(kind, "output")) {
             int units = 0;
             bad = !last || get_i(o, "units", FS_CLASSES, FS_CLASSES, &units);
@@ -208,20 +210,16 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
     free(buf);
 }
 
+/* A whole file, refused unless it is a regular file (a FIFO would hang). */
 static int read_all(const char *path, uint8_t **out, uint64_t *n_out, FsErr *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fs_err_set(err, "%s: cannot open: %s", path, strerror(errno)), -1;
-    size_t cap = 1 << 16, n = 0, k;
-    uint8_t *bytes = fs_malloc(cap);
-    while ((k = fread(bytes + n, 1, cap - n, f)) > 0)
-        if ((n += k) == cap) bytes = fs_realloc(bytes, cap *= 2);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(bytes);
-        return fs_err_set(err, "%s: cannot read", path), -1;
-    }
+    uint64_t n;
+    int fd = safetensors_open(path, &n, err);
+    if (fd < 0) return -1;
+    uint8_t *bytes = fs_malloc((size_t)n + 1);
+    int rc = safetensors_read_at(fd, bytes, n, 0, path, err);
+    close(fd);
+    if (rc != 0) return free(bytes), -1;
     *out = bytes;
     *n_out = n;
     return 0;
@@ -241,21 +239,27 @@ uint32_t modelfile_crc(const uint8_t *bytes, uint64_t n) { return fs_crc32(bytes
 
 int modelfile_verify(const char *path, uint64_t bytes, uint32_t crc, char *why, size_t why_n)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return snprintf(why, why_n, "missing (%s)", strerror(errno)), -1;
-    uint8_t buf[1 << 16];
-    uint64_t n = 0;
-    uint32_t c = 0;
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) {
-        c = fs_crc32(buf, k, c);
-        n += k;
-    }
-    int rd = ferror(f);
-    fclose(f);
-    if (rd) return snprintf(why, why_n, "cannot be read"), -1;
-    if (n != bytes)
+    FsErr err = {0};
+    uint64_t n;
+    int fd = safetensors_open(path, &n, &err);
+    size_t skip = strncmp(err.msg, path, strlen(path)) ? 0 : strlen(path) + 2; /* "PATH: " */
+    if (fd < 0)
+        return snprintf(why, why_n, "%s (%s)", strstr(err.msg, "cannot open") ? "missing" : "unreadable", err.msg + skip),
+               -1;
+    if (n != bytes) {
+        close(fd);
         return snprintf(why, why_n, "%llu bytes, expected %llu", (unsigned long long)n, (unsigned long long)bytes), -1;
+    }
+    uint8_t buf[1 << 16];
+    uint32_t c = 0;
+    int rc = 0;
+    for (uint64_t at = 0; at < n && rc == 0; at += sizeof buf) {
+        uint64_t k = n - at < sizeof buf ? n - at : sizeof buf;
+        rc = safetensors_read_at(fd, buf, k, at, path, &err);
+        c = fs_crc32(buf, (size_t)k, c);
+    }
+    close(fd);
+    if (rc) return snprintf(why, why_n, "cannot be read"), -1;
     if (c != crc) return snprintf(why, why_n, "checksum %08x, expected %08x", (unsigned)c, (unsigned)crc), -1;
     return 0;
 }
@@ -274,92 +278,135 @@ static int meta_int(const FsSafetensors *st, const char *key, int lo, int hi, in
     return 0;
 }
 
+static int check_format(const FsSafetensors *st, const char *origin, FsErr *err)
+{
+    const char *fmt = safetensors_meta(st, "format"), *ver = safetensors_meta(st, "format_version");
+    if (!fmt || strcmp(fmt, MODEL_FORMAT) != 0)
+        return fs_err_set(err, "%s: not a foldsweep model (metadata \"format\" is not \"%s\")", origin, MODEL_FORMAT), -1;
+    if (!ver || strcmp(ver, MODEL_FORMAT_VERSION) != 0)
+        return fs_err_set(err, "%s: model format version %s; this foldsweep reads %s", origin, ver ? ver : "(none)",
+                          MODEL_FORMAT_VERSION),
+               -1;
+    return 0;
+}
+
+/* Every tensor the architecture needs, with its dtype and shape, is in the
+ * file: checked before anything is allocated for the weights, so their
+ * size is the file's own (bounded by its bytes), never the metadata's say-so. */
+static int check_tensors(const FsSafetensors *st, const LayoutEntry *e, int ne, const char *origin, FsErr *err)
+{
+    const FsTensor *seen = safetensors_find(st, SEEN_TENSOR);
+    if (st->n_tensors != ne + (seen != NULL))
+        return fs_err_set(err, "%s: %d tensors, the architecture has %d", origin, st->n_tensors - (seen != NULL), ne), -1;
+    for (int i = 0; i < ne; i++) {
+        const FsTensor *t = safetensors_find(st, e[i].name);
+        int same = t && !strcmp(t->dtype, "F32") && t->ndim == e[i].ndim;
+        for (int d = 0; same && d < e[i].ndim; d++) same = t->shape[d] == e[i].shape[d];
+        if (!same) /* the reader's message: which tensor, what it is, what was expected */
+            return safetensors_get_f32(st, e[i].name, e[i].ndim, e[i].shape, NULL, origin, err);
+    }
+    return 0;
+}
+
+static int read_seen(FsModelInfo *in, const FsSafetensors *st, const char *origin, FsErr *err)
+{
+    const FsTensor *seen = safetensors_find(st, SEEN_TENSOR);
+    if (!seen) return 0;
+    if (strcmp(seen->dtype, "U64") != 0 || seen->ndim != 1 || seen->shape[0] > (1 << 28))
+        return fs_err_set(err, "%s: tensor '%s': expected a 1-D U64 tensor", origin, SEEN_TENSOR), -1;
+    in->n_seen = (uint32_t)seen->shape[0];
+    in->seen = fs_malloc(sizeof(uint64_t) * ((size_t)in->n_seen + 1));
+    if (in->n_seen) memcpy(in->seen, seen->data, sizeof(uint64_t) * in->n_seen);
+    for (uint32_t i = 1; i < in->n_seen; i++)
+        if (in->seen[i] <= in->seen[i - 1])
+            return fs_err_set(err, "%s: tensor '%s': fingerprints not sorted and distinct", origin, SEEN_TENSOR), -1;
+    return 0;
+}
+
+/* Weights must be numbers: a NaN or an infinity would predict NaN for
+ * every residue (a diverged model, or damage that kept the CRC-less file). */
+static int check_finite(const float *w, long n, const char *name, const char *origin, FsErr *err)
+{
+    for (long k = 0; k < n; k++)
+        if (!isfinite(w[k]))
+            return fs_err_set(err, "%s: tensor '%s': element %ld is %s; expected finite weights (a diverged model, or "
+                              "a damaged file)", origin, name, k, isnan(w[k]) ? "NaN" : "infinite"),
+                   -1;
+    return 0;
+}
+
+static int read_weights(FsSavedModel *m, const FsSafetensors *st, const char *origin, FsErr *err)
+{
+    LayoutEntry e[LAYOUT_MAX];
+    int ne = layout_plan(&m->net, e, LAYOUT_MAX);
+    if (check_tensors(st, e, ne, origin, err) || read_seen(&m->info, st, origin, err)) return -1;
+    long total = m->net.n_params + m->net.n_state;
+    m->weights = fs_calloc((size_t)total + 1, sizeof(float));
+    float *tmp = fs_malloc(sizeof(float) * ((size_t)total + 1));
+    int rc = 0;
+    for (int i = 0; i < ne && rc == 0; i++) {
+        rc = safetensors_get_f32(st, e[i].name, e[i].ndim, e[i].shape, tmp, origin, err) ||
+             check_finite(tmp, layout_numel(&e[i]), e[i].name, origin, err);
+        if (rc == 0) layout_from_torch(&m->net, &e[i], tmp, m->weights);
+    }
+    free(tmp);
+    return rc ? -1 : 0;
+}
+
+static void read_info(FsSavedModel *m, const FsSafetensors *st)
+{
+    FsModelInfo *in = &m->info;
+    const char *v;
+    if ((v = safetensors_meta(st, "trial"))) snprintf(in->trial, sizeof in->trial, "%s", v);
+    if ((v = safetensors_meta(st, "fold")) && !strcmp(v, "predefined"))
+        in->fold = FS_FOLD_PREDEFINED;
+    else if (v && !strcmp(v, "all"))
+        in->fold = FS_FOLD_ALL;
+    else if (meta_int(st, "fold", 0, 1 << 20, &in->fold) != 0)
+        in->fold = 0;
+    (void)meta_int(st, "trial_index", 0, 1 << 30, &in->trial_index);
+    (void)meta_int(st, "folds", 1, 1 << 20, &in->folds);
+    (void)meta_int(st, "best_epoch", 0, 1 << 24, &in->best_epoch);
+    if ((v = safetensors_meta(st, "val_q3"))) in->val_q3 = strtof(v, NULL);
+    if ((v = safetensors_meta(st, "val_loss"))) in->val_loss = strtof(v, NULL);
+    if ((v = safetensors_meta(st, "data_fingerprint"))) in->data_fingerprint = strtoull(v, NULL, 16);
+    in->config = fs_strdup((v = safetensors_meta(st, "config")) ? v : "{}");
+    snprintf(m->version, sizeof m->version, "%s", (v = safetensors_meta(st, "foldsweep_version")) ? v : "?");
+}
+
+/* A parsed safetensors file as a model; st is freed here. */
+static int model_from(FsSavedModel *m, FsSafetensors *st, const char *origin, int max_batch, FsErr *err)
+{
+    FsErr e2 = {0};
+    FsArch arch;
+    const char *arch_json = safetensors_meta(st, "arch");
+    int rc = check_format(st, origin, err);
+    if (rc == 0 && (!arch_json || modelfile_arch_parse(&arch, arch_json, &e2) != 0 ||
+                    model_compile(&m->net, &arch, max_batch, &e2) != 0)) {
+        fs_err_set(err, "%s: metadata %s", origin, arch_json ? e2.msg : "lacks \"arch\"");
+        rc = -1;
+    }
+    if (rc == 0) rc = read_weights(m, st, origin, err);
+    if (rc == 0) read_info(m, st);
+    safetensors_free(st);
+    if (rc != 0) modelfile_free(m);
+    return rc;
+}
+
 int modelfile_parse(FsSavedModel *m, uint8_t *bytes, uint64_t n, const char *origin, int max_batch, FsErr *err)
 {
     FsSafetensors st;
     memset(m, 0, sizeof *m);
     if (safetensors_parse(&st, bytes, n, origin, err) != 0) return -1;
-    FsErr e2 = {0};
-    FsArch arch;
-    const char *fmt = safetensors_meta(&st, "format"), *ver = safetensors_meta(&st, "format_version");
-    const char *arch_json = safetensors_meta(&st, "arch");
-    int rc = -1;
-    if (!fmt || strcmp(fmt, MODEL_FORMAT) != 0) {
-        fs_err_set(err, "%s: not a foldsweep model (metadata \"format\" is not \"%s\")", origin, MODEL_FORMAT);
-        goto out;
-    }
-    if (!ver || strcmp(ver, MODEL_FORMAT_VERSION) != 0) {
-        fs_err_set(err, "%s: model format version %s; this foldsweep reads %s", origin, ver ? ver : "(none)",
-                   MODEL_FORMAT_VERSION);
-        goto out;
-    }
-    if (!arch_json || modelfile_arch_parse(&arch, arch_json, &e2) != 0 ||
-        model_compile(&m->net, &arch, max_batch, &e2) != 0) {
-        fs_err_set(err, "%s: metadata %s", origin, arch_json ? e2.msg : "lacks \"arch\"");
-        goto out;
-    }
-    LayoutEntry e[LAYOUT_MAX];
-    int ne = layout_plan(&m->net, e, LAYOUT_MAX);
-    const FsTensor *seen = safetensors_find(&st, SEEN_TENSOR);
-    if (st.n_tensors != ne + (seen != NULL)) {
-        fs_err_set(err, "%s: %d tensors, the architecture has %d", origin, st.n_tensors - (seen != NULL), ne);
-        goto out;
-    }
-    if (seen) {
-        if (strcmp(seen->dtype, "U64") != 0 || seen->ndim != 1 || seen->shape[0] > (1 << 28)) {
-            fs_err_set(err, "%s: tensor '%s': expected a 1-D U64 tensor", origin, SEEN_TENSOR);
-            goto out;
-        }
-        m->info.n_seen = (uint32_t)seen->shape[0];
-        m->info.seen = fs_malloc(sizeof(uint64_t) * ((size_t)m->info.n_seen + 1));
-        if (m->info.n_seen) memcpy(m->info.seen, seen->data, sizeof(uint64_t) * m->info.n_seen);
-        for (uint32_t i = 1; i < m->info.n_seen; i++)
-            if (m->info.seen[i] <= m->info.seen[i - 1]) {
-                fs_err_set(err, "%s: tensor '%s': fingerprints not sorted and distinct", origin, SEEN_TENSOR);
-                goto out;
-            }
-    }
-    m->weights = fs_calloc((size_t)(m->net.n_params + m->net.n_state + 1), sizeof(float));
-    float *tmp = fs_malloc(sizeof(float) * (size_t)(m->net.n_params + m->net.n_state + 1));
-    for (int i = 0; i < ne; i++) {
-        if (safetensors_get_f32(&st, e[i].name, e[i].ndim, e[i].shape, tmp, origin, err) != 0) {
-            free(tmp);
-            goto out;
-        }
-        layout_from_torch(&m->net, &e[i], tmp, m->weights);
-    }
-    free(tmp);
-    FsModelInfo *in = &m->info;
-    const char *v;
-    if ((v = safetensors_meta(&st, "trial"))) snprintf(in->trial, sizeof in->trial, "%s", v);
-    if ((v = safetensors_meta(&st, "fold")) && !strcmp(v, "predefined"))
-        in->fold = FS_FOLD_PREDEFINED;
-    else if (v && !strcmp(v, "all"))
-        in->fold = FS_FOLD_ALL;
-    else if (meta_int(&st, "fold", 0, 1 << 20, &in->fold) != 0)
-        in->fold = 0;
-    (void)meta_int(&st, "trial_index", 0, 1 << 30, &in->trial_index);
-    (void)meta_int(&st, "folds", 1, 1 << 20, &in->folds);
-    (void)meta_int(&st, "best_epoch", 0, 1 << 24, &in->best_epoch);
-    if ((v = safetensors_meta(&st, "val_q3"))) in->val_q3 = strtof(v, NULL);
-    if ((v = safetensors_meta(&st, "val_loss"))) in->val_loss = strtof(v, NULL);
-    if ((v = safetensors_meta(&st, "data_fingerprint"))) in->data_fingerprint = strtoull(v, NULL, 16);
-    in->config = fs_strdup((v = safetensors_meta(&st, "config")) ? v : "{}");
-    snprintf(m->version, sizeof m->version, "%s", (v = safetensors_meta(&st, "foldsweep_version")) ? v : "?");
-    rc = 0;
-out:
-    safetensors_free(&st);
-    if (rc != 0) modelfile_free(m);
-    return rc;
+    return model_from(m, &st, origin, max_batch, err);
 }
 
 int modelfile_load(FsSavedModel *m, const char *path, int max_batch, FsErr *err)
 {
-    uint8_t *bytes;
-    uint64_t n;
+    FsSafetensors st;
     memset(m, 0, sizeof *m);
-    if (read_all(path, &bytes, &n, err) != 0) return -1;
-    return modelfile_parse(m, bytes, n, path, max_batch, err);
+    if (safetensors_read(&st, path, err) != 0) return -1;
+    return model_from(m, &st, path, max_batch, err);
 }
 
 void modelfile_free(FsSavedModel *m)

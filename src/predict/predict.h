@@ -46,6 +46,15 @@ typedef struct {
     int window;
 } FsEnsemble;
 
+/* What the models of an ensemble do not share, as bits: one trial, one
+ * run folder, one data fingerprint. A mixed ensemble is refused unless the
+ * user says so (--mixed). */
+enum { FS_MIX_TRIAL = 1, FS_MIX_RUN = 2, FS_MIX_DATA = 4 };
+/* The bits, 0 for one trial's models. what (may be NULL) gets a sentence
+ * naming the first two files that differ and how; key (may be NULL) the
+ * journal's short form, "mixed: trials,runs,data" (at most 23 bytes). */
+int predict_mixed(const FsEnsemble *e, const FsModelSet *set, char *what, size_t wn, char *key, size_t kn);
+
 /* Loads every file of the set; they must share one window. */
 int predict_load(FsEnsemble *e, const FsModelSet *set, int batch, FsErr *err);
 void predict_free(FsEnsemble *e);
@@ -67,6 +76,17 @@ char predict_state(const float *p);
  * is written when header is set. */
 void predict_write(FILE *out, FsPredFormat fmt, const FsDataset *ds, long prot, const float *probs,
                    const float *agree, int header);
+
+/* The names of per-protein output files within one run (names.c). */
+typedef struct {
+    char **slot; /* open addressing, cap a power of two */
+    size_t n, cap;
+} FsNameSet;
+/* The file name (without extension) for protein `id`: the id with '/' and
+ * '\\' as '_', and "~2", "~3", ... added when a protein of this run
+ * already has that name. Returns 1 when a suffix was added. n >= 212. */
+int predict_file_name(FsNameSet *s, const char *id, char *out, size_t n);
+void predict_names_free(FsNameSet *s);
 
 /* ---------------------------------------------------------------------- */
 /* Evaluation on a labelled test set (evaluate.c).                         */

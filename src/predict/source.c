@@ -230,3 +230,52 @@ void predict_free(FsEnsemble *e)
     for (int i = 0; i < e->n; i++) modelfile_free(&e->m[i]);
     e->n = 0;
 }
+
+/* The run folder a model file lies in (RUN/models/<trial>/F), absolute,
+ * or "" when it is not in one. */
+static void run_of(const char *path, char *out, size_t n)
+{
+    char up[2200], abs[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(up, sizeof up, "%.*s/../..", (int)(slash - path), path);
+    else snprintf(up, sizeof up, "../..");
+    out[0] = '\0';
+    if (realpath(up, abs) && has_file(abs, "journal.jsonl")) snprintf(out, n, "%s", abs);
+}
+
+/* How models a and b of the ensemble differ (FS_MIX_* bits). */
+static int mix_of(const FsEnsemble *e, const FsModelSet *set, int a, int b)
+{
+    const FsModelInfo *x = &e->m[a].info, *y = &e->m[b].info;
+    char ra[PATH_MAX], rb[PATH_MAX];
+    run_of(set->path[a], ra, sizeof ra);
+    run_of(set->path[b], rb, sizeof rb);
+    return (strcmp(x->trial, y->trial) ? FS_MIX_TRIAL : 0) | (strcmp(ra, rb) ? FS_MIX_RUN : 0) |
+           (x->data_fingerprint != y->data_fingerprint ? FS_MIX_DATA : 0);
+}
+
+int predict_mixed(const FsEnsemble *e, const FsModelSet *set, char *what, size_t wn, char *key, size_t kn)
+{
+    int mix = 0, first = 0;
+    for (int i = 1; i < e->n && i < set->n; i++) {
+        int m = mix_of(e, set, 0, i);
+        if (m && !first) first = i;
+        mix |= m;
+    }
+    if (what && wn) what[0] = '\0';
+    if (key && kn) key[0] = '\0';
+    if (!mix) return 0;
+    const FsModelInfo *x = &e->m[0].info, *y = &e->m[first].info;
+    if (what)
+        snprintf(what, wn, "%s (trial %s, data %016llx) and %s (trial %s, data %016llx) are from different %s%s%s",
+                 set->path[0], x->trial[0] ? x->trial : "?", (unsigned long long)x->data_fingerprint, set->path[first],
+                 y->trial[0] ? y->trial : "?", (unsigned long long)y->data_fingerprint,
+                 mix & FS_MIX_TRIAL ? "trials" : "", (mix & FS_MIX_TRIAL) && (mix & ~FS_MIX_TRIAL) ? " and " : "",
+                 mix & FS_MIX_RUN && mix & FS_MIX_DATA ? "runs and data" : mix & FS_MIX_RUN ? "runs"
+                 : mix & FS_MIX_DATA ? "data" : "");
+    if (key)
+        snprintf(key, kn, "mixed: %s%s%s%s%s", mix & FS_MIX_TRIAL ? "trials" : "",
+                 (mix & FS_MIX_TRIAL) && (mix & (FS_MIX_RUN | FS_MIX_DATA)) ? "," : "", mix & FS_MIX_RUN ? "runs" : "",
+                 (mix & FS_MIX_RUN) && (mix & FS_MIX_DATA) ? "," : "", mix & FS_MIX_DATA ? "data" : "");
+    return mix;
+}

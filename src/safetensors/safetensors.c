@@ -2,8 +2,8 @@
  * safetensors.c: reading and writing the safetensors format (see the
  * header). The reader is fed damaged and hostile files, so every field is
  * checked before it is used and every size is overflow-checked; the JSON
- * itself is read by the project's reader (journal_json_parse), which never
- * crashes on bad input. The writer is deterministic: the same tensors and
+ * header is read by header.c without a JSON document (its memory is
+ * bounded by the header's length, itself at most FS_ST_MAX_HEADER). The writer is deterministic: the same tensors and
  * metadata give the same bytes.
  */
 #define _GNU_SOURCE
@@ -18,26 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "journal/journal.h"
+#include "safetensors/header.h"
 
-static const struct {
-    const char *name;
-    unsigned size;
-} DTYPES[] = {
-    {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},     {"I32", 4},     {"I16", 2},     {"I8", 1},
-    {"U64", 8}, {"U32", 4}, {"U16", 2}, {"U8", 1},   {"BOOL", 1},   {"F8_E4M3", 1}, {"F8_E5M2", 1},
-};
-
-static unsigned dtype_size(const char *name)
-{
-    for (size_t i = 0; i < sizeof DTYPES / sizeof DTYPES[0]; i++)
-        if (!strcmp(DTYPES[i].name, name)) return DTYPES[i].size;
-    return 0;
-}
-
-/* Every header error reads "ORIGIN: safetensors header: ...". */
-static int bad(FsErr *err, const char *origin, const char *fmt, ...) FS_PRINTF(3, 4);
-static int bad(FsErr *err, const char *origin, const char *fmt, ...)
+int st_bad(FsErr *err, const char *origin, const char *fmt, ...)
 {
     char msg[900];
     va_list ap;
@@ -105,160 +88,73 @@ static int cmp_tensor(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static void shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
+/* The 8-byte header length of a file of `size` bytes, checked before
+ * anything else is read or allocated: at most FS_ST_MAX_HEADER, and inside
+ * the file. */
+static int header_length(const uint8_t *b8, uint64_t size, uint64_t *hlen, const char *origin, FsErr *err)
 {
-    size_t at = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < ndim && at < n; i++)
-        at += (size_t)snprintf(buf + at, n - at, "%s%" PRId64, i ? ", " : "", shape[i]);
-    if (at < n) snprintf(buf + at, n - at, "]");
-}
-
-/* One tensor entry of the header into t (name still pointing into the
- * JSON document). data_len: bytes of the data section. */
-static int parse_tensor(FsTensor *t, const FsJson *v, uint64_t data_len, const char *origin, FsErr *err)
-{
-    const char *nm = v->key;
-    t->name = nm;
-    if (v->type != FS_JSON_OBJECT) return bad(err, origin, "tensor '%.80s': expected an object", nm);
-    const FsJson *dt = journal_json_get(v, "dtype"), *sh = journal_json_get(v, "shape");
-    const FsJson *off = journal_json_get(v, "data_offsets");
-    if (!dt || !sh || !off)
-        return bad(err, origin, "tensor '%.80s': missing \"%s\"", nm, !dt ? "dtype" : !sh ? "shape" : "data_offsets");
-    if (dt->type != FS_JSON_STRING) return bad(err, origin, "tensor '%.80s': \"dtype\" must be a string", nm);
-    unsigned esize = dtype_size(dt->str);
-    if (!esize || dt->len != strlen(dt->str))
-        return bad(err, origin, "tensor '%.80s': unknown dtype \"%.40s\"", nm, dt->str);
-    snprintf(t->dtype, sizeof t->dtype, "%s", dt->str);
-    if (sh->type != FS_JSON_ARRAY)
-        return bad(err, origin, "tensor '%.80s': \"shape\" must be an array of integers", nm);
-    if (sh->n > FS_ST_MAX_DIMS)
-        return bad(err, origin, "tensor '%.80s': shape has %d dims, at most %d supported", nm, sh->n, FS_ST_MAX_DIMS);
-    t->ndim = sh->n;
-    int zero = 0, over = 0;
-    uint64_t numel = 1;
-    const FsJson *d = sh->child;
-    for (int i = 0; i < t->ndim; i++, d = d->next) {
-        long long x;
-        if (journal_json_i64(d, &x) != 0 || x < 0)
-            return bad(err, origin, "tensor '%.80s': shape[%d] must be a non-negative integer", nm, i);
-        t->shape[i] = x;
-        if (x == 0) zero = 1;
-        else if (numel > UINT64_MAX / (uint64_t)x) over = 1;
-        else numel *= (uint64_t)x;
-    }
-    /* An empty tensor (a zero dim) holds no bytes whatever its other dims. */
-    if (!zero && (over || numel > UINT64_MAX / esize))
-        return bad(err, origin, "tensor '%.80s': shape too large (its byte count overflows)", nm);
-    uint64_t need = zero ? 0 : numel * esize;
-    if (off->type != FS_JSON_ARRAY || off->n != 2 || journal_json_u64(off->child, &t->begin) != 0 ||
-        journal_json_u64(off->child->next, &t->end) != 0)
-        return bad(err, origin, "tensor '%.80s': \"data_offsets\" must be [begin, end], non-negative integers", nm);
-    if (t->end < t->begin)
-        return bad(err, origin, "tensor '%.80s': data_offsets [%" PRIu64 ", %" PRIu64 "]: end before begin", nm,
-                   t->begin, t->end);
-    if (t->end - t->begin != need) {
-        char shape[200];
-        shape_text(shape, sizeof shape, t->ndim, t->shape);
-        return bad(err, origin,
-                   "tensor '%.80s': data_offsets [%" PRIu64 ", %" PRIu64 "] hold %" PRIu64
-                   " bytes, but shape %s of %s needs %" PRIu64,
-                   nm, t->begin, t->end, t->end - t->begin, shape, t->dtype, need);
-    }
-    if (t->end > data_len)
-        return bad(err, origin,
-                   "tensor '%.80s': data_offsets [%" PRIu64 ", %" PRIu64 "] run past the end of the data (%" PRIu64
-                   " bytes)",
-                   nm, t->begin, t->end, data_len);
+    uint64_t h = 0;
+    if (size < 8)
+        return st_bad(err, origin, "file is %" PRIu64 " bytes, shorter than the 8-byte header length", size);
+    for (int i = 7; i >= 0; i--) h = (h << 8) | b8[i];
+    if (h > FS_ST_MAX_HEADER)
+        return st_bad(err, origin, "header length %" PRIu64 " exceeds the limit of %u bytes for a header", h,
+                      FS_ST_MAX_HEADER);
+    if (h > size - 8)
+        return st_bad(err, origin, "header length %" PRIu64 " runs past the end of the file (%" PRIu64 " bytes after it)",
+                      h, size - 8);
+    *hlen = h;
     return 0;
 }
 
-static int parse_metadata(FsSafetensors *st, const FsJson *v, const char *origin, FsErr *err)
+/* Sorted, each tensor must start where the previous one ended: the spec
+ * wants the buffer fully indexed, without holes or overlaps. */
+static int check_coverage(const FsSafetensors *st, uint64_t data_len, const char *origin, FsErr *err)
 {
-    if (v->type != FS_JSON_OBJECT) return bad(err, origin, "\"__metadata__\" must be an object of strings");
-    st->meta = fs_calloc((size_t)v->n + 1, sizeof *st->meta);
-    for (const FsJson *c = v->child; c; c = c->next) {
-        if (c->type != FS_JSON_STRING) return bad(err, origin, "metadata '%.80s': value must be a string", c->key);
-        if (c->len != strlen(c->str)) /* the API hands out C strings */
-            return bad(err, origin, "metadata '%.80s': value holds a NUL character", c->key);
-        st->meta[st->n_meta++] = (FsMetaEntry){c->key, c->str};
-    }
-    const char *dup = find_duplicate(&st->meta[0].key, st->n_meta, sizeof *st->meta);
-    return dup ? bad(err, origin, "duplicate metadata key '%.80s'", dup) : 0;
-}
-
-/* Appends s at *p and points *slot at the copy. */
-static void own(char **p, const char **slot)
-{
-    size_t len = strlen(*slot) + 1;
-    memcpy(*p, *slot, len);
-    *slot = *p;
-    *p += len;
-}
-
-/* Copies names, keys and values out of the JSON document into st->strings. */
-static void own_strings(FsSafetensors *st)
-{
-    size_t total = 1;
-    for (int i = 0; i < st->n_tensors; i++) total += strlen(st->tensors[i].name) + 1;
-    for (int i = 0; i < st->n_meta; i++) total += strlen(st->meta[i].key) + strlen(st->meta[i].value) + 2;
-    char *p = st->strings = fs_malloc(total);
-    for (int i = 0; i < st->n_tensors; i++) own(&p, &st->tensors[i].name);
-    for (int i = 0; i < st->n_meta; i++) own(&p, &st->meta[i].key), own(&p, &st->meta[i].value);
-}
-
-static int parse_header(FsSafetensors *st, FsJsonDoc *doc, const char *origin, FsErr *err)
-{
-    const uint8_t *b = st->bytes;
-    uint64_t n = st->n_bytes, hlen = 0;
-    if (n < 8) return bad(err, origin, "file is %" PRIu64 " bytes, shorter than the 8-byte header length", n);
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | b[i];
-    if (hlen > FS_ST_MAX_HEADER)
-        return bad(err, origin, "header length %" PRIu64 " exceeds the limit of %u bytes", hlen, FS_ST_MAX_HEADER);
-    if (hlen > n - 8)
-        return bad(err, origin, "header length %" PRIu64 " runs past the end of the file (%" PRIu64 " bytes after it)",
-                   hlen, n - 8);
-    st->header_len = hlen;
-    const char *text = (const char *)b + 8;
-    if (hlen == 0 || text[0] != '{') return bad(err, origin, "the JSON must begin with '{'");
-    long at = utf8_invalid_at(b + 8, hlen);
-    if (at >= 0) return bad(err, origin, "not valid UTF-8 at byte %ld of the JSON", at + 1);
-    char why[200];
-    if (journal_json_parse(doc, text, hlen, why, sizeof why) != 0) return bad(err, origin, "invalid JSON: %s", why);
-    const FsJson *root = doc->root;
-    if (root->type != FS_JSON_OBJECT) return bad(err, origin, "expected a JSON object");
-    uint64_t data_len = n - 8 - hlen;
-    st->tensors = fs_calloc((size_t)root->n + 1, sizeof *st->tensors);
-    for (const FsJson *c = root->child; c; c = c->next) {
-        if (!strcmp(c->key, "__metadata__")) {
-            if (st->meta) return bad(err, origin, "\"__metadata__\" given twice");
-            if (parse_metadata(st, c, origin, err) != 0) return -1;
-            continue;
-        }
-        if (parse_tensor(&st->tensors[st->n_tensors++], c, data_len, origin, err) != 0) return -1;
-    }
-    const char *dup = find_duplicate(&st->tensors[0].name, st->n_tensors, sizeof *st->tensors);
-    if (dup) return bad(err, origin, "duplicate tensor name '%.80s'", dup);
-    own_strings(st);
-    qsort(st->tensors, (size_t)st->n_tensors, sizeof *st->tensors, cmp_tensor);
-    /* Sorted, each tensor must start where the previous one ended: the
-     * spec wants the buffer fully indexed, without holes or overlaps. */
     uint64_t pos = 0;
     for (int i = 0; i < st->n_tensors; i++) {
-        FsTensor *t = &st->tensors[i];
+        const FsTensor *t = &st->tensors[i];
         if (t->begin < pos)
-            return bad(err, origin, "tensors '%.80s' and '%.80s' overlap (data_offsets begin %" PRIu64
-                       " before %" PRIu64 ")", st->tensors[i - 1].name, t->name, t->begin, pos);
+            return st_bad(err, origin, "tensors '%.80s' and '%.80s' overlap (data_offsets begin %" PRIu64
+                          " before %" PRIu64 ")", st->tensors[i - 1].name, t->name, t->begin, pos);
         if (t->begin > pos)
-            return bad(err, origin,
-                       "data bytes [%" PRIu64 ", %" PRIu64 ") are not covered by any tensor (before '%.80s')", pos,
-                       t->begin, t->name);
-        t->data = b + 8 + hlen + t->begin;
+            return st_bad(err, origin,
+                          "data bytes [%" PRIu64 ", %" PRIu64 ") are not covered by any tensor (before '%.80s')", pos,
+                          t->begin, t->name);
         pos = t->end;
     }
     if (pos != data_len)
-        return bad(err, origin, "data bytes [%" PRIu64 ", %" PRIu64 ") at the end are not covered by any tensor", pos,
-                   data_len);
+        return st_bad(err, origin, "data bytes [%" PRIu64 ", %" PRIu64 ") at the end are not covered by any tensor",
+                      pos, data_len);
     return 0;
+}
+
+/* The header of a file of st->n_bytes bytes, of which st->bytes holds at
+ * least the first 8 + header length: the data section is not read here. */
+static int parse_header(FsSafetensors *st, const char *origin, FsErr *err)
+{
+    uint64_t n = st->n_bytes, hlen = 0;
+    if (header_length(st->bytes, n, &hlen, origin, err)) return -1;
+    st->header_len = hlen;
+    const char *text = (const char *)st->bytes + 8;
+    if (hlen == 0 || text[0] != '{') return st_bad(err, origin, "the JSON must begin with '{'");
+    long at = utf8_invalid_at(st->bytes + 8, hlen);
+    if (at >= 0) return st_bad(err, origin, "not valid UTF-8 at byte %ld of the JSON", at + 1);
+    uint64_t data_len = n - 8 - hlen;
+    if (st_header_scan(st, text, (size_t)hlen, data_len, origin, err)) return -1;
+    const char *dup = st->n_meta ? find_duplicate(&st->meta[0].key, st->n_meta, sizeof *st->meta) : NULL;
+    if (dup) return st_bad(err, origin, "duplicate metadata key '%.80s'", dup);
+    dup = st->n_tensors ? find_duplicate(&st->tensors[0].name, st->n_tensors, sizeof *st->tensors) : NULL;
+    if (dup) return st_bad(err, origin, "duplicate tensor name '%.80s'", dup);
+    if (st->n_tensors) qsort(st->tensors, (size_t)st->n_tensors, sizeof *st->tensors, cmp_tensor);
+    return check_coverage(st, data_len, origin, err);
+}
+
+/* Points each tensor at its bytes, once the whole file is in st->bytes. */
+static void link_data(FsSafetensors *st)
+{
+    for (int i = 0; i < st->n_tensors; i++)
+        st->tensors[i].data = st->bytes + 8 + st->header_len + st->tensors[i].begin;
 }
 
 int safetensors_parse(FsSafetensors *st, uint8_t *bytes, uint64_t n, const char *origin, FsErr *err)
@@ -266,43 +162,73 @@ int safetensors_parse(FsSafetensors *st, uint8_t *bytes, uint64_t n, const char 
     memset(st, 0, sizeof *st);
     st->bytes = bytes;
     st->n_bytes = n;
-    FsJsonDoc doc = {0};
-    int rc = parse_header(st, &doc, origin, err);
-    journal_json_free(&doc);
-    if (rc != 0) safetensors_free(st);
+    int rc = parse_header(st, origin, err);
+    if (rc == 0) link_data(st);
+    else safetensors_free(st);
     return rc;
+}
+
+int safetensors_open(const char *path, uint64_t *size, FsErr *err)
+{
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return fs_err_set(err, "%s: cannot open: %s", path, strerror(errno)), -1;
+    struct stat sb;
+    int rc = fstat(fd, &sb);
+    if (rc != 0 || !S_ISREG(sb.st_mode)) {
+        fs_err_set(err, "%s: cannot read: %s", path,
+                   rc != 0 ? strerror(errno) : "not a regular file (expected a .safetensors model file)");
+        close(fd);
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    *size = (uint64_t)sb.st_size;
+    return fd;
+}
+
+int safetensors_read_at(int fd, uint8_t *buf, uint64_t n, uint64_t off, const char *path, FsErr *err)
+{
+    for (uint64_t got = 0; got < n;) {
+        size_t want = n - got > (1u << 30) ? (1u << 30) : (size_t)(n - got);
+        ssize_t r = pread(fd, buf + got, want, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0)
+            return fs_err_set(err, "%s: cannot read: %s", path, r < 0 ? strerror(errno) : "file shrank while reading"),
+                   -1;
+        got += (uint64_t)r;
+    }
+    return 0;
+}
+
+/* The header first (its length checked against the file's size before
+ * anything else is read), the data only once the header describes it. */
+static int read_file(FsSafetensors *st, int fd, uint64_t size, const char *path, FsErr *err)
+{
+    uint8_t len8[8] = {0};
+    uint64_t hlen = 0;
+    if (safetensors_read_at(fd, len8, size < 8 ? size : 8, 0, path, err)) return -1;
+    if (header_length(len8, size, &hlen, path, err)) return -1;
+    st->bytes = fs_malloc((size_t)(8 + hlen));
+    st->n_bytes = size;
+    memcpy(st->bytes, len8, 8);
+    if (safetensors_read_at(fd, st->bytes + 8, hlen, 8, path, err) || parse_header(st, path, err)) return -1;
+    st->bytes = fs_realloc(st->bytes, (size_t)(size ? size : 1));
+    if (safetensors_read_at(fd, st->bytes + 8 + hlen, size - 8 - hlen, 8 + hlen, path, err)) return -1;
+    link_data(st);
+    return 0;
 }
 
 int safetensors_read(FsSafetensors *st, const char *path, FsErr *err)
 {
+    uint64_t size;
     memset(st, 0, sizeof *st);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        fs_err_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat sb;
-    int rc = fstat(fd, &sb);
-    if (rc != 0 || !S_ISREG(sb.st_mode)) {
-        fs_err_set(err, "%s: cannot read: %s", path, rc != 0 ? strerror(errno) : "not a regular file");
-        close(fd);
-        return -1;
-    }
-    uint64_t n = (uint64_t)sb.st_size, got = 0;
-    uint8_t *bytes = fs_malloc(n ? n : 1);
-    while (got < n) {
-        ssize_t r = read(fd, bytes + got, n - got > (1u << 30) ? (1u << 30) : n - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            fs_err_set(err, "%s: cannot read: %s", path, r < 0 ? strerror(errno) : "file shrank while reading");
-            free(bytes);
-            close(fd);
-            return -1;
-        }
-        got += (uint64_t)r;
-    }
+    int fd = safetensors_open(path, &size, err);
+    if (fd < 0) return -1;
+    int rc = read_file(st, fd, size, path, err);
     close(fd);
-    return safetensors_parse(st, bytes, n, path, err);
+    if (rc != 0) safetensors_free(st);
+    return rc;
 }
 
 void safetensors_free(FsSafetensors *st)
@@ -351,8 +277,8 @@ int safetensors_get_f32(const FsSafetensors *st, const char *name, int ndim, con
     for (int i = 0; shape && same && i < ndim; i++) same = shape[i] == t->shape[i];
     if (!same) {
         char got[200], want[200];
-        shape_text(got, sizeof got, t->ndim, t->shape);
-        shape_text(want, sizeof want, ndim, shape);
+        st_shape_text(got, sizeof got, t->ndim, t->shape);
+        st_shape_text(want, sizeof want, ndim, shape);
         fs_err_set(err, "%s: tensor '%s': shape %s, expected %s", origin, name, got, want);
         return -1;
     }

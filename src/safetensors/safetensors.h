@@ -9,8 +9,9 @@
  * The reader checks everything a hostile or damaged file could get wrong
  * (header length past the end, bad JSON, unknown dtype, shape and offsets
  * that disagree, overlapping or out-of-range offsets, bytes not covered by
- * any tensor) and answers with an error naming the file and what was
- * expected, never a crash. The writer writes F32 tensors (and U64, U32, U8 ones on request), in the
+ * any tensor, a header over FS_ST_MAX_HEADER, a FIFO or other file that
+ * is not a regular one) and answers with an error naming the file and what
+ * was expected, never a crash, a hang or an allocation the file asks for. The writer writes F32 tensors (and U64, U32, U8 ones on request), in the
  * order given, with 8-byte aligned data (the header is padded with spaces,
  * as the reference implementation does).
  */
@@ -22,7 +23,11 @@
 #include "util/util.h"
 
 #define FS_ST_MAX_DIMS 8
-#define FS_ST_MAX_HEADER (100u << 20) /* the reference implementation's limit */
+/* The largest JSON header read: 4 MiB. A foldsweep model's header (names,
+ * shapes, the architecture and the trial's configuration) is a few KB;
+ * the reference implementation's 100 MB would let a hostile file cost
+ * gigabytes and seconds before it is refused (docs/models.md). */
+#define FS_ST_MAX_HEADER (4u << 20)
 
 typedef struct {
     const char *name;  /* NUL-terminated */
@@ -55,8 +60,17 @@ typedef struct {
  * no-op). Tensor names and metadata are NUL-terminated copies; a name
  * holding \u0000 is cut there, a metadata value holding one is refused. */
 int safetensors_parse(FsSafetensors *st, uint8_t *bytes, uint64_t n, const char *origin, FsErr *err);
-/* Reads and parses a file. 0, or -1 with err ("PATH: ..."). */
+/* Reads and parses a file: its header length is checked against the
+ * file's size before anything else is read, the data is read only after
+ * the header is accepted. 0, or -1 with err ("PATH: ..."). */
 int safetensors_read(FsSafetensors *st, const char *path, FsErr *err);
+/* Opens a file for reading without blocking (a FIFO is never waited on):
+ * a file descriptor, with the file's size in *size, or -1 with err ("PATH:
+ * cannot open: ..." or "PATH: cannot read: not a regular file ..."). */
+int safetensors_open(const char *path, uint64_t *size, FsErr *err);
+/* Reads exactly n bytes at offset off of fd into buf: 0, or -1 with err
+ * ("PATH: cannot read: ..."; a file that ends early shrank). */
+int safetensors_read_at(int fd, uint8_t *buf, uint64_t n, uint64_t off, const char *path, FsErr *err);
 void safetensors_free(FsSafetensors *st);
 
 const FsTensor *safetensors_find(const FsSafetensors *st, const char *name);

@@ -20,13 +20,13 @@
  * can fail its own checks later), plus generous sanity caps. */
 const SwOptDesc sw_opts[O_COUNT] = {
     [O_DEPTH] = {"depth", SEC_MODEL, OT_INT, 1, 16, 0, 0, 0, NULL, 0, "an integer from 1 to 16"},
-    [O_FILTERS] = {"filters", SEC_MODEL, OT_INT, 1, 4096, 0, 0, 0, NULL, 0, "an integer from 1 to 4096"},
+    [O_FILTERS] = {"filters", SEC_MODEL, OT_INT, 1, FS_MAX_FILTERS, 0, 0, 0, NULL, 0, "an integer from 1 to 4096"},
     [O_KERNEL] = {"kernel", SEC_MODEL, OT_INT, 1, 255, 0, 0, 1, NULL, 0, "an odd integer from 1 to 255"},
     [O_ACTIVATION] = {"activation", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_act_names, FS_ACT_COUNT)},
     [O_BATCHNORM] = {"batchnorm", SEC_MODEL, OT_BOOL, 0, 1, 0, 0, 0, NULL, 0, "true or false"},
     [O_HIGHWAY] = {"highway", SEC_MODEL, OT_INT, 0, 8, 0, 0, 0, NULL, 0, "an integer from 0 to 8"},
     [O_DROPOUT] = {"dropout", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a rate >= 0 and < 1"},
-    [O_DENSE] = {"dense", SEC_MODEL, OT_INT, 0, 65536, 0, 0, 0, NULL, 0,
+    [O_DENSE] = {"dense", SEC_MODEL, OT_INT, 0, FS_MAX_UNITS, 0, 0, 0, NULL, 0,
                  "an integer from 0 (no dense layer) to 65536"},
     [O_INIT] = {"init", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_init_names, FS_INIT_COUNT)},
     [O_LEAKY_SLOPE] = {"leaky_slope", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
