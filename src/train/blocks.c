@@ -14,7 +14,7 @@ FS_DEVICE static inline long row_off(long r, int L, int P, int C)
 /* ---------------------------------------------------------------------- */
 /* Batch norm: statistics per channel over the batch and the positions.    */
 
-FS_DEVICE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
+FS_DEVICE FS_NOINLINE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
     const long N = (long)B * L;
@@ -54,7 +54,7 @@ FS_DEVICE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, i
     FS_SYNC();
 }
 
-FS_DEVICE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B)
+FS_DEVICE FS_NOINLINE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
     const long N = (long)B * L;
@@ -93,7 +93,7 @@ FS_DEVICE static inline float dropout_uniform(uint64_t key, uint64_t step, long 
     return (float)(z >> 40) * (1.0f / 16777216.0f);
 }
 
-FS_DEVICE void dropout_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
+FS_DEVICE FS_NOINLINE void dropout_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
     const float rate = y->spec.rate, keep = 1.0f / (1.0f - rate);
@@ -113,7 +113,7 @@ FS_DEVICE void dropout_forward(FsModel *m, const FsLayer *y, const float *x, int
     FS_SYNC();
 }
 
-FS_DEVICE void dropout_backward(FsModel *m, const FsLayer *y, float *dx, int B)
+FS_DEVICE FS_NOINLINE void dropout_backward(FsModel *m, const FsLayer *y, float *dx, int B)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
     const float *d = m->work + y->d, *mask = m->work + y->z;
@@ -129,7 +129,7 @@ FS_DEVICE void dropout_backward(FsModel *m, const FsLayer *y, float *dx, int B)
 /* Highway (Srivastava et al. 2015): y = T*H + (1-T)*x with H = act(conv(x)) */
 /* and T = sigmoid(conv(x)); both convolutions keep the channel count.     */
 
-FS_DEVICE void highway_forward(FsModel *m, const FsLayer *y, const float *x, int B)
+FS_DEVICE FS_NOINLINE void highway_forward(FsModel *m, const FsLayer *y, const float *x, int B)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
     float *hv = m->work + y->h, *tv = m->work + y->t, *out = m->work + y->a;
@@ -150,7 +150,7 @@ FS_DEVICE void highway_forward(FsModel *m, const FsLayer *y, const float *x, int
     FS_SYNC();
 }
 
-FS_DEVICE void highway_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B)
+FS_DEVICE FS_NOINLINE void highway_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
     const float *d = m->work + y->d, *aux = m->work + y->z;

@@ -91,7 +91,7 @@ static void gather_backward_range(void *arg, long lo, long hi)
 }
 #endif
 
-FS_DEVICE void gather_forward(const FsLayer *y, const float *w, const uint8_t *codes, float *out, int B)
+FS_DEVICE FS_NOINLINE void gather_forward(const FsLayer *y, const float *w, const uint8_t *codes, float *out, int B)
 {
     const long rows = (long)B * y->out_l;
 #ifdef FS_TEAM
@@ -104,7 +104,7 @@ FS_DEVICE void gather_forward(const FsLayer *y, const float *w, const uint8_t *c
     FS_SYNC();
 }
 
-FS_DEVICE void gather_backward(const FsLayer *y, float *gw, const uint8_t *codes, const float *d, int B)
+FS_DEVICE FS_NOINLINE void gather_backward(const FsLayer *y, float *gw, const uint8_t *codes, const float *d, int B)
 {
     const int F = y->out_c;
     float *GW = gw + y->w;

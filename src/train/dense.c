@@ -19,7 +19,7 @@
 #include "train/simd.h"
 #include "train/team.h"
 
-FS_DEVICE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
+FS_DEVICE FS_NOINLINE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
 {
     const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
     const long xs = (long)(y->in_l + 2 * P) * y->in_c;
@@ -35,7 +35,7 @@ FS_DEVICE static void dense_dgrad_prepare(const FsLayer *y, float *scratch, cons
     rows_set(dx, 0, B, y->in_l, y->in_pad, y->in_c);
 }
 
-FS_DEVICE void dense_backward(const FsLayer *y, const float *w, float *gw, float *scratch, const float *x,
+FS_DEVICE FS_NOINLINE void dense_backward(const FsLayer *y, const float *w, float *gw, float *scratch, const float *x,
                               const float *d, float *dx, int B)
 {
     const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
@@ -171,7 +171,7 @@ _Thread_local long fs_dense_fused_calls;
 #define DENSE_FUSED_RAN() ((void)0)
 #endif
 
-FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float *m1, float *m2, float *scratch,
+FS_DEVICE FS_NOINLINE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float *m1, float *m2, float *scratch,
                                    const float *x, const float *d, float *dx, int B, const FsOptStep *opt)
 {
     DENSE_FUSED_RAN();

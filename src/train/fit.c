@@ -15,7 +15,7 @@ FS_DEVICE static void copy_floats(float *dst, const float *src, long n)
 }
 
 /* Mean validation loss and the confusion matrix, forward only. */
-FS_DEVICE static double validate(FsModel *m, const FsFoldData *fd, int eval_batch, uint64_t conf[3][3])
+FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, int eval_batch, uint64_t conf[3][3])
 {
     double loss = 0.0;
     for (int a = 0; a < 3; a++)
@@ -105,7 +105,7 @@ FS_DEVICE static void fit_shuffle(FsModel *m, const FsFoldData *fd, FsFitState *
  * FS_FIT_CANCELLED when pruned, or stopped (then checkpointed first, to be
  * resumed where it is); FS_FIT_DIVERGED at a non-finite loss or gradient
  * (s says where). */
-FS_DEVICE static FsFitStatus fit_batches(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
+FS_DEVICE FS_NOINLINE static FsFitStatus fit_batches(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
                                          const FsFitResult *out, double t_start)
 {
     const int B = ts->batch;
@@ -137,7 +137,7 @@ FS_DEVICE static FsFitStatus fit_batches(FsModel *m, const FsFoldData *fd, const
 /* The end of an epoch: validation, the curves, the stopping rule and the
  * best weights. FS_FIT_DIVERGED at a non-finite validation loss; else
  * FS_FIT_OK with *halt set when the stopping rule ends the fit. */
-FS_DEVICE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
+FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
                                            FsFitResult *out, double t_start, int *halt)
 {
     const int epoch = s->epoch;

@@ -17,7 +17,18 @@
 #include "train/team.h"
 
 #define MR FS_GEMM_MR
+#if FS_ONE_THREAD
 #define NR 16
+#else
+#define NR 4
+#endif
+
+/* GEMM_UNROLL: unroll the next loop (nvcc; nothing elsewhere). */
+#if defined(__CUDACC__)
+#define GEMM_UNROLL _Pragma("unroll")
+#else
+#define GEMM_UNROLL
+#endif
 
 FS_DEVICE static inline long st_off(FsStride st, long i)
 {
@@ -190,7 +201,8 @@ FS_DEVICE static void tile_full32(int K, int mr, int nr, const float *const *aro
 }
 #endif
 
-/* Any tile up to MR x NR: the portable form (and the GPU's). */
+#if FS_ONE_THREAD
+/* Any tile up to MR x NR: the portable form (the block's: gemm_tile). */
 FS_DEVICE static void tile_edge(int K, int mr, int nr, const float *const *arow, FsStride ak, const float *B,
                                 FsStride bk, float *const *crow, long cn)
 {
@@ -209,6 +221,7 @@ FS_DEVICE static void tile_edge(int K, int mr, int nr, const float *const *arow,
     }
     tile_store(acc, mr, nr, crow, cn);
 }
+#endif
 
 /* Weight gradients walk k through two-level strides (examples, then
  * positions): there a 4 x 32 tile halves that bookkeeping per multiply-add;
@@ -223,6 +236,7 @@ FS_DEVICE static inline int gemm_width(FsStride ak, FsStride bk)
 #endif
 }
 
+#if FS_ONE_THREAD
 /* The tile of C at rows i0.., columns n0.. (W wide, less at the edges). */
 FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, const float *A, FsStride am,
                                 FsStride ak, const float *B, FsStride bk, float *C, FsStride cm, long cn)
@@ -268,6 +282,58 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
 #endif
     tile_edge(K, mr, nr, arow, ak, B + n0, bk, crow, cn);
 }
+#else
+/* The block's tile (nvcc, the emulated block): tile_edge's products in
+ * tile_edge's order, with every loop over the whole MR x NR tile and a
+ * partial tile's rows and columns masked, so that nvcc unrolls them and
+ * keeps the accumulators in registers (bounded by mr and nr, the loops
+ * kept them in local memory); C's rows are found after the k loop, so
+ * that they take no registers during it. NR is narrower here than on the
+ * CPU: a thread's tile must fit its share of the register file
+ * (FS_GPU_THREADS x FS_GPU_MIN_BLOCKS, kernel.h), and a narrow tile gives
+ * more of the block's threads work in the small GEMMs of small batches. */
+FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, const float *A, FsStride am,
+                                FsStride ak, const float *B, FsStride bk, float *C, FsStride cm, long cn)
+{
+    (void)W;
+    const int mr = M - i0 < MR ? (int)(M - i0) : MR;
+    const int nr = N - n0 < NR ? (int)(N - n0) : NR;
+    long off[MR];
+    st_offs(am, i0, mr, off);
+    const float *arow[MR];
+    GEMM_UNROLL
+    for (int r = 0; r < MR; r++) arow[r] = A + off[r];
+    const float *b0 = B + n0;
+    float acc[MR][NR];
+    GEMM_UNROLL
+    for (int r = 0; r < MR; r++)
+        GEMM_UNROLL
+        for (int j = 0; j < NR; j++) acc[r][j] = 0.0f;
+    FsWalk wa = {0, 0, 0}, wb = {0, 0, 0};
+    for (int k = 0; k < K; k++) {
+        const float *b = b0 + wb.off;
+        GEMM_UNROLL
+        for (int r = 0; r < MR; r++)
+            if (r < mr) {
+                const float a = arow[r][wa.off];
+                GEMM_UNROLL
+                for (int j = 0; j < NR; j++)
+                    if (j < nr) acc[r][j] += a * b[j];
+            }
+        walk_next(&wa, ak);
+        walk_next(&wb, bk);
+    }
+    st_offs(cm, i0, mr, off);
+    GEMM_UNROLL
+    for (int r = 0; r < MR; r++)
+        if (r < mr) {
+            float *c = C + off[r] + n0 * cn;
+            GEMM_UNROLL
+            for (int j = 0; j < NR; j++)
+                if (j < nr) c[j * cn] += acc[r][j];
+        }
+}
+#endif
 
 #ifdef FS_SIMD
 /* Weight gradients (rows of A adjacent floats, C plain): tile t of the
@@ -328,7 +394,7 @@ static void gemm_range(void *arg, long lo, long hi)
 }
 #endif
 
-FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
+FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                         FsStride bk, float *C, FsStride cm, long cn)
 {
     const int W = gemm_width(ak, bk);
@@ -351,7 +417,7 @@ FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStri
     FS_SYNC();
 }
 
-FS_DEVICE void ops_gemm_rows(long i0, int rows, int M, int N, int K, const float *A, FsStride am, FsStride ak,
+FS_DEVICE FS_NOINLINE void ops_gemm_rows(long i0, int rows, int M, int N, int K, const float *A, FsStride am, FsStride ak,
                              const float *B, FsStride bk, float *C, FsStride cm, long cn)
 {
 #ifdef FS_SIMD

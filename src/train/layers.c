@@ -10,7 +10,7 @@
 /* ---------------------------------------------------------------------- */
 /* Dispatch.                                                               */
 
-FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train)
+FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
 {
     const FsLayer *y = &m->net->layer[i];
     float *out = m->work + y->a;
@@ -45,7 +45,7 @@ FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train)
     }
 }
 
-FS_DEVICE int layer_backward(FsModel *m, int i, int B, const FsOptStep *fuse)
+FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptStep *fuse)
 {
     const FsLayer *y = &m->net->layer[i];
     float *d = m->work + y->d;

@@ -9,7 +9,7 @@
 #include "train/layers.h"
 #include "train/team.h"
 
-FS_DEVICE void step_load_batch(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int B)
+FS_DEVICE FS_NOINLINE void step_load_batch(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int B)
 {
     const int L = m->net->arch.window, h = L / 2;
     FS_PARFOR(b, B)
@@ -33,7 +33,7 @@ FS_DEVICE void step_forward(FsModel *m, int B, int train)
     for (int i = 0; i < m->net->n; i++) layer_forward(m, i, B, train);
 }
 
-FS_DEVICE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[3][3])
+FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[3][3])
 {
     const FsLayer *y = &m->net->layer[m->net->n - 1];
     const float *z = m->work + y->a;
@@ -209,7 +209,7 @@ static void step_team_runs(StepLoop *l, const FsNet *net, const long (*run)[2], 
 }
 #endif
 
-FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
+FS_DEVICE FS_NOINLINE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
 {
     const int fused = step_fuses(ts);
     long run[STEP_MAX_RUNS][2];
@@ -232,7 +232,7 @@ FS_DEVICE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
     return fused ? FS_SYNC_ANY(bad) : 0;
 }
 
-FS_DEVICE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
+FS_DEVICE FS_NOINLINE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
 {
     fused = fused && step_fuses(ts);
     long run[STEP_MAX_RUNS][2];
