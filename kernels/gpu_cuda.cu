@@ -75,15 +75,11 @@ void gpu_describe(int device, char *out, size_t n)
         return;
     }
 #ifdef FS_CUDA_STANDIN
-    int k = snprintf(out, n, "emulated on the CPU: %s profile (", fsemu_profile_name());
-    if (k < 0 || (size_t)k >= n) return;
-    out += k, n -= (size_t)k;
-#endif
+    snprintf(out, n, "cuda (emulated on the CPU: %s profile), %.1f GiB, sm_%d%d, %d SMs", fsemu_profile_name(),
+             (double)p.totalGlobalMem / (1 << 30), p.major, p.minor, p.multiProcessorCount);
+#else
     snprintf(out, n, "%s, %.1f GiB, sm_%d%d, %d SMs", p.name, (double)p.totalGlobalMem / (1 << 30), p.major,
              p.minor, p.multiProcessorCount);
-#ifdef FS_CUDA_STANDIN
-    size_t len = strlen(out);
-    if (len + 1 < n) out[len] = ')', out[len + 1] = 0;
 #endif
 }
 
@@ -435,7 +431,11 @@ static int launch_watch(const FsJob *jobs, Launch *L, void (*progress)(void *, l
         if (progress && epochs != last) progress(ctx, epochs);
         last = epochs;
         if (e == cudaSuccess) break;
-        if (e != cudaErrorNotReady) CU(e);
+        if (e != cudaErrorNotReady) {
+            fs_err_set(err, "%s:%d: the kernel (%d models) failed: cudaStreamQuery: %s", __FILE__, __LINE__, L->n,
+                       cudaGetErrorString(e));
+            return -1;
+        }
         struct timespec ts = {0, wait_ns};
         nanosleep(&ts, NULL);
         if (wait_ns < 50 * 1000 * 1000) wait_ns *= 2;
@@ -449,7 +449,8 @@ static int launch_collect(const FsJob *jobs, Launch *L, FsErr *err)
     cudaError_t e = cudaMemcpy(back, L->d_res, sizeof(FsFitResult) * (size_t)L->n, cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) {
         free(back);
-        CU(e);
+        fs_err_set(err, "%s:%d: cudaMemcpy of the results: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+        return -1;
     }
     for (int s = 0; s < L->n; s++) {
         const FsJob *job = &jobs[L->job[s]];
@@ -465,7 +466,8 @@ static int launch_collect(const FsJob *jobs, Launch *L, FsErr *err)
                            sizeof(float) * (size_t)(L->nets[s].n_params + L->nets[s].n_state), cudaMemcpyDeviceToHost);
             if (e != cudaSuccess) {
                 free(back);
-                CU(e);
+                fs_err_set(err, "%s:%d: cudaMemcpy of the weights: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+                return -1;
             }
         }
     }

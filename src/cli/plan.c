@@ -1,27 +1,36 @@
 /*
- * plan.c: `foldsweep plan SWEEP.yaml [--json]`. Checks the sweep file and
- * its data without training anything, then lists the trials a run would
- * train, with the ids it would give them. Exit 0 ok, 1 invalid sweep or
- * data (every problem on stderr as "foldsweep: FILE:LINE:COL: ..."), 2 usage.
+ * plan.c: `foldsweep plan SWEEP.yaml [--json] [--gpu NAME]`. Checks the
+ * sweep file and its data without training anything, then lists the trials
+ * a run would train, with the ids it would give them and whether the GPU
+ * path takes each (run_gpu_plan: the launcher's own rule). Exit 0 ok, 1
+ * invalid sweep or data (every problem on stderr as "foldsweep:
+ * FILE:LINE:COL: ..."), 2 usage.
  */
+#include <stdlib.h>
+
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "run/run.h"
 #include "sweep/sweep.h"
 
-enum { OPT_JSON, OPT_HELP };
+enum { OPT_JSON, OPT_GPU, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_JSON] = {"--json", NULL, NULL, "print the trials as one JSON array"},
+    [OPT_GPU] = {"--gpu", NULL, "NAME",
+                 "check the GPU path against this device profile (h200, a100); default: the visible CUDA "
+                 "device, else h200"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
 static const CliSpec spec = {
     .cmd = "plan",
-    .usage = "usage: foldsweep plan SWEEP.yaml [--json]\n",
+    .usage = "usage: foldsweep plan SWEEP.yaml [--json] [--gpu NAME]\n",
     .about = "Checks a sweep file (every error with its line and column, all at once), loads its\n"
              "data to compute the fingerprint, and lists the trials a run would train: index, id,\n"
-             "architecture, parameters and training options. Nothing is trained or written.\n"
+             "architecture, parameters, training options and whether the GPU path (--backend cuda)\n"
+             "takes the trial, with why not. Nothing is trained or written.\n"
              "The format is in docs/sweep-format.md.\n",
     .opts = CLI_OPTIONS(options),
     .column = 12,
@@ -43,7 +52,7 @@ static long params_of(const FsTrial *t)
     return model_compile(&net, &t->arch, 1, &err) ? -1 : net.n_params;
 }
 
-static void print_json(const FsSweep *sw)
+static void print_json(const FsSweep *sw, char **gpu_why)
 {
     char arch[512], train[256];
     printf("[");
@@ -52,14 +61,16 @@ static void print_json(const FsSweep *sw)
         sweep_arch_summary(&t->arch, arch, sizeof arch);
         sweep_train_summary(&t->train, train, sizeof train);
         /* The summaries hold no quote or backslash: plain JSON strings. */
+        /* gpu_why is the gpu module's text: sizes and names, no quote or backslash. */
         printf("%s\n  {\"index\": %d, \"id\": \"%s\", \"params\": %ld, \"arch\": \"%s\", \"training\": \"%s\", "
-               "\"config\": %s}",
-               i ? "," : "", t->index, t->id, params_of(t), arch, train, t->config);
+               "\"gpu\": %s, \"gpu_why\": \"%s\", \"config\": %s}",
+               i ? "," : "", t->index, t->id, params_of(t), arch, train, gpu_why[i][0] ? "false" : "true",
+               gpu_why[i], t->config);
     }
     printf("\n]\n");
 }
 
-static void print_text(const FsSweep *sw, const FsDataset *ds)
+static void print_text(const FsSweep *sw, const FsDataset *ds, const char *target, char **gpu_why, int refused)
 {
     printf("sweep: %s\n", sw->path);
     printf("data: %u proteins, %u residues, ", ds->n_prot, ds->n_res);
@@ -88,14 +99,23 @@ static void print_text(const FsSweep *sw, const FsDataset *ds)
                sw->test_sequences ? sw->test_sequences : sw->n_test_inputs ? sw->test_inputs[0] : "?", sw->test_top,
                sw->test_refit ? " and their refits" : "");
     printf("metric: %s\n\n", sweep_metric_name(sw->metric));
-    printf("%5s  %-16s  %9s  %s\n", "index", "id", "params", "architecture | training");
+    printf("%5s  %-16s  %9s  %-3s  %s\n", "index", "id", "params", "gpu", "architecture | training");
     char arch[512], train[256];
     for (int i = 0; i < sw->n_trials; i++) {
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
         sweep_train_summary(&t->train, train, sizeof train);
-        printf("%5d  %s  %9ld  %s | %s\n", t->index, t->id, params_of(t), arch, train);
+        printf("%5d  %s  %9ld  %-3s  %s | %s\n", t->index, t->id, params_of(t), gpu_why[i][0] ? "no" : "yes", arch,
+               train);
     }
+    if (!refused) {
+        printf("\ngpu: the GPU path (--backend cuda) takes every trial on the %s\n", target);
+        return;
+    }
+    printf("\ngpu: the GPU path (--backend cuda) refuses %d of %d trials on the %s (run them with --backend cpu):\n",
+           refused, sw->n_trials, target);
+    for (int i = 0; i < sw->n_trials; i++)
+        if (gpu_why[i][0]) printf("  %5d  %s  %s\n", sw->trials[i].index, sw->trials[i].id, gpu_why[i]);
 }
 
 int cli_plan(int argc, char **argv)
@@ -105,6 +125,8 @@ int cli_plan(int argc, char **argv)
     if (rc != CLI_PARSED) return rc;
     const char *path = a.args[0];
     int json = a.val[OPT_JSON] != NULL;
+    char gpu[64] = "";
+    if (a.val[OPT_GPU]) snprintf(gpu, sizeof gpu, "%s", a.val[OPT_GPU]);
     cli_args_free(&a);
 
     FsSweep sw;
@@ -120,11 +142,19 @@ int cli_plan(int argc, char **argv)
         return FS_EXIT_ERROR;
     }
     sweep_assign_ids(&sw, ds.fingerprint);
-    if (json)
-        print_json(&sw);
-    else
-        print_text(&sw, &ds);
+    char target[128], **why = NULL;
+    FsErr err = {0};
+    int refused = run_gpu_plan(&sw, &ds, gpu[0] ? gpu : NULL, target, sizeof target, &why, &err);
+    if (refused < 0) {
+        cli_error("%s", err.msg);
+        rc = FS_EXIT_USAGE;
+    } else if (json) {
+        print_json(&sw, why);
+    } else {
+        print_text(&sw, &ds, target, why, refused);
+    }
+    run_gpu_plan_free(why, sw.n_trials);
     data_free(&ds);
     sweep_free(&sw);
-    return FS_EXIT_OK;
+    return refused < 0 ? rc : FS_EXIT_OK;
 }

@@ -77,9 +77,10 @@ static void local_done(void *ctx, int id)
 /* The same queue for the GPU driver (run_gpu_drive). */
 static int gpu_take(void *ctx, int *id, int wait)
 {
-    (void)wait; /* rank 0's queue only shrinks: no job will come later */
+    /* Without wait, only a job that is ready now: with a pruner, queued
+     * folds wait for the fold before them, which may be in this launch. */
     const FsJob *job;
-    return local_next(ctx, &job, id, 1) == FS_TAKE_JOB;
+    return local_next(ctx, &job, id, wait) == FS_TAKE_JOB;
 }
 
 static const FsJob *gpu_job(void *ctx, int id) { return &((RunCoord *)ctx)->st->jobs[id]; }
@@ -170,7 +171,13 @@ static void coord_close(RunCoord *c)
 static void train_alone(RunCoord *c, int threads0)
 {
     FsPoolSource src = {local_next, local_done, c};
-    if (c->st->use_gpu) {
+    pthread_t gpu;
+    if (c->st->use_gpu && c->st->pruner && pthread_create(&gpu, NULL, gpu_thread, c) == 0) {
+        /* The models' epochs reach their jobs while the kernel runs: this
+         * thread decides on them, as with the CPU's threads. */
+        watch_local(c);
+        pthread_join(gpu, NULL);
+    } else if (c->st->use_gpu) {
         gpu_thread(c);
     } else if (c->st->pruner) {
         FsPoolThreads *p = train_pool_start(&src, threads0);

@@ -217,7 +217,7 @@ void run_pruning_close(RunState *st)
     free((void *)st->job_prune);
     free((void *)st->job_progress);
     free((void *)st->job_examples);
-    for (int i = 0; i < st->n_jobs; i++) free(st->ckpt_jobs[i].bytes);
+    for (int i = 0; st->ckpt_jobs && i < st->n_jobs; i++) free(st->ckpt_jobs[i].bytes); /* opened, or not (a refused run) */
     free(st->ckpt_jobs);
     free(st->job_fed);
     free(st->order);

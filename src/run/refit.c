@@ -35,8 +35,8 @@ void run_refit_file(char *out, size_t n, const char *trial)
     snprintf(out, n, "refits/%s/refit.safetensors", trial);
 }
 
-int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr,
-                    int epochs, const uint64_t *seen, uint32_t n_seen, int folds, int threads, FsErr *err)
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, int epochs,
+                    const uint64_t *seen, uint32_t n_seen, int folds, int threads, int gpu, FsErr *err)
 {
     FsTrainSpec ts;
     run_job_spec(&ts, tr, FS_FOLD_ALL);
@@ -46,8 +46,13 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     train_result_alloc(&r, epochs);
     FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL, NULL, NULL, NULL, NULL};
     int rc = -1;
-    /* One job: the pool's other threads help it (bit-identical at any count). */
-    train_jobs(&job, 1, threads > 0 ? threads : 1);
+    /* One job: on the run's GPU, or the pool's other threads help it
+     * (bit-identical either way). */
+    if (gpu >= 0) {
+        if (run_gpu_train_one(gpu, ds, &job, err) != 0) goto out;
+    } else {
+        train_jobs(&job, 1, threads > 0 ? threads : 1);
+    }
     if (r.status != FS_FIT_OK || !r.weights) {
         fs_err_set(err, "refit of trial %s: %s", tr->id,
                    r.status == FS_FIT_FAILED ? r.message
@@ -145,7 +150,7 @@ int run_refit_command(const char *dir, const char *trial, int rank, int threads,
         fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the median of its folds' best)\n",
                 tr->id, data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs);
         if (threads <= 0) threads = sw.threads > 0 ? sw.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-        if (run_refit_trial(dir, &j, &ds, tr, epochs, seen, n_seen, n_fold, threads, &err) != 0) goto out;
+        if (run_refit_trial(dir, &j, &ds, tr, epochs, seen, n_seen, n_fold, threads, -1, &err) != 0) goto out;
         rr = journal_find_refit(&j, tr->id);
         snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
         fprintf(out, "saved %s\n", path);

@@ -37,6 +37,16 @@ typedef struct {
  * m must call this. Returns an FS_EXIT_* code (util.h). */
 int run_sweep(const FsRunOptions *o, FsMpi *m);
 
+/* For `foldsweep plan`: which trials the GPU path takes, by the rule the
+ * launcher and a GPU run apply (gpu_model_check). The device checked is
+ * `profile` ("h200", "a100"), or with NULL the visible CUDA device 0, else
+ * the h200 profile; its name goes to target. why gets one malloc'd string
+ * per trial, "" where the GPU path takes it (free with run_gpu_plan_free).
+ * Returns the number refused, or -1 for an unknown profile (err). */
+int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, char *target, size_t target_n,
+                 char ***why, FsErr *err);
+void run_gpu_plan_free(char **why, int n);
+
 /* `foldsweep refit DIR`: the trial (id prefix, or leaderboard rank) trained
  * on all of the sweep's training proteins and saved in DIR/refits/ (once:
  * a recorded, intact refit is kept), on threads threads (0: the sweep's

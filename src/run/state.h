@@ -207,12 +207,15 @@ int run_models_prune(RunState *st, FsErr *err);
 /* Refits (refit.c): the epochs a trial's refit trains (the median of its
  * folds' best epochs; 0 if a fold is missing or not ok), its file relative
  * to the run folder, and the refit itself: trained on every protein in use
- * (FS_FOLD_ALL) on threads threads, saved durably, then a "refit" journal
- * record. */
+ * (FS_FOLD_ALL) on CUDA device `gpu` (>= 0: a GPU run's refit) or else on
+ * threads threads, saved durably, then a "refit" journal record. */
 int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids);
 void run_refit_file(char *out, size_t n, const char *trial);
-int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr,
-                    int epochs, const uint64_t *seen, uint32_t n_seen, int folds, int threads, FsErr *err);
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, int epochs,
+                    const uint64_t *seen, uint32_t n_seen, int folds, int threads, int gpu, FsErr *err);
+/* One job on CUDA device `device` (gpu_driver.c): 0, or -1 with the CUDA
+ * error (the job then ends cancelled, with the error as its message). */
+int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *err);
 /* The sweep's test section once every fold is trained (testphase.c):
  * evaluations of the top test.top trials not yet in the journal; refits
  * train on threads threads (rank 0's; <= 0: every core). */

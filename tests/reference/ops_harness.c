@@ -73,7 +73,7 @@ static void harness_init(uint64_t seed)
     uint64_t w[2] = {seed, 0x0b5};
     fs_rng_seed(&rng, w, 2);
     char why[256] = "built without the CUDA backend";
-#ifdef FS_HAVE_CUDA
+#if defined(FS_HAVE_CUDA) && !defined(FS_CUDA_STANDIN_BUILD) /* ops_gpu.cu: nvcc only */
     if (gpu_count() > 0) gpu_ready = 1;
     gpu_describe(0, why, sizeof why);
 #endif
@@ -122,7 +122,7 @@ static void arena_take_cpu(OpsRun *r)
     }
 }
 
-#ifdef FS_HAVE_CUDA
+#if defined(FS_HAVE_CUDA) && !defined(FS_CUDA_STANDIN_BUILD) /* ops_gpu.cu: nvcc only */
 static int run_gpu(OpsRun *r, OpsCall *call, int threads, char *why, size_t n)
 {
     char *d_arena = NULL;
@@ -172,7 +172,7 @@ static void run_call(OpsRun *r, const char *what, const OpsCall *call)
         } else if (be == BE_EMU) {
             ops_emu_run(r->net ? &m : NULL, r->out[be], &r->call[be], emu_threads[turn % 5]);
         } else {
-#ifdef FS_HAVE_CUDA
+#if defined(FS_HAVE_CUDA) && !defined(FS_CUDA_STANDIN_BUILD) /* ops_gpu.cu: nvcc only */
             static const int gpu_threads[] = {128, 96, 32}; /* the backend's, and fewer */
             char why[512];
             if (run_gpu(r, &r->call[be], gpu_threads[turn % 3], why, sizeof why) != 0) {

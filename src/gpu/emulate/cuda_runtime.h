@@ -8,8 +8,9 @@
  * What it models:
  *   - devices: FOLDSWEEP_EMU_DEVICES of them (default 1), all of the
  *     profile FOLDSWEEP_EMU_PROFILE names (h200, the default, or a100):
- *     name, memory, SMs, shared memory per block (default and opt-in),
- *     registers and threads per SM, compute capability (profiles.c);
+ *     name, memory (FOLDSWEEP_EMU_MEMORY=64M, say, for a smaller card),
+ *     SMs, shared memory per block (default and opt-in), registers and
+ *     threads per SM, compute capability (src/gpu/limits.c);
  *   - device memory: cudaMalloc'd pages are inaccessible to the host
  *     (PROT_NONE) except while the stand-in itself copies or a kernel runs,
  *     so host code that reads a device pointer crashes here as it would
@@ -29,7 +30,7 @@
  *     dynamic shared memory than the function's attribute allows, or the
  *     profile's opt-in limit, fails as on a GPU), atomics, the global
  *     timer (FS_GLOBALTIMER), __threadfence_system;
- *   - injected failures, FOLDSWEEP_EMU_FAIL=WHAT:N (errors.c): malloc:N
+ *   - injected failures, FOLDSWEEP_EMU_FAIL=WHAT:N (runtime.c): malloc:N
  *     (the N-th cudaMalloc runs out of memory), launch:N (the N-th launch
  *     is refused), fault:N:B (the N-th launch faults at its B-th barrier:
  *     an illegal address, sticky).

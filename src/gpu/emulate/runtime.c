@@ -29,6 +29,20 @@ static void setup(void)
         fprintf(stderr, "foldsweep: FOLDSWEEP_EMU_PROFILE=%s: expected one of %s\n", p, gpu_profile_names());
         bad_env = 1;
     }
+    const char *mem = getenv("FOLDSWEEP_EMU_MEMORY");
+    if (mem && *mem) {
+        char *end;
+        double v = strtod(mem, &end);
+        double unit = !strcmp(end, "") ? 1 : !strcmp(end, "K") ? 1024.0 : !strcmp(end, "M") ? 1048576.0
+                                        : !strcmp(end, "G") ? 1073741824.0 : -1;
+        if (!(v > 0) || unit < 0 || v * unit > (double)prof.memory) {
+            fprintf(stderr, "foldsweep: FOLDSWEEP_EMU_MEMORY=%s: expected bytes (a number, K, M or G) up to the "
+                            "profile's %zu\n", mem, prof.memory);
+            bad_env = 1;
+        } else {
+            prof.memory = (size_t)(v * unit);
+        }
+    }
     n_devices = 1;
     if (d && *d) {
         char *end;
@@ -293,6 +307,9 @@ cudaError_t fsemu_launch(FsEmuKernel entry, const void *args, size_t args_bytes,
         free(l.args);
         return fsemu_set(cudaErrorLaunchOutOfResources);
     }
+    if (getenv("FOLDSWEEP_EMU_VERBOSE"))
+        fprintf(stderr, "foldsweep: CUDA stand-in: launch of %u blocks x %u threads, %zu bytes of shared memory each\n",
+                grid, block, shared);
     e = fsemu_stream_launch(s, &l);
     if (e != cudaSuccess) free(l.args);
     return fsemu_set(e);
