@@ -69,6 +69,13 @@ int gpu_count(void)
 void gpu_describe(int device, char *out, size_t n)
 {
     cudaDeviceProp p;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError(); /* "no driver" is an answer, not an error */
+        snprintf(out, n, "no usable CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none visible");
+        return;
+    }
     if (cudaGetDeviceProperties(&p, device) != cudaSuccess) {
         cudaGetLastError();
         snprintf(out, n, "no CUDA device %d", device);

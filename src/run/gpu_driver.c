@@ -110,6 +110,23 @@ int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *
     return rc;
 }
 
+void run_backend_describe(int use_gpu, int device, char *out, size_t n)
+{
+    if (use_gpu) {
+        int k = snprintf(out, n, "GPU %d: ", device);
+        if (k > 0 && (size_t)k < n) gpu_describe(device, out + k, n - (size_t)k);
+        return;
+    }
+    char why[200];
+    gpu_describe(0, why, sizeof why);
+    /* A CUDA build that found no usable device says why, in the binding
+     * line: a compute node without a driver, a card hidden from the job. */
+    if (gpu_count() == 0 && strncmp(why, "none", 4) != 0)
+        snprintf(out, n, "cpu (%s)", why);
+    else
+        snprintf(out, n, "cpu");
+}
+
 int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job)
 {
     FsErr err = {0};

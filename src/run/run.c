@@ -73,11 +73,8 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
         return rc;
     }
     int threads = threads_rank0(m, o, &st.sw);
-    char device[160] = "cpu";
-    if (st.use_gpu) {
-        snprintf(device, sizeof device, "GPU %d: ", st.gpu_device);
-        gpu_describe(st.gpu_device, device + strlen(device), sizeof device - strlen(device));
-    }
+    char device[240];
+    run_backend_describe(st.use_gpu, st.gpu_device, device, sizeof device);
     if (fsmpi_report_setup(m, NULL, st.use_gpu ? 0 : threads, device, o->quiet ? NULL : out) > 0) {
         fprintf(stderr, "foldsweep: a rank could not start (the reason is above); nothing was trained. Fix the "
                         "cause and rerun the same command\n");

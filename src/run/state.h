@@ -189,6 +189,9 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q);
  * refused trials named. A GPU rank refuses the run with it before training. */
 int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const int *fold_ids, int n_folds, int device,
                          FsErr *err);
+/* This rank's backend for the binding map: "GPU 0: NVIDIA H200, ...", or
+ * "cpu", with why no CUDA device is used where the build has the backend. */
+void run_backend_describe(int use_gpu, int device, char *out, size_t n);
 /* A representative job's models per launch on this device (for capacity). */
 int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job);
 

@@ -234,8 +234,7 @@ static int worker_backend(RunWorker *w, int threads, char *device, size_t device
         run_worker_error(w, "%.900s%s", err.msg, "; this rank trains on its CPU");
     }
     if (w->use_gpu) {
-        snprintf(device, device_n, "GPU %d: ", w->device);
-        gpu_describe(w->device, device + strlen(device), device_n - strlen(device));
+        run_backend_describe(1, w->device, device, device_n);
         /* Capacity: how many models like the sweep's first fit in one launch. */
         FsTrainSpec ts;
         FsFitResult tmp;
@@ -394,7 +393,8 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
         worker_free(&w);
         return rc;
     }
-    char device[160] = "cpu";
+    char device[240];
+    run_backend_describe(0, 0, device, sizeof device);
     int threads = worker_backend(&w, worker_threads(&w, o), device, sizeof device);
     FsErr gerr = {0};
     if (w.use_gpu && run_gpu_check_trials(&w.sw, &w.ds, w.fold_ids, w.n_fold_ids, w.device, &gerr) != 0) {
