@@ -62,6 +62,23 @@ typedef struct {
     int done;
 } Fiber;
 
+/* AddressSanitizer must be told of every switch of stacks (else it takes
+ * a fiber's frames for overflows of the thread's stack): before, the stack
+ * switched to (NULL fake-stack slot for a context that will not resume),
+ * after, where it came from. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+/* A stack used again (the next block's fiber) leaves no frames behind. */
+#define ASAN_FRESH_STACK(p, n) __asan_unpoison_memory_region((p), (n))
+#define ASAN_START(fake, bottom, size) __sanitizer_start_switch_fiber((fake), (bottom), (size))
+#define ASAN_FINISH(fake, bottom, size) __sanitizer_finish_switch_fiber((fake), (bottom), (size))
+#else
+#define ASAN_FRESH_STACK(p, n) ((void)(p), (void)(n))
+#define ASAN_START(fake, bottom, size) ((void)(fake), (void)(bottom), (void)(size))
+#define ASAN_FINISH(fake, bottom, size) ((void)(fake), (void)(bottom), (void)(size))
+#endif
+
 /* What the launch's host threads share. */
 typedef struct {
     const FsEmuLaunch *l;
@@ -80,6 +97,9 @@ typedef struct {
     int T, cur, arrived, done_n, or_acc, or_result;
     unsigned long gen;
     Ctx sched;
+    const void *sched_bottom; /* the host thread's stack (AddressSanitizer) */
+    int from_sched;           /* the last switch left the host thread */
+    size_t sched_size;
     char *shared;
 } Block;
 
@@ -105,33 +125,42 @@ static void grid_fail(Grid *g, cudaError_t e, const char *fmt, unsigned a, unsig
     __atomic_store_n(&g->abort, 1, __ATOMIC_RELEASE);
 }
 
-static void run_fiber(Block *b, int t)
+/* Switches from the running context (a fiber, or the host thread when
+ * b->cur is -1) to fiber t, or to the host thread when t is -1; `dying`:
+ * the context left will never resume. Returns when it is resumed. */
+static void switch_to(Block *b, int t, int dying)
 {
     Ctx *from = b->cur >= 0 ? &b->f[b->cur].ctx : &b->sched;
+    Ctx *to = t >= 0 ? &b->f[t].ctx : &b->sched;
+    const void *bottom = t >= 0 ? (const void *)b->f[t].stack : b->sched_bottom;
+    size_t size = t >= 0 ? STACK_BYTES : b->sched_size;
+    void *fake = NULL;
+    b->from_sched = b->cur < 0;
     b->cur = t;
-    fsemu_threadIdx.x = (unsigned)t;
-    CTX_SWITCH(from, &b->f[t].ctx);
+    if (t >= 0) fsemu_threadIdx.x = (unsigned)t;
+    ASAN_START(dying ? NULL : &fake, bottom, size);
+    CTX_SWITCH(from, to);
+    ASAN_FINISH(fake, NULL, NULL);
 }
 
+static void run_fiber(Block *b, int t) { switch_to(b, t, 0); }
+
 /* The current fiber gives way to the next live one (itself if alone). */
-static void yield(Block *b)
+static void yield_as(Block *b, int dying)
 {
     for (int k = 1; k <= b->T; k++) {
         int t = (b->cur + k) % b->T;
         if (!b->f[t].done) {
-            if (t != b->cur) run_fiber(b, t);
+            if (t != b->cur) switch_to(b, t, dying);
             return;
         }
     }
 }
 
+static void yield(Block *b) { yield_as(b, 0); }
+
 /* The block stops here: back to its host thread, this stack abandoned. */
-static void abandon(Block *b)
-{
-    Ctx *from = &b->f[b->cur].ctx;
-    b->cur = -1;
-    CTX_SWITCH(from, &b->sched);
-}
+static void abandon(Block *b) { switch_to(b, -1, 1); }
 
 static int aborted(const Block *b) { return __atomic_load_n(&b->grid->abort, __ATOMIC_ACQUIRE); }
 
@@ -173,13 +202,19 @@ void fsemu_syncthreads(void) { (void)fsemu_syncthreads_or(0); }
 static void fiber_main(void)
 {
     Block *b = cur;
+    /* A fiber's first run: it came from the host thread or another fiber;
+     * the host thread's stack is learnt here for the way back. */
+    const void *from_bottom = NULL;
+    size_t from_size = 0;
+    ASAN_FINISH(NULL, &from_bottom, &from_size);
+    if (b->from_sched) b->sched_bottom = from_bottom, b->sched_size = from_size;
     b->grid->l->entry(b->grid->l->args);
     b->f[b->cur].done = 1;
     b->done_n++;
     if (b->arrived > 0 && b->done_n + b->arrived == b->T)
         grid_fail(b->grid, cudaErrorLaunchFailure, "block %u: thread %u exited while others wait at a barrier",
                   fsemu_blockIdx.x, fsemu_threadIdx.x);
-    if (b->done_n < b->T && !aborted(b)) yield(b);
+    if (b->done_n < b->T && !aborted(b)) yield_as(b, 1);
     abandon(b);
 }
 
@@ -187,6 +222,7 @@ static void fiber_main(void)
 static void fiber_init(Fiber *f, Block *b)
 {
     (void)b;
+    ASAN_FRESH_STACK(f->stack, STACK_BYTES);
     char *top = f->stack + STACK_BYTES;
     void **sp = (void **)(void *)(top - 72);
     unsigned int mxcsr;
@@ -203,6 +239,7 @@ static void fiber_init(Fiber *f, Block *b)
 #else
 static void fiber_init(Fiber *f, Block *b)
 {
+    ASAN_FRESH_STACK(f->stack, STACK_BYTES);
     getcontext(&f->ctx.uc);
     f->ctx.uc.uc_stack.ss_sp = f->stack;
     f->ctx.uc.uc_stack.ss_size = STACK_BYTES;
@@ -231,7 +268,10 @@ static void fibers_free(Block *b, int T)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     for (int t = 0; t < T && b->f; t++)
-        if (b->f[t].stack) munmap(b->f[t].stack - page, STACK_BYTES + page);
+        if (b->f[t].stack) {
+            ASAN_FRESH_STACK(b->f[t].stack, STACK_BYTES); /* the next mapping there must not inherit its frames */
+            munmap(b->f[t].stack - page, STACK_BYTES + page);
+        }
     free(b->f);
 }
 
