@@ -66,6 +66,15 @@ int gpu_count(void)
     return n;
 }
 
+int gpu_emulated(void)
+{
+#ifdef FS_CUDA_STANDIN
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 void gpu_describe(int device, char *out, size_t n)
 {
     cudaDeviceProp p;

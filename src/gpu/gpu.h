@@ -46,6 +46,9 @@ size_t gpu_model_bytes(const FsNet *net, uint32_t n_train);
 
 /* Visible CUDA devices (0 without CUDA, without a driver or a device). */
 int gpu_count(void);
+/* 1 in a FOLDSWEEP_CUDA=EMULATE build: the devices are the CUDA stand-in's,
+ * on the CPU (`--backend cuda` uses them; `auto` does not). */
+int gpu_emulated(void);
 /* "NVIDIA H200, 139.8 GiB, sm_90", or why there is none; under the CUDA
  * stand-in "emulated on the CPU: h200 profile (...)". */
 void gpu_describe(int device, char *out, size_t n);

@@ -10,6 +10,8 @@
 
 int gpu_count(void) { return 0; }
 
+int gpu_emulated(void) { return 0; }
+
 void gpu_describe(int device, char *out, size_t n)
 {
     (void)device;

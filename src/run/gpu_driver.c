@@ -17,6 +17,9 @@ int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device,
     *use_gpu = 0;
     *device = 0;
     if (requested == FS_BACKEND_CPU) return 0;
+    /* The CUDA stand-in is for `--backend cuda` on purpose: on the CPU it
+     * is slower than the CPU backend, so `auto` never picks it. */
+    if (requested == FS_BACKEND_AUTO && gpu_emulated()) return 0;
     if (n == 0) {
         if (requested == FS_BACKEND_AUTO) return 0;
         char why[256];
@@ -121,7 +124,9 @@ void run_backend_describe(int use_gpu, int device, char *out, size_t n)
     gpu_describe(0, why, sizeof why);
     /* A CUDA build that found no usable device says why, in the binding
      * line: a compute node without a driver, a card hidden from the job. */
-    if (gpu_count() == 0 && strncmp(why, "none", 4) != 0)
+    if (gpu_emulated())
+        snprintf(out, n, "cpu (this build's CUDA backend is the CPU stand-in: --backend cuda runs it)");
+    else if (gpu_count() == 0 && strncmp(why, "none", 4) != 0)
         snprintf(out, n, "cpu (%s)", why);
     else
         snprintf(out, n, "cpu");
