@@ -1,11 +1,13 @@
 /*
  * run.c: `foldsweep run SWEEP.yaml [--out DIR] [--threads N]
- * [--backend cpu|cuda|auto] [--grace S] [--restart] [--progress] [--quiet]`. Parses the options,
+ * [--backend cpu|cuda|auto] [--grace S] [--startup-timeout S]
+ * [--worker-timeout S] [--restart] [--progress] [--quiet]`. Parses the options,
  * starts MPI when a launcher started the process (the only command that
  * does) and hands the world's ranks to run_sweep (src/run), which owns the
  * run.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
@@ -14,7 +16,18 @@
 #include "mpi/mpi.h"
 #include "run/run.h"
 
-enum { OPT_OUT, OPT_THREADS, OPT_BACKEND, OPT_GRACE, OPT_RESTART, OPT_PROGRESS, OPT_QUIET, OPT_HELP };
+enum {
+    OPT_OUT,
+    OPT_THREADS,
+    OPT_BACKEND,
+    OPT_GRACE,
+    OPT_STARTUP,
+    OPT_WORKER,
+    OPT_RESTART,
+    OPT_PROGRESS,
+    OPT_QUIET,
+    OPT_HELP
+};
 
 static const CliOption options[] = {
     [OPT_OUT] = {"--out", "-o", "DIR",
@@ -25,6 +38,12 @@ static const CliOption options[] = {
                      "cpu, cuda or auto (default: the sweep's run.backend)"},
     [OPT_GRACE] = {"--grace", NULL, "S",
                    "after SIGINT, SIGTERM or SIGUSR1 (Slurm's warning), seconds in-flight folds may finish (default 30)"},
+    [OPT_STARTUP] = {"--startup-timeout", NULL, "S",
+                     "under MPI, seconds MPI's start-up may take before the job ends with exit 1 naming the "
+                     "stage (default FOLDSWEEP_STARTUP_TIMEOUT, else 60; 0: wait forever)"},
+    [OPT_WORKER] = {"--worker-timeout", NULL, "S",
+                    "under MPI, seconds a worker rank may send nothing before its folds go to other ranks "
+                    "(default FOLDSWEEP_WORKER_TIMEOUT, else 120; 0: wait forever)"},
     [OPT_RESTART] = {"--restart", NULL, NULL,
                      "set the folder's earlier run aside (DIR/previous-N, nothing deleted) and start again"},
     [OPT_PROGRESS] = {"--progress", NULL, NULL,
@@ -36,7 +55,7 @@ static const CliOption options[] = {
 static const CliSpec spec = {
     .cmd = "run",
     .usage = "usage: foldsweep run SWEEP.yaml [--out DIR] [--threads N] [--backend cpu|cuda|auto] "
-             "[--grace S] [--restart] [--progress] [--quiet]\n",
+             "[--grace S] [--startup-timeout S] [--worker-timeout S] [--restart] [--progress] [--quiet]\n",
     .about = "Trains every trial of the sweep on every fold and ranks them. Rerunning the same\n"
              "command on the same folder resumes: finished folds are kept, the rest are trained.\n",
     .epilog =
@@ -48,13 +67,31 @@ static const CliSpec spec = {
     .no_arg = "missing the sweep file",
 };
 
+/* Seconds from the environment variable name, else def; 0, or
+ * FS_EXIT_USAGE after reporting a bad value. */
+static int env_seconds(const char *name, double def, double *v)
+{
+    const char *t = getenv(name);
+    *v = def;
+    if (!t || !*t) return 0;
+    char *end, what[96];
+    double x = strtod(t, &end);
+    if (end != t && !*end && isfinite(x) && x >= 0) return *v = x, 0;
+    snprintf(what, sizeof what, "%s must be a number of seconds >= 0, not", name);
+    return cli_usage_error(&spec, what, t);
+}
+
 /* 0, or FS_EXIT_USAGE after reporting the first bad value. */
-static int options_read(FsRunOptions *o, const CliArgs *a)
+static int options_read(FsRunOptions *o, const CliArgs *a, double *startup)
 {
     uint64_t threads = 0; /* the sweep's choice */
     int rc;
     if ((rc = cli_whole_parse(&spec, a, OPT_THREADS, 1, 4096, &threads))) return rc;
     if ((rc = cli_real_parse(&spec, a, OPT_GRACE, 0, INFINITY, &o->grace))) return rc;
+    if ((rc = env_seconds("FOLDSWEEP_STARTUP_TIMEOUT", 60.0, startup))) return rc;
+    if ((rc = env_seconds("FOLDSWEEP_WORKER_TIMEOUT", 120.0, &o->worker_timeout))) return rc;
+    if ((rc = cli_real_parse(&spec, a, OPT_STARTUP, 0, INFINITY, startup))) return rc;
+    if ((rc = cli_real_parse(&spec, a, OPT_WORKER, 0, INFINITY, &o->worker_timeout))) return rc;
     o->threads = (int)threads;
     const char *b = a->val[OPT_BACKEND];
     if (!b)
@@ -83,15 +120,25 @@ int cli_run(int argc, char **argv)
     FsRunOptions o;
     memset(&o, 0, sizeof o);
     o.grace = 30.0;
-    rc = options_read(&o, &a);
+    double startup = 0.0;
+    rc = options_read(&o, &a, &startup);
     cli_args_free(&a);
     if (rc) return rc;
     /* Before MPI starts: a scheduler's warning (SIGUSR1) or SIGTERM while it
      * does must stop the run with exit 3 and a requeue, not kill it. */
     run_signals_install();
     FsMpi m;
-    fsmpi_init(&m);
+    fsmpi_init(&m, startup);
     rc = run_sweep(&o, &m);
+    if (m.active && run_signal_ending()) {
+        /* mpirun is ending the job (Ctrl-C, SIGTERM): its shutdown has
+         * begun and MPI_Finalize would wait on it until the SIGKILL. Rank
+         * 0 has written the journal, checkpoints and leaderboard and
+         * leaves now (exit 3); workers wait for the kill that follows. */
+        fflush(NULL);
+        if (m.rank != 0) run_signal_wait_kill();
+        return rc;
+    }
     fsmpi_finalize(&m);
     return rc;
 }

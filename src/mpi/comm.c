@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mpi/mpi.h"
+#include "mpi/watchdog.h"
 
 #ifdef FS_HAVE_MPI
 #include <mpi.h>
@@ -91,12 +92,14 @@ static void attach(FsMpi *m, MPI_Comm comm)
         mpi_fail(m, "MPI was initialised with thread level %d; foldsweep's threads need MPI_THREAD_FUNNELED (%d)",
                  level, MPI_THREAD_FUNNELED);
     MPI_Comm dup = MPI_COMM_NULL;
+    fsmpi_watchdog_stage("MPI_Comm_dup (the first exchange between the ranks)");
     MPI_CHECK(m, MPI_Comm_dup(comm, &dup));
     m->comm = dup;
     MPI_CHECK(m, MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN));
     MPI_CHECK(m, MPI_Comm_rank(m->comm, &m->rank));
     MPI_CHECK(m, MPI_Comm_size(m->comm, &m->size));
     MPI_Comm local;
+    fsmpi_watchdog_stage("MPI_Comm_split_type (finding the ranks on each node)");
     MPI_CHECK(m, MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &local));
     MPI_CHECK(m, MPI_Comm_rank(local, &m->local_rank));
     MPI_CHECK(m, MPI_Comm_size(local, &m->local_size));
@@ -105,11 +108,25 @@ static void attach(FsMpi *m, MPI_Comm comm)
     m->active = 1;
 }
 
-void fsmpi_init(FsMpi *m)
+/* Test hook FOLDSWEEP_TEST_STARTUP_DELAY=R:S: rank R (the launcher's
+ * number) sleeps S seconds between MPI_Init_thread and MPI_Comm_dup, so
+ * the other ranks wait in the first exchange: a slow start, or with S past
+ * the watchdog's timeout, a stuck one. */
+static void test_startup_delay(void)
+{
+    const char *v = getenv("FOLDSWEEP_TEST_STARTUP_DELAY");
+    const char *colon = v ? strchr(v, ':') : NULL;
+    if (!colon || atoi(v) != fsmpi_launcher_rank()) return;
+    fsmpi_watchdog_stage("MPI_Comm_dup (held back by FOLDSWEEP_TEST_STARTUP_DELAY)");
+    sleep((unsigned)atoi(colon + 1));
+}
+
+void fsmpi_init(FsMpi *m, double startup_timeout)
 {
     single(m);
     if (!launched_by_mpi()) return;
     int provided = 0;
+    fsmpi_watchdog_start(startup_timeout, "MPI_Init_thread (Open MPI's own start-up)");
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "foldsweep: %s: MPI_Init_thread failed; is this the MPI foldsweep was built with?\n", m->host);
         exit(FS_EXIT_ERROR);
@@ -118,7 +135,9 @@ void fsmpi_init(FsMpi *m)
     /* This process owns MPI: errors outside the run's communicator (the
      * duplicate) are returned to MPI_CHECK too. */
     MPI_CHECK(m, MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    test_startup_delay();
     attach(m, MPI_COMM_WORLD);
+    fsmpi_watchdog_stop();
 }
 
 void fsmpi_attach(FsMpi *m, MPI_Comm comm)
@@ -252,8 +271,9 @@ void fsmpi_send(FsMpi *m, int dest, int tag, const FsBuf *b)
 
 int fsmpi_built(void) { return 0; }
 
-void fsmpi_init(FsMpi *m)
+void fsmpi_init(FsMpi *m, double startup_timeout)
 {
+    (void)startup_timeout;
     memset(m, 0, sizeof *m);
     m->size = m->local_size = 1;
     fill_local(m);

@@ -143,8 +143,11 @@ int fsmpi_built(void);
 /* Initialises MPI only when an MPI launcher started this process and makes
  * m a context over the world; otherwise (and in a build without MPI) m is
  * rank 0 of 1 with active = 0. For `foldsweep run`: a library caller that
- * runs MPI itself uses fsmpi_attach. */
-void fsmpi_init(FsMpi *m);
+ * runs MPI itself uses fsmpi_attach. A start-up watchdog (watchdog.c)
+ * ends the process with exit 1 and a message naming the stage (MPI_Init_thread,
+ * MPI_Comm_dup, ...) if this has not finished within startup_timeout
+ * seconds (<= 0: no watchdog). */
+void fsmpi_init(FsMpi *m, double startup_timeout);
 #ifdef FS_HAVE_MPI
 /* m over the ranks of comm (collective over comm): MPI must be initialised,
  * with MPI_THREAD_FUNNELED or more, and stays the caller's to finalise.

@@ -208,7 +208,7 @@ static int coord_step(RunCoord *c, int *code)
     }
     int remote = 0;
     for (int r = 1; r < c->m->size; r++) remote += c->inflight[r];
-    int stopping = *run_stop_flag();
+    int stopping = *run_stop_flag() || c->stranded;
     /* Rank 0's own folds count too: the exit code sent to the workers
      * says whether work is left, which is known only then. */
     int drained = (stopping || state_queue_empty(st)) && remote == 0 && c->local_inflight == 0;
@@ -223,21 +223,22 @@ static int coord_step(RunCoord *c, int *code)
  * from the queue while this thread answers the workers, stops them when
  * the run is drained (or cancelled after the grace period), and waits for
  * every one's BYE. */
-static void coordinate_ranks(RunCoord *c, int threads0, int workers)
+static void coordinate_ranks(RunCoord *c, int threads0)
 {
     RunState *st = c->st;
     FsPoolSource src = {local_next, local_done, c};
     pthread_t gpu;
     int gpu_running = st->use_gpu && pthread_create(&gpu, NULL, gpu_thread, c) == 0;
     FsPoolThreads *p = !st->use_gpu && threads0 > 0 ? train_pool_start(&src, threads0) : NULL;
-    int byes = 0, stop_sent = 0, cancel_sent = 0;
-    while (byes < workers) {
+    int stop_sent = 0, cancel_sent = 0;
+    while (!run_coord_finished(c, stop_sent)) {
         FsMsg msg;
         int got = fsmpi_poll(c->m, -1, &msg);
         if (got) {
-            run_coord_message(c, &msg, stop_sent, &byes);
+            run_coord_message(c, &msg, stop_sent);
             free(msg.p);
         }
+        run_coord_watch(c, stop_sent, threads0);
         int code, drained = coord_step(c, &code);
         if (!stop_sent && drained) {
             run_coord_stop_all(c, 0, code);
@@ -255,19 +256,25 @@ static void coordinate_ranks(RunCoord *c, int threads0, int workers)
     if (gpu_running) pthread_join(gpu, NULL);
 }
 
-int run_coordinate(RunState *st, FsMpi *m, int threads0)
+int run_coordinate(RunState *st, FsMpi *m, int threads0, double worker_timeout)
 {
     RunCoord c;
     coord_open(&c, st, m);
+    run_coord_watch_open(&c, worker_timeout);
     int workers = m->active ? m->size - 1 : 0;
     progress_start(&st->prog);
     if (workers == 0)
         train_alone(&c, threads0);
     else
-        coordinate_ranks(&c, threads0, workers);
+        coordinate_ranks(&c, threads0);
     progress_stop(&st->prog);
+    int stranded = c.stranded;
+    run_coord_watch_close(&c);
     coord_close(&c);
     if (st->io_failed) return FS_EXIT_ERROR;
+    /* A rank that never answered: the job cannot end cleanly (exit 3, a
+     * rerun resumes); without ranks to train, what is left is resumed. */
+    if (st->ranks_lost || (stranded && state_work_left(st))) return FS_EXIT_INTERRUPTED;
     /* A stop that came after the last fold was recorded leaves nothing to
      * resume: exit 0, so a scheduler does not requeue a finished sweep. */
     return *run_stop_flag() && state_work_left(st) ? FS_EXIT_INTERRUPTED : FS_EXIT_OK;

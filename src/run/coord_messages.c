@@ -275,12 +275,14 @@ static void take_fail(RunCoord *c, const FsMsg *msg)
     pthread_mutex_unlock(&c->st->lock);
 }
 
-void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent, int *byes)
+void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent)
 {
     const FsMpi *m = c->m;
     char why[256];
     if (msg->source < 1 || msg->source >= m->size || m->rank_failed[msg->source]) {
         bad_message(msg, "not from a worker rank");
+    } else if (!run_coord_heard(c, msg)) {
+        return; /* a rank given up on: its jobs went elsewhere */
     } else if (proto_check(msg->p, msg->n, msg->tag, why, sizeof why) != 0) {
         bad_message(msg, why);
     } else if (msg->tag == FS_MSG_REQUEST) {
@@ -298,7 +300,7 @@ void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent, int *byes)
     } else if (msg->tag == FS_MSG_FAIL) {
         take_fail(c, msg);
     } else if (msg->tag == FS_MSG_BYE) {
-        (*byes)++;
+        c->bye[msg->source] = 1;
     } else {
         bad_message(msg, "not a message a worker sends");
     }
@@ -334,7 +336,7 @@ void run_coord_stop_all(RunCoord *c, int cancel, int code)
     FsBuf b = {0};
     proto_encode_stop(&b, cancel, code);
     for (int r = 1; r < c->m->size; r++)
-        if (!c->m->rank_failed[r]) fsmpi_send(c->m, r, FS_MSG_STOP, &b);
+        if (!c->m->rank_failed[r] && !c->gone[r]) fsmpi_send(c->m, r, FS_MSG_STOP, &b);
     buf_free(&b);
 }
 

@@ -106,6 +106,30 @@ static void progress_write_json(FsProgress *p)
     (void)fs_write_file_atomic(path, text, (size_t)n, &err); /* advisory: a failure costs only status's view */
 }
 
+/* After a stop signal (lock held): says what happens to the folds in
+ * flight, once, and cancels them when the grace period is over. Under
+ * mpirun a SIGTERM leaves only mpirun's window (run_signal_grace). */
+static void progress_grace(FsProgress *p, double now)
+{
+    if (!*run_stop_flag()) return;
+    double grace = run_signal_grace(p->grace);
+    if (p->stop_seen == 0.0) {
+        p->stop_seen = now;
+        if (p->quiet) return;
+        if (run_signal_ending() && *run_cancel_flag()) {
+            fprintf(p->out, "%sstopping: mpirun ends the job within %.0f s (odls_base_sigkill_timeout); %d fold%s in "
+                            "flight checkpoint now\n",
+                    p->tty ? "\n" : "", run_mpirun_window(), p->in_flight, p->in_flight == 1 ? "" : "s");
+        } else if (!*run_cancel_flag()) {
+            fprintf(p->out, "%sstopping: no new folds; %d in flight get %.0f s to finish (signal again to abandon "
+                            "them)\n",
+                    p->tty ? "\n" : "", p->in_flight, grace);
+        }
+    } else if (!*run_cancel_flag() && now - p->stop_seen >= grace) {
+        run_request_stop(1);
+    }
+}
+
 static void *progress_main(void *arg)
 {
     FsProgress *p = arg;
@@ -123,18 +147,7 @@ static void *progress_main(void *arg)
         }
         int finish = p->finish;
         double now = fs_now();
-        /* The grace period starts at the first stop signal. */
-        if (*run_stop_flag() && !*run_cancel_flag()) {
-            if (p->stop_seen == 0.0) {
-                p->stop_seen = now;
-                if (!p->quiet)
-                    fprintf(p->out, "%sstopping: no new folds; %d in flight get %.0f s to finish (signal again to "
-                                    "abandon them)\n",
-                            p->tty ? "\n" : "", p->in_flight, p->grace);
-            } else if (now - p->stop_seen >= p->grace) {
-                run_request_stop(1);
-            }
-        }
+        progress_grace(p, now);
         if (!finish && now - last >= (p->tty ? 0.5 : 10.0)) {
             draw(p, 0);
             last = now;

@@ -95,7 +95,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
                 st.sw.n_trials * st.n_fold_ids - st.n_jobs, how, st.dir);
     }
     double t_train = fs_now();
-    rc = run_coordinate(&st, m, threads);
+    rc = run_coordinate(&st, m, threads, o->worker_timeout);
     test_raise("trained");
     if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet, threads) != 0) rc = FS_EXIT_ERROR;
     if (rc == FS_EXIT_OK && st.test_left) rc = FS_EXIT_INTERRUPTED; /* a signal stopped the test phase */
@@ -103,6 +103,13 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
     /* Worker time is every rank's threads, not rank 0's alone. */
     int all_threads = multi ? m->total_threads : threads;
     rc = state_report(&st, o, out, rc, wall, all_threads > 0 ? all_threads : 1, multi ? m->size : 1);
+    int lost = st.ranks_lost;
     state_close(&st);
+    if (lost) {
+        /* MPI_Finalize would wait for the rank that never answered. */
+        fprintf(stderr, "foldsweep: ending the job with MPI_Abort (exit %d)\n", rc);
+        fflush(NULL);
+        fsmpi_abort(m, rc);
+    }
     return rc;
 }

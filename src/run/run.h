@@ -28,6 +28,7 @@ typedef struct {
     int local_rank;      /* set by run_sweep: node-local rank, picks the GPU */
     int restart;         /* set the folder's earlier run aside (DIR/previous-N) and start again */
     int epoch_lines;     /* --progress: a line per finished epoch of every fold */
+    double worker_timeout; /* seconds a worker rank may send nothing before rank 0 gives up on it (<= 0: never) */
 } FsRunOptions;
 
 /* The run on every rank of m (fsmpi_init, or fsmpi_attach to a communicator
@@ -62,5 +63,19 @@ const volatile int *run_stop_flag(void);
 const volatile int *run_cancel_flag(void);
 /* For tests and for the grace timer. */
 void run_request_stop(int cancel_too);
+/* Under mpirun (OMPI_COMM_WORLD_SIZE at install), a SIGINT or SIGTERM
+ * from mpirun (or its orted) is mpirun ending the job: it kills every rank
+ * run_mpirun_window() seconds later (OMPI_MCA_odls_base_sigkill_timeout,
+ * else Open MPI's 1 s).
+ * run_signal_ending says such a signal came; run_signal_grace gives the
+ * grace that fits before the kill (grace itself after any other signal). */
+int run_signal_ending(void);
+int run_under_mpirun(void);
+double run_mpirun_window(void);
+double run_signal_grace(double grace);
+/* A worker rank after mpirun's SIGTERM, its part done: waits for mpirun's
+ * kill, which comes as soon as rank 0 has left (a worker that left first
+ * would have rank 0 killed before it wrote the leaderboard). */
+void run_signal_wait_kill(void);
 
 #endif

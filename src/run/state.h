@@ -76,6 +76,9 @@ typedef struct RunState {
     double *trial_metric;
     long *trial_params;
     int trials_done;
+    /* Worker ranks the heartbeat gave up on that never answered again
+     * (coord_watch.c): the run ends with exit 3 and MPI_Abort. */
+    int ranks_lost;
     /* What went wrong writing the journal (stops the run, exit 1). */
     int io_failed;
     FsErr io_err;
@@ -262,8 +265,9 @@ int run_folder_sense(RunState *st, FsErr *err);
 /* Seeds of job (trial, fold): sweep seed, trial id, fold. */
 void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
 
-/* MPI loops (coord.c, worker.c). */
-int run_coordinate(RunState *st, FsMpi *m, int threads0);
+/* MPI loops (coord.c, worker.c). worker_timeout: seconds a worker rank
+ * may send nothing before its jobs are queued again (<= 0: never). */
+int run_coordinate(RunState *st, FsMpi *m, int threads0, double worker_timeout);
 int run_worker(FsMpi *m, const FsRunOptions *o);
 /* Rank 0 after fsmpi_report_setup found failed ranks: stops the others. */
 void run_release_workers(FsMpi *m);
@@ -285,14 +289,32 @@ typedef struct {
     int cuts_seen;     /* st->cuts_made when worker ranks were last told */
     int local_inflight;
     int jobs_known;    /* st->n_jobs when owner and job_of were last brought up to date */
+    /* The heartbeat (coord_watch.c), per rank: when rank 0 last heard from
+     * it, whether it said BYE, whether it was given up on (gone: its jobs
+     * were queued again) and told to stop after that. */
+    double timeout;
+    double *heard;
+    unsigned char *bye, *gone, *gone_stopped;
+    int stranded; /* every worker rank is gone and rank 0 trains nothing: the run stops */
 } RunCoord;
 /* Jobs listed since (a new batch of the sampler): queued, and findable by
  * (trial, fold) (lock held). */
 void run_coord_sync_jobs(RunCoord *c);
 /* One message from a worker rank, checked, then acted on; a bad one is
  * reported and dropped. After the STOP (stop_sent) a REQUEST gets no more
- * work; a BYE counts in *byes. */
-void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent, int *byes);
+ * work; a BYE is marked in c->bye. */
+void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent);
+/* The heartbeat (coord_watch.c): per-rank bookkeeping, a message heard
+ * from a rank (0 when it comes from a rank given up on: dropped, and the
+ * rank told to stop), the check that gives up on ranks silent for
+ * c->timeout (their jobs queued again), and whether the loop is over:
+ * every worker said BYE, or the rest are gone and silent (counted in
+ * st->ranks_lost, each named). */
+void run_coord_watch_open(RunCoord *c, double timeout);
+void run_coord_watch_close(RunCoord *c);
+int run_coord_heard(RunCoord *c, const FsMsg *msg);
+void run_coord_watch(RunCoord *c, int stop_sent, int threads0);
+int run_coord_finished(RunCoord *c, int stop_sent);
 /* Tells worker ranks to stop the folds of newly pruned trials (lock held). */
 void run_coord_tell_cuts(RunCoord *c);
 /* STOP to every live worker rank. */

@@ -273,6 +273,7 @@ typedef struct {
     int handled;     /* jobs answered: result sent, or cancelled */
     int exit_code;   /* from STOP */
     double retry_at; /* after an empty TRIALS: ask again later (a lost job may be queued again) */
+    int signalled;   /* mpirun's SIGTERM came: folds cancelled, no more requests */
     FsWorkItem *held;
     FsBuf b;
 } WorkerLoop;
@@ -309,7 +310,9 @@ static int take_message(RunWorker *w, WorkerLoop *l)
 static void send_request(RunWorker *w, WorkerLoop *l, int received, int no_more)
 {
     int holding = received - l->handled;
-    if (no_more || l->outstanding || holding >= l->threads || (l->exhausted && fs_now() < l->retry_at)) return;
+    if (no_more || l->signalled || l->outstanding || holding >= l->threads ||
+        (l->exhausted && fs_now() < l->retry_at))
+        return;
     int n_held = 0;
     for (int i = 0; i < received; i++)
         if (!w->answered[i]) l->held[n_held++] = w->items[i];
@@ -330,12 +333,25 @@ static void send_fail(RunWorker *w, FsBuf *b)
     fsmpi_send(w->m, 0, FS_MSG_FAIL, b);
 }
 
+/* Under mpirun, mpirun's SIGTERM: the running folds stop at their next
+ * batch and checkpoint (rank 0, which got the signal too, sends STOP), and
+ * no more work is asked for. */
+static void worker_cancel_on_signal(RunWorker *w, WorkerLoop *l)
+{
+    if (l->signalled || !run_signal_ending()) return;
+    l->signalled = 1;
+    pthread_mutex_lock(&w->lock);
+    w->cancel = 1;
+    pthread_mutex_unlock(&w->lock);
+}
+
 /* The main thread until STOP has come and every job is answered: rank 0's
  * messages in, then checkpoints, results, epoch values and progress out,
  * and a request when there is room. */
 static void worker_loop(RunWorker *w, WorkerLoop *l)
 {
     for (;;) {
+        worker_cancel_on_signal(w, l);
         int busy = take_message(w, l);
         /* Checkpoints, then results out, as they land. */
         run_worker_send_ckpts(w, &l->b);
@@ -379,9 +395,15 @@ static void worker_free(RunWorker *w)
 int run_worker(FsMpi *m, const FsRunOptions *o)
 {
     /* Rank 0 decides when to stop; a signal that reaches every rank (scancel,
-     * mpirun forwarding) must not end a worker before its results are in. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
+     * mpirun forwarding SIGUSR1) must not end a worker before its results
+     * are in. Under mpirun a SIGINT or SIGTERM is mpirun ending the job:
+     * the worker keeps the handler and cancels its folds itself
+     * (worker_cancel_on_signal), so their checkpoints reach rank 0 before
+     * the kill. */
+    if (!run_under_mpirun()) {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+    }
     signal(SIGUSR1, SIG_IGN);
     RunWorker w;
     memset(&w, 0, sizeof w);

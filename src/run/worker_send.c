@@ -217,7 +217,9 @@ void run_worker_send_epochs(RunWorker *w, int received, FsBuf *b)
     }
 }
 
-/* PROGRESS, every two seconds: the running folds' epochs and examples. */
+/* PROGRESS, every two seconds: the running folds' epochs and examples;
+ * with none running it goes all the same, as rank 0's heartbeat of this
+ * rank (coord_watch.c). */
 void run_worker_send_progress(RunWorker *w, int received, FsBuf *b)
 {
     double now = fs_now();
@@ -232,7 +234,6 @@ void run_worker_send_progress(RunWorker *w, int received, FsBuf *b)
         items[n].examples = w->examples[i];
         n++;
     }
-    if (n == 0) return;
     proto_encode_progress(b, items, n);
     fsmpi_send(w->m, 0, FS_MSG_PROGRESS, b);
 }

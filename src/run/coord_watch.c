@@ -1,0 +1,125 @@
+/*
+ * coord_watch: rank 0's heartbeat of its worker ranks. A live worker's
+ * main thread sends something at least every two seconds (PROGRESS, even
+ * with nothing running: worker_send.c); one that sends nothing for
+ * --worker-timeout seconds (stopped with SIGSTOP, swapped out, hung in a
+ * driver call) is given up on: its jobs go back to the queue for the other
+ * ranks (results do not depend on the rank that trains a job) and it gets
+ * no more work. If it speaks again it is told to stop and its BYE counted;
+ * if it never does, the run ends with exit 3 naming it, through MPI_Abort
+ * (MPI_Finalize would wait for it forever). Only rank 0's main thread
+ * runs this.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/state.h"
+
+void run_coord_watch_open(RunCoord *c, double timeout)
+{
+    int n = c->m->size;
+    c->timeout = timeout;
+    c->heard = fs_calloc((size_t)n, sizeof *c->heard);
+    c->bye = fs_calloc((size_t)n, 1);
+    c->gone = fs_calloc((size_t)n, 1);
+    c->gone_stopped = fs_calloc((size_t)n, 1);
+    double now = fs_now();
+    for (int r = 0; r < n; r++) c->heard[r] = now;
+}
+
+void run_coord_watch_close(RunCoord *c)
+{
+    free(c->heard);
+    free(c->bye);
+    free(c->gone);
+    free(c->gone_stopped);
+}
+
+int run_coord_heard(RunCoord *c, const FsMsg *msg)
+{
+    int r = msg->source;
+    c->heard[r] = fs_now();
+    if (!c->gone[r]) return 1;
+    if (!c->gone_stopped[r]) {
+        fprintf(stderr, "foldsweep: rank 0: rank %d answers again; its folds went to other ranks, it is told to "
+                        "stop\n", r);
+        FsBuf b = {0};
+        proto_encode_stop(&b, 1, FS_EXIT_OK);
+        fsmpi_send(c->m, r, FS_MSG_STOP, &b);
+        buf_free(&b);
+        c->gone_stopped[r] = 1;
+    }
+    return msg->tag == FS_MSG_BYE; /* counted; anything else is dropped */
+}
+
+/* Rank r's jobs back in the queue; it gets no more. */
+static void give_up(RunCoord *c, int r, double silent)
+{
+    RunState *st = c->st;
+    int n = 0;
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->n_jobs; i++) {
+        if (c->owner[i] != r) continue;
+        c->owner[i] = -1;
+        state_job_requeue(st, i);
+        n++;
+    }
+    c->inflight[r] = 0;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->lock);
+    c->gone[r] = 1;
+    fprintf(stderr, "foldsweep: rank 0: rank %d has sent nothing for %.0f s (stopped, hung or swapped out; "
+                    "--worker-timeout %.0f): its %d fold%s in flight %s queued again for the other ranks\n",
+            r, silent, c->timeout, n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
+}
+
+void run_coord_watch(RunCoord *c, int stop_sent, int threads0)
+{
+    const FsMpi *m = c->m;
+    if (c->timeout <= 0) return;
+    double now = fs_now();
+    int trainers = threads0 > 0 || c->st->use_gpu;
+    for (int r = 1; r < m->size; r++) {
+        if (m->rank_failed[r] || c->bye[r]) continue;
+        if (!c->gone[r] && now - c->heard[r] >= c->timeout) {
+            /* Rank 0's own loop may have been slow to look: a message
+             * waiting from r means r is alive. */
+            FsMsg msg;
+            if (fsmpi_poll(c->m, r, &msg)) {
+                run_coord_message(c, &msg, stop_sent);
+                free(msg.p);
+                continue;
+            }
+            give_up(c, r, now - c->heard[r]);
+        }
+        if (!c->gone[r]) trainers = 1;
+    }
+    if (!trainers && !stop_sent && !c->stranded) {
+        fprintf(stderr, "foldsweep: rank 0: no rank is left to train (rank 0 has no threads of its own); "
+                        "stopping\n");
+        c->stranded = 1;
+    }
+}
+
+int run_coord_finished(RunCoord *c, int stop_sent)
+{
+    const FsMpi *m = c->m;
+    double now = fs_now();
+    int waiting = 0, lost = 0;
+    for (int r = 1; r < m->size; r++) {
+        if (m->rank_failed[r] || c->bye[r]) continue;
+        /* A rank given up on and silent still is not waited for once the
+         * others are done; one that answered again gets time for its BYE. */
+        if (stop_sent && c->gone[r] && now - c->heard[r] >= c->timeout)
+            lost++;
+        else
+            waiting++;
+    }
+    if (waiting) return 0;
+    for (int r = 1; r < m->size && lost; r++)
+        if (!m->rank_failed[r] && !c->bye[r])
+            fprintf(stderr, "foldsweep: rank 0: rank %d never answered; the run ends without it (exit 3: rerun "
+                            "the same command to resume)\n", r);
+    c->st->ranks_lost = lost;
+    return 1;
+}
