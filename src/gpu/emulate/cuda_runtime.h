@@ -33,7 +33,8 @@
  *   - injected failures, FOLDSWEEP_EMU_FAIL=WHAT:N (runtime.c): malloc:N
  *     (the N-th cudaMalloc runs out of memory), launch:N (the N-th launch
  *     is refused), fault:N:B (the N-th launch faults at its B-th barrier:
- *     an illegal address, sticky).
+ *     an illegal address, sticky); with FOLDSWEEP_EMU_FAIL_RANK=R only
+ *     on MPI rank R.
  *
  * What it does not model: warp scheduling and divergence inside a warp,
  * memory ordering beyond the barriers (fibers of a block run one at a time,

@@ -148,10 +148,23 @@ static pthread_once_t fail_once = PTHREAD_ONCE_INIT;
 static char fail_what[16];
 static unsigned long fail_n, fail_b, n_mallocs, n_launches;
 
+/* This process's rank under a launcher, or -1. */
+static long launcher_rank(void)
+{
+    const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (int i = 0; i < 4; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) return strtol(v, NULL, 10);
+    }
+    return -1;
+}
+
 static void fail_setup(void)
 {
     const char *v = getenv("FOLDSWEEP_EMU_FAIL");
+    const char *r = getenv("FOLDSWEEP_EMU_FAIL_RANK"); /* only that MPI rank's device fails */
     if (!v || !*v) return;
+    if (r && *r && strtol(r, NULL, 10) != launcher_rank()) return;
     char what[16] = "";
     unsigned long n = 0, b = 0;
     int got = sscanf(v, "%15[a-z]:%lu:%lu", what, &n, &b);
