@@ -58,7 +58,9 @@
 #endif
 
 /* One block per model: models[blockIdx.x] with its fold data and spec. The
- * model's description is copied into shared memory and its hot state (the
+ * model's description, fold data and spec are copied into shared memory
+ * (their addresses are then constants that take no registers down the
+ * calls, under the register budget of __launch_bounds__) and its hot state (the
  * batch's codes, labels, losses, predictions and the reduction partials,
  * core_model_bind_hot) bound to the block's dynamic shared memory: every
  * step reads those many times. */
@@ -66,13 +68,17 @@ FS_KERNEL(fs_fit_kernel)
 {
     FS_DYNAMIC_SHARED(hot);
     __shared__ FsModel m;
+    __shared__ FsFoldData fd;
+    __shared__ FsTrainSpec ts;
     const int i = blockIdx.x;
     if (threadIdx.x == 0) {
         m = a.models[i];
+        fd = a.folds[i];
+        ts = a.specs[i];
         core_model_bind_hot(&m, m.net, hot);
     }
     __syncthreads();
-    fit_model(&m, &a.folds[i], &a.specs[i], &a.out[i]);
+    fit_model(&m, &fd, &ts, &a.out[i]);
 }
 
 /* The launch, for the host side (kernels/gpu_cuda.cu) in another unit:

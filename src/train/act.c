@@ -59,7 +59,7 @@ static void act_forward_rows(void *arg, long lo, long hi)
 }
 #endif
 
-FS_DEVICE void act_forward(FsAct act, float param, float *a, float *aux, int B, int L, int P, int C)
+FS_DEVICE FS_NOINLINE void act_forward(FsAct act, float param, float *a, float *aux, int B, int L, int P, int C)
 {
 #ifdef FS_TEAM
     /* Cost per element in the GEMM's multiply-adds (team.h), measured on
@@ -116,7 +116,7 @@ static void act_backward_rows(void *arg, long lo, long hi)
 }
 #endif
 
-FS_DEVICE void act_backward(FsAct act, float param, const float *a, const float *aux, float *d, int B, int L,
+FS_DEVICE FS_NOINLINE void act_backward(FsAct act, float param, const float *a, const float *aux, float *d, int B, int L,
                             int P, int C)
 {
     if (act == FS_ACT_LINEAR) return;
@@ -146,7 +146,7 @@ static void rows_set_rows(void *arg, long lo, long hi)
 }
 #endif
 
-FS_DEVICE void rows_set(float *x, const float *v, int B, int L, int P, int C)
+FS_DEVICE FS_NOINLINE void rows_set(float *x, const float *v, int B, int L, int P, int C)
 {
 #ifdef FS_TEAM
     ActRows l = {FS_ACT_LINEAR, 0.0f, x, NULL, NULL, v, L, P, C};
@@ -188,7 +188,7 @@ static void rows_colsum_range(void *arg, long lo, long hi)
 }
 #endif
 
-FS_DEVICE void rows_colsum(float *out, const float *x, int B, int L, int P, int C)
+FS_DEVICE FS_NOINLINE void rows_colsum(float *out, const float *x, int B, int L, int P, int C)
 {
     /* Column chunks in parallel: each column's sum is one chunk's. */
 #ifdef FS_TEAM
@@ -200,7 +200,7 @@ FS_DEVICE void rows_colsum(float *out, const float *x, int B, int L, int P, int 
     FS_SYNC();
 }
 
-FS_DEVICE void ops_transpose(const float *src, int rows, int cols, float *dst, int ld)
+FS_DEVICE FS_NOINLINE void ops_transpose(const float *src, int rows, int cols, float *dst, int ld)
 {
 #ifdef FS_SIMD
     if (rows % 8 == 0 && cols % 8 == 0 && ld == rows) {

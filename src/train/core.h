@@ -15,19 +15,6 @@
 
 #include <math.h>
 
-/* FS_NOINLINE: a function of the single source that nvcc compiles as a
- * call of its own rather than inline into the kernel, so that the caller's
- * live state (the fit's, the layer's) is saved once per call instead of
- * competing for registers with the callee's inner loops (the GEMM's tile):
- * the kernel is held to FS_GPU_THREADS x FS_GPU_MIN_BLOCKS (kernel.h), at
- * most 128 registers a thread, and a spill inside a loop costs every
- * iteration. Nothing elsewhere. */
-#if defined(__CUDACC__)
-#define FS_NOINLINE __noinline__
-#else
-#define FS_NOINLINE
-#endif
-
 /* Row addressing: offset(i) = (i / g) * gs + (i % g) * s, or i * s when
  * g == 0. The two-level form walks the interior rows of padded [B][L+2P][C]
  * tensors as if they were one matrix. */

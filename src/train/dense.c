@@ -54,6 +54,16 @@ FS_DEVICE FS_NOINLINE void dense_backward(const FsLayer *y, const float *w, floa
  * in L1 and a row at a time beats the GEMM's tiles, whose per-tile set-up
  * would dominate eight multiply-adds. */
 #define DENSE_GW 128
+/* DENSE_ROLLED: keep the next loop rolled (nvcc; nothing elsewhere). The
+ * loops over a row's g[] run at most DENSE_GW times, and nvcc unrolled
+ * them whole with g[] in registers: about 1,000 bytes of spills in
+ * dense_backward_fused under the kernel's register budget (kernel.h). The
+ * arithmetic is the same rolled or not. */
+#ifdef __CUDACC__
+#define DENSE_ROLLED _Pragma("unroll 1")
+#else
+#define DENSE_ROLLED
+#endif
 /* Weight rows per work item (a multiple of FS_GEMM_MR): the input
  * gradient's 8 x 8 tile at batch 8. */
 #define DENSE_ROWS (2 * FS_GEMM_MR)
@@ -87,10 +97,10 @@ FS_DEVICE static inline void dense_row_grad(float *g, int nu, const float *x, lo
         return;
     }
 #endif
-    for (int j = 0; j < nu; j++) g[j] = 0.0f;
+    DENSE_ROLLED for (int j = 0; j < nu; j++) g[j] = 0.0f;
     for (int b = 0; b < B; b++) {
         const float xb = x[b * xs], *db = d + (long)b * U;
-        for (int j = 0; j < nu; j++) g[j] += xb * db[j];
+        DENSE_ROLLED for (int j = 0; j < nu; j++) g[j] += xb * db[j];
     }
 }
 
@@ -108,31 +118,45 @@ FS_DEVICE static inline int dense_fused_block(const FsLayer *y, float *w, float 
         ops_gemm_rows(i0, DENSE_ROWS, LC, B, U, w + y->w, st_plain(U), st_plain(1), scratch,
                       st_plain(dense_bpad(B)), dx + (long)P * y->in_c, st_plain(1), xs);
     /* inf * 0 and NaN * 0 are NaN, lane by lane: a non-finite
-     * gradient diverges the model, as its norm would have. */
+     * gradient diverges the model, as its norm would have. The lanes let
+     * the CPU's loop vectorise; a block's thread keeps one (the same
+     * verdict, in one register instead of sixteen). */
+#if FS_ONE_THREAD
     float chk[16];
     for (int l = 0; l < 16; l++) chk[l] = 0.0f;
+#else
+    float chk = 0.0f;
+#endif
     for (long i = i0; i < i0 + mr; i++) {
         const long row = y->w + i * U;
         for (int u0 = 0; u0 < U; u0 += DENSE_GW) {
             const int nu = U - u0 < DENSE_GW ? U - u0 : DENSE_GW;
             float g[DENSE_GW];
             dense_row_grad(g, nu, xin + i, xs, d + u0, U, B);
+#if FS_ONE_THREAD
             int v = 0;
             for (; v + 16 <= nu; v += 16)
                 for (int l = 0; l < 16; l++) chk[l] += g[v + l] * 0.0f;
             for (; v < nu; v++) chk[0] += g[v] * 0.0f;
+#else
+            DENSE_ROLLED for (int v = 0; v < nu; v++) chk += g[v] * 0.0f;
+#endif
             float *wr = w + row + u0, *m1r = m1 + row + u0, *m2r = m2 + row + u0;
             if (o->opt == FS_OPT_SGD)
-                for (int j = 0; j < nu; j++) opt_sgd(o, wr + j, m1r + j, g[j]);
+                DENSE_ROLLED for (int j = 0; j < nu; j++) opt_sgd(o, wr + j, m1r + j, g[j]);
             else if (o->plain)
-                for (int j = 0; j < nu; j++) opt_adam_plain(o, wr + j, m1r + j, m2r + j, g[j]);
+                DENSE_ROLLED for (int j = 0; j < nu; j++) opt_adam_plain(o, wr + j, m1r + j, m2r + j, g[j]);
             else
-                for (int j = 0; j < nu; j++) opt_adam(o, wr + j, m1r + j, m2r + j, g[j]);
+                DENSE_ROLLED for (int j = 0; j < nu; j++) opt_adam(o, wr + j, m1r + j, m2r + j, g[j]);
         }
     }
+#if FS_ONE_THREAD
     int bad = 0;
     for (int l = 0; l < 16; l++) bad |= chk[l] != chk[l];
     return bad;
+#else
+    return chk != chk;
+#endif
 }
 
 #ifdef FS_TEAM

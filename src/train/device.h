@@ -36,7 +36,8 @@
 #define FS_TRAIN_DEVICE_H
 
 /* FS_DEVICE: a function of the single source (__device__ under nvcc).
- * FS_PARFOR(i, n): for i in [0, n), this thread's share.
+ * FS_PARFOR(i, n): for i in [0, n), this thread's share: i = FS_THREAD_ID,
+ *   then steps of FS_THREADS (a loop that steps its own indices uses them).
  * FS_SYNC(): a barrier across the block.
  * FS_SYNC_ANY(x): a barrier that also agrees on x: nonzero on every thread
  *   if x is nonzero on any (a flag the host may raise between two reads).
@@ -47,6 +48,8 @@
 #if defined(__CUDACC__)
 #define FS_DEVICE __device__
 #define FS_PARFOR(i, n) for (long i = threadIdx.x; i < (long)(n); i += blockDim.x)
+#define FS_THREAD_ID ((long)threadIdx.x)
+#define FS_THREADS ((long)blockDim.x)
 #define FS_SYNC() __syncthreads()
 #define FS_SYNC_ANY(x) __syncthreads_or((x) ? 1 : 0)
 #define FS_MASTER for (int fs_master_ = threadIdx.x == 0; fs_master_; fs_master_ = 0)
@@ -70,6 +73,8 @@ int fs_emu_any(int x); /* tests/emu_block.h */
 #endif
 #define FS_DEVICE
 #define FS_PARFOR(i, n) for (long i = FS_EMU_TID; i < (long)(n); i += FS_EMU_NTHREADS)
+#define FS_THREAD_ID ((long)FS_EMU_TID)
+#define FS_THREADS ((long)FS_EMU_NTHREADS)
 #define FS_SYNC() FS_EMU_SYNC()
 #define FS_SYNC_ANY(x) FS_EMU_ANY((x) ? 1 : 0)
 #define FS_MASTER for (int fs_master_ = FS_EMU_TID == 0; fs_master_; fs_master_ = 0)
@@ -78,11 +83,29 @@ int fs_emu_any(int x); /* tests/emu_block.h */
 #else
 #define FS_DEVICE
 #define FS_PARFOR(i, n) for (long i = 0; i < (long)(n); i++)
+#define FS_THREAD_ID 0L
+#define FS_THREADS 1L
 #define FS_SYNC() ((void)0)
 #define FS_SYNC_ANY(x) (x)
 #define FS_MASTER for (int fs_master_ = 1; fs_master_; fs_master_ = 0)
 #define FS_RESTRICT restrict
 #define FS_ONE_THREAD 1
+#endif
+
+/* FS_NOINLINE: a function of the single source that nvcc compiles as a
+ * call of its own rather than inline into its caller (nothing elsewhere).
+ * The kernel is held to FS_GPU_THREADS x FS_GPU_MIN_BLOCKS (kernel.h), at
+ * most 128 registers a thread, and ptxas allocates the whole kernel as one
+ * program: a function's registers and the values its callers keep across
+ * the call share that budget, so what counts is their sum down the deepest
+ * chain of calls (the fit, a step, a layer, the GEMM's tile). A call of its
+ * own keeps a callee's loop temporaries out of its caller's count and a
+ * caller's live state out of the callee's inner loops, where a spill costs
+ * every iteration. */
+#if defined(__CUDACC__)
+#define FS_NOINLINE __noinline__
+#else
+#define FS_NOINLINE
 #endif
 
 #endif

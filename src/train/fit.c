@@ -192,7 +192,6 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
  * and ends with the same numbers as one that never stopped. */
 FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out)
 {
-    const long nw = m->net->n_params + m->net->n_state;
     FsFitStatus status = FS_FIT_OK;
     int halted = 0, div_epoch = 0;
     long div_step = 0;
@@ -221,7 +220,7 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         }
     }
     /* The result is the best validation epoch's weights. */
-    if (s.best_epoch > 0) copy_floats(m->w, m->best, nw);
+    if (s.best_epoch > 0) copy_floats(m->w, m->best, m->net->n_params + m->net->n_state);
     FS_MASTER
     {
         out->status = status;

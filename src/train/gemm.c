@@ -309,19 +309,36 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
     for (int r = 0; r < MR; r++)
         GEMM_UNROLL
         for (int j = 0; j < NR; j++) acc[r][j] = 0.0f;
-    FsWalk wa = {0, 0, 0}, wb = {0, 0, 0};
+    /* walk_next's offsets with less state: steps of s, and at the end of
+     * each group of g a step of gs - (g - 1) * s; the position in a group
+     * counts in an int (it never exceeds K), and a group longer than K
+     * never ends here (g = 0). */
+    const int ga = ak.g > 0 && ak.g <= K ? (int)ak.g : 0, gb = bk.g > 0 && bk.g <= K ? (int)bk.g : 0;
+    const long sa = ak.s, ja = ak.gs - (ak.g - 1) * ak.s, sb = bk.s, jb = bk.gs - (bk.g - 1) * bk.s;
+    long oa = 0, ob = 0;
+    int ra = 0, rb = 0;
     for (int k = 0; k < K; k++) {
-        const float *b = b0 + wb.off;
+        const float *b = b0 + ob;
         GEMM_UNROLL
         for (int r = 0; r < MR; r++)
             if (r < mr) {
-                const float a = arow[r][wa.off];
+                const float a = arow[r][oa];
                 GEMM_UNROLL
                 for (int j = 0; j < NR; j++)
                     if (j < nr) acc[r][j] += a * b[j];
             }
-        walk_next(&wa, ak);
-        walk_next(&wb, bk);
+        if (++ra == ga) {
+            ra = 0;
+            oa += ja;
+        } else {
+            oa += sa;
+        }
+        if (++rb == gb) {
+            rb = 0;
+            ob += jb;
+        } else {
+            ob += sb;
+        }
     }
     st_offs(cm, i0, mr, off);
     GEMM_UNROLL
@@ -412,7 +429,22 @@ FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStrid
     team_for(pairs ? (mt + 1) / 2 * nt : mt * nt, work >= GEMM_TEAM_MIN * team_min_work() ? work : 0.0, gemm_range,
              &g);
 #else
-    FS_PARFOR(t, mt * nt) gemm_tile((t / nt) * MR, (t % nt) * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+    /* FS_PARFOR(t, mt * nt) with (t / nt, t % nt) stepped: one division
+     * per thread, not one per tile. */
+    if (mt > 0 && nt > 0) {
+        const int mti = (int)mt, nti = (int)nt, step = (int)FS_THREADS; /* M, N are ints */
+        int ti = (int)FS_THREAD_ID / nti, tn = (int)FS_THREAD_ID % nti;
+        const int di = step / nti, dn = step % nti;
+        while (ti < mti) {
+            gemm_tile((long)ti * MR, (long)tn * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+            ti += di;
+            tn += dn;
+            if (tn >= nti) {
+                tn -= nti;
+                ti++;
+            }
+        }
+    }
 #endif
     FS_SYNC();
 }
