@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "data/data.h"
 #include "train/train.h"
@@ -107,6 +108,12 @@ int main(int argc, char **argv)
     train_jobs(jobs, folds_run, threads);
     double wall = fs_now() - t0;
     train_team_stats(&after);
+    /* CPU time the process used (all threads: what helpers' spinning and
+     * waiting cost besides the training) and its context switches. */
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    const double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+                       1e-6 * (double)ru.ru_stime.tv_usec;
 
     uint64_t ex = 0, h = FS_FNV_OFFSET;
     double q3 = 0.0;
@@ -123,12 +130,12 @@ int main(int argc, char **argv)
     printf("{\"framework\":\"foldsweep-cpu\",\"model\":\"%s\",\"batch\":%d,\"threads\":%d,\"epochs\":%d,"
            "\"folds_run\":%d,\"team\":%s,\"train_examples\":%llu,\"wall_seconds\":%.3f,"
            "\"examples_per_second\":%.1f,\"regions\":%llu,\"chunks\":%llu,\"helper_chunks\":%llu,\"stalls\":%llu,"
-           "\"mean_val_q3\":%.4f,\"hash\":\"%016llx\"}\n",
+           "\"cpu_seconds\":%.3f,\"vol_switches\":%ld,\"invol_switches\":%ld,\"mean_val_q3\":%.4f,\"hash\":\"%016llx\"}\n",
            big ? "big" : "r1", batch, threads, epochs, folds_run, team && !strcmp(team, "0") ? "false" : "true",
            (unsigned long long)ex, wall, (double)ex / wall,
            (unsigned long long)(after.regions - before.regions), (unsigned long long)(after.chunks - before.chunks),
            (unsigned long long)(after.helper_chunks - before.helper_chunks),
-           (unsigned long long)(after.stalls - before.stalls), q3, (unsigned long long)h);
+           (unsigned long long)(after.stalls - before.stalls), cpu, ru.ru_nvcsw, ru.ru_nivcsw, q3, (unsigned long long)h);
     for (int f = 0; f < folds_run; f++) train_result_free(&res[f]);
     data_free(&ds);
     return 0;

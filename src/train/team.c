@@ -68,6 +68,22 @@
  * single one. */
 #define TEAM_STALL_SECONDS 200e-6
 #define TEAM_SOLO_FACTOR 10.0
+/* A busy machine (other sessions' builds and tests, bursts of short
+ * processes): the kernel shares the CPU between sessions (autogroups)
+ * before threads, so a helper that spins or waits for work lowers what its
+ * owner gets, and the two are seldom on their cores at once. Each owner
+ * measures, over windows of TEAM_WINDOW_SECONDS, the share of the wall
+ * time its thread was on a core; a window below TEAM_MIN_SHARE (the owner
+ * lost its core, sharing or not) is a busy machine, and the owner trains
+ * alone for TEAM_SOLO_MIN_SECONDS, twice as long for each busy window in a
+ * row (the solo period's own window included: a machine still busy at its
+ * end extends it without trying to share), up to TEAM_SOLO_MAX_SECONDS;
+ * each clean window halves the period again. Measured on 2 cores beside a
+ * burst of short processes: sharing ran at 0.44 times one thread. */
+#define TEAM_WINDOW_SECONDS 40e-3
+#define TEAM_MIN_SHARE 0.8
+#define TEAM_SOLO_MIN_SECONDS 50e-3
+#define TEAM_SOLO_MAX_SECONDS 0.8
 
 typedef struct {
     /* Each lane's chunks not yet taken: [head, tail) as head << 32 | tail. */
@@ -91,6 +107,12 @@ static struct {
 } __attribute__((aligned(128))) idle, sleepers, trainers, n_slots;
 
 static _Atomic unsigned long long st_regions, st_chunks, st_helper_chunks, st_stalls;
+/* Where the time goes under contention (FOLDSWEEP_TEAM_STATS=1's line,
+ * bench/run-team): owners' waits for helpers' chunks (nanoseconds, and
+ * regions that waited at all), loops run alone while a stall's solo period
+ * lasted, helpers' spinning without work (nanoseconds), their naps and the
+ * owners' wake-ups of sleepers. */
+static _Atomic unsigned long long st_wait_ns, st_waits, st_solo_loops, st_spin_ns, st_naps, st_wakes, st_busy;
 
 static pthread_mutex_t nap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t nap_cv;
@@ -100,14 +122,22 @@ static double min_work = TEAM_MIN_WORK_DEFAULT;
 
 static _Thread_local TeamSlot *my_slot;
 static _Thread_local int in_region; /* a loop inside a shared loop runs inline */
-static _Thread_local double solo_until; /* after a stall: no sharing until then */
+static _Thread_local double solo_until; /* after a stall or a busy window: no sharing until then */
+static _Thread_local double solo_len;   /* the busy machine's solo period, 0 after clean windows */
+static _Thread_local double win_wall, win_cpu; /* the window's start: wall clock, this thread's CPU time */
 
 static void team_print_stats(void)
 {
     FsTeamStats s;
     train_team_stats(&s);
-    fprintf(stderr, "foldsweep: team: %llu regions, %llu chunks, %llu by helpers, %llu stalls\n", s.regions,
-            s.chunks, s.helper_chunks, s.stalls);
+    fprintf(stderr,
+            "foldsweep: team: %llu regions, %llu chunks, %llu by helpers, %llu stalls; waited %.3f s in %llu "
+            "regions, %llu loops alone after stalls or busy windows (%llu busy), helpers spun %.3f s, %llu naps, "
+            "%llu wake-ups\n",
+            s.regions, s.chunks, s.helper_chunks, s.stalls, 1e-9 * (double)atomic_load(&st_wait_ns),
+            atomic_load(&st_waits), atomic_load(&st_solo_loops), atomic_load(&st_busy),
+            1e-9 * (double)atomic_load(&st_spin_ns),
+            atomic_load(&st_naps), atomic_load(&st_wakes));
 }
 
 static void team_init(void)
@@ -156,6 +186,9 @@ static void wake_all(void)
 void team_owner_begin(void)
 {
     atomic_fetch_add(&trainers.v, 1);
+    /* A new window at the first shared loop: time spent helping or
+     * waiting for a job is not the owner's. */
+    win_wall = win_cpu = solo_until = solo_len = 0.0;
     if (!team_enabled()) return;
     for (int i = 0; i < TEAM_SLOTS; i++) {
         int free_ = 0;
@@ -221,17 +254,50 @@ static long run_chunks(TeamSlot *s, int mine, int owner, double deadline)
     return ran;
 }
 
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Whether the owner may share now (TEAM_WINDOW_SECONDS): not inside a
+ * solo period, and its last window, if one just ended, was not busy. */
+static int may_share(void)
+{
+    const double now = fs_now();
+    if (now < solo_until) {
+        atomic_fetch_add_explicit(&st_solo_loops, 1, memory_order_relaxed);
+        return 0;
+    }
+    if (win_wall == 0.0) {
+        win_wall = now, win_cpu = thread_cpu();
+        return 1;
+    }
+    if (now - win_wall < TEAM_WINDOW_SECONDS) return 1;
+    const double cpu = thread_cpu(), share = (cpu - win_cpu) / (now - win_wall);
+    win_wall = now, win_cpu = cpu;
+    if (share < TEAM_MIN_SHARE) {
+        solo_len = solo_len > 0.0 ? 2.0 * solo_len : TEAM_SOLO_MIN_SECONDS;
+        if (solo_len > TEAM_SOLO_MAX_SECONDS) solo_len = TEAM_SOLO_MAX_SECONDS;
+        solo_until = now + solo_len;
+        atomic_fetch_add_explicit(&st_busy, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&st_solo_loops, 1, memory_order_relaxed);
+        return 0;
+    }
+    solo_len = solo_len * 0.5 >= TEAM_SOLO_MIN_SECONDS ? solo_len * 0.5 : 0.0;
+    return 1;
+}
+
 void team_for(long n, double work, FsTeamFn fn, void *arg)
 {
     TeamSlot *s = my_slot;
     int helpers;
     if (!s || in_region || n < 2 || work < min_work ||
-        (helpers = atomic_load_explicit(&idle.v, memory_order_relaxed)) == 0 ||
-        (solo_until > 0.0 && fs_now() < solo_until)) {
+        (helpers = atomic_load_explicit(&idle.v, memory_order_relaxed)) == 0 || !may_share()) {
         fn(arg, 0, n);
         return;
     }
-    solo_until = 0.0;
     double chunks = (double)(helpers + 1) * TEAM_CHUNKS_PER_THREAD;
     if (chunks < work / TEAM_MAX_CHUNK_WORK) chunks = work / TEAM_MAX_CHUNK_WORK;
     if (chunks > work / TEAM_MIN_CHUNK_WORK) chunks = work / TEAM_MIN_CHUNK_WORK;
@@ -254,7 +320,10 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
     }
     atomic_store_explicit(&s->helper_done, 0, memory_order_relaxed);
     atomic_store(&s->open, 1);
-    if (atomic_load(&sleepers.v) > 0) wake_all();
+    if (atomic_load(&sleepers.v) > 0) {
+        wake_all();
+        atomic_fetch_add_explicit(&st_wakes, 1, memory_order_relaxed);
+    }
     in_region = 1;
     const long mine = run_chunks(s, 0, 1, 0.0);
     in_region = 0;
@@ -262,17 +331,27 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
      * them (they are short). */
     const long theirs = s->n_chunks - mine;
     double t_wait = 0.0;
+    int stalled = 0;
+    const double t_begin = atomic_load_explicit(&s->helper_done, memory_order_acquire) < theirs ? fs_now() : 0.0;
     for (unsigned spins = 0; atomic_load_explicit(&s->helper_done, memory_order_acquire) < theirs; spins++) {
         cpu_relax();
         /* A helper preempted mid-chunk (a shared machine): let it run. */
         if ((spins & 1023) == 1023) {
             const double now = fs_now();
             if (t_wait == 0.0) t_wait = now;
-            else if (now - t_wait > TEAM_STALL_SECONDS) solo_until = now + TEAM_SOLO_FACTOR * (now - t_wait);
+            else if (now - t_wait > TEAM_STALL_SECONDS) {
+                const double until = now + TEAM_SOLO_FACTOR * (now - t_wait);
+                if (until > solo_until) solo_until = until;
+                stalled = 1;
+            }
             sched_yield();
         }
     }
-    if (solo_until > 0.0) atomic_fetch_add_explicit(&st_stalls, 1, memory_order_relaxed);
+    if (t_begin > 0.0) {
+        atomic_fetch_add_explicit(&st_wait_ns, (unsigned long long)(1e9 * (fs_now() - t_begin)), memory_order_relaxed);
+        atomic_fetch_add_explicit(&st_waits, 1, memory_order_relaxed);
+    }
+    if (stalled) atomic_fetch_add_explicit(&st_stalls, 1, memory_order_relaxed);
     atomic_store(&s->open, 0);
     atomic_fetch_add_explicit(&st_regions, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st_chunks, (unsigned long long)s->n_chunks, memory_order_relaxed);
@@ -303,11 +382,21 @@ static long help_scan(unsigned *start, unsigned helper, double deadline)
     return ran;
 }
 
-static int any_open(void)
+/* Whether an open region has chunks not yet taken. (A region whose
+ * chunks are all taken needs no helper: its owner, when it has lost its
+ * core on a busy machine, may hold it open for a time slice, and a helper
+ * spinning on it meanwhile takes CPU from its own owner. Lanes past a
+ * region's count are empty: every region ends with all chunks taken.) */
+static int any_chunks(void)
 {
     const int ns = atomic_load(&n_slots.v);
-    for (int k = 0; k < ns; k++)
-        if (atomic_load(&slots[k].open)) return 1;
+    for (int k = 0; k < ns; k++) {
+        if (!atomic_load(&slots[k].open)) continue;
+        for (int l = 0; l < TEAM_LANES; l++) {
+            const unsigned long long v = atomic_load_explicit(&slots[k].lane[l], memory_order_relaxed);
+            if ((v >> 32) < (v & 0xffffffffULL)) return 1;
+        }
+    }
     return 0;
 }
 
@@ -319,12 +408,17 @@ int team_help(double seconds, int until_idle)
     if (!team_enabled()) return 0;
     if (!have_start) helper = start = atomic_fetch_add(&helper_ids, 1), have_start = 1;
     const double deadline = fs_now() + seconds;
-    double last_work = fs_now();
+    double last_work = fs_now(), spin_from = 0.0;
     int ret = 1;
     atomic_fetch_add(&idle.v, 1);
     for (;;) {
         if (help_scan(&start, helper, deadline)) {
             last_work = fs_now();
+            if (spin_from > 0.0) {
+                atomic_fetch_add_explicit(&st_spin_ns, (unsigned long long)(1e9 * (last_work - spin_from)),
+                                          memory_order_relaxed);
+                spin_from = 0.0;
+            }
             if (last_work >= deadline) break;
             continue;
         }
@@ -337,13 +431,21 @@ int team_help(double seconds, int until_idle)
         }
         if (training && now - last_work < TEAM_SPIN_SECONDS) {
             for (int i = 0; i < 64; i++) cpu_relax();
+            if (spin_from == 0.0) spin_from = now;
             continue;
         }
+        if (spin_from > 0.0) {
+            atomic_fetch_add_explicit(&st_spin_ns, (unsigned long long)(1e9 * (now - spin_from)), memory_order_relaxed);
+            spin_from = 0.0;
+        }
+        atomic_fetch_add_explicit(&st_naps, 1, memory_order_relaxed);
         /* Nothing to help for a while: sleep until an owner opens a
-         * region (it wakes sleepers) or the nap ends. */
+         * region (it wakes sleepers) or the nap ends. The owner writes a
+         * region's lanes before it opens it and reads sleepers after: it
+         * wakes this thread, or this thread sees the chunks. */
         pthread_mutex_lock(&nap_lock);
         atomic_fetch_add(&sleepers.v, 1);
-        if (!any_open() && !(until_idle && atomic_load(&trainers.v) == 0)) {
+        if (!any_chunks() && !(until_idle && atomic_load(&trainers.v) == 0)) {
             double wake = now + TEAM_NAP_SECONDS < deadline ? now + TEAM_NAP_SECONDS : deadline;
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -356,6 +458,8 @@ int team_help(double seconds, int until_idle)
         atomic_fetch_sub(&sleepers.v, 1);
         pthread_mutex_unlock(&nap_lock);
     }
+    if (spin_from > 0.0)
+        atomic_fetch_add_explicit(&st_spin_ns, (unsigned long long)(1e9 * (fs_now() - spin_from)), memory_order_relaxed);
     atomic_fetch_sub(&idle.v, 1);
     return ret;
 }
