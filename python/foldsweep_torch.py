@@ -20,8 +20,11 @@ import os
 import struct
 import sys
 
-import torch
-from torch import nn
+try:
+    import torch
+    from torch import nn
+except ImportError:  # the FASTA reader (read_fasta) works without PyTorch
+    torch = nn = None
 
 ALPHABET = "ACDEFGHIKLMNPQRSTVWYX"
 CLASSES = "HEC"
@@ -32,7 +35,7 @@ _INDEX = {a: i for i, a in enumerate(ALPHABET)}
 _X = ALPHABET.index("X")
 
 
-class Highway(nn.Module):
+class Highway(nn.Module if nn is not None else object):
     """y = T*H + (1 - T)*x, H = act(h(x)), T = sigmoid(t(x)); h, t keep the channels."""
 
     def __init__(self, channels, width, act=None):
@@ -83,11 +86,12 @@ def read_safetensors(path):
         if not isinstance(t, dict):
             raise ValueError(f"{where}: tensor {name!r}: expected an object with dtype, shape, data_offsets")
         dtype, shape, offs = t.get("dtype"), t.get("shape"), t.get("data_offsets")
-        if name == SEEN and dtype == "U64":
+        size = {"U64": 8, "U32": 4, "U8": 1}.get(dtype)
+        if name.startswith("foldsweep.") and size:  # the leakage guard's memory, not a weight
             if not isinstance(shape, list) or len(shape) != 1 or not isinstance(offs, list) or len(offs) != 2:
-                raise ValueError(f"{where}: tensor {name!r}: expected a 1-D U64 tensor")
-            if offs[1] - offs[0] != 8 * shape[0] or not 0 <= offs[0] <= offs[1] <= len(data):
-                raise ValueError(f"{where}: tensor {name!r}: data_offsets {offs!r} do not hold {shape[0]} U64 values")
+                raise ValueError(f"{where}: tensor {name!r}: expected a 1-D {dtype} tensor")
+            if offs[1] - offs[0] != size * shape[0] or not 0 <= offs[0] <= offs[1] <= len(data):
+                raise ValueError(f"{where}: tensor {name!r}: data_offsets {offs!r} do not hold {shape[0]} {dtype} values")
             continue
         if dtype != "F32":
             raise ValueError(f"{where}: tensor {name!r} has dtype {dtype!r}; foldsweep models hold F32 tensors only")
@@ -359,21 +363,75 @@ def predict(models, seq, batch=256):
             m.train(t)
 
 
-def read_fasta(path):
-    """[(id, sequence)] of a FASTA file (id: the header's first word; wrapped lines joined)."""
-    out, name, parts = [], None, []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith(">"):
-                if name is not None:
-                    out.append((name, "".join(parts)))
-                name, parts = (line[1:].split() or [""])[0], []
-            elif line and name is not None:
-                parts.append("".join(line.split()))
+_SPACE = b" \t\n\v\f\r"  # C's isspace
+
+
+def parse_fasta(data, where="<fasta>"):
+    """([(id, sequence)], {letter: count of letters read as X, X itself not counted}) of FASTA bytes, by foldsweep predict's rule
+    (src/data/read_sequences.c; docs/models.md, "The FASTA rule"): a UTF-8 BOM
+    is skipped; a line starting with '>' starts a protein whose id is the
+    header's first word (at most 255 bytes); blanks, tabs and CR anywhere are
+    ignored; a '*' that ends a line is dropped; letters are read in any case,
+    and those outside the 20 standard amino acids become X (counted in the
+    dict). Anything else, text before the first header, an empty sequence
+    or no sequence at all raises ValueError naming where:line:col. The
+    sequences are the model's view: upper case, 'X' for the other letters."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if not data:
+        raise ValueError(f"{where}: empty file (expected protein sequences)")
+    for no, line in enumerate(data.split(b"\n"), 1):
+        for col, c in enumerate(line, 1):
+            if c < 0x20 and c not in b"\t\r\f\v":
+                raise ValueError(f"{where}:{no}:{col}: binary data (byte 0x{c:02x}): expected a text file")
+    out, unknown = [], {}
+    name, hdr, seq = None, 0, []
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for no, line in enumerate(lines, 1):
+        line = line.rstrip(_SPACE)
+        if line[:1] == b">":
+            if name is not None:
+                if not seq:
+                    raise ValueError(f"{where}:{hdr}: sequence '{name}' is empty")
+                out.append((name, "".join(seq)))
+            words = line[1:].split()
+            if not words:
+                raise ValueError(f"{where}:{no}:2: expected a sequence id after '>'")
+            name, hdr, seq = words[0][:255].decode("utf-8", "replace"), no, []
+            continue
+        for i, c in enumerate(line):
+            if c in _SPACE:
+                continue
+            if name is None:
+                raise ValueError(f"{where}:{no}:{i + 1}: expected a '>' header line before the sequence")
+            if c == 0x2A and i + 1 == len(line):  # '*', a stop codon, ends a line
+                continue
+            a = chr(c).upper() if c < 0x80 and chr(c).isalpha() else None
+            if a is None:
+                what = f"'{chr(c)}'" if 0x21 <= c < 0x7F else f"byte 0x{c:02x}"
+                hint = " (aligned sequences: remove the gaps)" if c in b"-." else ""
+                raise ValueError(f"{where}:{no}:{i + 1}: expected an amino-acid letter, found {what}{hint}")
+            if a not in _INDEX:
+                unknown[a] = unknown.get(a, 0) + 1
+                a = "X"
+            seq.append(a)
     if name is not None:
-        out.append((name, "".join(parts)))
-    return out
+        if not seq:
+            raise ValueError(f"{where}:{hdr}: sequence '{name}' is empty")
+        out.append((name, "".join(seq)))
+    if not out:
+        raise ValueError(f"{where}: no sequences (expected FASTA: '>id' lines)")
+    return out, unknown
+
+
+def read_fasta(path):
+    """[(id, sequence)] of a FASTA file by foldsweep predict's rule (parse_fasta)."""
+    with open(path, "rb") as f:
+        return parse_fasta(f.read(), str(path))[0]
 
 
 def main(argv=None):
@@ -388,7 +446,13 @@ def main(argv=None):
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     models = load_ensemble(a.models[0] if len(a.models) == 1 else a.models)
-    for name, seq in read_fasta(a.fasta):
+    with open(a.fasta, "rb") as f:
+        proteins, unknown = parse_fasta(f.read(), a.fasta)
+    n = sum(unknown.values())
+    if n:
+        print(f"warning: {a.fasta}: {n} residue{'' if n == 1 else 's'} outside the 20 standard amino acids "
+              f"({''.join(sorted(unknown))}) read as X", file=sys.stderr)
+    for name, seq in proteins:
         p = predict(models, seq, a.batch)
         states = "".join(CLASSES[i] for i in p.argmax(dim=1).tolist()) if len(seq) else ""
         print(f">{name}\n{seq}\n{states}")

@@ -36,9 +36,28 @@ static void test_reader(void)
     CHECK(ds.left[9] == 0 && ds.right[8] == 0 && ds.right[9] == 3); /* proteins are separate segments */
     data_free(&ds);
 
+    /* The FASTA rule docs/models.md states and python/foldsweep_torch.py
+     * follows (tests/torch_parity.py holds both to it): a UTF-8 BOM, CRLF,
+     * blanks and tabs anywhere, lower case, a '*' ending a line dropped,
+     * other letters as X. */
+    write_tmp("rule.fasta", "\xef\xbb\xbf>p  x y\r\n m k \tv*\r\n\r\nbzU* \n>q\tz\nA\n", path, sizeof path);
+    CHECK_MSG(data_load_sequences(&ds, path, &err) == 0, "%s", err.msg);
+    CHECK(ds.n_prot == 2 && ds.n_res == 7);
+    CHECK(!strcmp(data_protein_name(&ds, 0), "p") && !strcmp(data_protein_name(&ds, 1), "q"));
+    {
+        char got[8] = {0};
+        for (int i = 0; i < 7; i++) got[i] = ds.aa[i] < FS_AA_STANDARD ? FS_AA_LETTERS[ds.aa[i]] : 'X';
+        CHECK_MSG(!strcmp(got, "MKVXXXA"), "rule.fasta read as %s", got);
+    }
+    data_free(&ds);
+
     struct {
         const char *text, *want;
     } bad[] = {
+        {">p\nM*K\n", "bad.fasta:2:2: expected an amino-acid letter, found '*'"},
+        {">p\nMK**\n", "bad.fasta:2:3: expected an amino-acid letter, found '*'"},
+        {">p\n*\n", "bad.fasta:1: sequence 'p' is empty"},
+        {" >p\nMK\n", "bad.fasta:1:2: expected a '>' header line"},
         {"ACDE\n>p\nAC\n", "bad.fasta:1:1: expected a '>' header line"},
         {">p\nACD\nAC1E\n", "bad.fasta:3:3: expected an amino-acid letter, found '1'"},
         {">p\nAC-DE\n", "bad.fasta:2:3: expected an amino-acid letter, found '-' (aligned sequences"},
@@ -57,12 +76,12 @@ static void test_reader(void)
     }
 }
 
-static char *render(FsPredFormat fmt, const FsDataset *ds, const float *probs, const float *agree)
+static char *render(FsPredFormat fmt, const FsDataset *ds, long prot, const float *probs, const float *agree)
 {
     char path[400];
     snprintf(path, sizeof path, "%s/out.txt", tmp);
     FILE *f = fopen(path, "w");
-    predict_write(f, fmt, ds, -1, probs, agree, 1);
+    predict_write(f, fmt, ds, prot, probs, agree, 1);
     fclose(f);
     return tp_read_file(path, NULL);
 }
@@ -83,39 +102,69 @@ static void test_formats(void)
     const float tie[] = {0.4f, 0.4f, 0.2f};
     CHECK(predict_state(tie) == 'H');
 
-    char *s = render(FS_PRED_FASTA, &ds, probs, agree);
+    char *s = render(FS_PRED_FASTA, &ds, -1, probs, agree);
     CHECK_MSG(s && !strcmp(s, ">one\nACD\nHEC\n>two\nKX\nHC\n"), "fasta:\n%s", s);
     free(s);
 
-    s = render(FS_PRED_CSV, &ds, probs, agree);
+    /* NetSurfP-2.0's column order (id, seq, n, q3, p[q3_H], p[q3_E],
+     * p[q3_C]) and its bare ids. */
+    s = render(FS_PRED_CSV, &ds, -1, probs, agree);
     const char *csv = "id,seq,n,q3,p[q3_H],p[q3_E],p[q3_C],agree\n"
-                      "\"one\",A,1,H,0.700000,0.200000,0.100000,1.0000\n"
-                      "\"one\",C,2,E,0.100000,0.600000,0.300000,0.6667\n"
-                      "\"one\",D,3,C,0.250000,0.250000,0.500000,1.0000\n"
-                      "\"two\",K,1,H,0.340000,0.330000,0.330000,0.3333\n"
-                      "\"two\",X,2,C,0.050000,0.050000,0.900000,1.0000\n";
+                      "one,A,1,H,0.700000,0.200000,0.100000,1.0000\n"
+                      "one,C,2,E,0.100000,0.600000,0.300000,0.6667\n"
+                      "one,D,3,C,0.250000,0.250000,0.500000,1.0000\n"
+                      "two,K,1,H,0.340000,0.330000,0.330000,0.3333\n"
+                      "two,X,2,C,0.050000,0.050000,0.900000,1.0000\n";
     CHECK_MSG(s && !strcmp(s, csv), "csv:\n%s", s);
     free(s);
 
-    /* PSIPRED's column order: C, H, E. */
-    s = render(FS_PRED_SS2, &ds, probs, agree);
-    const char *ss2 = "# PSIPRED VFORMAT (foldsweep 0.1.0)\n# one\n\n"
+    /* PSIPRED 4's files exactly: the header, a blank line, the rows; no id,
+     * no foldsweep. Column order C, H, E. One protein a file. */
+    s = render(FS_PRED_SS2, &ds, 0, probs, agree);
+    const char *ss2 = "# PSIPRED VFORMAT (PSIPRED V4.0)\n\n"
                       "   1 A H   0.100  0.700  0.200\n"
                       "   2 C E   0.300  0.100  0.600\n"
-                      "   3 D C   0.500  0.250  0.250\n"
-                      "\n# PSIPRED VFORMAT (foldsweep 0.1.0)\n# two\n\n"
-                      "   1 K H   0.330  0.340  0.330\n"
-                      "   2 X C   0.900  0.050  0.050\n";
+                      "   3 D C   0.500  0.250  0.250\n";
     CHECK_MSG(s && !strcmp(s, ss2), "ss2:\n%s", s);
+    free(s);
+    s = render(FS_PRED_SS2, &ds, 1, probs, agree);
+    CHECK_MSG(s && !strcmp(s, "# PSIPRED VFORMAT (PSIPRED V4.0)\n\n"
+                              "   1 K H   0.330  0.340  0.330\n"
+                              "   2 X C   0.900  0.050  0.050\n"), "ss2 (two):\n%s", s);
     free(s);
 
     /* Conf: floor(10 * (best - second)): 0.7-0.2 -> 5, 0.6-0.3 -> 3, 0.5-0.25 -> 2, 0.34-0.33 -> 0, 0.9-0.05 -> 8. */
-    s = render(FS_PRED_HORIZ, &ds, probs, agree);
-    const char *horiz = "# PSIPRED HFORMAT (foldsweep 0.1.0)\n# one\n\n"
-                        "Conf: 532\nPred: HEC\n  AA: ACD\n      \n\n"
-                        "# PSIPRED HFORMAT (foldsweep 0.1.0)\n# two\n\n"
-                        "Conf: 08\nPred: HC\n  AA: KX\n      \n\n";
+    s = render(FS_PRED_HORIZ, &ds, 0, probs, agree);
+    const char *horiz = "# PSIPRED HFORMAT (PSIPRED V4.0)\n"
+                        "\nConf: 532\nPred: HEC\n  AA: ACD\n      \n\n";
     CHECK_MSG(s && !strcmp(s, horiz), "horiz:\n%s", s);
+    free(s);
+    s = render(FS_PRED_HORIZ, &ds, 1, probs, agree);
+    CHECK_MSG(s && !strcmp(s, "# PSIPRED HFORMAT (PSIPRED V4.0)\n\nConf: 08\nPred: HC\n  AA: KX\n      \n\n"),
+              "horiz (two):\n%s", s);
+    free(s);
+    data_free(&ds);
+
+    /* horiz blocks of 60 with PSIPRED's ruler; an id with a comma is quoted in the CSV. */
+    char seq[140] = ">a,\"b\"\n";
+    for (int i = 0; i < 61; i++) seq[strlen(seq) + 1] = 0, seq[strlen(seq)] = 'A';
+    strcat(seq, "\n");
+    write_tmp("long.fasta", seq, path, sizeof path);
+    CHECK(data_load_sequences(&ds, path, &err) == 0);
+    float lp[61 * 3];
+    for (int i = 0; i < 61; i++) lp[3 * i] = 0.05f, lp[3 * i + 1] = 0.05f, lp[3 * i + 2] = 0.9f;
+    s = render(FS_PRED_HORIZ, &ds, 0, lp, NULL);
+    char want[1000], c60[61], a60[61], p60[61];
+    memset(c60, '8', 60), memset(a60, 'A', 60), memset(p60, 'C', 60);
+    c60[60] = a60[60] = p60[60] = 0;
+    snprintf(want, sizeof want,
+             "# PSIPRED HFORMAT (PSIPRED V4.0)\n"
+             "\nConf: %s\nPred: %s\n  AA: %s\n      %10d%10d%10d%10d%10d%10d\n\n"
+             "\nConf: 8\nPred: C\n  AA: A\n      \n\n", c60, p60, a60, 10, 20, 30, 40, 50, 60);
+    CHECK_MSG(s && !strcmp(s, want), "horiz (61):\n%s", s);
+    free(s);
+    s = render(FS_PRED_CSV, &ds, 0, lp, NULL);
+    CHECK_MSG(s && strstr(s, "\n\"a,\"\"b\"\"\",A,1,C,0.050000,0.050000,0.900000,1.0000\n"), "csv quoting:\n%s", s);
     free(s);
     data_free(&ds);
 }

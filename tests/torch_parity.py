@@ -14,7 +14,13 @@ format accepts it. It must be able to fail: perturbed weights, a wrong
 flatten order and a flipped kernel must NOT match, and damaged files must be
 refused with ValueError.
 
-Exit status: 0 passed, 1 failed, 77 skipped (no PyTorch).
+Before any of that, and without PyTorch: the FASTA rule (docs/models.md)
+on both sides, foldsweep_torch.read_fasta against what `foldsweep predict`
+reads (sequences, and the same file:line:col refusals), and PSIPRED's ss2 /
+horiz layout of `predict -o DIR/`.
+
+Exit status: 0 passed, 1 failed, 77 skipped (no PyTorch; the checks that
+need none passed).
 Set FS_KEEP_TMP=1 to keep the work folder.
 """
 
@@ -41,8 +47,8 @@ except ImportError as e:
     ):
         os.environ["FS_TORCH_PARITY_REEXEC"] = "1"
         os.execv(alt, [alt] + sys.argv)
-    print(f"torch_parity: SKIPPED: PyTorch is not importable ({e}); apt-get install python3-torch", flush=True)
-    sys.exit(77)
+    torch = None  # the FASTA rule and the file formats are still checked
+    NO_TORCH = f"PyTorch is not importable ({e}); apt-get install python3-torch"
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
@@ -338,6 +344,92 @@ def perturbations(models):
     return out
 
 
+# ---------------------------------------------------------------------------
+# without PyTorch: one FASTA rule on both sides, PSIPRED's files
+
+# (what, FASTA bytes); each is read by foldsweep predict and by read_fasta.
+FASTA_CASES = [
+    ("a final '*'", b">p1 desc\nMKVLA*\n"),
+    ("'*' after a blank", b">p1\nMKVLA *\n"),
+    ("wrapped, '*' ending a line", b">p1\nMKV*\nLAA\n>p2\nGG\n"),
+    ("lower case, tabs, blanks, CRLF, BOM", b"\xef\xbb\xbf>p1\tx\r\nm k\tv\r\n\r\n  ac  \r\n"),
+    ("other letters", b">p1\nBZUOJXacdBz*\n"),
+    ("no final newline", b">p1\nMKV"),
+    ("'*' inside", b">p1\nMK*V\n"),
+    ("two '*'", b">p1\nMK**\n"),
+    ("only '*'", b">p1\n*\n>p2\nMK\n"),
+    ("a gap", b">p1\nMK-V\n"),
+    ("a digit", b">p1\nMK1V\n"),
+    ("a sequence before a header", b"MK\n>p1\nMK\n"),
+    ("an indented header", b" >p1\nMK\n"),
+    ("no id", b">\nMK\n"),
+    ("UTF-8 in a sequence", b">p1\nMK\xc3\xa9\n"),
+    ("a control byte", b">p1\nMK\x01\n"),
+]
+
+
+def read_predict_fasta(text):
+    """[(id, sequence)] of `predict --format fasta` output."""
+    lines = text.splitlines()
+    return [(lines[i][1:], lines[i + 1]) for i in range(0, len(lines) - 2, 3)]
+
+
+def check_fasta_rule(fs, model, tmp):
+    path = os.path.join(tmp, "rule.fasta")
+    for what, data in FASTA_CASES:
+        with open(path, "wb") as f:
+            f.write(data)
+        r = sh([fs, "predict", model, path, "--format", "fasta", "--input-format", "fasta"])
+        try:
+            py, err = ft.read_fasta(path), None
+        except ValueError as e:
+            py, err = None, str(e)
+        if r.returncode == 0:
+            c = read_predict_fasta(r.stdout)
+            if py != c:
+                fail(f"FASTA rule, {what}: foldsweep predict reads {c}, read_fasta {py}{' ' + err if err else ''}")
+            else:
+                print(f"  FASTA rule, {what}: both read {c}")
+        elif r.returncode == 1:
+            if err is None or err not in r.stderr:
+                fail(f"FASTA rule, {what}: foldsweep predict refuses it ({r.stderr.strip()}), "
+                     f"read_fasta {'says ' + err if err else 'reads ' + str(py)}")
+            else:
+                print(f"  FASTA rule, {what}: both refuse it: {err.replace(path, 'FILE')}")
+        else:
+            fail(f"FASTA rule, {what}: foldsweep predict exited {r.returncode}: {r.stderr.strip()}")
+
+
+def check_psipred(fs, model, tmp):
+    """PSIPRED 4's ss2 / horiz: the header, no id, no foldsweep line; one protein a file."""
+    fasta = os.path.join(tmp, "two.fasta")
+    with open(fasta, "w") as f:
+        f.write(">p1\nMKVLAAGIVALLA\n>p2\n" + "ACDEFGHIKLMNPQRSTVWY" * 4 + "\n")
+    for fmt in ("ss2", "horiz"):
+        r = sh([fs, "predict", model, fasta, "--format", fmt])
+        if r.returncode != 1 or "2 proteins, but a PSIPRED" not in r.stderr:
+            fail(f"{fmt} of 2 proteins to standard output: exit {r.returncode}, {r.stderr.strip()!r}; "
+                 "expected a refusal naming -o DIR/")
+        out = os.path.join(tmp, f"psipred-{fmt}/")
+        must([fs, "predict", model, fasta, "--format", fmt, "-o", out])
+        for name, n in (("p1", 13), ("p2", 80)):
+            lines = open(os.path.join(out, f"{name}.{fmt}")).read().split("\n")
+            if fmt == "ss2":
+                ok = lines[:2] == ["# PSIPRED VFORMAT (PSIPRED V4.0)", ""] and len(lines) == n + 3
+                row = lines[2].split() if len(lines) > 2 else []
+                ok = ok and len(row) == 6 and row[:2] == ["1", "M" if name == "p1" else "A"]
+                ok = ok and row[2] == "CHE"[max(range(3), key=lambda k: float(row[3 + k]))]
+                ok = ok and abs(sum(float(x) for x in row[3:]) - 1) < 2e-3
+            else:
+                ok = lines[:2] == ["# PSIPRED HFORMAT (PSIPRED V4.0)", ""] and lines[2].startswith("Conf: ")
+                ok = ok and "".join(x[6:] for x in lines if x.startswith("  AA: ")) == (
+                    "MKVLAAGIVALLA" if name == "p1" else "ACDEFGHIKLMNPQRSTVWY" * 4)
+                ok = ok and [len(x) - 6 for x in lines if x.startswith("Pred: ")] == ([13] if n == 13 else [60, 20])
+            if not ok:
+                fail(f"{out}{name}.{fmt} is not PSIPRED's layout:\n" + "\n".join(lines[:6]))
+        print(f"  {fmt}: PSIPRED V4.0 layout, one file per protein; 2 proteins to one stream refused")
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__)
@@ -350,16 +442,30 @@ def main():
         if sh([fs, cmd, "--help"]).returncode != 0:
             print(f"torch_parity: '{os.path.basename(fs)} {cmd}' is missing (docs/models.md)")
             return 1
-    torch.set_num_threads(1)  # small tensors; and no OpenMP threads spinning beside foldsweep
     t0 = time.time()
-    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {fs}")
-    check_one_hot()
-
     keep = os.environ.get("FS_KEEP_TMP")
     tmpobj = None if keep else tempfile.TemporaryDirectory(prefix="fs-torch-parity-")
     tmp = tempfile.mkdtemp(prefix="fs-torch-parity-") if keep else tmpobj.name
     if keep:
         print(f"work folder: {tmp}")
+
+    # Without PyTorch: one tiny model for the binary to read FASTA with.
+    y = os.path.join(tmp, "rule.yaml")
+    open(y, "w").write(sweep_text([case_layers()[1]]).replace("epochs: 2", "epochs: 1"))
+    must([fs, "run", y, "--out", os.path.join(tmp, "run-rule"), "--threads", "2", "--quiet"])
+    must([fs, "export", os.path.join(tmp, "run-rule"), "--rank", "1", "-o", os.path.join(tmp, "exp-rule")])
+    check_fasta_rule(fs, os.path.join(tmp, "exp-rule"), tmp)
+    check_psipred(fs, os.path.join(tmp, "exp-rule"), tmp)
+    if torch is None:
+        print(f"torch_parity: the FASTA rule and PSIPRED layout {'FAILED' if failures else 'passed'}; "
+              f"parity SKIPPED: {NO_TORCH}", flush=True)
+        if tmpobj:
+            tmpobj.cleanup()
+        return 1 if failures else 77
+
+    torch.set_num_threads(1)  # small tensors; and no OpenMP threads spinning beside foldsweep
+    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {fs}")
+    check_one_hot()
 
     # Input: synthetic proteins (other seed than the training set), wrapped
     # lines, plus short, lower-case and non-standard-letter ones.

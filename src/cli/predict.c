@@ -21,9 +21,10 @@ static const CliOption options[] = {
     [OPT_RANK] = {"--rank", NULL, "N", "in a run folder: the trial at leaderboard rank N (default 1)"},
     [OPT_FOLD] = {"--fold", NULL, "K", "only fold K's model instead of the fold ensemble"},
     [OPT_FORMAT] = {"--format", NULL, "F", "ss2 (PSIPRED VFORMAT, default), horiz (HFORMAT),\n"
-                                          "csv (NetSurfP-2.0 style) or fasta (three lines)"},
-    [OPT_OUT] = {"--out", "-o", "OUT", "a file, or a folder (one file per protein for\n"
-                                       "ss2 and horiz); default: standard output"},
+                                          "csv (NetSurfP-2.0 style) or fasta (three lines);\n"
+                                          "ss2 and horiz hold one protein a file"},
+    [OPT_OUT] = {"--out", "-o", "OUT", "a file, or a folder (DIR/ or an existing one: one\n"
+                                       "<id>.ss2 / .horiz per protein); default: standard output"},
     [OPT_INPUT_FORMAT] = {"--input-format", NULL, "F",
                           "auto (default: FASTA, or a labelled file `prepare` reads,\n"
                           "labels unused), fasta, uci, records or csv"},
@@ -112,17 +113,34 @@ static int write_each(const char *out, FsPredFormat fmt, const FsDataset *ds, co
     return 0;
 }
 
+static int is_psipred(FsPredFormat fmt) { return fmt == FS_PRED_SS2 || fmt == FS_PRED_HORIZ; }
+
+/* ss2 and horiz go to one file per protein when OUT is a folder. */
+static int per_protein(const char *out, FsPredFormat fmt, int n_inputs)
+{
+    return out && (is_dir(out) || (n_inputs == 1 && out[strlen(out) - 1] == '/')) && is_psipred(fmt);
+}
+
+/* A PSIPRED file holds one protein and names none: several in one stream
+ * could only be told apart by guessing, so they are refused. */
+static int psipred_one(const char *out, FsPredFormat fmt, const char *input, uint32_t n_prot)
+{
+    if (!is_psipred(fmt) || per_protein(out, fmt, 1) || n_prot <= 1) return 0;
+    cli_error("%s: %u proteins, but a PSIPRED %s file holds one and does not name it: give -o DIR/ for one "
+              "DIR/<id>.%s per protein, or --format csv or fasta", input, n_prot, predict_format_ext(fmt),
+              predict_format_ext(fmt));
+    return -1;
+}
+
 /* One input's predictions: to stdout, to a file, or one file per protein. */
 static int write_out(const char *out, FsPredFormat fmt, const FsDataset *ds, const float *probs, const float *agree,
                      int n_inputs, int first, FsNameSet *names)
 {
-    int per_protein = out && (is_dir(out) || (n_inputs == 1 && out[strlen(out) - 1] == '/')) &&
-                      (fmt == FS_PRED_SS2 || fmt == FS_PRED_HORIZ);
     if (!out) {
         predict_write(stdout, fmt, ds, -1, probs, agree, first);
         return 0;
     }
-    if (per_protein) return write_each(out, fmt, ds, probs, agree, names);
+    if (per_protein(out, fmt, n_inputs)) return write_each(out, fmt, ds, probs, agree, names);
     if (is_dir(out)) return cli_error("%s is a folder: --format %s writes one file", out, predict_format_ext(fmt)), -1;
     FILE *f = fopen(out, first ? "w" : "a");
     if (!f) return cli_error("%s: cannot write", out), -1;
@@ -172,12 +190,23 @@ int cli_predict(int argc, char **argv)
     FsNameSet names = {0};
     if (!ok) cli_error("%s", err.msg);
     if (ok && threads == 0) threads = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
+    if (ok && a.n_args - n_models > 1 && is_psipred((FsPredFormat)fmt) &&
+        !per_protein(a.val[OPT_OUT], (FsPredFormat)fmt, a.n_args - n_models)) {
+        cli_error("%d inputs, but a PSIPRED %s file holds one protein: give -o DIR/ (an existing folder) for one "
+                  "file per protein, or --format csv or fasta", a.n_args - n_models, predict_format_ext((FsPredFormat)fmt));
+        ok = 0;
+    }
     for (int i = n_models; i < a.n_args && ok; i++) {
         FsDataset ds;
         memset(&ds, 0, sizeof ds);
         FsErr e2 = {0};
         if (load_input(&ds, a.args[i], a.val[OPT_INPUT_FORMAT], &e2) != 0) {
             cli_error("%s", e2.msg);
+            data_free(&ds);
+            ok = 0;
+            break;
+        }
+        if (psipred_one(a.val[OPT_OUT], (FsPredFormat)fmt, a.args[i], ds.n_prot) != 0) {
             data_free(&ds);
             ok = 0;
             break;

@@ -1,16 +1,19 @@
 /*
- * format: predictions as text. PSIPRED's VFORMAT (.ss2: number, residue,
- * state, then the C, H, E probabilities, PSIPRED's column order) and
- * HFORMAT (.horiz: Conf / Pred / AA lines in blocks of 60), a
- * NetSurfP-2.0-style CSV and a three-line FASTA.
+ * format: predictions as text. PSIPRED's own files, byte for byte in
+ * layout: VFORMAT (.ss2: the header line, a blank line, then number,
+ * residue, state and the C, H, E probabilities, PSIPRED's column order)
+ * and HFORMAT (.horiz: Conf / Pred / AA lines in blocks of 60). Both hold
+ * one protein and name neither it nor foldsweep (parsers skip two lines or
+ * match the header), so the caller gives each protein its own file. Also
+ * a NetSurfP-2.0-style CSV and a three-line FASTA.
  */
 #include <string.h>
 
 #include "predict/predict.h"
 
-#ifndef FS_VERSION
-#define FS_VERSION "0.1.0"
-#endif
+/* What PSIPRED 4 writes; readers match these lines. */
+#define PSIPRED_VFORMAT "# PSIPRED VFORMAT (PSIPRED V4.0)\n\n"
+#define PSIPRED_HFORMAT "# PSIPRED HFORMAT (PSIPRED V4.0)\n"
 
 static const char *const names[] = {"ss2", "horiz", "csv", "fasta"};
 
@@ -70,17 +73,29 @@ static void write_horiz(FILE *out, const FsDataset *ds, uint32_t lo, uint32_t hi
     }
 }
 
+/* NetSurfP-2.0 writes ids bare; one holding a comma or a quote is quoted
+ * (RFC 4180, quotes doubled), or it would shift every column after it. */
+static void write_id(FILE *out, const char *id)
+{
+    if (!strpbrk(id, ",\"")) {
+        fputs(id, out);
+        return;
+    }
+    fputc('"', out);
+    for (const char *c = id; *c; c++) {
+        if (*c == '"') fputc('"', out);
+        fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
 static void write_csv(FILE *out, const FsDataset *ds, const char *id, uint32_t lo, uint32_t hi, const float *probs,
                       const float *agree)
 {
     for (uint32_t r = lo; r < hi; r++) {
         const float *p = probs + (size_t)r * 3;
-        fputc('"', out);
-        for (const char *c = id; *c; c++) {
-            if (*c == '"') fputc('"', out); /* RFC 4180: quotes doubled */
-            fputc(*c, out);
-        }
-        fprintf(out, "\",%c,%u,%c,%.6f,%.6f,%.6f,%.4f\n", letter(ds->aa[r]), r - lo + 1, predict_state(p),
+        write_id(out, id);
+        fprintf(out, ",%c,%u,%c,%.6f,%.6f,%.6f,%.4f\n", letter(ds->aa[r]), r - lo + 1, predict_state(p),
                 (double)p[0], (double)p[1], (double)p[2], agree ? (double)agree[r] : 1.0);
     }
 }
@@ -88,6 +103,7 @@ static void write_csv(FILE *out, const FsDataset *ds, const char *id, uint32_t l
 void predict_write(FILE *out, FsPredFormat fmt, const FsDataset *ds, long prot, const float *probs,
                    const float *agree, int header)
 {
+    /* NetSurfP-2.0's columns in its order, those foldsweep has; agree is ours. */
     if (fmt == FS_PRED_CSV && header) fputs("id,seq,n,q3,p[q3_H],p[q3_E],p[q3_C],agree\n", out);
     uint32_t first = prot < 0 ? 0 : (uint32_t)prot, last = prot < 0 ? ds->n_prot : (uint32_t)prot + 1;
     for (uint32_t i = first; i < last; i++) {
@@ -95,12 +111,11 @@ void predict_write(FILE *out, FsPredFormat fmt, const FsDataset *ds, long prot, 
         uint32_t lo = ds->seg_off[ds->prot_seg[i]], hi = ds->seg_off[ds->prot_seg[i + 1]];
         switch (fmt) {
         case FS_PRED_SS2:
-            fprintf(out, "# PSIPRED VFORMAT (foldsweep %s)\n# %s\n\n", FS_VERSION, id);
+            fputs(PSIPRED_VFORMAT, out);
             write_ss2(out, ds, lo, hi, probs);
-            if (i + 1 < last) fputc('\n', out);
             break;
         case FS_PRED_HORIZ:
-            fprintf(out, "# PSIPRED HFORMAT (foldsweep %s)\n# %s\n", FS_VERSION, id);
+            fputs(PSIPRED_HFORMAT, out);
             write_horiz(out, ds, lo, hi, probs);
             break;
         case FS_PRED_CSV:
