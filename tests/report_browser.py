@@ -235,7 +235,7 @@ def run_checks(fs, chrome, tmp):
     root = dom.find("html")
     check(root and root[0]["attrs"].get("data-js-ready") == "1", "the page's script did not run to its end")
     check(root and "data-js-errors" not in root[0]["attrs"], f"script errors: {root and root[0]['attrs'].get('data-js-errors')}")
-    for sid in ("leaderboard", "effects", "trials", "profile", "confusion", "identity"):
+    for sid in ("leaderboard", "test", "effects", "trials", "profile", "confusion", "identity"):
         sec = dom.find("section", id=sid)
         check(len(sec) == 1, f"section {sid}: {len(sec)} found")
         if sec:

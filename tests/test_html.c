@@ -8,8 +8,11 @@
  * writes the same page on demand. A journal written by hand gives the
  * report of a run with a diverged, a failed, a pruned, an incomplete and an
  * unstarted trial: statuses with reasons (escaped), the divergence, the stop
- * rule's and the pruner's decisions marked, "incomplete" said. The browser's view of the same
- * pages is tests/report_browser.py.
+ * rule's and the pruner's decisions marked, "incomplete" said, and the test
+ * set's evaluations and refit in a section of their own (escaped, oldest
+ * first, apart from the ranking). Rerunning the finished run keeps the
+ * time profile. The browser's view of the same pages is
+ * tests/report_browser.py.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -70,8 +73,8 @@ static void run_report(void)
     /* Final: complete, no reload, every section. */
     HAS(html, "data-state=\"complete\"");
     CHECK(!strstr(html, "http-equiv=\"refresh\""));
-    static const char *ids[] = {"leaderboard", "effects", "trials", "profile", "confusion", "identity"};
-    for (int i = 0; i < 6; i++) {
+    static const char *ids[] = {"leaderboard", "test", "effects", "trials", "profile", "confusion", "identity"};
+    for (int i = 0; i < 7; i++) {
         char *s = section(html, ids[i]);
         CHECK_MSG(s[0], "section %s missing", ids[i]);
         CHECK_MSG(strstr(s, "<p class=\"why\">"), "section %s has no explanation", ids[i]);
@@ -104,6 +107,11 @@ static void run_report(void)
     HAS(id, "&lt;script&gt;alert(1)&lt;/script&gt;.yaml");
     HAS(id, "&lt;img src=x onerror=alert(2)&gt;.txt");
     HAS(html, "run &amp;amp; &lt;b&gt;");
+    char *test = section(html, "test");
+    HAS(test, "No test data has been looked at");
+    HAS(test, "No trial has been refit");
+    HAS(prof, "Time of the whole run (1 session)");
+    free(test);
     CHECK(!strstr(html, "<script>alert") && !strstr(html, "<img src=x") && !strstr(html, "<b>/"));
     CHECK(count(html, "<script>") == 2); /* the page's own two */
     free(board), free(trials), free(eff), free(prof), free(conf), free(id);
@@ -119,6 +127,20 @@ static void run_report(void)
     CHECK(copy && strstr(copy, "data-state=\"complete\""));
     free(copy);
     free(html);
+
+    /* The same command again (what adding a test: section takes): nothing
+     * to train, and the profile and the report keep the run's time. */
+    CHECK(tp_run_argv(argv, log) == 0);
+    html = tp_read_file(path, NULL);
+    prof = section(html, "profile");
+    HAS(prof, "Time of the whole run (1 session)");
+    CHECK_MSG(!strstr(prof, "Whole run: 0 training") && !strstr(prof, "last session: 0 with"),
+              "the rerun emptied the profile");
+    CHECK(count(prof, "<td class=\"n\">0</td>") == 0);
+    free(prof), free(html);
+    snprintf(path, sizeof path, "%s/profile.txt", run);
+    CHECK(tp_count_in_file(path, "profile of the whole run (1 session)") == 1);
+    CHECK(tp_count_in_file(path, "(24 folds)") == 2);
     CHECK(tp_run("report") == 2);
     CHECK_CONTAINS(err_text, "missing the run folder RUN");
     CHECK(tp_run("report '%s/nowhere'", tmp) == 1);
@@ -219,6 +241,28 @@ static void journal_report(void)
     snprintf(cut.trial, sizeof cut.trial, "eeee");
     CHECK(journal_append_cut(&j, &cut, &err) == 0);
 
+    /* Test data looked at: the test section's ensemble and refit of aaaa,
+     * an evaluate run on a file whose name is markup; aaaa refit. */
+    FsModelRef refit = {.bytes = 10};
+    snprintf(refit.file, sizeof refit.file, "refits/aaaa/refit.safetensors");
+    CHECK(journal_append_refit(&j, "aaaa", 5, &refit, &err) == 0);
+    FsEvalRecord ev = {.data_fingerprint = 0xfeedbeef12345678ULL, .proteins = 115, .scored = 26000, .overlap = 0,
+                       .q3 = 0.7123, .q3_lo = 0.7001, .q3_hi = 0.7245, .sov = 0.6512};
+    snprintf(ev.trial, sizeof ev.trial, "aaaa");
+    snprintf(ev.models, sizeof ev.models, "ensemble");
+    snprintf(ev.source, sizeof ev.source, "test");
+    snprintf(ev.data, sizeof ev.data, "TS115.csv");
+    CHECK(journal_append_eval(&j, &ev, &err) == 0);
+    snprintf(ev.models, sizeof ev.models, "refit");
+    ev.q3 = 0.7211;
+    CHECK(journal_append_eval(&j, &ev, &err) == 0);
+    snprintf(ev.source, sizeof ev.source, "evaluate");
+    snprintf(ev.trial, sizeof ev.trial, "dddd");
+    snprintf(ev.models, sizeof ev.models, "fold 0");
+    snprintf(ev.data, sizeof ev.data, "<img src=x onerror=alert(3)>.csv");
+    ev.overlap = 7, ev.q3 = 0.6543, ev.sov = NAN;
+    CHECK(journal_append_eval(&j, &ev, &err) == 0);
+
     FsReportSpec spec;
     CHECK(report_spec_from_journal(&spec, &j) == 0);
     char path[500];
@@ -263,6 +307,24 @@ static void journal_report(void)
     CHECK(count(eff, "class=\"chart strip\"") == 2); /* filters, learning rate */
     HAS(eff, "n=2, 2 not ok"); /* 16 filters: diverged, pruned */
     HAS(prof, "No profile yet");
+    /* The held-out results: their own section, oldest first, never in the ranking. */
+    char *test = section(html, "test");
+    HAS(test, "<p class=\"why\">");
+    HAS(test, "Test data looked at 3 times.");
+    CHECK(count(test, "<tr><td>") == 4); /* 3 evaluations, 1 refit */
+    HAS(test, "<td>test section</td><td><a href=\"#t-aaaa\"><code>aaaa</code></a> (#1)</td><td>ensemble</td>");
+    HAS(test, "<code>feedbeef12345678</code>");
+    HAS(test, "<b>71.23</b></td><td class=\"n\">70.01&ndash;72.45</td><td class=\"n\">65.12</td>");
+    HAS(test, "<b>72.11</b>");
+    HAS(test, "<td>evaluate</td>");
+    HAS(test, "&lt;img src=x onerror=alert(3)&gt;.csv");
+    HAS(test, "<td class=\"n\">-</td><td class=\"mcc\">not recorded</td><td class=\"n\">7</td>");
+    CHECK(strstr(test, "71.23") < strstr(test, "72.11") && strstr(test, "72.11") < strstr(test, "65.43"));
+    HAS(test, "<td class=\"n\">5</td><td><code>refits/aaaa/refit.safetensors</code>");
+    CHECK(!strstr(html, "<img src=x"));
+    CHECK(!strstr(board, "71.23") && !strstr(board, "65.43"));
+    CHECK(strstr(html, "id=\"leaderboard\"") < strstr(html, "id=\"test\""));
+    free(test);
     CHECK(count(conf, "<table class=\"cm\">") == 1);
     HAS(html, "<code>000000001234abcd</code>");
     free(board), free(trials), free(eff), free(prof), free(conf), free(html);

@@ -1,16 +1,18 @@
 /*
  * html.c: the run as a picture. One self-contained HTML file (inline CSS,
  * inline SVG charts, a few lines of plain JavaScript for sorting the
- * leaderboard; nothing fetched from the network): the leaderboard, each
- * trial's learning curves, parameter effects, the time profile, the best
- * trials' confusion matrices and the run's identity. Every string that
+ * leaderboard; nothing fetched from the network): the leaderboard, the
+ * test set's results (apart from the ranking), each trial's learning
+ * curves, parameter effects, the time profile, the best trials' confusion
+ * matrices and the run's identity. Every string that
  * comes from a file (paths, configs, host names, failure messages) goes
  * through html_esc.
  *
  * The runner writes DIR/report.html after each finished trial (live: the
  * page reloads itself) and when it ends; `foldsweep report` writes it on
  * demand. Identity, profile and confusion sections are in html_parts.c,
- * the charts in html_svg.c, parameter effects in html_effects.c.
+ * the test set in html_test.c, the charts in html_svg.c, parameter effects
+ * in html_effects.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -57,6 +59,7 @@ static const char *CSS =
     "pre{white-space:pre-wrap;word-break:break-all;font-size:.8em;background:#f5f5f5;padding:.5em;max-height:30em;"
     "overflow:auto}p.nochart{font-style:italic;color:var(--muted)}.cms{display:flex;flex-wrap:wrap;gap:1.5em}"
     "table.cm td{text-align:center;min-width:4.5em}table.cm td.dark{color:#fff}"
+    "td.data{max-width:18em;word-break:break-all}"
     "@media (max-width:600px){body{font-size:14px;padding:0 8px}th,td{padding:.2em .3em;white-space:nowrap}}";
 
 /* Script errors land in an attribute of <html>, so a test reading the DOM
@@ -300,12 +303,14 @@ void report_html_write(FILE *out, const char *dir, const FsJournal *j, const FsR
     fprintf(out, "</title>\n<script>%s</script>\n<style>%s</style>\n</head><body>\n", JS_HEAD, CSS);
     fputs("<header><h1>foldsweep report</h1><p class=\"sub\">run folder <code>", out);
     html_esc(out, dir);
-    fputs("</code></p>\n<nav><a href=\"#leaderboard\">leaderboard</a><a href=\"#effects\">parameter effects</a>"
+    fputs("</code></p>\n<nav><a href=\"#leaderboard\">leaderboard</a><a href=\"#test\">test set</a>"
+          "<a href=\"#effects\">parameter effects</a>"
           "<a href=\"#trials\">trials</a><a href=\"#profile\">time profile</a><a href=\"#confusion\">confusion</a>"
           "<a href=\"#identity\">run</a></nav></header>\n",
           out);
     html_banner(out, &d);
     leaderboard(out, &rep);
+    html_test(out, &d);
     fputs("<section id=\"effects\"><h2>Parameter effects</h2>\n<p class=\"why\">For each option that differs between "
           "trials, every complete trial's Q3 by the option's value (a bar marks the mean); the ranking is the share of "
           "the variance of trial Q3 that each option's mean effect explains (&eta;&sup2;, one-way analysis of "

@@ -98,6 +98,8 @@ void html_identity(FILE *out, const HtmlDoc *d);
 void html_profile(FILE *out, const HtmlDoc *d);
 /* The best complete trials' confusion matrices (folds pooled) and per-class scores. */
 void html_confusion(FILE *out, const HtmlDoc *d);
+/* Every evaluation on test data and every refit in the journal (html_test.c). */
+void html_test(FILE *out, const HtmlDoc *d);
 
 /* ---------------------------------------------------------------------- */
 /* Parameter effects (html_effects.c)                                     */

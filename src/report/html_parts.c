@@ -1,7 +1,7 @@
 /*
  * html_parts.c: the HTML report's banner (live, incomplete, damaged
- * journal), the time profile (DIR/profile.json and each fold's training
- * speed from the journal), the best trials' confusion matrices, and the
+ * journal), the time profile (DIR/profile.json: the whole run and its
+ * last session; each fold's training speed from the journal), the best trials' confusion matrices, and the
  * run's identity (what produced these numbers).
  */
 #include <math.h>
@@ -82,17 +82,45 @@ static double jnum(const FsJson *root, const char *key)
     return journal_json_f64(journal_json_get(root, key), &v) == 0 ? v : NAN;
 }
 
+/* One profile object of profile.json: the whole run (top level) or a session. */
+typedef struct {
+    double wall, threads, eps, worker, examples, folds;
+} HtmlProfileLine;
+
+static void profile_line(const FsJson *o, HtmlProfileLine *p)
+{
+    p->wall = jnum(o, "wall_seconds"), p->threads = jnum(o, "threads"), p->eps = jnum(o, "examples_per_second");
+    p->worker = jnum(o, "worker_seconds"), p->examples = jnum(o, "train_examples"), p->folds = jnum(o, "folds");
+    if (isnan(p->worker)) p->worker = p->wall * p->threads; /* an older foldsweep's profile.json */
+}
+
+static void profile_row(FILE *out, const char *name, const HtmlProfileLine *p)
+{
+    fprintf(out, "<tr><td>%s</td><td class=\"n\">", name);
+    html_num(out, "%.2f", p->wall, 1);
+    fputs("</td><td class=\"n\">", out);
+    html_num(out, "%.2f", p->worker, 1);
+    fputs("</td><td class=\"n\">", out);
+    html_num(out, "%.0f", p->folds, 1);
+    fputs("</td><td class=\"n\">", out);
+    html_num(out, "%.0f", p->eps, 1);
+    fputs("</td><td class=\"n\">", out);
+    html_num(out, "%.0f", p->worker > 0 ? p->examples / p->worker : NAN, 1);
+    fputs("</td></tr>\n", out);
+}
+
 void html_profile(FILE *out, const HtmlDoc *d)
 {
-    fputs("<section id=\"profile\"><h2>Time profile</h2>\n<p class=\"why\">Where the last session's time went "
-          "(profile.json, written when a session of the run ends), and how fast each fold trained: training examples "
-          "per second of the one worker thread that trained it.</p>\n",
+    fputs("<section id=\"profile\"><h2>Time profile</h2>\n<p class=\"why\">Where the run's time went, every session "
+          "that trained added up (profile.json, updated when a session of the run ends), the last session beside it, "
+          "and how fast each fold trained: training examples per second of the one worker thread that trained "
+          "it.</p>\n",
           out);
     char path[4200];
     snprintf(path, sizeof path, "%s/profile.json", d->dir);
     char *text = read_text(path, 1 << 16);
     FsJsonDoc doc;
-    double threads = NAN, eps = NAN;
+    double per_thread = NAN;
     if (!text || journal_json_parse(&doc, text, strlen(text), NULL, 0) != 0) {
         html_no_chart(out, text ? "profile.json cannot be read: no profile to show."
                                 : "No profile yet: profile.json is written when a session of the run ends.");
@@ -102,25 +130,34 @@ void html_profile(FILE *out, const HtmlDoc *d)
         static const char *names[] = {"loading data", "training", "validation", "journal writes", "idle workers"};
         double v[5];
         for (int i = 0; i < 5; i++) v[i] = jnum(doc.root, keys[i]);
-        threads = jnum(doc.root, "threads");
-        eps = jnum(doc.root, "examples_per_second");
-        double wall = jnum(doc.root, "wall_seconds");
+        double sessions = jnum(doc.root, "sessions");
+        const FsJson *last_o = journal_json_get(doc.root, "last_session");
+        HtmlProfileLine run, last;
+        profile_line(doc.root, &run);
+        profile_line(last_o ? last_o : doc.root, &last);
+        if (isnan(sessions)) sessions = 1;
+        per_thread = run.worker > 0 ? run.examples / run.worker : NAN;
         struct stat st;
-        const FsRunRecord *last = journal_last_run(d->j);
-        if (d->info->live && stat(path, &st) == 0 && last && (double)st.st_mtime < last->time)
-            fputs("<p class=\"why\">This profile is from an earlier session; the running one writes its own when it "
-                  "ends.</p>\n",
+        const FsRunRecord *lr = journal_last_run(d->j);
+        if (d->info->live && stat(path, &st) == 0 && lr && (double)st.st_mtime < lr->time)
+            fputs("<p class=\"why\">This profile is from the sessions before this one; the running one adds its own "
+                  "when it ends.</p>\n",
                   out);
-        html_chart_bars(out, "Time of the last session", "seconds (training and validation: summed over threads)", 5,
-                        names, v, "%.2f", " s");
-        fputs("<p>", out);
-        html_num(out, "%.2f s wall", wall, 1);
-        fputs(" &times; ", out);
-        html_num(out, "%.0f worker threads", threads, 1);
-        fputs("; ", out);
-        html_num(out, "%.0f training examples per second overall", eps, 1);
-        if (threads > 0) html_num(out, ", %.0f per thread", eps / threads, 1);
-        fputs(".</p>\n", out);
+        char title[96];
+        snprintf(title, sizeof title, "Time of the whole run (%.0f session%s)", sessions, sessions == 1 ? "" : "s");
+        html_chart_bars(out, title, "seconds (training and validation: summed over threads)", 5, names, v, "%.2f",
+                        " s");
+        fputs("<div class=\"scroll\"><table class=\"profile\"><thead><tr><th></th><th class=\"n\">wall s</th>"
+              "<th class=\"n\">worker s</th><th class=\"n\">folds</th><th class=\"n\">training examples/s</th>"
+              "<th class=\"n\">per worker thread</th></tr></thead><tbody>\n",
+              out);
+        profile_row(out, "whole run", &run);
+        profile_row(out, "last session", &last);
+        fputs("</tbody></table></div>\n<p>", out);
+        html_num(out, "Whole run: %.0f training examples per second overall", run.eps, 1);
+        html_num(out, " (%.0f sessions); ", sessions, 1);
+        html_num(out, "last session: %.0f", last.eps, 1);
+        html_num(out, " with %.0f worker threads.</p>\n", last.threads, 1);
         journal_json_free(&doc);
     }
     free(text);
@@ -140,8 +177,8 @@ void html_profile(FILE *out, const HtmlDoc *d)
         y[i] = s > 0 && r->train_examples ? (double)r->train_examples / s : NAN;
     }
     html_chart_scatter(out, "Training examples per second per worker thread, one dot per fold", xlabel,
-                       "examples per second", j->n_folds, x, y, threads > 0 ? eps / threads : NAN,
-                       "last session's mean per thread, idle time included");
+                       "examples per second", j->n_folds, x, y, per_thread,
+                       "the run's mean per worker thread, idle time included");
     free(x), free(y);
     fputs("</section>\n", out);
 }

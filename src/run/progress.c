@@ -6,11 +6,13 @@
 #include "run/progress.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "journal/journal.h" /* the JSON reader, for profile.json */
 #include "run/run.h"
 #include "util/util.h"
 
@@ -224,12 +226,26 @@ void progress_trial_pruned(FsProgress *p, int n_skipped)
 
 /* ---------------------------------------------------------------------- */
 
-void profile_print(FILE *out, const FsProfile *p)
+/* The whole run: every session's profile summed. threads is the last
+ * session's; worker (wall x threads) and idle are summed per session. */
+typedef struct {
+    FsProfile p;
+    double worker, idle;
+    int sessions; /* 0: a single session's (worker and idle from its own counts) */
+} ProfileSum;
+
+static ProfileSum profile_one(const FsProfile *p)
 {
-    double worker = p->wall_seconds * p->threads;
-    double idle = worker - p->train_seconds - p->val_seconds - p->pruned_seconds;
-    if (idle < 0) idle = 0;
-    fprintf(out, "profile:\n");
+    ProfileSum s = {*p, p->wall_seconds * p->threads, 0, 0};
+    s.idle = s.worker - p->train_seconds - p->val_seconds - p->pruned_seconds;
+    if (s.idle < 0) s.idle = 0;
+    return s;
+}
+
+static void print_body(FILE *out, const ProfileSum *s)
+{
+    const FsProfile *p = &s->p;
+    double worker = s->worker, idle = s->idle;
     fprintf(out, "  loading and preparing data  %9.2f s\n", p->data_seconds);
     fprintf(out, "  training (all folds)        %9.2f s  (%4.1f%% of worker time)\n", p->train_seconds,
             worker > 0 ? 100.0 * p->train_seconds / worker : 0.0);
@@ -239,37 +255,143 @@ void profile_print(FILE *out, const FsProfile *p)
         fprintf(out, "  folds of pruned trials      %9.2f s  (%4.1f%%; trained up to the cut, not kept)\n", p->pruned_seconds,
                 worker > 0 ? 100.0 * p->pruned_seconds / worker : 0.0);
     fprintf(out, "  writing the journal         %9.2f s\n", p->journal_seconds);
-    fprintf(out, "  idle workers                %9.2f s  (%4.1f%%; %d thread%s x %.2f s wall)\n", idle,
-            worker > 0 ? 100.0 * idle / worker : 0.0, p->threads, p->threads == 1 ? "" : "s", p->wall_seconds);
+    if (s->sessions)
+        fprintf(out, "  idle workers                %9.2f s  (%4.1f%%; %.2f s of worker time, %.2f s wall)\n", idle,
+                worker > 0 ? 100.0 * idle / worker : 0.0, worker, p->wall_seconds);
+    else
+        fprintf(out, "  idle workers                %9.2f s  (%4.1f%%; %d thread%s x %.2f s wall)\n", idle,
+                worker > 0 ? 100.0 * idle / worker : 0.0, p->threads, p->threads == 1 ? "" : "s", p->wall_seconds);
     fprintf(out, "  training examples per second %8.0f  (%d folds)\n",
             p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds);
 }
 
-int profile_write(const char *dir, const FsProfile *p, FsErr *err)
+void profile_print(FILE *out, const FsProfile *p)
 {
-    char path[4200], *text = NULL;
-    size_t len = 0;
-    double worker = p->wall_seconds * p->threads;
-    double idle = worker - p->train_seconds - p->val_seconds - p->pruned_seconds;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return fs_err_set(err, "%s: cannot write the profile: out of memory", dir), -1;
+    ProfileSum s = profile_one(p);
+    fprintf(out, "profile:\n");
+    print_body(out, &s);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The whole run: what profile.json held, plus this session                */
+
+static void json_profile(FILE *f, const ProfileSum *s)
+{
+    const FsProfile *p = &s->p;
+    double wall = p->wall_seconds;
     fprintf(f,
-            "{\"data_seconds\":%.3f,\"train_seconds\":%.3f,\"validation_seconds\":%.3f,"
+            "\"data_seconds\":%.3f,\"train_seconds\":%.3f,\"validation_seconds\":%.3f,"
             "\"journal_seconds\":%.3f,\"wall_seconds\":%.3f,\"threads\":%d,\"idle_seconds\":%.3f,"
-            "\"train_examples\":%.0f,\"examples_per_second\":%.1f,\"folds\":%d,\"pruned_seconds\":%.3f}\n",
-            p->data_seconds, p->train_seconds, p->val_seconds, p->journal_seconds, p->wall_seconds, p->threads,
-            idle > 0 ? idle : 0.0, p->train_examples,
-            p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds, p->pruned_seconds);
+            "\"worker_seconds\":%.3f,\"train_examples\":%.0f,\"examples_per_second\":%.1f,\"folds\":%d,"
+            "\"pruned_seconds\":%.3f",
+            p->data_seconds, p->train_seconds, p->val_seconds, p->journal_seconds, wall, p->threads, s->idle,
+            s->worker, p->train_examples, wall > 0 ? p->train_examples / wall : 0.0, p->folds,
+            p->pruned_seconds);
+}
+
+/* A number >= 0 under key; optional keys may be missing (0). */
+static int jget(const FsJson *root, const char *key, int optional, double *v, char *why, size_t n)
+{
+    const FsJson *x = journal_json_get(root, key);
+    *v = 0;
+    if (!x && optional) return 0;
+    if (!x) return snprintf(why, n, "\"%s\" is missing", key), -1;
+    if (journal_json_f64(x, v) != 0 || !isfinite(*v) || *v < 0)
+        return snprintf(why, n, "\"%s\" is not a number of 0 or more", key), -1;
+    return 0;
+}
+
+/* The whole run so far from DIR/profile.json. 1: read; 0: no file; -1:
+ * cannot be read (why says what is wrong). A profile.json of an older
+ * foldsweep (no "sessions") is one session. */
+static int profile_read(const char *path, ProfileSum *t, char *why, size_t n)
+{
+    memset(t, 0, sizeof *t);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT) return 0;
+        return snprintf(why, n, "cannot open: %s", strerror(errno)), -1;
+    }
+    size_t max = 1 << 16, len;
+    char *text = fs_malloc(max + 1);
+    len = fread(text, 1, max + 1, f);
     fclose(f);
-    snprintf(path, sizeof path, "%s/profile.json", dir);
+    if (len > max) return free(text), snprintf(why, n, "larger than %zu bytes", max), -1;
+    FsJsonDoc doc;
+    char jwhy[160] = "";
+    if (journal_json_parse(&doc, text, len, jwhy, sizeof jwhy) != 0) {
+        free(text);
+        return snprintf(why, n, "not JSON (%s)", jwhy[0] ? jwhy : "cannot parse"), -1;
+    }
+    free(text);
+    const FsJson *r = doc.root;
+    double v[13];
+    int rc = r && r->type == FS_JSON_OBJECT ? 0 : (snprintf(why, n, "not a JSON object"), -1);
+    static const char *keys[] = {"data_seconds", "train_seconds",  "validation_seconds", "journal_seconds",
+                                 "wall_seconds", "train_examples", "folds",              "threads",
+                                 "pruned_seconds", "idle_seconds", "worker_seconds",     "sessions"};
+    for (int i = 0; rc == 0 && i < 12; i++) rc = jget(r, keys[i], i >= 7, &v[i], why, n);
+    if (rc == 0 && (v[6] > 1e9 || v[7] > 1e6 || v[11] > 1e9))
+        rc = -1, snprintf(why, n, "\"folds\", \"threads\" or \"sessions\" is out of range");
+    if (rc == 0) {
+        *t = (ProfileSum){{v[0], v[1], v[2], v[3], v[4], (int)v[7], v[5], (int)v[6], v[8]}, v[10], v[9], (int)v[11]};
+        if (!journal_json_get(r, "sessions")) { /* an older foldsweep's: one session */
+            t->sessions = 1;
+            t->worker = v[4] * v[7];
+        } else if (t->sessions < 1) {
+            rc = -1, snprintf(why, n, "\"sessions\" is not 1 or more");
+        }
+    }
+    journal_json_free(&doc);
+    return rc < 0 ? -1 : 1;
+}
+
+static int write_text(const char *dir, const char *name, char *text, size_t len, FsErr *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     int rc = fs_write_file_atomic(path, text, len, err);
     free(text);
-    text = NULL;
-    if (rc != 0 || !(f = open_memstream(&text, &len))) return -1;
-    profile_print(f, p);
-    fclose(f);
-    snprintf(path, sizeof path, "%s/profile.txt", dir);
-    rc = fs_write_file_atomic(path, text, len, err);
-    free(text);
     return rc;
+}
+
+int profile_write(const char *dir, const FsProfile *p, FsErr *err)
+{
+    char path[4200], why[200] = "";
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    ProfileSum t, one = profile_one(p);
+    int have = profile_read(path, &t, why, sizeof why);
+    int trained = p->folds > 0 || p->train_seconds > 0 || p->pruned_seconds > 0;
+    if (have < 0)
+        fprintf(stderr, "foldsweep: warning: %s: %s; %s\n", path, why,
+                trained ? "the time of earlier sessions is not counted: the profile starts again from this session"
+                        : "left as it is (this session trained nothing)");
+    /* A session that trained nothing (a finished sweep rerun for its test
+     * section, say) would only dilute the run's rates. */
+    if (!trained && have != 0) return 0;
+    if (have <= 0) memset(&t, 0, sizeof t);
+    FsProfile *q = &t.p;
+    q->data_seconds += p->data_seconds, q->train_seconds += p->train_seconds, q->val_seconds += p->val_seconds;
+    q->journal_seconds += p->journal_seconds, q->wall_seconds += p->wall_seconds, q->threads = p->threads;
+    q->train_examples += p->train_examples, q->folds += p->folds, q->pruned_seconds += p->pruned_seconds;
+    t.worker += one.worker, t.idle += one.idle, t.sessions++;
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return fs_err_set(err, "%s: cannot write the profile: out of memory", dir), -1;
+    fputs("{", f);
+    json_profile(f, &t);
+    fprintf(f, ",\"sessions\":%d,\"last_session\":{", t.sessions);
+    json_profile(f, &one);
+    fputs("}}\n", f);
+    fclose(f);
+    if (write_text(dir, "profile.json", text, len, err) != 0) return -1;
+    if (!(f = open_memstream(&text, &len))) return fs_err_set(err, "%s: cannot write the profile: out of memory", dir), -1;
+    fprintf(f, "profile of the whole run (%d session%s):\n", t.sessions, t.sessions == 1 ? "" : "s");
+    print_body(f, &t);
+    fprintf(f, "\nprofile of the last session:\n");
+    print_body(f, &one);
+    fclose(f);
+    return write_text(dir, "profile.txt", text, len, err);
 }

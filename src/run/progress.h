@@ -61,7 +61,7 @@ void progress_trial_pruned(FsProgress *p, int n_skipped);
 /* A new batch of the sampler: n more folds to train. */
 void progress_add_folds(FsProgress *p, int n);
 
-/* Where the time of a run went. */
+/* Where the time of one session of a run went. */
 typedef struct {
     double data_seconds;    /* loading and preparing data */
     double train_seconds;   /* summed over folds: training steps */
@@ -74,8 +74,13 @@ typedef struct {
     double pruned_seconds;  /* training of folds cut by the pruner (rank 0's own; not a result) */
 } FsProfile;
 
+/* One session's profile, as the run prints it when it ends. */
 void profile_print(FILE *out, const FsProfile *p);
-/* DIR/profile.json and DIR/profile.txt. */
+/* DIR/profile.json and DIR/profile.txt: the whole run (this session added
+ * to the sessions profile.json already holds) and this session. A session
+ * that trained nothing leaves them as they are. A profile.json that cannot
+ * be read (damaged, edited) is warned about on stderr and replaced by one
+ * that starts from this session. */
 int profile_write(const char *dir, const FsProfile *p, FsErr *err);
 
 #endif
