@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "mpi/mpi.h" /* fsmpi_built */
 
 #ifndef FS_VERSION
 #define FS_VERSION "0.1.0"
@@ -76,6 +77,22 @@ static const CliCommand *find(const char *name)
     return NULL;
 }
 
+/* The version, then the backends this build has, for scripts/quickstart
+ * and for anyone asking why mpirun or --backend cuda does not do what
+ * they expect. */
+static void version_print(void)
+{
+#if defined(FS_HAVE_CUDA) && defined(FS_CUDA_STANDIN_BUILD)
+    const char *cuda = "emulated on the CPU (the CUDA stand-in)";
+#elif defined(FS_HAVE_CUDA)
+    const char *cuda = "nvcc";
+#else
+    const char *cuda = "none";
+#endif
+    printf("foldsweep %s\n", FS_VERSION);
+    printf("backends: MPI %s, CUDA %s\n", fsmpi_built() ? "yes" : "no", cuda);
+}
+
 int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -88,7 +105,7 @@ int cli_main(int argc, char **argv)
         return FS_EXIT_OK;
     }
     if (!strcmp(cmd, "--version")) {
-        printf("foldsweep %s\n", FS_VERSION);
+        version_print();
         return FS_EXIT_OK;
     }
     if (!strcmp(cmd, "help")) {

@@ -4,9 +4,10 @@
  * [--worker-timeout S] [--restart] [--progress] [--quiet]`. Parses the options,
  * starts MPI when a launcher started the process (the only command that
  * does) and hands the world's ranks to run_sweep (src/run), which owns the
- * run.
+ * run. A build without MPI started as several ranks refuses (exit 2).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,8 @@
 #include "cli/commands.h"
 #include "mpi/mpi.h"
 #include "run/run.h"
+
+extern char **environ;
 
 enum {
     OPT_OUT,
@@ -112,6 +115,30 @@ static int options_read(FsRunOptions *o, const CliArgs *a, double *startup)
     return 0;
 }
 
+/* A build without MPI under mpirun or srun would run the sweep once per
+ * rank, every copy alone, into the same folder: refused at once (exit 2)
+ * with one line naming the variable seen and the rebuild. Only rank 0 (or
+ * a process whose rank is unknown, or that knows only that it is not rank
+ * 0) says so: the others end as quietly. An MPI build reads the same
+ * variables in fsmpi_init and starts MPI. */
+static int launcher_refuse(void)
+{
+    FsLauncher l;
+    if (fsmpi_built() || !fsmpi_launcher_several(environ, &l)) return 0;
+    if (l.rank > 0 && !l.is_rank) return FS_EXIT_USAGE;
+    if (l.is_rank)
+        fprintf(stderr, "foldsweep: %s=%ld: a launcher (mpirun, srun) started this as rank %ld of several", l.var,
+                l.value, l.value);
+    else
+        fprintf(stderr, "foldsweep: %s=%ld: a launcher (mpirun, srun) started %ld copies of this", l.var, l.value,
+                l.value);
+    fprintf(stderr, ", but this foldsweep was built without MPI, so each would run the whole sweep alone. "
+                    "Rebuild with MPI (apt-get install openmpi-bin libopenmpi-dev; cmake -S . -B build "
+                    "-DFOLDSWEEP_MPI=ON && cmake --build build; `foldsweep --version` then says MPI yes), "
+                    "or run it without the launcher\n");
+    return FS_EXIT_USAGE;
+}
+
 int cli_run(int argc, char **argv)
 {
     CliArgs a;
@@ -124,6 +151,7 @@ int cli_run(int argc, char **argv)
     rc = options_read(&o, &a, &startup);
     cli_args_free(&a);
     if (rc) return rc;
+    if ((rc = launcher_refuse())) return rc;
     /* Before MPI starts: a scheduler's warning (SIGUSR1) or SIGTERM while it
      * does must stop the run with exit 3 and a requeue, not kill it. */
     run_signals_install();

@@ -140,6 +140,20 @@ typedef struct {
 
 /* 1 if this build has MPI. */
 int fsmpi_built(void);
+
+/* What an environment says about the ranks a launcher started (launcher.c,
+ * which lists the variables and why SLURM_NTASKS is not one of them). */
+typedef struct {
+    const char *var; /* the variable that shows several ranks */
+    long value;      /* its value: a count of ranks, or (is_rank) this process's rank */
+    int is_rank;
+    int rank; /* this process's rank as the launcher set it, or -1 */
+} FsLauncher;
+/* 1 when env ("NAME=VALUE" strings, NULL-terminated, as environ) shows
+ * that a launcher started this process as one of several ranks; l says
+ * which variable. 0 otherwise (l->rank is set either way). Reads nothing
+ * but env, so a test can pass a made-up one. */
+int fsmpi_launcher_several(char *const *env, FsLauncher *l);
 /* Initialises MPI only when an MPI launcher started this process and makes
  * m a context over the world; otherwise (and in a build without MPI) m is
  * rank 0 of 1 with active = 0. For `foldsweep run`: a library caller that
