@@ -18,8 +18,12 @@
 
 enum {
     OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_INPUT_FORMAT, OPT_SEQUENCES, OPT_LABELS, OPT_MASK, OPT_ALLOW, OPT_EXCLUDE,
-    OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_HELP
+    OPT_MAX_IDENTITY, OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_HELP
 };
+
+#define TEXT_OF(x) #x
+#define TEXT(x) TEXT_OF(x)
+#define IDENTITY_DEFAULT TEXT(FS_IDENTITY_MAX_DEFAULT)
 
 static const CliOption options[] = {
     [OPT_TRIAL] = {"--trial", NULL, "ID", "in a run folder: this trial (an id or a unique prefix)"},
@@ -32,8 +36,10 @@ static const CliOption options[] = {
     [OPT_MASK] = {"--mask", NULL, "M.fasta", "FASTA set: optional mask, 1 scored, 0 unscored"},
     [OPT_ALLOW] = {"--allow-overlap", NULL, NULL, "score a test set that shares proteins with the training\n"
                                                   "data (the overlap is reported beside the scores)"},
-    [OPT_EXCLUDE] = {"--exclude-overlap", NULL, NULL, "score only the test proteins the models have not seen\n"
-                                                      "(the others are left out and counted)"},
+    [OPT_EXCLUDE] = {"--exclude-overlap", NULL, NULL, "score only the test proteins the models have not seen,\n"
+                                                      "nor any above --max-identity (left out and counted)"},
+    [OPT_MAX_IDENTITY] = {"--max-identity", NULL, "X", "refuse test proteins above this identity to a training\n"
+                                                       "protein (0..1, default " IDENTITY_DEFAULT "; docs/models.md)"},
     [OPT_SEED] = {"--seed", NULL, "S", "bootstrap seed (default 1)"},
     [OPT_RESAMPLES] = {"--resamples", NULL, "N", "bootstrap resamples (default 1000)"},
     [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
@@ -49,8 +55,10 @@ static const CliSpec spec = {
     .about = "Scores a trial's fold ensemble (or --fold K's model) on a labelled test set: Q3 with a 95%\n"
              "bootstrap interval over proteins, SOV'99, per-class precision, recall and MCC, the\n"
              "confusion matrix and per-protein Q3. Masked residues are not scored; 8-state labels are\n"
-             "reduced to 3. A test protein identical to one the models were trained or validated on\n"
-             "is refused unless --allow-overlap. Each evaluation is recorded in the models' run folder\n"
+             "reduced to 3. A test protein identical to one the models were trained or validated on,\n"
+             "or above --max-identity sequence identity to one (a chain, a fragment or a close homologue),\n"
+             "is refused unless --exclude-overlap (left out) or --allow-overlap (scored). Each evaluation\n"
+             "is recorded in the models' run folder\n"
              "journal (foldsweep status counts them). MODEL: as for predict (docs/models.md).\n",
     .opts = CLI_OPTIONS(options),
     .column = 26,
@@ -125,6 +133,53 @@ static int record(const FsModelSet *set, const FsEnsemble *e, const char *key, c
     return rc;
 }
 
+/* The refusal for proteins the models have seen (identical) or nearly
+ * (above max identity): flagged[] both. */
+static int refuse(const FsEvaluation *ev, const char *data, uint32_t flagged, FsErr *err)
+{
+    const char *fix = "these scores would be optimistic; pass --exclude-overlap to leave them out, or --allow-overlap "
+                      "to score them anyway with the overlap reported";
+    if (ev->overlap)
+        return fs_err_set(err, "%s: %u test protein%s identical to proteins the models were trained or validated on "
+                          "(%s%s%s%s): %s", data, ev->overlap, ev->overlap == 1 ? " is" : "s are", ev->names[0],
+                          ev->n_names > 1 ? ", " : "", ev->n_names > 1 ? ev->names[1] : "", ev->overlap > 2 ? ", ..." : "",
+                          fix), -1;
+    char what[1200];
+    evaluate_identity_refusal(&ev->ident, what, sizeof what);
+    return fs_err_set(err, "%s: %s (%u in all): %s", data, what, flagged, fix), -1;
+}
+
+/* The leakage guard: identical proteins (fingerprints) and proteins above
+ * max identity (the identity check) are refused, left out (exclude) or
+ * scored with the counts reported (allow). */
+static int guard(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, double max, int allow, int exclude,
+                 char *data, size_t dn, FsErr *err)
+{
+    int unchecked = 0;
+    uint8_t *flag = fs_calloc((size_t)ds->n_prot + 1, 1);
+    evaluate_overlap(ev, e, ds, &unchecked);
+    evaluate_identity(&ev->ident, e, ds, max, flag);
+    uint32_t flagged = evaluate_overlap_flags(e, ds, flag);
+    int rc = 0;
+    if (flagged && exclude) {
+        ev->ident.left_out = evaluate_leave_out(ds, flag);
+        cli_error("note: %u test protein%s identical to training proteins left out, and %u more above %g identity to "
+                  "one", ev->overlap, ev->overlap == 1 ? "" : "s", flagged - ev->overlap, max);
+        snprintf(data + strlen(data), dn - strlen(data), " (%u overlapping left out)", flagged);
+    } else if (flagged && !allow) {
+        rc = refuse(ev, data, flagged, err);
+    }
+    if (rc == 0 && unchecked)
+        cli_error("warning: %d model%s carry no training-protein fingerprints (saved by an older foldsweep): overlap "
+                  "with their training data is not checked", unchecked, unchecked == 1 ? "" : "s");
+    if (rc == 0 && !ev->ident.checked)
+        cli_error("warning: the identity check could not be made: %s; test proteins that are chains, fragments or "
+                  "close homologues of training proteins are not caught (refit or retrain with this foldsweep)",
+                  ev->ident.why);
+    free(flag);
+    return rc;
+}
+
 int cli_evaluate(int argc, char **argv)
 {
     CliArgs a;
@@ -132,6 +187,7 @@ int cli_evaluate(int argc, char **argv)
     if (rc != CLI_PARSED) return rc;
     rc = 0;
     uint64_t rank = 1, fold = UINT64_MAX, threads = 0, seed = 1, reps = 1000;
+    double max_identity = FS_IDENTITY_MAX_DEFAULT;
     int fmt = a.val[OPT_FORMAT] ? evaluate_format_parse(a.val[OPT_FORMAT]) : 0;
     if (fmt < 0) rc = cli_usage_error(&spec, "unknown --format (expected table, md, csv or json):", a.val[OPT_FORMAT]);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_RANK, 1, 1000000000, &rank);
@@ -139,6 +195,7 @@ int cli_evaluate(int argc, char **argv)
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_THREADS, 1, 4096, &threads);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_SEED, 0, UINT64_MAX, &seed);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_RESAMPLES, 1, 1000000, &reps);
+    if (!rc) rc = cli_real_parse(&spec, &a, OPT_MAX_IDENTITY, 0.0, 1.0, &max_identity);
     if (!rc && a.val[OPT_TRIAL] && a.val[OPT_RANK]) rc = cli_usage_error(&spec, "give --trial or --rank, not both", NULL);
     if (!rc && a.val[OPT_INPUT_FORMAT] &&
         (data_format_parse(a.val[OPT_INPUT_FORMAT]) < 0 || !strcmp(a.val[OPT_INPUT_FORMAT], "fasta")))
@@ -180,28 +237,8 @@ int cli_evaluate(int argc, char **argv)
     for (int i = n_models; i < a.n_args; i++)
         snprintf(data + strlen(data), sizeof data - strlen(data), "%s%s", i > n_models ? " " : "", a.args[i]);
     if (fasta_set) snprintf(data, sizeof data, "%s + %s", a.val[OPT_SEQUENCES], a.val[OPT_LABELS]);
-    int unchecked = 0, allow = a.val[OPT_ALLOW] != NULL, exclude = a.val[OPT_EXCLUDE] != NULL;
-    if (ok && evaluate_overlap(ev, e, &ds, &unchecked) && exclude) {
-        /* Left out of every score: their residues become unscored. */
-        for (int k = 0; k < e->n; k++)
-            for (uint32_t i = 0; i < ds.n_prot; i++) {
-                if (!data_hash_seen(e->m[k].info.seen, e->m[k].info.n_seen, data_protein_hash(&ds, i))) continue;
-                for (uint32_t r = ds.seg_off[ds.prot_seg[i]]; r < ds.seg_off[ds.prot_seg[i + 1]]; r++)
-                    ds.ss[r] |= FS_SS_UNSCORED;
-            }
-        cli_error("note: %u test protein%s identical to training proteins left out (%s%s)", ev->overlap,
-                  ev->overlap == 1 ? "" : "s", ev->names[0], ev->overlap > 1 ? ", ..." : "");
-        snprintf(data + strlen(data), sizeof data - strlen(data), " (%u overlapping left out)", ev->overlap);
-    } else if (ok && ev->overlap && !allow) {
-        fs_err_set(&err, "%s: %u test protein%s identical to proteins the models were trained or validated on (%s%s%s%s): "
-                   "these scores would be optimistic; pass --exclude-overlap to leave them out, or --allow-overlap "
-                   "to score them anyway with the overlap reported", data, ev->overlap, ev->overlap == 1 ? " is" : "s are", ev->names[0],
-                   ev->n_names > 1 ? ", " : "", ev->n_names > 1 ? ev->names[1] : "", ev->overlap > 2 ? ", ..." : "");
-        ok = 0;
-    }
-    if (ok && unchecked)
-        cli_error("warning: %d model%s carry no training-protein fingerprints (saved by an older foldsweep): overlap "
-                  "with their training data is not checked", unchecked, unchecked == 1 ? "" : "s");
+    int allow = a.val[OPT_ALLOW] != NULL, exclude = a.val[OPT_EXCLUDE] != NULL;
+    if (ok) ok = guard(ev, e, &ds, max_identity, allow, exclude, data, sizeof data, &err) == 0;
     uint64_t scored = 0;
     for (uint32_t r = 0; ok && r < ds.n_res; r++) scored += FS_SS_SCORED(ds.ss[r]);
     if (ok && scored == 0) ok = (fs_err_set(&err, "%s: no scored residues to evaluate on", data), 0);

@@ -157,4 +157,65 @@ int data_hash_seen(const uint64_t *sorted, uint32_t n, uint64_t h);
 /* Name of protein i (NUL-terminated). */
 const char *data_protein_name(const FsDataset *ds, uint32_t i);
 
+/* ---------------------------------------------------------------------- */
+/* Sequence identity to the proteins a model saw (seqset.c, align.c,      */
+/* identity.c; the definition is in docs/models.md, "Leakage guard").     */
+
+/* Proteins as residue codes and names: what a model file keeps of the
+ * proteins its run trained or validated on, and what a test protein's
+ * identity is measured against. A protein's chains are concatenated. */
+typedef struct {
+    uint32_t n;         /* proteins */
+    uint32_t *off;      /* [n+1] offsets into aa; off[n] residues in all */
+    uint8_t *aa;        /* residue codes 0..FS_AA_UNKNOWN */
+    uint32_t *name_off; /* [n+1] offsets into names */
+    char *names;        /* n NUL-terminated names */
+} FsSeqSet;
+
+/* Every protein of ds that data_in_use, in order. */
+void data_seqset_of(FsSeqSet *s, const FsDataset *ds);
+/* The set from a file's arrays (checked, copied): off has n_off = n+1
+ * increasing entries from 0 to n_res, every code is at most FS_AA_UNKNOWN,
+ * names holds exactly n NUL-terminated names. 0, or -1 with why. */
+int data_seqset_from(FsSeqSet *s, const uint8_t *aa, uint64_t n_res, const uint8_t *off_le, uint64_t n_off,
+                     const char *names, uint64_t names_len, char *why, size_t why_n);
+/* Appends b's proteins to a (an ensemble's union; a may be zeroed). */
+void data_seqset_append(FsSeqSet *a, const FsSeqSet *b);
+/* 1 if a and b hold the same proteins in the same order. */
+int data_seqset_same(const FsSeqSet *a, const FsSeqSet *b);
+void data_seqset_free(FsSeqSet *s);
+
+/* The largest identity a test protein may have to a protein the models
+ * saw (evaluate --max-identity, test.max_identity), and the levels the
+ * evaluation counts test proteins above (the last is the default). */
+#define FS_IDENTITY_MAX_DEFAULT 0.95
+#define FS_IDENTITY_LEVELS 3
+extern const double fs_identity_levels[FS_IDENTITY_LEVELS];
+
+/* Smith-Waterman local alignment of q against t (BLOSUM62, gaps 11 + 1
+ * per residue; align.c): the identical residue pairs (X never counts) in
+ * the best-scoring alignment, and its score in *score (may be NULL). */
+uint32_t data_align_identical(const uint8_t *q, uint32_t nq, const uint8_t *t, uint32_t nt, int32_t *score);
+
+/* A test protein's highest identity to a set: identical residues of the
+ * best local alignment over the protein's residues other than X (1.0
+ * for a protein contained in one of the set), and which protein. */
+typedef struct {
+    double identity;
+    int32_t protein; /* index into the set, -1 if none shares anything */
+    uint32_t identical, length;
+} FsIdentityHit;
+
+typedef struct FsIdentityIndex FsIdentityIndex;
+/* A k-mer index of the set (which it keeps a pointer to: keep it alive). */
+FsIdentityIndex *data_identity_index(const FsSeqSet *train);
+void data_identity_free(FsIdentityIndex *ix);
+/* The prefilter (shared k-mers on one diagonal) picks candidates, aligned
+ * in full. Not thread-safe (the index holds the scratch). */
+FsIdentityHit data_identity_best(FsIdentityIndex *ix, const uint8_t *aa, uint32_t n);
+/* The same against every protein of the set, no prefilter (the baseline). */
+FsIdentityHit data_identity_full(const FsSeqSet *train, const uint8_t *aa, uint32_t n);
+/* Protein i of ds against the index: hits[i] for every protein. */
+void data_identity_all(FsIdentityIndex *ix, const FsDataset *ds, FsIdentityHit *hits);
+
 #endif

@@ -143,6 +143,24 @@ static int get_str(const FsJson *rec, const char *key, char *out, size_t n)
     return 0;
 }
 
+/* The identity check's fields, absent from records written before it. */
+static int decode_eval_identity(FsEvalRecord *e, const FsJson *rec)
+{
+    const FsJson *c = journal_json_get(rec, "identity_checked"), *a = journal_json_get(rec, "identity_above");
+    e->identity_checked = -1;
+    e->identity_max = NAN;
+    if (!c) return 0;
+    if (c->type != FS_JSON_TRUE && c->type != FS_JSON_FALSE) return -1;
+    e->identity_checked = c->type == FS_JSON_TRUE;
+    if (!e->identity_checked) return 0;
+    if (journal_json_f64(journal_json_get(rec, "identity_max"), &e->identity_max) || !a || a->type != FS_JSON_ARRAY ||
+        a->n != 3 || journal_json_u64(journal_json_get(rec, "identity_left_out"), &e->identity_left_out))
+        return -1;
+    for (int i = 0; i < 3; i++)
+        if (journal_json_u64(journal_json_at(a, i), &e->identity_above[i])) return -1;
+    return 0;
+}
+
 static int decode_eval(FsJournal *j, const FsJson *rec, double t)
 {
     FsEvalRecord e;
@@ -163,6 +181,7 @@ static int decode_eval(FsJournal *j, const FsJson *rec, double t)
     if ((v = journal_json_get(rec, "q3_lo")) && journal_json_f64(v, &e.q3_lo)) return -1;
     if ((v = journal_json_get(rec, "q3_hi")) && journal_json_f64(v, &e.q3_hi)) return -1;
     if ((v = journal_json_get(rec, "sov")) && journal_json_f64(v, &e.sov)) return -1;
+    if (decode_eval_identity(&e, rec) != 0) return -1;
     journal_add_eval(j, &e);
     return 0;
 }

@@ -81,6 +81,13 @@ typedef struct {
     uint64_t data_fingerprint;
     uint64_t proteins, scored, overlap;
     double q3, q3_lo, q3_hi, sov;
+    /* The identity check (docs/models.md, "Leakage guard"): 1 made, 0 not
+     * made (models without their training sequences), -1 not recorded (a
+     * record older than the check). Test proteins above each of the levels
+     * 0.25, 0.5, 0.95, the threshold, and how many were left out. */
+    int identity_checked;
+    uint64_t identity_above[3], identity_left_out;
+    double identity_max;
     double time;
 } FsEvalRecord;
 

@@ -19,7 +19,8 @@
  *            (the sweep's pruner stopped the trial there; src/prune)
  *   refit:   v kind time trial epochs model {file bytes crc32}
  *   evaluation: v kind time trial models source data data_fingerprint
- *            proteins scored overlap q3 q3_lo q3_hi sov
+ *            proteins scored overlap q3 q3_lo q3_hi sov identity_checked
+ *            [identity_max identity_above [3] identity_left_out]
  *   failure: v kind time trial message
  *
  * Floats are written with %.9g and doubles with %.17g, so reading back with
@@ -361,6 +362,14 @@ int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
     put_double(&b, r.q3_hi);
     jbuf_lit(&b, ",\"sov\":");
     put_double(&b, r.sov);
+    jbuf_printf(&b, ",\"identity_checked\":%s", r.identity_checked > 0 ? "true" : "false");
+    if (r.identity_checked > 0) {
+        jbuf_lit(&b, ",\"identity_max\":");
+        put_double(&b, r.identity_max);
+        jbuf_printf(&b, ",\"identity_above\":[%llu,%llu,%llu],\"identity_left_out\":%llu",
+                    (unsigned long long)r.identity_above[0], (unsigned long long)r.identity_above[1],
+                    (unsigned long long)r.identity_above[2], (unsigned long long)r.identity_left_out);
+    }
     jbuf_lit(&b, "}");
     int rc = append_line(j, &b, err);
     free(b.p);

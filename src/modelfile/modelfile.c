@@ -26,6 +26,9 @@
 #define MODEL_FORMAT_VERSION "1"
 #define ALPHABET FS_AA_LETTERS "X"
 #define SEEN_TENSOR "foldsweep.seen_proteins"
+#define SEQ_RESIDUES "foldsweep.seen_residues"
+#define SEQ_OFFSETS "foldsweep.seen_offsets"
+#define SEQ_NAMES "foldsweep.seen_names"
 
 /* ---------------------------------------------------------------------- */
 /* The architecture as JSON (floats as the shortest text of the float)     */
@@ -152,11 +155,33 @@ out:
 /* ---------------------------------------------------------------------- */
 /* Writing                                                                 */
 
+static FsTensor byte_tensor(const char *name, const char *dtype, int64_t numel, const void *data)
+{
+    FsTensor t;
+    memset(&t, 0, sizeof t);
+    t.name = name;
+    snprintf(t.dtype, sizeof t.dtype, "%s", dtype);
+    t.ndim = 1;
+    t.shape[0] = numel;
+    t.data = data;
+    return t;
+}
+
+/* The seen proteins as three tensors (the offsets little-endian, as the
+ * rest of the file); returns 3. */
+static int seq_tensors(FsTensor *t, const FsSeqSet *s)
+{
+    t[0] = byte_tensor(SEQ_RESIDUES, "U8", s->off[s->n], s->aa);
+    t[1] = byte_tensor(SEQ_OFFSETS, "U32", (int64_t)s->n + 1, s->off);
+    t[2] = byte_tensor(SEQ_NAMES, "U8", s->name_off[s->n], s->names);
+    return 3;
+}
+
 void modelfile_serialize(const FsNet *net, const float *weights, const FsModelInfo *info, uint8_t **out,
                          uint64_t *n_out)
 {
     LayoutEntry e[LAYOUT_MAX];
-    FsTensor t[LAYOUT_MAX + 1];
+    FsTensor t[LAYOUT_MAX + 4];
     int n = layout_plan(net, e, LAYOUT_MAX);
     FS_ASSERT(n >= 0);
     float *buf = fs_malloc(sizeof(float) * (size_t)(net->n_params + net->n_state + 1));
@@ -180,6 +205,7 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
         t[n].data = info->seen;
         n++;
     }
+    if (info->seen_seqs) n += seq_tensors(t + n, info->seen_seqs);
     char *arch = modelfile_arch_json(net);
     char idx[16], fold[16], folds[16], best[16], q3[32], loss[32], fp[20], win[16];
     snprintf(idx, sizeof idx, "%d", info->trial_index);
@@ -295,9 +321,10 @@ static int check_format(const FsSafetensors *st, const char *origin, FsErr *err)
  * size is the file's own (bounded by its bytes), never the metadata's say-so. */
 static int check_tensors(const FsSafetensors *st, const LayoutEntry *e, int ne, const char *origin, FsErr *err)
 {
-    const FsTensor *seen = safetensors_find(st, SEEN_TENSOR);
-    if (st->n_tensors != ne + (seen != NULL))
-        return fs_err_set(err, "%s: %d tensors, the architecture has %d", origin, st->n_tensors - (seen != NULL), ne), -1;
+    int extra = (safetensors_find(st, SEEN_TENSOR) != NULL) + (safetensors_find(st, SEQ_RESIDUES) != NULL) +
+                (safetensors_find(st, SEQ_OFFSETS) != NULL) + (safetensors_find(st, SEQ_NAMES) != NULL);
+    if (st->n_tensors != ne + extra)
+        return fs_err_set(err, "%s: %d tensors, the architecture has %d", origin, st->n_tensors - extra, ne), -1;
     for (int i = 0; i < ne; i++) {
         const FsTensor *t = safetensors_find(st, e[i].name);
         int same = t && !strcmp(t->dtype, "F32") && t->ndim == e[i].ndim;
@@ -323,6 +350,28 @@ static int read_seen(FsModelInfo *in, const FsSafetensors *st, const char *origi
     return 0;
 }
 
+/* The seen proteins' three tensors, all or none; their sizes are the
+ * tensors' own (within the file's bytes), checked by data_seqset_from. */
+static int read_seqs(FsModelInfo *in, const FsSafetensors *st, const char *origin, FsErr *err)
+{
+    const FsTensor *r = safetensors_find(st, SEQ_RESIDUES), *o = safetensors_find(st, SEQ_OFFSETS),
+                   *nm = safetensors_find(st, SEQ_NAMES);
+    if (!r && !o && !nm) return 0;
+    if (!r || !o || !nm || strcmp(r->dtype, "U8") || strcmp(o->dtype, "U32") || strcmp(nm->dtype, "U8") ||
+        r->ndim != 1 || o->ndim != 1 || nm->ndim != 1)
+        return fs_err_set(err, "%s: tensors '%s' (1-D U8), '%s' (1-D U32) and '%s' (1-D U8) go together", origin,
+                          SEQ_RESIDUES, SEQ_OFFSETS, SEQ_NAMES), -1;
+    char why[160];
+    FsSeqSet *s = fs_calloc(1, sizeof *s);
+    if (data_seqset_from(s, r->data, (uint64_t)r->shape[0], o->data, (uint64_t)o->shape[0], nm->data,
+                         (uint64_t)nm->shape[0], why, sizeof why) != 0) {
+        free(s);
+        return fs_err_set(err, "%s: the seen proteins' tensors: %s", origin, why), -1;
+    }
+    in->seen_seqs = s;
+    return 0;
+}
+
 /* Weights must be numbers: a NaN or an infinity would predict NaN for
  * every residue (a diverged model, or damage that kept the CRC-less file). */
 static int check_finite(const float *w, long n, const char *name, const char *origin, FsErr *err)
@@ -339,7 +388,9 @@ static int read_weights(FsSavedModel *m, const FsSafetensors *st, const char *or
 {
     LayoutEntry e[LAYOUT_MAX];
     int ne = layout_plan(&m->net, e, LAYOUT_MAX);
-    if (check_tensors(st, e, ne, origin, err) || read_seen(&m->info, st, origin, err)) return -1;
+    if (check_tensors(st, e, ne, origin, err) || read_seen(&m->info, st, origin, err) ||
+        read_seqs(&m->info, st, origin, err))
+        return -1;
     long total = m->net.n_params + m->net.n_state;
     m->weights = fs_calloc((size_t)total + 1, sizeof(float));
     float *tmp = fs_malloc(sizeof(float) * ((size_t)total + 1));
@@ -413,6 +464,8 @@ void modelfile_free(FsSavedModel *m)
 {
     free(m->weights);
     free(m->info.seen);
+    if (m->info.seen_seqs) data_seqset_free(m->info.seen_seqs);
+    free(m->info.seen_seqs);
     free(m->info.config);
     memset(m, 0, sizeof *m);
 }

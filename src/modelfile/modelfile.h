@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "data/data.h"
 #include "model/model.h"
 
 /* Where a model came from (metadata). */
@@ -29,6 +30,11 @@ typedef struct {
      * the U64 tensor "foldsweep.seen_proteins". */
     uint64_t *seen;
     uint32_t n_seen;
+    /* Those proteins themselves (residue codes and names), for the identity
+     * check of `evaluate`: the tensors "foldsweep.seen_residues" (U8),
+     * "foldsweep.seen_offsets" (U32) and "foldsweep.seen_names" (U8).
+     * NULL when saving without them, or for a file written before them. */
+    FsSeqSet *seen_seqs;
 } FsModelInfo;
 
 /* A model read back: its net (compiled for max_batch), its weights

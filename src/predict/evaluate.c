@@ -96,4 +96,8 @@ void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char *trial,
     r->q3_lo = ev->ci_lo;
     r->q3_hi = ev->ci_hi;
     r->sov = metrics_sov(&ev->sov, 3);
+    r->identity_checked = ev->ident.checked;
+    r->identity_max = ev->ident.max;
+    for (int l = 0; l < FS_IDENTITY_LEVELS && l < 3; l++) r->identity_above[l] = ev->ident.above[l];
+    r->identity_left_out = ev->ident.left_out;
 }

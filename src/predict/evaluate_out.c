@@ -27,6 +27,47 @@ static void num(FILE *out, double x, const char *undef)
     else fprintf(out, "%.4f", x);
 }
 
+/* "identity": {"checked", "max", "above": {"0.25": n, ...}, "over",
+ * "left_out", "examples": [{"test", "train", "identity"}]} or {"checked":
+ * false, "why"}. */
+static void json_identity(FILE *out, const FsIdentityReport *r)
+{
+    fprintf(out, ",\"identity\":{\"checked\":%s", r->checked ? "true" : "false");
+    if (!r->checked) {
+        fputs(",\"why\":", out);
+        journal_json_write_string(out, r->why);
+        fputc('}', out);
+        return;
+    }
+    fprintf(out, ",\"max\":%.9g,\"above\":{", r->max);
+    for (int l = 0; l < FS_IDENTITY_LEVELS; l++)
+        fprintf(out, "%s\"%g\":%u", l ? "," : "", fs_identity_levels[l], r->above[l]);
+    fprintf(out, "},\"over\":%u,\"left_out\":%u,\"examples\":[", r->over, r->left_out);
+    for (int i = 0; i < r->n_first; i++) {
+        fputs(i ? ",{\"test\":" : "{\"test\":", out);
+        journal_json_write_string(out, r->first[i].test);
+        fputs(",\"train\":", out);
+        journal_json_write_string(out, r->first[i].train);
+        fprintf(out, ",\"identity\":%.9g}", r->first[i].identity);
+    }
+    fputs("]}", out);
+}
+
+/* The identity check in words, for the table and Markdown. */
+static void text_identity(FILE *out, const FsIdentityReport *r, int md)
+{
+    fputs(md ? "\n**Identity to training proteins:** " : "\nidentity to training proteins: ", out);
+    if (!r->checked) {
+        fprintf(out, "not checked: %s\n", r->why);
+        return;
+    }
+    for (int l = 0; l < FS_IDENTITY_LEVELS; l++)
+        fprintf(out, "%s%u above %g", l ? ", " : "", r->above[l], fs_identity_levels[l]);
+    fprintf(out, " (test proteins; threshold %g", r->max);
+    if (r->left_out) fprintf(out, ", %u left out", r->left_out);
+    fputs(")\n", out);
+}
+
 static void write_json(FILE *out, const FsEvaluation *ev, const char *models, const char *data, int allow)
 {
     const FsMetrics *m = &ev->m;
@@ -67,7 +108,9 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, co
     num(out, ev->prot_median, "null");
     fputs(",\"p10\":", out);
     num(out, ev->prot_p10, "null");
-    fprintf(out, "},\"overlap\":%u,\"overlap_allowed\":%s,\"overlap_excluded\":%s,\"overlap_examples\":[",
+    fputc('}', out);
+    json_identity(out, &ev->ident);
+    fprintf(out, ",\"overlap\":%u,\"overlap_allowed\":%s,\"overlap_excluded\":%s,\"overlap_examples\":[",
             ev->overlap, allow == 1 ? "true" : "false", allow == 2 ? "true" : "false");
     for (int i = 0; i < ev->n_names; i++) {
         if (i) fputc(',', out);
@@ -79,7 +122,9 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, co
 static void write_csv(FILE *out, const FsEvaluation *ev, const char *models, const char *data)
 {
     fputs("models,data,proteins,scored,q3,q3_lo,q3_hi,sov,sov_H,sov_E,sov_C,mcc_H,mcc_E,mcc_C,"
-          "protein_q3_mean,protein_q3_median,protein_q3_p10,overlap\n", out);
+          "protein_q3_mean,protein_q3_median,protein_q3_p10,overlap", out);
+    for (int l = 0; l < FS_IDENTITY_LEVELS; l++) fprintf(out, ",identity_above_%g", fs_identity_levels[l]);
+    fputs(",identity_left_out\n", out);
     fprintf(out, "\"%s\",\"%s\",%u,%llu,", models, data, ev->proteins, (unsigned long long)ev->scored);
     double v[] = {ev->m.q3, ev->ci_lo, ev->ci_hi, metrics_sov(&ev->sov, 3), metrics_sov(&ev->sov, 0),
                   metrics_sov(&ev->sov, 1), metrics_sov(&ev->sov, 2), ev->m.mcc[0], ev->m.mcc[1], ev->m.mcc[2],
@@ -88,7 +133,15 @@ static void write_csv(FILE *out, const FsEvaluation *ev, const char *models, con
         num(out, v[i], "");
         fputc(',', out);
     }
-    fprintf(out, "%u\n", ev->overlap);
+    fprintf(out, "%u", ev->overlap);
+    const FsIdentityReport *id = &ev->ident;
+    for (int l = 0; l < FS_IDENTITY_LEVELS; l++) {
+        if (id->checked) fprintf(out, ",%u", id->above[l]);
+        else fputc(',', out);
+    }
+    if (id->checked) fprintf(out, ",%u", id->left_out);
+    else fputc(',', out);
+    fputc('\n', out);
 }
 
 /* Table and Markdown share their content; md uses pipes. */
@@ -126,6 +179,7 @@ static void write_text(FILE *out, const FsEvaluation *ev, const char *models, co
                 allow == 1 ? "; scored anyway (--allow-overlap): these scores are optimistic"
                 : allow == 2 ? "; left out of every score (--exclude-overlap)" : "");
     }
+    text_identity(out, &ev->ident, md);
 }
 
 void evaluate_write(FILE *out, int fmt, const FsEvaluation *ev, const char *models, const char *data,

@@ -93,6 +93,23 @@ void predict_names_free(FsNameSet *s);
 
 #define FS_EVAL_NAMES 5
 
+/* The identity check (leakage.c): each test protein's highest identity to
+ * a protein the models saw (data_identity_best), counted at the levels
+ * fs_identity_levels and against the threshold (--max-identity). */
+typedef struct {
+    int checked;        /* 0: not made, why says why */
+    char why[240];
+    double max;         /* the threshold: proteins above it are refused or left out */
+    uint32_t above[FS_IDENTITY_LEVELS];
+    uint32_t over;      /* above max */
+    uint32_t left_out;  /* proteins left out of the scores (--exclude-overlap) */
+    int n_first;
+    struct {
+        char test[64], train[64];
+        double identity;
+    } first[FS_EVAL_NAMES]; /* the first proteins above max, and their closest training protein */
+} FsIdentityReport;
+
 typedef struct {
     FsMetrics m;          /* scored residues: Q3, per-class precision, recall, MCC, confusion */
     FsSov sov;            /* SOV'99 over every chain */
@@ -106,6 +123,7 @@ typedef struct {
     int n_names;
     char names[FS_EVAL_NAMES][64]; /* the first of them */
     uint64_t data_fingerprint;
+    FsIdentityReport ident;
 } FsEvaluation;
 
 /* The leakage guard: proteins of ds identical (same residue sequence) to
@@ -113,6 +131,21 @@ typedef struct {
  * and the first names; returns the count. Models without fingerprints
  * (none saved) are not checked: *unchecked counts them. */
 uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset *ds, int *unchecked);
+/* The identity check of ds against the proteins the models of e saw (the
+ * union of their distinct sets): fills r and sets over[i] for each protein
+ * above max. A model without its training sequences (a file older than the
+ * check) makes it impossible: r->checked 0, r->why naming the file. */
+void evaluate_identity(FsIdentityReport *r, const FsEnsemble *e, const FsDataset *ds, double max, uint8_t *over);
+/* The same against a set of proteins (the run's training data). */
+void evaluate_identity_of(FsIdentityReport *r, const FsSeqSet *seen, const FsDataset *ds, double max, uint8_t *over);
+/* Sets flag[i] for each protein of ds identical (same residues) to one a
+ * model of e saw; returns how many are set now. */
+uint32_t evaluate_overlap_flags(const FsEnsemble *e, const FsDataset *ds, uint8_t *flag);
+/* Leaves the flagged proteins out of every score (their residues become
+ * unscored); returns how many. */
+uint32_t evaluate_leave_out(FsDataset *ds, const uint8_t *flag);
+/* The refusal: "N test proteins are above X identity ... (P: 0.98 to T, ...)". */
+void evaluate_identity_refusal(const FsIdentityReport *r, char *out, size_t n);
 /* Scores probabilities (predict_run's, residue order) against ds's labels:
  * every metric of FsEvaluation, the bootstrap with `reps` resamples from
  * `seed`. Keeps ev's overlap fields. */

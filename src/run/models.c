@@ -60,7 +60,11 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
     snprintf(info.trial, sizeof info.trial, "%s", tr->id);
     uint8_t *bytes;
     uint64_t n;
+    FsSeqSet seqs; /* the proteins themselves, for evaluate's identity check (a copy: milliseconds on FLIP) */
+    data_seqset_of(&seqs, &st->ds);
+    info.seen_seqs = &seqs;
     modelfile_serialize(&net, r->weights, &info, &bytes, &n);
+    data_seqset_free(&seqs);
     char rel[128], path[4400];
     run_model_file(rel, sizeof rel, tr->id, fold);
     snprintf(path, sizeof path, "%s/models/%s", st->dir, tr->id);

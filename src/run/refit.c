@@ -68,7 +68,11 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     snprintf(info.trial, sizeof info.trial, "%s", tr->id);
     uint8_t *bytes;
     uint64_t n;
+    FsSeqSet seqs;
+    data_seqset_of(&seqs, ds);
+    info.seen_seqs = &seqs;
     modelfile_serialize(&net, r.weights, &info, &bytes, &n);
+    data_seqset_free(&seqs);
     char rel[128], path[4400];
     FsModelRef ref;
     memset(&ref, 0, sizeof ref);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "predict/predict.h"
 #include "report/report.h"
 #include "run/state.h"
 
@@ -24,8 +25,65 @@ static void print_errs(FsErrList *errs)
     errlist_free(errs);
 }
 
-/* The test set, refused before any training when it shares a protein with
- * the training data (its scores would be optimistic). */
+/* Test proteins identical to training ones (fingerprints): flagged, and
+ * the first names in first; returns how many. */
+static uint32_t flag_identical(const RunState *st, uint8_t *flag, char *first, size_t n)
+{
+    uint32_t identical = 0;
+    for (uint32_t i = 0; i < st->test.n_prot; i++) {
+        if (!data_hash_seen(st->seen, st->n_seen, data_protein_hash(&st->test, i))) continue;
+        flag[i] = 1;
+        if (identical++ < 3)
+            snprintf(first + strlen(first), n - strlen(first), "%s%s", identical > 1 ? ", " : "",
+                     data_protein_name(&st->test, i));
+    }
+    return identical;
+}
+
+/* The leakage guard on the test set, before any training: proteins
+ * identical to training ones, or above test.max_identity identity to one
+ * (a chain, fragment or close homologue), are refused (their scores would
+ * be optimistic), or with test.exclude_overlap left out of every score. */
+static int check_test_overlap(RunState *st, const char *sweep_path)
+{
+    const FsSweep *sw = &st->sw;
+    uint8_t *flag = fs_calloc((size_t)st->test.n_prot + 1, 1);
+    FsSeqSet seen;
+    FsIdentityReport r;
+    data_seqset_of(&seen, &st->ds);
+    evaluate_identity_of(&r, &seen, &st->test, sw->test_max_identity, flag);
+    data_seqset_free(&seen);
+    char first[200] = "", what[1200];
+    uint32_t identical = flag_identical(st, flag, first, sizeof first), flagged = 0, scored = 0;
+    for (uint32_t i = 0; i < st->test.n_prot; i++) flagged += flag[i];
+    int rc = -1;
+    if (flagged && sw->test_exclude_overlap) {
+        evaluate_leave_out(&st->test, flag);
+        for (uint32_t x = 0; x < st->test.n_res; x++) scored += FS_SS_SCORED(st->test.ss[x]);
+        fprintf(stderr, "foldsweep: note: test: %u protein%s left out of the scores (test.exclude_overlap): %u "
+                "identical to training proteins, %u more above %g identity to one\n", flagged,
+                flagged == 1 ? "" : "s", identical, flagged - identical, sw->test_max_identity);
+        if (!scored) fprintf(stderr, "foldsweep: %s:%d:%d: test: no test protein is left to score\n", sweep_path,
+                             sw->test_line, sw->test_col);
+        else rc = 0;
+    } else if (identical) {
+        fprintf(stderr, "foldsweep: %s:%d:%d: test: %u protein%s identical to proteins of the training data (%s%s): "
+                        "a test set must be held out; remove them from it, or set test.exclude_overlap: true\n",
+                sweep_path, sw->test_line, sw->test_col, identical, identical == 1 ? " is" : "s are", first,
+                identical > 3 ? ", ..." : "");
+    } else if (flagged) {
+        evaluate_identity_refusal(&r, what, sizeof what);
+        fprintf(stderr, "foldsweep: %s:%d:%d: test: %s: a test set must be held out; remove them from it, raise "
+                "test.max_identity, or set test.exclude_overlap: true\n", sweep_path, sw->test_line, sw->test_col,
+                what);
+    } else {
+        rc = 0;
+    }
+    free(flag);
+    return rc;
+}
+
+/* The test set, loaded and checked for leakage. */
 static int open_test(RunState *st, const char *sweep_path)
 {
     FsErrList errs = {0};
@@ -39,22 +97,7 @@ static int open_test(RunState *st, const char *sweep_path)
     for (int i = 0; i < sw->n_test_inputs && !sw->test_sequences; i++)
         snprintf(st->test_desc + strlen(st->test_desc), sizeof st->test_desc - strlen(st->test_desc), "%s%s",
                  i ? " " : "", sw->test_inputs[i]);
-    uint32_t overlap = 0;
-    char first[200] = "";
-    for (uint32_t i = 0; i < st->test.n_prot; i++) {
-        if (!data_hash_seen(st->seen, st->n_seen, data_protein_hash(&st->test, i))) continue;
-        if (overlap++ < 3)
-            snprintf(first + strlen(first), sizeof first - strlen(first), "%s%s", overlap > 1 ? ", " : "",
-                     data_protein_name(&st->test, i));
-    }
-    if (overlap) {
-        fprintf(stderr, "foldsweep: %s:%d:%d: test: %u protein%s identical to proteins of the training data (%s%s): "
-                        "a test set must be held out; remove them from it\n",
-                sweep_path, sw->test_line, sw->test_col, overlap, overlap == 1 ? " is" : "s are", first,
-                overlap > 3 ? ", ..." : "");
-        return -1;
-    }
-    return 0;
+    return check_test_overlap(st, sweep_path);
 }
 
 /* A resume must train on the data the folder's earlier folds saw: other

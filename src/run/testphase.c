@@ -26,6 +26,16 @@ static void maybe_die_after_eval(void)
     }
 }
 
+/* The identity check as evaluate makes it; what open_test left out is
+ * what the models' training proteins flag (they are the run's). */
+static void identity_of(FsEvaluation *ev, const FsEnsemble *e, const RunState *st)
+{
+    uint8_t *flag = fs_calloc((size_t)st->test.n_prot + 1, 1);
+    evaluate_identity(&ev->ident, e, &st->test, st->sw.test_max_identity, flag);
+    if (st->sw.test_exclude_overlap) ev->ident.left_out = evaluate_overlap_flags(e, &st->test, flag);
+    free(flag);
+}
+
 static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, const char *key, FsErr *err)
 {
     FsEnsemble *e = fs_calloc(1, sizeof *e);
@@ -35,6 +45,7 @@ static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, 
         int unchecked, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
         float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)st->test.n_res + 1));
         evaluate_overlap(ev, e, &st->test, &unchecked);
+        identity_of(ev, e, st);
         predict_run(e, &st->test, threads > 0 ? threads : 1, 256, probs, NULL);
         evaluate_score(ev, &st->test, probs, 1000, 1);
         free(probs);

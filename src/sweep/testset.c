@@ -12,7 +12,8 @@
 
 #include "sweep/sweep_int.h"
 
-static const char *const test_keys[] = {"inputs", "files", "format", "sequences", "labels", "mask", "top", "refit"};
+static const char *const test_keys[] = {"inputs", "files", "format", "sequences", "labels", "mask", "top", "refit",
+                                         "max_identity", "exclude_overlap"};
 
 /* Keys of `data` that have no meaning for a test set: refused with the
  * reason, rather than as unknown keys (whoever writes them means something). */
@@ -53,6 +54,22 @@ static void check_keys(const YNode *t, SwErrs *e)
     }
     sw_check_keys(&view, "test", test_keys, (int)(sizeof test_keys / sizeof *test_keys), e);
     free(view.key);
+}
+
+/* test.KEY as a plain boolean (as everywhere in a sweep file: "true" in
+ * quotes is a string). */
+static void parse_bool(const YNode *t, const char *key, int *out, SwErrs *e)
+{
+    const YNode *v = ytree_get(t, key);
+    if (!v) return;
+    if (v->kind == YN_SCALAR && !v->quoted && !strcmp(v->value, "true"))
+        *out = 1;
+    else if (v->kind == YN_SCALAR && !v->quoted && !strcmp(v->value, "false"))
+        *out = 0;
+    else
+        swerr_add(e, v->line, v->col, "test.%s: expected true or false, got %s%s%s", key,
+                  v->kind == YN_SCALAR ? "'" : "", v->kind == YN_SCALAR ? v->value : "a list or mapping",
+                  v->kind == YN_SCALAR ? "'" : "");
 }
 
 void sw_parse_test(FsSweep *sw, const YNode *key, const YNode *t, SwErrs *e)
@@ -102,16 +119,17 @@ void sw_parse_test(FsSweep *sw, const YNode *key, const YNode *t, SwErrs *e)
         else
             sw->test_top = (int)n;
     }
-    if ((v = ytree_get(t, "refit"))) {
-        /* Plain booleans only, as everywhere in a sweep file: "true" in quotes is a string. */
-        if (v->kind == YN_SCALAR && !v->quoted && !strcmp(v->value, "true"))
-            sw->test_refit = 1;
-        else if (v->kind == YN_SCALAR && !v->quoted && !strcmp(v->value, "false"))
-            sw->test_refit = 0;
-        else
-            swerr_add(e, v->line, v->col, "test.refit: expected true or false, got %s%s%s",
+    parse_bool(t, "refit", &sw->test_refit, e);
+    parse_bool(t, "exclude_overlap", &sw->test_exclude_overlap, e);
+    double x;
+    if ((v = ytree_get(t, "max_identity"))) {
+        if (sw_scalar_float(v, &x) || !(x >= 0.0 && x <= 1.0))
+            swerr_add(e, v->line, v->col, "test.max_identity: expected a number from 0 to 1 (the highest sequence "
+                      "identity a test protein may have to a training protein), got %s%s%s",
                       v->kind == YN_SCALAR ? "'" : "", v->kind == YN_SCALAR ? v->value : "a list or mapping",
                       v->kind == YN_SCALAR ? "'" : "");
+        else
+            sw->test_max_identity = x;
     }
 }
 
