@@ -108,4 +108,16 @@ int fs_emu_any(int x); /* tests/emu_block.h */
 #define FS_NOINLINE
 #endif
 
+/* FS_IN_MEMORY(p): the local object *p lives in memory, and nvcc reads
+ * it afresh after this point (an empty asm that takes its address and
+ * clobbers memory; nothing elsewhere). For values a function keeps across
+ * its calls or across a GEMM's k loop, which would otherwise hold
+ * registers down the whole chain below (FS_NOINLINE): each use is then a
+ * load from the thread's local memory, cached. */
+#if defined(__CUDACC__)
+#define FS_IN_MEMORY(p) asm volatile("" : : "l"(p) : "memory")
+#else
+#define FS_IN_MEMORY(p) ((void)(p))
+#endif
+
 #endif

@@ -108,24 +108,33 @@ FS_DEVICE static void fit_shuffle(FsModel *m, const FsFoldData *fd, FsFitState *
 FS_DEVICE FS_NOINLINE static FsFitStatus fit_batches(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
                                          const FsFitResult *out, double t_start)
 {
-    const int B = ts->batch;
-    for (; s->next < fd->n_train; s->next += (uint32_t)B, s->step_in_epoch++) {
+    /* What the loop keeps across its calls, in memory (FS_IN_MEMORY). */
+    struct {
+        const FsFitResult *out;
+        double t_start, l;
+        int nb;
+    } k;
+    k.out = out;
+    k.t_start = t_start;
+    for (; s->next < fd->n_train; s->next += (uint32_t)ts->batch, s->step_in_epoch++) {
+        FS_IN_MEMORY(&k);
         const int pruned = FS_SYNC_ANY(m->prune && *m->prune);
         const int stop = !pruned && FS_SYNC_ANY(m->cancel && *m->cancel);
         if (pruned || stop || fit_ckpt_due(m, 0)) {
-            s->seconds = FS_CLOCK() - t_start;
-            if (!pruned) fit_save(m, s, out);
+            s->seconds = FS_CLOCK() - k.t_start;
+            if (!pruned) fit_save(m, s, k.out);
             if (pruned || stop) return FS_FIT_CANCELLED;
         }
-        int nb = fd->n_train - s->next < (uint32_t)B ? (int)(fd->n_train - s->next) : B;
-        step_load_batch(m, fd, m->perm + s->next, nb);
-        step_forward(m, nb, 1);
-        double l = step_loss(m, nb, 1, 0);
-        int bad = step_backward(m, nb, ts);
+        const int B = ts->batch;
+        k.nb = fd->n_train - s->next < (uint32_t)B ? (int)(fd->n_train - s->next) : B;
+        step_load_batch(m, fd, m->perm + s->next, k.nb);
+        step_forward(m, k.nb, 1);
+        k.l = step_loss(m, k.nb, 1, 0);
+        int bad = step_backward(m, k.nb, ts);
         float norm = bad ? NAN : step_update(m, ts, 1);
-        if (!isfinite(l) || !isfinite(norm)) return FS_FIT_DIVERGED;
-        s->loss_sum += l;
-        s->n_train_ex += (uint64_t)nb;
+        if (!isfinite(k.l) || !isfinite(norm)) return FS_FIT_DIVERGED;
+        s->loss_sum += k.l;
+        s->n_train_ex += (uint64_t)k.nb;
         FS_MASTER
         {
             if (m->examples) *m->examples = s->n_train_ex;
@@ -189,53 +198,66 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
  * The loop's state lives in `s` so that it can stop between two batches,
  * be written as a checkpoint (with the model buffer) and be resumed from
  * it (m->resume): the resumed fit takes the same steps on the same batches
- * and ends with the same numbers as one that never stopped. */
+ * and ends with the same numbers as one that never stopped. The values the
+ * loop keeps across its calls wait in memory (s, and k: FS_IN_MEMORY): the
+ * GEMM at the bottom of each call needs the registers (device.h). */
 FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out)
 {
-    FsFitStatus status = FS_FIT_OK;
-    int halted = 0, div_epoch = 0;
-    long div_step = 0;
-    /* The fit's state, in this thread's registers; the master stores results. */
+    struct {
+        FsFitResult *out;
+        double t_start;
+        long div_step;
+        int status, halted, div_epoch, resumed;
+    } k;
+    k.out = out;
+    k.status = FS_FIT_OK;
+    k.halted = 0, k.div_epoch = 0;
+    k.div_step = 0;
+    /* The fit's state, in this thread's local memory; the master stores results. */
     FsFitState s;
-    const int resumed = m->resume != NULL;
-    if (resumed)
+    k.resumed = m->resume != NULL;
+    if (m->resume != NULL)
         s = *m->resume;
     else
         fit_begin(m, fd, &s);
-    const double t_start = FS_CLOCK() - s.seconds;
+    k.t_start = FS_CLOCK() - s.seconds;
 
     for (; s.epoch <= ts->stop.max_epochs; s.epoch++) {
-        if (!(resumed && s.epoch == m->resume->epoch)) fit_shuffle(m, fd, &s);
+        FS_IN_MEMORY(&k);
+        if (!(k.resumed && s.epoch == m->resume->epoch)) fit_shuffle(m, fd, &s);
         int halt = 0;
-        status = fit_batches(m, fd, ts, &s, out, t_start);
-        if (status == FS_FIT_OK) status = fit_epoch_end(m, fd, ts, &s, out, t_start, &halt);
+        FsFitStatus status = fit_batches(m, fd, ts, &s, k.out, k.t_start);
+        if (status == FS_FIT_OK) status = fit_epoch_end(m, fd, ts, &s, k.out, k.t_start, &halt);
+        k.status = status;
         if (status == FS_FIT_DIVERGED) {
-            div_epoch = s.epoch;
-            div_step = s.step_in_epoch;
+            k.div_epoch = s.epoch;
+            k.div_step = s.step_in_epoch;
         }
         if (status != FS_FIT_OK) break;
         if (halt) {
-            halted = s.epoch < ts->stop.max_epochs;
+            k.halted = s.epoch < ts->stop.max_epochs;
             break;
         }
     }
+    FS_IN_MEMORY(&k);
     /* The result is the best validation epoch's weights. */
     if (s.best_epoch > 0) copy_floats(m->w, m->best, m->net->n_params + m->net->n_state);
     FS_MASTER
     {
-        out->status = status;
-        out->epochs = s.epochs;
-        out->best_epoch = s.best_epoch;
-        out->halted_by = halted;
-        out->diverged_epoch = div_epoch;
-        out->diverged_step = div_step;
-        out->best_val_loss = s.best_loss;
+        FsFitResult *o = k.out;
+        o->status = (FsFitStatus)k.status;
+        o->epochs = s.epochs;
+        o->best_epoch = s.best_epoch;
+        o->halted_by = k.halted;
+        o->diverged_epoch = k.div_epoch;
+        o->diverged_step = k.div_step;
+        o->best_val_loss = s.best_loss;
         for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) out->best_confusion[a][b] = s.best_conf[a][b];
-        out->train_examples = s.n_train_ex;
-        out->val_examples = s.n_val_ex;
-        out->val_seconds = s.val_seconds;
-        out->seconds = FS_CLOCK() - t_start;
+            for (int b = 0; b < 3; b++) o->best_confusion[a][b] = s.best_conf[a][b];
+        o->train_examples = s.n_train_ex;
+        o->val_examples = s.n_val_ex;
+        o->val_seconds = s.val_seconds;
+        o->seconds = FS_CLOCK() - k.t_start;
     }
     FS_SYNC();
 }

@@ -287,34 +287,71 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
  * tile_edge's order, with every loop over the whole MR x NR tile and a
  * partial tile's rows and columns masked, so that nvcc unrolls them and
  * keeps the accumulators in registers (bounded by mr and nr, the loops
- * kept them in local memory); C's rows are found after the k loop, so
- * that they take no registers during it. NR is narrower here than on the
- * CPU: a thread's tile must fit its share of the register file
- * (FS_GPU_THREADS x FS_GPU_MIN_BLOCKS, kernel.h), and a narrow tile gives
- * more of the block's threads work in the small GEMMs of small batches. */
-FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, const float *A, FsStride am,
-                                FsStride ak, const float *B, FsStride bk, float *C, FsStride cm, long cn)
+ * kept them in local memory). NR is narrower here than on the CPU: a
+ * thread's tile must fit its share of the register file (FS_GPU_THREADS x
+ * FS_GPU_MIN_BLOCKS, kernel.h), and a narrow tile gives more of the
+ * block's threads work in the small GEMMs of small batches.
+ *
+ * The GEMM's arguments and the thread's place in its walk over the tiles
+ * wait in a GemmArgs in the thread's local memory (FS_IN_MEMORY, device.h)
+ * while a tile runs its k loop: only the loop's own values take registers
+ * then, and the calls above the GEMM (the fit, a step, a layer) keep
+ * theirs within the kernel's budget of 128 (FS_NOINLINE). C's rows are
+ * found after the k loop, from memory: a few loads a tile. */
+typedef struct {
+    const float *A, *B;
+    float *C;
+    FsStride am, cm;
+    long cn, sa, ja, sb, jb; /* k's steps: see gemm_tile */
+    int M, N, K, ga, gb;
+    int ti, tn, mt, nt, di, dn; /* this thread's tile (rows ti * MR, columns tn * NR) and walk */
+} GemmArgs;
+
+FS_DEVICE static inline void gemm_args(GemmArgs *g, int M, int N, int K, const float *A, FsStride am,
+                                       FsStride ak, const float *B, FsStride bk, float *C, FsStride cm, long cn)
 {
-    (void)W;
-    const int mr = M - i0 < MR ? (int)(M - i0) : MR;
-    const int nr = N - n0 < NR ? (int)(N - n0) : NR;
+    g->A = A;
+    g->B = B;
+    g->C = C;
+    g->am.g = am.g, g->am.gs = am.gs, g->am.s = am.s;
+    g->cm.g = cm.g, g->cm.gs = cm.gs, g->cm.s = cm.s;
+    g->cn = cn;
+    g->M = M, g->N = N, g->K = K;
+    /* walk_next's offsets with less state: steps of s, and at the end of
+     * each group of g a step of gs - (g - 1) * s; the position in a group
+     * counts in an int (it never exceeds K), and a group longer than K
+     * never ends here (g = 0). */
+    g->ga = ak.g > 0 && ak.g <= K ? (int)ak.g : 0;
+    g->gb = bk.g > 0 && bk.g <= K ? (int)bk.g : 0;
+    g->sa = ak.s, g->ja = ak.gs - (ak.g - 1) * ak.s;
+    g->sb = bk.s, g->jb = bk.gs - (bk.g - 1) * bk.s;
+}
+
+/* The tile at g->ti, g->tn. */
+FS_DEVICE static void gemm_tile(GemmArgs *g)
+{
+    const int mr = g->M - g->ti * MR < MR ? g->M - g->ti * MR : MR;
+    const int nr = g->N - g->tn * NR < NR ? g->N - g->tn * NR : NR;
+    const int K = g->K;
     long off[MR];
-    st_offs(am, i0, mr, off);
+    {
+        const FsStride am = {g->am.g, g->am.gs, g->am.s};
+        st_offs(am, (long)g->ti * MR, mr, off);
+    }
     const float *arow[MR];
-    GEMM_UNROLL
-    for (int r = 0; r < MR; r++) arow[r] = A + off[r];
-    const float *b0 = B + n0;
+    {
+        const float *A = g->A;
+        GEMM_UNROLL
+        for (int r = 0; r < MR; r++) arow[r] = A + off[r];
+    }
+    const float *b0 = g->B + (long)g->tn * NR;
     float acc[MR][NR];
     GEMM_UNROLL
     for (int r = 0; r < MR; r++)
         GEMM_UNROLL
         for (int j = 0; j < NR; j++) acc[r][j] = 0.0f;
-    /* walk_next's offsets with less state: steps of s, and at the end of
-     * each group of g a step of gs - (g - 1) * s; the position in a group
-     * counts in an int (it never exceeds K), and a group longer than K
-     * never ends here (g = 0). */
-    const int ga = ak.g > 0 && ak.g <= K ? (int)ak.g : 0, gb = bk.g > 0 && bk.g <= K ? (int)bk.g : 0;
-    const long sa = ak.s, ja = ak.gs - (ak.g - 1) * ak.s, sb = bk.s, jb = bk.gs - (bk.g - 1) * bk.s;
+    const int ga = g->ga, gb = g->gb;
+    const long sa = g->sa, ja = g->ja, sb = g->sb, jb = g->jb;
     long oa = 0, ob = 0;
     int ra = 0, rb = 0;
     for (int k = 0; k < K; k++) {
@@ -340,11 +377,17 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
             ob += sb;
         }
     }
-    st_offs(cm, i0, mr, off);
+    FS_IN_MEMORY(g);
+    {
+        const FsStride cm = {g->cm.g, g->cm.gs, g->cm.s};
+        st_offs(cm, (long)g->ti * MR, mr, off);
+    }
+    float *const C = g->C + (long)g->tn * NR * g->cn;
+    const long cn = g->cn;
     GEMM_UNROLL
     for (int r = 0; r < MR; r++)
         if (r < mr) {
-            float *c = C + off[r] + n0 * cn;
+            float *c = C + off[r];
             GEMM_UNROLL
             for (int j = 0; j < NR; j++)
                 if (j < nr) c[j * cn] += acc[r][j];
@@ -432,17 +475,21 @@ FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStrid
     /* FS_PARFOR(t, mt * nt) with (t / nt, t % nt) stepped: one division
      * per thread, not one per tile. */
     if (mt > 0 && nt > 0) {
-        const int mti = (int)mt, nti = (int)nt, step = (int)FS_THREADS; /* M, N are ints */
-        int ti = (int)FS_THREAD_ID / nti, tn = (int)FS_THREAD_ID % nti;
-        const int di = step / nti, dn = step % nti;
-        while (ti < mti) {
-            gemm_tile((long)ti * MR, (long)tn * W, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
-            ti += di;
-            tn += dn;
-            if (tn >= nti) {
-                tn -= nti;
+        GemmArgs g;
+        gemm_args(&g, M, N, K, A, am, ak, B, bk, C, cm, cn);
+        const int nti = (int)nt, step = (int)FS_THREADS; /* M, N are ints */
+        g.mt = (int)mt, g.nt = nti;
+        g.ti = (int)FS_THREAD_ID / nti, g.tn = (int)FS_THREAD_ID % nti;
+        g.di = step / nti, g.dn = step % nti;
+        FS_IN_MEMORY(&g);
+        while (g.ti < g.mt) {
+            gemm_tile(&g);
+            int ti = g.ti + g.di, tn = g.tn + g.dn;
+            if (tn >= g.nt) {
+                tn -= g.nt;
                 ti++;
             }
+            g.ti = ti, g.tn = tn;
         }
     }
 #endif
@@ -464,7 +511,19 @@ FS_DEVICE FS_NOINLINE void ops_gemm_rows(long i0, int rows, int M, int N, int K,
         return;
     }
 #endif
+#if FS_ONE_THREAD
     const int W = gemm_width(ak, bk);
     for (long r0 = i0; r0 < i0 + rows && r0 < M; r0 += MR)
         for (long n0 = 0; n0 < N; n0 += W) gemm_tile(r0, n0, W, M, N, K, A, am, ak, B, bk, C, cm, cn);
+#else
+    /* Tiles rows (ti) by columns (tn), as above; g.mt ends the rows. */
+    GemmArgs g;
+    gemm_args(&g, M, N, K, A, am, ak, B, bk, C, cm, cn);
+    const long end = i0 + rows < M ? i0 + rows : M;
+    g.mt = (int)((end + MR - 1) / MR);
+    g.nt = (N + NR - 1) / NR;
+    FS_IN_MEMORY(&g);
+    for (g.ti = (int)(i0 / MR); g.ti < g.mt; g.ti++)
+        for (g.tn = 0; g.tn < g.nt; g.tn++) gemm_tile(&g);
+#endif
 }

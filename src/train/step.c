@@ -227,9 +227,16 @@ FS_DEVICE FS_NOINLINE int step_backward(FsModel *m, int B, const FsTrainSpec *ts
     FS_SYNC();
     FsOptStep o;
     if (fused) o = step_opt(ts, m->step + 1, 1.0f);
-    int bad = 0;
-    for (int i = m->net->n - 1; i >= 0; i--) bad |= layer_backward(m, i, B, fused ? &o : 0);
-    return fused ? FS_SYNC_ANY(bad) : 0;
+    /* What the loop keeps across its calls, in memory (FS_IN_MEMORY). */
+    struct {
+        int i, B, fused, bad;
+    } k = {m->net->n - 1, B, fused, 0};
+    for (; k.i >= 0; k.i--) {
+        FS_IN_MEMORY(&k);
+        k.bad |= layer_backward(m, k.i, k.B, k.fused ? &o : 0);
+    }
+    FS_IN_MEMORY(&k);
+    return k.fused ? FS_SYNC_ANY(k.bad) : 0;
 }
 
 FS_DEVICE FS_NOINLINE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
