@@ -46,7 +46,9 @@ int main(void)
     CHECK(tp_count_in_file(path, "\"mcc\":[") == 24);
     CHECK(tp_count_in_file(path, "\"confusion\":[[") == 24);
     snprintf(path, sizeof path, "%s/profile.json", a);
-    CHECK(tp_count_in_file(path, "\"train_seconds\"") == 1);
+    /* The whole run's profile and its last session's (one session here). */
+    CHECK(tp_count_in_file(path, "\"train_seconds\"") == 2);
+    CHECK(tp_count_in_file(path, "\"last_session\"") == 1);
     char *out = tp_read_file(log, NULL);
     CHECK(out && strstr(out, "24 folds to train (0 already done)"));
     free(out);

@@ -424,18 +424,36 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
         worker_free(&w);
         return FS_EXIT_USAGE;
     }
+    /* The trainers start before the binding is reported: a rank that can
+     * start none (out of memory or threads: a tight `ulimit -v`) says so in
+     * the setup gather, and rank 0 ends the run, instead of taking jobs it
+     * can never train. */
+    FsPoolSource src = {worker_next, worker_done, &w};
+    pthread_t gpu;
+    int gpu_err = w.use_gpu ? pthread_create(&gpu, NULL, gpu_thread, &w) : 0, pool_err = 0;
+    FsPoolThreads *pool = w.use_gpu ? NULL : train_pool_start(&src, threads);
+    if (pool) threads = train_pool_started(pool, &pool_err);
+    if (gpu_err || (pool && threads == 0)) {
+        char why[300];
+        snprintf(why, sizeof why, "could not start its %s thread: %s", w.use_gpu ? "GPU driver" : "training",
+                 strerror(gpu_err ? gpu_err : pool_err));
+        fsmpi_report_setup(m, why, 0, device, NULL);
+        pthread_mutex_lock(&w.lock);
+        w.no_more = 1; /* the threads that did start end */
+        pthread_cond_broadcast(&w.cv);
+        pthread_mutex_unlock(&w.lock);
+        train_pool_join(pool);
+        worker_free(&w);
+        return FS_EXIT_ERROR;
+    }
     fsmpi_report_setup(m, NULL, w.use_gpu ? 0 : threads, device, NULL);
     if (m->rank == 1 && getenv("FOLDSWEEP_TEST_INJECT")) run_worker_inject_bad(&w);
 
-    FsPoolSource src = {worker_next, worker_done, &w};
-    pthread_t gpu;
-    int gpu_running = w.use_gpu && pthread_create(&gpu, NULL, gpu_thread, &w) == 0;
-    FsPoolThreads *pool = w.use_gpu ? NULL : train_pool_start(&src, threads);
     WorkerLoop l = {.threads = threads, .exit_code = FS_EXIT_OK};
     l.held = fs_calloc((size_t)w.cap + 1, sizeof *l.held);
     worker_loop(&w, &l);
     train_pool_join(pool);
-    if (gpu_running) pthread_join(gpu, NULL);
+    if (w.use_gpu) pthread_join(gpu, NULL);
     run_worker_send_ckpts(&w, &l.b); /* none left after the last result, in practice */
     proto_encode_bye(&l.b);
     fsmpi_send(m, 0, FS_MSG_BYE, &l.b);

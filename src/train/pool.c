@@ -49,6 +49,7 @@ struct FsPoolThreads {
     FsPoolSource src;
     pthread_t *tid;
     int n;
+    int err; /* pthread_create's error for a thread that did not start */
 };
 
 static void *pool_thread(void *arg)
@@ -62,9 +63,20 @@ FsPoolThreads *train_pool_start(const FsPoolSource *src, int n_threads)
     FsPoolThreads *p = fs_calloc(1, sizeof *p);
     p->src = *src;
     p->tid = fs_calloc((size_t)(n_threads > 0 ? n_threads : 1), sizeof(pthread_t));
-    for (int t = 0; t < n_threads; t++)
-        if (pthread_create(&p->tid[p->n], NULL, pool_thread, p) == 0) p->n++;
+    for (int t = 0; t < n_threads; t++) {
+        int e = pthread_create(&p->tid[p->n], NULL, pool_thread, p);
+        if (e == 0)
+            p->n++;
+        else
+            p->err = e;
+    }
     return p;
+}
+
+int train_pool_started(const FsPoolThreads *p, int *err)
+{
+    if (err) *err = p ? p->err : 0;
+    return p ? p->n : 0;
 }
 
 void train_pool_join(FsPoolThreads *p)

@@ -192,6 +192,9 @@ typedef struct FsPoolThreads FsPoolThreads;
 
 /* Starts n_threads threads training from src; join them with train_pool_join. */
 FsPoolThreads *train_pool_start(const FsPoolSource *src, int n_threads);
+/* Threads that started (a machine out of memory or threads may start
+ * fewer, or none); *err: pthread_create's error for one that did not. */
+int train_pool_started(const FsPoolThreads *p, int *err);
 void train_pool_join(FsPoolThreads *p);
 /* Trains from src on the calling thread until take() says FS_TAKE_END
  * (and, helping, until no model trains). */
