@@ -8,7 +8,6 @@
  * schedule comes from a printed seed; FOLDSWEEP_CHAOS_SEED replays one.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,35 +15,12 @@
 
 #include "journal/journal.h"
 #include "test_proc.h"
+#include "test_mpirun.h"
 #include "test_runs.h"
 #include "util/util.h"
 
 static char tmp[256], mpirun[512];
 
-/* The pids whose parent is ppid (mpirun starts the ranks as its children). */
-static int children_of(pid_t ppid, pid_t *out, int cap)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int n = 0;
-    while (d && (e = readdir(d)) && n < cap) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[k] = 0;
-        char *close_paren = strrchr(buf, ')'); /* the name may hold spaces */
-        int parent = 0;
-        char state;
-        if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &parent) == 2 && parent == ppid)
-            out[n++] = (pid_t)atol(e->d_name);
-    }
-    if (d) closedir(d);
-    return n;
-}
 
 /* Rank 0's pid: the last run record's. */
 static long rank0_pid(const char *journal)
@@ -119,7 +95,7 @@ int main(void)
         usleep((useconds_t)fs_rng_below(&rng, 1500) * 1000);
         int action = (int)fs_rng_below(&rng, 4);
         pid_t kids[16];
-        int n_kids = children_of(job, kids, 16);
+        int n_kids = tm_children_of(job, kids, 16);
         long r0 = rank0_pid(journal);
         pid_t target = -1;
         if (action == 0 || action == 3) target = (pid_t)r0;

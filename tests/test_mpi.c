@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "test_proc.h"
+#include "test_mpirun.h"
 #include "test_runs.h"
 #include "journal/journal.h"
 #include "util/util.h"
@@ -22,23 +23,8 @@
 
 static char tmp[256], log_path[320];
 
-/* Runs `sh -c cmd` in the background with both outputs to log_path. */
-static pid_t start(const char *cmd)
-{
-    printf("$ %s\n", cmd);
-    int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
-    pid_t pid = tp_spawn_fds("/bin/sh", argv, fd, fd);
-    close(fd);
-    return pid;
-}
-
-static int sh(const char *cmd, int limit) { return tp_wait_limited(start(cmd), limit); }
-
-static const char *mpirun_flags(void)
-{
-    return geteuid() == 0 ? "--allow-run-as-root --oversubscribe" : "--oversubscribe";
-}
+static pid_t start(const char *cmd) { return tm_start(cmd, log_path); }
+static int sh(const char *cmd, int limit) { return tm_sh(cmd, log_path, limit); }
 
 static char *board(const char *dir) { return tr_board(dir, tmp); }
 
@@ -47,7 +33,7 @@ static char *board(const char *dir) { return tr_board(dir, tmp); }
 static void resume_matches(const char *sweep, const char *dir, int np, const char *ref, const char *after)
 {
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", mpirun_flags(), np, FS_TEST_BIN,
+    snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), np, FS_TEST_BIN,
              sweep, dir);
     CHECK(sh(cmd, 300) == 0);
     char *got = board(dir);
@@ -97,7 +83,7 @@ int main(void)
     for (int np = 1; np <= 4; np++) {
         snprintf(dir, sizeof dir, "%s/np%d", tmp, np);
         snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-        snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", mpirun_flags(), np,
+        snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), np,
                  FS_TEST_BIN, sweep, dir);
         CHECK_MSG(sh(cmd, 300) == 0, "np %d failed:\n%s", np, tp_read_file(log_path, NULL));
         CHECK_MSG(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24, "np %d: %d fold records", np,
@@ -116,7 +102,7 @@ int main(void)
     /* SIGKILL of rank 0 mid-sweep: the job dies; the rerun completes it. */
     snprintf(dir, sizeof dir, "%s/kill", tmp);
     snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet", mpirun_flags(), FS_TEST_BIN, sweep,
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), FS_TEST_BIN, sweep,
              dir);
     pid_t pid = start(cmd);
     wait_folds(journal, 4);
@@ -135,7 +121,7 @@ int main(void)
      * exit 3 through mpirun, a journal the rerun completes. */
     snprintf(dir, sizeof dir, "%s/term", tmp);
     snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet --grace 0", mpirun_flags(), FS_TEST_BIN,
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet --grace 0", tm_mpirun_flags(), FS_TEST_BIN,
              sweep, dir);
     pid = start(cmd);
     wait_folds(journal, 3);
@@ -152,7 +138,7 @@ int main(void)
     /* A worker that sends garbage first: each message reported, run intact. */
     snprintf(dir, sizeof dir, "%s/inject", tmp);
     snprintf(cmd, sizeof cmd, "mpirun %s -np 2 -x FOLDSWEEP_TEST_INJECT=1 '%s' run '%s' --out '%s' --quiet",
-             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK(sh(cmd, 300) == 0);
     char *log = tp_read_file(log_path, NULL);
     const char *reasons[] = {"shorter than the", "bad magic", "protocol version 99", "header says REQUEST",
@@ -170,7 +156,7 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/setupfail", tmp);
     snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
     snprintf(cmd, sizeof cmd, "mpirun %s -np 3 -x FOLDSWEEP_TEST_SETUP_FAIL=2 '%s' run '%s' --out '%s' --quiet",
-             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     double t0 = fs_now();
     int rc = sh(cmd, 60);
     CHECK_MSG(rc != 0 && rc != -1, "a failed worker setup gave exit %d", rc);
@@ -187,11 +173,11 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/early", tmp);
     snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
     snprintf(cmd, sizeof cmd, "mpirun %s -np 2 -x FOLDSWEEP_TEST_RAISE=setup '%s' run '%s' --out '%s' --quiet",
-             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK(sh(cmd, 120) == 3);
     CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 0);
     snprintf(cmd, sizeof cmd, "mpirun %s -np 2 -x FOLDSWEEP_TEST_RAISE=trained '%s' run '%s' --out '%s'",
-             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK(sh(cmd, 300) == 0);
     CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
     /* The profile counts every rank's threads: worker time adds up. */
@@ -207,7 +193,7 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/refuse", tmp);
     snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
     snprintf(cmd, sizeof cmd, "mpirun %s -np 3 -x FOLDSWEEP_TEST_REFUSE=1 '%s' run '%s' --out '%s' --quiet",
-             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK(sh(cmd, 300) == 0);
     CHECK_MSG(tp_count_in_file(log_path, "queued again") == 1, "the refused item was not queued again:\n%s",
               tp_read_file(log_path, NULL));
@@ -221,7 +207,7 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/refuseall", tmp);
     snprintf(cmd, sizeof cmd,
              "mpirun %s -np 2 -x FOLDSWEEP_TEST_REFUSE=1:all '%s' run '%s' --out '%s' --quiet --threads 1",
-             mpirun_flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK(sh(cmd, 120) == 1);
     CHECK_MSG(tp_count_in_file(log_path, "was lost 3 times") == 1, "no lost-job error:\n%s",
               tp_read_file(log_path, NULL));

@@ -14,36 +14,21 @@
  * Every command is printed so it can be rerun by hand.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "test_proc.h"
+#include "test_mpirun.h"
 #include "test_runs.h"
 #include "journal/journal.h"
 #include "util/util.h"
 
 static char tmp[256], log_path[320];
 
-/* Runs `sh -c cmd` in the background with both outputs to log_path. */
-static pid_t start(const char *cmd)
-{
-    printf("$ %s\n", cmd);
-    int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
-    pid_t pid = tp_spawn_fds("/bin/sh", argv, fd, fd);
-    close(fd);
-    return pid;
-}
-
-static int sh(const char *cmd, int limit) { return tp_wait_limited(start(cmd), limit); }
-
-static const char *flags(void)
-{
-    return geteuid() == 0 ? "--allow-run-as-root --oversubscribe" : "--oversubscribe";
-}
+static pid_t start(const char *cmd) { return tm_start(cmd, log_path); }
+static int sh(const char *cmd, int limit) { return tm_sh(cmd, log_path, limit); }
 
 static int folds_in(const char *dir)
 {
@@ -65,28 +50,6 @@ static int log_has(const char *s)
     return has;
 }
 
-/* The children of ppid (mpirun's ranks). */
-static int children_of(pid_t ppid, pid_t *out, int cap)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int n = 0;
-    while (d && (e = readdir(d)) && n < cap) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[k] = 0;
-        char *cp = strrchr(buf, ')'), state;
-        int parent = 0;
-        if (cp && sscanf(cp + 1, " %c %d", &state, &parent) == 2 && parent == ppid) out[n++] = (pid_t)atol(e->d_name);
-    }
-    if (d) closedir(d);
-    return n;
-}
 
 static long rank0_pid(const char *dir)
 {
@@ -103,7 +66,7 @@ static long rank0_pid(const char *dir)
 static void resume_completes(const char *sweep, const char *dir, int folds, const char *after)
 {
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", flags(), FS_TEST_BIN, sweep, dir);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np 2 '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK_MSG(sh(cmd, 300) == 0, "the rerun after %s failed:\n%s", after, tp_read_file(log_path, NULL));
     CHECK_MSG(folds_in(dir) == folds, "after %s and a rerun: %d fold records, not %d", after, folds_in(dir), folds);
 }
@@ -119,7 +82,7 @@ static void test_ctrl_c(const char *sweep)
     snprintf(cmd, sizeof cmd,
              "exec mpirun %s -np 3 sh -c 'trap \"\" TERM INT; \"$0\" \"$@\"; echo $? >%s/exit$OMPI_COMM_WORLD_RANK' "
              "'%s' run '%s' --out '%s' --quiet",
-             flags(), tmp, FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), tmp, FS_TEST_BIN, sweep, dir);
     pid_t pid = start(cmd);
     wait_folds(dir, 1);
     usleep(300 * 1000); /* folds in flight, past their first batches */
@@ -169,7 +132,7 @@ static void test_startup(const char *sweep)
         snprintf(cmd, sizeof cmd,
                  "mpirun %s -np 2 -x FOLDSWEEP_STARTUP_TIMEOUT=5 sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then "
                  "ulimit -v %d; fi; exec \"$0\" \"$@\"' '%s' run '%s' --out '%s' --quiet",
-                 flags(), limits[k], FS_TEST_BIN, sweep, dir);
+                 tm_mpirun_flags(), limits[k], FS_TEST_BIN, sweep, dir);
         double t0 = fs_now();
         int rc = sh(cmd, 90);
         printf("ulimit -v %d: exit %d after %.1f s\n", limits[k], rc, fs_now() - t0);
@@ -189,7 +152,7 @@ static void test_startup(const char *sweep)
     snprintf(cmd, sizeof cmd,
              "mpirun %s -np 2 -x FOLDSWEEP_TEST_STARTUP_DELAY=1:600 '%s' run '%s' --out '%s' --quiet "
              "--startup-timeout 3",
-             flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     double t0 = fs_now();
     int rc = sh(cmd, 90);
     CHECK_MSG(rc == 1, "a stuck start-up gave exit %d", rc);
@@ -202,7 +165,7 @@ static void test_startup(const char *sweep)
     snprintf(cmd, sizeof cmd,
              "mpirun %s -np 2 -x FOLDSWEEP_TEST_STARTUP_DELAY=1:3 -x FOLDSWEEP_STARTUP_TIMEOUT=20 '%s' run '%s' "
              "--out '%s' --quiet",
-             flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK_MSG(sh(cmd, 300) == 0, "a slow start failed:\n%s", tp_read_file(log_path, NULL));
     CHECK(folds_in(dir) == 24);
 }
@@ -213,12 +176,12 @@ static void test_stopped_worker(const char *sweep)
     char dir[320], cmd[1600];
     snprintf(dir, sizeof dir, "%s/stopped", tmp);
     snprintf(cmd, sizeof cmd, "exec mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet --threads 1 --worker-timeout 3",
-             flags(), FS_TEST_BIN, sweep, dir);
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     pid_t pid = start(cmd);
     wait_folds(dir, 2);
     long r0 = rank0_pid(dir);
     pid_t kids[8], victim = 0;
-    int n = children_of(pid, kids, 8);
+    int n = tm_children_of(pid, kids, 8);
     for (int k = 0; k < n && !victim; k++)
         if (kids[k] != r0) victim = kids[k];
     CHECK_MSG(victim > 0, "no worker rank found among mpirun's %d children", n);
