@@ -77,9 +77,15 @@
  * lost its core, sharing or not) is a busy machine, and the owner trains
  * alone for TEAM_SOLO_MIN_SECONDS, twice as long for each busy window in a
  * row (the solo period's own window included: a machine still busy at its
- * end extends it without trying to share), up to TEAM_SOLO_MAX_SECONDS;
- * each clean window halves the period again. Measured on 2 cores beside a
- * burst of short processes: sharing ran at 0.44 times one thread. */
+ * end extends it without trying to share), up to TEAM_SOLO_MAX_SECONDS.
+ * Only a clean window that shared halves the period again: a solo window
+ * is clean whenever one thread fits beside the other work, which says
+ * nothing of whether two do, and halving on it made the owner retry every
+ * other window beside one CPU-bound process (38% of its loops shared, at
+ * 0.90 times one thread). So under steady contention the owner probes for
+ * one window in every TEAM_SOLO_MAX_SECONDS, and within that long of the
+ * contention ending it shares again. Measured on 2 cores beside a burst of
+ * short processes: sharing ran at 0.44 times one thread. */
 #define TEAM_WINDOW_SECONDS 40e-3
 #define TEAM_MIN_SHARE 0.8
 #define TEAM_SOLO_MIN_SECONDS 50e-3
@@ -125,6 +131,7 @@ static _Thread_local int in_region; /* a loop inside a shared loop runs inline *
 static _Thread_local double solo_until; /* after a stall or a busy window: no sharing until then */
 static _Thread_local double solo_len;   /* the busy machine's solo period, 0 after clean windows */
 static _Thread_local double win_wall, win_cpu; /* the window's start: wall clock, this thread's CPU time */
+static _Thread_local int win_shared;           /* the window ran a shared loop */
 
 static void team_print_stats(void)
 {
@@ -189,6 +196,7 @@ void team_owner_begin(void)
     /* A new window at the first shared loop: time spent helping or
      * waiting for a job is not the owner's. */
     win_wall = win_cpu = solo_until = solo_len = 0.0;
+    win_shared = 0;
     if (!team_enabled()) return;
     for (int i = 0; i < TEAM_SLOTS; i++) {
         int free_ = 0;
@@ -283,9 +291,11 @@ static int may_share(void)
         solo_until = now + solo_len;
         atomic_fetch_add_explicit(&st_busy, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&st_solo_loops, 1, memory_order_relaxed);
+        win_shared = 0;
         return 0;
     }
-    solo_len = solo_len * 0.5 >= TEAM_SOLO_MIN_SECONDS ? solo_len * 0.5 : 0.0;
+    if (win_shared) solo_len = solo_len * 0.5 >= TEAM_SOLO_MIN_SECONDS ? solo_len * 0.5 : 0.0;
+    win_shared = 0;
     return 1;
 }
 
@@ -298,6 +308,7 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
         fn(arg, 0, n);
         return;
     }
+    win_shared = 1;
     double chunks = (double)(helpers + 1) * TEAM_CHUNKS_PER_THREAD;
     if (chunks < work / TEAM_MAX_CHUNK_WORK) chunks = work / TEAM_MAX_CHUNK_WORK;
     if (chunks > work / TEAM_MIN_CHUNK_WORK) chunks = work / TEAM_MIN_CHUNK_WORK;
@@ -407,8 +418,16 @@ int team_help(double seconds, int until_idle)
     static _Thread_local int have_start;
     if (!team_enabled()) return 0;
     if (!have_start) helper = start = atomic_fetch_add(&helper_ids, 1), have_start = 1;
+    /* When this thread last ran a chunk, kept across calls: the pool calls
+     * team_help every POOL_POLL_SECONDS while it waits for a job, and a
+     * spin counted from each call's start burned a quarter of a core while
+     * an owner trained alone (its spin is only worth it right after work:
+     * the next region is then near). On a busy machine that quarter came
+     * out of the owner's share: 2 threads ran at 0.75 times 1 thread beside
+     * two CPU-bound processes, with 99.7% of loops alone. */
+    static _Thread_local double last_work;
     const double deadline = fs_now() + seconds;
-    double last_work = fs_now(), spin_from = 0.0;
+    double spin_from = 0.0;
     int ret = 1;
     atomic_fetch_add(&idle.v, 1);
     for (;;) {
