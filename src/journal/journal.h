@@ -125,8 +125,8 @@ typedef struct {
     uint64_t data_fingerprint; /* the training data's (0: not recorded, an older journal) */
     /* How the session ran, for the report (0 / "": not recorded, an older journal). */
     int ranks;        /* MPI ranks (1 without MPI) */
-    char backend[8];  /* "cpu" or "cuda" */
-    char device[240]; /* rank 0's, as the run's binding line says it ("cpu", "GPU 0: ...") */
+    char backend[8];  /* rank 0's: "cpu" or "cuda" */
+    char device[240]; /* rank 0's, as run_backend_describe says it ("cpu", "GPU 0: ...") */
 } FsRunRecord;
 
 /* What a run folder's sweep allows its journal to hold, for
