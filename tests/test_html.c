@@ -116,14 +116,22 @@ static void run_report(void)
     CHECK(count(html, "<script>") == 2); /* the page's own two */
     free(board), free(trials), free(eff), free(prof), free(conf), free(id);
 
-    /* `foldsweep report` writes the same sections; what only the run knows is said to be missing. */
+    /* `foldsweep report` writes the same sections, the ranks and backend
+     * from the journal's run record (issue #26 item 11); the threads only
+     * the run knows are left out. */
     char out[700];
     snprintf(out, sizeof out, "%s/copy.html", tmp);
     char *rep[] = {"foldsweep", "report", run, "-o", out, NULL};
     CHECK(tp_run_argv(rep, log) == 0);
     char *copy = tp_read_file(out, NULL);
     CHECK(copy && count(copy, "class=\"chart curves\" data-series=\"9\"") == 8);
-    CHECK(copy && strstr(copy, "ranks</dt><dd>not recorded in the journal"));
+    char *copy_id = section(copy ? copy : "", "identity");
+    HAS(copy_id, "ranks</dt><dd>1 MPI rank</dd>");
+    HAS(copy_id, "<dt>backend</dt><dd>cpu</dd>");
+    HAS(copy_id, "(pid ");
+    HAS(copy_id, ", 1 rank, cpu)");
+    CHECK(!strstr(copy_id, "not recorded"));
+    free(copy_id);
     CHECK(copy && strstr(copy, "data-state=\"complete\""));
     free(copy);
     free(html);
@@ -281,6 +289,11 @@ static void journal_report(void)
     HAS(html, "data-state=\"incomplete\"");
     HAS(html, "4 of 6 trials finished, 8 of 18 folds recorded");
     CHECK(!strstr(html, "http-equiv=\"refresh\""));
+    /* A run record without ranks and backend (an earlier foldsweep's): said so. */
+    char *ident = section(html, "identity");
+    HAS(ident, "ranks</dt><dd>not recorded in the journal");
+    HAS(ident, "backend</dt><dd>not recorded in the journal");
+    free(ident);
     char *board = section(html, "leaderboard");
     CHECK(count(board, "<tr class=\"bad\">") == 3);
     HAS(board, "pruned (median) at fold 1 epoch 3: 0.43 &lt; median 0.55");

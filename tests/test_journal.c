@@ -12,6 +12,7 @@
 
 #include "journal/journal.h"
 #include "journal/journal_internal.h" /* journal_add_* for the index test */
+#include "test_lines.h"                /* lines written by hand */
 #include "test_proc.h"
 
 static char tmp_root[256];
@@ -291,9 +292,16 @@ static void test_torn_tail(void)
     long size = file_size(jpath(dir));
 
     /* Garbage after the last record, with and without a newline. */
-    const char *tails[] = {"garbage", "garbage\n",      "{\"v\":1,\"kind\":\"fold\"",
-                           "\n",      "{} #00000000\n", "{\"v\":1} #zzzzzzzz\n"};
-    for (int i = 0; i < 6; i++) {
+    const char *tails[] = {"garbage",
+                           "garbage\n",
+                           "{\"v\":1,\"kind\":\"fold\"",
+                           "\n",
+                           "{} #00000000\n",
+                           "{\"v\":1} #zzzzzzzz\n",
+                           "{\"v\":1,\"crc\":\"00000000\"}\n",
+                           "{\"v\":1,\"crc\":\"zzzzzzzz\"}\n",
+                           "{\"v\":1,\"kind\":\"fold\",\"crc\":\""};
+    for (int i = 0; i < 9; i++) {
         tp_write_file(jpath(dir), tails[i], strlen(tails[i]), "ab");
         CHECK(journal_open(&j, dir, &err) == 0);
         CHECK_MSG(!err.set, "tail %d: %s", i, err.msg);
@@ -363,9 +371,9 @@ static void test_bad_middle_line(void)
     const char *d2 = tmp_dir("newer");
     write_folds(d2, 1);
     const char *rec = "{\"v\":2,\"kind\":\"fold\",\"time\":1}";
-    char line[256];
-    snprintf(line, sizeof line, "%s #%08x\n", rec, (unsigned)fs_crc32(rec, strlen(rec), 0));
+    char *line = tl_line(rec, strlen(rec));
     tp_write_file(jpath(d2), line, strlen(line), "ab");
+    free(line);
     FsErr e4 = {0};
     CHECK(journal_open(&j, d2, &e4) == -1);
     CHECK_CONTAINS(e4.msg, "journal.jsonl:3: record format 2 is newer");
@@ -373,8 +381,9 @@ static void test_bad_middle_line(void)
     const char *d3 = tmp_dir("kind");
     write_folds(d3, 1);
     rec = "{\"v\":1,\"kind\":\"note\",\"time\":1,\"text\":\"hi\"}";
-    snprintf(line, sizeof line, "%s #%08x\n", rec, (unsigned)fs_crc32(rec, strlen(rec), 0));
+    line = tl_line(rec, strlen(rec));
     tp_write_file(jpath(d3), line, strlen(line), "ab");
+    free(line);
     FsErr e5 = {0};
     CHECK(journal_open(&j, d3, &e5) == 0);
     CHECK(j.n_folds == 1 && j.lines == 3);
@@ -536,8 +545,10 @@ static void test_fuzz(void)
                 while (at > 0 && seed[at - 1] != '\n') at--;
                 for (end = at; end < n && seed[end] != '\n'; end++) {
                 }
-                len = end - at >= 10 ? end - at - 10 : 0; /* without " #crc" */
-                memmove(buf, seed + at, len);
+                char *rec = tl_json(seed + at, end - at); /* without its "crc" */
+                len = rec ? strlen(rec) : 0;
+                memcpy(buf, rec ? rec : "", len);
+                free(rec);
             }
             int m = 1 + (int)(rnd() % 6);
             for (int k = 0; k < m && len > 0; k++) {
@@ -638,10 +649,10 @@ static void test_bounds(void)
     const char *json = "{\"v\":1,\"kind\":\"fold\",\"time\":1,\"trial\":\"t\",\"fold\":0,\"status\":\"ok\","
                        "\"epochs\":200000,\"best_epoch\":1,\"best_val_loss\":0.5,"
                        "\"confusion\":[[1,0,0],[0,1,0],[0,0,1]]}";
-    char line[600], path[600];
-    snprintf(line, sizeof line, "%s #%08x\n", json, (unsigned)fs_crc32(json, strlen(json), 0));
+    char path[600], *line = tl_line(json, strlen(json));
     snprintf(path, sizeof path, "%s/journal.jsonl", dir);
     tp_write_text(path, line);
+    free(line);
     FsJournal k;
     memset(&err, 0, sizeof err);
     CHECK(journal_open(&k, dir, &err) == -1);

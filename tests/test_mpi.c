@@ -89,6 +89,10 @@ int main(void)
         CHECK_MSG(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24, "np %d: %d fold records", np,
                   tp_count_in_file(journal, "\"kind\":\"fold\""));
         CHECK(tp_count_in_file(journal, "\"kind\":\"trial\"") == 8);
+        /* The run record says how many ranks ran it (the report shows it). */
+        char ranks[40];
+        snprintf(ranks, sizeof ranks, "\"ranks\":%d,\"backend\":\"cpu\"", np);
+        CHECK_MSG(tp_count_in_file(journal, ranks) == 1, "np %d: no run record with %s", np, ranks);
         char *got = board(dir);
         CHECK_MSG(strcmp(ref, got) == 0, "np %d leaderboard differs:\n%s\nvs single process:\n%s", np, got, ref);
         free(got);

@@ -4,8 +4,9 @@
  * item 5). Such a build wrote "dropout 0.3" as 0.300000012 in each trial's
  * config, and trial ids hash the config, so its ids differ from this
  * build's for the same sweep.yaml. The folder is made here from a fresh
- * run (its configs and ids rewritten the old way, the journal's checksums
- * recomputed, the model folders renamed), then:
+ * run (its configs and ids rewritten the old way, the journal's lines
+ * framed and checksummed as that build did, "JSON #crc8", the model
+ * folders renamed), then:
  *  - `run` on it is refused with one clear message (not a silent second
  *    training of every trial beside the old records), and so is `refit`;
  *  - leaderboard and status still read it, and show the values as written
@@ -16,6 +17,7 @@
 #include <dirent.h>
 #include <stdint.h>
 
+#include "test_lines.h"
 #include "test_proc.h"
 #include "util/util.h"
 
@@ -97,6 +99,10 @@ static int make_old(const char *dir)
     char *text = tp_read_file(path, NULL);
     CHECK(text != NULL);
     if (!text) return 0;
+    /* That build framed each line as "JSON #crc8" (test_lines.h). */
+    char *aged = tl_convert(text, 1);
+    free(text);
+    text = aged;
     const char *fpk = strstr(text, "\"data_fingerprint\":\"");
     CHECK(fpk != NULL);
     if (!fpk) return 0;

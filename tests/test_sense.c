@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "test_proc.h"
+#include "test_lines.h"
 #include "test_runs.h"
 #include "util/util.h"
 
@@ -58,12 +59,15 @@ static long edit_record(const char *dir, const char *kind, int nth, const char *
         size_t len = (size_t)(nl - line);
         char *is_kind = strstr(line, kind), *hit = NULL;
         if (is_kind && is_kind < nl && --nth == 0) hit = strstr(line, from);
-        if (hit && hit < nl) {
-            size_t jn = len - 10; /* the JSON before " #crc8" */
+        char *rec = hit && hit < nl ? tl_json(line, len) : NULL; /* the record without its checksum */
+        if (rec) {
+            size_t at = (size_t)(hit - line);
             char json[1 << 16];
-            snprintf(json, sizeof json, "%.*s%s%.*s", (int)(hit - line), line, to,
-                     (int)(jn - (size_t)(hit - line) - strlen(from)), hit + strlen(from));
-            k += (size_t)sprintf(out + k, "%s #%08x\n", json, (unsigned)fs_crc32(json, strlen(json), 0));
+            snprintf(json, sizeof json, "%.*s%s%s", (int)at, rec, to, rec + at + strlen(from));
+            char *edited_line = tl_line(json, strlen(json));
+            k += (size_t)sprintf(out + k, "%s", edited_line);
+            free(edited_line);
+            free(rec);
             edited = line_no + 1;
         } else {
             memcpy(out + k, line, len + 1);
@@ -95,10 +99,10 @@ static void first_cells(const char *dir, int nth, unsigned long long *a, unsigne
 /* Appends one record (JSON) with its checksum to DIR's journal; its line. */
 static long append_record(const char *dir, const char *json)
 {
-    char path[400], line[2048];
+    char path[400], *line = tl_line(json, strlen(json));
     snprintf(path, sizeof path, "%s/journal.jsonl", dir);
-    snprintf(line, sizeof line, "%s #%08x\n", json, (unsigned)fs_crc32(json, strlen(json), 0));
     tp_write_file(path, line, strlen(line), "ab");
+    free(line);
     size_t n;
     char *text = tp_read_file(path, &n);
     long lines = tp_count(text, "\n");

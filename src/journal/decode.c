@@ -1,6 +1,6 @@
 /*
- * decode.c: one journal line into a record. A line is "JSON #crc8"; the
- * checksum is checked before the JSON is parsed, then the record's fields
+ * decode.c: one journal line into a record. The line's checksum is
+ * checked first (frame.c), then its JSON is parsed, the record's fields
  * are range-checked and the record is added to the in-memory lists
  * (records.c). What is wrong comes back as text, for the error that names
  * the line (journal.c) and for `foldsweep repair`.
@@ -318,6 +318,13 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
             snprintf(run.host, sizeof run.host, "%s", s->str);
         if ((s = journal_json_get(rec, "metric")) && s->type == FS_JSON_STRING)
             snprintf(run.metric, sizeof run.metric, "%s", s->str);
+        /* How the session ran, for the report: absent from older records
+         * (not recorded), read like host (shown, never relied on). */
+        if (!get_int(rec, "ranks", 1, 1 << 24, &x)) run.ranks = (int)x;
+        if ((s = journal_json_get(rec, "backend")) && s->type == FS_JSON_STRING)
+            snprintf(run.backend, sizeof run.backend, "%s", s->str);
+        if ((s = journal_json_get(rec, "device")) && s->type == FS_JSON_STRING)
+            snprintf(run.device, sizeof run.device, "%s", s->str);
         char fp[24];
         if (journal_json_get(rec, "data_fingerprint")) {
             if (get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 || strspn(fp, "0123456789abcdef") != 16) {
@@ -333,34 +340,11 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
     return bad ? LINE_INVALID : LINE_OK;
 }
 
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* One line without its newline. */
 int journal_decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t why_n)
 {
-    if (n < 12 || s[n - 10] != ' ' || s[n - 9] != '#') {
-        snprintf(why, why_n, "expected 'JSON #crc32' (the line is torn or not a record)");
-        return LINE_CORRUPT;
-    }
-    uint32_t want = 0;
-    for (size_t i = n - 8; i < n; i++) {
-        int h = hexval(s[i]);
-        if (h < 0) {
-            snprintf(why, why_n, "expected 8 lowercase hex digits of CRC-32 after '#'");
-            return LINE_CORRUPT;
-        }
-        want = want << 4 | (uint32_t)h;
-    }
-    size_t jn = n - 10;
-    uint32_t got = fs_crc32(s, jn, 0);
-    if (got != want) {
-        snprintf(why, why_n, "checksum mismatch (record says %08x, content gives %08x)",
-                 (unsigned)want, (unsigned)got);
-        return LINE_CORRUPT;
-    }
+    size_t jn;
+    if (journal_unframe(s, n, &jn, why, why_n) != LINE_OK) return LINE_CORRUPT;
     FsJsonDoc doc;
     char jwhy[128];
     if (journal_json_parse(&doc, s, jn, jwhy, sizeof jwhy)) {

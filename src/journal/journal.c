@@ -4,7 +4,8 @@
  * record text and the durable append are in journal_write.c, the JSON
  * reader in json.c, repair in repair.c.)
  *
- * Reading: every line must be "JSON #crc8"; the last line may be torn (no
+ * Reading: every line must be a record with its checksum (frame.c: the
+ * current form or an earlier build's); the last line may be torn (no
  * newline) or corrupt (bad CRC, bad JSON): it is dropped, and journal_open
  * truncates the file back to the last good line so appends start clean. A
  * bad line anywhere else is an error naming the line, and nothing is

@@ -1,7 +1,8 @@
 /*
  * journal: the run folder's append-only journal. One self-checking record
- * per line (JSON text, a space, '#' and the CRC-32 of the JSON as 8 hex
- * digits); each append is written and fsync'd before it counts, so a killed
+ * per line: a JSON object whose last member "crc" is the CRC-32 of the
+ * line's bytes before it (frame.c; an earlier build's "JSON #crc" lines are
+ * read too); each append is written and fsync'd before it counts, so a killed
  * run loses at most the record being written. On reopening, a torn or
  * corrupt last line is dropped (and truncated away), never fatal; a corrupt
  * line before the last is an error naming its line.
@@ -15,7 +16,8 @@
  * data, the scores), "failure" (a trial that could not train, with the
  * message), "sweep" (the canonical sweep and its folds' validation residues),
  * "run" (a run or resume started: wall-clock time, pid, host, the sweep's trial count,
- * folds and metric; for status and ETA). Every record carries the format
+ * folds and metric, its MPI ranks and backend; for status, ETA and the
+ * report). Every record carries the format
  * version "v" and its wall-clock append time; the field lists are at the
  * top of journal_write.c.
  *
@@ -121,6 +123,10 @@ typedef struct {
     int folds;      /* k, or 1 for a predefined split (0 if unknown) */
     char metric[8]; /* "q3" or "loss" ("" if unknown) */
     uint64_t data_fingerprint; /* the training data's (0: not recorded, an older journal) */
+    /* How the session ran, for the report (0 / "": not recorded, an older journal). */
+    int ranks;        /* MPI ranks (1 without MPI) */
+    char backend[8];  /* rank 0's: "cpu" or "cuda" */
+    char device[240]; /* rank 0's, as run_backend_describe says it ("cpu", "GPU 0: ...") */
 } FsRunRecord;
 
 /* What a run folder's sweep allows its journal to hold, for
@@ -240,6 +246,10 @@ int journal_append_failure(FsJournal *j, const char *trial, const char *message,
  * data_fingerprint the training data's (a resume on other data is refused). */
 int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, uint64_t data_fingerprint,
                        FsErr *err);
+/* The same with how the session runs: run's n_trials, folds, metric,
+ * data_fingerprint, ranks, backend and device (0 / "": not recorded); its
+ * time, pid and host are this process's. */
+int journal_append_run_record(FsJournal *j, const FsRunRecord *run, FsErr *err);
 
 /* "sweep": the run folder's canonical sweep and each fold's validation
  * residues (n_val of them), so that `foldsweep repair` can rewrite a damaged

@@ -1,13 +1,15 @@
 /*
  * journal_internal.h: private to the journal module (journal.c opens and
- * reads the file, decode.c decodes its lines, records.c keeps and indexes
- * the records, journal_write.c formats and appends).
+ * reads the file, frame.c checks a line's checksum, decode.c decodes its
+ * lines, records.c keeps and indexes the records, journal_write.c formats
+ * and appends).
  */
 #ifndef FS_JOURNAL_INTERNAL_H
 #define FS_JOURNAL_INTERNAL_H
 
 #include "journal/journal.h"
 
+/* A line being built (frame.c): p is NUL-terminated, n bytes. */
 typedef struct {
     char *p;
     size_t n, cap;
@@ -21,6 +23,14 @@ void jbuf_string(JBuf *b, const char *s);
 double journal_wall_time(void);
 /* Reads a whole file (malloc'd); 0 or -1 with errno. */
 int journal_read_fd(int fd, char **out, size_t *n);
+/* frame.c: a line's checksum, the "crc" member last in its object (the
+ * form is described there). journal_frame: b holds one record's JSON
+ * object; it gets its "crc" member and the newline. */
+void journal_frame(JBuf *b);
+/* One line without its newline, in the current form or an earlier
+ * build's "JSON #crc": LINE_OK with *json_n the bytes of the JSON to parse
+ * from s, or LINE_CORRUPT with why. */
+int journal_unframe(const char *s, size_t n, size_t *json_n, char *why, size_t why_n);
 /* journal_decode_line's verdicts: a good record; a line that is not a
  * whole record (torn, bad checksum, bad JSON: dropped when it is the last
  * line); a whole record that is not understood (always an error). */
@@ -31,7 +41,7 @@ int journal_decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t
 /* One line without its newline: 0 if it is a good record (added to
  * scratch, as on load), else -1 with why. */
 int journal_check_line(FsJournal *scratch, const char *s, size_t n, char *why, size_t why_n);
-/* The JSON text of a fold record (without the CRC suffix). */
+/* The JSON text of a fold record (before journal_frame). */
 void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
                        double t);
 /* ,"model":{"file":...,"bytes":N,"crc32":"8hex"} */

@@ -1,11 +1,13 @@
 /*
  * journal_write.c: record text and the durable append.
  *
- * A line is JSON, a space, '#', the CRC-32 of the JSON bytes as 8
- * lowercase hex digits, and '\n'. Field order is fixed; every record has
- * "v" (FS_JOURNAL_VERSION), "kind" and "time" (Unix seconds, %.17g).
+ * A line is one JSON object and '\n'; its last member, "crc", is the
+ * checksum of the bytes before it (frame.c). Field order is fixed; every
+ * record has "v" (FS_JOURNAL_VERSION), "kind" and "time" (Unix seconds,
+ * %.17g), and ends with "crc".
  *
- *   run:     v kind time pid host trials folds metric version
+ *   run:     v kind time pid host trials folds metric [data_fingerprint]
+ *            [ranks backend device] (how the session runs) version
  *   trial:   v kind time trial index params config (the JSON object itself)
  *   fold:    v kind time trial fold status epochs best_epoch halted_by
  *            diverged_epoch diverged_step best_val_loss confusion (3x3)
@@ -35,7 +37,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -47,56 +48,6 @@
 #ifndef FS_VERSION
 #define FS_VERSION "0.1.0"
 #endif
-
-/* ---------------------------------------------------------------------- */
-/* Line builder                                                             */
-
-void jbuf_put(JBuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2 + 256;
-        b->p = fs_realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-void jbuf_printf(JBuf *b, const char *fmt, ...)
-{
-    char small[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if ((size_t)k < sizeof small) {
-        jbuf_put(b, small, (size_t)k);
-        return;
-    }
-    char *big = fs_malloc((size_t)k + 1);
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    jbuf_put(b, big, (size_t)k);
-    free(big);
-}
-
-void jbuf_string(JBuf *b, const char *s)
-{
-    jbuf_lit(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            char e[2] = {'\\', (char)*p};
-            jbuf_put(b, e, 2);
-        } else if (*p < 0x20) {
-            jbuf_printf(b, "\\u%04x", *p);
-        } else {
-            jbuf_put(b, (const char *)p, 1);
-        }
-    }
-    jbuf_lit(b, "\"");
-}
 
 static void put_float(JBuf *b, float x)
 {
@@ -198,7 +149,8 @@ void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *
 /* ---------------------------------------------------------------------- */
 /* Durable append                                                           */
 
-/* Appends "JSON #crc\n" with one write and an fsync. 0 or -1 with err. */
+/* Appends the record in b, framed (journal_frame), with one write and an
+ * fsync. 0 or -1 with err. */
 static int append_line(FsJournal *j, JBuf *b, FsErr *err)
 {
     if (j->read_only || j->fd < 0) {
@@ -206,8 +158,7 @@ static int append_line(FsJournal *j, JBuf *b, FsErr *err)
         return -1;
     }
     double t0 = fs_now();
-    uint32_t crc = fs_crc32(b->p, b->n, 0);
-    jbuf_printf(b, " #%08x\n", (unsigned)crc);
+    journal_frame(b);
     size_t done = 0;
     while (done < b->n) {
         ssize_t k = write(j->fd, b->p + done, b->n - done);
@@ -449,21 +400,29 @@ int journal_append_failure(FsJournal *j, const char *trial, const char *message,
 int journal_append_run(FsJournal *j, int n_trials, int folds, const char *metric, uint64_t data_fingerprint,
                        FsErr *err)
 {
-    FsRunRecord run = {.time = journal_wall_time(),
-                       .pid = (long)getpid(),
-                       .n_trials = n_trials,
-                       .folds = folds,
-                       .data_fingerprint = data_fingerprint};
+    FsRunRecord run = {.n_trials = n_trials, .folds = folds, .data_fingerprint = data_fingerprint};
+    snprintf(run.metric, sizeof run.metric, "%s", metric ? metric : "");
+    return journal_append_run_record(j, &run, err);
+}
+
+int journal_append_run_record(FsJournal *j, const FsRunRecord *what, FsErr *err)
+{
+    FsRunRecord run = *what;
+    run.time = journal_wall_time();
+    run.pid = (long)getpid();
     if (gethostname(run.host, sizeof run.host - 1) != 0) run.host[0] = '\0';
     run.host[sizeof run.host - 1] = '\0';
-    snprintf(run.metric, sizeof run.metric, "%s", metric ? metric : "");
     JBuf b = {0};
     begin(&b, "run", run.time);
     jbuf_printf(&b, ",\"pid\":%ld,\"host\":", run.pid);
     jbuf_string(&b, run.host);
-    jbuf_printf(&b, ",\"trials\":%d,\"folds\":%d,\"metric\":", n_trials, folds);
+    jbuf_printf(&b, ",\"trials\":%d,\"folds\":%d,\"metric\":", run.n_trials, run.folds);
     jbuf_string(&b, run.metric);
-    if (data_fingerprint) jbuf_printf(&b, ",\"data_fingerprint\":\"%016llx\"", (unsigned long long)data_fingerprint);
+    if (run.data_fingerprint)
+        jbuf_printf(&b, ",\"data_fingerprint\":\"%016llx\"", (unsigned long long)run.data_fingerprint);
+    if (run.ranks > 0) jbuf_printf(&b, ",\"ranks\":%d", run.ranks);
+    if (run.backend[0]) jbuf_lit(&b, ",\"backend\":"), jbuf_string(&b, run.backend);
+    if (run.device[0]) jbuf_lit(&b, ",\"device\":"), jbuf_string(&b, run.device);
     jbuf_lit(&b, ",\"version\":");
     jbuf_string(&b, FS_VERSION);
     jbuf_lit(&b, "}");

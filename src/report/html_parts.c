@@ -282,20 +282,33 @@ void html_identity(FILE *out, const HtmlDoc *d)
     }
     if (!j->n_runs) fputs("not recorded", out);
     fputs("</dd>", out);
+    /* The last session's (its run record; a journal of an earlier foldsweep has none). */
     dt(out, "ranks");
-    if (in->ranks > 0) fprintf(out, "%d MPI rank%s", in->ranks, in->ranks == 1 ? "" : "s");
-    else fputs("not recorded in the journal (the report the run writes shows them)", out);
+    if (last && last->ranks > 0) fprintf(out, "%d MPI rank%s", last->ranks, last->ranks == 1 ? "" : "s");
+    else fputs("not recorded in the journal (an earlier foldsweep's run)", out);
     if (in->threads > 0) fprintf(out, ", %d worker thread%s in all", in->threads, in->threads == 1 ? "" : "s");
     fputs("</dd>", out);
     dt(out, "backend");
-    if (in->backend) html_esc(out, in->backend);
-    else fputs("not recorded in the journal (the report the run writes shows it)", out);
+    if (last && last->backend[0]) {
+        html_esc(out, last->backend);
+        if (last->device[0] && strcmp(last->device, last->backend)) {
+            fputs(" (rank 0: ", out);
+            html_esc(out, last->device);
+            fputs(")", out);
+        }
+    } else {
+        fputs("not recorded in the journal (an earlier foldsweep's run)", out);
+    }
     fputs("</dd>", out);
     dt(out, "sessions");
     char t[40];
     for (int i = 0; i < j->n_runs; i++) {
         html_time(t, sizeof t, j->runs[i].time);
-        fprintf(out, "%s%s (pid %ld)", i ? "; " : "", t, j->runs[i].pid);
+        const FsRunRecord *r = &j->runs[i];
+        fprintf(out, "%s%s (pid %ld", i ? "; " : "", t, r->pid);
+        if (r->ranks > 0) fprintf(out, ", %d rank%s", r->ranks, r->ranks == 1 ? "" : "s");
+        if (r->backend[0]) fputs(", ", out), html_esc(out, r->backend);
+        fputs(")", out);
     }
     if (!j->n_runs) fputs("none recorded", out);
     fputs("</dd></dl>\n", out);

@@ -141,11 +141,11 @@ void report_print_leaderboard(FILE *out, const FsJournal *j, const FsSweep *sw, 
  * each trial's learning curves, parameter effects, the time profile, the
  * best trials' confusion matrices and the run's identity. */
 
-/* What only the runner knows (the journal does not record it). */
+/* What only the runner knows (the journal does not record it; the ranks
+ * and backend are in the journal's run records). */
 typedef struct {
     const char *sweep_path; /* the sweep file the run was started with (NULL: not known) */
-    const char *backend;    /* "cpu", "cuda ..." (NULL: not known) */
-    int ranks, threads;     /* MPI ranks, worker threads of all ranks (0: not known) */
+    int threads;            /* worker threads of all ranks (0: not known) */
     int live;               /* the run is going: the page says so and reloads itself */
 } FsReportHtmlInfo;
 

@@ -201,7 +201,7 @@ static void state_record_fold(RunState *st, int i)
     st->trial_metric[t] += fold_metric(&st->sw, r);
     int complete = st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t];
     progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->n_fold_ids, complete);
-    FsReportHtmlInfo live = {st->sw.path, st->use_gpu ? "cuda" : "cpu", 0, 0, 1};
+    FsReportHtmlInfo live = {st->sw.path, 0, 1};
     if (st->trial_folds[t] == st->n_fold_ids) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
 }
 

@@ -47,6 +47,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
     RunState st;
     FsRunOptions opt = *o;
     opt.local_rank = m->local_rank;
+    opt.ranks = multi ? m->size : 1;
     o = &opt;
     int rc = state_open(&st, o, out);
     if (multi) {
@@ -102,7 +103,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
     double wall = fs_now() - t_train;
     /* Worker time is every rank's threads, not rank 0's alone. */
     int all_threads = multi ? m->total_threads : threads;
-    rc = state_report(&st, o, out, rc, wall, all_threads > 0 ? all_threads : 1, multi ? m->size : 1);
+    rc = state_report(&st, o, out, rc, wall, all_threads > 0 ? all_threads : 1);
     int lost = st.ranks_lost;
     state_close(&st);
     if (lost) {

@@ -26,6 +26,7 @@ typedef struct {
     double grace;        /* seconds in-flight folds may finish after a signal */
     FILE *out;           /* progress and summary (stdout) */
     int local_rank;      /* set by run_sweep: node-local rank, picks the GPU */
+    int ranks;           /* set by run_sweep: the run's MPI ranks (1 without MPI), for its run record */
     int restart;         /* set the folder's earlier run aside (DIR/previous-N) and start again */
     int epoch_lines;     /* --progress: a line per finished epoch of every fold */
     double worker_timeout; /* seconds a worker rank may send nothing before rank 0 gives up on it (<= 0: never) */

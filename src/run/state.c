@@ -182,10 +182,16 @@ static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
         st->n_fold_ids = (int)st->ds.n_folds;
         for (int f = 0; f < st->n_fold_ids; f++) st->fold_ids[f] = f;
     }
-    if (run_folder_sense(st, &err) != 0 ||
-        journal_append_run(&st->j, sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials, st->n_fold_ids,
-                           sweep_metric_name(sw->metric), st->ds.fingerprint,
-                           &err) != 0) {
+    /* The run record: the sweep's size and data, and how this session runs
+     * (the report regenerated from the journal shows them). */
+    FsRunRecord run = {.n_trials = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials,
+                       .folds = st->n_fold_ids,
+                       .data_fingerprint = st->ds.fingerprint,
+                       .ranks = o->ranks > 0 ? o->ranks : 1};
+    snprintf(run.metric, sizeof run.metric, "%s", sweep_metric_name(sw->metric));
+    snprintf(run.backend, sizeof run.backend, "%s", st->use_gpu ? "cuda" : "cpu");
+    run_backend_describe(st->use_gpu, st->gpu_device, run.device, sizeof run.device);
+    if (run_folder_sense(st, &err) != 0 || journal_append_run_record(&st->j, &run, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
@@ -292,8 +298,7 @@ void state_fail(RunState *st, const FsErr *e)
     run_request_stop(0);
 }
 
-int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads,
-                 int ranks)
+int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads)
 {
     int interrupted = rc == FS_EXIT_INTERRUPTED;
     if (st->io_failed) {
@@ -329,7 +334,7 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
         memset(&err, 0, sizeof err);
     }
-    FsReportHtmlInfo html = {st->sw.path, st->use_gpu ? "cuda" : "cpu", ranks, threads, 0};
+    FsReportHtmlInfo html = {st->sw.path, threads, 0};
     if (report_html_write_run(st->dir, &st->j, &st->sw, &html, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;

@@ -163,10 +163,9 @@ void state_job_started(RunState *st, int i);
 void state_job_finished(RunState *st, int i);
 
 /* Leaderboard files, profile and the end-of-run summary (threads: every
- * rank's training threads; ranks: the run's communicator's size). Returns
- * rc, or FS_EXIT_ERROR if writing them failed. */
-int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads,
-                 int ranks);
+ * rank's training threads). Returns rc, or FS_EXIT_ERROR if writing them
+ * failed. */
+int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads);
 
 /* Chooses the backend for this process (cpu, cuda, auto); -1 with a message
  * when cuda is asked for and no device is visible. local_rank picks the GPU. */

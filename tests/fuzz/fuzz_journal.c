@@ -1,26 +1,31 @@
 /*
  * fuzz_journal.c: the run journal's reader (journal_read: line splitting,
- * the CRC-32 suffix, the torn-last-line rule, and each record kind's
- * decoder), then what leaderboard and status do with an accepted journal:
- * the lookups, the report in every format, and its JSON read back.
+ * each line's checksum in either form, the torn-last-line rule, and each
+ * record kind's decoder), then what leaderboard and status do with an
+ * accepted journal: the lookups, the report in every format, and its JSON
+ * read back.
  *
- * A line is "JSON #crc32". Random mutations of a record almost never keep
- * its checksum, so each input is read twice: as it is, then with every
- * complete line's checksum made right (a line without the " #xxxxxxxx"
- * suffix gets one), so the record decoders see the mutated JSON. Seeds may
- * therefore be plain JSON lines. A last line without a newline stays as it
- * is: that is the torn record the reader must drop.
+ * A line is a JSON object whose last member "crc" checks the bytes before
+ * it (src/journal/frame.c); an earlier build's "JSON #crc32" is read too.
+ * Random mutations of a record almost never keep its checksum, so each
+ * input is read twice: as it is, then with every complete line's checksum
+ * made right in its own form (a line in neither form gets the current one
+ * when it ends in '}', the old one otherwise), so the record decoders see
+ * the mutated JSON. Seeds may therefore be plain JSON lines. A last line
+ * without a newline stays as it is: that is the torn record the reader
+ * must drop.
  */
 #include "fuzz_util.h"
 #include "journal/journal.h"
 #include "report/report.h"
 
-/* The input with every complete line's CRC suffix recomputed (malloc'd). */
+/* The input with every complete line's checksum recomputed (malloc'd). */
 static char *fix_crcs(const uint8_t *p, size_t n, size_t *out_n)
 {
-    /* A line of one byte ("\n") grows to 11: " #xxxxxxxx\n". */
+    /* A line of one byte ("\n") grows to 11: " #xxxxxxxx\n"; "}\n" to 19. */
     char *out = malloc(11 * n + 16), *o = out;
     FUZZ_REQUIRE(out != NULL);
+    static const char tail[] = ",\"crc\":\""; /* then 8 hex digits and "} */
     size_t pos = 0;
     while (pos < n) {
         const uint8_t *nl = memchr(p + pos, '\n', n - pos);
@@ -31,10 +36,23 @@ static char *fix_crcs(const uint8_t *p, size_t n, size_t *out_n)
             break;
         }
         const char *s = (const char *)p + pos;
-        size_t json = len >= 10 && s[len - 10] == ' ' && s[len - 9] == '#' ? len - 10 : len;
-        memcpy(o, s, json);
-        o += json;
-        o += sprintf(o, " #%08x\n", (unsigned)fs_crc32(s, json, 0));
+        /* The checksummed bytes, and in which form. */
+        size_t body = len;
+        int current = 1;
+        if (len >= 18 && !memcmp(s + len - 18, tail, 8) && s[len - 1] == '}')
+            body = len - 18; /* the object without its closing brace */
+        else if (len >= 10 && s[len - 10] == ' ' && s[len - 9] == '#')
+            body = len - 10, current = 0;
+        else if (len > 0 && s[len - 1] == '}')
+            body = len - 1;
+        else
+            current = 0;
+        memcpy(o, s, body);
+        o += body;
+        if (current)
+            o += sprintf(o, "%s%08x\"}\n", tail, (unsigned)fs_crc32(s, body, 0));
+        else
+            o += sprintf(o, " #%08x\n", (unsigned)fs_crc32(s, body, 0));
         pos = end + 1;
     }
     *out_n = (size_t)(o - out);
