@@ -127,7 +127,7 @@ static void run_report(void)
     CHECK(copy && count(copy, "class=\"chart curves\" data-series=\"9\"") == 8);
     char *copy_id = section(copy ? copy : "", "identity");
     HAS(copy_id, "ranks</dt><dd>1 MPI rank</dd>");
-    HAS(copy_id, "<dt>backend</dt><dd>cpu</dd>");
+    HAS(copy_id, "<dt>backend</dt><dd>cpu");
     HAS(copy_id, "(pid ");
     HAS(copy_id, ", 1 rank, cpu)");
     CHECK(!strstr(copy_id, "not recorded"));
