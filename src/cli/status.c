@@ -34,6 +34,7 @@ static const CliSpec spec = {
     .extra_arg = "one run folder only; extra argument",
     .no_arg = "missing the run folder DIR",
 };
+const CliSpec *const cli_status_spec = &spec; /* for cli.c's table */
 
 /* A small text file, or NULL. */
 static char *read_small(const char *path)
