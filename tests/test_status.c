@@ -203,6 +203,8 @@ static void test_watch(void)
     CHECK(tp_run("status --watch '%s'", dir) == 0);
     CHECK(now_s() - t0 < 5);
     CHECK(tp_count(out_text, "run folder ") == 1);
+    CHECK(tp_run("status --watch 1 '%s'", dir) == 0); /* a number after --watch is its value */
+    CHECK(tp_count(out_text, "run folder ") == 1);
     CHECK(tp_run("status '%s' --watch 0", dir) == 2);
     CHECK_CONTAINS(err_text, "--watch must be a number from 0.1 to 86400, not 0");
     CHECK(tp_run("status '%s' --watch=soon", dir) == 2);

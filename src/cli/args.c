@@ -98,10 +98,13 @@ static int unknown_option(CliArgs *a, const CliSpec *s, const char *arg)
 }
 
 /* An optional value given as the next word: a number, so "status --watch
- * DIR" still reads DIR as the operand. */
+ * DIR" still reads DIR as the operand (a folder named "2024-run" too). */
 static int optional_value(const char *next)
 {
-    return next && (next[0] >= '0' && next[0] <= '9');
+    char *end;
+    if (!next || !isdigit((unsigned char)next[0])) return 0;
+    (void)strtod(next, &end);
+    return *end == '\0';
 }
 
 int cli_args_parse(CliArgs *a, const CliSpec *s, int argc, char **argv)

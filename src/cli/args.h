@@ -21,7 +21,7 @@ typedef struct {
     const char *arg;   /* the value's name in the help ("K"), or NULL for a flag */
     const char *help;  /* one line; a '\n' continues it under the help column */
     int optional;      /* the value may be left out: "--opt=V", or the next word when
-                        * it starts with a digit ("--watch 5"); a flag's spelling when not */
+                        * it is a number ("--watch 5"); the option's spelling when not */
 } CliOption;
 
 typedef struct {

@@ -196,17 +196,18 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     return 0;
 }
 
-/* One look: gathered, shown, released. 0, or -1 (error printed); *going
- * gets whether a run is going. */
+/* One look: gathered, shown, released (frame: its number under --watch,
+ * -1 without). 0, or -1 (error printed); *going gets whether a run is going. */
 static int show(const char *dir, int json, int frame, int tty, int *going)
 {
     StatusView v;
     FsJournal j;
     FsReport rep;
     if (gather(dir, &v, &j, &rep) != 0) return -1;
-    if (frame && tty && !json)
-        fputs("\033[H\033[J", stdout); /* the next frame over the last */
-    else if (frame && !json)
+    int watching = frame >= 0;
+    if (watching && tty && !json)
+        fputs("\033[H\033[2J", stdout); /* each frame on a clear screen, as watch(1) */
+    else if (frame > 0 && !json)
         fputc('\n', stdout);
     if (json)
         status_print_json(stdout, &v);
@@ -263,5 +264,5 @@ int cli_status(int argc, char **argv)
     if (rc) return rc;
     if (w) return watch(dir, json, every);
     int going;
-    return show(dir, json, 0, 0, &going) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
+    return show(dir, json, -1, 0, &going) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
 }
