@@ -500,8 +500,9 @@ static void test_cli(void)
     CHECK_CONTAINS(out_text, "| 1 | a1 | ok |");
     CHECK(tp_run("status '%s'", small_dir) == 0);
     CHECK_CONTAINS(out_text, "sweep        5 trials x 2 folds, metric q3");
+    /* No run holds the folder: the begun trial is interrupted, not in flight. */
     CHECK_CONTAINS(out_text,
-                   "trials       2 done (1 ok, 1 diverged, 0 failed), 1 in flight, 2 left");
+                   "trials       2 done (1 ok, 1 diverged, 0 failed), 1 interrupted, 2 left");
     CHECK_CONTAINS(out_text, "folds        5 of 10");
     CHECK_CONTAINS(out_text, "best so far  a1 q3 0.7500 +- 0.2500");
     CHECK_CONTAINS(out_text, "elapsed      ");

@@ -14,6 +14,13 @@
 #include "cli/commands.h"
 #include "util/util.h"
 
+void cli_option_label(const CliOption *o, char *out, size_t n)
+{
+    snprintf(out, n, "%s%s%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
+             o->arg ? " " : "", o->arg && o->optional ? "[" : "", o->arg ? o->arg : "",
+             o->arg && o->optional ? "]" : "");
+}
+
 void cli_help_print(const CliSpec *s, FILE *out)
 {
     fputs(s->usage, out);
@@ -21,8 +28,7 @@ void cli_help_print(const CliSpec *s, FILE *out)
     for (int i = 0; i < s->n_opts; i++) {
         const CliOption *o = &s->opts[i];
         char left[64];
-        snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
-                 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        cli_option_label(o, left, sizeof left);
         fprintf(out, "  %-*s ", s->column, left);
         /* A long description wraps by hand; keep its lines under the column. */
         for (const char *p = o->help; *p; p++) {
@@ -73,6 +79,34 @@ static int parse_fail(CliArgs *a, const CliSpec *s, const char *what, const char
     return cli_usage_error(s, what, arg);
 }
 
+/* An option the command does not have: a long one gets the nearest of the
+ * command's long options, when one is near enough to be a typo of it. */
+static int unknown_option(CliArgs *a, const CliSpec *s, const char *arg)
+{
+    const char *near = NULL;
+    if (!strncmp(arg, "--", 2)) {
+        char word[64];
+        const char *names[CLI_MAX_OPTIONS];
+        snprintf(word, sizeof word, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+        for (int i = 0; i < s->n_opts; i++) names[i] = s->opts[i].name + 2; /* past "--" */
+        near = fs_nearest(word, names, s->n_opts);
+    }
+    if (!near) return parse_fail(a, s, "unknown option", arg);
+    char what[160];
+    snprintf(what, sizeof what, "unknown option %s; did you mean '--%s'?", arg, near);
+    return parse_fail(a, s, what, NULL);
+}
+
+/* An optional value given as the next word: a number, so "status --watch
+ * DIR" still reads DIR as the operand (a folder named "2024-run" too). */
+static int optional_value(const char *next)
+{
+    char *end;
+    if (!next || !isdigit((unsigned char)next[0])) return 0;
+    (void)strtod(next, &end);
+    return *end == '\0';
+}
+
 int cli_args_parse(CliArgs *a, const CliSpec *s, int argc, char **argv)
 {
     FS_ASSERT(s->n_opts <= CLI_MAX_OPTIONS);
@@ -93,7 +127,7 @@ int cli_args_parse(CliArgs *a, const CliSpec *s, int argc, char **argv)
             continue;
         }
         int o = option_find(s, arg, &inl);
-        if (o < 0) return parse_fail(a, s, "unknown option", arg);
+        if (o < 0) return unknown_option(a, s, arg);
         if (!strcmp(s->opts[o].name, "--help")) {
             cli_args_free(a);
             cli_help_print(s, stdout);
@@ -101,6 +135,10 @@ int cli_args_parse(CliArgs *a, const CliSpec *s, int argc, char **argv)
         }
         if (!s->opts[o].arg) {
             a->val[o] = arg;
+            continue;
+        }
+        if (s->opts[o].optional && !inl) {
+            a->val[o] = i + 1 < argc && optional_value(argv[i + 1]) ? argv[++i] : arg;
             continue;
         }
         /* The next word is the value even if it starts with '-' (a negative

@@ -3,7 +3,7 @@
  * subcommand, so options, help pages and usage errors look and behave the
  * same everywhere: "--opt value", "--opt=value", a short alias, "--" ending
  * the options, and "foldsweep: CMD: ..." plus the usage line on a mistake
- * (exit 2).
+ * (exit 2), with the nearest option suggested for a misspelt one.
  *
  * A command parses into raw strings first and checks values afterwards
  * (cli_whole_parse, cli_real_parse), so it decides the order in which its
@@ -20,6 +20,8 @@ typedef struct {
     const char *alias; /* short form, "-k", or NULL */
     const char *arg;   /* the value's name in the help ("K"), or NULL for a flag */
     const char *help;  /* one line; a '\n' continues it under the help column */
+    int optional;      /* the value may be left out: "--opt=V", or the next word when
+                        * it is a number ("--watch 5"); the option's spelling when not */
 } CliOption;
 
 typedef struct {
@@ -46,6 +48,10 @@ typedef struct {
 
 /* cli_args_parse's "go on" result; any other is the exit code to return. */
 enum { CLI_PARSED = -1 };
+
+/* "--name ARG", "-a, --name ARG" or "--name [ARG]" (an optional value), as
+ * the help and the manual page show an option. */
+void cli_option_label(const CliOption *o, char *out, size_t n);
 
 /* Parses argv[1..] (argv[0] is the command). Returns CLI_PARSED with *a
  * filled, or FS_EXIT_OK after printing the help, or FS_EXIT_USAGE after a

@@ -1,8 +1,11 @@
 /*
  * cli.c: cli_main, the top of the command line. Dispatches subcommands
- * from one table that also supplies the help text, so adding a command is
- * one row here plus its own file.
+ * from one table (cli_commands) that points at each command's options and
+ * help, so the usage, `foldsweep help`, the manual page and the shell
+ * completions all come from it: adding a command is one row here plus its
+ * own file.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,28 +20,41 @@
 #define FS_VERSION "0.1.0"
 #endif
 
-typedef struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-    int reader; /* only reads and prints: a reader that stops reading ends it quietly */
-} CliCommand;
-
-static const CliCommand commands[] = {
-    {"run", cli_run, "train every trial of a sweep on every fold, resumably, and rank them", 0},
-    {"prepare", cli_prepare, "read sequence/label files, assign folds, write a prepared fold file", 0},
-    {"plan", cli_plan, "check a sweep file and its data, list the trials a run would train", 1},
-    {"synth", cli_synth, "write a synthetic protein-like data set (records or FASTA)", 0},
-    {"leaderboard", cli_leaderboard, "rank a run folder's trials (table, Markdown, CSV or JSON)", 1},
-    {"status", cli_status, "a run folder's progress: trials done, in flight, left, ETA, best so far", 1},
-    {"export", cli_export, "copy a trial's fold models out of a run folder (safetensors + model.json)", 0},
-    {"predict", cli_predict, "predict secondary structure of FASTA proteins with a trial's fold models", 1},
-    {"refit", cli_refit, "train a trial's configuration on all training proteins (a final model)", 0},
-    {"repair", cli_repair, "write a sound journal when a line before its end is damaged (keeps the original)", 0},
-    {"report", cli_report, "write a run folder's report as one self-contained HTML page (curves, effects, profile)", 0},
-    {"evaluate", cli_evaluate, "score a trial's fold models on a held-out test set (Q3, SOV, MCC, leakage guard)", 1},
+const CliCommand cli_commands[] = {
+    {"run", cli_run, &cli_run_spec, "train every trial of a sweep on every fold, resumably, and rank them", 0},
+    {"prepare", cli_prepare, &cli_prepare_spec, "read sequence/label files, assign folds, write a prepared fold file", 0},
+    {"plan", cli_plan, &cli_plan_spec, "check a sweep file and its data, list the trials a run would train", 1},
+    {"synth", cli_synth, &cli_synth_spec, "write a synthetic protein-like data set (records or FASTA)", 0},
+    {"leaderboard", cli_leaderboard, &cli_leaderboard_spec, "rank a run folder's trials (table, Markdown, CSV or JSON)", 1},
+    {"status", cli_status, &cli_status_spec, "a run folder's progress: trials done, in flight, left, ETA, best so far", 1},
+    {"export", cli_export, &cli_export_spec, "copy a trial's fold models out of a run folder (safetensors + model.json)", 0},
+    {"predict", cli_predict, &cli_predict_spec, "predict secondary structure of FASTA proteins with a trial's fold models", 1},
+    {"refit", cli_refit, &cli_refit_spec, "train a trial's configuration on all training proteins (a final model)", 0},
+    {"repair", cli_repair, &cli_repair_spec, "write a sound journal when a line before its end is damaged (keeps the original)", 0},
+    {"report", cli_report, &cli_report_spec, "write a run folder's report as one self-contained HTML page (curves, effects, profile)", 0},
+    {"evaluate", cli_evaluate, &cli_evaluate_spec, "score a trial's fold models on a held-out test set (Q3, SOV, MCC, leakage guard)", 1},
+    {"help", cli_help, &cli_help_spec, "the commands, a command's help, or the manual page (help --man)", 1},
+    {"completion", cli_completion, &cli_completion_spec, "a shell completion script (bash or zsh) for the commands and options", 1},
 };
-#define N_COMMANDS (sizeof commands / sizeof commands[0])
+const int cli_n_commands = (int)(sizeof cli_commands / sizeof cli_commands[0]);
+
+enum { OPT_HELP, OPT_VERSION };
+
+static const CliOption main_options[] = {
+    [OPT_HELP] = {"--help", "-h", NULL, "list the commands"},
+    [OPT_VERSION] = {"--version", NULL, NULL, "the version and the backends this build has (MPI, CUDA)"},
+};
+
+const CliSpec cli_main_spec = {
+    .cmd = "foldsweep",
+    .usage = "usage: foldsweep COMMAND [OPTIONS...]\n"
+             "       foldsweep --help | --version | help COMMAND\n",
+    .about = "k-fold cross-validation sweeps of small 1D CNNs for protein secondary structure.\n",
+    .opts = CLI_OPTIONS(main_options),
+    .column = 12,
+};
+
+const char cli_exit_status[] = "exit status: 0 done, 1 error, 2 usage, 3 interrupted (rerun the command to resume)\n";
 
 void cli_error(const char *fmt, ...)
 {
@@ -50,15 +66,30 @@ void cli_error(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-static void usage(FILE *out)
+int cli_output_close(FILE *f, const char *name)
 {
-    fprintf(out,
-            "usage: foldsweep COMMAND [OPTIONS...]\n"
-            "       foldsweep --help | --version | help COMMAND\n\n"
-            "k-fold cross-validation sweeps of small 1D CNNs for protein secondary structure.\n\n"
-            "commands:\n");
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    /* fflush retries what is buffered, so errno is the write's own reason;
+     * ferror alone means an earlier write lost bytes (errno kept from it). */
+    int bad = fflush(f) != 0 || ferror(f);
+    int e = errno;
+    if (f != stdout && fclose(f) != 0 && !bad) bad = 1, e = errno;
+    if (!bad) return 0;
+    cli_error("%s: cannot write: %s", name, strerror(e));
+    return -1;
+}
+
+void cli_usage_print(FILE *out)
+{
+    const CliSpec *s = &cli_main_spec;
+    fprintf(out, "%s\n%s\ncommands:\n", s->usage, s->about);
+    for (int i = 0; i < cli_n_commands; i++)
+        fprintf(out, "  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
+    fprintf(out, "\noptions:\n");
+    for (int i = 0; i < s->n_opts; i++) {
+        char label[64];
+        cli_option_label(&s->opts[i], label, sizeof label);
+        fprintf(out, "  %-*s %s\n", s->column, label, s->opts[i].help);
+    }
     fprintf(out, "\nRun 'foldsweep COMMAND --help' for a command's options.\n");
 }
 
@@ -70,11 +101,42 @@ static void quiet_exit(int sig)
     _exit(0);
 }
 
-static const CliCommand *find(const char *name)
+const CliCommand *cli_command_find(const char *name)
 {
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    for (int i = 0; i < cli_n_commands; i++)
+        if (strcmp(cli_commands[i].name, name) == 0) return &cli_commands[i];
     return NULL;
+}
+
+int cli_command_unknown(const char *name)
+{
+    const char *names[64];
+    int n = 0;
+    for (int i = 0; i < cli_n_commands && n < 64; i++) names[n++] = cli_commands[i].name;
+    const char *near = fs_nearest(name, names, n);
+    if (near) {
+        /* A near miss needs one line, not the whole list. */
+        cli_error("unknown command '%s'; did you mean '%s'?", name, near);
+        fprintf(stderr, "Run 'foldsweep --help' for the commands.\n");
+    } else {
+        cli_error("unknown command '%s'", name);
+        cli_usage_print(stderr);
+    }
+    return FS_EXIT_USAGE;
+}
+
+/* A word starting with '-' where a command belongs. */
+static int main_option_unknown(const char *arg)
+{
+    const char *names[CLI_MAX_OPTIONS];
+    for (int i = 0; i < cli_main_spec.n_opts; i++) names[i] = cli_main_spec.opts[i].name;
+    const char *near = fs_nearest(arg, names, cli_main_spec.n_opts);
+    if (near)
+        cli_error("unknown option '%s'; did you mean '%s'?", arg, near);
+    else
+        cli_error("unknown option '%s'; expected a command", arg);
+    fprintf(stderr, "Run 'foldsweep --help' for the commands.\n");
+    return FS_EXIT_USAGE;
 }
 
 /* The version, then the backends this build has, for scripts/quickstart
@@ -96,39 +158,21 @@ static void version_print(void)
 int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        cli_usage_print(stderr);
         return FS_EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        usage(stdout);
+    if (!strcmp(cmd, main_options[OPT_HELP].name) || !strcmp(cmd, main_options[OPT_HELP].alias)) {
+        cli_usage_print(stdout);
         return FS_EXIT_OK;
     }
-    if (!strcmp(cmd, "--version")) {
+    if (!strcmp(cmd, main_options[OPT_VERSION].name)) {
         version_print();
         return FS_EXIT_OK;
     }
-    if (!strcmp(cmd, "help")) {
-        if (argc < 3) {
-            usage(stdout);
-            return FS_EXIT_OK;
-        }
-        const CliCommand *c = find(argv[2]);
-        if (!c) {
-            cli_error("unknown command '%s'", argv[2]);
-            usage(stderr);
-            return FS_EXIT_USAGE;
-        }
-        static char help_flag[] = "--help";
-        char *help_argv[3] = {argv[2], help_flag, NULL};
-        return c->run(2, help_argv);
-    }
-    const CliCommand *c = find(cmd);
-    if (c && c->reader) signal(SIGPIPE, quiet_exit);
-    if (!c) {
-        cli_error("unknown command '%s'", cmd);
-        usage(stderr);
-        return FS_EXIT_USAGE;
-    }
+    if (cmd[0] == '-') return main_option_unknown(cmd);
+    const CliCommand *c = cli_command_find(cmd);
+    if (!c) return cli_command_unknown(cmd);
+    if (c->reader) signal(SIGPIPE, quiet_exit);
     return c->run(argc - 1, argv + 1);
 }

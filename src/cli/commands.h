@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "cli/args.h" /* CliSpec */
 #include "predict/predict.h" /* FsModelSet for cli_export_models */
 #include "report/report.h" /* FsJournal, FsReportSpec for cli_folder_read */
 
@@ -42,6 +43,48 @@ int cli_evaluate(int argc, char **argv);
  * (*from_journal set). Returns 0, or -1 with the error printed; on success
  * the caller closes *j. */
 int cli_folder_read(const char *dir, FsJournal *j, FsReportSpec *rs, int *from_journal);
+
+/* `foldsweep help [COMMAND | --man]` (help.c: the manual page too) and
+ * `foldsweep completion bash|zsh` (completion.c). */
+int cli_help(int argc, char **argv);
+int cli_completion(int argc, char **argv);
+
+/* Each command's options and help (CliSpec), defined in its own file next
+ * to its parser; cli.c's table points at them. */
+extern const CliSpec *const cli_run_spec, *const cli_prepare_spec, *const cli_plan_spec, *const cli_synth_spec,
+    *const cli_leaderboard_spec, *const cli_status_spec, *const cli_export_spec, *const cli_predict_spec,
+    *const cli_refit_spec, *const cli_repair_spec, *const cli_report_spec, *const cli_evaluate_spec,
+    *const cli_help_spec, *const cli_completion_spec;
+
+/* The one table of the command line (cli.c): what `foldsweep --help`
+ * lists, what dispatches, and what the manual page and the shell
+ * completions are generated from. */
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const CliSpec *const *spec; /* the command's options and help */
+    const char *summary;        /* one line, for the command list */
+    int reader; /* only reads and prints: a reader that stops reading ends it quietly */
+} CliCommand;
+
+extern const CliCommand cli_commands[];
+extern const int cli_n_commands;
+/* The program's own options (--help, --version), its usage and its one-line
+ * description; and the exit codes as the help and the manual page say them. */
+extern const CliSpec cli_main_spec;
+extern const char cli_exit_status[];
+
+/* The command named name, or NULL. */
+const CliCommand *cli_command_find(const char *name);
+/* "unknown command 'NAME'" with a suggestion when one is near, on stderr;
+ * returns FS_EXIT_USAGE. */
+int cli_command_unknown(const char *name);
+/* foldsweep's usage: the commands and the program's options. */
+void cli_usage_print(FILE *out);
+/* The end of a command's output: flushes f (named name in the message) and,
+ * unless it is stdout, closes it. 0, or -1 after "NAME: cannot write:
+ * REASON" on stderr. */
+int cli_output_close(FILE *f, const char *name);
 
 /* Prints "foldsweep: " + message to stderr (a newline is added). */
 void cli_error(const char *fmt, ...)

@@ -65,6 +65,7 @@ static const CliSpec spec = {
     .max_args = -1,
     .no_arg = "missing MODEL and DATA",
 };
+const CliSpec *const cli_evaluate_spec = &spec; /* for cli.c's table */
 
 static int load_data(FsDataset *ds, const CliArgs *a, int first, FsErr *err)
 {
@@ -260,6 +261,6 @@ int cli_evaluate(int argc, char **argv)
     predict_free(e);
     free(e), free(set), free(ev);
     cli_args_free(&a);
-    if (ok && fflush(stdout) != 0) ok = 0;
+    if (ok && cli_output_close(stdout, "standard output") != 0) ok = 0;
     return ok ? FS_EXIT_OK : FS_EXIT_ERROR;
 }

@@ -40,6 +40,7 @@ static const CliSpec spec = {
     .extra_arg = "one run folder only; extra argument",
     .no_arg = "missing the run folder RUN",
 };
+const CliSpec *const cli_export_spec = &spec; /* for cli.c's table */
 
 static void json_num(FILE *f, double x)
 {
@@ -132,5 +133,6 @@ int cli_export(int argc, char **argv)
                set->metric, set->mean, set->n, set->n == 1 ? "" : "s", out);
     free(set);
     cli_args_free(&a);
+    if (ok && cli_output_close(stdout, "standard output") != 0) ok = 0;
     return ok ? FS_EXIT_OK : FS_EXIT_ERROR;
 }

@@ -37,6 +37,7 @@ static const CliSpec spec = {
     .extra_arg = "one run folder only; extra argument",
     .no_arg = "missing the run folder DIR",
 };
+const CliSpec *const cli_leaderboard_spec = &spec; /* for cli.c's table */
 
 int cli_folder_read(const char *dir, FsJournal *j, FsReportSpec *rs, int *from_journal)
 {

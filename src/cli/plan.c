@@ -38,6 +38,7 @@ static const CliSpec spec = {
     .extra_arg = "one sweep file only; extra argument",
     .no_arg = "missing the sweep file",
 };
+const CliSpec *const cli_plan_spec = &spec; /* for cli.c's table */
 
 static void print_errors(FsErrList *errs)
 {

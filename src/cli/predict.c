@@ -4,6 +4,7 @@
  * .safetensors files) come first; every argument after them is an input
  * (plain FASTA, or with --input-format any layout `prepare` reads).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,6 +50,7 @@ static const CliSpec spec = {
     .max_args = -1,
     .no_arg = "missing MODEL and INPUT",
 };
+const CliSpec *const cli_predict_spec = &spec; /* for cli.c's table */
 
 static int load_input(FsDataset *ds, const char *path, const char *fmt, FsErr *err)
 {
@@ -104,11 +106,12 @@ static int write_each(const char *out, FsPredFormat fmt, const FsDataset *ds, co
         if (predict_file_name(names, id, name, sizeof name))
             cli_error("note: protein '%s' written to %s.%s: another protein of this run has its file name", id, name,
                       predict_format_ext(fmt));
-        snprintf(path, sizeof path, "%s/%s.%s", out, name, predict_format_ext(fmt));
+        snprintf(path, sizeof path, "%s%s%s.%s", out, out[strlen(out) - 1] == '/' ? "" : "/", name,
+                 predict_format_ext(fmt));
         FILE *f = fopen(path, "w");
-        if (!f) return cli_error("%s: cannot write", path), -1;
+        if (!f) return cli_error("%s: cannot write: %s", path, strerror(errno)), -1;
         predict_write(f, fmt, ds, (long)i, probs, agree, 1);
-        if (fclose(f) != 0) return cli_error("%s: cannot write", path), -1;
+        if (cli_output_close(f, path) != 0) return -1;
     }
     return 0;
 }
@@ -143,9 +146,9 @@ static int write_out(const char *out, FsPredFormat fmt, const FsDataset *ds, con
     if (per_protein(out, fmt, n_inputs)) return write_each(out, fmt, ds, probs, agree, names);
     if (is_dir(out)) return cli_error("%s is a folder: --format %s writes one file", out, predict_format_ext(fmt)), -1;
     FILE *f = fopen(out, first ? "w" : "a");
-    if (!f) return cli_error("%s: cannot write", out), -1;
+    if (!f) return cli_error("%s: cannot write: %s", out, strerror(errno)), -1;
     predict_write(f, fmt, ds, -1, probs, agree, first);
-    return fclose(f) == 0 ? 0 : (cli_error("%s: cannot write", out), -1);
+    return cli_output_close(f, out);
 }
 
 /* An ensemble of other trials', runs' or data's models only with --mixed. */
@@ -226,6 +229,6 @@ int cli_predict(int argc, char **argv)
     free(ens);
     free(set);
     cli_args_free(&a);
-    if (ok && fflush(stdout) != 0) ok = 0;
+    if (ok && cli_output_close(stdout, "standard output") != 0) ok = 0;
     return ok ? FS_EXIT_OK : FS_EXIT_ERROR;
 }

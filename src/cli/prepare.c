@@ -41,6 +41,7 @@ static const CliSpec spec = {
     .column = 26,
     .max_args = -1, /* INPUT... */
 };
+const CliSpec *const cli_prepare_spec = &spec; /* for cli.c's table */
 
 /* The first mistake in how the inputs are given, or NULL. */
 static const char *input_mistake(const char *const *val, int format, int n_inputs)

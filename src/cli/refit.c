@@ -38,6 +38,7 @@ static const CliSpec spec = {
     .extra_arg = "one run folder only; extra argument",
     .no_arg = "missing the run folder RUN",
 };
+const CliSpec *const cli_refit_spec = &spec; /* for cli.c's table */
 
 int cli_refit(int argc, char **argv)
 {

@@ -38,6 +38,7 @@ static const CliSpec spec = {
     .extra_arg = "one run folder only; extra argument",
     .no_arg = "missing the run folder DIR",
 };
+const CliSpec *const cli_repair_spec = &spec; /* for cli.c's table */
 
 /* Sets a damaged sweep.yaml aside as sweep.damaged-N.yaml (none: nothing). */
 static int keep_damaged(const char *path, const char *dir, char *kept, size_t n, FsErr *err)

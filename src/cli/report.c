@@ -32,6 +32,7 @@ static const CliSpec spec = {
     .extra_arg = "one run folder only; extra argument",
     .no_arg = "missing the run folder RUN",
 };
+const CliSpec *const cli_report_spec = &spec; /* for cli.c's table */
 
 int cli_report(int argc, char **argv)
 {

@@ -61,14 +61,14 @@ static const CliSpec spec = {
              "[--grace S] [--startup-timeout S] [--worker-timeout S] [--restart] [--progress] [--quiet]\n",
     .about = "Trains every trial of the sweep on every fold and ranks them. Rerunning the same\n"
              "command on the same folder resumes: finished folds are kept, the rest are trained.\n",
-    .epilog =
-        "exit status: 0 done, 1 error, 2 usage, 3 interrupted (rerun the command to resume)\n",
+    .epilog = cli_exit_status,
     .opts = CLI_OPTIONS(options),
     .column = 18,
     .max_args = 1,
     .extra_arg = "one sweep file only; extra argument",
     .no_arg = "missing the sweep file",
 };
+const CliSpec *const cli_run_spec = &spec; /* for cli.c's table */
 
 /* Seconds from the environment variable name, else def; 0, or
  * FS_EXIT_USAGE after reporting a bad value. */

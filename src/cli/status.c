@@ -1,77 +1,51 @@
 /*
- * status.c: `foldsweep status DIR`. Where a run folder stands, from its
- * journal (read-only) and sweep: trials done, in flight (started, folds
- * still missing) and left, elapsed wall time over the run records (a run
- * record starts each run or resume), an ETA from the pace so far, and the
- * best complete trial. Whether a run is going now is told by the journal's
- * lock. Exit codes as for leaderboard.
+ * status.c: `foldsweep status DIR [--json] [--watch [S]]`. Where a run
+ * folder stands, from its journal (read-only) and sweep: trials done,
+ * unfinished and left, elapsed wall time over the run records (a run record
+ * starts each run or resume), an ETA, and the best complete trial. Whether
+ * a run is going is told by the journal's lock, and whether its process is
+ * suspended by /proc (the run record names it); without a run going, begun
+ * trials are interrupted, not in flight. --watch redraws until the run
+ * ends. Shown by status_out.c. Exit codes as for leaderboard.
  */
+#define _GNU_SOURCE /* sigaction, nanosleep, gethostname */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "report/report.h"
+#include "cli/status.h"
 
-enum { OPT_HELP };
+enum { OPT_JSON, OPT_WATCH, OPT_HELP };
+
+#define WATCH_DEFAULT 2.0 /* seconds: how often a run rewrites progress.json */
 
 static const CliOption options[] = {
+    [OPT_JSON] = {"--json", NULL, NULL, "one JSON object (fields: docs/cli.md); with --watch, one a line"},
+    [OPT_WATCH] = {"--watch", NULL, "S", "redraw every S seconds (default 2) until no run is going;\n"
+                                         "Ctrl-C ends it", 1},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
 static const CliSpec spec = {
     .cmd = "status",
-    .usage = "usage: foldsweep status DIR\n",
-    .about = "Shows where a run folder stands: trials done, in flight and left, elapsed time,\n"
-             "an estimate of the time left, and the best trial so far. Reads DIR/journal.jsonl\n"
-             "and DIR/sweep.yaml without changing them: safe while the run goes on.\n",
+    .usage = "usage: foldsweep status DIR [--json] [--watch [S]]\n",
+    .about = "Shows where a run folder stands: whether a run is going (running, stopped, interrupted or\n"
+             "finished, and how to resume), trials done, in flight and left, elapsed time, an\n"
+             "estimate of the time left, and the best trial so far. Reads DIR/journal.jsonl and\n"
+             "DIR/sweep.yaml without changing them: safe while the run goes on.\n",
     .opts = CLI_OPTIONS(options),
     .column = 24,
     .max_args = 1,
     .extra_arg = "one run folder only; extra argument",
     .no_arg = "missing the run folder DIR",
 };
-
-/* A small text file, or NULL. */
-static char *read_small(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    char *buf = calloc(1, 4096);
-    size_t n = buf ? fread(buf, 1, 4095, f) : 0;
-    fclose(f);
-    if (buf && n == 0) free(buf), buf = NULL;
-    return buf;
-}
-
-/* The number after "key": in a flat JSON object, or -1. */
-static double json_num(const char *js, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *p = strstr(js, pat);
-    return p ? strtod(p + strlen(pat), NULL) : -1;
-}
-
-static void duration(double s, char *out, size_t n)
-{
-    /* Times come from a file: beyond ~3e7 years the conversion to long
-     * would overflow (undefined behaviour), so such a value is unknown. */
-    if (!(s >= 0) || !isfinite(s) || s > 1e15) {
-        snprintf(out, n, "?");
-        return;
-    }
-    long t = (long)(s + 0.5);
-    if (t >= 3600)
-        snprintf(out, n, "%ldh%02ldm%02lds", t / 3600, t / 60 % 60, t % 60);
-    else if (t >= 60)
-        snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
-    else
-        snprintf(out, n, "%lds", t);
-}
+const CliSpec *const cli_status_spec = &spec; /* for cli.c's table */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -81,8 +55,8 @@ static int cmp_double(const void *a, const void *b)
 
 /* Wall time covered by the runs: each run record to the last record before
  * the next one (or to now, for the last run while it is going). Without run
- * records, first to last record. *n_runs gets the number of runs. */
-static double elapsed(const FsJournal *j, int running, double now, int *n_runs)
+ * records, first to last record. */
+static double elapsed(const FsJournal *j, int running, double now)
 {
     int n = j->n_trials + j->n_folds + j->n_failures;
     double *t = malloc(((size_t)n + 1) * sizeof *t);
@@ -92,7 +66,6 @@ static double elapsed(const FsJournal *j, int running, double now, int *n_runs)
     for (int i = 0; i < j->n_failures; i++) t[k++] = j->failures[i].time;
     qsort(t, (size_t)k, sizeof *t, cmp_double);
     double total = 0;
-    *n_runs = j->n_runs;
     if (j->n_runs == 0) {
         total = k ? t[k - 1] - t[0] : 0;
         if (running && k) total = now - t[0];
@@ -110,83 +83,171 @@ static double elapsed(const FsJournal *j, int running, double now, int *n_runs)
     return total;
 }
 
-/* The trials of a report by state, and the folds they account for. */
-typedef struct {
-    int done, flight, ok, diverged, failed, pruned;
-    long folds_done;
-} StatusCounts;
-
-static void count_trials(const FsReport *rep, StatusCounts *n)
+static void count_trials(const FsReport *rep, StatusView *v)
 {
     int k = rep->spec.folds;
-    memset(n, 0, sizeof *n);
     for (int i = 0; i < rep->n_rows; i++) {
         const FsReportRow *r = &rep->rows[i];
         int complete = r->n_done == k || r->status == FS_TRIAL_FAILED || r->status == FS_TRIAL_PRUNED;
-        n->done += complete;
-        n->flight += !complete;
-        n->ok += r->status == FS_TRIAL_OK;
-        n->diverged += complete && r->status == FS_TRIAL_DIVERGED;
-        n->failed += r->status == FS_TRIAL_FAILED;
-        n->pruned += r->status == FS_TRIAL_PRUNED;
-        n->folds_done += complete ? k : r->n_done; /* a failed or pruned trial trains no more folds */
+        v->done += complete;
+        v->unfinished += !complete;
+        v->ok += r->status == FS_TRIAL_OK;
+        v->diverged += complete && r->status == FS_TRIAL_DIVERGED;
+        v->failed += r->status == FS_TRIAL_FAILED;
+        v->pruned += r->status == FS_TRIAL_PRUNED;
+        v->folds_done += complete ? k : r->n_done; /* a failed or pruned trial trains no more folds */
     }
 }
 
-/* Folds in flight and the ETA. A live run's own view (progress.json,
- * rewritten every 2 s) has both, its ETA from examples trained, known
- * before any fold ends; without it the ETA is the pace of the folds so far. */
-static void print_eta(const char *dir, int running, long folds_done, long total_folds, double el)
+/* 1 if process pid on this machine is suspended (state T or t in
+ * /proc/PID/stat); 0 if it is not, or cannot be told. */
+static int process_stopped(long pid)
 {
-    char pj[4200], eta[32];
-    snprintf(pj, sizeof pj, "%s/progress.json", dir);
-    char *live = running ? read_small(pj) : NULL;
-    double l_eta = live ? json_num(live, "eta_seconds") : -1, l_rate = live ? json_num(live, "examples_per_second") : 0;
-    if (live) {
-        const char *fl = strstr(live, "\"flight\":\"");
-        char what[160] = "";
-        if (fl) sscanf(fl + 10, "%159[^\"]", what);
-        printf("in flight    %.0f fold%s%s%s%s, %.0f examples/s\n", json_num(live, "in_flight"),
-               json_num(live, "in_flight") == 1 ? "" : "s", what[0] ? " (" : "", what, what[0] ? ")" : "", l_rate);
-    }
-    if (total_folds > 0 && folds_done >= total_folds) {
-        printf("eta          finished\n");
-    } else if (live && l_eta >= 0) {
-        duration(l_eta, eta, sizeof eta);
-        printf("eta          %s (examples trained against the most the folds left may take)\n", eta);
-    } else if (total_folds > 0 && folds_done > 0 && el > 0) {
-        duration((double)(total_folds - folds_done) * el / (double)folds_done, eta, sizeof eta);
-        printf("eta          %s at the pace so far%s\n", eta,
-               running ? "" : " (no run is going now)");
-    } else {
-        printf("eta          unknown (no fold finished yet)\n");
-    }
-    free(live);
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the name, in parentheses, may hold anything */
+    return p && (p[2] == 'T' || p[2] == 't');
 }
 
-/* The best complete trial, how often test data was looked at, and a torn
- * last line. */
-static void print_best(const FsReport *rep, const FsReportSpec *rs, const FsJournal *j)
+/* The lock says whether a run is going; the last run record names its
+ * process, which may be suspended (a lock held by nobody working). */
+static StatusState state_of(const char *dir, const FsJournal *j, StatusView *v)
 {
-    if (rep->n_rows && rep->rows[0].status == FS_TRIAL_OK) {
-        const FsReportRow *b = &rep->rows[0];
-        printf("best so far  %s %s %.4f +- %.4f  %s\n", b->id, report_metric_name(rs->metric),
-               b->mean, b->std, b->arch);
-    } else {
-        printf("best so far  none complete yet\n");
+    const FsRunRecord *run = journal_last_run(j);
+    if (run) {
+        snprintf(v->host, sizeof v->host, "%s", run->host);
+        v->pid = run->pid;
     }
-    /* Each look at test data makes the next one less honest: say how many. */
-    int by_user = 0, by_test = 0;
-    for (int i = 0; i < j->n_evals; i++)
-        by_user += !strcmp(j->evals[i].source, "evaluate"), by_test += !strcmp(j->evals[i].source, "test");
-    if (j->n_evals)
-        printf("test data    looked at %d time%s (%d by foldsweep evaluate, %d by the sweep's test section)\n",
-               j->n_evals, j->n_evals == 1 ? "" : "s", by_user, by_test);
+    if (journal_is_locked(dir) == 1) {
+        char host[64] = "";
+        if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+        if (run && run->pid > 0 && !strcmp(host, run->host) && process_stopped(run->pid)) return ST_STOPPED;
+        return ST_RUNNING;
+    }
+    return v->left == 0 && v->unfinished == 0 && v->n_trials > 0 ? ST_FINISHED : ST_INTERRUPTED;
+}
+
+/* A live run's own view (DIR/progress.json, rewritten every 2 s): the folds
+ * in flight, the rate and an ETA from examples trained, known before any
+ * fold ends. */
+static void read_live(const char *dir, StatusView *v)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/progress.json", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    FsJsonDoc doc;
+    if (journal_json_parse(&doc, text, n, NULL, 0) != 0) return; /* being replaced: the next look has it */
+    double in_flight, rate, eta;
+    const FsJson *fl = journal_json_get(doc.root, "flight");
+    if (journal_json_f64(journal_json_get(doc.root, "in_flight"), &in_flight) == 0 &&
+        journal_json_f64(journal_json_get(doc.root, "examples_per_second"), &rate) == 0 &&
+        journal_json_f64(journal_json_get(doc.root, "eta_seconds"), &eta) == 0) {
+        v->live = 1;
+        v->folds_in_flight = in_flight >= 0 && in_flight < 1e9 ? (int)in_flight : 0;
+        v->rate = rate;
+        if (fl && fl->type == FS_JSON_STRING) snprintf(v->flight, sizeof v->flight, "%s", fl->str);
+        if (eta >= 0) v->eta = eta, v->eta_from = "examples";
+    }
+    journal_json_free(&doc);
+}
+
+/* The view of dir now; 0, or -1 with the error printed. rep keeps the
+ * strings v->best borrows: report_free it (and close j) after showing. */
+static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
+{
+    FsReportSpec rs;
+    memset(v, 0, sizeof *v);
+    v->dir = dir;
+    if (cli_folder_read(dir, j, &rs, &v->from_journal)) return -1;
+    report_build(rep, j, &rs);
+    v->n_trials = rs.n_trials;
+    v->folds = rep->spec.folds;
+    v->metric = rs.metric;
+    count_trials(rep, v);
+    v->left = rs.n_trials > 0 ? rs.n_trials - v->done - v->unfinished : -1;
+    if (v->left < 0 && rs.n_trials > 0) v->left = 0;
+    v->folds_total = rs.n_trials > 0 ? (long)rs.n_trials * v->folds : -1;
+    v->state = state_of(dir, j, v);
+    int going = v->state == ST_RUNNING || v->state == ST_STOPPED;
+    v->elapsed = elapsed(j, going, (double)time(NULL));
+    v->n_runs = j->n_runs;
+    v->eta = NAN;
+    if (going) read_live(dir, v);
+    if (v->folds_total > 0 && v->folds_done >= v->folds_total)
+        v->eta = 0, v->eta_from = "finished";
+    else if (!v->eta_from && v->folds_total > 0 && v->folds_done > 0 && v->elapsed > 0)
+        v->eta = (double)(v->folds_total - v->folds_done) * v->elapsed / (double)v->folds_done, v->eta_from = "pace";
+    if (rep->n_rows && rep->rows[0].status == FS_TRIAL_OK) v->best = &rep->rows[0];
+    for (int i = 0; i < j->n_evals; i++) {
+        v->looks_evaluate += !strcmp(j->evals[i].source, "evaluate");
+        v->looks_test += !strcmp(j->evals[i].source, "test");
+    }
+    v->looks = j->n_evals;
+    v->dropped_tail = j->dropped_tail;
+    return 0;
+}
+
+/* One look: gathered, shown, released (frame: its number under --watch,
+ * -1 without). 0, or -1 (error printed); *going gets whether a run is going. */
+static int show(const char *dir, int json, int frame, int tty, int *going)
+{
+    StatusView v;
+    FsJournal j;
+    FsReport rep;
+    if (gather(dir, &v, &j, &rep) != 0) return -1;
+    int watching = frame >= 0;
+    if (watching && tty && !json)
+        fputs("\033[H\033[2J", stdout); /* each frame on a clear screen, as watch(1) */
+    else if (frame > 0 && !json)
+        fputc('\n', stdout);
+    if (json)
+        status_print_json(stdout, &v);
     else
-        printf("test data    not looked at yet\n");
-    if (j->dropped_tail)
-        printf("note         the journal's last line is incomplete (being written, or a killed "
-               "run)\n");
+        status_print_text(stdout, &v);
+    *going = v.state == ST_RUNNING || v.state == ST_STOPPED;
+    report_free(&rep);
+    journal_close(&j);
+    return cli_output_close(stdout, "standard output");
+}
+
+static volatile sig_atomic_t watch_stop;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    watch_stop = 1;
+}
+
+/* Redraws every `every` seconds while a run is going; the first frame
+ * without one is the last. Ctrl-C (or SIGTERM) ends it after a whole frame. */
+static int watch(const char *dir, int json, double every)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* a write of a frame is not cut short */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int tty = isatty(STDOUT_FILENO), going = 1;
+    for (int frame = 0; !watch_stop; frame++) {
+        if (show(dir, json, frame, tty, &going) != 0) return FS_EXIT_ERROR;
+        if (!going) break;
+        for (double slept = 0; slept < every && !watch_stop; slept += 0.05) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return FS_EXIT_OK;
 }
 
 int cli_status(int argc, char **argv)
@@ -194,47 +255,14 @@ int cli_status(int argc, char **argv)
     CliArgs a;
     int rc = cli_args_parse(&a, &spec, argc, argv);
     if (rc != CLI_PARSED) return rc;
-    const char *dir = a.args[0];
+    const char *dir = a.args[0], *w = a.val[OPT_WATCH];
+    int json = a.val[OPT_JSON] != NULL;
+    double every = WATCH_DEFAULT;
+    rc = 0;
+    if (w && strcmp(w, options[OPT_WATCH].name)) rc = cli_real_parse(&spec, &a, OPT_WATCH, 0.1, 86400, &every);
     cli_args_free(&a);
-    FsJournal j;
-    FsReportSpec rs;
-    int from_journal;
-    if (cli_folder_read(dir, &j, &rs, &from_journal)) return FS_EXIT_ERROR;
-    FsReport rep;
-    report_build(&rep, &j, &rs);
-    int k = rep.spec.folds;
-    StatusCounts n;
-    count_trials(&rep, &n);
-    int left = rs.n_trials > 0 ? rs.n_trials - n.done - n.flight : -1;
-    if (left < 0 && rs.n_trials > 0) left = 0;
-    int running = journal_is_locked(dir) == 1;
-    double now = (double)time(NULL);
-    int n_runs;
-    double el = elapsed(&j, running, now, &n_runs);
-
-    printf("run folder   %s%s\n", dir, running ? " (a run is writing it now)" : "");
-    if (rs.n_trials > 0)
-        printf("sweep        %d trials x %d fold%s, metric %s%s\n", rs.n_trials, k,
-               k == 1 ? "" : "s", report_metric_name(rs.metric),
-               from_journal ? " (from the journal; no sweep.yaml)" : "");
-    printf("trials       %d done (%d ok, %d diverged, %d failed", n.done, n.ok, n.diverged, n.failed);
-    if (n.pruned) printf(", %d pruned", n.pruned);
-    printf("), %d in flight, ", n.flight);
-    if (left >= 0)
-        printf("%d left\n", left);
-    else
-        printf("? left\n");
-    long total_folds = rs.n_trials > 0 ? (long)rs.n_trials * k : -1;
-    if (total_folds > 0)
-        printf("folds        %ld of %ld\n", n.folds_done, total_folds);
-    else
-        printf("folds        %ld\n", n.folds_done);
-    char e[32];
-    duration(el, e, sizeof e);
-    printf("elapsed      %s over %d run%s\n", e, n_runs, n_runs == 1 ? "" : "s");
-    print_eta(dir, running, n.folds_done, total_folds, el);
-    print_best(&rep, &rs, &j);
-    report_free(&rep);
-    journal_close(&j);
-    return fflush(stdout) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
+    if (rc) return rc;
+    if (w) return watch(dir, json, every);
+    int going;
+    return show(dir, json, -1, 0, &going) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
 }

@@ -37,6 +37,7 @@ static const CliSpec spec = {
     .max_args = 0,
     .extra_arg = "unexpected argument",
 };
+const CliSpec *const cli_synth_spec = &spec; /* for cli.c's table */
 
 /* Writes the dataset in the chosen layout; fills paths for the report. */
 static int write_files(const FsDataset *ds, const char *out, FsFormat fmt, char paths[3][4096],

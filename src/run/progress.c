@@ -47,6 +47,8 @@ void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_
     take_best(p, id, metric);
 }
 
+void progress_seed_done(FsProgress *p, int folds_earlier) { p->folds_earlier = folds_earlier; }
+
 static void fmt_time(char *buf, size_t n, double s)
 {
     long t = (long)(s + 0.5);
@@ -82,7 +84,8 @@ static void draw(FsProgress *p, int final)
     else if (p->have_sample && p->last.flight[0] && p->in_flight > 0)
         snprintf(flight, sizeof flight, " (%.50s)", p->last.flight);
     snprintf(line, sizeof line, "trials %d/%d | folds %d/%d, %d in flight%s | %s elapsed%s | ETA %s | best %s",
-             p->trials_done, p->trials_total, p->folds_done, p->folds_total, p->in_flight, flight, e, rate, eta,
+             p->trials_done, p->trials_total, p->folds_earlier + p->folds_done, p->folds_earlier + p->folds_total,
+             p->in_flight, flight, e, rate, eta,
              best);
     if (p->tty)
         fprintf(p->out, "\r%s\033[K%s", line, final ? "\n" : "");
@@ -102,7 +105,8 @@ static void progress_write_json(FsProgress *p)
                      "{\"time\":%.3f,\"pid\":%ld,\"elapsed\":%.1f,\"folds_done\":%d,\"folds_total\":%d,"
                      "\"in_flight\":%d,\"examples_done\":%.0f,\"examples_planned\":%.0f,"
                      "\"examples_per_second\":%.1f,\"eta_seconds\":%.1f,\"flight\":\"%s\"}\n",
-                     (double)time(NULL), (long)getpid(), el, p->folds_done, p->folds_total, p->in_flight, s->done,
+                     (double)time(NULL), (long)getpid(), el, p->folds_earlier + p->folds_done,
+                     p->folds_earlier + p->folds_total, p->in_flight, s->done,
                      s->planned, el > 0 ? s->trained / el : 0.0, s->eta, s->flight);
     snprintf(path, sizeof path, "%s/progress.json", p->dir);
     (void)fs_write_file_atomic(path, text, (size_t)n, &err); /* advisory: a failure costs only status's view */

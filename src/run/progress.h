@@ -25,7 +25,8 @@ typedef struct {
     FILE *out;
     int quiet, tty;
     int trials_total, trials_done, folds_per_trial;
-    int folds_total, folds_done, in_flight;
+    int folds_total, folds_done, in_flight; /* this session's: the ETA's pace and the end of the work */
+    int folds_earlier; /* done before this session (a resume): shown with this session's */
     double best;
     int have_best, lower_better;
     char best_id[17];
@@ -47,6 +48,9 @@ typedef struct {
 void progress_init(FsProgress *p, FILE *out, int quiet, int trials_total, int trials_done, int folds_per_trial,
                    int folds_total, double grace);
 void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_better);
+/* Folds the journal already has (a resume): the line and progress.json
+ * count the whole run's folds, "folds 7/18", not this session's alone. */
+void progress_seed_done(FsProgress *p, int folds_earlier);
 void progress_start(FsProgress *p);
 void progress_stop(FsProgress *p);
 void progress_fold_started(FsProgress *p);

@@ -227,6 +227,9 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
             return FS_EXIT_ERROR;
         }
     progress_init(&st->prog, out, o->quiet, budget, st->trials_done, st->n_fold_ids, st->n_jobs, o->grace);
+    /* Every fold of the trials proposed so far that is not queued is in the
+     * journal (a failed or pruned trial's too: it trains no more). */
+    progress_seed_done(&st->prog, st->n_proposed * st->n_fold_ids - st->n_jobs);
     for (int t = 0; t < sw->n_trials; t++)
         if (st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t] && !journal_find_cut(&st->j, sw->trials[t].id))
             progress_seed_best(&st->prog, sw->trials[t].id, st->trial_metric[t] / st->n_fold_ids,

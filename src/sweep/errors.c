@@ -1,7 +1,8 @@
 /*
  * errors.c: a sweep file's errors (every problem reported at once, in file
- * order, into util's FsErrList), the "did you mean" suggestion, and the
- * small string buffer and number format the canonical texts share.
+ * order, into util's FsErrList; util's fs_nearest gives the "did you mean"
+ * suggestion), and the small string buffer and number format the
+ * canonical texts share.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -46,41 +47,6 @@ void swerr_flush(SwErrs *l, FsErrList *out)
     free(l->e);
     l->e = NULL;
     l->n = l->cap = 0;
-}
-
-static int edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63) return 99;
-    int row[64];
-    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int sub = diag + (a[i - 1] != b[j - 1]);
-            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-            row[j] = sub < best ? sub : best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-const char *sw_nearest(const char *s, const char *const *cand, int n)
-{
-    /* Close means at most a third of the word changed (and at most 3 edits),
-     * so "lr" does not suggest "s" but "learning_rat" suggests "learning_rate". */
-    int best = 99;
-    const char *pick = NULL;
-    int limit = (int)strlen(s) / 3 + 1;
-    if (limit > 3) limit = 3;
-    for (int i = 0; i < n; i++) {
-        int d = edit_distance(s, cand[i]);
-        if (d < best) best = d, pick = cand[i];
-    }
-    return best <= limit ? pick : NULL;
 }
 
 void sb_puts(SwBuf *b, const char *s)

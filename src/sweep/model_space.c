@@ -51,7 +51,7 @@ static int read_layer(const YNode *ly, const char *where, int window, SwLayer *o
     for (int k = 0; k < FS_LAYER_OUTPUT; k++)
         if (!strcmp(kn->value, kinds[k])) kind = k;
     if (kind < 0) {
-        const char *near = sw_nearest(kn->value, kinds, FS_LAYER_OUTPUT);
+        const char *near = fs_nearest(kn->value, kinds, FS_LAYER_OUTPUT);
         swerr_add(e, kn->line, kn->col, "%s: unknown layer kind '%s'%s%s%s; expected conv1d, dense, dropout, "
                   "batchnorm or highway", where, kn->value, near ? " (did you mean '" : "", near ? near : "",
                   near ? "'?)" : "");

@@ -193,7 +193,7 @@ static void value_error(const SwOptDesc *d, const YNode *v, const char *where, S
     char buf[80], ex[160];
     const char *expect = expect_of(d, ex, sizeof ex);
     const char *hint = NULL;
-    if (d->type == OT_ENUM && v->kind == YN_SCALAR) hint = sw_nearest(v->value, d->names, d->n_names);
+    if (d->type == OT_ENUM && v->kind == YN_SCALAR) hint = fs_nearest(v->value, d->names, d->n_names);
     long long i;
     if (d->odd && !sw_scalar_int(v, &i) && i % 2 == 0 && in_bounds(d, (double)i))
         swerr_add(e, v->line, v->col, "%s: %lld is even; expected %s", where, i, expect);
@@ -246,7 +246,7 @@ void sw_check_keys(const YNode *map, const char *where, const char *const *keys,
         int ok = 0;
         for (int j = 0; j < n && !ok; j++) ok = !strcmp(k->value, keys[j]);
         if (ok) continue;
-        const char *near = sw_nearest(k->value, keys, n);
+        const char *near = fs_nearest(k->value, keys, n);
         if (near)
             swerr_add(e, k->line, k->col, "unknown key '%s' in %s (did you mean '%s'?)", k->value, where, near);
         else

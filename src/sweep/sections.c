@@ -119,7 +119,7 @@ int sw_parse_format(const YNode *v, const char *where, int has_in, int has_fasta
 {
     static const char *const fmts[] = {"auto", "uci", "fasta", "records", "csv"};
     int f = v->kind == YN_SCALAR ? data_format_parse(v->value) : -1;
-    const char *near = v->kind == YN_SCALAR ? sw_nearest(v->value, fmts, 5) : NULL;
+    const char *near = v->kind == YN_SCALAR ? fs_nearest(v->value, fmts, 5) : NULL;
     if (f < 0)
         swerr_add(e, v->line, v->col, "%s: expected auto, uci, fasta, records or csv%s%s%s", where,
                   near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
@@ -350,7 +350,7 @@ static void parse_pruner(FsSweep *sw, const YNode *v, SwErrs *e)
         if (!strcmp(k->value, kinds[i])) kind = i;
     if (kind < 0) {
         const YNode *at = k ? k : v;
-        const char *near = at->kind == YN_SCALAR ? sw_nearest(at->value, kinds, FS_PRUNER_COUNT) : NULL;
+        const char *near = at->kind == YN_SCALAR ? fs_nearest(at->value, kinds, FS_PRUNER_COUNT) : NULL;
         swerr_add(e, at->line, at->col, "search.pruner: expected none, median, asha or folds%s%s%s",
                   near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         return;

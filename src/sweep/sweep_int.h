@@ -53,8 +53,6 @@ typedef struct {
 void swerr_add(SwErrs *l, long line, long col, const char *fmt, ...) FS_PRINTF(4, 5);
 /* Sorts by position and moves every message into out as "NAME:L:C: msg". */
 void swerr_flush(SwErrs *l, FsErrList *out);
-/* The candidate nearest to s by edit distance, or NULL if none is close. */
-const char *sw_nearest(const char *s, const char *const *cand, int n);
 
 /* ---------------------------------------------------------------------- */
 /* Options                                                                 */

@@ -95,6 +95,10 @@ int fs_hex_digit(char c);
 /* 1 if s is valid UTF-8 (no overlong forms, surrogates or values past
  * U+10FFFF): what YAML and JSON text must be. */
 int fs_utf8_valid(const char *s);
+/* The candidate nearest to s in edit distance when it is close enough to be
+ * a typo of it (at most a third of s changed, at most 3 edits), else NULL:
+ * the "did you mean" of the sweep loader and the command line (nearest.c). */
+const char *fs_nearest(const char *s, const char *const *cand, int n);
 
 /* ---------------------------------------------------------------------- */
 /* Durable files. Every whole file foldsweep writes (run folder files,     */

@@ -1,0 +1,193 @@
+/*
+ * status_out.c: a StatusView (status.h) as text for people and as one
+ * JSON object for scripts. The JSON's fields are documented in docs/cli.md;
+ * a field that is not known is null, never 0.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cli/status.h"
+#include "journal/journal.h" /* journal_json_write_string */
+
+static const char *const state_names[] = {
+    [ST_RUNNING] = "running", [ST_STOPPED] = "stopped", [ST_INTERRUPTED] = "interrupted", [ST_FINISHED] = "finished"};
+
+const char *status_state_name(StatusState s) { return state_names[s]; }
+
+static int going(const StatusView *v) { return v->state == ST_RUNNING || v->state == ST_STOPPED; }
+
+static void duration(double s, char *out, size_t n)
+{
+    /* Times come from a file: beyond ~3e7 years the conversion to long
+     * would overflow (undefined behaviour), so such a value is unknown. */
+    if (!(s >= 0) || !isfinite(s) || s > 1e15) {
+        snprintf(out, n, "?");
+        return;
+    }
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(out, n, "%ldh%02ldm%02lds", t / 3600, t / 60 % 60, t % 60);
+    else if (t >= 60)
+        snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(out, n, "%lds", t);
+}
+
+/* s as one shell word (for a command to copy). */
+static void shell_word(FILE *out, const char *s)
+{
+    if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+") == strlen(s)) {
+        fputs(s, out);
+        return;
+    }
+    fputc('\'', out);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputs("'\\''", out); /* close, an escaped quote, reopen */
+        else
+            fputc(*s, out);
+    }
+    fputc('\'', out);
+}
+
+static void print_state(FILE *out, const StatusView *v)
+{
+    fputs("state        ", out);
+    switch (v->state) {
+    case ST_RUNNING:
+        fprintf(out, "running");
+        if (v->pid) fprintf(out, " (pid %ld%s%s)", v->pid, v->host[0] ? " on " : "", v->host);
+        break;
+    case ST_STOPPED:
+        fprintf(out, "stopped: the run's process (pid %ld) is suspended and holds the folder; 'kill -CONT %ld' "
+                     "(or fg in its shell) lets it go on",
+                v->pid, v->pid);
+        break;
+    case ST_INTERRUPTED:
+        /* The canonical DIR/sweep.yaml resumes the training too, but has
+         * no test section and no run options: the user's file is better. */
+        fputs("interrupted (no run is going); resume with: foldsweep run SWEEP.yaml --out ", out);
+        shell_word(out, v->dir);
+        fputs("\n             (SWEEP.yaml: the file it was started with; ", out);
+        shell_word(out, v->dir);
+        fputs("/sweep.yaml also resumes it, without a test: section or run options)", out);
+        break;
+    case ST_FINISHED:
+        fputs("finished", out);
+        break;
+    }
+    fputc('\n', out);
+}
+
+static void print_eta(FILE *out, const StatusView *v)
+{
+    char eta[32];
+    if (v->live)
+        fprintf(out, "in flight    %d fold%s%s%s%s, %.0f examples/s\n", v->folds_in_flight,
+                v->folds_in_flight == 1 ? "" : "s", v->flight[0] ? " (" : "", v->flight, v->flight[0] ? ")" : "",
+                v->rate);
+    duration(v->eta, eta, sizeof eta);
+    if (v->eta_from && !strcmp(v->eta_from, "finished"))
+        fprintf(out, "eta          finished\n");
+    else if (v->eta_from && !strcmp(v->eta_from, "examples"))
+        fprintf(out, "eta          %s (examples trained against the most the folds left may take)\n", eta);
+    else if (v->eta_from)
+        fprintf(out, "eta          %s at the pace so far%s\n", eta, going(v) ? "" : " (no run is going now)");
+    else
+        fprintf(out, "eta          unknown (no fold finished yet)\n");
+}
+
+void status_print_text(FILE *out, const StatusView *v)
+{
+    int k = v->folds;
+    fprintf(out, "run folder   %s%s\n", v->dir, v->state == ST_RUNNING ? " (a run is writing it now)" : "");
+    print_state(out, v);
+    if (v->n_trials > 0)
+        fprintf(out, "sweep        %d trials x %d fold%s, metric %s%s\n", v->n_trials, k, k == 1 ? "" : "s",
+                report_metric_name(v->metric), v->from_journal ? " (from the journal; no sweep.yaml)" : "");
+    fprintf(out, "trials       %d done (%d ok, %d diverged, %d failed", v->done, v->ok, v->diverged, v->failed);
+    if (v->pruned) fprintf(out, ", %d pruned", v->pruned);
+    fprintf(out, "), %d %s, ", v->unfinished, going(v) ? "in flight" : "interrupted");
+    if (v->left >= 0)
+        fprintf(out, "%d left\n", v->left);
+    else
+        fprintf(out, "? left\n");
+    if (v->folds_total > 0)
+        fprintf(out, "folds        %ld of %ld\n", v->folds_done, v->folds_total);
+    else
+        fprintf(out, "folds        %ld\n", v->folds_done);
+    char e[32];
+    duration(v->elapsed, e, sizeof e);
+    fprintf(out, "elapsed      %s over %d run%s\n", e, v->n_runs, v->n_runs == 1 ? "" : "s");
+    print_eta(out, v);
+    if (v->best)
+        fprintf(out, "best so far  %s %s %.4f +- %.4f  %s\n", v->best->id, report_metric_name(v->metric),
+                v->best->mean, v->best->std, v->best->arch);
+    else
+        fprintf(out, "best so far  none complete yet\n");
+    /* Each look at test data makes the next one less honest: say how many. */
+    if (v->looks)
+        fprintf(out, "test data    looked at %d time%s (%d by foldsweep evaluate, %d by the sweep's test section)\n",
+                v->looks, v->looks == 1 ? "" : "s", v->looks_evaluate, v->looks_test);
+    else
+        fprintf(out, "test data    not looked at yet\n");
+    if (v->dropped_tail)
+        fprintf(out, "note         the journal's last line is incomplete (being written, or a killed run)\n");
+}
+
+/* ---------------------------------------------------------------------- */
+/* JSON                                                                    */
+
+static void num(FILE *out, const char *key, double x, int known)
+{
+    fprintf(out, ",\"%s\":", key);
+    if (known && isfinite(x))
+        fprintf(out, "%.10g", x);
+    else
+        fputs("null", out);
+}
+
+static void str(FILE *out, const char *key, const char *s)
+{
+    fprintf(out, ",\"%s\":", key);
+    if (s)
+        journal_json_write_string(out, s);
+    else
+        fputs("null", out);
+}
+
+void status_print_json(FILE *out, const StatusView *v)
+{
+    fputs("{\"run_folder\":", out);
+    journal_json_write_string(out, v->dir);
+    str(out, "state", status_state_name(v->state));
+    str(out, "host", v->host[0] ? v->host : NULL);
+    num(out, "pid", (double)v->pid, v->pid > 0);
+    num(out, "trials_total", v->n_trials, v->n_trials > 0);
+    num(out, "folds_per_trial", v->folds, v->folds > 0);
+    str(out, "metric", report_metric_name(v->metric));
+    fprintf(out, ",\"sweep_from_journal\":%s", v->from_journal ? "true" : "false");
+    num(out, "trials_done", v->done, 1);
+    num(out, "trials_ok", v->ok, 1);
+    num(out, "trials_diverged", v->diverged, 1);
+    num(out, "trials_failed", v->failed, 1);
+    num(out, "trials_pruned", v->pruned, 1);
+    num(out, "trials_unfinished", v->unfinished, 1);
+    num(out, "trials_left", v->left, v->left >= 0);
+    num(out, "folds_done", (double)v->folds_done, 1);
+    num(out, "folds_total", (double)v->folds_total, v->folds_total > 0);
+    num(out, "folds_in_flight", v->folds_in_flight, v->live);
+    num(out, "elapsed_seconds", v->elapsed, v->elapsed >= 0);
+    num(out, "runs", v->n_runs, 1);
+    num(out, "examples_per_second", v->rate, v->live);
+    num(out, "eta_seconds", v->eta, v->eta_from != NULL);
+    str(out, "eta_from", v->eta_from);
+    str(out, "best_trial", v->best ? v->best->id : NULL);
+    num(out, "best_mean", v->best ? v->best->mean : NAN, v->best != NULL);
+    num(out, "best_std", v->best ? v->best->std : NAN, v->best != NULL);
+    str(out, "best_arch", v->best ? v->best->arch : NULL);
+    num(out, "test_data_looks", v->looks, 1);
+    num(out, "test_data_looks_evaluate", v->looks_evaluate, 1);
+    num(out, "test_data_looks_test", v->looks_test, 1);
+    fprintf(out, ",\"journal_tail_incomplete\":%s}\n", v->dropped_tail ? "true" : "false");
+}
