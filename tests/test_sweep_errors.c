@@ -2,10 +2,15 @@
  * test_sweep_errors.c: every kind of bad sweep file is refused with
  * "FILE:LINE:COL: message" pointing at the offending key or value, all
  * problems are reported at once (in file order), and nothing is expanded.
- * Also the checks that need the data (more folds than proteins).
+ * Also the checks that need the data (more folds than proteins), and the
+ * data files' problems, placed at the file's name in the sweep.
  */
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "sweep/sweep.h"
 #include "test.h"
+#include "test_proc.h"
 #include "test_sweep_expect.h"
 
 
@@ -200,6 +205,102 @@ static void test_data_checks(void)
     errlist_free(&e);
 }
 
+/* Writes DIR/s.yaml and loads it and its data, which must fail with one
+ * message that starts "DIR/s.yaml:POS: ". The message (malloc'd), or an
+ * empty string after a failed check. */
+static char *data_fail(int line, const char *dir, const char *text, const char *pos)
+{
+    char path[4200], want[4300];
+    snprintf(path, sizeof path, "%s/s.yaml", dir);
+    tp_write_text(path, text);
+    FsSweep sw;
+    FsDataset ds;
+    FsErrList e = {0};
+    char *msg = NULL;
+    if (sweep_load_file(&sw, path, &e)) {
+        CHECK_MSG(0, "line %d: the sweep does not load: %s", line, e.n ? e.msg[0] : "?");
+    } else {
+        CHECK_MSG(sweep_load_data(&sw, &ds, &e) == -1, "line %d: the data loaded", line);
+        CHECK_MSG(e.n == 1, "line %d: %d messages", line, e.n);
+        snprintf(want, sizeof want, "%s:%s: ", path, pos);
+        if (e.n) {
+            CHECK_MSG(!strncmp(e.msg[0], want, strlen(want)), "line %d: \"%s\" is not at %s", line, e.msg[0], pos);
+            msg = strdup(e.msg[0]);
+        }
+        sweep_free(&sw);
+    }
+    errlist_free(&e);
+    return msg ? msg : strdup("");
+}
+
+/* A data file that is missing, a folder, or not what was declared: the
+ * message starts at the file's name in the sweep, names the key and the
+ * file, and says what was expected (issue 26, item 7). */
+static void test_data_files(void)
+{
+    char dir[4096], p[4300], hint[4400];
+    tp_tmpdir(dir, sizeof dir, "sweep_files");
+    snprintf(p, sizeof p, "%s/ok.data", dir);
+    tp_write_text(p, ">p1\nACDEFGHIKLMNPQ\nHHHHEEEECCCCHH\n\n>p2\nACDEFGHIKLMNPQ\nCCCCHHHHEEEECC\n\n"
+                     ">p3\nACDEFGHIKLMNPQ\nHHHHEEEECCCCHH\n\n");
+    snprintf(p, sizeof p, "%s/seq.fasta", dir);
+    tp_write_text(p, ">a\nACDEFGHIK\n>b\nLMNPQRSTV\n>c\nWYACDEFGH\n");
+    snprintf(p, sizeof p, "%s/sub", dir);
+    mkdir(p, 0755);
+    snprintf(hint, sizeof hint, "(a relative name is read from the sweep file's folder, %s, not the working directory)",
+             dir);
+    char *m;
+
+    /* Missing, second of a list, relative: its item, and where it was looked for. */
+    m = data_fail(__LINE__, dir, "# a comment\ndata:\n  inputs: [ok.data, missing.data]\n  window: 7\n", "3:21");
+    CHECK_CONTAINS(m, "data.inputs[2]: ");
+    CHECK_CONTAINS(m, "/missing.data: cannot open: No such file or directory; expected an existing file");
+    CHECK_CONTAINS(m, hint);
+    free(m);
+    /* A single name: the key without an index (`files` is `inputs`). */
+    m = data_fail(__LINE__, dir, "data:\n  window: 7\n  files:   nothere.data\n", "3:12");
+    CHECK_CONTAINS(m, "data.inputs: ");
+    CHECK_CONTAINS(m, "/nothere.data: cannot open");
+    CHECK_CONTAINS(m, hint);
+    free(m);
+    /* Absolute: no word of the sweep's folder. */
+    m = data_fail(__LINE__, dir, "data: {inputs: [/nonexistent/x.data], window: 7}\n", "1:17");
+    CHECK_CONTAINS(m, "data.inputs[1]: /nonexistent/x.data: cannot open");
+    CHECK_CONTAINS(m, "; expected an existing file");
+    CHECK_MSG(!strstr(m, "folder"), "\"%s\" speaks of a folder", m);
+    free(m);
+    /* A folder. */
+    m = data_fail(__LINE__, dir, "data:\n  inputs:\n    - ok.data\n    - sub\n  window: 7\n", "4:7");
+    CHECK_CONTAINS(m, "data.inputs[2]: ");
+    CHECK_CONTAINS(m, "/sub: read error: Is a directory; expected a file, not a folder");
+    free(m);
+    /* There, but not what was declared: the reader's words, no hint. */
+    m = data_fail(__LINE__, dir, "data:\n  inputs: [ok.data]\n  format: uci\n  window: 7\n", "2:12");
+    CHECK_CONTAINS(m, "data.inputs[1]: ");
+    CHECK_CONTAINS(m, "/ok.data: not ");
+    CHECK_MSG(!strstr(m, "; expected an existing"), "\"%s\": a hint for a file that exists", m);
+    free(m);
+    /* A FASTA set: the file at fault, not the first. */
+    m = data_fail(__LINE__, dir, "data:\n  sequences: seq.fasta\n  labels: lab.fasta\n  window: 7\n", "3:11");
+    CHECK_CONTAINS(m, "data.labels: ");
+    CHECK_CONTAINS(m, "/lab.fasta: cannot open");
+    free(m);
+    /* A prepared fold file that is not one. */
+    m = data_fail(__LINE__, dir, "data:\n  window: 7\n  prepared: ok.data\n", "3:13");
+    CHECK_CONTAINS(m, "data.prepared: ");
+    CHECK_CONTAINS(m, "/ok.data: not a foldsweep prepared file");
+    free(m);
+
+    const char *names[] = {"ok.data", "seq.fasta", "s.yaml"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    snprintf(p, sizeof p, "%s/sub", dir);
+    rmdir(p);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_keys();
@@ -210,5 +311,6 @@ int main(void)
     test_syntax();
     test_search();
     test_data_checks();
+    test_data_files();
     return test_finish();
 }

@@ -3,12 +3,41 @@
  * canonical text to the same trials, and is what its comments promise (R1's
  * exact model, a quick quickstart, a grid of about a hundred). Where the data
  * is at hand (synthetic, or ../shared/data), the data loads and checks too.
+ * These sweeps are installed (share/foldsweep/sweeps), away from any data
+ * file: one that names files says which in its first comment.
  */
 #include <dirent.h>
 #include <unistd.h>
 
 #include "sweep/sweep.h"
 #include "test.h"
+#include "test_proc.h"
+
+/* The sweep's first comment (its leading '#' lines) names every data file
+ * it reads, so that an installed copy tells its user what to point it at. */
+static void check_named(const char *comment, const char *file, const char *name)
+{
+    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    CHECK_MSG(strstr(comment, base) != NULL, "%s: its first comment does not name the data file '%s'", name, base);
+}
+
+static void check_first_comment(const char *path, const FsSweep *sw, const char *name)
+{
+    char *text = tp_read_file(path, NULL);
+    CHECK_MSG(text != NULL, "%s: cannot read", name);
+    if (!text) return;
+    char *end = text;
+    while (*end == '#') {
+        char *nl = strchr(end, '\n');
+        end = nl ? nl + 1 : end + strlen(end);
+    }
+    *end = '\0';
+    for (int i = 0; i < sw->n_inputs; i++) check_named(text, sw->inputs[i], name);
+    const char *more[] = {sw->sequences, sw->labels, sw->mask, sw->prepared};
+    for (int i = 0; i < 4; i++)
+        if (more[i]) check_named(text, more[i], name);
+    free(text);
+}
 
 static void check_roundtrip(const FsSweep *sw, const char *name)
 {
@@ -96,6 +125,7 @@ int main(void)
             seen_layers = 1;
             CHECK(sw.n_trials > 1 && sw.trials[0].train.stop.kind != FS_STOP_MAX_EPOCHS);
         }
+        check_first_comment(path, &sw, de->d_name);
         with_data += check_data(&sw, de->d_name);
         sweep_free(&sw);
     }

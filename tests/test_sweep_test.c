@@ -104,7 +104,7 @@ static void test_errors(void)
     EXPECT(D "test: a.csv\n", "2:7", "test: expected a mapping");
     EXPECT(D "test:\n", "2:6", "test: expected a mapping");
     EXPECT(D "test: {inputs: []}\n", "2:16", "test.inputs: expected a file name or a non-empty list of them");
-    EXPECT(D "test: {inputs: [a, \"\"]}\n", "2:20", "test.inputs: empty file name");
+    EXPECT(D "test: {inputs: [a, \"\"]}\n", "2:20", "test.inputs[2]: empty file name");
     EXPECT(D "test: {sequences: [s], labels: l}\n", "2:19", "test.sequences: expected a file name");
     /* Format, as data.format. */
     EXPECT(D "test: {inputs: [a], format: xml}\n", "2:29", "test.format: expected auto, uci, fasta, records or csv");
@@ -219,15 +219,17 @@ static int load_in(FsSweep *sw, const char *dir, const char *test_section, int l
     return rc;
 }
 
-/* sweep_load_test must fail with one message that starts at the test key. */
-static void expect_load_fail(const FsSweep *sw, const char *dir, const char *pos, const char *sub, int line)
+/* sweep_load_test must fail with one message that starts at pos with where
+ * ("test.labels: ": the file's name; "test: ": the test key). */
+static void expect_load_fail(const FsSweep *sw, const char *dir, const char *pos, const char *where, const char *sub,
+                             int line)
 {
     FsDataset ts;
     FsErrList e = {0};
     CHECK_MSG(sweep_load_test(sw, &ts, &e) == -1, "line %d: loaded", line);
     CHECK_MSG(ts.n_prot == 0 && ts.aa == NULL, "line %d: dataset not cleared", line);
     char want[4300];
-    snprintf(want, sizeof want, "%s/s.yaml:%s: test: ", dir, pos);
+    snprintf(want, sizeof want, "%s/s.yaml:%s: %s", dir, pos, where);
     CHECK_MSG(e.n == 1, "line %d: %d messages", line, e.n);
     if (e.n >= 1) {
         CHECK_MSG(!strncmp(e.msg[0], want, strlen(want)), "line %d: \"%s\" does not start with \"%s\"", line,
@@ -292,22 +294,22 @@ static void test_load(void)
         sweep_free(&sw);
     }
 
-    /* Errors: at the test key (line 3, column 1), with data_load's message. */
+    /* Errors: at the file's name, with data_load's message; else at the test key. */
     if (!load_in(&sw, dir, "test: {inputs: [ts.data, missing.data]}\n", __LINE__)) {
-        expect_load_fail(&sw, dir, "3:1", "missing.data", __LINE__);
+        expect_load_fail(&sw, dir, "3:26", "test.inputs[2]: ", "missing.data: cannot open", __LINE__);
         sweep_free(&sw);
     }
     if (!load_in(&sw, dir, "test:\n  sequences: seq.fasta\n  labels: nolabels.fasta\n", __LINE__)) {
-        expect_load_fail(&sw, dir, "3:1", "nolabels.fasta", __LINE__);
+        expect_load_fail(&sw, dir, "5:11", "test.labels: ", "nolabels.fasta: cannot open", __LINE__);
         sweep_free(&sw);
     }
     if (!load_in(&sw, dir, "# the held-out set\n\ntest: {inputs: [ts.data], format: csv}\n", __LINE__)) {
         CHECK(sw.test_line == 5 && sw.test_col == 1);
-        expect_load_fail(&sw, dir, "5:1", "ts.data", __LINE__);
+        expect_load_fail(&sw, dir, "5:17", "test.inputs[1]: ", "ts.data: not a NetSurfP-2.0 CSV as declared", __LINE__);
         sweep_free(&sw);
     }
     if (!load_in(&sw, dir, "test: {sequences: seq.fasta, labels: lab.fasta, mask: zero.fasta}\n", __LINE__)) {
-        expect_load_fail(&sw, dir, "3:1", "no scored residue", __LINE__);
+        expect_load_fail(&sw, dir, "3:1", "test: ", "no scored residue", __LINE__);
         sweep_free(&sw);
     }
     /* No test section. */

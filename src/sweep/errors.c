@@ -1,12 +1,14 @@
 /*
  * errors.c: a sweep file's errors (every problem reported at once, in file
  * order, into util's FsErrList; util's fs_nearest gives the "did you mean"
- * suggestion), and the small string buffer and number format the
- * canonical texts share.
+ * suggestion), problems of the files it names placed at those names, and
+ * the small string buffer and number format the canonical texts share.
  */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sweep/sweep_int.h"
 
@@ -47,6 +49,44 @@ void swerr_flush(SwErrs *l, FsErrList *out)
     free(l->e);
     l->e = NULL;
     l->n = l->cap = 0;
+}
+
+void sw_file_error(const FsSweep *sw, const FsErr *err, const char *section, int line, int col, FsErrList *errs)
+{
+    /* The data module's messages start "FILE:" (data_load's contract): the
+     * longest match, so that "a.txt" never claims a message about "a.txt.gz". */
+    const FsSweepFile *f = NULL;
+    size_t sec = strlen(section), best = 0;
+    for (int i = 0; i < sw->n_files; i++) {
+        const FsSweepFile *c = &sw->files[i];
+        size_t n = strlen(c->path);
+        if (!strncmp(c->key, section, sec) && c->key[sec] == '.' && n > best && !strncmp(err->msg, c->path, n) &&
+            err->msg[n] == ':')
+            f = c, best = n;
+    }
+    if (!f) {
+        errlist_add(errs, "%s:%d:%d: %s: %s", sw->path, line, col, section, err->msg);
+        return;
+    }
+    /* What a file that could not be read was expected to be, and why a
+     * relative name may point somewhere unexpected. */
+    struct stat st;
+    const char *expected = NULL;
+    if (stat(f->path, &st) != 0)
+        expected = "an existing file";
+    else if (S_ISDIR(st.st_mode))
+        expected = "a file, not a folder";
+    else if (access(f->path, R_OK) != 0)
+        expected = "a file this user can read";
+    if (!expected) {
+        errlist_add(errs, "%s:%d:%d: %s: %s", sw->path, f->line, f->col, f->key, err->msg);
+        return;
+    }
+    char *dir = sw_resolve_path(sw->path, ".");
+    errlist_add(errs, "%s:%d:%d: %s: %s; expected %s%s%s%s", sw->path, f->line, f->col, f->key, err->msg, expected,
+                f->relative ? " (a relative name is read from the sweep file's folder, " : "",
+                f->relative ? dir : "", f->relative ? ", not the working directory)" : "");
+    free(dir);
 }
 
 void sb_puts(SwBuf *b, const char *s)

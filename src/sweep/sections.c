@@ -79,11 +79,27 @@ const char *sw_file_name(const YNode *v, const char *where, SwErrs *e)
     return v->value;
 }
 
-char *sw_path_of(const char *sweep_name, const YNode *map, const char *key, const char *where, SwErrs *e)
+/* The file name v (checked), resolved, and noted in sw->files with where
+ * it stands; NULL after an error. */
+static char *named_file(FsSweep *sw, const YNode *v, const char *where, SwErrs *e)
+{
+    const char *s = sw_file_name(v, where, e);
+    if (!s) return NULL;
+    char *path = sw_resolve_path(sw->path, s);
+    sw->files = fs_realloc(sw->files, (size_t)(sw->n_files + 1) * sizeof *sw->files);
+    FsSweepFile *f = &sw->files[sw->n_files++];
+    f->path = fs_strdup(path);
+    snprintf(f->key, sizeof f->key, "%s", where);
+    f->line = v->line;
+    f->col = v->col;
+    f->relative = s[0] != '/';
+    return path;
+}
+
+char *sw_path_of(FsSweep *sw, const YNode *map, const char *key, const char *where, SwErrs *e)
 {
     const YNode *v = ytree_get(map, key);
-    const char *s = v ? sw_file_name(v, where, e) : NULL;
-    return s ? sw_resolve_path(sweep_name, s) : NULL;
+    return v ? named_file(sw, v, where, e) : NULL;
 }
 
 static void key_pos(const YNode *map, const char *key, int *line, int *col)
@@ -101,7 +117,7 @@ static void key_pos(const YNode *map, const char *key, int *line, int *col)
 static const char *const data_keys[] = {"format", "inputs", "files", "sequences", "labels", "mask", "prepared",
                                         "synth", "window", "folds", "fold_seed", "split"};
 
-void sw_parse_files(const char *sweep_name, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e)
+void sw_parse_files(FsSweep *sw, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e)
 {
     int n = v->kind == YN_SEQ ? v->n : 1;
     if (v->kind == YN_MAP || n == 0) {
@@ -110,8 +126,13 @@ void sw_parse_files(const char *sweep_name, const YNode *v, const char *where, c
     }
     *out = fs_calloc((size_t)n, sizeof **out);
     for (int i = 0; i < n; i++) {
-        const char *s = sw_file_name(v->kind == YN_SEQ ? v->item[i] : v, where, e);
-        if (s) (*out)[(*n_out)++] = sw_resolve_path(sweep_name, s);
+        char w[40];
+        if (v->kind == YN_SEQ)
+            snprintf(w, sizeof w, "%s[%d]", where, i + 1);
+        else
+            snprintf(w, sizeof w, "%s", where);
+        char *path = named_file(sw, v->kind == YN_SEQ ? v->item[i] : v, w, e);
+        if (path) (*out)[(*n_out)++] = path;
     }
 }
 
@@ -165,11 +186,11 @@ static int data_source(FsSweep *sw, const YNode *d, SwErrs *e)
         key_pos(d, "files", &sw->data_line, &sw->data_col);
         swerr_add(e, sw->data_line, sw->data_col, "data: 'files' and 'inputs' are the same option; give one");
     }
-    if (v || (v = ytree_get(d, "files"))) sw_parse_files(sw->path, v, "data.inputs", &sw->inputs, &sw->n_inputs, e);
-    sw->sequences = sw_path_of(sw->path, d, "sequences", "data.sequences", e);
-    sw->labels = sw_path_of(sw->path, d, "labels", "data.labels", e);
-    sw->mask = sw_path_of(sw->path, d, "mask", "data.mask", e);
-    sw->prepared = sw_path_of(sw->path, d, "prepared", "data.prepared", e);
+    if (v || (v = ytree_get(d, "files"))) sw_parse_files(sw, v, "data.inputs", &sw->inputs, &sw->n_inputs, e);
+    sw->sequences = sw_path_of(sw, d, "sequences", "data.sequences", e);
+    sw->labels = sw_path_of(sw, d, "labels", "data.labels", e);
+    sw->mask = sw_path_of(sw, d, "mask", "data.mask", e);
+    sw->prepared = sw_path_of(sw, d, "prepared", "data.prepared", e);
     if ((v = ytree_get(d, "synth"))) parse_synth(sw, v, e);
 
     int has_in = ytree_get(d, "inputs") || ytree_get(d, "files");

@@ -126,6 +126,8 @@ void sweep_free(FsSweep *sw)
     free(sw->trials);
     free(sw->canonical);
     free(sw->note);
+    for (int i = 0; i < sw->n_files; i++) free(sw->files[i].path);
+    free(sw->files);
     memset(sw, 0, sizeof *sw);
 }
 
@@ -181,7 +183,7 @@ int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs)
         rc = data_load(ds, &spec, &err);
     }
     if (rc) {
-        errlist_add(errs, "%s", err.msg);
+        sw_file_error(sw, &err, "data", sw->data_line, sw->data_col, errs);
         data_free(ds);
         return -1;
     }
@@ -189,7 +191,7 @@ int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs)
      * sweep_check_data, which names the line of `folds`. */
     if (!sw->prepared && !sw->predefined && (uint32_t)sw->folds <= ds->n_prot &&
         data_assign_folds(ds, (uint32_t)sw->folds, sw->fold_seed, &err)) {
-        errlist_add(errs, "%s", err.msg);
+        sw_file_error(sw, &err, "data", sw->folds_line, sw->folds_col, errs);
         data_free(ds);
         return -1;
     }

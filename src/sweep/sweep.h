@@ -46,6 +46,16 @@ typedef struct {
 
 typedef enum { FS_SAMPLER_GRID = 0, FS_SAMPLER_RANDOM, FS_SAMPLER_TPE } FsSampler;
 
+/* A file the sweep names (data or test) and where its name stands, so that a
+ * problem found when the file is read (missing, unreadable, not the layout
+ * expected) is reported at that line and column of the sweep. */
+typedef struct {
+    char *path;     /* as resolved (absolute) */
+    char key[40];   /* "data.inputs[2]", "test.labels", ... */
+    int line, col;  /* of the file name's scalar */
+    int relative;   /* written relative to the sweep file's folder */
+} FsSweepFile;
+
 typedef struct {
     char *path; /* the sweep file; relative data paths resolve against its folder */
     /* data */
@@ -97,6 +107,8 @@ typedef struct {
     char *note;           /* NULL, or a remark for the user (e.g. random: N above the grid size) */
     /* where things are in the file, for errors found after loading the data */
     int data_line, data_col, folds_line, folds_col, window_line, window_col;
+    FsSweepFile *files; /* every file name of data and test, in file order */
+    int n_files;
 } FsSweep;
 
 #define FS_KEEP_ALL (-1)
@@ -122,14 +134,16 @@ int sweep_check_data(const FsSweep *sw, const FsDataset *ds, FsErrList *errs);
 /* Loads the data the sweep names (prepared file, synthetic set via
  * synth_generate, FASTA set or input files), assigns folds (k-fold sweeps
  * not from a prepared file) and runs sweep_check_data. Returns 0 with ds
- * filled (the caller data_frees it), or -1 with every problem in errs. */
+ * filled (the caller data_frees it), or -1 with every problem in errs; a
+ * problem with a file starts at the position of its name in the sweep
+ * ("SWEEP:LINE:COL: data.inputs[1]: FILE: ..."). */
 int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs);
 
 /* Loads the sweep's test set (the `test` section: input files, or a FASTA
  * set) as data_load reads it; no folds. Returns 0 with test filled (the
  * caller data_frees it), or -1 with a message in errs prefixed with the
- * sweep file and the position of the `test` key (also when the sweep has no
- * test section). */
+ * sweep file and the position of the file's name (other problems: of the
+ * `test` key; also when the sweep has no test section). */
 int sweep_load_test(const FsSweep *sw, FsDataset *test, FsErrList *errs);
 
 /* Trial id = hash of the trial's canonical config and the data fingerprint. */

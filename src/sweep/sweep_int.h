@@ -134,10 +134,18 @@ void sw_parse_test(FsSweep *sw, const YNode *key, const YNode *test, SwErrs *e);
 char *sw_resolve_path(const char *sweep_name, const char *rel);
 /* A non-empty string scalar, or NULL with an error naming `where`. */
 const char *sw_file_name(const YNode *v, const char *where, SwErrs *e);
-/* map[key] resolved as a path (malloc'd), or NULL when absent or bad (an error then). */
-char *sw_path_of(const char *sweep_name, const YNode *map, const char *key, const char *where, SwErrs *e);
-/* A file name or a list of them, resolved, appended to *out / *n_out. */
-void sw_parse_files(const char *sweep_name, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e);
+/* map[key] resolved as a path (malloc'd), or NULL when absent or bad (an
+ * error then). Noted in sw->files with its position (sw->path must be set). */
+char *sw_path_of(FsSweep *sw, const YNode *map, const char *key, const char *where, SwErrs *e);
+/* A file name or a list of them, resolved, appended to *out / *n_out; each
+ * noted in sw->files as where (a list's items as where[i]). */
+void sw_parse_files(FsSweep *sw, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e);
+/* A data_load (or prepared file) error err, found while reading the files
+ * of a section, into errs: at the position of the file it names (the
+ * longest of sw->files whose path begins it), else at (line, col) as
+ * `section: ...`. A file that does not exist gets a hint when its name was
+ * relative (it is read from the sweep file's folder). */
+void sw_file_error(const FsSweep *sw, const FsErr *err, const char *section, int line, int col, FsErrList *errs);
 /* A `format` value given the section's source (has_in: inputs; has_fasta: a
  * FASTA set; no_effect: NULL, or the source format is meaningless with).
  * The FsFormat, or -1 with an error. */

@@ -88,10 +88,10 @@ void sw_parse_test(FsSweep *sw, const YNode *key, const YNode *t, SwErrs *e)
         swerr_add(e, k->line, k->col, "test: 'files' and 'inputs' are the same option; give one");
     }
     if (v || (v = ytree_get(t, "files")))
-        sw_parse_files(sw->path, v, "test.inputs", &sw->test_inputs, &sw->n_test_inputs, e);
-    sw->test_sequences = sw_path_of(sw->path, t, "sequences", "test.sequences", e);
-    sw->test_labels = sw_path_of(sw->path, t, "labels", "test.labels", e);
-    sw->test_mask = sw_path_of(sw->path, t, "mask", "test.mask", e);
+        sw_parse_files(sw, v, "test.inputs", &sw->test_inputs, &sw->n_test_inputs, e);
+    sw->test_sequences = sw_path_of(sw, t, "sequences", "test.sequences", e);
+    sw->test_labels = sw_path_of(sw, t, "labels", "test.labels", e);
+    sw->test_mask = sw_path_of(sw, t, "mask", "test.mask", e);
 
     /* Exactly one source. */
     int has_in = ytree_get(t, "inputs") || ytree_get(t, "files");
@@ -144,7 +144,7 @@ int sweep_load_test(const FsSweep *sw, FsDataset *test, FsErrList *errs)
                        sw->test_sequences, sw->test_labels, sw->test_mask};
     FsErr err = {0};
     if (data_load(test, &spec, &err)) {
-        errlist_add(errs, "%s:%d:%d: test: %s", sw->path, sw->test_line, sw->test_col, err.msg);
+        sw_file_error(sw, &err, "test", sw->test_line, sw->test_col, errs);
         data_free(test);
         return -1;
     }
