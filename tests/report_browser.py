@@ -19,7 +19,9 @@ it ever ran (<script>console.error(..)</script>, <img onerror=..>,
     matrices; the markup from the names present as text, never as elements;
   - sorting: a copy of the page with a test script appended clicks column
     headers, and the DOM shows the rows in the new order; a link to a trial
-    (#t-ID) opens its section;
+    (#t-ID) opens its section; the same script reads the strokes the
+    browser paints: in every learning-curve chart each series' 3 fold
+    curves have 3 different colours (shades), so folds can be told apart;
   - a screenshot (1280x2000) that is not blank: the PNG is checked to be
     1280x2000, at least 8 times the size of a screenshot of an empty page
     taken in the same run, and its decompressed image data to hold at
@@ -276,7 +278,14 @@ def run_checks(fs, chrome, tmp):
         "function col(i){return Array.prototype.map.call(document.querySelectorAll('#board tbody tr'),"
         "function(r){return r.cells[i].getAttribute('data-v');}).join(',');}"
         "b[0].click();b[0].click();h.setAttribute('data-test-rank-desc',col(0));"
-        "b[3].click();h.setAttribute('data-test-q3-asc',col(3));})();</script>"
+        "b[3].click();h.setAttribute('data-test-q3-asc',col(3));"
+        # Charts whose every series has its 3 fold curves in 3 painted colours.
+        "var c=document.querySelectorAll('svg.curves'),ok=0;"
+        "for(var i=0;i<c.length;i++){var good=1;['train','val','q3'].forEach(function(k){"
+        "var p=c[i].querySelectorAll('path.series.'+k),s={};"
+        "for(var j=0;j<p.length;j++)s[getComputedStyle(p[j]).stroke]=1;"
+        "if(p.length!==3||Object.keys(s).length!==3)good=0;});ok+=good;}"
+        "h.setAttribute('data-test-fold-shades',ok+'/'+c.length);})();</script>"
     )
     sorted_copy = pathlib.Path(tmp) / "sorted.html"
     sorted_copy.write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
@@ -286,6 +295,8 @@ def run_checks(fs, chrome, tmp):
     check(a.get("data-test-rank-desc") == "8,7,6,5,4,3,2,1", f"rank sorted descending: {a.get('data-test-rank-desc')}")
     q3 = [float(v) for v in (a.get("data-test-q3-asc") or "").split(",") if v]
     check(len(q3) == 8 and q3 == sorted(q3), f"Q3 sorted ascending: {a.get('data-test-q3-asc')}")
+    check(a.get("data-test-fold-shades") == "8/8",
+          f"learning-curve charts whose folds are painted in 3 shades per series: {a.get('data-test-fold-shades')}, expected 8/8")
     check(not console_lines(err2) and "data-js-errors" not in a, "errors while sorting")
     last = dom.find("details", cls="trial")[-1]["attrs"]["id"]
     out3, _, _ = chromium(chrome, tmp, ["--dump-dom", report.as_uri() + "#" + last])

@@ -2,7 +2,8 @@
  * test_html.c: the HTML report (report/html*.c) as text. A run whose sweep
  * file is named `<script>alert(1)</script>.yaml` and whose data file and
  * run folder carry markup too leaves a final report.html (every section,
- * one learning-curve chart of 3 series per fold for each trial, a strip
+ * one learning-curve chart of 3 series per fold for each trial, the folds
+ * in shades of their own with a legend entry each, a strip
  * plot per swept option, no reload, every such string escaped); a run
  * killed mid-way leaves a live one (it reloads itself); `foldsweep report`
  * writes the same page on demand. A journal written by hand gives the
@@ -38,6 +39,40 @@ static int count(const char *s, const char *sub) { return tp_count(s, sub); }
 
 /* CHECK_CONTAINS without printing a whole page when it fails. */
 #define HAS(s, sub) CHECK_MSG((s) && strstr((s), (sub)), "the text lacks \"%s\"", (sub))
+
+/* Each learning-curve chart in s tells its k folds apart (issue 26): every
+ * series (train, val, q3) drawn in k different strokes, and a legend entry
+ * per fold. Returns the number of charts that do. */
+static int charts_with_fold_shades(const char *s, int k)
+{
+    int good = 0;
+    for (const char *c = strstr(s, "class=\"chart curves\""); c; c = strstr(c + 1, "class=\"chart curves\"")) {
+        const char *end = strstr(c, "</svg>");
+        int ok = end != NULL;
+        static const char *const cls[] = {"train", "val", "q3"};
+        for (int i = 0; i < 3 && ok; i++) {
+            char pat[64], seen[16][8];
+            int n = 0, paths = 0;
+            snprintf(pat, sizeof pat, "<path class=\"series %s\" stroke=\"", cls[i]);
+            for (const char *p = strstr(c, pat); p && p < end; p = strstr(p + 1, pat), paths++) {
+                char col[8] = "";
+                sscanf(p + strlen(pat), "%7[^\"]", col);
+                int dup = 0;
+                for (int j = 0; j < n; j++) dup |= !strcmp(seen[j], col);
+                if (!dup && n < 16) memcpy(seen[n++], col, 8);
+            }
+            ok = paths == k && n == k;
+        }
+        for (int f = 0; f < k && ok; f++) {
+            char want[32];
+            snprintf(want, sizeof want, "\">fold %d</text>", f);
+            const char *l = strstr(c, want);
+            ok = l && l < end;
+        }
+        good += ok;
+    }
+    return good;
+}
 
 /* ---------------------------------------------------------------------- */
 /* A real run, with markup in every name a file gives                      */
@@ -86,6 +121,7 @@ static void run_report(void)
     CHECK(count(trials, "<details class=\"trial\"") == 8);
     CHECK(count(trials, "class=\"chart curves\" data-series=\"9\"") == 8);
     CHECK(count(trials, "<path class=\"series") == 8 * 9);
+    CHECK(charts_with_fold_shades(trials, 3) == 8);
     CHECK(count(trials, "<circle class=\"kept\"") == 24); /* one kept epoch per fold */
     HAS(trials, "stop: gl alpha=0.5");
     /* Options swept: filters, kernel, dense (its activation splits the same way). */

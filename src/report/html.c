@@ -50,8 +50,8 @@ static const char *CSS =
     ".legend{font-size:11px;fill:#111}.ctitle{font-size:13px;font-weight:600}.note{font-size:10px;fill:#555}"
     ".grid{stroke:#e6e6e6;fill:none}.axis{stroke:#888}"
     ".series{fill:none;stroke-width:1.7;vector-effect:non-scaling-stroke;stroke-linecap:round;stroke-linejoin:round}"
-    ".series.train{stroke:#0072B2;stroke-dasharray:6 3}.series.val{stroke:#D55E00}"
-    ".series.q3{stroke:#009E73;stroke-dasharray:2 2}.kept{fill:none;stroke:#000;stroke-width:1.5}"
+    /* No stroke colour for the series: each path carries its fold's shade. */
+    ".series.train{stroke-dasharray:6 3}.series.q3{stroke-dasharray:2 2}.kept{fill:none;stroke:#000;stroke-width:1.5}"
     ".stop{stroke:#CC79A7;stroke-width:2;stroke-dasharray:4 3}.pruned{stroke:#000;stroke-width:2;stroke-dasharray:1 3}.diverged{font-size:13px}"
     ".dot{fill:#0072B2;fill-opacity:.6;stroke:#fff;stroke-width:.6}.mean{stroke:#000;stroke-width:2.5}"
     ".bar{fill:#56B4E9}.ref{stroke:#D55E00;stroke-width:1.5;stroke-dasharray:5 3}"

@@ -50,9 +50,11 @@ typedef struct {
 } HtmlFoldCurves;
 
 /* Training and validation loss (left axis) and validation Q3 (right axis)
- * per epoch, up to three series per fold; the kept epoch is a ring on the
- * validation loss, the stop rule's decision a vertical mark labelled
- * stop_rule, the pruner's another. */
+ * per epoch, up to three series per fold: a series' colour and dash are
+ * its own, fold i of n is a shade of them (darkest first), with a legend
+ * entry per fold; the kept epoch is a ring on the validation loss, the
+ * stop rule's decision a vertical mark labelled stop_rule, the pruner's
+ * another. */
 void html_chart_curves(FILE *out, const HtmlFoldCurves *f, int n, const char *stop_rule);
 
 /* A strip plot: one column per category, one dot per value (y in %), the

@@ -10,6 +10,7 @@
  * 300-trial report of 100-epoch curves at a few megabytes.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/html_int.h"
@@ -94,13 +95,21 @@ static void axis_x(FILE *out, const Frame *f, const Axis *a, const char *label)
     fputs("</text>\n", out);
 }
 
+/* A legend entry's width: its sample and its text. */
+static double legend_w(const char *text) { return 28 + 6.2 * (double)strlen(text); }
+
 /* One legend entry at (*x, *y), a line sample (dash may be NULL) or a
- * ring; an entry that would pass `right` starts a new row. */
+ * ring; an entry that would pass `right` starts a new row. With out NULL
+ * it only advances (*x, *y): the layout, to size the chart first. */
 static void legend(FILE *out, double *x, double *y, double right, const char *colour, const char *dash, int ring,
                    const char *text)
 {
-    double w = 28 + 6.2 * (double)strlen(text);
+    double w = legend_w(text);
     if (*x + w > right) *x = 8, *y += 15;
+    if (!out) {
+        *x += w + 2;
+        return;
+    }
     if (ring)
         fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"/>", *x + 9,
                 *y - 4);
@@ -125,13 +134,30 @@ static void range_add(double *lo, double *hi, const float *v, int n)
         }
 }
 
-/* One series as a path in the scaled group: x = epoch, y = thousandths of the axis. */
-/* One series as a path in the scaled group: x = epoch, y = thousandths of
- * the axis. Every `stride`-th epoch and the last are drawn (long runs stay
- * a few kilobytes per chart). */
-static void curve_path(FILE *out, const float *v, int n, const Axis *a, double scale, int stride, const char *cls)
+/* "#RRGGBB" mixed toward black (t < 0) or white (t > 0) by |t|, into out. */
+static void shade(char out[8], const char *hex, double t)
 {
-    fprintf(out, "<path class=\"series %s\" d=\"", cls);
+    unsigned rgb = (unsigned)strtoul(hex + 1, NULL, 16), c[3];
+    for (int i = 0; i < 3; i++) {
+        double v = (rgb >> (16 - 8 * i)) & 0xFF;
+        v = t < 0 ? v * (1 + t) : v + (255 - v) * t;
+        c[i] = (unsigned)lround(v);
+    }
+    snprintf(out, 8, "#%02X%02X%02X", c[0], c[1], c[2]);
+}
+
+/* Fold i of n: its curves' shade of each series' colour, darkest first.
+ * The series keep their hue and dash; the folds differ in lightness, the
+ * cue that survives every colour-vision deficiency and greyscale print. */
+static double fold_shade(int i, int n) { return n > 1 ? -0.45 + 0.9 * i / (n - 1) : 0; }
+
+/* One series as a path in the scaled group: x = epoch, y = thousandths of
+ * the axis, in colour `stroke`. Every `stride`-th epoch and the last are
+ * drawn (long runs stay a few kilobytes per chart). */
+static void curve_path(FILE *out, const float *v, int n, const Axis *a, double scale, int stride, const char *cls,
+                       const char *stroke)
+{
+    fprintf(out, "<path class=\"series %s\" stroke=\"%s\" d=\"", cls, stroke);
     int prev_x = 0;
     long prev_y = 0, have = 0;
     for (int e = 1; e <= n; e = e + stride <= n || e == n ? e + stride : n) {
@@ -163,6 +189,34 @@ static void vmark(FILE *out, const Frame *f, const Axis *ax, const char *cls, in
     fprintf(out, "<path class=\"%s\" d=\"M%.1f %.1fV%.1f\"/>", cls, fx(f, ax, e), f->t, f->h - f->b);
 }
 
+/* The folds' legend entries, a row of their own: each fold's shade of a
+ * grey (the shade is what tells folds apart, whatever the series), or,
+ * past FOLD_KEY_MAX folds, the first and the last. */
+#define FOLD_KEY_GREY "#808080"
+#define FOLD_KEY_MAX 8
+
+/* The whole legend (out NULL: only laid out). Returns the last row's y. */
+static double curves_legend(FILE *out, const Frame *f, const HtmlFoldCurves *fc, int n, const char *stop_rule,
+                            int pruned)
+{
+    double x = f->l, y = 13, right = f->w - 4;
+    legend(out, &x, &y, right, HTML_BLUE, "6 3", 0, "train loss");
+    legend(out, &x, &y, right, HTML_VERMILLION, NULL, 0, "val loss");
+    legend(out, &x, &y, right, HTML_GREEN, "2 2", 0, "val Q3");
+    legend(out, &x, &y, right, NULL, NULL, 1, "kept epoch");
+    if (stop_rule) legend(out, &x, &y, right, HTML_PURPLE, "4 3", 0, stop_rule);
+    if (pruned) legend(out, &x, &y, right, "#000", "1 3", 0, "pruned");
+    x = right; /* the next entry starts a row */
+    for (int i = 0; i < n && n > 1; i++) {
+        if (n > FOLD_KEY_MAX && i > 0 && i < n - 1) continue;
+        char c[8], text[48];
+        shade(c, FOLD_KEY_GREY, fold_shade(i, n));
+        snprintf(text, sizeof text, "%s%s", n > FOLD_KEY_MAX && i == n - 1 ? "... " : "", fc[i].name);
+        legend(out, &x, &y, right, c, NULL, 0, text);
+    }
+    return y;
+}
+
 void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule)
 {
     int max_e = 0, series = 0, any_ok = 0, pruned = 0;
@@ -185,24 +239,19 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     }
     if (!isfinite(llo)) llo = 0, lhi = 1;
     if (!isfinite(qlo)) qlo = 0, qhi = 1;
-    /* Room for a second legend row when the entries do not fit in one. */
-    double lw = 4 * 28 + 6.2 * (10 + 8 + 6 + 10) + (stop_rule ? 28 + 6.2 * (double)strlen(stop_rule) : 0) +
-                (pruned ? 28 + 6.2 * 6 : 0);
-    Frame f = {560, 300, 58, 58, lw > 560 - 62 ? 46 : 34, 44};
+    /* The plot starts below the legend's last row (laid out first). */
+    Frame f = {560, 300, 58, 58, 34, 44};
+    double rows_y = curves_legend(NULL, &f, fc, n, stop_rule, pruned);
+    f.t += rows_y - 13;
+    f.h += rows_y - 13;
     Axis ax = axis_nice(max_e > 1 ? 1 : 0, max_e > 1 ? max_e : 2, 8, 1), al = axis_nice(llo, lhi, 5, 0),
          aq = axis_nice(qlo * 100, qhi * 100, 5, 0);
     if (max_e > 1 && ax.lo < 1) ax.lo = 1; /* epochs start at 1 */
-    svg_open(out, &f, "curves", series, "Loss and validation Q3 per epoch, every fold");
+    svg_open(out, &f, "curves", series, "Loss and validation Q3 per epoch, every fold (a shade per fold)");
     axis_y(out, &f, &al, 0, "loss (cross-entropy, nats)");
     axis_y(out, &f, &aq, 1, "validation Q3 (%)");
     axis_x(out, &f, &ax, "epoch");
-    double x = f.l, y = 13, right = f.w - 4;
-    legend(out, &x, &y, right, HTML_BLUE, "6 3", 0, "train loss");
-    legend(out, &x, &y, right, HTML_VERMILLION, NULL, 0, "val loss");
-    legend(out, &x, &y, right, HTML_GREEN, "2 2", 0, "val Q3");
-    legend(out, &x, &y, right, NULL, NULL, 1, "kept epoch");
-    if (stop_rule) legend(out, &x, &y, right, HTML_PURPLE, "4 3", 0, stop_rule);
-    if (pruned) legend(out, &x, &y, right, "#000", "1 3", 0, "pruned");
+    curves_legend(out, &f, fc, n, stop_rule, pruned);
     double pw = f.w - f.l - f.r, ph = f.h - f.t - f.b, sx = pw / (ax.hi - ax.lo);
     fprintf(out, "<g class=\"curves\" transform=\"matrix(%.4f 0 0 %.5f %.3f %.3f)\">\n", sx, -ph / 1000, f.l - ax.lo * sx,
             f.h - f.b);
@@ -210,12 +259,16 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     for (int i = 0; i < n; i++) { /* one group per fold: its name is the tooltip */
         const HtmlFoldCurves *c = &fc[i];
         if (!n_series(c)) continue;
+        char ct[8], cv[8], cq[8];
+        shade(ct, HTML_BLUE, fold_shade(i, n));
+        shade(cv, HTML_VERMILLION, fold_shade(i, n));
+        shade(cq, HTML_GREEN, fold_shade(i, n));
         fputs("<g><title>", out);
         html_esc(out, c->name);
         fputs("</title>", out);
-        if (c->train_loss) curve_path(out, c->train_loss, c->epochs, &al, 1, stride, "train");
-        if (c->val_loss) curve_path(out, c->val_loss, c->epochs, &al, 1, stride, "val");
-        if (c->val_q3) curve_path(out, c->val_q3, c->epochs, &aq, 100, stride, "q3");
+        if (c->train_loss) curve_path(out, c->train_loss, c->epochs, &al, 1, stride, "train", ct);
+        if (c->val_loss) curve_path(out, c->val_loss, c->epochs, &al, 1, stride, "val", cv);
+        if (c->val_q3) curve_path(out, c->val_q3, c->epochs, &aq, 100, stride, "q3", cq);
         fputs("</g>\n", out);
     }
     fputs("</g>\n", out);
