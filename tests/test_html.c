@@ -363,15 +363,15 @@ static void journal_report(void)
     CHECK(count(test, "<tr><td>") == 4); /* 3 evaluations, 1 refit */
     HAS(test, "<td>test section</td><td><a href=\"#t-aaaa\"><code>aaaa</code></a> (#1)</td><td>ensemble</td>");
     HAS(test, "<code>feedbeef12345678</code>");
-    HAS(test, "<b>71.23</b></td><td class=\"n\">70.01&ndash;72.45</td><td class=\"n\">65.12</td>");
-    HAS(test, "<b>72.11</b>");
+    HAS(test, "<b>71.2</b></td><td class=\"n\">70.0&ndash;72.5</td><td class=\"n\">65.1</td>"); /* percent, 1 decimal */
+    HAS(test, "<b>72.1</b>");
     HAS(test, "<td>evaluate</td>");
     HAS(test, "&lt;img src=x onerror=alert(3)&gt;.csv");
     HAS(test, "<td class=\"n\">-</td><td class=\"mcc\">not recorded</td><td class=\"n\">7</td>");
-    CHECK(strstr(test, "71.23") < strstr(test, "72.11") && strstr(test, "72.11") < strstr(test, "65.43"));
+    CHECK(strstr(test, "<b>71.2<") < strstr(test, "<b>72.1<") && strstr(test, "<b>72.1<") < strstr(test, "<b>65.4<"));
     HAS(test, "<td class=\"n\">5</td><td><code>refits/aaaa/refit.safetensors</code>");
     CHECK(!strstr(html, "<img src=x"));
-    CHECK(!strstr(board, "71.23") && !strstr(board, "65.43"));
+    CHECK(!strstr(board, ">71.2<") && !strstr(board, ">65.4<"));
     CHECK(strstr(html, "id=\"leaderboard\"") < strstr(html, "id=\"test\""));
     free(test);
     CHECK(count(conf, "<table class=\"cm\">") == 1);

@@ -92,7 +92,7 @@ static void test_median(void)
     CHECK(n >= 1 && d[0].trial == 3 && d[0].fold == 0 && d[0].epoch == 2 && fabs(d[0].threshold - 0.60) < 1e-12);
     CHECK(n >= 2 && d[1].trial == 4 && d[1].epoch == 2 && fabs(d[1].threshold - 0.595) < 1e-12);
     CHECK(n >= 1 && !strcmp(d[0].rule, "median"));
-    CHECK_CONTAINS(d[0].reason, "median 0.6000 of 3 earlier trials");
+    CHECK_CONTAINS(d[0].reason, "median 60.0% of 3 earlier trials"); /* Q3 in percent, as people read it */
 
     /* A decision waits for the earlier trials' values: trial 3 alone
      * decides nothing, and trial 2's epoch 2 settles it. */

@@ -10,7 +10,7 @@
 
 #include "cli/args.h" /* CliSpec */
 #include "predict/predict.h" /* FsModelSet for cli_export_models */
-#include "report/report.h" /* FsJournal, FsReportSpec for cli_folder_read */
+#include "report/report.h" /* FsJournal, FsReportFolder for cli_folder_read */
 
 /* `foldsweep run SWEEP.yaml ...` (run.c; the work is run_sweep in src/run). */
 int cli_run(int argc, char **argv);
@@ -39,10 +39,10 @@ int cli_report(int argc, char **argv);
 int cli_evaluate(int argc, char **argv);
 
 /* Both read a run folder the same way (leaderboard.c): its journal and the
- * metric and folds from DIR/sweep.yaml, else from the journal's run record
- * (*from_journal set). Returns 0, or -1 with the error printed; on success
- * the caller closes *j. */
-int cli_folder_read(const char *dir, FsJournal *j, FsReportSpec *rs, int *from_journal);
+ * sweep, metric and folds from DIR/sweep.yaml, else from the journal's run
+ * record (f->from_journal set). Returns 0, or -1 with the error printed; on
+ * success the caller frees *f (report_folder_free) and closes *j. */
+int cli_folder_read(const char *dir, FsJournal *j, FsReportFolder *f);
 
 /* `foldsweep help [COMMAND | --man]` (help.c: the manual page too) and
  * `foldsweep completion bash|zsh` (completion.c). */

@@ -2,7 +2,8 @@
  * export.c: `foldsweep export RUN [--trial ID | --rank N] -o DIR`: one
  * trial's fold models out of a run folder, with a model.json that says
  * what they are (the trial, its configuration and architecture, each
- * fold's best epoch and scores), ready for `predict` or PyTorch.
+ * fold's best epoch and scores, or a refit's epochs and why), ready for
+ * `predict` or PyTorch.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "cli/commands.h"
 #include "journal/journal.h"
 #include "predict/predict.h"
+#include "report/report.h"
 
 #ifndef FS_VERSION
 #define FS_VERSION "0.1.0"
@@ -48,6 +50,41 @@ static void json_num(FILE *f, double x)
     else fputs("null", f);
 }
 
+/* One model of the export: its fold as the file's metadata names it (a
+ * number, "predefined", or "all" for a refit), and what it trained: a fold
+ * model's kept epoch and validation scores, or a refit's epochs and why
+ * (it has no validation set, so no score: none is written). */
+static void json_model(FILE *f, const FsModelInfo *in, int fold, const char *file)
+{
+    char name[16];
+    modelfile_fold_name(fold, name, sizeof name);
+    fputs("    {\"fold\": ", f);
+    if (fold >= 0) fputs(name, f);
+    else journal_json_write_string(f, name);
+    fprintf(f, ", \"file\": ");
+    journal_json_write_string(f, file);
+    if (fold == FS_FOLD_ALL) {
+        fprintf(f, ", \"epochs\": %d", in->epochs ? in->epochs : in->best_epoch);
+        if (in->epochs_rule[0]) {
+            fputs(", \"epochs_rule\": ", f);
+            journal_json_write_string(f, in->epochs_rule);
+        }
+        if (in->n_fold_best) {
+            fputs(", \"fold_best_epochs\": [", f);
+            for (int k = 0; k < in->n_fold_best; k++) fprintf(f, "%s%d", k ? ", " : "", in->fold_best[k]);
+            fputc(']', f);
+        }
+    } else {
+        fprintf(f, ", \"best_epoch\": %d", in->best_epoch);
+        if (isfinite(in->val_q3)) fputs(", \"val_q3\": ", f), json_num(f, in->val_q3);
+        if (isfinite(in->val_loss)) fputs(", \"val_loss\": ", f), json_num(f, in->val_loss);
+    }
+    fputc('}', f);
+}
+
+/* model.json (docs/models.md, "model.json"). The trial's leaderboard rank
+ * and score are there when the models came from a run folder's ranking;
+ * a refit or loose files have none to give. */
 static int write_json(const char *dir, const char *run, const FsModelSet *set, const FsEnsemble *e, FsErr *err)
 {
     char path[4400], *text = NULL;
@@ -56,32 +93,35 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
     FILE *f = open_memstream(&text, &len);
     if (!f) return fs_err_set(err, "%s: cannot write: out of memory", path), -1;
     const FsSavedModel *m0 = &e->m[0];
+    int refit = 1;
+    for (int i = 0; i < e->n; i++) refit &= e->m[i].info.fold == FS_FOLD_ALL;
     char *arch = modelfile_arch_json(&m0->net);
     fprintf(f, "{\n  \"format\": \"foldsweep-export\",\n  \"version\": 1,\n  \"foldsweep_version\": ");
     journal_json_write_string(f, FS_VERSION);
     fprintf(f, ",\n  \"run\": ");
     journal_json_write_string(f, set->run[0] ? set->run : run);
     fprintf(f, ",\n  \"trial\": ");
-    journal_json_write_string(f, set->trial);
-    fprintf(f, ",\n  \"rank\": %d,\n  \"metric\": ", set->rank);
-    journal_json_write_string(f, set->metric);
-    fprintf(f, ",\n  \"mean\": ");
-    json_num(f, set->mean);
-    fprintf(f, ",\n  \"std\": ");
-    json_num(f, set->std);
+    journal_json_write_string(f, set->trial[0] ? set->trial : m0->info.trial);
+    fprintf(f, ",\n  \"models\": \"%s\"", refit ? "refit" : "folds");
+    if (set->rank > 0) fprintf(f, ",\n  \"rank\": %d", set->rank);
+    if (set->metric[0] && isfinite(set->mean)) {
+        fprintf(f, ",\n  \"metric\": ");
+        journal_json_write_string(f, set->metric);
+        fprintf(f, ",\n  \"mean\": ");
+        json_num(f, set->mean);
+        fprintf(f, ",\n  \"std\": ");
+        json_num(f, set->std);
+    }
     fprintf(f, ",\n  \"window\": %d,\n  \"alphabet\": \"%sX\",\n  \"classes\": \"HEC\",\n", e->window, FS_AA_LETTERS);
     fprintf(f, "  \"data_fingerprint\": \"%016llx\",\n", (unsigned long long)m0->info.data_fingerprint);
     fprintf(f, "  \"arch\": %s,\n  \"config\": %s,\n  \"folds\": [", arch, m0->info.config);
     for (int i = 0; i < e->n; i++) {
         const FsModelInfo *in = &e->m[i].info;
         const char *base = strrchr(set->path[i], '/');
-        fprintf(f, "%s\n    {\"fold\": %d, \"file\": ", i ? "," : "", set->fold[i] >= 0 ? set->fold[i] : in->fold);
-        journal_json_write_string(f, base ? base + 1 : set->path[i]);
-        fprintf(f, ", \"best_epoch\": %d, \"val_q3\": ", in->best_epoch);
-        json_num(f, in->val_q3);
-        fprintf(f, ", \"val_loss\": ");
-        json_num(f, in->val_loss);
-        fprintf(f, "}");
+        fputs(i ? ",\n" : "\n", f);
+        /* The set's fold where it knows one (a k-fold run folder), else the file's own. */
+        json_model(f, in, set->fold[i] >= 0 ? set->fold[i] : in->fold,
+                   base ? base + 1 : set->path[i]);
     }
     fprintf(f, "\n  ]\n}\n");
     free(arch);
@@ -128,9 +168,13 @@ int cli_export(int argc, char **argv)
     if (ok && set->rank == 0) ok = (fs_err_set(&err, "%s: expected a run folder (journal.jsonl)", run), 0);
     ok = ok && cli_export_models(run, set, out, &err) == 0;
     if (!ok) cli_error("%s", err.msg);
-    else
-        printf("exported trial %s (rank %d, mean %s %.4f over %d fold%s) to %s\n", set->trial, set->rank,
-               set->metric, set->mean, set->n, set->n == 1 ? "" : "s", out);
+    else {
+        FsMetricKind m = strcmp(set->metric, "loss") ? FS_METRIC_Q3 : FS_METRIC_LOSS;
+        char mean[FS_PERCENT_TEXT];
+        printf("exported trial %s (rank %d, mean %s %s%s over %d fold%s) to %s\n", set->trial, set->rank, set->metric,
+               report_metric_text(mean, sizeof mean, m, set->mean), m == FS_METRIC_Q3 ? "%" : "", set->n,
+               set->n == 1 ? "" : "s", out);
+    }
     free(set);
     cli_args_free(&a);
     if (ok && cli_output_close(stdout, "standard output") != 0) ok = 0;

@@ -1,5 +1,5 @@
 /*
- * leaderboard.c: `foldsweep leaderboard DIR [--top N] [--format F]`. Reads
+ * leaderboard.c: `foldsweep leaderboard DIR [--top N] [--format F] [--wide]`. Reads
  * the run folder's journal (read-only: safe while a run is writing it) and
  * its sweep, and prints the ranked trials. Exit 0, 1 for a missing folder
  * or a journal / sweep that cannot be read (the message names the file and
@@ -12,25 +12,30 @@
 #include "cli/commands.h"
 #include "report/report.h"
 
-enum { OPT_TOP, OPT_FORMAT, OPT_HELP };
+enum { OPT_TOP, OPT_FORMAT, OPT_WIDE, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_TOP] = {"--top", NULL, "N", "only the best N trials"},
     [OPT_FORMAT] = {"--format", NULL, "F",
                     "table (default), md (Markdown), csv, or json\n"
                     "(json layout: docs/leaderboard-json.md)"},
+    [OPT_WIDE] = {"--wide", NULL, NULL, "the table with every column whole, one line a trial\n"
+                                        "(by default it fits 120 columns)"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
 static const CliSpec spec = {
     .cmd = "leaderboard",
-    .usage = "usage: foldsweep leaderboard DIR [--top N] [--format table|md|csv|json]\n",
+    .usage = "usage: foldsweep leaderboard DIR [--top N] [--format table|md|csv|json] [--wide]\n",
     .about =
         "Ranks the trials of a run folder (DIR/journal.jsonl, with the metric and folds of\n"
         "DIR/sweep.yaml) by the mean validation metric over folds: Q3 at each fold's best epoch,\n"
         "higher first, or best validation loss, lower first. Complete trials come first, then\n"
         "incomplete ones, then diverged and failed ones with their reason. std is the\n"
-        "population standard deviation over the folds. Safe to run while the run goes on.\n",
+        "population standard deviation over the folds. Q3 is in percent in the table and\n"
+        "Markdown, a fraction in CSV and JSON, which also hold each trial's per-class MCC\n"
+        "and its value of every swept option (param_ columns). Safe to run while the run\n"
+        "goes on.\n",
     .opts = CLI_OPTIONS(options),
     .column = 24,
     .max_args = 1,
@@ -39,7 +44,7 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_leaderboard_spec = &spec; /* for cli.c's table */
 
-int cli_folder_read(const char *dir, FsJournal *j, FsReportSpec *rs, int *from_journal)
+int cli_folder_read(const char *dir, FsJournal *j, FsReportFolder *f)
 {
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -51,22 +56,19 @@ int cli_folder_read(const char *dir, FsJournal *j, FsReportSpec *rs, int *from_j
         cli_error("%s", err.msg);
         return -1;
     }
-    FsReportFolder f;
-    if (report_folder_check(&f, dir, j, &err) != 0) {
+    if (report_folder_check(f, dir, j, &err) != 0) {
         cli_error("%s", err.msg);
         journal_close(j);
         return -1;
     }
-    if (f.sweep_from_journal)
+    if (f->sweep_from_journal)
         cli_error("warning: %s/sweep.yaml is damaged (%s); the journal's own record of the sweep is used. "
                   "`foldsweep repair %s` rewrites the file from it (keeping the damaged one)",
-                  dir, f.sweep_why, dir);
+                  dir, f->sweep_why, dir);
     if (j->bad_lines)
         cli_error("warning: %s:%ld: %s; %ld damaged line%s skipped, the rest is shown. `foldsweep repair %s` "
                   "writes a sound journal (keeping this one)",
                   j->path, j->first_bad_line, j->first_bad_why, j->bad_lines, j->bad_lines == 1 ? "" : "s", dir);
-    *rs = f.spec;
-    *from_journal = f.from_journal;
     return 0;
 }
 
@@ -80,26 +82,29 @@ int cli_leaderboard(int argc, char **argv)
     int fmt = fmt_s ? report_format_parse(fmt_s) : FS_REPORT_TABLE;
     if (fmt < 0)
         rc = cli_usage_error(&spec, "unknown --format (expected table, md, csv or json):", fmt_s);
+    else if (a.val[OPT_WIDE] && fmt != FS_REPORT_TABLE)
+        rc = cli_usage_error(&spec, "--wide is for the table; this --format holds every column already:", fmt_s);
     else
         rc = cli_whole_parse(&spec, &a, OPT_TOP, 1, 1000000000, &top);
+    if (a.val[OPT_WIDE]) fmt = FS_REPORT_WIDE;
     cli_args_free(&a);
     if (rc) return rc;
 
     FsJournal j;
-    FsReportSpec rs;
-    int from_journal;
-    if (cli_folder_read(dir, &j, &rs, &from_journal)) return FS_EXIT_ERROR;
-    if (from_journal)
+    FsReportFolder f;
+    if (cli_folder_read(dir, &j, &f)) return FS_EXIT_ERROR;
+    if (f.from_journal)
         cli_error(
             "note: %s/sweep.yaml is missing; metric and folds come from the journal's run record",
             dir);
     if (j.dropped_tail)
         cli_error("note: the journal's last line is incomplete (a run writing or killed); skipped");
     FsReport rep;
-    report_build(&rep, &j, &rs);
+    report_build(&rep, &j, &f.spec);
     report_write(&rep, (FsReportFormat)fmt, (int)top, stdout);
-    if (fmt == FS_REPORT_TABLE && rep.n_rows == 0) printf("(no trials in the journal yet)\n");
+    if ((fmt == FS_REPORT_TABLE || fmt == FS_REPORT_WIDE) && rep.n_rows == 0) printf("(no trials in the journal yet)\n");
     report_free(&rep);
+    report_folder_free(&f);
     journal_close(&j);
     return fflush(stdout) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
 }

@@ -99,6 +99,7 @@ static int repair_prepare(const char *dir, FsJournal *j, int *rewrote)
         journal_close(j);
         return -1;
     }
+    report_folder_free(&f);
     return 0;
 }
 

@@ -41,20 +41,20 @@ int cli_report(int argc, char **argv)
     if (rc != CLI_PARSED) return rc;
     const char *dir = a.args[0], *path = a.val[OPT_OUT];
     FsJournal j;
-    FsReportSpec rs;
-    int from_journal;
-    if (cli_folder_read(dir, &j, &rs, &from_journal)) {
+    FsReportFolder f;
+    if (cli_folder_read(dir, &j, &f)) {
         cli_args_free(&a);
         return FS_EXIT_ERROR;
     }
     FsErr err = {0};
-    if (report_html_write_file(path, dir, &j, &rs, NULL, &err) != 0) {
+    if (report_html_write_file(path, dir, &j, &f.spec, NULL, &err) != 0) {
         cli_error("%s", err.msg);
         rc = FS_EXIT_ERROR;
     } else {
         printf("report: %s%s\n", path ? path : dir, path ? "" : "/report.html");
         rc = FS_EXIT_OK;
     }
+    report_folder_free(&f);
     journal_close(&j);
     cli_args_free(&a);
     return rc;

@@ -164,10 +164,13 @@ static void read_live(const char *dir, StatusView *v)
  * strings v->best borrows: report_free it (and close j) after showing. */
 static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
 {
-    FsReportSpec rs;
+    FsReportFolder f;
     memset(v, 0, sizeof *v);
     v->dir = dir;
-    if (cli_folder_read(dir, j, &rs, &v->from_journal)) return -1;
+    if (cli_folder_read(dir, j, &f)) return -1;
+    report_folder_free(&f); /* status needs no swept options */
+    const FsReportSpec rs = f.spec;
+    v->from_journal = f.from_journal;
     report_build(rep, j, &rs);
     v->n_trials = rs.n_trials;
     v->folds = rep->spec.folds;

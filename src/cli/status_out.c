@@ -120,11 +120,15 @@ void status_print_text(FILE *out, const StatusView *v)
     duration(v->elapsed, e, sizeof e);
     fprintf(out, "elapsed      %s over %d run%s\n", e, v->n_runs, v->n_runs == 1 ? "" : "s");
     print_eta(out, v);
-    if (v->best)
-        fprintf(out, "best so far  %s %s %.4f +- %.4f  %s\n", v->best->id, report_metric_name(v->metric),
-                v->best->mean, v->best->std, v->best->arch);
-    else
+    if (v->best) {
+        char mean[FS_PERCENT_TEXT], std[FS_PERCENT_TEXT];
+        const char *pct = v->metric != FS_METRIC_LOSS ? "%" : ""; /* Q3 for people: percent */
+        fprintf(out, "best so far  %s %s %s%s +- %s%s  %s\n", v->best->id, report_metric_name(v->metric),
+                report_metric_text(mean, sizeof mean, v->metric, v->best->mean), pct,
+                report_metric_text(std, sizeof std, v->metric, v->best->std), pct, v->best->arch);
+    } else {
         fprintf(out, "best so far  none complete yet\n");
+    }
     /* Each look at test data makes the next one less honest: say how many. */
     if (v->looks)
         fprintf(out, "test data    looked at %d time%s (%d by foldsweep evaluate, %d by the sweep's test section)\n",

@@ -207,33 +207,57 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
     }
     if (info->seen_seqs) n += seq_tensors(t + n, info->seen_seqs);
     char *arch = modelfile_arch_json(net);
-    char idx[16], fold[16], folds[16], best[16], q3[32], loss[32], fp[20], win[16];
+    char idx[16], fold[16], folds[16], best[16], q3[32], loss[32], fp[20], win[16], epochs[16];
+    char fold_best[FS_MAX_FOLDS * 12 + 1] = "";
     snprintf(idx, sizeof idx, "%d", info->trial_index);
-    if (info->fold == FS_FOLD_PREDEFINED)
-        snprintf(fold, sizeof fold, "predefined");
-    else if (info->fold == FS_FOLD_ALL)
-        snprintf(fold, sizeof fold, "all");
-    else
-        snprintf(fold, sizeof fold, "%d", info->fold);
+    modelfile_fold_name(info->fold, fold, sizeof fold);
     snprintf(folds, sizeof folds, "%d", info->folds);
     snprintf(best, sizeof best, "%d", info->best_epoch);
     snprintf(q3, sizeof q3, "%.9g", (double)info->val_q3);
     snprintf(loss, sizeof loss, "%.9g", (double)info->val_loss);
     snprintf(fp, sizeof fp, "%016" PRIx64, info->data_fingerprint);
     snprintf(win, sizeof win, "%d", net->arch.window);
-    FsMetaEntry meta[] = {
+    snprintf(epochs, sizeof epochs, "%d", info->epochs);
+    for (int i = 0, k = 0; i < info->n_fold_best && i < FS_MAX_FOLDS; i++)
+        k += snprintf(fold_best + k, sizeof fold_best - (size_t)k, "%s%d", i ? "," : "", info->fold_best[i]);
+    FsMetaEntry meta[20] = {
         {"format", MODEL_FORMAT},      {"format_version", MODEL_FORMAT_VERSION},
         {"foldsweep_version", FS_VERSION}, {"arch", arch},
         {"config", info->config ? info->config : "{}"}, {"trial", info->trial},
         {"trial_index", idx},          {"fold", fold},
         {"folds", folds},              {"best_epoch", best},
-        {"val_q3", q3},                {"val_loss", loss},
         {"data_fingerprint", fp},      {"window", win},
         {"alphabet", ALPHABET},        {"classes", "HEC"},
     };
-    safetensors_serialize(t, n, meta, (int)(sizeof meta / sizeof meta[0]), out, n_out);
+    int nm = 14;
+    /* No score is written that the model does not have (a refit's). */
+    if (isfinite(info->val_q3)) meta[nm++] = (FsMetaEntry){"val_q3", q3};
+    if (isfinite(info->val_loss)) meta[nm++] = (FsMetaEntry){"val_loss", loss};
+    if (info->epochs > 0) {
+        meta[nm++] = (FsMetaEntry){"epochs", epochs};
+        meta[nm++] = (FsMetaEntry){"epochs_rule", info->epochs_rule};
+        meta[nm++] = (FsMetaEntry){"fold_best_epochs", fold_best};
+    }
+    safetensors_serialize(t, n, meta, nm, out, n_out);
     free(arch);
     free(buf);
+}
+
+void modelfile_fold_name(int fold, char *out, size_t n)
+{
+    if (fold == FS_FOLD_PREDEFINED) snprintf(out, n, "predefined");
+    else if (fold == FS_FOLD_ALL) snprintf(out, n, "all");
+    else snprintf(out, n, "%d", fold);
+}
+
+int modelfile_fold_parse(const char *s, int *fold)
+{
+    char *end;
+    if (!strcmp(s, "predefined")) return *fold = FS_FOLD_PREDEFINED, 0;
+    if (!strcmp(s, "all")) return *fold = FS_FOLD_ALL, 0;
+    long k = strtol(s, &end, 10);
+    if (end == s || *end || k < 0 || k >= FS_MAX_FOLDS) return -1;
+    return *fold = (int)k, 0;
 }
 
 /* A whole file, refused unless it is a regular file (a FIFO would hang). */
@@ -409,17 +433,25 @@ static void read_info(FsSavedModel *m, const FsSafetensors *st)
     FsModelInfo *in = &m->info;
     const char *v;
     if ((v = safetensors_meta(st, "trial"))) snprintf(in->trial, sizeof in->trial, "%s", v);
-    if ((v = safetensors_meta(st, "fold")) && !strcmp(v, "predefined"))
-        in->fold = FS_FOLD_PREDEFINED;
-    else if (v && !strcmp(v, "all"))
-        in->fold = FS_FOLD_ALL;
-    else if (meta_int(st, "fold", 0, 1 << 20, &in->fold) != 0)
-        in->fold = 0;
+    if (!(v = safetensors_meta(st, "fold")) || modelfile_fold_parse(v, &in->fold) != 0) in->fold = 0;
     (void)meta_int(st, "trial_index", 0, 1 << 30, &in->trial_index);
     (void)meta_int(st, "folds", 1, 1 << 20, &in->folds);
     (void)meta_int(st, "best_epoch", 0, 1 << 24, &in->best_epoch);
-    if ((v = safetensors_meta(st, "val_q3"))) in->val_q3 = strtof(v, NULL);
-    if ((v = safetensors_meta(st, "val_loss"))) in->val_loss = strtof(v, NULL);
+    in->val_q3 = in->val_loss = NAN;
+    /* A refit has no validation scores: earlier builds wrote 0 for them. */
+    if ((v = safetensors_meta(st, "val_q3")) && in->fold != FS_FOLD_ALL) in->val_q3 = strtof(v, NULL);
+    if ((v = safetensors_meta(st, "val_loss")) && in->fold != FS_FOLD_ALL) in->val_loss = strtof(v, NULL);
+    if (meta_int(st, "epochs", 1, 1 << 24, &in->epochs) == 0) {
+        if ((v = safetensors_meta(st, "epochs_rule"))) snprintf(in->epochs_rule, sizeof in->epochs_rule, "%s", v);
+        for (v = safetensors_meta(st, "fold_best_epochs"); v && *v && in->n_fold_best < FS_MAX_FOLDS;) {
+            char *end;
+            long e = strtol(v, &end, 10);
+            if (end == v || e < 0 || e > (1 << 24)) break;
+            in->fold_best[in->n_fold_best++] = (int)e;
+            v = *end == ',' ? end + 1 : end;
+            if (*end != ',') break;
+        }
+    }
     if ((v = safetensors_meta(st, "data_fingerprint"))) in->data_fingerprint = strtoull(v, NULL, 16);
     in->config = fs_strdup((v = safetensors_meta(st, "config")) ? v : "{}");
     snprintf(m->version, sizeof m->version, "%s", (v = safetensors_meta(st, "foldsweep_version")) ? v : "?");

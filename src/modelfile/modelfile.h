@@ -21,8 +21,18 @@ typedef struct {
     int trial_index;
     int fold;   /* 0..k-1, FS_FOLD_PREDEFINED, or FS_FOLD_ALL (a refit) */
     int folds;  /* k, or 1 for a predefined split */
-    int best_epoch;
+    int best_epoch; /* the epoch whose weights these are (a refit: its last) */
+    /* The validation scores at best_epoch; NAN where there are none (a
+     * refit has no validation set): then they are not written, and a file
+     * without them (or an older refit's, which wrote 0) reads as NAN. */
     float val_q3, val_loss;
+    /* A refit (fold FS_FOLD_ALL): the epochs it trained, why that many
+     * (e.g. "median of the folds' best epochs") and those best epochs, in
+     * fold order. epochs 0: not a refit, or a refit written before these. */
+    int epochs;
+    char epochs_rule[96];
+    int n_fold_best;
+    int fold_best[FS_MAX_FOLDS];
     uint64_t data_fingerprint;
     char *config; /* the trial's canonical config (JSON); NULL allowed when saving */
     /* Fingerprints (data_seen_hashes: sorted) of every protein the run
@@ -63,6 +73,11 @@ int modelfile_verify(const char *path, uint64_t bytes, uint32_t crc, char *why, 
 int modelfile_copy(const char *src, const char *dst, FsErr *err);
 /* CRC-32 of a byte buffer, as the journal records it. */
 uint32_t modelfile_crc(const uint8_t *bytes, uint64_t n);
+
+/* A fold as the metadata (and an export's model.json) names it: "0".."k-1",
+ * "predefined", or "all" (a refit); and back: 0, or -1 for anything else. */
+void modelfile_fold_name(int fold, char *out, size_t n);
+int modelfile_fold_parse(const char *s, int *fold);
 
 /* The architecture as the metadata's "arch" JSON (malloc'd), and back. */
 char *modelfile_arch_json(const FsNet *net);

@@ -153,12 +153,15 @@ static void write_text(FILE *out, const FsEvaluation *ev, const char *models, co
             data, ev->proteins, (unsigned long long)ev->residues, (unsigned long long)ev->scored);
     if (md) fputs("| measure | value |\n|---|---|\n", out);
     const char *l = md ? "| " : "", *mid = md ? " | " : "  ", *r = md ? " |" : "";
-    fprintf(out, "%sQ3%s%.4f (95%% interval %.4f-%.4f: bootstrap over proteins, %d resamples, seed %llu)%s\n", l,
-            md ? mid : "                  ", m->q3, ev->ci_lo, ev->ci_hi, ev->reps, (unsigned long long)ev->seed, r);
-    fprintf(out, "%sSOV'99%s%.4f (H %.4f, E %.4f, C %.4f)%s\n", l, md ? mid : "              ", metrics_sov(&ev->sov, 3),
-            metrics_sov(&ev->sov, 0), metrics_sov(&ev->sov, 1), metrics_sov(&ev->sov, 2), r);
-    fprintf(out, "%sQ3 per protein%smean %.4f, median %.4f, 10th percentile %.4f%s\n\n", l, md ? mid : "      ",
-            ev->prot_mean, ev->prot_median, ev->prot_p10, r);
+    /* Q3 and SOV in percent (fs_format_percent); the CSV and JSON keep fractions. */
+    fprintf(out, "%sQ3%s%s%% (95%% interval %s-%s%%: bootstrap over proteins, %d resamples, seed %llu)%s\n", l,
+            md ? mid : "                  ", fs_percent_text(m->q3), fs_percent_text(ev->ci_lo),
+            fs_percent_text(ev->ci_hi), ev->reps, (unsigned long long)ev->seed, r);
+    fprintf(out, "%sSOV'99%s%s%% (H %s%%, E %s%%, C %s%%)%s\n", l, md ? mid : "              ",
+            fs_percent_text(metrics_sov(&ev->sov, 3)), fs_percent_text(metrics_sov(&ev->sov, 0)),
+            fs_percent_text(metrics_sov(&ev->sov, 1)), fs_percent_text(metrics_sov(&ev->sov, 2)), r);
+    fprintf(out, "%sQ3 per protein%smean %s%%, median %s%%, 10th percentile %s%%%s\n\n", l, md ? mid : "      ",
+            fs_percent_text(ev->prot_mean), fs_percent_text(ev->prot_median), fs_percent_text(ev->prot_p10), r);
     if (md) fputs("| true class | precision | recall | MCC | predicted H | predicted E | predicted C |\n|---|---|---|---|---|---|---|\n", out);
     else fputs("class  precision  recall   MCC      (confusion: rows true, columns predicted H E C)\n", out);
     for (int c = 0; c < 3; c++) {

@@ -85,12 +85,20 @@ static int find_export(FsModelSet *set, const char *dir, int fold, FsErr *err)
     if (v && !journal_json_i64(v, &r)) set->rank = (int)r;
     if ((v = journal_json_get(doc.root, "mean"))) journal_json_f64(v, &set->mean);
     if ((v = journal_json_get(doc.root, "std"))) journal_json_f64(v, &set->std);
-    for (const FsJson *e = folds->child; e; e = e->next) {
-        const FsJson *file = journal_json_get(e, "file");
+    if ((v = journal_json_get(doc.root, "metric")) && v->type == FS_JSON_STRING)
+        snprintf(set->metric, sizeof set->metric, "%s", v->str);
+    int i = 0;
+    for (const FsJson *e = folds->child; e; e = e->next, i++) {
+        const FsJson *file = journal_json_get(e, "file"), *fv = journal_json_get(e, "fold");
         long long k;
-        if (!file || file->type != FS_JSON_STRING || strchr(file->str, '/') ||
-            journal_json_i64(journal_json_get(e, "fold"), &k)) {
-            fs_err_set(err, "%s: each of \"folds\" needs \"fold\" and a \"file\" in the folder", path);
+        int id;
+        /* A fold is a number, "predefined" or "all" (a refit), as the model
+         * files name it; exports before that wrote -1 and -2 for the last two. */
+        if (fv && fv->type == FS_JSON_STRING && modelfile_fold_parse(fv->str, &id) == 0) k = id;
+        else if (!fv || journal_json_i64(fv, &k) || k < FS_FOLD_ALL || k >= FS_MAX_FOLDS) k = FS_MAX_FOLDS;
+        if (!file || file->type != FS_JSON_STRING || strchr(file->str, '/') || k == FS_MAX_FOLDS) {
+            fs_err_set(err, "%s: folds[%d]: expected \"fold\" (a number, \"predefined\" or \"all\") and a \"file\" in "
+                       "the folder", path, i);
             goto out;
         }
         if (fold >= 0 && k != fold) continue;

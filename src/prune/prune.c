@@ -49,6 +49,22 @@ static long ck(const FsPruner *p, int f, int e) { return (long)f * (p->max_epoch
 static double orient(const FsPruner *p, double v) { return p->higher_better ? v : -v; }
 static double unorient(const FsPruner *p, double v) { return p->higher_better ? v : -v; }
 
+/* The metric in a reason people read: Q3 in percent (fs_format_percent),
+ * a loss with 4 decimals; a difference of Q3 in percentage points. */
+static const char *value_text(const FsPruner *p, double v, char *buf, size_t n)
+{
+    if (p->higher_better) snprintf(buf, n, "%s%%", fs_percent_text(v));
+    else snprintf(buf, n, "%.4f", v);
+    return buf;
+}
+
+static const char *gap_text(const FsPruner *p, double v, char *buf, size_t n)
+{
+    if (p->higher_better) snprintf(buf, n, "%s points", fs_percent_text(v));
+    else snprintf(buf, n, "%.4f", v);
+    return buf;
+}
+
 FsPruner *pruner_new(const FsPruneSpec *spec, int n_trials, int n_folds, int max_epochs, int higher_better)
 {
     FsPruner *p = fs_calloc(1, sizeof *p);
@@ -165,10 +181,12 @@ static int decide_median(FsPruner *p, int t, int f, int e, FsPruneDecision *d)
     if (!(mine < med)) return 0;
     d->value = unorient(p, mine);
     d->threshold = unorient(p, med);
+    char v[FS_PERCENT_TEXT + 1], m[FS_PERCENT_TEXT + 1];
     snprintf(d->reason, sizeof d->reason,
-             "%s %.4f at fold %d epoch %d (best so far, mean over its folds) is worse than the median %.4f of %d "
+             "%s %s at fold %d epoch %d (best so far, mean over its folds) is worse than the median %s of %d "
              "earlier trials there",
-             p->higher_better ? "q3" : "loss", d->value, f, e, d->threshold, n);
+             p->higher_better ? "q3" : "loss", value_text(p, d->value, v, sizeof v), f, e,
+             value_text(p, d->threshold, m, sizeof m), n);
     return 1;
 }
 
@@ -247,10 +265,12 @@ static int decide_folds(FsPruner *p, int t, int f, FsPruneDecision *d)
     if (!(bound < 0)) return 0;
     d->value = p->higher_better ? mean_gap : -mean_gap;
     d->threshold = p->higher_better ? -p->spec.z * sd : p->spec.z * sd;
+    char g[FS_PERCENT_TEXT + 8], s[FS_PERCENT_TEXT + 8];
     snprintf(d->reason, sizeof d->reason,
-             "after fold %d: %.4f behind trial #%d on the same folds; even %.1f sd (%.4f) better on the remaining %d "
+             "after fold %d: %s behind trial #%d on the same folds; even %.1f sd (%s) better on the remaining %d "
              "fold%s would not reach its mean",
-             f, -mean_gap, best, p->spec.z, sd, (int)rest, rest == 1 ? "" : "s");
+             f, gap_text(p, -mean_gap, g, sizeof g), best, p->spec.z, gap_text(p, sd, s, sizeof s), (int)rest,
+             rest == 1 ? "" : "s");
     return 1;
 }
 

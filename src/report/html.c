@@ -135,8 +135,7 @@ static void leaderboard(FILE *out, const FsReport *rep)
     th(out, loss ? "loss mean" : "Q3 mean (%)", 1), th(out, "std", 1), th(out, "folds", 1);
     th(out, "seconds", 1), th(out, "params", 1), th(out, "architecture", 0), th(out, "reason", 0);
     fputs("</tr></thead><tbody>\n", out);
-    double scale = loss ? 1 : 100;
-    const char *fmt = loss ? "%.4f" : "%.2f";
+    char num[FS_PERCENT_TEXT];
     for (int i = 0; i < rep->n_rows; i++) {
         const FsReportRow *r = &rep->rows[i];
         fprintf(out, "<tr%s><td class=\"n\" data-v=\"%d\">%d</td><td><a href=\"#t-", row_bad(r) ? " class=\"bad\"" : "",
@@ -149,11 +148,11 @@ static void leaderboard(FILE *out, const FsReport *rep)
         fputs("</td><td class=\"n\" data-v=\"", out);
         if (!isnan(r->mean)) fprintf(out, "%.9g", r->mean);
         fputs("\">", out);
-        html_num(out, fmt, r->mean, scale);
+        fputs(report_metric_text(num, sizeof num, rep->spec.metric, r->mean), out);
         fputs("</td><td class=\"n\" data-v=\"", out);
         if (!isnan(r->std)) fprintf(out, "%.9g", r->std);
         fputs("\">", out);
-        html_num(out, fmt, r->std, scale);
+        fputs(report_metric_text(num, sizeof num, rep->spec.metric, r->std), out);
         fprintf(out, "</td><td class=\"n\" data-v=\"%d\">%d/%d</td><td class=\"n\" data-v=\"%.3f\">%.1f</td>", r->n_done,
                 r->n_done, rep->spec.folds, r->seconds, r->seconds);
         fprintf(out, "<td class=\"n\" data-v=\"%ld\">%ld</td><td>", r->n_params, r->n_params);
@@ -196,7 +195,9 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
     fprintf(out, "\"%s><summary><b>#%d</b> <code>", open ? " open" : "", r->rank);
     html_esc(out, r->id);
     fputs("</code> ", out);
-    html_num(out, loss ? "loss %.4f" : "Q3 %.2f%%", r->mean, loss ? 1 : 100);
+    char num[FS_PERCENT_TEXT];
+    fprintf(out, "%s %s%s", loss ? "loss" : "Q3", report_metric_text(num, sizeof num, rep->spec.metric, r->mean),
+            loss || isnan(r->mean) ? "" : "%");
     fputs(" &middot; ", out);
     html_esc(out, r->arch);
     fputs(" &middot; ", out);
@@ -253,7 +254,7 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
                                                         : "epoch limit";
         fprintf(out, "<td>%s</td><td>%d / %d</td><td>%s</td><td>", train_status_name(fr->r.status), fr->r.best_epoch,
                 fr->r.epochs, ended);
-        html_num(out, "%.2f", f->q3, 100);
+        html_pct(out, f->q3);
         fputs("</td><td>", out);
         html_num(out, "%.4f", f->loss, 1);
         fprintf(out, "</td><td>%.2f</td><td>", fr->r.seconds);

@@ -33,6 +33,8 @@ void html_esc(FILE *out, const char *s);
 void html_esc_cut(FILE *out, const char *s, size_t max);
 /* A value for a table cell: "-" for NaN, else printf(fmt, v * scale). */
 void html_num(FILE *out, const char *fmt, double v, double scale);
+/* Q3 or SOV for people: fs_format_percent's one decimal ("71.2"; "-" if not finite). */
+void html_pct(FILE *out, double fraction);
 /* Unix seconds as "YYYY-MM-DD HH:MM:SS UTC". */
 void html_time(char *buf, size_t n, double t);
 /* A paragraph saying why there is no chart. */

@@ -186,20 +186,16 @@ void html_profile(FILE *out, const HtmlDoc *d)
 /* ---------------------------------------------------------------------- */
 /* Confusion                                                                */
 
-static void confusion_one(FILE *out, const FsReport *rep, const FsReportRow *r, double q3)
+static void confusion_one(FILE *out, const FsReportRow *r, double q3)
 {
-    uint64_t c[3][3] = {{0}};
-    for (int s = 0; s < rep->spec.folds; s++)
-        if (r->folds[s].present)
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++) c[a][b] += r->folds[s].m.confusion[a][b];
-    FsMetrics m;
-    metrics_from_confusion(&m, c);
+    const FsMetrics m = r->pooled; /* the folds pooled (report.c) */
+    const uint64_t(*c)[3] = m.confusion;
     fprintf(out, "<div><h3>#%d <a href=\"#t-", r->rank);
     html_esc(out, r->id);
     fputs("\"><code>", out);
     html_esc(out, r->id);
-    fprintf(out, "</code></a> &middot; Q3 %.2f%%</h3>\n<table class=\"cm\"><thead><tr><th>true \\ predicted</th>", q3 * 100);
+    fprintf(out, "</code></a> &middot; Q3 %s%%</h3>\n<table class=\"cm\"><thead><tr><th>true \\ predicted</th>",
+            fs_percent_text(q3));
     for (int b = 0; b < 3; b++) fprintf(out, "<th>%c</th>", CLASS_NAME[b][0]);
     fputs("</tr></thead><tbody>\n", out);
     for (int a = 0; a < 3; a++) {
@@ -230,7 +226,7 @@ void html_confusion(FILE *out, const HtmlDoc *d)
             TOP_CONFUSION);
     int shown = 0;
     for (int i = 0; i < d->rep->n_rows && shown < TOP_CONFUSION; i++)
-        if (isfinite(d->q3[i])) confusion_one(out, d->rep, &d->rep->rows[i], d->q3[i]), shown++;
+        if (isfinite(d->q3[i])) confusion_one(out, &d->rep->rows[i], d->q3[i]), shown++;
     fputs("</div>\n", out);
     if (!shown) html_no_chart(out, "No trial is complete yet.");
     fputs("</section>\n", out);

@@ -334,13 +334,13 @@ void html_chart_strip(FILE *out, const HtmlStrip *s)
             html_esc(out, s->link[i]);
             fprintf(out, "\"><circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>", cx + jit, fy(&f, &ay, s->y[i]));
             html_esc(out, s->link[i]);
-            fprintf(out, ": %.2f%%</title></circle></a>", s->y[i]);
+            fprintf(out, ": %s%%</title></circle></a>", fs_percent_text(s->y[i] / 100)); /* y is in % */
             sum += s->y[i], k++;
         }
         if (k) {
             double my = fy(&f, &ay, sum / k);
-            fprintf(out, "<line class=\"mean\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>mean %.2f%%</title></line>",
-                    cx - band * 0.35, cx + band * 0.35, my, my, sum / k);
+            fprintf(out, "<line class=\"mean\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>mean %s%%</title></line>",
+                    cx - band * 0.35, cx + band * 0.35, my, my, fs_percent_text(sum / k / 100));
         }
         if (tilt) fprintf(out, "<text class=\"tick\" transform=\"translate(%.1f %.1f) rotate(-35)\" text-anchor=\"end\">", cx + 4, base + 14);
         else fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, base + 16);

@@ -52,14 +52,14 @@ static void evaluation(FILE *out, const FsReport *rep, const FsEvalRecord *e)
     fputs("<td class=\"n\" data-v=\"", out);
     if (isfinite(e->q3)) fprintf(out, "%.9g", e->q3);
     fputs("\"><b>", out);
-    html_num(out, "%.2f", e->q3, 100);
+    html_pct(out, e->q3);
     fputs("</b></td><td class=\"n\">", out);
     if (isfinite(e->q3_lo) && isfinite(e->q3_hi))
-        fprintf(out, "%.2f&ndash;%.2f", 100 * e->q3_lo, 100 * e->q3_hi);
+        fprintf(out, "%s&ndash;%s", fs_percent_text(e->q3_lo), fs_percent_text(e->q3_hi));
     else
         fputs("-", out);
     fputs("</td><td class=\"n\">", out);
-    html_num(out, "%.2f", e->sov, 100);
+    html_pct(out, e->sov);
     /* The journal's evaluation record holds no per-class scores (evaluate
      * prints them; docs/models.md): said, not made up. */
     fprintf(out, "</td><td class=\"mcc\">not recorded</td><td class=\"n\">%llu</td></tr>\n",

@@ -68,6 +68,8 @@ void html_num(FILE *out, const char *fmt, double v, double scale)
     else fprintf(out, fmt, v * scale);
 }
 
+void html_pct(FILE *out, double fraction) { fputs(fs_percent_text(fraction), out); }
+
 void html_time(char *buf, size_t n, double t)
 {
     time_t s = (time_t)t;

@@ -19,6 +19,14 @@ const char *report_status_name(FsTrialStatus s)
 
 const char *report_metric_name(FsMetricKind m) { return m == FS_METRIC_LOSS ? "loss" : "q3"; }
 
+char *report_metric_text(char *buf, size_t n, FsMetricKind m, double v)
+{
+    if (m != FS_METRIC_LOSS) return fs_format_percent(buf, n, v);
+    if (!isfinite(v)) snprintf(buf, n, "-");
+    else snprintf(buf, n, "%.4f", v);
+    return buf;
+}
+
 int report_format_parse(const char *s)
 {
     if (!strcmp(s, "table")) return FS_REPORT_TABLE;
@@ -35,6 +43,7 @@ void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw)
     spec->predefined = sw->predefined;
     spec->folds = sw->predefined ? 1 : sw->folds;
     spec->n_trials = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials; /* tpe: the budget, not the grid */
+    spec->sweep = sw;
 }
 
 int report_spec_from_journal(FsReportSpec *spec, const FsJournal *j)
@@ -208,6 +217,7 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
     int k = spec->folds;
     apply_cut(row, j, spec);
     row->status = FS_TRIAL_OK;
+    uint64_t pooled[3][3] = {{0}};
     double sum = 0;
     int n_ok = 0;
     for (int s = 0; s < k; s++) {
@@ -232,7 +242,11 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
             sum += v;
             n_ok++;
         }
+        if (f->status == FS_FIT_OK && f->m.n) /* the folds the mean is over, with a best epoch */
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) pooled[a][b] += f->m.confusion[a][b];
     }
+    metrics_from_confusion(&row->pooled, pooled);
     const FsFailureRecord *fail = journal_find_failure(j, row->id);
     if (fail) {
         row->status = FS_TRIAL_FAILED;
@@ -264,6 +278,39 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
                 ss += (v - row->mean) * (v - row->mean);
         }
         row->std = sqrt(ss / n_ok); /* population: over the folds, not an estimate beyond them */
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Swept options                                                            */
+
+/* "param_" + the dotted sweep key with '.' as '_': a name pandas and
+ * spreadsheets take as it is (docs/leaderboard-json.md). */
+static void param_columns(FsReport *rep, const FsSweep *sw)
+{
+    rep->n_param = sw->n_dims;
+    rep->param_col = fs_calloc((size_t)sw->n_dims + 1, sizeof *rep->param_col);
+    for (int d = 0; d < sw->n_dims; d++) {
+        char name[64];
+        snprintf(name, sizeof name, "param_%s", sw->dims[d].key);
+        for (char *c = name; *c; c++)
+            if (*c == '.') *c = '_';
+        rep->param_col[d] = fs_strdup(name);
+    }
+}
+
+/* The row's trial in the sweep: its index, and the same config (a sweep.yaml
+ * of another sweep, or configs of an older float form, give none). */
+static void row_params(FsReportRow *row, const FsReport *rep, const FsSweep *sw)
+{
+    row->param = fs_calloc((size_t)rep->n_param + 1, sizeof *row->param);
+    if (row->index < 0 || row->index >= sw->n_trials) return;
+    const FsTrial *t = &sw->trials[row->index];
+    if (!t->config || strcmp(t->config, row->config) != 0) return;
+    for (int d = 0; d < rep->n_param; d++) {
+        char buf[64];
+        const char *v = sweep_trial_value(sw, t, d, buf, sizeof buf);
+        if (v) row->param[d] = fs_strdup(v);
     }
 }
 
@@ -327,6 +374,8 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
     for (int i = 0; i < j->n_failures; i++)
         add_orphan(rep, &cap, j->failures[i].trial, j, first_orphan);
     for (int i = 0; i < j->n_cuts; i++) add_orphan(rep, &cap, j->cuts[i].trial, j, first_orphan);
+    if (spec->sweep) param_columns(rep, spec->sweep);
+    for (int i = 0; spec->sweep && i < rep->n_rows; i++) row_params(&rep->rows[i], rep, spec->sweep);
 
     SortKey *keys = fs_malloc((size_t)(rep->n_rows + 1) * sizeof *keys);
     for (int i = 0; i < rep->n_rows; i++) {
@@ -347,6 +396,7 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
     free(keys);
     free(rep->rows);
     rep->rows = sorted;
+    rep->spec.sweep = NULL; /* borrowed for the build only */
     /* Test results: the latest of each kind (a later test set replaces an earlier one). */
     for (int i = 0; i < rep->n_rows; i++) {
         FsReportRow *row = &rep->rows[i];
@@ -363,7 +413,13 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
 
 void report_free(FsReport *rep)
 {
-    for (int i = 0; i < rep->n_rows; i++) free(rep->rows[i].folds);
+    for (int i = 0; i < rep->n_rows; i++) {
+        for (int d = 0; rep->rows[i].param && d < rep->n_param; d++) free(rep->rows[i].param[d]);
+        free(rep->rows[i].param);
+        free(rep->rows[i].folds);
+    }
+    for (int d = 0; d < rep->n_param; d++) free(rep->param_col[d]);
+    free(rep->param_col);
     free(rep->rows);
     memset(rep, 0, sizeof *rep);
 }

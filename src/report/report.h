@@ -8,8 +8,10 @@
  * reason, never dropped. The spread is the population standard deviation
  * over the folds (divide by n, numpy's default).
  *
- * Formats: aligned terminal table, Markdown, CSV and JSON (the JSON layout
- * is a stable format: docs/leaderboard-json.md).
+ * Formats: aligned terminal table (at most FS_REPORT_TABLE_WIDTH columns,
+ * or every column on one line), Markdown, CSV and JSON (the JSON layout is
+ * a stable format: docs/leaderboard-json.md). People read Q3 in percent
+ * (fs_format_percent), CSV and JSON hold the fraction.
  */
 #ifndef FS_REPORT_H
 #define FS_REPORT_H
@@ -22,7 +24,12 @@
 
 #define FS_LEADERBOARD_JSON_VERSION 1
 
-typedef enum { FS_REPORT_TABLE = 0, FS_REPORT_MD, FS_REPORT_CSV, FS_REPORT_JSON } FsReportFormat;
+/* FS_REPORT_TABLE fits a terminal of this many columns (long
+ * architectures and notes wrap within theirs); FS_REPORT_WIDE puts each
+ * trial on one line, every column whole. */
+#define FS_REPORT_TABLE_WIDTH 120
+
+typedef enum { FS_REPORT_TABLE = 0, FS_REPORT_MD, FS_REPORT_CSV, FS_REPORT_JSON, FS_REPORT_WIDE } FsReportFormat;
 
 /* Ranking groups, in leaderboard order. */
 typedef enum {
@@ -39,6 +46,9 @@ typedef struct {
     int folds;      /* k; 1 when predefined */
     int predefined; /* the single fold is FS_FOLD_PREDEFINED */
     int n_trials;   /* the sweep's trial count (0 if unknown): for status */
+    /* The sweep, for each trial's values of the swept options (the CSV and
+     * JSON param_ columns); NULL: none. Borrowed: it must outlive report_build. */
+    const FsSweep *sweep;
 } FsReportSpec;
 
 typedef struct {
@@ -70,6 +80,10 @@ typedef struct {
      * and of the refit (borrowed from the journal; NULL if none). Shown,
      * never used for the ranking. */
     const FsEvalRecord *test, *test_refit;
+    /* Per-class precision, recall and MCC of the ok folds' confusions pooled
+     * (as the report's confusion section); pooled.n == 0: no such fold. */
+    FsMetrics pooled;
+    char **param; /* FsReport.n_param values of the swept options (NULL: not known, or no effect on this trial) */
 } FsReportRow;
 
 typedef struct {
@@ -78,11 +92,16 @@ typedef struct {
     int n_rows;
     int has_test, has_refit; /* some row has a test result (of the ensemble, of a refit) */
     int n_folds_done; /* fold records that belong to a listed trial */
+    int n_param;      /* swept options (0 without spec.sweep) */
+    char **param_col; /* their column names: "param_" + the dotted sweep key, dots as '_' */
 } FsReport;
 
 const char *report_status_name(FsTrialStatus s);
 const char *report_metric_name(FsMetricKind m);
-/* "table", "md", "csv", "json" -> format, or -1. */
+/* A value of the metric for people: Q3 in percent with one decimal
+ * (fs_format_percent, "71.2"), a loss with 4 decimals; "-" if not finite. */
+char *report_metric_text(char *buf, size_t n, FsMetricKind m, double v);
+/* "table", "md", "csv", "json" -> format, or -1 (FS_REPORT_WIDE is the table with --wide). */
 int report_format_parse(const char *s);
 
 void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw);
@@ -107,6 +126,8 @@ typedef struct {
     int sweep_damaged;      /* sweep.yaml is there but does not load, or is not the journal's sweep (sweep_why) */
     int sweep_from_journal; /* ... so the journal's own record of the sweep was used */
     char sweep_why[900];
+    FsSweep sweep; /* the sweep that judged the journal (spec.sweep points here), when has_sweep */
+    int has_sweep;
 } FsReportFolder;
 
 /* After journal_read or journal_open of DIR: the sweep (DIR/sweep.yaml,
@@ -115,6 +136,8 @@ typedef struct {
  * records that do not fit are damaged lines). 0, or -1 with err (a damaged
  * sweep.yaml without a record to stand in, or a journal that cannot be read). */
 int report_folder_check(FsReportFolder *f, const char *dir, FsJournal *j, FsErr *err);
+/* Frees the folder's sweep (after the last report_build of f->spec). */
+void report_folder_free(FsReportFolder *f);
 
 /* Builds the ranked rows. Borrows the journal's strings: keep it open. */
 void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec);

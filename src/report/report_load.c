@@ -41,6 +41,7 @@ int report_spec_load(FsReportSpec *spec, const char *dir, const FsJournal *j, in
     *from_journal = 0;
     if (load_sweep_file(&sw, path, &missing, why, sizeof why) == 0) {
         report_spec_from_sweep(spec, &sw);
+        spec->sweep = NULL; /* freed here */
         sweep_free(&sw);
         return 0;
     }
@@ -136,9 +137,9 @@ static int folder_sweep(FsReportFolder *f, const char *dir, const FsJournal *j, 
 
 int report_folder_check(FsReportFolder *f, const char *dir, FsJournal *j, FsErr *err)
 {
-    FsSweep sw;
     memset(f, 0, sizeof *f);
-    int rc = folder_sweep(f, dir, j, &sw, err);
+    FsSweep *sw = &f->sweep;
+    int rc = folder_sweep(f, dir, j, sw, err);
     if (rc < 0) return -1;
     if (rc == 1) {
         if (report_spec_from_journal(&f->spec, j) == 0) return f->from_journal = 1, 0;
@@ -146,8 +147,16 @@ int report_folder_check(FsReportFolder *f, const char *dir, FsJournal *j, FsErr 
                         "metric and folds", dir, f->sweep_why);
         return -1;
     }
-    report_spec_from_sweep(&f->spec, &sw);
-    rc = check_journal(j, &sw, err);
-    sweep_free(&sw);
+    f->has_sweep = 1;
+    rc = check_journal(j, sw, err);
+    report_spec_from_sweep(&f->spec, sw);
+    if (rc) report_folder_free(f);
     return rc;
+}
+
+void report_folder_free(FsReportFolder *f)
+{
+    if (f->has_sweep) sweep_free(&f->sweep);
+    f->has_sweep = 0;
+    f->spec.sweep = NULL;
 }

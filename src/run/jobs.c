@@ -109,9 +109,9 @@ static void print_epochs(RunState *st, int i, int upto)
     const FsCurves *c = &st->res[i].curves;
     const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
     for (int e = st->job_printed[i] + 1; e <= upto; e++)
-        fprintf(st->prog.out, "%s%.8s fold %d epoch %d/%d: train loss %.4f, val loss %.4f, val Q3 %.4f, %.1f s\n",
+        fprintf(st->prog.out, "%s%.8s fold %d epoch %d/%d: train loss %.4f, val loss %.4f, val Q3 %s%%, %.1f s\n",
                 st->prog.tty ? "\r\033[K" : "", tr->id, st->jobs[i].fold, e, st->specs[i].stop.max_epochs,
-                c->train_loss[e - 1], c->val_loss[e - 1], c->val_q3[e - 1], c->seconds[e - 1]);
+                c->train_loss[e - 1], c->val_loss[e - 1], fs_percent_text(c->val_q3[e - 1]), c->seconds[e - 1]);
     if (upto > st->job_printed[i]) {
         st->job_printed[i] = upto;
         fflush(st->prog.out);

@@ -76,7 +76,8 @@ static void draw(FsProgress *p, int final)
     if (p->have_sample && p->last.trained > 0 && el > 0)
         snprintf(rate, sizeof rate, " | %.0f ex/s", p->last.trained / el);
     if (p->folds_done >= p->folds_total) snprintf(eta, sizeof eta, "0s");
-    if (p->have_best) snprintf(best, sizeof best, "%.4f (%.8s)", p->best, p->best_id);
+    if (p->have_best && p->lower_better) snprintf(best, sizeof best, "%.4f (%.8s)", p->best, p->best_id);
+    else if (p->have_best) snprintf(best, sizeof best, "%s%% (%.8s)", fs_percent_text(p->best), p->best_id); /* Q3 */
     char line[512];
     char flight[64] = "";
     if (p->gpu_epochs > 0 && p->in_flight > 0)

@@ -3,10 +3,12 @@
  * sweep trains or validates on (all folds together). No validation set is
  * left to stop on, so it trains the median of the trial's folds' best
  * epochs (the middle one; for an even count the mean of the two middle
- * ones, rounded up) and keeps the last epoch's weights. Its seed comes from
+ * ones, rounded up) and keeps the last epoch's weights; its file says so
+ * (epochs, rule, the folds' best epochs) and has no validation score. Its seed comes from
  * the sweep seed, the trial id and FS_FOLD_ALL, so a refit is the same bit
  * for bit whatever thread or rank trains it.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +19,7 @@
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
-int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids)
+int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids, int *best)
 {
     int e[FS_MAX_FOLDS], n = 0;
     for (int k = 0; k < n_fold_ids && n < FS_MAX_FOLDS; k++) {
@@ -26,6 +28,7 @@ int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids,
         e[n++] = fr->r.best_epoch;
     }
     if (n == 0) return 0;
+    if (best) memcpy(best, e, (size_t)n * sizeof *e); /* in fold order, before the sort */
     qsort(e, (size_t)n, sizeof e[0], cmp_int);
     return n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2] + 1) / 2;
 }
@@ -35,9 +38,18 @@ void run_refit_file(char *out, size_t n, const char *trial)
     snprintf(out, n, "refits/%s/refit.safetensors", trial);
 }
 
-int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, int epochs,
-                    const uint64_t *seen, uint32_t n_seen, int folds, int threads, int gpu, FsErr *err)
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, const int *fold_ids,
+                    int n_fold_ids, const uint64_t *seen, uint32_t n_seen, int threads, int gpu, FsErr *err)
 {
+    FsModelInfo info = {.trial_index = tr->index, .fold = FS_FOLD_ALL, .folds = n_fold_ids, .val_q3 = NAN,
+                        .val_loss = NAN, .data_fingerprint = ds->fingerprint, .config = tr->config,
+                        .seen = (uint64_t *)seen, .n_seen = n_seen};
+    const int epochs = run_refit_epochs(j, tr->id, fold_ids, n_fold_ids, info.fold_best);
+    if (epochs < 1) return fs_err_set(err, "trial %s: no best epochs to refit for", tr->id), -1;
+    info.best_epoch = info.epochs = epochs; /* the last epoch's weights are kept */
+    info.n_fold_best = n_fold_ids;
+    snprintf(info.epochs_rule, sizeof info.epochs_rule, "%s", FS_REFIT_RULE);
+    snprintf(info.trial, sizeof info.trial, "%s", tr->id);
     FsTrainSpec ts;
     run_job_spec(&ts, tr, FS_FOLD_ALL);
     ts.stop.kind = FS_STOP_MAX_EPOCHS;
@@ -62,10 +74,6 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     }
     FsNet net;
     if (model_compile(&net, &tr->arch, 1, err) != 0) goto out;
-    FsModelInfo info = {.trial_index = tr->index, .fold = FS_FOLD_ALL, .folds = folds, .best_epoch = r.epochs,
-                        .val_q3 = 0.0f, .val_loss = 0.0f, .data_fingerprint = ds->fingerprint,
-                        .config = tr->config, .seen = (uint64_t *)seen, .n_seen = n_seen};
-    snprintf(info.trial, sizeof info.trial, "%s", tr->id);
     uint8_t *bytes;
     uint64_t n;
     FsSeqSet seqs;
@@ -136,7 +144,7 @@ int run_refit_command(const char *dir, const char *trial, int rank, int threads,
             }
     }
     report_free(&rep);
-    int epochs = tr ? run_refit_epochs(&j, tr->id, fold_ids, n_fold) : 0;
+    int epochs = tr ? run_refit_epochs(&j, tr->id, fold_ids, n_fold, NULL) : 0;
     if (!err.set && !tr && trial)
         fs_err_set(&err, "%s: no trial '%s' in this sweep", dir, trial);
     else if (!err.set && !tr)
@@ -151,10 +159,10 @@ int run_refit_command(const char *dir, const char *trial, int rank, int threads,
     if (rr && modelfile_verify(path, rr->model.bytes, rr->model.crc32, why, sizeof why) == 0) {
         fprintf(out, "trial %s: refit already saved (%d epochs): %s\n", tr->id, rr->epochs, path);
     } else {
-        fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the median of its folds' best)\n",
-                tr->id, data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs);
+        fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the %s)\n", tr->id,
+                data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs, FS_REFIT_RULE);
         if (threads <= 0) threads = sw.threads > 0 ? sw.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-        if (run_refit_trial(dir, &j, &ds, tr, epochs, seen, n_seen, n_fold, threads, -1, &err) != 0) goto out;
+        if (run_refit_trial(dir, &j, &ds, tr, fold_ids, n_fold, seen, n_seen, threads, -1, &err) != 0) goto out;
         rr = journal_find_refit(&j, tr->id);
         snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
         fprintf(out, "saved %s\n", path);

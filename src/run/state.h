@@ -209,15 +209,18 @@ int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_
  * outside the best N (a "prune" record first). */
 int run_models_prune(RunState *st, FsErr *err);
 
-/* Refits (refit.c): the epochs a trial's refit trains (the median of its
- * folds' best epochs; 0 if a fold is missing or not ok), its file relative
- * to the run folder, and the refit itself: trained on every protein in use
+/* Refits (refit.c): the epochs a trial's refit trains (FS_REFIT_RULE of
+ * its folds' best epochs, which fill best (NULL: not wanted; n_fold_ids
+ * entries); 0 if a fold is missing or not ok), its file relative to the
+ * run folder, and the refit itself: trained on every protein in use
  * (FS_FOLD_ALL) on CUDA device `gpu` (>= 0: a GPU run's refit) or else on
- * threads threads, saved durably, then a "refit" journal record. */
-int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids);
+ * threads threads, saved durably (the file's metadata names the epochs,
+ * the rule and the folds' best epochs), then a "refit" journal record. */
+#define FS_REFIT_RULE "median of the folds' best epochs"
+int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids, int *best);
 void run_refit_file(char *out, size_t n, const char *trial);
-int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, int epochs,
-                    const uint64_t *seen, uint32_t n_seen, int folds, int threads, int gpu, FsErr *err);
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, const int *fold_ids,
+                    int n_fold_ids, const uint64_t *seen, uint32_t n_seen, int threads, int gpu, FsErr *err);
 /* One job on CUDA device `device` (gpu_driver.c): 0, or -1 with the CUDA
  * error (the job then ends cancelled, with the error as its message). */
 int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *err);

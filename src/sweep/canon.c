@@ -30,20 +30,23 @@ static void put_str(SwBuf *b, const char *s)
     sb_puts(b, "\"");
 }
 
-static void put_val(SwBuf *b, int o, const SwVal *v)
+void sw_value_text(int o, const SwVal *v, char *out, size_t n)
 {
     const SwOptDesc *d = &sw_opts[o];
-    char num[40];
     switch (d->type) {
-    case OT_INT: sb_printf(b, "%lld", (long long)v->d); break;
-    case OT_U64: sb_printf(b, "%llu", (unsigned long long)v->u); break;
-    case OT_BOOL: sb_puts(b, v->d > 0 ? "true" : "false"); break;
-    case OT_ENUM: sb_puts(b, d->names[(int)v->d]); break;
-    case OT_FLOAT: /* the trainer holds a float: equal floats, equal text */
-        fs_format_float(num, sizeof num, (float)v->d);
-        sb_puts(b, num);
-        break;
+    case OT_INT: snprintf(out, n, "%lld", (long long)v->d); break;
+    case OT_U64: snprintf(out, n, "%llu", (unsigned long long)v->u); break;
+    case OT_BOOL: snprintf(out, n, "%s", v->d > 0 ? "true" : "false"); break;
+    case OT_ENUM: snprintf(out, n, "%s", d->names[(int)v->d]); break;
+    case OT_FLOAT: fs_format_float(out, n, (float)v->d); break; /* the trainer holds a float: equal floats, equal text */
     }
+}
+
+static void put_val(SwBuf *b, int o, const SwVal *v)
+{
+    char text[64];
+    sw_value_text(o, v, text, sizeof text);
+    sb_puts(b, text);
 }
 
 /* "  key: v" or "  key: [a, b]"; one value is written as a scalar. */

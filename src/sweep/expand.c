@@ -295,8 +295,42 @@ static void list_dims(FsSweep *sw, const SwSpace *sp)
         FsSweepDim *dm = &sw->dims[sw->n_dims++];
         dm->n = dim_size(sp, d);
         dm->ordered = d > 0 && sw_opts[d - 1].type != OT_ENUM && sw_opts[d - 1].type != OT_BOOL;
-        snprintf(dm->name, sizeof dm->name, "%s", d == 0 ? "layers" : sw_opts[d - 1].key);
+        if (d == 0) snprintf(dm->key, sizeof dm->key, "model.layers");
+        else snprintf(dm->key, sizeof dm->key, "%s.%s", sw_section_key(sw_opts[d - 1].sec), sw_opts[d - 1].key);
     }
+}
+
+/* The option does not change the trial when every other value of it gives
+ * the same config (the grid kept the trial at the first such point). */
+const char *sweep_trial_value(const FsSweep *sw, const FsTrial *t, int d, char *buf, size_t n)
+{
+    const SwSpace *sp = sw->space;
+    if (!sp || d < 0 || d >= sw->n_dims || !t->at || !n) return NULL;
+    int at[N_DIMS], dim = -1;
+    for (int g = 0, k = 0; g < N_DIMS; g++) { /* t->at holds the swept dimensions only */
+        at[g] = 0;
+        if (dim_size(sp, g) < 2) continue;
+        if (k == d) dim = g;
+        if (k < sw->n_dims) at[g] = t->at[k];
+        k++;
+    }
+    if (dim < 0) return NULL;
+    const int mine = at[dim];
+    int changes = 0;
+    for (int v = 0; v < dim_size(sp, dim) && !changes; v++) {
+        if (v == mine) continue;
+        at[dim] = v;
+        FsTrial o = {0};
+        build_arch(sw, sp, at, &o.arch);
+        build_spec(sp, at, &o.train);
+        char *cfg = sw_trial_config(sw, &o.arch, &o.train);
+        changes = strcmp(cfg, t->config) != 0;
+        free(cfg);
+    }
+    if (!changes) return NULL;
+    if (dim == 0) snprintf(buf, n, "%d", mine + 1);
+    else sw_value_text(dim - 1, &sp->opt[dim - 1].v[mine], buf, n);
+    return buf;
 }
 
 int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e)

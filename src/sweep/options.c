@@ -54,6 +54,11 @@ const SwOptDesc sw_opts[O_COUNT] = {
     [O_MIN_DELTA] = {"min_delta", SEC_STOP, OT_FLOAT, 0, INF, 0, 0, 0, NULL, 0, "a number >= 0"},
 };
 
+const char *sw_section_key(SwSection sec)
+{
+    return sec == SEC_MODEL ? "model" : sec == SEC_TRAINING ? "training" : "training.early_stopping";
+}
+
 static void set_default(SwOpt *o, double d)
 {
     o->v = fs_calloc(1, sizeof *o->v);
@@ -280,7 +285,7 @@ void sw_parse_training(SwSpace *sp, const YNode *t, SwErrs *e)
     const YNode *es = ytree_get(t, "early_stopping");
     if (!es) return;
     if (es->kind == YN_SCALAR) { /* early_stopping: gl  ==  {criterion: gl} */
-        sw_parse_opt(O_CRITERION, es, "training.early_stopping", &sp->opt[O_CRITERION], e);
+        sw_parse_opt(O_CRITERION, es, sw_section_key(SEC_STOP), &sp->opt[O_CRITERION], e);
         return;
     }
     if (es->kind != YN_MAP) {
@@ -291,7 +296,7 @@ void sw_parse_training(SwSpace *sp, const YNode *t, SwErrs *e)
     nk = 0;
     for (int o = 0; o < O_COUNT; o++)
         if (sw_opts[o].sec == SEC_STOP) keys[nk++] = sw_opts[o].key;
-    sw_check_keys(es, "training.early_stopping", keys, nk, e);
+    sw_check_keys(es, sw_section_key(SEC_STOP), keys, nk, e);
     for (int o = 0; o < O_COUNT; o++) {
         if (sw_opts[o].sec != SEC_STOP) continue;
         const YNode *v = ytree_get(es, sw_opts[o].key);

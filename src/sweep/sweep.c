@@ -40,8 +40,8 @@ int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList
         sweep_free(sw);
         return -1;
     }
-    SwSpace sp;
-    sw_space_defaults(&sp);
+    SwSpace *sp = fs_calloc(1, sizeof *sp);
+    sw_space_defaults(sp);
     static const char *const top[] = {"data", "model", "training", "run", "search", "test"};
     const YNode *data = ytree_get(root, "data");
     if (!root || root->kind != YN_MAP) {
@@ -54,17 +54,17 @@ int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList
         else
             sw_parse_data(sw, data, &e);
         const YNode *v;
-        sw_parse_model(&sp, ytree_get(root, "model"), sw->window, sw->window_line, sw->window_col, &e);
-        sw_parse_training(&sp, ytree_get(root, "training"), &e);
+        sw_parse_model(sp, ytree_get(root, "model"), sw->window, sw->window_line, sw->window_col, &e);
+        sw_parse_training(sp, ytree_get(root, "training"), &e);
         if ((v = ytree_get(root, "run"))) sw_parse_run(sw, v, &e);
         if ((v = ytree_get(root, "search"))) sw_parse_search(sw, v, &e);
         /* Parsed and checked like the rest, but sw_canonical leaves it out. */
         if ((v = ytree_get(root, "test"))) sw_parse_test(sw, ytree_key(root, "test"), v, &e);
     }
-    if (!e.n) sw_expand(sw, &sp, &e);
-    if (!e.n) sw->canonical = sw_canonical(sw, &sp);
+    if (!e.n) sw_expand(sw, sp, &e);
+    if (!e.n) sw->canonical = sw_canonical(sw, sp);
     ytree_free(root);
-    sw_space_free(&sp);
+    sw->space = sp; /* kept for sweep_trial_value */
     if (e.n) {
         swerr_flush(&e, errs);
         sweep_free(sw);
@@ -128,6 +128,8 @@ void sweep_free(FsSweep *sw)
     free(sw->note);
     for (int i = 0; i < sw->n_files; i++) free(sw->files[i].path);
     free(sw->files);
+    if (sw->space) sw_space_free(sw->space);
+    free(sw->space);
     memset(sw, 0, sizeof *sw);
 }
 

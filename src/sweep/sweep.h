@@ -39,10 +39,13 @@ typedef struct {
  * layer-list alternatives). */
 #define FS_SWEEP_MAX_DIMS 64
 typedef struct {
-    char name[24];
-    int n;       /* values */
-    int ordered; /* numbers (ordered) or names (categories) */
+    char key[48]; /* the option's dotted sweep key: "model.filters", "training.early_stopping.alpha",
+                     "model.layers" (the alternatives) */
+    int n;        /* values */
+    int ordered;  /* numbers (ordered) or names (categories) */
 } FsSweepDim;
+
+struct SwSpace; /* the parsed options, private to the sweep module */
 
 typedef enum { FS_SAMPLER_GRID = 0, FS_SAMPLER_RANDOM, FS_SAMPLER_TPE } FsSampler;
 
@@ -104,6 +107,7 @@ typedef struct {
     int batch;            /* search.batch: trials per proposal (tpe) */
     FsSweepDim dims[FS_SWEEP_MAX_DIMS];
     int n_dims;
+    struct SwSpace *space; /* the options' values, for sweep_trial_value (owned; freed by sweep_free) */
     char *note;           /* NULL, or a remark for the user (e.g. random: N above the grid size) */
     /* where things are in the file, for errors found after loading the data */
     int data_line, data_col, folds_line, folds_col, window_line, window_col;
@@ -145,6 +149,13 @@ int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs);
  * sweep file and the position of the file's name (other problems: of the
  * `test` key; also when the sweep has no test section). */
 int sweep_load_test(const FsSweep *sw, FsDataset *test, FsErrList *errs);
+
+/* The value of trial t in swept dimension d (0..n_dims-1) as the
+ * canonical sweep writes it ("0.001", "adam", "true"; for model.layers the
+ * alternative's number, from 1) into buf, returning buf; or NULL when the
+ * option does not change this trial (momentum under adam, leaky_slope
+ * without a leaky_relu layer: every value of it gives the trial's config). */
+const char *sweep_trial_value(const FsSweep *sw, const FsTrial *t, int d, char *buf, size_t n);
 
 /* Trial id = hash of the trial's canonical config and the data fingerprint. */
 void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);

@@ -85,6 +85,8 @@ typedef struct {
 } SwOptDesc;
 
 extern const SwOptDesc sw_opts[O_COUNT];
+/* A section's dotted key: "model", "training", "training.early_stopping". */
+const char *sw_section_key(SwSection sec);
 
 typedef struct {
     double d;   /* the value (enum index, 0/1 for bools) */
@@ -114,7 +116,7 @@ typedef struct {
     int line, col;
 } SwLayerList;
 
-typedef struct {
+typedef struct SwSpace {
     SwOpt opt[O_COUNT];
     SwLayerList *alts; /* explicit layer lists; n_alts == 0: structured options */
     int n_alts;
@@ -173,6 +175,8 @@ char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
 
 /* canon.c */
 char *sw_canonical(const FsSweep *sw, const SwSpace *sp);
+/* Option o's value v as the canonical text writes it ("0.001", "adam", "true"). */
+void sw_value_text(int o, const SwVal *v, char *out, size_t n);
 
 /* A growable string. */
 typedef struct {

@@ -307,6 +307,14 @@ char *fs_format_float(char *buf, size_t n, float v)
     return buf;
 }
 
+char *fs_format_percent(char *buf, size_t n, double fraction)
+{
+    if (!buf || n == 0) return buf;
+    if (!isfinite(fraction)) snprintf(buf, n, "-");
+    else snprintf(buf, n, "%.1f", 100.0 * fraction + 0.0); /* + 0.0: no "-0.0" */
+    return buf;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Text                                                                    */
 

@@ -134,6 +134,17 @@ char *fs_format_float(char *buf, size_t n, float v);
  * one call each get their own. */
 #define fs_float_text(v) fs_format_float((char[FS_FLOAT_TEXT]){0}, FS_FLOAT_TEXT, (v))
 
+/* A fraction that people read as a share (Q3, SOV'99) in its one human
+ * form: percent with one decimal and no sign, 0.71234 -> "71.2"; "-" when
+ * not finite. Tables, messages and the HTML report print Q3 with it (their
+ * header or text says "%"); machine files (CSV, JSON, the journal, model
+ * metadata) keep the fraction at full precision (README, "Running your own
+ * sweeps"). FS_PERCENT_TEXT bytes hold any value; returns buf. */
+#define FS_PERCENT_TEXT 32
+char *fs_format_percent(char *buf, size_t n, double fraction);
+/* The same into a buffer of its own, for use as a printf argument. */
+#define fs_percent_text(v) fs_format_percent((char[FS_PERCENT_TEXT]){0}, FS_PERCENT_TEXT, (v))
+
 /* ---------------------------------------------------------------------- */
 /* Deterministic random numbers. Every (trial, fold) model gets its own    */
 /* stream derived from the sweep seed, so results do not depend on which   */

@@ -106,7 +106,7 @@ static void use_journal(const FsJournal *j)
 
     /* The spec as leaderboard takes it from a folder without sweep.yaml,
      * else a 3-fold q3 sweep. */
-    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 0, NULL};
     (void)report_spec_from_journal(&spec, j);
     FsReport rep;
     report_build(&rep, j, &spec);
