@@ -241,40 +241,50 @@ static void test_formats(void)
     report_build(&rep, &j, &spec);
     const char *arch = "w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8";
 
-    char *t = render(&rep, FS_REPORT_TABLE, 0);
+    /* --wide: every column whole, one line a trial; Q3 in percent (std in
+     * points), the pooled per-class MCC (0 where undefined, as metrics has it). */
+    char *t = render(&rep, FS_REPORT_WIDE, 0);
     CHECK(tp_count(t, "\n") == 5);
-    CHECK_LINE(
-        t, 0,
-        "rank  id  status      q3 mean     std   fold0   fold1  epochs best/ran  seconds  params"
-        "  architecture                                                  note");
-    CHECK_LINE(
-        t, 2,
-        "   1  a1  ok           0.7500  0.2500  0.5000  1.0000  3/5 4/4             12.5    1234"
-        "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8");
-    CHECK_LINE(
-        t, 3,
-        "   2  c3  incomplete   0.7500  0.0000       -  0.7500  - 2/2                0.5       7"
-        "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  1 of 2 folds done");
-    CHECK_LINE(
-        t, 4,
-        "   3  b2  diverged     0.7500  0.0000  0.7500     div  2/6 1/2              2.0      99"
-        "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  fold 1 diverged at "
-        "epoch 3 step 41");
+    CHECK_LINE(t, 0,
+               "rank  id  status      q3 mean %   std  fold0  fold1  epochs best/ran  mcc H E C          seconds  params"
+               "  architecture                                                  note");
+    CHECK_LINE(t, 2,
+               "   1  a1  ok               75.0  25.0   50.0  100.0  3/5 4/4          0.000 0.000 0.000     12.5    1234"
+               "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8");
+    CHECK_LINE(t, 3,
+               "   2  c3  incomplete       75.0   0.0      -   75.0  - 2/2            0.000 0.000 0.000      0.5       7"
+               "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  1 of 2 folds done");
+    CHECK_LINE(t, 4,
+               "   3  b2  diverged         75.0   0.0   75.0    div  2/6 1/2          0.000 0.000 0.000      2.0      99"
+               "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  fold 1 diverged at epoch 3 step 41");
     char l1[2048];
     line_of(t, 1, l1, sizeof l1);
-    CHECK(strspn(l1, "-") == strlen(l1) && strlen(l1) > 100);
+    CHECK(strspn(l1, "-") == strlen(l1) && strlen(l1) > 120);
+    free(t);
+    /* The table: within 120 columns (no epochs or seconds), the
+     * architecture and the note wrapped in theirs. */
+    t = render(&rep, FS_REPORT_TABLE, 0);
+    CHECK_LINE(t, 0, "rank  id  status      q3 mean %   std  fold0  fold1  params  architecture                 note");
+    CHECK_LINE(t, 2, "   1  a1  ok               75.0  25.0   50.0  100.0    1234  w15 conv64x7 relu > drop0.2");
+    CHECK_LINE(t, 3, "                                                             > dense32 relu");
+    CHECK_LINE(t, 4, "                                                             | adam lr0.001 b8");
+    CHECK_LINE(t, 5, "   2  c3  incomplete       75.0   0.0      -   75.0       7  w15 conv64x7 relu > drop0.2  1 of 2 folds done");
+    for (int i = 0; i < tp_count(t, "\n"); i++) {
+        line_of(t, i, l1, sizeof l1);
+        CHECK_MSG(strlen(l1) <= FS_REPORT_TABLE_WIDTH, "line %d has %zu columns: %s", i, strlen(l1), l1);
+    }
     free(t);
 
     char *m = render(&rep, FS_REPORT_MD, 0);
     CHECK(tp_count(m, "\n") == 5);
     CHECK_LINE(
         m, 0,
-        "| rank | id | status | q3 mean | std | fold0 | fold1 | epochs best/ran | seconds | params "
+        "| rank | id | status | q3 mean % | std | fold0 | fold1 | epochs best/ran | mcc H E C | seconds | params "
         "| architecture | note |");
     CHECK_LINE(m, 1,
-               "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |");
+               "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | --- |");
     CHECK_LINE(m, 2,
-               "| 1 | a1 | ok | 0.7500 | 0.2500 | 0.5000 | 1.0000 | 3/5 4/4 | 12.5 | 1234 "
+               "| 1 | a1 | ok | 75.0 | 25.0 | 50.0 | 100.0 | 3/5 4/4 | 0.000 0.000 0.000 | 12.5 | 1234 "
                "| w15 conv64x7 relu > drop0.2 > dense32 relu \\| adam lr0.001 b8 |  |");
     free(m);
 
@@ -282,12 +292,12 @@ static void test_formats(void)
     CHECK(tp_count(c, "\n") == 4);
     CHECK_LINE(
         c, 0,
-        "rank,id,index,status,metric,mean,std,folds_done,fold0_q3,fold0_loss,fold0_best_epoch,"
+        "rank,id,index,status,metric,mean,std,folds_done,mcc_H,mcc_E,mcc_C,fold0_q3,fold0_loss,fold0_best_epoch,"
         "fold0_epochs,fold0_status,fold1_q3,fold1_loss,fold1_best_epoch,fold1_epochs,fold1_status,"
         "seconds,params,architecture,note,config");
     char want[2048];
     snprintf(want, sizeof want,
-             "1,a1,0,ok,q3,0.75,0.25,2,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,1234,%s,,\"%s\"", arch,
+             "1,a1,0,ok,q3,0.75,0.25,2,0,0,0,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,1234,%s,,\"%s\"", arch,
              "{\"\"data\"\":{\"\"split\"\":\"\"folds\"\"},\"\"model\"\":{\"\"init\"\":\"\"he\"\","
              "\"\"layers\"\":"
              "[{\"\"activation\"\":\"\"relu\"\",\"\"filters\"\":64,\"\"kind\"\":\"\"conv1d\"\","
@@ -299,16 +309,16 @@ static void test_formats(void)
              "\"\"learning_rate\"\":0.001,\"\"optimizer\"\":\"\"adam\"\"}}");
     CHECK_LINE(c, 1, want);
     line_of(c, 2, want, sizeof want);
-    CHECK_PREFIX(want, "2,c3,2,incomplete,q3,0.75,0,1,,,,,missing,0.75,0.75,2,2,ok,0.500,7,w15 ");
+    CHECK_PREFIX(want, "2,c3,2,incomplete,q3,0.75,0,1,0,0,0,,,,,missing,0.75,0.75,2,2,ok,0.500,7,w15 ");
     line_of(c, 3, want, sizeof want);
     CHECK_PREFIX(
-        want, "3,b2,1,diverged,q3,0.75,0,2,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,99,w15 ");
+        want, "3,b2,1,diverged,q3,0.75,0,2,0,0,0,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,99,w15 ");
     CHECK_CONTAINS(want, ",fold 1 diverged at epoch 3 step 41,");
     free(c);
     char *top = render(&rep, FS_REPORT_CSV, 1);
     CHECK(tp_count(top, "\n") == 2);
     free(top);
-    top = render(&rep, FS_REPORT_TABLE, 2);
+    top = render(&rep, FS_REPORT_WIDE, 2);
     CHECK(tp_count(top, "\n") == 4);
     free(top);
 
@@ -504,7 +514,7 @@ static void test_cli(void)
     CHECK_CONTAINS(out_text,
                    "trials       2 done (1 ok, 1 diverged, 0 failed), 1 interrupted, 2 left");
     CHECK_CONTAINS(out_text, "folds        5 of 10");
-    CHECK_CONTAINS(out_text, "best so far  a1 q3 0.7500 +- 0.2500");
+    CHECK_CONTAINS(out_text, "best so far  a1 q3 75.0% +- 25.0%");
     CHECK_CONTAINS(out_text, "elapsed      ");
 
     /* sweep.yaml, when there, is the source (here: metric loss, 2 folds, 2 trials). */

@@ -129,7 +129,7 @@ void report_arch_summary(const char *config, char *out, size_t n)
     if (!model) model = journal_json_get(d.root, "arch");
     if (!model) model = d.root;
     const FsJson *layers = journal_json_get(model, "layers");
-    char s[512] = "";
+    char s[FS_REPORT_ARCH_TEXT] = "";
     const char *window = sval(model, "window");
     if (window) {
         app(s, sizeof s, "w");
@@ -342,7 +342,9 @@ static FsReportRow *new_row(FsReport *rep, int *cap, const char *id, const FsJou
     row->index = t ? t->index : -1;
     row->n_params = t ? t->n_params : 0;
     row->config = t && t->config ? t->config : "{}";
-    report_arch_summary(row->config, row->arch, sizeof row->arch);
+    char arch[FS_REPORT_ARCH_TEXT];
+    report_arch_summary(row->config, arch, sizeof arch);
+    row->arch = fs_strdup(arch);
     int k = rep->spec.folds;
     row->folds = fs_calloc((size_t)k, sizeof *row->folds);
     for (int s = 0; s < k; s++) {
@@ -417,6 +419,7 @@ void report_free(FsReport *rep)
         for (int d = 0; rep->rows[i].param && d < rep->n_param; d++) free(rep->rows[i].param[d]);
         free(rep->rows[i].param);
         free(rep->rows[i].folds);
+        free(rep->rows[i].arch);
     }
     for (int d = 0; d < rep->n_param; d++) free(rep->param_col[d]);
     free(rep->param_col);

@@ -69,7 +69,7 @@ typedef struct {
     FsTrialStatus status;
     long n_params;
     const char *config;  /* canonical JSON (borrowed from the journal; "{}" if none) */
-    char arch[96];       /* short architecture summary from the config */
+    char *arch;          /* the architecture summary from the config, whole (owned) */
     int n_done;          /* folds present */
     double mean, std;    /* of the metric over the ok folds present (NAN if none) */
     double seconds;      /* training seconds summed over the folds present */
@@ -146,7 +146,10 @@ void report_free(FsReport *rep);
 /* Writes the first `top` rows (top <= 0: all) in a format. */
 void report_write(const FsReport *rep, FsReportFormat fmt, int top, FILE *out);
 
-/* The short architecture summary of a config, e.g. "conv64x7 relu > drop0.2 > dense32". */
+/* The architecture summary of a config, e.g. "w15 conv64x7 relu > drop0.2 >
+ * dense32 relu | adam lr0.001 b8", cut with "..." to fit n bytes. The
+ * longest (16 layers) fits FS_REPORT_ARCH_TEXT. */
+#define FS_REPORT_ARCH_TEXT 1024
 void report_arch_summary(const char *config, char *out, size_t n);
 
 /* For the runner, at the end of a run (and after an interruption):
