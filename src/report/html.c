@@ -288,7 +288,9 @@ void report_html_write(FILE *out, const char *dir, const FsJournal *j, const FsR
     static const FsReportHtmlInfo none;
     if (!info) info = &none;
     FsReport rep;
-    report_build(&rep, j, spec);
+    FsReportSpec no_params = *spec;
+    no_params.sweep = NULL; /* the page shows no param_ columns: not worth their cost */
+    report_build(&rep, j, &no_params);
     double *q3 = fs_calloc((size_t)rep.n_rows + 1, sizeof *q3);
     for (int i = 0; i < rep.n_rows; i++) q3[i] = row_q3(&rep, &rep.rows[i]);
     struct timespec ts;

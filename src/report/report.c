@@ -43,7 +43,6 @@ void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw)
     spec->predefined = sw->predefined;
     spec->folds = sw->predefined ? 1 : sw->folds;
     spec->n_trials = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials; /* tpe: the budget, not the grid */
-    spec->sweep = sw;
 }
 
 int report_spec_from_journal(FsReportSpec *spec, const FsJournal *j)

@@ -104,6 +104,8 @@ char *report_metric_text(char *buf, size_t n, FsMetricKind m, double v);
 /* "table", "md", "csv", "json" -> format, or -1 (FS_REPORT_WIDE is the table with --wide). */
 int report_format_parse(const char *s);
 
+/* Metric, folds and trial count; spec->sweep stays NULL (set it where the
+ * param_ columns are written: they cost a few config builds per trial). */
 void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw);
 /* From the latest run record; -1 if the journal has none with the fields. */
 int report_spec_from_journal(FsReportSpec *spec, const FsJournal *j);

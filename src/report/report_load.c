@@ -41,7 +41,6 @@ int report_spec_load(FsReportSpec *spec, const char *dir, const FsJournal *j, in
     *from_journal = 0;
     if (load_sweep_file(&sw, path, &missing, why, sizeof why) == 0) {
         report_spec_from_sweep(spec, &sw);
-        spec->sweep = NULL; /* freed here */
         sweep_free(&sw);
         return 0;
     }
@@ -150,6 +149,7 @@ int report_folder_check(FsReportFolder *f, const char *dir, FsJournal *j, FsErr 
     f->has_sweep = 1;
     rc = check_journal(j, sw, err);
     report_spec_from_sweep(&f->spec, sw);
+    f->spec.sweep = sw; /* for the leaderboard's param_ columns */
     if (rc) report_folder_free(f);
     return rc;
 }

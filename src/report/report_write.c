@@ -283,6 +283,7 @@ int report_write_files(const char *dir, const FsJournal *j, const FsSweep *sw, F
 {
     FsReportSpec spec;
     report_spec_from_sweep(&spec, sw);
+    spec.sweep = sw; /* the CSV's and JSON's param_ columns */
     return report_write_files_spec(dir, j, &spec, err);
 }
 

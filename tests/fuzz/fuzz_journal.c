@@ -110,7 +110,7 @@ static void use_journal(const FsJournal *j)
     (void)report_spec_from_journal(&spec, j);
     FsReport rep;
     report_build(&rep, j, &spec);
-    for (int fmt = FS_REPORT_TABLE; fmt <= FS_REPORT_CSV; fmt++)
+    for (int fmt = FS_REPORT_TABLE; fmt <= FS_REPORT_WIDE; fmt++)
         report_write(&rep, (FsReportFormat)fmt, 0, fuzz_null());
     check_json_leaderboard(&rep);
     report_free(&rep);
