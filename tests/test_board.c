@@ -5,8 +5,9 @@
  *  1. CSV and JSON have one param_<key> column per swept option (the dotted
  *     sweep key, dots as '_') with the trial's value, typed in JSON; empty
  *     (null) where the option does not change the trial (momentum under
- *     adam, leaky_slope under relu); the same names in both, and python3's
- *     csv and json modules read the same values from both;
+ *     adam, leaky_slope under relu); model.layers as the alternative's
+ *     place, from 1; the same names in both, and python3's csv and json
+ *     modules read the same values from both;
  *  2. per-class MCC (mcc_H, mcc_E, mcc_C) of the ok folds' confusions
  *     pooled, equal to the MCC worked out by hand for the summed confusion
  *     (not the mean of the folds'); a diverged fold is not pooled; a trial
@@ -282,6 +283,42 @@ static void test_columns(void)
     sweep_free(&sw);
 }
 
+/* Layer-list alternatives are one option, model.layers: each trial's
+ * alternative by its place in the list, from 1. */
+static void test_layers(void)
+{
+    static const char *LAYERS =
+        "data:\n  synth: {proteins: 30, seed: 1}\n  window: 7\n  folds: 2\n"
+        "model:\n  layers:\n    - [{conv1d: {filters: 4, width: 3}}]\n    - [{dense: {units: 5}}]\n"
+        "training:\n  epochs: 4\n  batch_size: [8, 16]\n";
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/layers", tmp);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+    tp_write_text(path, LAYERS);
+    FsSweep sw;
+    FsErrList errs = {0};
+    CHECK(sweep_load_string(&sw, LAYERS, path, &errs) == 0 && sw.n_trials == 4);
+    errlist_free(&errs);
+    sweep_assign_ids(&sw, 0x5eed);
+    FsJournal j;
+    FsErr err = {0};
+    CHECK(journal_open(&j, dir, &err) == 0);
+    CHECK(journal_append_run(&j, sw.n_trials, 2, "q3", 0, &err) == 0);
+    for (int t = 0; t < sw.n_trials; t++) {
+        CHECK(journal_append_trial(&j, sw.trials[t].id, t, 10, sw.trials[t].config, &err) == 0);
+        for (int f = 0; f < 2; f++) add_fold(&j, sw.trials[t].id, f, FS_FIT_OK, SPLIT[f], 1);
+    }
+    journal_close(&j);
+    CHECK(tp_run("leaderboard '%s' --format csv", dir) == 0);
+    for (int t = 0; t < sw.n_trials; t++) {
+        const char *conv = strstr(sw.trials[t].config, "conv1d") ? "1" : "2";
+        CHECK_CELL(out_text, sw.trials[t].id, "param_model_layers", conv);
+        CHECK_CELL(out_text, sw.trials[t].id, "param_training_batch_size", strstr(sw.trials[t].config, "\"batch_size\":8,") ? "8" : "16");
+    }
+    sweep_free(&sw);
+}
+
 /* ---------------------------------------------------------------------- */
 /* 3: the width                                                             */
 
@@ -345,6 +382,7 @@ int main(void)
     if (access(FS_TEST_BIN, X_OK) != 0) TEST_SKIP("%s is not built", FS_TEST_BIN);
     tp_tmpdir(tmp, sizeof tmp, "board");
     test_columns();
+    test_layers();
     test_width();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

@@ -443,13 +443,12 @@ static void read_info(FsSavedModel *m, const FsSafetensors *st)
     if ((v = safetensors_meta(st, "val_loss")) && in->fold != FS_FOLD_ALL) in->val_loss = strtof(v, NULL);
     if (meta_int(st, "epochs", 1, 1 << 24, &in->epochs) == 0) {
         if ((v = safetensors_meta(st, "epochs_rule"))) snprintf(in->epochs_rule, sizeof in->epochs_rule, "%s", v);
-        for (v = safetensors_meta(st, "fold_best_epochs"); v && *v && in->n_fold_best < FS_MAX_FOLDS;) {
-            char *end;
+        char *end; /* "3,5,4" */
+        for (v = safetensors_meta(st, "fold_best_epochs"); v && in->n_fold_best < FS_MAX_FOLDS;
+             v = *end == ',' ? end + 1 : NULL) {
             long e = strtol(v, &end, 10);
             if (end == v || e < 0 || e > (1 << 24)) break;
             in->fold_best[in->n_fold_best++] = (int)e;
-            v = *end == ',' ? end + 1 : end;
-            if (*end != ',') break;
         }
     }
     if ((v = safetensors_meta(st, "data_fingerprint"))) in->data_fingerprint = strtoull(v, NULL, 16);
