@@ -200,8 +200,11 @@ static char *journal_norm(const char *dir)
     char *lines[256];
     int n = 0;
     for (char *line = strtok(s, "\n"); line && n < 256; line = strtok(NULL, "\n")) {
-        char *hash = strstr(line, "} #");
-        if (hash) hash[1] = '\0'; /* the line's CRC covers the timings */
+        /* The line's CRC covers the timings: cut it, in either framing
+         * ("JSON #crc" of earlier builds, or the last "crc" member). */
+        char *hash = strstr(line, "} #"), *crc = strstr(line, ",\"crc\":\"");
+        if (hash) hash[1] = '\0';
+        if (crc) crc[0] = '}', crc[1] = '\0';
         static const char *const keys[] = {"\"time\":", "\"pid\":", "\"val_seconds\":", "\"seconds\":",
                                            "\"train_seconds\":"};
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) drop_number_field(line, keys[k]);
