@@ -108,13 +108,13 @@ static void attach(FsMpi *m, MPI_Comm comm)
     m->active = 1;
 }
 
-/* Test hook FOLDSWEEP_TEST_STARTUP_DELAY=R:S: rank R (the launcher's
+/* Test hook STARTUP_DELAY=R:S (util/faults.c): rank R (the launcher's
  * number) sleeps S seconds between MPI_Init_thread and MPI_Comm_dup, so
  * the other ranks wait in the first exchange: a slow start, or with S past
  * the watchdog's timeout, a stuck one. */
 static void test_startup_delay(void)
 {
-    const char *v = getenv("FOLDSWEEP_TEST_STARTUP_DELAY");
+    const char *v = fs_test_fault("STARTUP_DELAY");
     const char *colon = v ? strchr(v, ':') : NULL;
     if (!colon || atoi(v) != fsmpi_launcher_rank()) return;
     fsmpi_watchdog_stage("MPI_Comm_dup (held back by FOLDSWEEP_TEST_STARTUP_DELAY)");

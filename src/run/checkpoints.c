@@ -6,11 +6,8 @@
  * file system. A fold that starts with a checkpoint in place continues from
  * it; its recorded result removes it.
  *
- * Test hooks (environment, read once per process):
- *   FOLDSWEEP_TEST_CKPT_STEPS=N        checkpoint every N steps, not by time
- *   FOLDSWEEP_TEST_KILL_AFTER_CKPT=N   SIGKILL right after the Nth checkpoint is in place
- *   FOLDSWEEP_TEST_KILL_IN_CKPT=N      SIGKILL while the Nth is half written (its tmp file)
- *   FOLDSWEEP_TEST_KILL_IN_VALIDATION=E  SIGKILL as a fold's epoch E validation starts
+ * Test hooks (util/faults.c): CKPT_STEPS, KILL_AFTER_CKPT, KILL_IN_CKPT
+ * and KILL_IN_VALIDATION.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,13 +28,13 @@ void run_ckpt_file(char *out, size_t n, const char *trial, int fold)
         snprintf(out, n, "checkpoints/%s/fold%d.ckpt", trial, fold);
 }
 
-static long env_long(const char *name)
+static long hook_long(const char *name)
 {
-    const char *s = getenv(name);
+    const char *s = fs_test_fault(name);
     return s ? atol(s) : 0;
 }
 
-long run_ckpt_test_steps(void) { return env_long("FOLDSWEEP_TEST_CKPT_STEPS"); }
+long run_ckpt_test_steps(void) { return hook_long("CKPT_STEPS"); }
 
 static void die_now(void)
 {
@@ -54,7 +51,7 @@ int run_ckpt_write(const char *dir, const char *trial, int fold, const uint8_t *
     if (fs_mkdir_p(path, err) != 0) return -1;
     run_ckpt_file(rel, sizeof rel, trial, fold);
     snprintf(path, sizeof path, "%s/%s", dir, rel);
-    if (env_long("FOLDSWEEP_TEST_KILL_IN_CKPT") == nth) {
+    if (hook_long("KILL_IN_CKPT") == nth) {
         /* What a kill in the middle of fs_write_file_atomic leaves: half a
          * tmp file beside the previous checkpoint. */
         char tmp[4500];
@@ -68,7 +65,7 @@ int run_ckpt_write(const char *dir, const char *trial, int fold, const uint8_t *
         die_now();
     }
     if (fs_write_file_atomic(path, bytes, (size_t)n, err) != 0) return -1;
-    if (env_long("FOLDSWEEP_TEST_KILL_AFTER_CKPT") == nth) die_now();
+    if (hook_long("KILL_AFTER_CKPT") == nth) die_now();
     return 0;
 }
 
@@ -122,7 +119,7 @@ void run_ckpt_remove(const char *dir, const char *trial, int fold)
 
 void run_ckpt_test_event(int epoch)
 {
-    if (epoch > 0 && epoch == env_long("FOLDSWEEP_TEST_KILL_IN_VALIDATION")) die_now();
+    if (epoch > 0 && epoch == hook_long("KILL_IN_VALIDATION")) die_now();
 }
 
 /* ---------------------------------------------------------------------- */

@@ -23,13 +23,13 @@ void run_model_file(char *out, size_t n, const char *trial, int fold)
         snprintf(out, n, "models/%s/fold%d.safetensors", trial, fold);
 }
 
-/* Test hook: FOLDSWEEP_TEST_KILL_AFTER_MODEL=N kills the process (SIGKILL,
+/* Test hook KILL_AFTER_MODEL=N (util/faults.c) kills the process (SIGKILL,
  * no cleanup) right after the Nth model file is in place and before its
  * journal record: the window a crash-safe resume must handle. */
 static void maybe_die_after_model(void)
 {
     static int count;
-    const char *s = getenv("FOLDSWEEP_TEST_KILL_AFTER_MODEL");
+    const char *s = fs_test_fault("KILL_AFTER_MODEL");
     if (s && ++count == atoi(s)) {
         fflush(NULL);
         raise(SIGKILL);

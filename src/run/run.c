@@ -23,12 +23,12 @@ static int threads_rank0(const FsMpi *m, const FsRunOptions *o, const FsSweep *s
     return m->node_cores;
 }
 
-/* Test hook FOLDSWEEP_TEST_RAISE=setup|trained: a scheduler's warning
+/* Test hook RAISE=setup|trained (util/faults.c): a scheduler's warning
  * (SIGUSR1) at that moment, delivered by the process itself so the test
  * does not race the program. */
 static void test_raise(const char *when)
 {
-    const char *v = getenv("FOLDSWEEP_TEST_RAISE");
+    const char *v = fs_test_fault("RAISE");
     if (v && !strcmp(v, when)) raise(SIGUSR1);
 }
 

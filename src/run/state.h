@@ -348,7 +348,7 @@ typedef struct {
     int no_more;           /* STOP received */
     volatile int cancel;
     int backend;           /* what rank 0 was asked for */
-    int refused_once;      /* test hook FOLDSWEEP_TEST_REFUSE */
+    int refused_once;      /* test hook REFUSE */
     int use_gpu, device;
     /* Checkpoints (run.checkpoint, from rank 0): per job its hooks, the
      * bytes to resume from (CKPT before TRIALS), and the checkpoints and
@@ -385,7 +385,7 @@ int run_worker_send_results(RunWorker *w, FsBuf *b, int *received, int *no_more)
  * for the first received jobs that are not answered. */
 void run_worker_send_epochs(RunWorker *w, int received, FsBuf *b);
 void run_worker_send_progress(RunWorker *w, int received, FsBuf *b);
-/* Test hook FOLDSWEEP_TEST_INJECT: malformed messages before the protocol. */
+/* Test hook INJECT: malformed messages before the protocol. */
 void run_worker_inject_bad(RunWorker *w);
 
 #endif

@@ -14,12 +14,12 @@
 #include "report/report.h"
 #include "run/state.h"
 
-/* Test hook: FOLDSWEEP_TEST_KILL_AFTER_EVAL=N kills the process after the
+/* Test hook KILL_AFTER_EVAL=N (util/faults.c) kills the process after the
  * Nth test record, mid-phase. */
 static void maybe_die_after_eval(void)
 {
     static int count;
-    const char *s = getenv("FOLDSWEEP_TEST_KILL_AFTER_EVAL");
+    const char *s = fs_test_fault("KILL_AFTER_EVAL");
     if (s && ++count == atoi(s)) {
         fflush(NULL);
         raise(SIGKILL);

@@ -84,11 +84,11 @@ static int item_ok(const RunWorker *w, const FsWorkItem *it, char *why, size_t n
     return snprintf(why, n, "fold %d is not a fold of this sweep", it->fold), 0;
 }
 
-/* Test hook FOLDSWEEP_TEST_REFUSE=R (rank R refuses its first item) or
+/* Test hook REFUSE=R (util/faults.c: rank R refuses its first item) or
  * R:all (every item): the lost-work path of rank 0, tested for real. */
 static int test_refuse(RunWorker *w)
 {
-    const char *v = getenv("FOLDSWEEP_TEST_REFUSE");
+    const char *v = fs_test_fault("REFUSE");
     if (!v || atoi(v) != w->m->rank) return 0;
     return strstr(v, ":all") != NULL || !w->refused_once++;
 }
@@ -155,7 +155,7 @@ static int worker_load(RunWorker *w, char *text, uint8_t *bytes, uint64_t n, cha
 {
     FsErrList errs = {0};
     FsErr err = {0};
-    const char *fail = getenv("FOLDSWEEP_TEST_SETUP_FAIL");
+    const char *fail = fs_test_fault("SETUP_FAIL");
     if (fail && atoi(fail) == w->m->rank)
         return snprintf(why, why_n, "%s: data (from rank 0): cannot load (FOLDSWEEP_TEST_SETUP_FAIL)", w->m->host), -1;
     int ok = sweep_load_string(&w->sw, text, "sweep.yaml (from rank 0)", &errs) == 0 &&
@@ -447,7 +447,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
         return FS_EXIT_ERROR;
     }
     fsmpi_report_setup(m, NULL, w.use_gpu ? 0 : threads, device, NULL);
-    if (m->rank == 1 && getenv("FOLDSWEEP_TEST_INJECT")) run_worker_inject_bad(&w);
+    if (m->rank == 1 && fs_test_fault("INJECT")) run_worker_inject_bad(&w);
 
     WorkerLoop l = {.threads = threads, .exit_code = FS_EXIT_OK};
     l.held = fs_calloc((size_t)w.cap + 1, sizeof *l.held);

@@ -238,7 +238,7 @@ void run_worker_send_progress(RunWorker *w, int received, FsBuf *b)
     fsmpi_send(w->m, 0, FS_MSG_PROGRESS, b);
 }
 
-/* Test hook (FOLDSWEEP_TEST_INJECT=1, rank 1 only): sends rank 0 a set of
+/* Test hook (INJECT, rank 1 only): sends rank 0 a set of
  * malformed and out-of-protocol messages before the real protocol, so the
  * MPI tests can check that each is reported and none crashes rank 0. */
 void run_worker_inject_bad(RunWorker *w)

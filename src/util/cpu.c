@@ -41,11 +41,11 @@ int fs_cpu_missing(const char *built, int (*has)(const char *feature), char *out
     return missing;
 }
 
-/* FOLDSWEEP_TEST_CPU_MISSING="avx2 fma" makes the check treat those as
- * absent (tests of the refusal on a machine that has them all). */
+/* The test hook CPU_MISSING="avx2 fma" (util/faults.c) makes the check
+ * treat those as absent (tests of the refusal on a machine that has them all). */
 static int pretend_missing(const char *feature)
 {
-    const char *list = getenv("FOLDSWEEP_TEST_CPU_MISSING");
+    const char *list = fs_test_fault("CPU_MISSING");
     size_t n = strlen(feature);
     for (const char *p = list; p && (p = strstr(p, feature)); p += n)
         if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ')) return 1;

@@ -204,6 +204,16 @@ uint32_t fs_crc32(const void *data, size_t n, uint32_t crc);
 double fs_now(void);
 
 /* ---------------------------------------------------------------------- */
+/* Test hooks (faults.c, built for the baseline as cpu.c is): the one      */
+/* reader of the FOLDSWEEP_TEST_* variables and the one list of them.      */
+
+/* The value of FOLDSWEEP_TEST_<name>, or NULL when it is not set; a name
+ * that faults.c does not list is an internal error. */
+const char *fs_test_fault(const char *name);
+/* Every hook, "FOLDSWEEP_TEST_NAME=what it does" a line (for the tests). */
+void fs_test_faults_list(FILE *out);
+
+/* ---------------------------------------------------------------------- */
 /* The CPU the binary runs on (cpu.c, compiled for the architecture's      */
 /* baseline, not -march=native).                                           */
 
@@ -214,7 +224,7 @@ extern const char fs_cpu_built[];
  * space-separated into out; returns how many. */
 int fs_cpu_missing(const char *built, int (*has)(const char *feature), char *out, size_t n);
 /* 1 if this CPU has the extension (names this build cannot test count as
- * present); FOLDSWEEP_TEST_CPU_MISSING="a b" pretends a and b are absent. */
+ * present); the test hook CPU_MISSING="a b" pretends a and b are absent. */
 int fs_cpu_has(const char *feature);
 /* Before main (main.c): if this CPU lacks an extension the build used,
  * one line on stderr naming them and how to build for it, then exit 1
