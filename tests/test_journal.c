@@ -607,7 +607,7 @@ static void test_model_records(void)
     CHECK(journal_append_model(&j, "aa", 1, &m, &err) == -1); /* no fold record for it */
     CHECK(journal_append_model(&j, "aa", 0, &m2, &err) == 0);
     CHECK(journal_append_refit(&j, "aa", 3, &m, &err) == 0);
-    CHECK(journal_append_prune(&j, "bb", &err) == 0);
+    CHECK(journal_append_discard(&j, "bb", &err) == 0);
     FsEvalRecord e = {.trial = "aa", .models = "ensemble", .source = "test", .data = "ts115.csv",
                       .data_fingerprint = 0x0123456789abcdefULL, .proteins = 114, .scored = 27291, .overlap = 1,
                       .q3 = 0.723, .q3_lo = 0.707, .q3_hi = 0.738, .sov = 0.659};
@@ -618,7 +618,7 @@ static void test_model_records(void)
     CHECK_MSG(journal_read(&k, dir, &err) == 0, "%s", err.msg);
     const FsFoldRecord *f = journal_find_fold(&k, "aa", 0);
     CHECK(f && f->model.bytes == 99 && f->model.crc32 == 7); /* the later model record counts */
-    CHECK(journal_is_pruned(&k, "bb") && !journal_is_pruned(&k, "aa"));
+    CHECK(journal_is_discarded(&k, "bb") && !journal_is_discarded(&k, "aa"));
     const FsRefitRecord *rf = journal_find_refit(&k, "aa");
     CHECK(rf && rf->epochs == 3 && rf->model.crc32 == 0xdeadbeef);
     const FsEvalRecord *g = journal_find_eval(&k, "aa", "ensemble", "test", 0x0123456789abcdefULL);

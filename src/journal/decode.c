@@ -306,7 +306,7 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
     } else if (!strcmp(kind->str, "prune")) {
         what = "a prune record with trial";
         bad = get_id(rec, trial);
-        if (!bad) journal_add_prune(j, trial);
+        if (!bad) journal_add_discard(j, trial);
     } else if (!strcmp(kind->str, "run")) {
         FsRunRecord run = {.time = t};
         long long x;

@@ -195,7 +195,7 @@ static void free_records(FsJournal *j)
     free(j->trials);
     free(j->failures);
     free(j->runs);
-    free(j->pruned);
+    free(j->discarded);
     free(j->evals);
     free(j->refits);
     for (int i = 0; i < j->n_cuts; i++) free(j->cuts[i].curve);

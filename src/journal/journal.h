@@ -10,8 +10,10 @@
  * Records: "trial" (a trial's id, index and canonical config, written when
  * its first fold starts), "fold" (one (trial, fold) result with its curves
  * and the file of its saved weights), "model" (a fold's weights saved
- * again after their file was lost), "prune" (a trial's model files removed
- * by run.keep_models), "refit" (a trial trained on all its training
+ * again after their file was lost), "prune" (a trial's model files
+ * discarded by run.keep_models: the kind's name on disk, kept so that every
+ * journal stays readable; the code says "discard", since "prune" means the
+ * sweep's pruner everywhere else), "refit" (a trial trained on all its training
  * proteins, and its file), "evaluation" (test data looked at: what, on which
  * data, the scores), "failure" (a trial that could not train, with the
  * message), "sweep" (the canonical sweep and its folds' validation residues),
@@ -162,8 +164,8 @@ typedef struct {
     int n_failures, cap_failures;
     FsRunRecord *runs;
     int n_runs, cap_runs;
-    char (*pruned)[17];            /* trials whose model files were removed on purpose */
-    int n_pruned, cap_pruned;
+    char (*discarded)[17];         /* trials whose model files were removed on purpose */
+    int n_discarded, cap_discarded;
     FsEvalRecord *evals;           /* every evaluation on test data, in order */
     int n_evals, cap_evals;
     FsRefitRecord *refits;
@@ -224,10 +226,10 @@ int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitRe
 /* "model": weights saved again for a fold already recorded (its file was
  * lost or damaged and the fold retrained); the latest one counts. */
 int journal_append_model(FsJournal *j, const char *trial, int fold, const FsModelRef *model, FsErr *err);
-/* "prune": the trial's model files were removed (run.keep_models); resume
- * does not ask for them again. */
-int journal_append_prune(FsJournal *j, const char *trial, FsErr *err);
-int journal_is_pruned(const FsJournal *j, const char *trial);
+/* The trial's model files were discarded (run.keep_models; the record's
+ * kind is "prune" on disk); resume does not ask for them again. */
+int journal_append_discard(FsJournal *j, const char *trial, FsErr *err);
+int journal_is_discarded(const FsJournal *j, const char *trial);
 /* "refit": a trial's refit model saved (the latest one of a trial counts). */
 int journal_append_refit(FsJournal *j, const char *trial, int epochs, const FsModelRef *model, FsErr *err);
 const FsRefitRecord *journal_find_refit(const FsJournal *j, const char *trial);

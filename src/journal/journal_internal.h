@@ -69,7 +69,7 @@ int journal_add_failure(FsJournal *j, const char *trial, const char *message, do
 void journal_add_run(FsJournal *j, const FsRunRecord *run);
 /* Sets the model of a recorded fold (0), or -1 if the fold is not recorded. */
 int journal_set_model(FsJournal *j, const char *trial, int fold, const FsModelRef *m);
-void journal_add_prune(FsJournal *j, const char *trial);
+void journal_add_discard(FsJournal *j, const char *trial);
 void journal_add_eval(FsJournal *j, const FsEvalRecord *e);
 void journal_add_refit(FsJournal *j, const FsRefitRecord *r);
 /* Takes a copy of c's curve. */

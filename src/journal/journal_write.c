@@ -16,7 +16,8 @@
  *            [model {file bytes crc32}] (the saved weights, when kept)
  *   model:   v kind time trial fold model {file bytes crc32}
  *   sweep:   v kind time text (the canonical sweep) val_residues (per fold)
- *   prune:   v kind time trial (its model files were removed: run.keep_models)
+ *   prune:   v kind time trial (its model files were discarded: run.keep_models;
+ *            journal_append_discard)
  *   pruned:  v kind time trial fold epoch rule value threshold reason curve
  *            (the sweep's pruner stopped the trial there; src/prune)
  *   refit:   v kind time trial epochs model {file bytes crc32}
@@ -328,19 +329,19 @@ int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
     return rc;
 }
 
-int journal_append_prune(FsJournal *j, const char *trial, FsErr *err)
+int journal_append_discard(FsJournal *j, const char *trial, FsErr *err)
 {
     if (check_id(trial, err)) return -1;
-    if (journal_is_pruned(j, trial)) return 0;
+    if (journal_is_discarded(j, trial)) return 0;
     double t = journal_wall_time();
     JBuf b = {0};
-    begin(&b, "prune", t);
+    begin(&b, "prune", t); /* the kind's name on disk (journal.h) */
     jbuf_lit(&b, ",\"trial\":");
     jbuf_string(&b, trial);
     jbuf_lit(&b, "}");
     int rc = append_line(j, &b, err);
     free(b.p);
-    if (rc == 0) journal_add_prune(j, trial);
+    if (rc == 0) journal_add_discard(j, trial);
     return rc;
 }
 

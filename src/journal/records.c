@@ -170,10 +170,10 @@ int journal_set_model(FsJournal *j, const char *trial, int fold, const FsModelRe
     return 0;
 }
 
-int journal_is_pruned(const FsJournal *j, const char *trial)
+int journal_is_discarded(const FsJournal *j, const char *trial)
 {
-    for (int i = 0; i < j->n_pruned; i++)
-        if (!strcmp(j->pruned[i], trial)) return 1;
+    for (int i = 0; i < j->n_discarded; i++)
+        if (!strcmp(j->discarded[i], trial)) return 1;
     return 0;
 }
 
@@ -225,11 +225,11 @@ const FsCutRecord *journal_find_cut(const FsJournal *j, const char *trial)
     return NULL;
 }
 
-void journal_add_prune(FsJournal *j, const char *trial)
+void journal_add_discard(FsJournal *j, const char *trial)
 {
-    if (journal_is_pruned(j, trial)) return;
-    GROW(j->pruned, j->n_pruned, j->cap_pruned);
-    snprintf(j->pruned[j->n_pruned++], 17, "%s", trial);
+    if (journal_is_discarded(j, trial)) return;
+    GROW(j->discarded, j->n_discarded, j->cap_discarded);
+    snprintf(j->discarded[j->n_discarded++], 17, "%s", trial);
 }
 
 void journal_set_sweep_record(FsJournal *j, const char *text, const uint64_t *val, int n_val)

@@ -150,7 +150,7 @@ static int find_run(FsModelSet *set, const char *dir, const char *trial, int ran
                    dir, row->id, report_status_name(row->status), row->reason[0] ? ": " : "", row->reason);
         goto out;
     }
-    if (journal_is_pruned(&j, row->id)) {
+    if (journal_is_discarded(&j, row->id)) {
         fs_err_set(err, "%s: the models of trial %s (rank %d) were removed at the end of the run (run.keep_models "
                    "keeps the best N); raise keep_models and train it again to keep them", dir, row->id, row->rank);
         goto out;

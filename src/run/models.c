@@ -83,7 +83,7 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
 
 int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_t why_n)
 {
-    if (!fr->model.file[0] || journal_is_pruned(&st->j, fr->trial)) return 0;
+    if (!fr->model.file[0] || journal_is_discarded(&st->j, fr->trial)) return 0;
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", st->dir, fr->model.file);
     return modelfile_verify(path, fr->model.bytes, fr->model.crc32, why, why_n);
@@ -105,7 +105,7 @@ static void remove_trial_files(const RunState *st, const char *trial)
     (void)rmdir(path);
 }
 
-int run_models_prune(RunState *st, FsErr *err)
+int run_models_discard(RunState *st, FsErr *err)
 {
     int keep = st->sw.keep_models;
     if (keep == FS_KEEP_ALL) return 0;
@@ -120,7 +120,7 @@ int run_models_prune(RunState *st, FsErr *err)
          * A complete trial outside the top N only falls as others finish. */
         if (row->status == FS_TRIAL_INCOMPLETE) continue;
         if (row->status == FS_TRIAL_OK && ok_seen++ < keep) continue;
-        if (journal_is_pruned(&st->j, row->id)) {
+        if (journal_is_discarded(&st->j, row->id)) {
             remove_trial_files(st, row->id); /* a kill between record and unlink */
             continue;
         }
@@ -131,14 +131,14 @@ int run_models_prune(RunState *st, FsErr *err)
         }
         if (!has) continue;
         /* The record first: a kill after it leaves files that the next
-         * run's prune removes, never a record naming a file it needs. */
-        rc = journal_append_prune(&st->j, row->id, err);
+         * run's discard removes, never a record naming a file it needs. */
+        rc = journal_append_discard(&st->j, row->id, err);
         if (rc == 0) {
             remove_trial_files(st, row->id);
             removed++;
         }
     }
-    st->models_pruned = removed;
+    st->models_discarded = removed;
     report_free(&rep);
     return rc;
 }

@@ -322,7 +322,7 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     if (!st->io_failed && !state_work_left(st))
         for (int t = 0; t < st->sw.n_trials; t++)
             for (int k = 0; k < st->n_fold_ids; k++) run_ckpt_remove(st->dir, st->sw.trials[t].id, st->fold_ids[k]);
-    if (!st->io_failed && run_models_prune(st, &err) != 0) {
+    if (!st->io_failed && run_models_discard(st, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
         memset(&err, 0, sizeof err);
@@ -344,12 +344,12 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     }
     if (!o->quiet && rc != FS_EXIT_ERROR) {
         if (!interrupted) report_print_leaderboard(out, &st->j, &st->sw, 10);
-        if (st->models_pruned && st->sw.keep_models > 0)
+        if (st->models_discarded && st->sw.keep_models > 0)
             fprintf(out, "models: removed the fold models of %d trial%s outside the best %d (run.keep_models)\n",
-                    st->models_pruned, st->models_pruned == 1 ? "" : "s", st->sw.keep_models);
-        else if (st->models_pruned)
+                    st->models_discarded, st->models_discarded == 1 ? "" : "s", st->sw.keep_models);
+        else if (st->models_discarded)
             fprintf(out, "models: removed the fold models of %d trial%s (run.keep_models: none)\n",
-                    st->models_pruned, st->models_pruned == 1 ? "" : "s");
+                    st->models_discarded, st->models_discarded == 1 ? "" : "s");
         profile_print(out, &prof);
     }
     return rc;

@@ -84,7 +84,7 @@ typedef struct RunState {
     FsErr io_err;
     /* The CUDA backend: this process trains on GPU `gpu_device`. */
     int use_gpu, gpu_device;
-    int models_pruned; /* trials whose files run_models_prune removed */
+    int models_discarded; /* trials whose files run_models_discard removed */
     int test_left;     /* a signal stopped the test phase with evaluations to do */
     uint64_t *seen;    /* data_seen_hashes of the data: every model file carries them */
     uint32_t n_seen;
@@ -205,9 +205,9 @@ void run_model_file(char *out, size_t n, const char *trial, int fold);
 int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err);
 /* 0 if the fold record's model file is intact (or none is expected). */
 int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_t why_n);
-/* run.keep_models at the end of a run: removes the files of complete trials
- * outside the best N (a "prune" record first). */
-int run_models_prune(RunState *st, FsErr *err);
+/* run.keep_models at the end of a run: discards the files of complete
+ * trials outside the best N (the record first, journal_append_discard). */
+int run_models_discard(RunState *st, FsErr *err);
 
 /* Refits (refit.c): the epochs a trial's refit trains (FS_REFIT_RULE of
  * its folds' best epochs, which fill best (NULL: not wanted; n_fold_ids

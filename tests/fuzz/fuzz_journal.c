@@ -93,7 +93,7 @@ static void use_journal(const FsJournal *j)
         (void)journal_find_trial(j, f->trial);
         (void)journal_find_failure(j, f->trial);
         (void)journal_find_refit(j, f->trial);
-        (void)journal_is_pruned(j, f->trial);
+        (void)journal_is_discarded(j, f->trial);
     }
     for (int i = 0; i < j->n_trials; i++)
         FUZZ_REQUIRE(journal_find_trial(j, j->trials[i].trial) == &j->trials[i]);
