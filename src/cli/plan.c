@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "metrics/metrics.h" /* the metric's name */
 #include "run/run.h"
 #include "sweep/sweep.h"
 
@@ -99,7 +100,7 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
         printf("test: %s, the top %d trials' fold ensembles%s, evaluated when every fold is trained\n",
                sw->test_sequences ? sw->test_sequences : sw->n_test_inputs ? sw->test_inputs[0] : "?", sw->test_top,
                sw->test_refit ? " and their refits" : "");
-    printf("metric: %s\n\n", sweep_metric_name(sw->metric));
+    printf("metric: %s\n\n", metrics_kind_name(sw->metric));
     printf("%5s  %-16s  %9s  %-3s  %s\n", "index", "id", "params", "gpu", "architecture | training");
     char arch[512], train[256];
     for (int i = 0; i < sw->n_trials; i++) {

@@ -8,6 +8,7 @@
 
 #include "cli/status.h"
 #include "journal/journal.h" /* journal_json_write_string */
+#include "metrics/metrics.h" /* the metric's name */
 
 static const char *const state_names[] = {
     [ST_RUNNING] = "running", [ST_STOPPED] = "stopped", [ST_INTERRUPTED] = "interrupted", [ST_FINISHED] = "finished"};
@@ -104,7 +105,7 @@ void status_print_text(FILE *out, const StatusView *v)
     print_state(out, v);
     if (v->n_trials > 0)
         fprintf(out, "sweep        %d trials x %d fold%s, metric %s%s\n", v->n_trials, k, k == 1 ? "" : "s",
-                report_metric_name(v->metric), v->from_journal ? " (from the journal; no sweep.yaml)" : "");
+                metrics_kind_name(v->metric), v->from_journal ? " (from the journal; no sweep.yaml)" : "");
     fprintf(out, "trials       %d done (%d ok, %d diverged, %d failed", v->done, v->ok, v->diverged, v->failed);
     if (v->pruned) fprintf(out, ", %d pruned", v->pruned);
     fprintf(out, "), %d %s, ", v->unfinished, going(v) ? "in flight" : "interrupted");
@@ -123,7 +124,7 @@ void status_print_text(FILE *out, const StatusView *v)
     if (v->best) {
         char mean[FS_PERCENT_TEXT], std[FS_PERCENT_TEXT];
         const char *pct = v->metric != FS_METRIC_LOSS ? "%" : ""; /* Q3 for people: percent */
-        fprintf(out, "best so far  %s %s %s%s +- %s%s  %s\n", v->best->id, report_metric_name(v->metric),
+        fprintf(out, "best so far  %s %s %s%s +- %s%s  %s\n", v->best->id, metrics_kind_name(v->metric),
                 report_metric_text(mean, sizeof mean, v->metric, v->best->mean), pct,
                 report_metric_text(std, sizeof std, v->metric, v->best->std), pct, v->best->arch);
     } else {
@@ -169,7 +170,7 @@ void status_print_json(FILE *out, const StatusView *v)
     num(out, "pid", (double)v->pid, v->pid > 0);
     num(out, "trials_total", v->n_trials, v->n_trials > 0);
     num(out, "folds_per_trial", v->folds, v->folds > 0);
-    str(out, "metric", report_metric_name(v->metric));
+    str(out, "metric", metrics_kind_name(v->metric));
     fprintf(out, ",\"sweep_from_journal\":%s", v->from_journal ? "true" : "false");
     num(out, "trials_done", v->done, 1);
     num(out, "trials_ok", v->ok, 1);

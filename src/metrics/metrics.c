@@ -9,7 +9,18 @@
 #include "metrics/metrics.h"
 
 #include <math.h>   /* sqrt */
-#include <string.h> /* memcpy, memset */
+#include <string.h> /* memcpy, memset, strcmp */
+
+const char *const metrics_kind_names[FS_METRIC_COUNT] = {"q3", "loss"};
+
+const char *metrics_kind_name(FsMetricKind m) { return (unsigned)m < FS_METRIC_COUNT ? metrics_kind_names[m] : "?"; }
+
+int metrics_kind_parse(const char *name)
+{
+    for (int k = 0; k < FS_METRIC_COUNT; k++)
+        if (!strcmp(name, metrics_kind_names[k])) return k;
+    return -1;
+}
 
 static double metrics_ratio(uint64_t num, uint64_t den)
 {

@@ -17,6 +17,16 @@ typedef struct {
 
 void metrics_from_confusion(FsMetrics *m, const uint64_t confusion[3][3]);
 
+/* The metric that ranks trials (run.metric): a fold's best epoch's
+ * validation Q3 (higher is better) or cross-entropy (lower is better). */
+typedef enum { FS_METRIC_Q3 = 0, FS_METRIC_LOSS, FS_METRIC_COUNT } FsMetricKind;
+/* Their names, the one table of them: the sweep's run.metric, the journal's
+ * run record, the leaderboard, the pruner's reasons. */
+extern const char *const metrics_kind_names[FS_METRIC_COUNT];
+/* A kind's name ("?" for none); a name's kind, or -1 if it names none. */
+const char *metrics_kind_name(FsMetricKind m);
+int metrics_kind_parse(const char *name);
+
 /* ---------------------------------------------------------------------- */
 /* Segment overlap, SOV'99 (Zemla, Venclovas, Fidelis, Rost, Proteins 34:
  * 220-223, 1999), as a fraction 0..1 like Q3. States are 0 = H, 1 = E,

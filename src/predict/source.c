@@ -160,7 +160,7 @@ static int find_run(FsModelSet *set, const char *dir, const char *trial, int ran
     set->rank = row->rank;
     set->mean = row->mean;
     set->std = row->std;
-    snprintf(set->metric, sizeof set->metric, "%s", report_metric_name(spec.metric));
+    snprintf(set->metric, sizeof set->metric, "%s", metrics_kind_name(spec.metric));
     for (int k = 0; k < spec.folds; k++) {
         int fid = spec.predefined ? FS_FOLD_PREDEFINED : k;
         if (fold >= 0 && fid != fold) continue;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h" /* the metric's name in a reason */
 #include "util/util.h"
 
 typedef struct {
@@ -185,7 +186,7 @@ static int decide_median(FsPruner *p, int t, int f, int e, FsPruneDecision *d)
     snprintf(d->reason, sizeof d->reason,
              "%s %s at fold %d epoch %d (best so far, mean over its folds) is worse than the median %s of %d "
              "earlier trials there",
-             p->higher_better ? "q3" : "loss", value_text(p, d->value, v, sizeof v), f, e,
+             metrics_kind_name(p->higher_better ? FS_METRIC_Q3 : FS_METRIC_LOSS), value_text(p, d->value, v, sizeof v), f, e,
              value_text(p, d->threshold, m, sizeof m), n);
     return 1;
 }

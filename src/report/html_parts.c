@@ -265,7 +265,7 @@ void html_identity(FILE *out, const HtmlDoc *d)
     fprintf(out, "%d in the sweep, %d in the journal; ", sp->n_trials, d->rep->n_rows);
     if (sp->predefined) fputs("the data's own validation split", out);
     else fprintf(out, "%d folds", sp->folds);
-    fprintf(out, "; ranked by %s</dd>", report_metric_name(sp->metric));
+    fprintf(out, "; ranked by %s</dd>", metrics_kind_name(sp->metric));
     dt(out, "foldsweep");
     fprintf(out, "version %s (the one that wrote this report)</dd>", FS_VERSION);
     dt(out, "machine");

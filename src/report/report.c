@@ -17,8 +17,6 @@ const char *report_status_name(FsTrialStatus s)
     return (unsigned)s < 5 ? names[s] : "?";
 }
 
-const char *report_metric_name(FsMetricKind m) { return m == FS_METRIC_LOSS ? "loss" : "q3"; }
-
 char *report_metric_text(char *buf, size_t n, FsMetricKind m, double v)
 {
     if (m != FS_METRIC_LOSS) return fs_format_percent(buf, n, v);
@@ -48,10 +46,10 @@ void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw)
 int report_spec_from_journal(FsReportSpec *spec, const FsJournal *j)
 {
     const FsRunRecord *run = journal_last_run(j);
-    if (!run || run->folds < 1 || (strcmp(run->metric, "q3") && strcmp(run->metric, "loss")))
-        return -1;
+    int metric = run ? metrics_kind_parse(run->metric) : -1;
+    if (!run || run->folds < 1 || metric < 0) return -1;
     memset(spec, 0, sizeof *spec);
-    spec->metric = strcmp(run->metric, "loss") ? FS_METRIC_Q3 : FS_METRIC_LOSS;
+    spec->metric = (FsMetricKind)metric;
     spec->folds = run->folds;
     /* A predefined split is one fold with id FS_FOLD_PREDEFINED. */
     spec->predefined = run->folds == 1;

@@ -97,7 +97,6 @@ typedef struct {
 } FsReport;
 
 const char *report_status_name(FsTrialStatus s);
-const char *report_metric_name(FsMetricKind m);
 /* A value of the metric for people: Q3 in percent with one decimal
  * (fs_format_percent, "71.2"), a loss with 4 decimals; "-" if not finite. */
 char *report_metric_text(char *buf, size_t n, FsMetricKind m, double v);

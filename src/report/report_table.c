@@ -111,7 +111,7 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
     g->cell = fs_calloc((size_t)max_cols, sizeof *g->cell); /* the headers, until the columns are known */
     char buf[1200], h[32];
     const int c_rank = add_col(g, "rank", C_RIGHT), c_id = add_col(g, "id", 0), c_st = add_col(g, "status", 0);
-    snprintf(buf, sizeof buf, "%s mean%s", report_metric_name(m), q ? " %" : "");
+    snprintf(buf, sizeof buf, "%s mean%s", metrics_kind_name(m), q ? " %" : "");
     const int c_mean = add_col(g, buf, C_RIGHT), c_std = add_col(g, "std", C_RIGHT), c_fold = g->n_cols;
     for (int s = 0; s < k; s++) {
         report_fold_header(rep, s, h, sizeof h);

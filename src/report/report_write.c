@@ -65,7 +65,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
         fprintf(out, "%d", row->rank);
         csv_text(out, row->id, 1);
         fprintf(out, ",%d,%s,%s", row->index, report_status_name(row->status),
-                report_metric_name(rep->spec.metric));
+                metrics_kind_name(rep->spec.metric));
         csv_num(out, row->mean);
         csv_num(out, row->std);
         fprintf(out, ",%d", row->n_done);
@@ -181,7 +181,7 @@ static void write_json(const FsReport *rep, int top, FILE *out)
             fputc('}', out);
         }
         fprintf(out,
-                ",\"metric\":{\"name\":\"%s\",\"mean\":", report_metric_name(rep->spec.metric));
+                ",\"metric\":{\"name\":\"%s\",\"mean\":", metrics_kind_name(rep->spec.metric));
         json_num(out, row->mean);
         fputs(",\"std\":", out);
         json_num(out, row->std);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics/metrics.h"
 #include "report/report.h"
 #include "run/state.h"
 
@@ -19,14 +18,6 @@ static long params_of(const FsArch *a)
     FsNet net;
     FsErr err = {0};
     return model_compile(&net, a, 1, &err) == 0 ? net.n_params : 0;
-}
-
-static double fold_metric(const FsSweep *sw, const FsFitResult *r)
-{
-    if (sw->metric == FS_METRIC_LOSS) return r->best_val_loss;
-    FsMetrics m;
-    metrics_from_confusion(&m, r->best_confusion);
-    return m.q3;
 }
 
 void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
@@ -51,7 +42,7 @@ int state_add_trial(RunState *st, int t, FsErr *err)
         int restore = 0;
         if (fr) {
             st->trial_folds[t]++;
-            st->trial_metric[t] += fold_metric(sw, &fr->r);
+            st->trial_metric[t] += train_result_metric(&fr->r, sw->metric);
             if (fr->r.status != FS_FIT_OK) st->trial_bad[t] = 1;
             if (run_model_check(st, fr, why, sizeof why) == 0) continue;
             /* Its scores stand; training it again (same seeds) restores the weights. */
@@ -198,7 +189,7 @@ static void state_record_fold(RunState *st, int i)
     st->train_examples += (double)r->train_examples;
     if (r->status != FS_FIT_OK) st->trial_bad[t] = 1;
     st->trial_folds[t]++;
-    st->trial_metric[t] += fold_metric(&st->sw, r);
+    st->trial_metric[t] += train_result_metric(r, st->sw.metric);
     int complete = st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t];
     progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->n_fold_ids, complete);
     FsReportHtmlInfo live = {st->sw.path, 0, 1};

@@ -22,15 +22,6 @@ static const float *metric_curve(const RunState *st, const FsFitResult *r)
     return st->sw.metric == FS_METRIC_LOSS ? r->curves.val_loss : r->curves.val_q3;
 }
 
-static double fold_score(const RunState *st, const FsFitResult *r)
-{
-    if (st->sw.metric == FS_METRIC_LOSS) return r->best_val_loss;
-    uint64_t n = 0, ok = 0;
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) n += r->best_confusion[a][b], ok += a == b ? r->best_confusion[a][b] : 0;
-    return n ? (double)ok / (double)n : 0.0;
-}
-
 /* A finished fold: its epochs, then its end. */
 /* The pruner orders trials as they were proposed (the sweep's order, or
  * the tpe sampler's): its index for grid trial t. */
@@ -40,7 +31,7 @@ static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
 {
     const float *c = metric_curve(st, r);
     for (int e = 1; c && e <= r->epochs; e++) pruner_epoch(st->pruner, prank(st, t), slot, e, c[e - 1]);
-    pruner_fold_end(st->pruner, prank(st, t), slot, r->status == FS_FIT_FAILED ? 0 : r->epochs, fold_score(st, r),
+    pruner_fold_end(st->pruner, prank(st, t), slot, r->status == FS_FIT_FAILED ? 0 : r->epochs, train_result_metric(r, st->sw.metric),
                     r->status == FS_FIT_OK && r->best_epoch > 0);
 }
 

@@ -34,14 +34,8 @@ static double score(const RunState *st, int t)
     for (int k = 0; k < st->n_fold_ids; k++) {
         const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
         if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return -INFINITY;
-        if (st->sw.metric == FS_METRIC_LOSS) {
-            sum -= fr->r.best_val_loss;
-        } else {
-            uint64_t n = 0, ok = 0;
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++) n += fr->r.best_confusion[a][b], ok += a == b ? fr->r.best_confusion[a][b] : 0;
-            sum += n ? (double)ok / (double)n : 0.0;
-        }
+        double v = train_result_metric(&fr->r, st->sw.metric);
+        sum += st->sw.metric == FS_METRIC_LOSS ? -v : v;
     }
     return sum / st->n_fold_ids;
 }

@@ -188,7 +188,7 @@ static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
                        .folds = st->n_fold_ids,
                        .data_fingerprint = st->ds.fingerprint,
                        .ranks = o->ranks > 0 ? o->ranks : 1};
-    snprintf(run.metric, sizeof run.metric, "%s", sweep_metric_name(sw->metric));
+    snprintf(run.metric, sizeof run.metric, "%s", metrics_kind_name(sw->metric));
     snprintf(run.backend, sizeof run.backend, "%s", st->use_gpu ? "cuda" : "cpu");
     run_backend_describe(st->use_gpu, st->gpu_device, run.device, sizeof run.device);
     if (run_folder_sense(st, &err) != 0 || journal_append_run_record(&st->j, &run, &err) != 0) {

@@ -144,7 +144,7 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
         sb_printf(&b, "  pruner: {kind: asha, min_epochs: %d, reduction: %d}\n", ps->min_epochs, ps->reduction);
     else if (ps->kind == FS_PRUNER_FOLDS)
         sb_printf(&b, "  pruner: {kind: folds, min_trials: %d, z: %s}\n", ps->min_trials, z);
-    sb_printf(&b, "run:\n  metric: %s\n", sweep_metric_name(sw->metric));
+    sb_printf(&b, "run:\n  metric: %s\n", metrics_kind_name(sw->metric));
     return b.s;
 }
 
@@ -262,8 +262,6 @@ void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint)
         snprintf(t->id, sizeof t->id, "%016llx", (unsigned long long)h);
     }
 }
-
-const char *sweep_metric_name(FsMetricKind m) { return m == FS_METRIC_LOSS ? "loss" : m == FS_METRIC_Q3 ? "q3" : "?"; }
 
 const char *sweep_backend_name(FsBackend b)
 {

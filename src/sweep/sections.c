@@ -347,10 +347,9 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
     const char *s;
     if ((v = ytree_get(r, "out")) && (s = sw_file_name(v, "run.out", e))) sw->out_dir = fs_strdup(s);
     if ((v = ytree_get(r, "metric"))) {
-        if (v->kind == YN_SCALAR && !strcmp(v->value, "q3"))
-            sw->metric = FS_METRIC_Q3;
-        else if (v->kind == YN_SCALAR && !strcmp(v->value, "loss"))
-            sw->metric = FS_METRIC_LOSS;
+        int k = v->kind == YN_SCALAR ? metrics_kind_parse(v->value) : -1;
+        if (k >= 0)
+            sw->metric = (FsMetricKind)k;
         else
             swerr_add(e, v->line, v->col, "run.metric: expected q3 (validation accuracy, higher is better) "
                       "or loss (validation cross-entropy, lower is better)");

@@ -13,11 +13,10 @@
 #include <stdint.h>
 
 #include "data/data.h"
+#include "metrics/metrics.h" /* FsMetricKind */
 #include "model/model.h"
 #include "train/train.h"
 #include "util/util.h" /* FsErrList */
-
-typedef enum { FS_METRIC_Q3 = 0, FS_METRIC_LOSS } FsMetricKind;
 
 /* Limits: trials in one sweep, and grid points a sweep without search.random
  * may enumerate (larger grids must be sampled). */
@@ -169,7 +168,6 @@ int sweep_diff(const char *canonical_a, const char *canonical_b, char *out, size
 void sweep_arch_summary(const FsArch *a, char *out, size_t n);
 void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n);
 
-const char *sweep_metric_name(FsMetricKind m);
 const char *sweep_backend_name(FsBackend b);
 
 #endif

@@ -144,6 +144,14 @@ void train_result_drop_weights(FsFitResult *r)
     r->n_weights = 0;
 }
 
+double train_result_metric(const FsFitResult *r, FsMetricKind m)
+{
+    if (m == FS_METRIC_LOSS) return r->best_val_loss;
+    FsMetrics q;
+    metrics_from_confusion(&q, r->best_confusion);
+    return q.q3;
+}
+
 static int job_fail(const FsJob *job, const char *msg)
 {
     job->result->status = FS_FIT_FAILED;

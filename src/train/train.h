@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "data/data.h"
+#include "metrics/metrics.h" /* FsMetricKind */
 #include "model/model.h"
 #include "stop/stop.h"
 
@@ -209,6 +210,10 @@ void train_result_free(FsFitResult *r);
 float *train_result_alloc_weights(FsFitResult *r, const FsArch *arch);
 /* Releases only the weights (once they are saved or sent). */
 void train_result_drop_weights(FsFitResult *r);
+/* The fold's value of metric m, as the run ranks, prunes and samples by:
+ * its best epoch's validation Q3 (from the confusion; 0 without one) or
+ * validation loss. The one place it is computed. */
+double train_result_metric(const FsFitResult *r, FsMetricKind m);
 
 /* Forward passes of a trained model over examples of a dataset (the
  * residues idx[0..n) of ds, windows gathered as in training, batch norm

@@ -25,7 +25,7 @@ static void use_sweep(FsSweep *sw)
         sweep_arch_summary(&sw->trials[i].arch, a, sizeof a);
         sweep_train_summary(&sw->trials[i].train, t, sizeof t);
     }
-    (void)sweep_metric_name(sw->metric);
+    (void)metrics_kind_name(sw->metric);
     (void)sweep_backend_name(sw->backend);
 
     FsSweep again;
