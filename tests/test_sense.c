@@ -190,6 +190,34 @@ static void test_pruned_unknown_fold(const char *ref, const char *id)
     check_fault(dir, line, "not fold 99", ref);
 }
 
+/* Issue 27 item 4: a pruned record of the best trial naming fold -1 (the
+ * predefined split's id) in a 3-fold sweep. The readers that pick a trial
+ * by rank without checking the journal against the sweep (refit, export)
+ * took it as a decision before every fold, so the best trial dropped out
+ * and they silently refitted and exported the second one. Now a fold the
+ * sweep lacks is never a slot: they pick the leaderboard's best; then the
+ * fault's whole path as the others. */
+static void test_pruned_fold_of_no_slot(const char *ref)
+{
+    char dir[300], json[1024], best[17] = "", want[80];
+    fresh_copy("noslot", dir, sizeof dir);
+    const char *row = strstr(ref, "\n1,");
+    CHECK(row != NULL);
+    if (row) snprintf(best, sizeof best, "%.16s", row + 3);
+    snprintf(json, sizeof json,
+             "{\"v\":1,\"kind\":\"pruned\",\"time\":1,\"trial\":\"%s\",\"fold\":-1,\"epoch\":1,"
+             "\"rule\":\"median\",\"value\":0.5,\"threshold\":0.6,\"reason\":\"hand\",\"curve\":[0.5]}",
+             best);
+    long line = append_record(dir, json);
+    snprintf(want, sizeof want, "trial %s: refitting", best);
+    CHECK(tp_run("refit '%s' --rank 1 --threads 1", dir) == 0);
+    CHECK_CONTAINS(out_text, want);
+    snprintf(want, sizeof want, "exported trial %s (rank 1", best);
+    CHECK(tp_run("export '%s' -o '%s/noslot-export'", dir, tmp) == 0);
+    CHECK_CONTAINS(out_text, want);
+    check_fault(dir, line, "not fold -1", ref);
+}
+
 /* Item 10: a fold record of a trial the sweep does not have (an extra
  * leaderboard row, index -1, before). */
 static void test_unknown_trial(const char *ref, const char *id)
@@ -300,6 +328,7 @@ int main(void)
     test_ok_without_best_epoch(ref);
     test_q3_not_the_confusions(ref);
     test_pruned_unknown_fold(ref, id);
+    test_pruned_fold_of_no_slot(ref);
     test_unknown_trial(ref, id);
     test_extra_pruned(ref, id);
     test_damaged_sweep_file(ref);

@@ -98,6 +98,21 @@ int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err);
  * the predefined training and validation sets), no validation examples. */
 #define FS_FOLD_ALL (-2)
 uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out);
+
+/* The folds a sweep trains, the one vocabulary of fold ids and slots: k
+ * folds by protein (ids 0..k-1) or the predefined split (one fold, id
+ * FS_FOLD_PREDEFINED). A fold id is what records, messages, model files
+ * and the trainer carry; a slot (0..n-1) indexes per-fold arrays. */
+typedef struct {
+    int n;          /* folds (1 for the predefined split) */
+    int predefined; /* the one fold is FS_FOLD_PREDEFINED */
+} FsFolds;
+FsFolds data_folds_of(int predefined, int k);
+/* The id of slot 0..n-1. */
+int data_fold_id(const FsFolds *f, int slot);
+/* The slot of fold id `fold`, or -1 with err (may be NULL) naming the
+ * folds there are: a fold the sweep does not have never gets a slot. */
+int data_fold_slot(const FsFolds *f, int fold, FsErr *err);
 /* A fold's training examples then its validation examples in one malloc'd
  * block (the caller frees it), with their counts: what the trainer and
  * the CUDA backend train a (trial, fold) on. */

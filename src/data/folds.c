@@ -1,7 +1,8 @@
 /*
- * folds.c: cross-validation folds by protein, and the example lists the
- * trainer iterates. A protein's residues all go to one fold so that no
- * near-identical window sits on both sides of a split.
+ * folds.c: cross-validation folds by protein, the ids and slots of a
+ * sweep's folds, and the example lists the trainer iterates. A protein's
+ * residues all go to one fold so that no near-identical window sits on
+ * both sides of a split.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,30 @@ uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *
         if ((ds->prot_fold[p] == (uint32_t)fold) == (validation != 0))
             n = emit_protein(ds, p, n, out);
     return n;
+}
+
+FsFolds data_folds_of(int predefined, int k)
+{
+    FsFolds f = {predefined ? 1 : k, predefined != 0};
+    return f;
+}
+
+int data_fold_id(const FsFolds *f, int slot)
+{
+    FS_ASSERT(slot >= 0 && slot < f->n);
+    return f->predefined ? FS_FOLD_PREDEFINED : slot;
+}
+
+int data_fold_slot(const FsFolds *f, int fold, FsErr *err)
+{
+    if (f->predefined) {
+        if (fold == FS_FOLD_PREDEFINED) return 0;
+        fs_err_set(err, "expected fold %d (the sweep's predefined split), not fold %d", FS_FOLD_PREDEFINED, fold);
+        return -1;
+    }
+    if (fold >= 0 && fold < f->n) return fold;
+    fs_err_set(err, "expected a fold of the sweep's %d (0..%d), not fold %d", f->n, f->n - 1, fold);
+    return -1;
 }
 
 uint32_t *data_fold_examples(const FsDataset *ds, int fold, uint32_t *n_train, uint32_t *n_valid)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/data.h" /* the fold vocabulary */
 #include "journal/journal_internal.h"
 
 typedef struct {
@@ -21,7 +22,8 @@ typedef struct {
 struct FsJournalCheck {
     int n_ids;
     CheckId *ids; /* sorted by id */
-    int folds, predefined;
+    int known_folds; /* the sweep's folds are known: records are checked against them */
+    FsFolds folds;
     char pruner[8];
     int known_val; /* val[] holds each fold slot's validation residues */
     uint64_t val[FS_MAX_FOLDS];
@@ -39,11 +41,11 @@ FsJournalCheck *journal_check_new(const FsJournalSweep *s)
         c->ids[i].index = i;
     }
     qsort(c->ids, (size_t)c->n_ids, sizeof *c->ids, cmp_id);
-    c->folds = s->folds < FS_MAX_FOLDS ? s->folds : FS_MAX_FOLDS;
-    c->predefined = s->predefined;
+    c->known_folds = s->folds > 0;
+    c->folds = data_folds_of(s->predefined, s->folds < FS_MAX_FOLDS ? s->folds : FS_MAX_FOLDS);
     snprintf(c->pruner, sizeof c->pruner, "%s", s->pruner ? s->pruner : "");
-    c->known_val = s->val_residues != NULL && c->folds > 0;
-    for (int k = 0; c->known_val && k < (c->predefined ? 1 : c->folds); k++) c->val[k] = s->val_residues[k];
+    c->known_val = s->val_residues != NULL && c->known_folds;
+    for (int k = 0; c->known_val && k < c->folds.n; k++) c->val[k] = s->val_residues[k];
     return c;
 }
 
@@ -68,22 +70,11 @@ int journal_sense_trial(const FsJournalCheck *c, const char *trial, int index, c
     return 0;
 }
 
-/* The fold's slot: its index among the sweep's fold ids, or -1. */
-static int slot_of(const FsJournalCheck *c, int fold)
-{
-    if (c->predefined) return fold == FS_FOLD_PREDEFINED ? 0 : -1;
-    return fold >= 0 && fold < c->folds ? fold : -1;
-}
-
 int journal_sense_fold_id(const FsJournalCheck *c, int fold, char *why, size_t n)
 {
-    if (!c || !c->folds || slot_of(c, fold) >= 0) return 0;
-    if (c->predefined)
-        return snprintf(why, n, "expected fold %d (the sweep's predefined split), not fold %d", FS_FOLD_PREDEFINED,
-                        fold),
-               -1;
-    return snprintf(why, n, "expected a fold of the sweep's %d (0..%d), not fold %d", c->folds, c->folds - 1, fold),
-           -1;
+    FsErr e = {0};
+    if (!c || !c->known_folds || data_fold_slot(&c->folds, fold, &e) >= 0) return 0;
+    return snprintf(why, n, "%s", e.msg), -1;
 }
 
 /* The Q3 the trainer records for a confusion (fit.c's q3_of: the same
@@ -111,7 +102,8 @@ static int confusion_total(const uint64_t conf[3][3], uint64_t *total)
  * what the record's own val_examples says (every epoch validates them all). */
 static int val_residues(const FsJournalCheck *c, int fold, const FsFitResult *r, uint64_t *out)
 {
-    if (c->known_val && slot_of(c, fold) >= 0) return *out = c->val[slot_of(c, fold)], 1;
+    int slot = c->known_val ? data_fold_slot(&c->folds, fold, NULL) : -1;
+    if (slot >= 0) return *out = c->val[slot], 1;
     if (r->val_examples && r->epochs > 0) return *out = r->val_examples / (uint64_t)r->epochs, 1;
     return 0;
 }

@@ -161,8 +161,9 @@ static int find_run(FsModelSet *set, const char *dir, const char *trial, int ran
     set->mean = row->mean;
     set->std = row->std;
     snprintf(set->metric, sizeof set->metric, "%s", metrics_kind_name(spec.metric));
-    for (int k = 0; k < spec.folds; k++) {
-        int fid = spec.predefined ? FS_FOLD_PREDEFINED : k;
+    FsFolds folds = data_folds_of(spec.predefined, spec.folds);
+    for (int k = 0; k < folds.n; k++) {
+        int fid = data_fold_id(&folds, k);
         if (fold >= 0 && fid != fold) continue;
         const FsFoldRecord *fr = journal_find_fold(&j, row->id, fid);
         char why[160], path[4400];

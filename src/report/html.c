@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "data/data.h" /* the fold vocabulary */
 #include "report/html_int.h"
 
 #ifndef FS_VERSION
@@ -219,7 +220,8 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
      * inside one, whose curve up to the decision is in the record (the
      * validation metric only: that is what the pruner saw). */
     const FsCutRecord *cut = r->cut;
-    int cs = cut ? (rep->spec.predefined ? 0 : cut->fold) : -1;
+    FsFolds folds = data_folds_of(rep->spec.predefined, k);
+    int cs = cut ? data_fold_slot(&folds, cut->fold, NULL) : -1;
     if (cs >= 0 && cs < k && cut->epoch && cut->curve && cut->n_curve > 0) {
         int q = rep->spec.metric != FS_METRIC_LOSS;
         fc[cs] = (HtmlFoldCurves){names[cs], cut->n_curve, 0, 0, 0, NULL, q ? NULL : cut->curve, q ? cut->curve : NULL, 1};

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/data.h" /* the fold vocabulary */
 #include "metrics/metrics.h"
 #include "report/report.h"
 
@@ -183,10 +184,7 @@ static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
     f->seconds = r->seconds;
 }
 
-static int fold_id_of(const FsReportSpec *spec, int slot)
-{
-    return spec->predefined ? FS_FOLD_PREDEFINED : slot;
-}
+static FsFolds folds_of(const FsReportSpec *spec) { return data_folds_of(spec->predefined, spec->folds); }
 
 static void fold_name(const FsReportSpec *spec, int fold_id, char *out, size_t n)
 {
@@ -198,15 +196,21 @@ static void fold_name(const FsReportSpec *spec, int fold_id, char *out, size_t n
 
 /* A pruned trial counts only the folds before its decision: a fold that
  * finished while the decision was still waiting on earlier trials is not
- * part of the result (which must not depend on timing). */
+ * part of the result (which must not depend on timing). A decision at a
+ * fold the sweep does not have is none: a reader that checks the journal
+ * against the sweep (journal_set_sweep) names its line as damaged. */
 static void apply_cut(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec)
 {
     row->cut = journal_find_cut(j, row->id);
     if (!row->cut) return;
-    int slot = spec->predefined ? 0 : row->cut->fold;
+    FsFolds folds = folds_of(spec);
+    int slot = data_fold_slot(&folds, row->cut->fold, NULL);
+    if (slot < 0) {
+        row->cut = NULL;
+        return;
+    }
     int first_dropped = row->cut->epoch ? slot : slot + 1;
-    for (int s = first_dropped; s < spec->folds; s++)
-        if (s >= 0) row->folds[s].present = 0;
+    for (int s = first_dropped; s < spec->folds; s++) row->folds[s].present = 0;
 }
 
 static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec)
@@ -344,8 +348,9 @@ static FsReportRow *new_row(FsReport *rep, int *cap, const char *id, const FsJou
     row->arch = fs_strdup(arch);
     int k = rep->spec.folds;
     row->folds = fs_calloc((size_t)k, sizeof *row->folds);
+    FsFolds folds = folds_of(&rep->spec);
     for (int s = 0; s < k; s++) {
-        int id_s = fold_id_of(&rep->spec, s);
+        int id_s = data_fold_id(&folds, s);
         fill_fold(&row->folds[s], id_s, journal_find_fold(j, id, id_s));
     }
     return row;

@@ -146,7 +146,7 @@ static void coord_open(RunCoord *c, RunState *st, FsMpi *m)
     c->tl = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
     c->sec = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
     c->prog = fs_calloc(FS_PROTO_MAX_ITEMS, sizeof *c->prog);
-    size_t slots = (size_t)st->sw.n_trials * (size_t)st->n_fold_ids + 1;
+    size_t slots = (size_t)st->sw.n_trials * (size_t)st->folds.n + 1;
     c->job_of = fs_malloc(slots * sizeof(int));
     for (size_t s = 0; s < slots; s++) c->job_of[s] = -1;
     run_coord_sync_jobs(c);

@@ -23,9 +23,9 @@ void run_coord_sync_jobs(RunCoord *c)
     for (; c->jobs_known < st->n_jobs; c->jobs_known++) {
         int i = c->jobs_known;
         c->owner[i] = -1;
-        int k = run_fold_slot(st, st->jobs[i].fold, NULL);
-        FS_ASSERT(k >= 0); /* jobs are listed from st->fold_ids */
-        c->job_of[st->job_trial[i] * st->n_fold_ids + k] = i;
+        int k = data_fold_slot(&st->folds, st->jobs[i].fold, NULL);
+        FS_ASSERT(k >= 0); /* jobs are listed from st->folds */
+        c->job_of[st->job_trial[i] * st->folds.n + k] = i;
     }
 }
 
@@ -33,9 +33,9 @@ void run_coord_sync_jobs(RunCoord *c)
 static int job_of_item(const RunCoord *c, const FsWorkItem *it)
 {
     const RunState *st = c->st;
-    int k = run_fold_slot(st, it->fold, NULL);
+    int k = data_fold_slot(&st->folds, it->fold, NULL);
     if (it->trial >= st->sw.n_trials || k < 0) return -1;
-    int i = c->job_of[it->trial * st->n_fold_ids + k];
+    int i = c->job_of[it->trial * st->folds.n + k];
     return i >= 0 && !strcmp(st->sw.trials[it->trial].id, it->id) ? i : -1;
 }
 
@@ -94,8 +94,8 @@ static void reconcile(RunCoord *c, int rank, const FsWorkItem *held, int n_held)
     RunState *st = c->st;
     c->serial++;
     for (int h = 0; h < n_held; h++) {
-        int k = run_fold_slot(st, held[h].fold, NULL);
-        int i = held[h].trial < st->sw.n_trials && k >= 0 ? c->job_of[held[h].trial * st->n_fold_ids + k] : -1;
+        int k = data_fold_slot(&st->folds, held[h].fold, NULL);
+        int i = held[h].trial < st->sw.n_trials && k >= 0 ? c->job_of[held[h].trial * st->folds.n + k] : -1;
         if (i >= 0 && c->owner[i] == rank) c->seen[i] = c->serial;
     }
     pthread_mutex_lock(&st->lock);
@@ -211,8 +211,8 @@ static void take_result(RunCoord *c, const FsMsg *msg)
         bad_message(msg, why);
         return;
     }
-    int k = run_fold_slot(st, it.fold, NULL);
-    int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->n_fold_ids + k] : -1;
+    int k = data_fold_slot(&st->folds, it.fold, NULL);
+    int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->folds.n + k] : -1;
     if (i >= 0 && c->owner[i] == -2 && st->job_prune[i]) { /* finished before it heard of its pruning */
         train_result_free(&r);
         return;

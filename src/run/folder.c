@@ -145,12 +145,12 @@ int run_folder_sense(RunState *st, FsErr *err)
 {
     const FsSweep *sw = &st->sw;
     uint64_t val[FS_MAX_FOLDS];
-    for (int k = 0; k < st->n_fold_ids; k++) val[k] = data_examples(&st->ds, st->fold_ids[k], 1, NULL);
+    for (int k = 0; k < st->folds.n; k++) val[k] = data_examples(&st->ds, data_fold_id(&st->folds, k), 1, NULL);
     const char **ids = fs_calloc((size_t)sw->n_trials + 1, sizeof *ids);
     FsJournalSweep js;
-    report_journal_sweep(&js, ids, sw, st->n_fold_ids, val);
+    report_journal_sweep(&js, ids, sw, st->folds.n, val);
     int rc = journal_set_sweep(&st->j, &js, err);
     free(ids);
     if (rc != 0) return -1;
-    return journal_append_sweep(&st->j, sw->canonical, val, st->n_fold_ids, err);
+    return journal_append_sweep(&st->j, sw->canonical, val, st->folds.n, err);
 }

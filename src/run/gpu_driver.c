@@ -32,13 +32,13 @@ int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device,
     return 0;
 }
 
-/* The largest training fold among fold_ids (a model's buffer holds its
+/* The largest training fold of the sweep's (a model's buffer holds its
  * fold's order). */
-static uint32_t largest_fold(const FsDataset *ds, const int *fold_ids, int n_folds)
+static uint32_t largest_fold(const FsDataset *ds, const FsFolds *folds)
 {
     uint32_t n_train = 0;
-    for (int k = 0; k < n_folds; k++) {
-        uint32_t n = data_examples(ds, fold_ids[k], 0, NULL);
+    for (int k = 0; k < folds->n; k++) {
+        uint32_t n = data_examples(ds, data_fold_id(folds, k), 0, NULL);
         if (n > n_train) n_train = n;
     }
     return n_train;
@@ -52,17 +52,16 @@ static int trial_check(const FsGpuLimits *lim, const FsTrial *tr, int fold, uint
     return gpu_model_check(lim, &tr->arch, &ts, n_train, why, n);
 }
 
-int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const int *fold_ids, int n_folds, int device,
-                         FsErr *err)
+int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds, int device, FsErr *err)
 {
     FsGpuLimits lim;
     if (gpu_limits(device, &lim) != 0) return fs_err_set(err, "cannot read CUDA device %d's limits", device), -1;
-    uint32_t n_train = largest_fold(ds, fold_ids, n_folds);
+    uint32_t n_train = largest_fold(ds, folds);
     int bad = 0;
     char first[700] = "";
     for (int t = 0; t < sw->n_trials; t++) {
         char why[512];
-        if (trial_check(&lim, &sw->trials[t], fold_ids[0], n_train, why, sizeof why) == 0) continue;
+        if (trial_check(&lim, &sw->trials[t], data_fold_id(folds, 0), n_train, why, sizeof why) == 0) continue;
         if (!bad++) snprintf(first, sizeof first, "trial %d (%s): %s", t + 1, sw->trials[t].id, why);
     }
     if (!bad) return 0;
@@ -81,17 +80,13 @@ int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, ch
         return fs_err_set(err, "--gpu %s: expected one of %s", profile, gpu_profile_names()), -1;
     if (!profile && (gpu_count() == 0 || gpu_limits(0, &lim) != 0)) gpu_profile("h200", &lim);
     snprintf(target, target_n, "%s%s", lim.name, profile || gpu_count() == 0 ? " profile" : "");
-    int folds[FS_MAX_FOLDS], n_folds = 0;
-    if (sw->predefined)
-        folds[n_folds++] = FS_FOLD_PREDEFINED;
-    else
-        for (uint32_t k = 0; k < ds->n_folds && k < FS_MAX_FOLDS; k++) folds[n_folds++] = (int)k;
-    uint32_t n_train = largest_fold(ds, folds, n_folds);
+    FsFolds folds = data_folds_of(sw->predefined, (int)ds->n_folds);
+    uint32_t n_train = largest_fold(ds, &folds);
     char **why = fs_calloc((size_t)sw->n_trials + 1, sizeof(char *));
     int bad = 0;
     for (int t = 0; t < sw->n_trials; t++) {
         char w[512] = "";
-        bad += trial_check(&lim, &sw->trials[t], folds[0], n_train, w, sizeof w) != 0;
+        bad += trial_check(&lim, &sw->trials[t], data_fold_id(&folds, 0), n_train, w, sizeof w) != 0;
         why[t] = fs_strdup(w);
     }
     *why_out = why;

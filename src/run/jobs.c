@@ -36,8 +36,8 @@ int state_add_trial(RunState *st, int t, FsErr *err)
         st->trials_done++;
         return 0;
     }
-    for (int k = 0; k < st->n_fold_ids; k++) {
-        const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
+    for (int k = 0; k < st->folds.n; k++) {
+        const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k));
         char why[256];
         int restore = 0;
         if (fr) {
@@ -47,20 +47,20 @@ int state_add_trial(RunState *st, int t, FsErr *err)
             if (run_model_check(st, fr, why, sizeof why) == 0) continue;
             /* Its scores stand; training it again (same seeds) restores the weights. */
             fprintf(stderr, "foldsweep: %s/%s is %s: trial %s fold %d is trained again to restore it\n", st->dir,
-                    fr->model.file, why, tr->id, st->fold_ids[k]);
+                    fr->model.file, why, tr->id, data_fold_id(&st->folds, k));
             restore = 1;
         }
         if (st->n_jobs >= st->cap_jobs) return fs_err_set(err, "internal: more jobs than the sweep's budget"), -1;
         int i = st->n_jobs++;
         st->job_restore[i] = restore;
-        run_job_spec(&st->specs[i], tr, st->fold_ids[k]);
+        run_job_spec(&st->specs[i], tr, data_fold_id(&st->folds, k));
         train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
-        st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, st->fold_ids[k], &st->res[i], NULL,
+        st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, data_fold_id(&st->folds, k), &st->res[i], NULL,
                               run_cancel_flag(), NULL, NULL, NULL, NULL};
         st->job_trial[i] = t;
         if (st->job_state) run_queue_add(st, i); /* mid-run: the queue exists already */
     }
-    if (st->trial_folds[t] == st->n_fold_ids) st->trials_done++;
+    if (st->trial_folds[t] == st->folds.n) st->trials_done++;
     /* Folds without their trial record (dropped by `foldsweep repair`):
      * the record is written again, so the leaderboard has its config. */
     if (st->trial_folds[t] && !journal_find_trial(&st->j, tr->id) &&
@@ -190,10 +190,10 @@ static void state_record_fold(RunState *st, int i)
     if (r->status != FS_FIT_OK) st->trial_bad[t] = 1;
     st->trial_folds[t]++;
     st->trial_metric[t] += train_result_metric(r, st->sw.metric);
-    int complete = st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t];
-    progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->n_fold_ids, complete);
+    int complete = st->trial_folds[t] == st->folds.n && !st->trial_bad[t];
+    progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->folds.n, complete);
     FsReportHtmlInfo live = {st->sw.path, 0, 1};
-    if (st->trial_folds[t] == st->n_fold_ids) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
+    if (st->trial_folds[t] == st->folds.n) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
 }
 
 void state_job_finished(RunState *st, int i)
@@ -210,7 +210,7 @@ void state_job_finished(RunState *st, int i)
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
     }
-    if (st->slot_done) st->slot_done[st->job_trial[i] * st->n_fold_ids + st->job_slot[i]] = 1;
+    if (st->slot_done) st->slot_done[st->job_trial[i] * st->folds.n + st->job_slot[i]] = 1;
     state_record_fold(st, i);
     run_sampler_step(st);
 }
@@ -268,15 +268,3 @@ void state_progress_sample(void *ctx, FsProgressSample *s)
     if (s->eta < 0 && s->planned > 0 && s->done >= s->planned) s->eta = 0;
 }
 
-int run_fold_slot(const RunState *st, int fold, FsErr *err)
-{
-    for (int k = 0; k < st->n_fold_ids; k++)
-        if (st->fold_ids[k] == fold) return k;
-    if (st->n_fold_ids == 1 && st->fold_ids[0] == FS_FOLD_PREDEFINED)
-        fs_err_set(err, "fold %d is not this sweep's fold (its one fold is the predefined split, %d)", fold,
-                   FS_FOLD_PREDEFINED);
-    else
-        fs_err_set(err, "fold %d is not one of this sweep's %d folds (0..%d)", fold, st->n_fold_ids,
-                   st->n_fold_ids - 1);
-    return -1;
-}

@@ -53,7 +53,7 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
     }
     FsMetrics m;
     metrics_from_confusion(&m, r->best_confusion);
-    FsModelInfo info = {.trial_index = tr->index, .fold = fold, .folds = st->n_fold_ids,
+    FsModelInfo info = {.trial_index = tr->index, .fold = fold, .folds = st->folds.n,
                         .best_epoch = r->best_epoch, .val_q3 = (float)m.q3, .val_loss = r->best_val_loss,
                         .data_fingerprint = st->ds.fingerprint, .config = tr->config,
                         .seen = st->seen, .n_seen = st->n_seen};
@@ -94,8 +94,8 @@ int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_
 static void remove_trial_files(const RunState *st, const char *trial)
 {
     char path[4400];
-    for (int k = 0; k < st->n_fold_ids; k++) {
-        const FsFoldRecord *fr = journal_find_fold(&st->j, trial, st->fold_ids[k]);
+    for (int k = 0; k < st->folds.n; k++) {
+        const FsFoldRecord *fr = journal_find_fold(&st->j, trial, data_fold_id(&st->folds, k));
         if (!fr || !fr->model.file[0]) continue;
         snprintf(path, sizeof path, "%s/%s", st->dir, fr->model.file);
         if (unlink(path) != 0 && errno != ENOENT)
@@ -125,8 +125,8 @@ int run_models_discard(RunState *st, FsErr *err)
             continue;
         }
         int has = 0;
-        for (int k = 0; k < st->n_fold_ids; k++) {
-            const FsFoldRecord *fr = journal_find_fold(&st->j, row->id, st->fold_ids[k]);
+        for (int k = 0; k < st->folds.n; k++) {
+            const FsFoldRecord *fr = journal_find_fold(&st->j, row->id, data_fold_id(&st->folds, k));
             has |= fr && fr->model.file[0];
         }
         if (!has) continue;

@@ -41,7 +41,7 @@ static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
 static int cut_fold_slot(RunState *st, const FsCutRecord *c)
 {
     FsErr e = {0}, why = {0};
-    int slot = run_fold_slot(st, c->fold, &why);
+    int slot = data_fold_slot(&st->folds, c->fold, &why);
     if (slot >= 0) return slot;
     fs_err_set(&e, "%s: the pruned record of trial %s: %s; `foldsweep repair %s` drops it", st->j.path, c->trial,
                why.msg, st->dir);
@@ -49,17 +49,17 @@ static int cut_fold_slot(RunState *st, const FsCutRecord *c)
     return -1;
 }
 
-/* The first slot the trial's pruning leaves out (n_fold_ids: none, or a
+/* The first slot the trial's pruning leaves out (folds.n: none, or a
  * record refused). */
 static int cut_slot_from(RunState *st, int t)
 {
     const FsCutRecord *c = journal_find_cut(&st->j, st->sw.trials[t].id);
     int slot = c ? cut_fold_slot(st, c) : -1;
-    if (slot < 0) return st->n_fold_ids;
+    if (slot < 0) return st->folds.n;
     return c->epoch ? slot : slot + 1;
 }
 
-int run_pruning_cut_slot(const RunState *st, int t) { return st->trial_cut ? st->trial_cut[t] : st->n_fold_ids; }
+int run_pruning_cut_slot(const RunState *st, int t) { return st->trial_cut ? st->trial_cut[t] : st->folds.n; }
 
 /* Applies a decision: journal, queue, running folds (lock held). */
 static int apply(RunState *st, const FsPruneDecision *d)
@@ -69,7 +69,7 @@ static int apply(RunState *st, const FsPruneDecision *d)
     FsCutRecord c;
     memset(&c, 0, sizeof c);
     snprintf(c.trial, sizeof c.trial, "%s", tr->id);
-    c.fold = st->fold_ids[d->fold];
+    c.fold = data_fold_id(&st->folds, d->fold);
     c.epoch = d->epoch;
     snprintf(c.rule, sizeof c.rule, "%s", d->rule);
     c.value = d->value;
@@ -145,7 +145,7 @@ void run_pruning_job_finished(RunState *st, int i)
 void run_pruning_open(RunState *st)
 {
     const FsSweep *sw = &st->sw;
-    int nt = sw->n_trials, K = st->n_fold_ids;
+    int nt = sw->n_trials, K = st->folds.n;
     size_t cap = (size_t)st->cap_jobs + 1;
     st->job_slot = fs_calloc(cap, sizeof(int));
     st->job_state = fs_calloc(cap, sizeof(int));
@@ -174,7 +174,7 @@ void run_pruning_open(RunState *st)
         st->trial_cut[t] = cut_slot_from(st, t);
         const FsCutRecord *c = journal_find_cut(&st->j, tr->id);
         for (int k = 0; k < K; k++) {
-            const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
+            const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k));
             if (fr) st->slot_done[t * K + k] = 1;
             if (fr && !(c && k >= st->trial_cut[t])) feed_result(st, t, k, &fr->r);
         }
@@ -218,8 +218,8 @@ void run_pruning_close(RunState *st)
 
 void run_queue_add(RunState *st, int i)
 {
-    st->job_slot[i] = run_fold_slot(st, st->jobs[i].fold, NULL);
-    FS_ASSERT(st->job_slot[i] >= 0); /* jobs are listed from st->fold_ids */
+    st->job_slot[i] = data_fold_slot(&st->folds, st->jobs[i].fold, NULL);
+    FS_ASSERT(st->job_slot[i] >= 0); /* jobs are listed from st->folds */
     st->job_state[i] = FS_JOB_QUEUED;
     st->jobs[i].prune = &st->job_prune[i];
     st->jobs[i].progress = &st->job_progress[i];
@@ -232,7 +232,7 @@ void run_queue_add(RunState *st, int i)
 static int ready(const RunState *st, int i)
 {
     if (!st->pruner || st->job_restore[i] || st->job_slot[i] == 0) return 1;
-    return st->slot_done[st->job_trial[i] * st->n_fold_ids + st->job_slot[i] - 1];
+    return st->slot_done[st->job_trial[i] * st->folds.n + st->job_slot[i] - 1];
 }
 
 int run_pruning_take(RunState *st)

@@ -19,11 +19,11 @@
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
-int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids, int *best)
+int run_refit_epochs(const FsJournal *j, const char *trial, const FsFolds *folds, int *best)
 {
     int e[FS_MAX_FOLDS], n = 0;
-    for (int k = 0; k < n_fold_ids && n < FS_MAX_FOLDS; k++) {
-        const FsFoldRecord *fr = journal_find_fold(j, trial, fold_ids[k]);
+    for (int k = 0; k < folds->n && n < FS_MAX_FOLDS; k++) {
+        const FsFoldRecord *fr = journal_find_fold(j, trial, data_fold_id(folds, k));
         if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return 0;
         e[n++] = fr->r.best_epoch;
     }
@@ -38,16 +38,16 @@ void run_refit_file(char *out, size_t n, const char *trial)
     snprintf(out, n, "refits/%s/refit.safetensors", trial);
 }
 
-int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, const int *fold_ids,
-                    int n_fold_ids, const uint64_t *seen, uint32_t n_seen, int threads, int gpu, FsErr *err)
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, const FsFolds *folds,
+                    const uint64_t *seen, uint32_t n_seen, int threads, int gpu, FsErr *err)
 {
-    FsModelInfo info = {.trial_index = tr->index, .fold = FS_FOLD_ALL, .folds = n_fold_ids, .val_q3 = NAN,
+    FsModelInfo info = {.trial_index = tr->index, .fold = FS_FOLD_ALL, .folds = folds->n, .val_q3 = NAN,
                         .val_loss = NAN, .data_fingerprint = ds->fingerprint, .config = tr->config,
                         .seen = (uint64_t *)seen, .n_seen = n_seen};
-    const int epochs = run_refit_epochs(j, tr->id, fold_ids, n_fold_ids, info.fold_best);
+    const int epochs = run_refit_epochs(j, tr->id, folds, info.fold_best);
     if (epochs < 1) return fs_err_set(err, "trial %s: no best epochs to refit for", tr->id), -1;
     info.best_epoch = info.epochs = epochs; /* the last epoch's weights are kept */
-    info.n_fold_best = n_fold_ids;
+    info.n_fold_best = folds->n;
     snprintf(info.epochs_rule, sizeof info.epochs_rule, "%s", FS_REFIT_RULE);
     snprintf(info.trial, sizeof info.trial, "%s", tr->id);
     FsTrainSpec ts;
@@ -124,8 +124,7 @@ int run_refit_command(const char *dir, const char *trial, int rank, int threads,
         return -1;
     }
     sweep_assign_ids(&sw, ds.fingerprint);
-    int fold_ids[FS_MAX_FOLDS], n_fold = sw.predefined ? 1 : (int)ds.n_folds;
-    for (int k = 0; k < n_fold; k++) fold_ids[k] = sw.predefined ? FS_FOLD_PREDEFINED : k;
+    FsFolds folds = data_folds_of(sw.predefined, (int)ds.n_folds);
     uint64_t *seen = NULL;
     uint32_t n_seen = data_seen_hashes(&ds, &seen);
     if (journal_open(&j, dir, &err) != 0 || run_folder_check_trials(dir, &j, &sw, &err) != 0) goto out;
@@ -144,7 +143,7 @@ int run_refit_command(const char *dir, const char *trial, int rank, int threads,
             }
     }
     report_free(&rep);
-    int epochs = tr ? run_refit_epochs(&j, tr->id, fold_ids, n_fold, NULL) : 0;
+    int epochs = tr ? run_refit_epochs(&j, tr->id, &folds, NULL) : 0;
     if (!err.set && !tr && trial)
         fs_err_set(&err, "%s: no trial '%s' in this sweep", dir, trial);
     else if (!err.set && !tr)
@@ -162,7 +161,7 @@ int run_refit_command(const char *dir, const char *trial, int rank, int threads,
         fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the %s)\n", tr->id,
                 data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs, FS_REFIT_RULE);
         if (threads <= 0) threads = sw.threads > 0 ? sw.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-        if (run_refit_trial(dir, &j, &ds, tr, fold_ids, n_fold, seen, n_seen, threads, -1, &err) != 0) goto out;
+        if (run_refit_trial(dir, &j, &ds, tr, &folds, seen, n_seen, threads, -1, &err) != 0) goto out;
         rr = journal_find_refit(&j, tr->id);
         snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
         fprintf(out, "saved %s\n", path);

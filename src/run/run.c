@@ -92,7 +92,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
         else
             snprintf(how, sizeof how, "%d thread%s", threads, threads == 1 ? "" : "s");
         fprintf(out, "foldsweep: %d trials x %d fold%s, %d folds to train (%d already done), %s, run folder %s\n",
-                st.sw.n_trials, st.n_fold_ids, st.n_fold_ids == 1 ? "" : "s", st.n_jobs,
+                st.sw.n_trials, st.folds.n, st.folds.n == 1 ? "" : "s", st.n_jobs,
                 st.prog.folds_earlier, how, st.dir);
     }
     double t_train = fs_now();

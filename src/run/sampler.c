@@ -19,8 +19,8 @@ static int resolved(const RunState *st, int t)
 {
     const FsTrial *tr = &st->sw.trials[t];
     if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) return 1;
-    for (int k = 0; k < st->n_fold_ids; k++)
-        if (!journal_find_fold(&st->j, tr->id, st->fold_ids[k])) return 0;
+    for (int k = 0; k < st->folds.n; k++)
+        if (!journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k))) return 0;
     return 1;
 }
 
@@ -31,13 +31,13 @@ static double score(const RunState *st, int t)
     const FsTrial *tr = &st->sw.trials[t];
     if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) return -INFINITY;
     double sum = 0;
-    for (int k = 0; k < st->n_fold_ids; k++) {
-        const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, st->fold_ids[k]);
+    for (int k = 0; k < st->folds.n; k++) {
+        const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k));
         if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return -INFINITY;
         double v = train_result_metric(&fr->r, st->sw.metric);
         sum += st->sw.metric == FS_METRIC_LOSS ? -v : v;
     }
-    return sum / st->n_fold_ids;
+    return sum / st->folds.n;
 }
 
 /* Proposes the next batch; returns its size. */

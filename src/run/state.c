@@ -175,17 +175,11 @@ static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
-    if (sw->predefined) {
-        st->n_fold_ids = 1;
-        st->fold_ids[0] = FS_FOLD_PREDEFINED;
-    } else {
-        st->n_fold_ids = (int)st->ds.n_folds;
-        for (int f = 0; f < st->n_fold_ids; f++) st->fold_ids[f] = f;
-    }
+    st->folds = data_folds_of(sw->predefined, (int)st->ds.n_folds);
     /* The run record: the sweep's size and data, and how this session runs
      * (the report regenerated from the journal shows them). */
     FsRunRecord run = {.n_trials = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials,
-                       .folds = st->n_fold_ids,
+                       .folds = st->folds.n,
                        .data_fingerprint = st->ds.fingerprint,
                        .ranks = o->ranks > 0 ? o->ranks : 1};
     snprintf(run.metric, sizeof run.metric, "%s", metrics_kind_name(sw->metric));
@@ -209,7 +203,7 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
     FsSweep *sw = &st->sw;
     FsErr err = {0};
     int nt = sw->n_trials, budget = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : nt;
-    st->cap_jobs = budget * st->n_fold_ids + 1;
+    st->cap_jobs = budget * st->folds.n + 1;
     st->jobs = fs_calloc((size_t)st->cap_jobs, sizeof(FsJob));
     st->res = fs_calloc((size_t)st->cap_jobs, sizeof(FsFitResult));
     st->specs = fs_calloc((size_t)st->cap_jobs, sizeof(FsTrainSpec));
@@ -226,13 +220,13 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
             fprintf(stderr, "foldsweep: %s\n", err.msg);
             return FS_EXIT_ERROR;
         }
-    progress_init(&st->prog, out, o->quiet, budget, st->trials_done, st->n_fold_ids, st->n_jobs, o->grace);
+    progress_init(&st->prog, out, o->quiet, budget, st->trials_done, st->folds.n, st->n_jobs, o->grace);
     /* Every fold of the trials proposed so far that is not queued is in the
      * journal (a failed or pruned trial's too: it trains no more). */
-    progress_seed_done(&st->prog, st->n_proposed * st->n_fold_ids - st->n_jobs);
+    progress_seed_done(&st->prog, st->n_proposed * st->folds.n - st->n_jobs);
     for (int t = 0; t < sw->n_trials; t++)
-        if (st->trial_folds[t] == st->n_fold_ids && !st->trial_bad[t] && !journal_find_cut(&st->j, sw->trials[t].id))
-            progress_seed_best(&st->prog, sw->trials[t].id, st->trial_metric[t] / st->n_fold_ids,
+        if (st->trial_folds[t] == st->folds.n && !st->trial_bad[t] && !journal_find_cut(&st->j, sw->trials[t].id))
+            progress_seed_best(&st->prog, sw->trials[t].id, st->trial_metric[t] / st->folds.n,
                                sw->metric == FS_METRIC_LOSS);
     return FS_EXIT_OK;
 }
@@ -247,7 +241,7 @@ int state_open(RunState *st, const FsRunOptions *o, FILE *out)
     if (rc == FS_EXIT_OK) rc = open_jobs(st, o, out);
     if (rc != FS_EXIT_OK) return rc;
     FsErr gerr = {0};
-    if (st->use_gpu && run_gpu_check_trials(&st->sw, &st->ds, st->fold_ids, st->n_fold_ids, st->gpu_device, &gerr)) {
+    if (st->use_gpu && run_gpu_check_trials(&st->sw, &st->ds, &st->folds, st->gpu_device, &gerr)) {
         fprintf(stderr, "foldsweep: %s\n", gerr.msg);
         return FS_EXIT_USAGE;
     }
@@ -321,7 +315,7 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
      * earlier run may have left some). */
     if (!st->io_failed && !state_work_left(st))
         for (int t = 0; t < st->sw.n_trials; t++)
-            for (int k = 0; k < st->n_fold_ids; k++) run_ckpt_remove(st->dir, st->sw.trials[t].id, st->fold_ids[k]);
+            for (int k = 0; k < st->folds.n; k++) run_ckpt_remove(st->dir, st->sw.trials[t].id, data_fold_id(&st->folds, k));
     if (!st->io_failed && run_models_discard(st, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;

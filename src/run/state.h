@@ -35,7 +35,7 @@ typedef struct RunState {
     char dir[4096];
     FsProgress prog;
     pthread_mutex_t lock;
-    int n_fold_ids, fold_ids[FS_MAX_FOLDS];
+    FsFolds folds; /* the sweep's folds (data_fold_id, data_fold_slot) */
     /* The jobs of this run: (trial, fold) pairs without a journal record. */
     FsJob *jobs;
     FsFitResult *res;
@@ -46,7 +46,7 @@ typedef struct RunState {
     /* The queue (pruning.c): each job's state, the dispatch order, and the
      * number still queued. A job whose result was lost is queued again. */
     int *job_state, *order, n_queued;
-    int *job_slot;             /* the job's fold slot (index into fold_ids) */
+    int *job_slot;             /* the job's fold slot (data_fold_slot) */
     volatile int *job_prune;   /* per job: its trial was pruned, stop it */
     volatile int *job_progress; /* per job: epochs completed (the trainer moves it) */
     volatile uint64_t *job_examples; /* per job: examples trained so far (the trainer moves it) */
@@ -61,7 +61,7 @@ typedef struct RunState {
     int epoch_lines;
     int *job_fed;              /* per job: epochs given to the pruner */
     /* search.pruner (NULL pruner: none). trial_cut: first fold slot a
-     * trial's pruning leaves out (n_fold_ids: not pruned); slot_done: per
+     * trial's pruning leaves out (folds.n: not pruned); slot_done: per
      * (trial, slot), the fold is recorded. */
     FsPruner *pruner;
     int *trial_cut;
@@ -116,10 +116,6 @@ void run_pruning_open(RunState *st);
 int run_pruning_take(RunState *st);
 /* A job listed mid-run (a new batch) joins the queue. */
 void run_queue_add(RunState *st, int i);
-/* Fold's slot in st->fold_ids (jobs.c), or -1 with err (may be NULL)
- * saying the fold is not one of the sweep's: the one lookup for a job's,
- * a message's and a journal record's fold. */
-int run_fold_slot(const RunState *st, int fold, FsErr *err);
 void run_pruning_close(RunState *st);
 /* Values of rank 0's running jobs, from their progress counters. */
 void run_pruning_poll_local(RunState *st);
@@ -131,7 +127,7 @@ void run_pruning_job_finished(RunState *st, int i);
  * pruned trials' queued folds and raises their running folds' prune flags.
  * Returns how many trials were pruned now. */
 int run_pruning_decide(RunState *st);
-/* The first fold slot a trial's pruning leaves out (n_fold_ids if none). */
+/* The first fold slot a trial's pruning leaves out (folds.n if none). */
 int run_pruning_cut_slot(const RunState *st, int t);
 /* 1 while some job has no outcome in the journal yet (lock held): a stopped
  * run exits 3 only then, so a finished sweep is never requeued. */
@@ -189,8 +185,7 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q);
 /* Every trial of the sweep on the GPU path of `device` (gpu_model_check,
  * the launcher's rule, with the largest training fold): 0, or -1 with the
  * refused trials named. A GPU rank refuses the run with it before training. */
-int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const int *fold_ids, int n_folds, int device,
-                         FsErr *err);
+int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds, int device, FsErr *err);
 /* This rank's backend for the binding map: "GPU 0: NVIDIA H200, ...", or
  * "cpu", with why no CUDA device is used where the build has the backend. */
 void run_backend_describe(int use_gpu, int device, char *out, size_t n);
@@ -210,17 +205,17 @@ int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_
 int run_models_discard(RunState *st, FsErr *err);
 
 /* Refits (refit.c): the epochs a trial's refit trains (FS_REFIT_RULE of
- * its folds' best epochs, which fill best (NULL: not wanted; n_fold_ids
+ * its folds' best epochs, which fill best (NULL: not wanted; folds->n
  * entries); 0 if a fold is missing or not ok), its file relative to the
  * run folder, and the refit itself: trained on every protein in use
  * (FS_FOLD_ALL) on CUDA device `gpu` (>= 0: a GPU run's refit) or else on
  * threads threads, saved durably (the file's metadata names the epochs,
  * the rule and the folds' best epochs), then a "refit" journal record. */
 #define FS_REFIT_RULE "median of the folds' best epochs"
-int run_refit_epochs(const FsJournal *j, const char *trial, const int *fold_ids, int n_fold_ids, int *best);
+int run_refit_epochs(const FsJournal *j, const char *trial, const FsFolds *folds, int *best);
 void run_refit_file(char *out, size_t n, const char *trial);
-int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, const int *fold_ids,
-                    int n_fold_ids, const uint64_t *seen, uint32_t n_seen, int threads, int gpu, FsErr *err);
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, const FsFolds *folds,
+                    const uint64_t *seen, uint32_t n_seen, int threads, int gpu, FsErr *err);
 /* One job on CUDA device `device` (gpu_driver.c): 0, or -1 with the CUDA
  * error (the job then ends cancelled, with the error as its message). */
 int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *err);
@@ -280,7 +275,7 @@ typedef struct {
     RunState *st;
     FsMpi *m;
     int *owner;       /* per job: rank training it, -1 queued, -2 done */
-    int *job_of;      /* (trial * n_fold_ids + fold slot) -> job, -1 none */
+    int *job_of;      /* (trial * folds.n + fold slot) -> job, -1 none */
     int *inflight;    /* per rank */
     int *lost;        /* per job: times a worker lost or refused it */
     int *seen;        /* per job: the REQUEST serial that last listed it as held */
@@ -332,7 +327,7 @@ typedef struct {
     FsMpi *m;
     FsSweep sw;
     FsDataset ds;
-    int n_fold_ids, fold_ids[FS_MAX_FOLDS];
+    FsFolds folds; /* the sweep's folds, as rank 0's */
     pthread_mutex_t lock;
     pthread_cond_t cv;
     FsJob *jobs;

@@ -67,7 +67,7 @@ static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, int thread
     char why[200], path[4400];
     if (rr) snprintf(path, sizeof path, "%s/%s", st->dir, rr->model.file);
     if (!rr || modelfile_verify(path, rr->model.bytes, rr->model.crc32, why, sizeof why) != 0) {
-        if (run_refit_trial(st->dir, &st->j, &st->ds, tr, st->fold_ids, st->n_fold_ids, st->seen, st->n_seen,
+        if (run_refit_trial(st->dir, &st->j, &st->ds, tr, &st->folds, st->seen, st->n_seen,
                             threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
                             st->use_gpu ? st->gpu_device : -1, err) != 0)
             return -1;

@@ -79,9 +79,9 @@ static int item_ok(const RunWorker *w, const FsWorkItem *it, char *why, size_t n
     if (it->trial >= w->sw.n_trials) return snprintf(why, n, "trial %d of %d", it->trial, w->sw.n_trials), 0;
     if (strcmp(w->sw.trials[it->trial].id, it->id) != 0)
         return snprintf(why, n, "trial %d is %s here, not %s", it->trial, w->sw.trials[it->trial].id, it->id), 0;
-    for (int k = 0; k < w->n_fold_ids; k++)
-        if (w->fold_ids[k] == it->fold) return 1;
-    return snprintf(why, n, "fold %d is not a fold of this sweep", it->fold), 0;
+    FsErr e = {0};
+    if (data_fold_slot(&w->folds, it->fold, &e) >= 0) return 1;
+    return snprintf(why, n, "%.200s", e.msg), 0;
 }
 
 /* Test hook REFUSE=R (util/faults.c: rank R refuses its first item) or
@@ -189,16 +189,10 @@ static int worker_setup(RunWorker *w)
         return FS_EXIT_ERROR;
     }
     sweep_assign_ids(&w->sw, w->ds.fingerprint);
-    if (w->sw.predefined) {
-        w->n_fold_ids = 1;
-        w->fold_ids[0] = FS_FOLD_PREDEFINED;
-    } else {
-        w->n_fold_ids = (int)w->ds.n_folds;
-        for (int f = 0; f < w->n_fold_ids; f++) w->fold_ids[f] = f;
-    }
+    w->folds = data_folds_of(w->sw.predefined, (int)w->ds.n_folds);
     /* Room for every job rank 0 can send, twice (a lost one comes again). */
     int trials = w->sw.sampler == FS_SAMPLER_TPE && w->sw.random_n < w->sw.n_trials ? w->sw.random_n : w->sw.n_trials;
-    w->cap = 2 * trials * w->n_fold_ids + 16;
+    w->cap = 2 * trials * w->folds.n + 16;
     w->jobs = fs_calloc((size_t)w->cap + 1, sizeof(FsJob));
     w->res = fs_calloc((size_t)w->cap + 1, sizeof(FsFitResult));
     w->specs = fs_calloc((size_t)w->cap + 1, sizeof(FsTrainSpec));
@@ -239,8 +233,8 @@ static int worker_backend(RunWorker *w, int threads, char *device, size_t device
         FsTrainSpec ts;
         FsFitResult tmp;
         memset(&tmp, 0, sizeof tmp);
-        run_job_spec(&ts, &w->sw.trials[0], w->fold_ids[0]);
-        FsJob probe = {&w->sw.trials[0].arch, &ts, &w->ds, w->fold_ids[0], &tmp, NULL, NULL, NULL, NULL, NULL, NULL};
+        run_job_spec(&ts, &w->sw.trials[0], data_fold_id(&w->folds, 0));
+        FsJob probe = {&w->sw.trials[0].arch, &ts, &w->ds, data_fold_id(&w->folds, 0), &tmp, NULL, NULL, NULL, NULL, NULL, NULL};
         threads = run_gpu_capacity(w->device, &w->ds, &probe);
         if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
     }
@@ -419,7 +413,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     run_backend_describe(0, 0, device, sizeof device);
     int threads = worker_backend(&w, worker_threads(&w, o), device, sizeof device);
     FsErr gerr = {0};
-    if (w.use_gpu && run_gpu_check_trials(&w.sw, &w.ds, w.fold_ids, w.n_fold_ids, w.device, &gerr) != 0) {
+    if (w.use_gpu && run_gpu_check_trials(&w.sw, &w.ds, &w.folds, w.device, &gerr) != 0) {
         fsmpi_report_setup(m, gerr.msg, 0, device, NULL); /* rank 0 ends the run with it */
         worker_free(&w);
         return FS_EXIT_USAGE;

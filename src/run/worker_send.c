@@ -259,7 +259,7 @@ void run_worker_inject_bad(RunWorker *w)
     fsmpi_send(w->m, 0, FS_MSG_REQUEST, &b); /* impossible capacity */
     proto_encode_trials(&b, NULL, 0);
     fsmpi_send(w->m, 0, FS_MSG_TRIALS, &b); /* a coordinator's message */
-    FsWorkItem it = {0, w->fold_ids[0], ""};
+    FsWorkItem it = {0, data_fold_id(&w->folds, 0), ""};
     memcpy(it.id, w->sw.trials[0].id, 17);
     FsFitResult r;
     train_result_alloc(&r, 1);
