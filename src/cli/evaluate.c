@@ -8,13 +8,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "journal/journal.h"
 #include "predict/predict.h"
+#include "run/run.h" /* run_solo_threads */
 
 enum {
     OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_INPUT_FORMAT, OPT_SEQUENCES, OPT_LABELS, OPT_MASK, OPT_ALLOW, OPT_EXCLUDE,
@@ -244,9 +244,8 @@ int cli_evaluate(int argc, char **argv)
     for (uint32_t r = 0; ok && r < ds.n_res; r++) scored += FS_SS_SCORED(ds.ss[r]);
     if (ok && scored == 0) ok = (fs_err_set(&err, "%s: no scored residues to evaluate on", data), 0);
     if (ok) {
-        if (threads == 0) threads = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
         float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)ds.n_res + 1));
-        predict_run(e, &ds, (int)threads, 256, probs, NULL);
+        predict_run(e, &ds, run_solo_threads((int)threads), 256, probs, NULL);
         evaluate_score(ev, &ds, probs, (int)reps, seed);
         free(probs);
         char models[2400], key[24];

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "predict/predict.h"
+#include "run/run.h" /* run_solo_threads */
 
 enum { OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_OUT, OPT_INPUT_FORMAT, OPT_THREADS, OPT_BATCH, OPT_MIXED, OPT_HELP };
 
@@ -192,7 +192,6 @@ int cli_predict(int argc, char **argv)
     ok = ok && predict_load(ens, set, (int)batch, &err) == 0 && check_mixed(ens, set, a.val[OPT_MIXED] != NULL, &err) == 0;
     FsNameSet names = {0};
     if (!ok) cli_error("%s", err.msg);
-    if (ok && threads == 0) threads = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
     if (ok && a.n_args - n_models > 1 && is_psipred((FsPredFormat)fmt) &&
         !per_protein(a.val[OPT_OUT], (FsPredFormat)fmt, a.n_args - n_models)) {
         cli_error("%d inputs, but a PSIPRED %s file holds one protein: give -o DIR/ (an existing folder) for one "
@@ -217,7 +216,7 @@ int cli_predict(int argc, char **argv)
         warn_unknown(&ds, a.args[i]);
         float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)ds.n_res + 1));
         float *agree = fs_malloc(sizeof(float) * ((size_t)ds.n_res + 1));
-        predict_run(ens, &ds, (int)threads, (int)batch, probs, agree);
+        predict_run(ens, &ds, run_solo_threads((int)threads), (int)batch, probs, agree);
         ok = write_out(a.val[OPT_OUT], (FsPredFormat)fmt, &ds, probs, agree, a.n_args - n_models, i == n_models,
                        &names) == 0;
         free(probs);

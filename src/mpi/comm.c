@@ -75,7 +75,7 @@ static int launched_by_mpi(void)
     return 0;
 }
 
-static void single(FsMpi *m)
+void fsmpi_alone(FsMpi *m)
 {
     memset(m, 0, sizeof *m);
     m->size = m->local_size = 1;
@@ -123,7 +123,7 @@ static void test_startup_delay(void)
 
 void fsmpi_init(FsMpi *m, double startup_timeout)
 {
-    single(m);
+    fsmpi_alone(m);
     if (!launched_by_mpi()) return;
     int provided = 0;
     fsmpi_watchdog_start(startup_timeout, "MPI_Init_thread (Open MPI's own start-up)");
@@ -142,7 +142,7 @@ void fsmpi_init(FsMpi *m, double startup_timeout)
 
 void fsmpi_attach(FsMpi *m, MPI_Comm comm)
 {
-    single(m);
+    fsmpi_alone(m);
     int on = 0;
     MPI_CHECK(m, MPI_Initialized(&on));
     if (!on) FS_DIE("fsmpi_attach: MPI is not initialised");
@@ -271,12 +271,17 @@ void fsmpi_send(FsMpi *m, int dest, int tag, const FsBuf *b)
 
 int fsmpi_built(void) { return 0; }
 
-void fsmpi_init(FsMpi *m, double startup_timeout)
+void fsmpi_alone(FsMpi *m)
 {
-    (void)startup_timeout;
     memset(m, 0, sizeof *m);
     m->size = m->local_size = 1;
     fill_local(m);
+}
+
+void fsmpi_init(FsMpi *m, double startup_timeout)
+{
+    (void)startup_timeout;
+    fsmpi_alone(m);
 }
 
 void fsmpi_finalize(FsMpi *m) { m->active = 0; }

@@ -162,6 +162,9 @@ int fsmpi_launcher_several(char *const *env, FsLauncher *l);
  * MPI_Comm_dup, ...) if this has not finished within startup_timeout
  * seconds (<= 0: no watchdog). */
 void fsmpi_init(FsMpi *m, double startup_timeout);
+/* m as rank 0 of 1 on this host, with its cores, never touching MPI: for
+ * the commands that work in one process (refit, evaluate, predict). */
+void fsmpi_alone(FsMpi *m);
 #ifdef FS_HAVE_MPI
 /* m over the ranks of comm (collective over comm): MPI must be initialised,
  * with MPI_THREAD_FUNNELED or more, and stays the caller's to finalise.

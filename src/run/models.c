@@ -107,7 +107,7 @@ static void remove_trial_files(const RunState *st, const char *trial)
 
 int run_models_discard(RunState *st, FsErr *err)
 {
-    int keep = st->sw.keep_models;
+    int keep = st->set.keep_models;
     if (keep == FS_KEEP_ALL) return 0;
     FsReportSpec spec;
     FsReport rep;

@@ -11,7 +11,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "modelfile/modelfile.h"
 #include "report/report.h"
@@ -63,7 +62,8 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     if (gpu >= 0) {
         if (run_gpu_train_one(gpu, ds, &job, err) != 0) goto out;
     } else {
-        train_jobs(&job, 1, threads > 0 ? threads : 1);
+        FS_ASSERT(threads >= 1); /* run_settings' solo_threads */
+        train_jobs(&job, 1, threads);
     }
     if (r.status != FS_FIT_OK || !r.weights) {
         fs_err_set(err, "refit of trial %s: %s", tr->id,
@@ -160,8 +160,12 @@ int run_refit_command(const char *dir, const char *trial, int rank, int threads,
     } else {
         fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the %s)\n", tr->id,
                 data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs, FS_REFIT_RULE);
-        if (threads <= 0) threads = sw.threads > 0 ? sw.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-        if (run_refit_trial(dir, &j, &ds, tr, &folds, seen, n_seen, threads, -1, &err) != 0) goto out;
+        FsRunOptions o = {.threads = threads, .backend = -1};
+        FsRunSettings set;
+        FsMpi alone;
+        fsmpi_alone(&alone);
+        run_settings(&set, &o, &sw, &alone);
+        if (run_refit_trial(dir, &j, &ds, tr, &folds, seen, n_seen, set.solo_threads, -1, &err) != 0) goto out;
         rr = journal_find_refit(&j, tr->id);
         snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
         fprintf(out, "saved %s\n", path);

@@ -13,16 +13,6 @@
 #include "gpu/gpu.h"
 #include "run/state.h"
 
-/* Threads for rank 0: all cores alone, its share of the node under MPI
- * (which may be none: with more ranks than cores it only coordinates). */
-static int threads_rank0(const FsMpi *m, const FsRunOptions *o, const FsSweep *sw)
-{
-    if (o->threads > 0) return o->threads;
-    if (sw->threads > 0) return sw->threads;
-    if (m->active && m->size > 1) return m->node_cores / m->local_size;
-    return m->node_cores;
-}
-
 /* Test hook RAISE=setup|trained (util/faults.c): a scheduler's warning
  * (SIGUSR1) at that moment, delivered by the process itself so the test
  * does not race the program. */
@@ -46,15 +36,14 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
 
     RunState st;
     FsRunOptions opt = *o;
-    opt.local_rank = m->local_rank;
     opt.ranks = multi ? m->size : 1;
     o = &opt;
-    int rc = state_open(&st, o, out);
+    int rc = state_open(&st, o, m, out);
     if (multi) {
         /* Workers wait in this broadcast: they learn of a failure here too,
          * and the backend asked for (the canonical sweep leaves run options out). */
         int32_t status = rc == FS_EXIT_OK ? 0 : 1;
-        int32_t backend = o->backend >= 0 ? o->backend : (rc == FS_EXIT_OK ? (int)st.sw.backend : 0);
+        int32_t backend = rc == FS_EXIT_OK ? st.set.backend : 0;
         char *text = status == 0 ? st.sw.canonical : NULL;
         uint8_t *bytes = NULL;
         uint64_t n = 0;
@@ -73,7 +62,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
         state_close(&st);
         return rc;
     }
-    int threads = threads_rank0(m, o, &st.sw);
+    int threads = st.set.threads;
     char device[240];
     run_backend_describe(st.use_gpu, st.gpu_device, device, sizeof device);
     if (fsmpi_report_setup(m, NULL, st.use_gpu ? 0 : threads, device, o->quiet ? NULL : out) > 0) {
@@ -98,7 +87,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
     double t_train = fs_now();
     rc = run_coordinate(&st, m, threads, o->worker_timeout);
     test_raise("trained");
-    if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet, threads) != 0) rc = FS_EXIT_ERROR;
+    if (rc == FS_EXIT_OK && run_test_phase(&st, out, o->quiet) != 0) rc = FS_EXIT_ERROR;
     if (rc == FS_EXIT_OK && st.test_left) rc = FS_EXIT_INTERRUPTED; /* a signal stopped the test phase */
     double wall = fs_now() - t_train;
     /* Worker time is every rank's threads, not rank 0's alone. */

@@ -20,17 +20,43 @@
 typedef struct {
     const char *sweep_path;
     const char *out_dir; /* NULL: the sweep's run.out, else runs/<sweep name> */
-    int threads;         /* 0: the sweep's run.threads, else the machine's cores */
+    int threads;         /* 0: the sweep's run.threads, else the machine's (run_settings) */
     int backend;         /* -1: the sweep's run.backend */
     int quiet;           /* no progress output */
     double grace;        /* seconds in-flight folds may finish after a signal */
     FILE *out;           /* progress and summary (stdout) */
-    int local_rank;      /* set by run_sweep: node-local rank, picks the GPU */
     int ranks;           /* set by run_sweep: the run's MPI ranks (1 without MPI), for its run record */
     int restart;         /* set the folder's earlier run aside (DIR/previous-N) and start again */
     int epoch_lines;     /* --progress: a line per finished epoch of every fold */
     double worker_timeout; /* seconds a worker rank may send nothing before rank 0 gives up on it (<= 0: never) */
 } FsRunOptions;
+
+/* The options as they come out, resolved once by run_settings from the
+ * command line (FsRunOptions), the sweep's run section and the machine;
+ * everything else reads these instead of deciding again. */
+typedef struct {
+    /* This rank's training threads: --threads, else run.threads, else its
+     * share of the node's cores (every core alone; cores / ranks on the
+     * node under MPI, which leaves rank 0 none when the ranks outnumber
+     * the cores: it then only coordinates; a worker rank gets at least 1). */
+    int threads;
+    /* One process's own work, after training or outside a run (the test
+     * phase's evaluations and refits, refit, evaluate, predict): --threads,
+     * else run.threads, else every core of the node. */
+    int solo_threads;
+    int backend;         /* FsBackend: --backend, else run.backend */
+    char out_dir[4096];  /* --out, else run.out, else runs/<the sweep file's name before its first dot> */
+    int keep_models;     /* run.keep_models (FS_KEEP_ALL, 0: none, else the best N) */
+} FsRunSettings;
+
+/* Pure: from o (threads, backend, out_dir, sweep_path), sw (its run
+ * section; NULL where there is no sweep, as for evaluate and predict: then
+ * only the threads mean anything) and m (rank, ranks, ranks on the node
+ * and the node's cores; fsmpi_alone for a command in one process). */
+void run_settings(FsRunSettings *s, const FsRunOptions *o, const FsSweep *sw, const FsMpi *m);
+/* solo_threads for a command without a sweep in this process (evaluate,
+ * predict): --threads (threads > 0), else every core. */
+int run_solo_threads(int threads);
 
 /* The run on every rank of m (fsmpi_init, or fsmpi_attach to a communicator
  * of the caller's): rank 0 coordinates and trains, the others are workers.
@@ -51,9 +77,9 @@ void run_gpu_plan_free(char **why, int n);
 
 /* `foldsweep refit DIR`: the trial (id prefix, or leaderboard rank) trained
  * on all of the sweep's training proteins and saved in DIR/refits/ (once:
- * a recorded, intact refit is kept), on threads threads (0: the sweep's
- * run.threads, else every core). Its path goes to file. 0 or -1 (message
- * printed). */
+ * a recorded, intact refit is kept), on threads threads (0: as
+ * run_settings' solo_threads says). Its path goes to file. 0 or -1
+ * (message printed). */
 int run_refit_command(const char *dir, const char *trial, int rank, int threads, char *file, size_t file_n,
                       FILE *out);
 

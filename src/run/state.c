@@ -11,14 +11,6 @@
 #include "report/report.h"
 #include "run/state.h"
 
-static void default_out(const char *sweep_path, char *out, size_t n)
-{
-    const char *base = strrchr(sweep_path, '/');
-    base = base ? base + 1 : sweep_path;
-    size_t len = strcspn(base, ".");
-    snprintf(out, n, "runs/%.*s", (int)len, base);
-}
-
 static void print_errs(FsErrList *errs)
 {
     for (int i = 0; i < errs->n; i++) fprintf(stderr, "foldsweep: %s\n", errs->msg[i]);
@@ -125,9 +117,10 @@ static int check_data(RunState *st, FsErr *err)
     return 0;
 }
 
-/* The sweep, the backend, the data (trial ids from its fingerprint) and
- * the test set; their time is the profile's data time. */
-static int open_inputs(RunState *st, const FsRunOptions *o)
+/* The sweep and the settings it makes, the backend, the data (trial ids
+ * from its fingerprint) and the test set; their time is the profile's data
+ * time. */
+static int open_inputs(RunState *st, const FsRunOptions *o, const FsMpi *m)
 {
     double t0 = fs_now();
     FsErrList errs = {0};
@@ -137,8 +130,8 @@ static int open_inputs(RunState *st, const FsRunOptions *o)
         return FS_EXIT_ERROR;
     }
     FsSweep *sw = &st->sw;
-    int backend = o->backend >= 0 ? o->backend : (int)sw->backend;
-    if (run_choose_backend(backend, o->local_rank, &st->use_gpu, &st->gpu_device, &err) != 0) {
+    run_settings(&st->set, o, sw, m);
+    if (run_choose_backend(st->set.backend, m->local_rank, &st->use_gpu, &st->gpu_device, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
@@ -160,12 +153,7 @@ static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
 {
     FsSweep *sw = &st->sw;
     FsErr err = {0};
-    if (o->out_dir)
-        snprintf(st->dir, sizeof st->dir, "%s", o->out_dir);
-    else if (sw->out_dir)
-        snprintf(st->dir, sizeof st->dir, "%s", sw->out_dir);
-    else
-        default_out(o->sweep_path, st->dir, sizeof st->dir);
+    snprintf(st->dir, sizeof st->dir, "%s", st->set.out_dir);
     /* The journal's lock first: two runs started at once on a new folder
      * must not both write its sweep.yaml; the second gets "in use". */
     if (fs_mkdir_p(st->dir, &err) != 0 || journal_open(&st->j, st->dir, &err) != 0 ||
@@ -231,12 +219,12 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
     return FS_EXIT_OK;
 }
 
-int state_open(RunState *st, const FsRunOptions *o, FILE *out)
+int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out)
 {
     memset(st, 0, sizeof *st);
     pthread_mutex_init(&st->lock, NULL);
     pthread_cond_init(&st->cv, NULL);
-    int rc = open_inputs(st, o);
+    int rc = open_inputs(st, o, m);
     if (rc == FS_EXIT_OK) rc = open_folder(st, o, out);
     if (rc == FS_EXIT_OK) rc = open_jobs(st, o, out);
     if (rc != FS_EXIT_OK) return rc;
@@ -338,9 +326,9 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     }
     if (!o->quiet && rc != FS_EXIT_ERROR) {
         if (!interrupted) report_print_leaderboard(out, &st->j, &st->sw, 10);
-        if (st->models_discarded && st->sw.keep_models > 0)
+        if (st->models_discarded && st->set.keep_models > 0)
             fprintf(out, "models: removed the fold models of %d trial%s outside the best %d (run.keep_models)\n",
-                    st->models_discarded, st->models_discarded == 1 ? "" : "s", st->sw.keep_models);
+                    st->models_discarded, st->models_discarded == 1 ? "" : "s", st->set.keep_models);
         else if (st->models_discarded)
             fprintf(out, "models: removed the fold models of %d trial%s (run.keep_models: none)\n",
                     st->models_discarded, st->models_discarded == 1 ? "" : "s");

@@ -30,9 +30,10 @@ typedef struct {
 
 typedef struct RunState {
     FsSweep sw;
+    FsRunSettings set; /* threads, backend, folder, keep_models: run_settings' */
     FsDataset ds;
     FsJournal j;
-    char dir[4096];
+    char dir[4096];    /* set.out_dir */
     FsProgress prog;
     pthread_mutex_t lock;
     FsFolds folds; /* the sweep's folds (data_fold_id, data_fold_slot) */
@@ -94,9 +95,10 @@ typedef struct RunState {
     double t_data, busy, val, train_examples, pruned_seconds;
 } RunState;
 
-/* Loads the sweep and data, claims the run folder, opens the journal and
- * lists the jobs. Returns FS_EXIT_OK or an error exit code (message printed). */
-int state_open(RunState *st, const FsRunOptions *o, FILE *out);
+/* Loads the sweep and data, resolves the settings (run_settings on m),
+ * claims the run folder, opens the journal and lists the jobs. Returns
+ * FS_EXIT_OK or an error exit code (message printed). */
+int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out);
 void state_close(RunState *st);
 
 enum { FS_JOB_QUEUED = 0, FS_JOB_RUNNING, FS_JOB_DONE };
@@ -220,9 +222,9 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
  * error (the job then ends cancelled, with the error as its message). */
 int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *err);
 /* The sweep's test section once every fold is trained (testphase.c):
- * evaluations of the top test.top trials not yet in the journal; refits
- * train on threads threads (rank 0's; <= 0: every core). */
-int run_test_phase(RunState *st, FILE *out, int quiet, int threads);
+ * evaluations of the top test.top trials not yet in the journal, and their
+ * refits, on st->set.solo_threads threads. */
+int run_test_phase(RunState *st, FILE *out, int quiet);
 
 /* Mid-fold checkpoints (checkpoints.c): the file of (trial, fold)
  * relative to the run folder; writing one durably; reading one (NULL if

@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "predict/predict.h"
 #include "report/report.h"
@@ -42,11 +41,11 @@ static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, 
     FsEvaluation *ev = fs_calloc(1, sizeof *ev);
     int rc = predict_load(e, set, 256, err);
     if (rc == 0) {
-        int unchecked, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        int unchecked;
         float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)st->test.n_res + 1));
         evaluate_overlap(ev, e, &st->test, &unchecked);
         identity_of(ev, e, st);
-        predict_run(e, &st->test, threads > 0 ? threads : 1, 256, probs, NULL);
+        predict_run(e, &st->test, st->set.solo_threads, 256, probs, NULL);
         evaluate_score(ev, &st->test, probs, 1000, 1);
         free(probs);
         FsEvalRecord r;
@@ -61,14 +60,13 @@ static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, 
 }
 
 /* The refit of a trial, trained now unless an intact one is recorded. */
-static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, int threads, FsErr *err)
+static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, FsErr *err)
 {
     const FsRefitRecord *rr = journal_find_refit(&st->j, tr->id);
     char why[200], path[4400];
     if (rr) snprintf(path, sizeof path, "%s/%s", st->dir, rr->model.file);
     if (!rr || modelfile_verify(path, rr->model.bytes, rr->model.crc32, why, sizeof why) != 0) {
-        if (run_refit_trial(st->dir, &st->j, &st->ds, tr, &st->folds, st->seen, st->n_seen,
-                            threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+        if (run_refit_trial(st->dir, &st->j, &st->ds, tr, &st->folds, st->seen, st->n_seen, st->set.solo_threads,
                             st->use_gpu ? st->gpu_device : -1, err) != 0)
             return -1;
         rr = journal_find_refit(&st->j, tr->id);
@@ -77,7 +75,7 @@ static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, int thread
     return predict_find(set, strcat(strcat(strcpy(path, st->dir), "/"), rr->model.file), NULL, 0, -1, err);
 }
 
-int run_test_phase(RunState *st, FILE *out, int quiet, int threads)
+int run_test_phase(RunState *st, FILE *out, int quiet)
 {
     if (!st->sw.has_test || st->io_failed) return 0;
     FsReportSpec spec;
@@ -115,7 +113,7 @@ int run_test_phase(RunState *st, FILE *out, int quiet, int threads)
         }
         if (rc == 0 && want_refit) {
             if (!quiet) fprintf(out, "test: refitting trial %s on all training proteins\n", row->id);
-            rc = refit_of(st, tr, set, threads, &err);
+            rc = refit_of(st, tr, set, &err);
             if (rc == 0 && (rc = evaluate_one(st, set, row->id, "refit", &err)) == 0) done++;
         }
     }

@@ -207,13 +207,13 @@ static int worker_setup(RunWorker *w)
     return FS_EXIT_OK;
 }
 
-/* Threads for this rank's pool: --threads, the sweep's run.threads, or its
- * share of the node's cores; at least one. */
+/* Threads for this rank's pool (run_settings). The sweep here is the
+ * canonical one rank 0 sent, without the run section's threads. */
 static int worker_threads(const RunWorker *w, const FsRunOptions *o)
 {
-    const FsMpi *m = w->m;
-    int threads = o->threads > 0 ? o->threads : w->sw.threads > 0 ? w->sw.threads : m->node_cores / m->local_size;
-    return threads < 1 ? 1 : threads;
+    FsRunSettings set;
+    run_settings(&set, o, &w->sw, w->m);
+    return set.threads;
 }
 
 /* The backend rank 0 was asked for, on this rank; device gets its words
