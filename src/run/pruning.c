@@ -31,8 +31,8 @@ static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
 {
     const float *c = metric_curve(st, r);
     for (int e = 1; c && e <= r->epochs; e++) pruner_epoch(st->pruner, prank(st, t), slot, e, c[e - 1]);
-    pruner_fold_end(st->pruner, prank(st, t), slot, r->status == FS_FIT_FAILED ? 0 : r->epochs, train_result_metric(r, st->sw.metric),
-                    r->status == FS_FIT_OK && r->best_epoch > 0);
+    pruner_fold_end(st->pruner, prank(st, t), slot, r->status == FS_FIT_FAILED ? 0 : r->epochs,
+                    train_result_metric(r, st->sw.metric), r->status == FS_FIT_OK && r->best_epoch > 0);
 }
 
 /* The slot of a trial's pruning record's fold; -1 with the run failed when

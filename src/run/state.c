@@ -303,7 +303,8 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
      * earlier run may have left some). */
     if (!st->io_failed && !state_work_left(st))
         for (int t = 0; t < st->sw.n_trials; t++)
-            for (int k = 0; k < st->folds.n; k++) run_ckpt_remove(st->dir, st->sw.trials[t].id, data_fold_id(&st->folds, k));
+            for (int k = 0; k < st->folds.n; k++)
+                run_ckpt_remove(st->dir, st->sw.trials[t].id, data_fold_id(&st->folds, k));
     if (!st->io_failed && run_models_discard(st, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;

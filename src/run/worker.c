@@ -233,8 +233,9 @@ static int worker_backend(RunWorker *w, int threads, char *device, size_t device
         FsTrainSpec ts;
         FsFitResult tmp;
         memset(&tmp, 0, sizeof tmp);
-        run_job_spec(&ts, &w->sw.trials[0], data_fold_id(&w->folds, 0));
-        FsJob probe = {&w->sw.trials[0].arch, &ts, &w->ds, data_fold_id(&w->folds, 0), &tmp, NULL, NULL, NULL, NULL, NULL, NULL};
+        int fold = data_fold_id(&w->folds, 0);
+        run_job_spec(&ts, &w->sw.trials[0], fold);
+        FsJob probe = {&w->sw.trials[0].arch, &ts, &w->ds, fold, &tmp, NULL, NULL, NULL, NULL, NULL, NULL};
         threads = run_gpu_capacity(w->device, &w->ds, &probe);
         if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
     }
