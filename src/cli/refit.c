@@ -19,7 +19,7 @@ static const CliOption options[] = {
     [OPT_TRIAL] = {"--trial", NULL, "ID", "the trial (an id or a unique prefix)"},
     [OPT_RANK] = {"--rank", NULL, "N", "the trial at leaderboard rank N (default 1, the best)"},
     [OPT_OUT] = {"--out", "-o", "DIR", "also export the refit model there (with model.json)"},
-    [OPT_THREADS] = {"--threads", NULL, "N", "threads on the one model (default: the sweep's run.threads, else all cores)"},
+    [OPT_THREADS] = {"--threads", NULL, "N", "threads on the one model (default: all cores)"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
