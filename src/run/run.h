@@ -46,7 +46,7 @@ typedef struct {
     int solo_threads;
     int backend;         /* FsBackend: --backend, else run.backend */
     char out_dir[4096];  /* --out, else run.out, else runs/<the sweep file's name before its first dot> */
-    int keep_models;     /* run.keep_models (FS_KEEP_ALL, 0: none, else the best N) */
+    int keep_models;     /* run.keep_models: FS_KEEP_ALL, 0 for none, else the best N */
 } FsRunSettings;
 
 /* Pure: from o (threads, backend, out_dir, sweep_path), sw (its run
