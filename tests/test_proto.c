@@ -43,6 +43,7 @@ int main(void)
     r.diverged_epoch = 3;
     r.diverged_step = 41;
     r.best_val_loss = 0.8125f;
+    r.monitor = FS_MONITOR_Q3; /* what chose best_epoch: the journal's fold record says so */
     r.best_confusion[1][2] = 17;
     r.train_examples = 123456789012ULL;
     r.seconds = 1.25;
@@ -55,6 +56,7 @@ int main(void)
     /* Every field comes back (a decoder that clears what it read fails here). */
     CHECK(it.trial == 7 && it.fold == 2);
     CHECK(back.status == FS_FIT_DIVERGED && back.epochs == 3 && back.best_epoch == 2);
+    CHECK(back.monitor == FS_MONITOR_Q3);
     CHECK(back.diverged_epoch == 3 && back.diverged_step == 41);
     CHECK(back.best_val_loss == 0.8125f && back.best_confusion[1][2] == 17);
     CHECK(back.train_examples == 123456789012ULL && back.seconds == 1.25);
@@ -65,13 +67,17 @@ int main(void)
      * (the journal's reader would reject the record and the folder could
      * never resume). */
     struct {
-        int halted, dep;
+        int halted, dep, monitor;
         long dstep;
         const char *want;
-    } odd[] = {{7, 3, 41, "halted_by 7"}, {0, 9, 41, "diverged epoch 9"}, {0, 3, -5, "diverged step -5"}};
-    for (int k = 0; k < 3; k++) {
+    } odd[] = {{7, 3, 1, 41, "halted_by 7"},
+               {0, 9, 1, 41, "diverged epoch 9"},
+               {0, 3, 1, -5, "diverged step -5"},
+               {0, 3, 5, 41, "monitor 5"}};
+    for (int k = 0; k < 4; k++) {
         FsFitResult o = r;
         o.halted_by = odd[k].halted, o.diverged_epoch = odd[k].dep, o.diverged_step = odd[k].dstep;
+        o.monitor = (FsMonitor)odd[k].monitor;
         proto_encode_result(&b, &items[1], &o);
         CHECK(proto_decode_result(b.p, b.n, &it, &back, why, sizeof why) != 0);
         CHECK_CONTAINS(why, odd[k].want);

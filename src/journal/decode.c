@@ -82,9 +82,19 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     if (journal_json_get(rec, "diverged_step") &&
         get_int(rec, "diverged_step", 0, (long long)1 << 62, &dstep))
         return -1;
+    /* training.monitor: absent (the loss) in records before it and in default sweeps. */
+    int monitor = FS_MONITOR_LOSS;
+    const FsJson *mo = journal_json_get(rec, "monitor");
+    if (mo) {
+        monitor = -1;
+        for (int m = 0; m < FS_MONITOR_COUNT && mo->type == FS_JSON_STRING; m++)
+            if (!strcmp(mo->str, train_monitor_names[m])) monitor = m;
+        if (monitor < 0) return *what = "monitor loss or q3", -1;
+    }
     FsFitResult r;
     train_result_alloc(&r, (int)epochs);
     r.status = status;
+    r.monitor = (FsMonitor)monitor;
     r.epochs = (int)epochs;
     r.best_epoch = (int)best;
     r.halted_by = (int)halted;

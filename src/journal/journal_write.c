@@ -10,10 +10,11 @@
  *            [ranks backend device] (how the session runs) version
  *   trial:   v kind time trial index params config (the JSON object itself)
  *   fold:    v kind time trial fold status epochs best_epoch halted_by
- *            diverged_epoch diverged_step best_val_loss confusion (3x3)
+ *            diverged_epoch diverged_step [monitor] best_val_loss confusion (3x3)
  *            train_examples val_examples seconds val_seconds
  *            curves {train_loss, val_loss, val_q3, seconds} (epochs entries) message
- *            [model {file bytes crc32}] (the saved weights, when kept)
+ *            [model {file bytes crc32}] (the saved weights, when kept);
+ *            monitor "q3" when validation Q3 chose best_epoch (absent: the loss)
  *   model:   v kind time trial fold model {file bytes crc32}
  *   sweep:   v kind time text (the canonical sweep) val_residues (per fold)
  *   prune:   v kind time trial (its model files were discarded: run.keep_models;
@@ -115,9 +116,13 @@ void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *
     int epochs = r->epochs > 0 ? r->epochs : 0;
     jbuf_printf(b,
                 ",\"fold\":%d,\"status\":\"%s\",\"epochs\":%d,\"best_epoch\":%d,\"halted_by\":%d,"
-                "\"diverged_epoch\":%d,\"diverged_step\":%ld,\"best_val_loss\":",
+                "\"diverged_epoch\":%d,\"diverged_step\":%ld",
                 fold, status_text(r->status), epochs, r->best_epoch, r->halted_by,
                 r->diverged_epoch, r->diverged_step);
+    /* What chose best_epoch, when not the validation loss (the default,
+     * and every record before training.monitor: absent means loss). */
+    if (r->monitor != FS_MONITOR_LOSS) jbuf_printf(b, ",\"monitor\":\"%s\"", train_monitor_name(r->monitor));
+    jbuf_lit(b, ",\"best_val_loss\":");
     put_float(b, r->best_val_loss);
     jbuf_lit(b, ",\"confusion\":[");
     for (int i = 0; i < 3; i++)

@@ -85,6 +85,7 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
     put_i32(b, r->epochs);
     put_i32(b, r->best_epoch);
     put_i32(b, r->halted_by);
+    put_i32(b, (int32_t)r->monitor);
     put_i32(b, r->diverged_epoch);
     put_u64(b, (uint64_t)r->diverged_step);
     put_f32(b, r->best_val_loss);
@@ -361,6 +362,7 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
     res->epochs = get_i32(&r);
     res->best_epoch = get_i32(&r);
     res->halted_by = get_i32(&r);
+    int32_t monitor = get_i32(&r);
     res->diverged_epoch = get_i32(&r);
     res->diverged_step = (long)get_u64(&r);
     res->best_val_loss = get_f32(&r);
@@ -374,6 +376,7 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
     if (r.bad) return fail(why, why_n, "RESULT payload truncated");
     if (status < FS_FIT_OK || status > FS_FIT_CANCELLED) return fail(why, why_n, "RESULT status %d unknown", status);
     res->status = (FsFitStatus)status;
+    res->monitor = (FsMonitor)monitor; /* range-checked below (train_result_check) */
     if (res->epochs < 0 || res->epochs > FS_PROTO_MAX_EPOCHS || ne != res->epochs)
         return fail(why, why_n, "RESULT epochs %d / curve length %d inconsistent", res->epochs, ne);
     if (res->best_epoch < 0 || res->best_epoch > res->epochs)

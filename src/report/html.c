@@ -206,11 +206,13 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
     fputs("</summary>\n", out);
     HtmlFoldCurves *fc = fs_calloc((size_t)k, sizeof *fc);
     char (*names)[32] = fs_calloc((size_t)k, sizeof *names);
+    FsMonitor monitor = FS_MONITOR_LOSS; /* what chose the kept epochs: the trial's fold records say */
     for (int s = 0; s < k; s++) {
         const FsReportFold *f = &r->folds[s];
         const FsFoldRecord *fr = f->present ? journal_find_fold(j, r->id, f->fold) : NULL;
         fold_label(rep, f, names[s], sizeof names[s]);
         fc[s].name = names[s];
+        if (fr) monitor = fr->r.monitor;
         if (!fr || !fr->r.curves.train_loss) continue;
         fc[s] = (HtmlFoldCurves){names[s], fr->r.epochs, fr->r.best_epoch, fr->r.halted_by,
                                  fr->r.status == FS_FIT_DIVERGED ? (fr->r.diverged_epoch ? fr->r.diverged_epoch : fr->r.epochs) : 0,
@@ -229,7 +231,10 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
         fc[cs].pruned = 1;
     }
     char rule[96];
-    html_chart_curves(out, fc, k, stop_rule(r->config, rule, sizeof rule));
+    /* The stop rule watches what chooses the kept epoch. */
+    const char *rule_text = stop_rule(r->config, rule, sizeof rule);
+    if (rule_text && monitor == FS_MONITOR_Q3) snprintf(rule + strlen(rule), sizeof rule - strlen(rule), " on val Q3");
+    html_chart_curves(out, fc, k, rule_text, monitor);
     if (r->reason[0]) {
         fputs("<p><b>", out);
         html_esc(out, report_status_name(r->status));
@@ -237,9 +242,10 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
         html_esc(out, r->reason);
         fputs("</p>\n", out);
     }
-    fputs("<div class=\"scroll\"><table class=\"folds\"><thead><tr><th>fold</th><th>status</th><th>kept / epochs</th>"
-          "<th>ended by</th><th>val Q3 (%)</th><th>val loss</th><th>seconds</th><th>examples/s</th></tr></thead><tbody>\n",
-          out);
+    fprintf(out,
+            "<div class=\"scroll\"><table class=\"folds\"><thead><tr><th>fold</th><th>status</th><th>kept (%s) / epochs</th>"
+            "<th>ended by</th><th>val Q3 (%%)</th><th>val loss</th><th>seconds</th><th>examples/s</th></tr></thead><tbody>\n",
+            monitor == FS_MONITOR_Q3 ? "highest val Q3" : "lowest val loss");
     for (int s = 0; s < k; s++) {
         const FsReportFold *f = &r->folds[s];
         const FsFoldRecord *fr = f->present ? journal_find_fold(j, r->id, f->fold) : NULL;

@@ -54,10 +54,10 @@ typedef struct {
 /* Training and validation loss (left axis) and validation Q3 (right axis)
  * per epoch, up to three series per fold: a series' colour and dash are
  * its own, fold i of n is a shade of them (darkest first), with a legend
- * entry per fold; the kept epoch is a ring on the validation loss, the
- * stop rule's decision a vertical mark labelled stop_rule, the pruner's
- * another. */
-void html_chart_curves(FILE *out, const HtmlFoldCurves *f, int n, const char *stop_rule);
+ * entry per fold; the kept epoch is a ring on the curve that chose it
+ * (monitor: validation loss or Q3, named in the legend), the stop rule's
+ * decision a vertical mark labelled stop_rule, the pruner's another. */
+void html_chart_curves(FILE *out, const HtmlFoldCurves *f, int n, const char *stop_rule, FsMonitor monitor);
 
 /* A strip plot: one column per category, one dot per value (y in %), the
  * mean as a bar. point_cat[i] is the column of value i, link[i] the trial

@@ -197,13 +197,13 @@ static void vmark(FILE *out, const Frame *f, const Axis *ax, const char *cls, in
 
 /* The whole legend (out NULL: only laid out). Returns the last row's y. */
 static double curves_legend(FILE *out, const Frame *f, const HtmlFoldCurves *fc, int n, const char *stop_rule,
-                            int pruned)
+                            int pruned, const char *kept)
 {
     double x = f->l, y = 13, right = f->w - 4;
     legend(out, &x, &y, right, HTML_BLUE, "6 3", 0, "train loss");
     legend(out, &x, &y, right, HTML_VERMILLION, NULL, 0, "val loss");
     legend(out, &x, &y, right, HTML_GREEN, "2 2", 0, "val Q3");
-    legend(out, &x, &y, right, NULL, NULL, 1, "kept epoch");
+    legend(out, &x, &y, right, NULL, NULL, 1, kept);
     if (stop_rule) legend(out, &x, &y, right, HTML_PURPLE, "4 3", 0, stop_rule);
     if (pruned) legend(out, &x, &y, right, "#000", "1 3", 0, "pruned");
     x = right; /* the next entry starts a row */
@@ -217,8 +217,10 @@ static double curves_legend(FILE *out, const Frame *f, const HtmlFoldCurves *fc,
     return y;
 }
 
-void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule)
+void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule, FsMonitor monitor)
 {
+    const int by_q3 = monitor == FS_MONITOR_Q3;
+    const char *kept = by_q3 ? "kept epoch: highest val Q3" : "kept epoch: lowest val loss";
     int max_e = 0, series = 0, any_ok = 0, pruned = 0;
     for (int i = 0; i < n; i++) {
         if (n_series(&fc[i]) && fc[i].epochs > max_e) max_e = fc[i].epochs;
@@ -241,7 +243,7 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     if (!isfinite(qlo)) qlo = 0, qhi = 1;
     /* The plot starts below the legend's last row (laid out first). */
     Frame f = {560, 300, 58, 58, 34, 44};
-    double rows_y = curves_legend(NULL, &f, fc, n, stop_rule, pruned);
+    double rows_y = curves_legend(NULL, &f, fc, n, stop_rule, pruned, kept);
     f.t += rows_y - 13;
     f.h += rows_y - 13;
     Axis ax = axis_nice(max_e > 1 ? 1 : 0, max_e > 1 ? max_e : 2, 8, 1), al = axis_nice(llo, lhi, 5, 0),
@@ -251,7 +253,7 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     axis_y(out, &f, &al, 0, "loss (cross-entropy, nats)");
     axis_y(out, &f, &aq, 1, "validation Q3 (%)");
     axis_x(out, &f, &ax, "epoch");
-    curves_legend(out, &f, fc, n, stop_rule, pruned);
+    curves_legend(out, &f, fc, n, stop_rule, pruned, kept);
     double pw = f.w - f.l - f.r, ph = f.h - f.t - f.b, sx = pw / (ax.hi - ax.lo);
     fprintf(out, "<g class=\"curves\" transform=\"matrix(%.4f 0 0 %.5f %.3f %.3f)\">\n", sx, -ph / 1000, f.l - ax.lo * sx,
             f.h - f.b);
@@ -274,11 +276,14 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     fputs("</g>\n", out);
     for (int i = 0; i < n; i++) {
         const HtmlFoldCurves *c = &fc[i];
+        /* The ring sits on the curve that chose the epoch. */
         int b = c->best_epoch;
-        if (c->val_loss && b >= 1 && b <= c->epochs && isfinite(c->val_loss[b - 1])) {
-            double v = c->val_loss[b - 1];
-            v = v > al.hi ? al.hi : v < al.lo ? al.lo : v;
-            fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>", fx(&f, &ax, b), fy(&f, &al, v));
+        const float *on = by_q3 ? c->val_q3 : c->val_loss;
+        const Axis *a = by_q3 ? &aq : &al;
+        if (on && b >= 1 && b <= c->epochs && isfinite(on[b - 1])) {
+            double v = on[b - 1] * (by_q3 ? 100.0 : 1.0);
+            v = v > a->hi ? a->hi : v < a->lo ? a->lo : v;
+            fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>", fx(&f, &ax, b), fy(&f, a, v));
         }
         if (c->halted && c->epochs >= 1) vmark(out, &f, &ax, "stop", c->epochs);
         if (c->pruned && c->epochs >= 1) vmark(out, &f, &ax, "pruned", c->epochs);

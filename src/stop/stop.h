@@ -4,8 +4,11 @@
  * count always applies. Runs inside the per-model training loop on the CPU
  * and inside a GPU thread block, so the state is fixed-size (no malloc).
  *
- * Errors are losses (lower is better): E_va is the validation loss of the
- * epoch, E_tr the mean training loss of the epoch.
+ * Errors are lower-is-better: E_va is the epoch's validation error the
+ * trainer monitors (training.monitor: the validation loss, or 1 - Q3, the
+ * fraction of validation residues predicted wrong), E_tr the epoch's mean
+ * training loss. A strict improvement of E_va marks the epoch to keep, so
+ * of equal values the first is kept.
  *
  * Definitions (epoch t is 1-based; k = spec->strip):
  *   E_opt(t) = min_{t' <= t} E_va(t')

@@ -156,6 +156,7 @@ static void build_spec(const SwSpace *sp, const int *at, FsTrainSpec *ts)
     ts->stop.s = (int)D(O_S);
     ts->stop.patience = (int)D(O_PATIENCE);
     ts->stop.min_delta = (float)D(O_MIN_DELTA);
+    ts->monitor = (FsMonitor)(int)D(O_MONITOR);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -225,6 +226,9 @@ char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
     if (adam) sb_printf(&b, "\"epsilon\":%s,", fs_float_text(ts->eps));
     sb_printf(&b, "\"eval_batch\":%d,\"learning_rate\":%s,", ts->eval_batch, fs_float_text(ts->lr));
     if (!adam) sb_printf(&b, "\"momentum\":%s,", fs_float_text(ts->momentum));
+    /* The default (loss) is left out: the ids of sweeps without
+     * training.monitor stay what they were before it existed. */
+    if (ts->monitor != FS_MONITOR_LOSS) sb_printf(&b, "\"monitor\":\"%s\",", train_monitor_name(ts->monitor));
     sb_printf(&b, "\"optimizer\":\"%s\",\"seed\":%llu,\"weight_decay\":%s}}", train_opt_name(ts->opt),
               (unsigned long long)ts->seed[0], fs_float_text(ts->weight_decay));
     return b.s;

@@ -46,6 +46,7 @@ const SwOptDesc sw_opts[O_COUNT] = {
     [O_BATCH] = {"batch_size", SEC_TRAINING, OT_INT, 1, 65536, 0, 0, 0, NULL, 0, "an integer from 1 to 65536"},
     [O_EVAL_BATCH] = {"eval_batch", SEC_TRAINING, OT_INT, 1, 65536, 0, 0, 0, NULL, 0, "an integer from 1 to 65536"},
     [O_SEED] = {"seed", SEC_TRAINING, OT_U64, 0, 0, 0, 0, 0, NULL, 0, "a whole number from 0 to 2^64-1"},
+    [O_MONITOR] = {"monitor", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0, E(train_monitor_names, FS_MONITOR_COUNT)},
     [O_CRITERION] = {"criterion", SEC_STOP, OT_ENUM, 0, 0, 0, 0, 0, E(stop_kind_names, FS_STOP_KIND_COUNT)},
     [O_ALPHA] = {"alpha", SEC_STOP, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
     [O_STRIP] = {"strip", SEC_STOP, OT_INT, 1, FS_STOP_MAX_STRIP, 0, 0, 0, NULL, 0, "an integer from 1 to 64"},
@@ -81,7 +82,7 @@ void sw_space_defaults(SwSpace *sp)
         [O_EPOCHS] = ts.stop.max_epochs, [O_OPTIMIZER] = ts.opt, [O_LR] = ts.lr,
         [O_MOMENTUM] = ts.momentum, [O_BETA1] = ts.beta1, [O_BETA2] = ts.beta2, [O_EPSILON] = ts.eps,
         [O_WEIGHT_DECAY] = ts.weight_decay, [O_CLIP_NORM] = ts.clip_norm, [O_BATCH] = ts.batch,
-        [O_EVAL_BATCH] = ts.eval_batch, [O_SEED] = 1,
+        [O_EVAL_BATCH] = ts.eval_batch, [O_SEED] = 1, [O_MONITOR] = ts.monitor,
         [O_CRITERION] = ts.stop.kind, [O_ALPHA] = ts.stop.alpha, [O_STRIP] = ts.stop.strip,
         [O_S] = ts.stop.s, [O_PATIENCE] = ts.stop.patience, [O_MIN_DELTA] = ts.stop.min_delta,
     };

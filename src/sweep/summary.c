@@ -65,6 +65,8 @@ void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n)
     if (ts->opt == FS_OPT_SGD) snprintf(extra, sizeof extra, " momentum=%s", fs_float_text(ts->momentum));
     if (ts->weight_decay > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " wd=%s", fs_float_text(ts->weight_decay));
     if (ts->clip_norm > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " clip=%s", fs_float_text(ts->clip_norm));
+    if (ts->monitor != FS_MONITOR_LOSS)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " monitor=%s", train_monitor_name(ts->monitor));
     snprintf(out, n, "%s lr=%s batch=%d epochs=%d stop=%s%s seed=%llu", train_opt_name(ts->opt), fs_float_text(ts->lr),
              ts->batch, st->max_epochs, stop, extra, (unsigned long long)ts->seed[0]);
 }

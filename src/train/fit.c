@@ -29,13 +29,18 @@ FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, i
     return fd->n_valid ? loss / fd->n_valid : 0.0;
 }
 
-FS_DEVICE static float q3_of(uint64_t conf[3][3])
+/* Validation Q3 from the confusion; with wrong set, its error 1 - Q3
+ * instead, from the residues counted wrong (not 1.0f - Q3: that rounds
+ * two close Q3s to one error below Q3 0.5, and the kept epoch must be the
+ * first with the most residues right). 0 for no residues, as validate's
+ * loss. */
+FS_DEVICE static float q3_of(uint64_t conf[3][3], int wrong)
 {
     uint64_t n = 0, ok = 0;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) n += conf[a][b];
     for (int a = 0; a < 3; a++) ok += conf[a][a];
-    return n ? (float)((double)ok / (double)n) : 0.0f;
+    return n ? (float)((double)(wrong ? n - ok : ok) / (double)n) : 0.0f;
 }
 
 /* A checkpoint of the fit as it stands (CPU only: the GPU has no host to
@@ -168,7 +173,7 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
         if (out->curves.train_loss) {
             out->curves.train_loss[epoch - 1] = train_loss;
             out->curves.val_loss[epoch - 1] = (float)val_loss;
-            out->curves.val_q3[epoch - 1] = q3_of(conf);
+            out->curves.val_q3[epoch - 1] = q3_of(conf, 0);
             out->curves.seconds[epoch - 1] = (float)(FS_CLOCK() - t_start);
         }
         if (m->progress) {
@@ -177,7 +182,11 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
         }
     }
     if (!isfinite(val_loss)) return FS_FIT_DIVERGED;
-    int flags = stop_update(&s->st, &ts->stop, train_loss, (float)val_loss);
+    /* The stopping rule's E_va is the monitored quantity as an error
+     * (lower is better): the loss, or 1 - Q3. Its strict improvements pick
+     * the kept epoch, so a tie keeps the first. */
+    const float e_va = ts->monitor == FS_MONITOR_Q3 ? q3_of(conf, 1) : (float)val_loss;
+    int flags = stop_update(&s->st, &ts->stop, train_loss, e_va);
     /* Without validation examples (a refit) the last epoch is the result. */
     if ((flags & FS_STOP_IMPROVED) || fd->n_valid == 0) {
         copy_floats(m->best, m->w, m->net->n_params + m->net->n_state);
@@ -248,6 +257,7 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         o->status = (FsFitStatus)k.status;
         o->epochs = s.epochs;
         o->best_epoch = s.best_epoch;
+        o->monitor = ts->monitor;
         o->halted_by = k.halted;
         o->diverged_epoch = k.div_epoch;
         o->diverged_step = k.div_step;

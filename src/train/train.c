@@ -29,12 +29,18 @@ void train_spec_defaults(FsTrainSpec *ts)
     ts->stop.s = 3;
     ts->stop.patience = 5;
     ts->stop.max_epochs = 30;
+    ts->monitor = FS_MONITOR_LOSS; /* Keras' default, and every build's before training.monitor */
 }
 
 const char *const train_opt_names[FS_OPT_COUNT] = {"sgd", "adam", "adamw"};
+const char *const train_monitor_names[FS_MONITOR_COUNT] = {"loss", "q3"};
 static const char *status_names[] = {"ok", "diverged", "failed", "cancelled"};
 
 const char *train_opt_name(FsOptKind k) { return (unsigned)k < FS_OPT_COUNT ? train_opt_names[k] : "?"; }
+const char *train_monitor_name(FsMonitor m)
+{
+    return (unsigned)m < FS_MONITOR_COUNT ? train_monitor_names[m] : "?";
+}
 const char *train_status_name(FsFitStatus s) { return (unsigned)s < 4 ? status_names[s] : "?"; }
 
 int train_spec_check(const FsTrainSpec *ts, FsErr *err)
@@ -54,6 +60,8 @@ int train_spec_check(const FsTrainSpec *ts, FsErr *err)
     if (ts->batch < 1) return fs_err_set(err, "batch size must be at least 1, got %d", ts->batch), -1;
     if (ts->eval_batch < 1)
         return fs_err_set(err, "validation batch size must be at least 1, got %d", ts->eval_batch), -1;
+    if ((unsigned)ts->monitor >= FS_MONITOR_COUNT)
+        return fs_err_set(err, "monitor: expected loss or q3, got %d", (int)ts->monitor), -1;
     return stop_spec_check(&ts->stop, err);
 }
 
@@ -120,6 +128,8 @@ int train_result_check(const FsFitResult *r, char *why, size_t why_n)
     if (r->best_epoch < 0 || r->best_epoch > r->epochs)
         return snprintf(why, why_n, "best epoch %d outside 0..%d", r->best_epoch, r->epochs), -1;
     if (r->halted_by != 0 && r->halted_by != 1) return snprintf(why, why_n, "halted_by %d is not 0 or 1", r->halted_by), -1;
+    if ((unsigned)r->monitor >= FS_MONITOR_COUNT)
+        return snprintf(why, why_n, "monitor %d is not loss (0) or q3 (1)", (int)r->monitor), -1;
     if (r->diverged_epoch < 0 || r->diverged_epoch > r->epochs + 1)
         return snprintf(why, why_n, "diverged epoch %d outside 0..%d", r->diverged_epoch, r->epochs + 1), -1;
     if (r->diverged_step < 0) return snprintf(why, why_n, "diverged step %ld is negative", r->diverged_step), -1;

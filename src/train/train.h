@@ -24,6 +24,15 @@ typedef enum { FS_OPT_SGD = 0, FS_OPT_ADAM, FS_OPT_ADAMW } FsOptKind;
 /* The optimizers' names in FsOptKind order (sweep format, configs). */
 extern const char *const train_opt_names[FS_OPT_COUNT];
 
+/* What chooses the kept (best) epoch and what early stopping watches
+ * (training.monitor): the validation loss (lower is better), or validation
+ * Q3 (higher is better; the stopping rule then sees the error 1 - Q3).
+ * Ties keep the first epoch with the best value. */
+typedef enum { FS_MONITOR_LOSS = 0, FS_MONITOR_Q3 } FsMonitor;
+#define FS_MONITOR_COUNT 2
+/* Their names in FsMonitor order, as the sweep format and journal spell them. */
+extern const char *const train_monitor_names[FS_MONITOR_COUNT];
+
 /* The most epochs a sweep may ask for (training.epochs); every count read
  * back from a journal or a message is bounded by it. */
 #define FS_TRAIN_MAX_EPOCHS 100000
@@ -38,6 +47,7 @@ typedef struct {
     int batch;           /* >= 1 */
     int eval_batch;      /* validation batch (forward only), >= 1 */
     FsStopSpec stop;     /* stop.max_epochs bounds every run */
+    FsMonitor monitor;   /* the kept epoch and the stopping rule's E_va */
     uint64_t seed[3];    /* sweep seed, trial hash, fold: the model's random streams */
 } FsTrainSpec;
 
@@ -54,6 +64,7 @@ typedef struct {
     FsFitStatus status;
     int epochs;            /* epochs completed */
     int best_epoch;        /* 1-based; 0 if no epoch completed */
+    FsMonitor monitor;     /* what chose best_epoch (the spec's) */
     int halted_by;         /* 1 if the stop criterion ended training before max_epochs */
     int diverged_epoch;    /* 1-based epoch and 0-based step within it, when diverged */
     long diverged_step;
@@ -81,6 +92,7 @@ int train_result_check(const FsFitResult *r, char *why, size_t why_n);
 /* Checks values; 0 or -1 with a message naming the option. */
 int train_spec_check(const FsTrainSpec *ts, FsErr *err);
 const char *train_opt_name(FsOptKind k);
+const char *train_monitor_name(FsMonitor m);
 const char *train_status_name(FsFitStatus s);
 
 /* A fold's checkpoints (CPU trainer; the CUDA backend has none). Between
