@@ -114,7 +114,12 @@ static void sweep_key(void)
     const struct {
         const char *line, *want;
     } bad[] = {
-        {"  monitor: accuracy\n", "m.yaml:15:12: training.monitor: expected loss or q3, got 'accuracy'\n"},
+        {"  monitor: quality\n", "m.yaml:15:12: training.monitor: expected loss or q3, got 'quality'\n"},
+        /* Keras' names get ours as the hint. */
+        {"  monitor: val_accuracy\n",
+         "m.yaml:15:12: training.monitor: expected loss or q3, got 'val_accuracy' (did you mean 'q3'?)\n"},
+        {"  monitor: val_loss\n",
+         "m.yaml:15:12: training.monitor: expected loss or q3, got 'val_loss' (did you mean 'loss'?)\n"},
         {"  monitor: q4\n", "m.yaml:15:12: training.monitor: expected loss or q3, got 'q4' (did you mean 'q3'?)\n"},
         {"  monitor: [q3, Loss]\n",
          "m.yaml:15:17: training.monitor[2]: expected loss or q3, got 'Loss' (did you mean 'loss'?)\n"},

@@ -194,12 +194,24 @@ static const char *expect_of(const SwOptDesc *d, char *buf, size_t n)
     return buf;
 }
 
+/* Keras' names for what training.monitor can watch, so that its users get
+ * ours as the hint. */
+static const char *monitor_hint(const char *s)
+{
+    static const char *const keras[][2] = {
+        {"val_loss", "loss"}, {"val_accuracy", "q3"}, {"val_acc", "q3"}, {"accuracy", "q3"}, {"acc", "q3"}};
+    for (size_t i = 0; i < sizeof keras / sizeof keras[0]; i++)
+        if (!strcmp(s, keras[i][0])) return keras[i][1];
+    return NULL;
+}
+
 static void value_error(const SwOptDesc *d, const YNode *v, const char *where, SwErrs *e)
 {
     char buf[80], ex[160];
     const char *expect = expect_of(d, ex, sizeof ex);
     const char *hint = NULL;
     if (d->type == OT_ENUM && v->kind == YN_SCALAR) hint = fs_nearest(v->value, d->names, d->n_names);
+    if (d == &sw_opts[O_MONITOR] && v->kind == YN_SCALAR && !hint) hint = monitor_hint(v->value);
     long long i;
     if (d->odd && !sw_scalar_int(v, &i) && i % 2 == 0 && in_bounds(d, (double)i))
         swerr_add(e, v->line, v->col, "%s: %lld is even; expected %s", where, i, expect);
