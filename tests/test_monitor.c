@@ -16,6 +16,7 @@
 
 #include "modelfile/modelfile.h"
 #include "sweep/sweep.h"
+#include "test_lines.h"
 #include "test_proc.h"
 #include "test_runs.h"
 
@@ -333,6 +334,46 @@ static void check_run(const char *dir, const FsSweep *sw, const FsDataset *ds)
     CHECK(tp_count_in_file(journal, "\"monitor\":\"loss\"") == 0);                       /* absent: the loss */
 }
 
+/* A fold record whose monitor is neither name (its checksum made good) is
+ * a damaged line, named, not a loss-chosen fold. */
+static void bad_monitor(const char *run)
+{
+    char src[400], dir[300], dst[400];
+    snprintf(src, sizeof src, "%s/journal.jsonl", run);
+    snprintf(dir, sizeof dir, "%s/bad", tmp);
+    snprintf(dst, sizeof dst, "%s/journal.jsonl", dir);
+    CHECK(mkdir(dir, 0755) == 0);
+    char *text = tp_read_file(src, NULL);
+    FILE *f = fopen(dst, "wb");
+    int edited = 0;
+    for (char *line = text; f && line && *line;) {
+        char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char *json = tl_json(line, len), *at = json && !edited ? strstr(json, "\"monitor\":\"q3\",\"best_val_loss\"") : NULL;
+        if (at) {
+            memcpy(at + 11, "Q3", 2);
+            char *l = tl_line(json, strlen(json));
+            fputs(l, f);
+            free(l);
+            edited = 1;
+        } else {
+            fwrite(line, 1, len + (end != NULL), f);
+        }
+        free(json);
+        line = end ? end + 1 : line + len;
+    }
+    if (f) fclose(f);
+    free(text);
+    CHECK(edited);
+    FsJournal j;
+    FsErr err = {0};
+    CHECK_MSG(journal_read(&j, dir, &err) == 0, "%s", err.msg);
+    CHECK(j.bad_lines == 1 && j.n_folds == 5);
+    CHECK_CONTAINS(j.first_bad_why, "monitor loss or q3");
+    printf("a fold record with monitor \"Q3\": line %ld: %s\n", j.first_bad_line, j.first_bad_why);
+    journal_close(&j);
+}
+
 static int run_env(const char *env, const char *dir, const char *threads)
 {
     char cmd[2000];
@@ -364,6 +405,7 @@ static void runs(void)
 
     CHECK_MSG(run_env("", a, "1") == 0, "%s", tp_read_file(logp, NULL));
     check_run(a, &sw, &ds);
+    bad_monitor(a);
     CHECK_MSG(run_env("", b, "2") == 0, "%s", tp_read_file(logp, NULL));
     same_run(a, b, "2 threads");
     /* Killed mid-fold right after a checkpoint (the first fold is the q3
