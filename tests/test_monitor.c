@@ -36,7 +36,8 @@ static const char *PINNED_CONFIG =
     "{\"data\":{\"split\":\"kfold\"},\"model\":{\"init\":\"he\",\"layers\":[{\"activation\":\"swish\",\"filters\":8,"
     "\"kind\":\"conv1d\",\"width\":3},{\"activation\":\"swish\",\"kind\":\"dense\",\"units\":16}],\"window\":9},"
     "\"training\":{\"batch_size\":16,\"beta1\":0.9,\"beta2\":0.999,\"clip_norm\":0,\"early_stopping\":{\"criterion\":"
-    "\"none\"},\"epochs\":8,\"epsilon\":1e-07,\"eval_batch\":256,\"learning_rate\":0.01,\"optimizer\":\"adam\",\"seed\":5,"
+    "\"none\"},\"epochs\":8,\"epsilon\":1e-07,\"eval_batch\":256,\"learning_rate\":0.01,\"optimizer\":\"adam\","
+    "\"seed\":5,"
     "\"weight_decay\":0}}";
 static const char *PINNED_ID = "a1ddd9f6abc98970";
 
@@ -124,7 +125,8 @@ static void sweep_key(void)
         {"  monitor: q4\n", "m.yaml:15:12: training.monitor: expected loss or q3, got 'q4' (did you mean 'q3'?)\n"},
         {"  monitor: [q3, Loss]\n",
          "m.yaml:15:17: training.monitor[2]: expected loss or q3, got 'Loss' (did you mean 'loss'?)\n"},
-        {"  monitor: {q3: 1}\n", "m.yaml:15:12: training.monitor: expected loss or q3, or a list of them; got a mapping\n"},
+        {"  monitor: {q3: 1}\n",
+         "m.yaml:15:12: training.monitor: expected loss or q3, or a list of them; got a mapping\n"},
         {"  monitr: q3\n", "m.yaml:15:3: unknown key 'monitr' in training (did you mean 'monitor'?)\n"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -216,13 +218,15 @@ static void trainer(void)
         float *wl = fit(arch, &tl, &ds, f, &rl), *wq = fit(arch, &tq, &ds, f, &rq);
         size_t b = sizeof(float) * EPOCHS;
         CHECK(rl.epochs == EPOCHS && rq.epochs == EPOCHS);
-        CHECK_MSG(!memcmp(rl.curves.val_loss, rq.curves.val_loss, b) && !memcmp(rl.curves.val_q3, rq.curves.val_q3, b) &&
+        CHECK_MSG(!memcmp(rl.curves.val_loss, rq.curves.val_loss, b) &&
+                      !memcmp(rl.curves.val_q3, rq.curves.val_q3, b) &&
                       !memcmp(rl.curves.train_loss, rq.curves.train_loss, b),
                   "fold %d: the monitor changed the training", f);
         int bl = first_best(rl.curves.val_loss, EPOCHS, 1), bq = first_best(rq.curves.val_q3, EPOCHS, -1);
         printf("fold %d: lowest val loss at epoch %d, highest val Q3 at %d\n", f, bl, bq);
         CHECK_MSG(rl.best_epoch == bl && rl.monitor == FS_MONITOR_LOSS, "fold %d: loss kept %d", f, rl.best_epoch);
-        CHECK_MSG(rq.best_epoch == bq && rq.monitor == FS_MONITOR_Q3, "fold %d: q3 kept %d, not %d", f, rq.best_epoch, bq);
+        CHECK_MSG(rq.best_epoch == bq && rq.monitor == FS_MONITOR_Q3, "fold %d: q3 kept %d, not %d", f, rq.best_epoch,
+                  bq);
         /* The result's scores and weights are the kept epoch's. */
         CHECK(rq.best_val_loss == rq.curves.val_loss[bq - 1]);
         CHECK(confusion_q3(rq.best_confusion) == rq.curves.val_q3[bq - 1]);
@@ -311,9 +315,10 @@ static void check_run(const char *dir, const FsSweep *sw, const FsDataset *ds)
         int q3 = !strcmp(fr->trial, sw->trials[0].id);
         CHECK(q3 || !strcmp(fr->trial, sw->trials[1].id));
         CHECK(fr->r.monitor == (q3 ? FS_MONITOR_Q3 : FS_MONITOR_LOSS));
-        int want = q3 ? first_best(fr->r.curves.val_q3, fr->r.epochs, -1) : first_best(fr->r.curves.val_loss, fr->r.epochs, 1);
-        CHECK_MSG(fr->r.best_epoch == want, "%s fold %d: kept %d, not %d", q3 ? "q3" : "loss", fr->fold, fr->r.best_epoch,
-                  want);
+        int want = q3 ? first_best(fr->r.curves.val_q3, fr->r.epochs, -1)
+                      : first_best(fr->r.curves.val_loss, fr->r.epochs, 1);
+        CHECK_MSG(fr->r.best_epoch == want, "%s fold %d: kept %d, not %d", q3 ? "q3" : "loss", fr->fold,
+                  fr->r.best_epoch, want);
         if (!q3) continue;
         halted += fr->r.halted_by;
         /* The model file holds that epoch's weights and says which. */
@@ -349,7 +354,8 @@ static void bad_monitor(const char *run)
     for (char *line = text; f && line && *line;) {
         char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
-        char *json = tl_json(line, len), *at = json && !edited ? strstr(json, "\"monitor\":\"q3\",\"best_val_loss\"") : NULL;
+        char *json = tl_json(line, len);
+        char *at = json && !edited ? strstr(json, "\"monitor\":\"q3\",\"best_val_loss\"") : NULL;
         if (at) {
             memcpy(at + 11, "Q3", 2);
             char *l = tl_line(json, strlen(json));
@@ -388,8 +394,8 @@ static int run_env(const char *env, const char *dir, const char *threads)
 static void runs(void)
 {
     char text[1024], a[300], b[300], c[300], path[400];
-    snprintf(text, sizeof text, "%s%s  monitor: [q3, loss]\n  early_stopping: {criterion: patience, patience: 2}\n", DATA,
-             TRAINING);
+    snprintf(text, sizeof text, "%s%s  monitor: [q3, loss]\n  early_stopping: {criterion: patience, patience: 2}\n",
+             DATA, TRAINING);
     snprintf(sweep_path, sizeof sweep_path, "%s/s.yaml", tmp);
     snprintf(logp, sizeof logp, "%s/log.txt", tmp);
     tp_write_text(sweep_path, text);

@@ -243,8 +243,9 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
         fputs("</p>\n", out);
     }
     fprintf(out,
-            "<div class=\"scroll\"><table class=\"folds\"><thead><tr><th>fold</th><th>status</th><th>kept (%s) / epochs</th>"
-            "<th>ended by</th><th>val Q3 (%%)</th><th>val loss</th><th>seconds</th><th>examples/s</th></tr></thead><tbody>\n",
+            "<div class=\"scroll\"><table class=\"folds\"><thead><tr><th>fold</th><th>status</th>"
+            "<th>kept (%s) / epochs</th><th>ended by</th><th>val Q3 (%%)</th><th>val loss</th><th>seconds</th>"
+            "<th>examples/s</th></tr></thead><tbody>\n",
             monitor == FS_MONITOR_Q3 ? "highest val Q3" : "lowest val loss");
     for (int s = 0; s < k; s++) {
         const FsReportFold *f = &r->folds[s];
