@@ -85,7 +85,10 @@ static inline int names_coverage(const char *root, const NameSource *src, int n,
     int bad = 0, nd = tt_list(root, "src", dirs, 256);
     for (int i = -1; i < nd; i++) {
         char dir[ITEM + 8], path[4096];
-        snprintf(dir, sizeof dir, i < 0 ? "src" : "src/%s", i < 0 ? "" : dirs[i]);
+        if (i < 0)
+            snprintf(dir, sizeof dir, "src");
+        else
+            snprintf(dir, sizeof dir, "src/%s", dirs[i]);
         snprintf(path, sizeof path, "%s/%s", root, dir);
         if (!tt_is_dir(path)) continue;
         int nf = tt_list(root, dir, files, 1024);
@@ -134,7 +137,7 @@ static inline void names_read(const char *root, char *text, NameSource *src, int
         }
         p = eol ? eol + 1 : p + strlen(p);
     }
-    qsort(*defs, (size_t)*n_defs, sizeof(NameRef), ref_by_name);
+    if (*n_defs) qsort(*defs, (size_t)*n_defs, sizeof(NameRef), ref_by_name);
 }
 
 /* A use of another module's name must follow an edge of the table. 1 (a
@@ -144,7 +147,8 @@ static inline int name_use_check(const NameSource *src, const NameRef *u, const 
 {
     const Row *w = src[u->src].row;
     *crossing = 0;
-    const NameRef *d = w ? (const NameRef *)bsearch(u, defs, (size_t)n_defs, sizeof *defs, ref_by_name) : NULL;
+    const NameRef *d =
+        w && n_defs ? (const NameRef *)bsearch(u, defs, (size_t)n_defs, sizeof *defs, ref_by_name) : NULL;
     if (!d) return 0; /* the C library's, or a file the table does not place */
     while (d > defs && !strcmp(d[-1].name, u->name)) d--;
     for (const NameRef *e = d; e < defs + n_defs && !strcmp(e->name, u->name); e++)

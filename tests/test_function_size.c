@@ -61,7 +61,10 @@ static int function_seen(Ctx *c, const char *rel, const char *name, int first, i
     return 1;
 }
 
-static int is_ident(int ch) { return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'); }
+static int is_ident(int ch)
+{
+    return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
 
 /* Past a comment, string or character literal starting at p (or p itself
  * when none starts there); counts the newlines passed in *line. */
