@@ -32,7 +32,6 @@ typedef struct {
 static const KnownLong known_long[] = {
     {"src/cli/evaluate.c", "cli_evaluate"},
     {"src/report/html_effects.c", "html_effects"},
-    {"src/run/run.c", "run_sweep"},
     {"src/sweep/model_space.c", "read_layer"},
 };
 
