@@ -47,13 +47,6 @@ static void print_errors(FsErrList *errs)
     errlist_free(errs);
 }
 
-static long params_of(const FsTrial *t)
-{
-    FsNet net;
-    FsErr err = {0};
-    return model_compile(&net, &t->arch, 1, &err) ? -1 : net.n_params;
-}
-
 static void print_json(const FsSweep *sw, char **gpu_why)
 {
     char arch[512], train[256];
@@ -66,7 +59,7 @@ static void print_json(const FsSweep *sw, char **gpu_why)
         /* gpu_why is the gpu module's text: sizes and names, no quote or backslash. */
         printf("%s\n  {\"index\": %d, \"id\": \"%s\", \"params\": %ld, \"arch\": \"%s\", \"training\": \"%s\", "
                "\"gpu\": %s, \"gpu_why\": \"%s\", \"config\": %s}",
-               i ? "," : "", t->index, t->id, params_of(t), arch, train, gpu_why[i][0] ? "false" : "true",
+               i ? "," : "", t->index, t->id, sweep_trial_params(t), arch, train, gpu_why[i][0] ? "false" : "true",
                gpu_why[i], t->config);
     }
     printf("\n]\n");
@@ -107,8 +100,8 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
         sweep_train_summary(&t->train, train, sizeof train);
-        printf("%5d  %s  %9ld  %-3s  %s | %s\n", t->index, t->id, params_of(t), gpu_why[i][0] ? "no" : "yes", arch,
-               train);
+        printf("%5d  %s  %9ld  %-3s  %s | %s\n", t->index, t->id, sweep_trial_params(t), gpu_why[i][0] ? "no" : "yes",
+               arch, train);
     }
     if (!refused) {
         printf("\ngpu: the GPU path (--backend cuda) takes every trial on the %s\n", target);

@@ -95,97 +95,125 @@ static int flag_value(const char *s, size_t n, int *on)
     return 0;
 }
 
+/* One file's reading: its header's columns and the current row's tokens. */
+typedef struct {
+    const char *path;
+    int kind_col[COL_KINDS]; /* each kind's column, or -1 */
+    int n_cols;
+    int lab_kind; /* COL_DSSP3, or COL_DSSP8 without a dssp3 column */
+    Tokens tok[COL_MAX];
+} CsvReader;
+
+/* The row's fields, each split into tokens; returns how many fields. */
+static int row_split(CsvReader *r, const char *line, size_t len)
+{
+    int nf = 0;
+    size_t a = 0;
+    for (;;) {
+        size_t z = a;
+        while (z < len && line[z] != ',') z++;
+        if (nf < COL_MAX) tokens_split(&r->tok[nf], line, a, z);
+        nf++;
+        if (z == len) return nf;
+        a = z + 1;
+    }
+}
+
+/* As many fields as the header, each with a token per residue of input,
+ * and a residue at least. 0, or -1 with err. */
+static int row_check(const CsvReader *r, int nf, long no, FsErr *err)
+{
+    if (nf != r->n_cols) {
+        fs_err_at(err, r->path, no, 0, "expected %d comma-separated fields (as in the header), found %d", r->n_cols,
+                  nf);
+        return -1;
+    }
+    const Tokens *in = &r->tok[r->kind_col[COL_INPUT]];
+    for (int k = 0; k < COL_KINDS; k++) {
+        int c = r->kind_col[k];
+        if (c >= 0 && r->tok[c].n != in->n) {
+            fs_err_at(err, r->path, no, (long)r->tok[c].field + 1,
+                      "field '%s' has %zu tokens, expected %zu (one per residue of 'input')", col_names[k],
+                      r->tok[c].n, in->n);
+            return -1;
+        }
+    }
+    if (in->n == 0) {
+        fs_err_at(err, r->path, no, 0, "row has no residues");
+        return -1;
+    }
+    return 0;
+}
+
+/* Residue i of the row: its label, unscored if a disorder or mask flag is
+ * 0, and its amino acid. 0, or -1 with err. */
+static int row_residue(DataBuilder *b, const CsvReader *r, const char *line, long no, size_t i, FsErr *err)
+{
+    const Tokens *in = &r->tok[r->kind_col[COL_INPUT]], *lab = &r->tok[r->kind_col[r->lab_kind]];
+    const char *ls = line + lab->start[i];
+    int ss = lab->len[i] == 1 ? data_ss_code((unsigned char)ls[0]) : -1;
+    if (ss < 0) {
+        fs_err_at(err, r->path, no, (long)lab->start[i] + 1, "unknown label '%.*s' in '%s' (expected one of %s)",
+                  (int)(lab->len[i] > 20 ? 20 : lab->len[i]), ls, col_names[r->lab_kind], DATA_LABELS_EXPECTED);
+        return -1;
+    }
+    for (int f = COL_DISORDER; f <= COL_MASK; f++) {
+        int c = r->kind_col[f], on;
+        if (c < 0) continue;
+        const char *fs = line + r->tok[c].start[i];
+        if (flag_value(fs, r->tok[c].len[i], &on)) {
+            fs_err_at(err, r->path, no, (long)r->tok[c].start[i] + 1,
+                      "expected a number (0 or 1) in '%s', found '%.*s'", col_names[f],
+                      (int)(r->tok[c].len[i] > 20 ? 20 : r->tok[c].len[i]), fs);
+            return -1;
+        }
+        if (!on) ss |= FS_SS_UNSCORED;
+    }
+    if (in->len[i] != 1) {
+        fs_err_at(err, r->path, no, (long)in->start[i] + 1,
+                  "expected one amino-acid letter per token in 'input', found '%.*s'",
+                  (int)(in->len[i] > 20 ? 20 : in->len[i]), line + in->start[i]);
+        return -1;
+    }
+    return data_build_residue(b, (unsigned char)line[in->start[i]], (uint8_t)ss, r->path, no, (long)in->start[i] + 1,
+                              err);
+}
+
+/* One row (line no): protein number count, "FILE/count". 0, or -1 with err. */
+static int row_read(DataBuilder *b, CsvReader *r, const char *line, size_t len, long no, unsigned count, FsErr *err)
+{
+    if (row_check(r, row_split(r, line, len), no, err)) return -1;
+    char name[256];
+    int k = snprintf(name, sizeof name, "%s/%u", data_basename(r->path), count);
+    data_build_protein(b, name, (size_t)k < sizeof name ? (size_t)k : sizeof name - 1, FS_SET_NONE);
+    for (size_t i = 0; i < r->tok[r->kind_col[COL_INPUT]].n; i++)
+        if (row_residue(b, r, line, no, i, err)) return -1;
+    data_build_end(b);
+    return 0;
+}
+
 int data_read_csv(DataBuilder *b, const DataText *t, FsErr *err)
 {
-    const char *path = t->path, *line;
+    CsvReader r;
+    memset(&r, 0, sizeof r);
+    r.path = t->path;
+    const char *line;
     size_t pos = 0, len;
     long no = 1;
-    int kind_col[COL_KINDS], n_cols = 0, rc = -1;
-    if (!data_text_line(t, &pos, &line, &len) ||
-        parse_header(path, line, len, kind_col, &n_cols, err))
+    if (!data_text_line(t, &pos, &line, &len) || parse_header(r.path, line, len, r.kind_col, &r.n_cols, err))
         return -1;
-    int lab_kind = kind_col[COL_DSSP3] >= 0 ? COL_DSSP3 : COL_DSSP8;
-    Tokens tok[COL_MAX];
-    memset(tok, 0, sizeof tok);
+    r.lab_kind = r.kind_col[COL_DSSP3] >= 0 ? COL_DSSP3 : COL_DSSP8;
     unsigned count = 0;
-    while (data_text_line(t, &pos, &line, &len)) {
+    int rc = 0;
+    while (!rc && data_text_line(t, &pos, &line, &len)) {
         no++;
         size_t e = len;
         while (e && isspace((unsigned char)line[e - 1])) e--;
-        if (e == 0) continue;
-        int nf = 0;
-        size_t a = 0;
-        for (;;) {
-            size_t z = a;
-            while (z < len && line[z] != ',') z++;
-            if (nf < COL_MAX) tokens_split(&tok[nf], line, a, z);
-            nf++;
-            if (z == len) break;
-            a = z + 1;
-        }
-        if (nf != n_cols) {
-            fs_err_at(err, path, no, 0,
-                      "expected %d comma-separated fields (as in the header), found %d", n_cols,
-                      nf);
-            goto out;
-        }
-        Tokens *in = &tok[kind_col[COL_INPUT]], *lab = &tok[kind_col[lab_kind]];
-        for (int k = 0; k < COL_KINDS; k++) {
-            int c = kind_col[k];
-            if (c >= 0 && tok[c].n != in->n) {
-                fs_err_at(err, path, no, (long)tok[c].field + 1,
-                          "field '%s' has %zu tokens, expected %zu (one per residue of 'input')",
-                          col_names[k], tok[c].n, in->n);
-                goto out;
-            }
-        }
-        if (in->n == 0) {
-            fs_err_at(err, path, no, 0, "row has no residues");
-            goto out;
-        }
-        char name[256];
-        int k = snprintf(name, sizeof name, "%s/%u", data_basename(path), ++count);
-        data_build_protein(b, name, (size_t)k < sizeof name ? (size_t)k : sizeof name - 1,
-                           FS_SET_NONE);
-        for (size_t i = 0; i < in->n; i++) {
-            const char *ls = line + lab->start[i];
-            int ss = lab->len[i] == 1 ? data_ss_code((unsigned char)ls[0]) : -1;
-            if (ss < 0) {
-                fs_err_at(err, path, no, (long)lab->start[i] + 1,
-                          "unknown label '%.*s' in '%s' (expected one of %s)",
-                          (int)(lab->len[i] > 20 ? 20 : lab->len[i]), ls, col_names[lab_kind],
-                          DATA_LABELS_EXPECTED);
-                goto out;
-            }
-            for (int f = COL_DISORDER; f <= COL_MASK; f++) {
-                int c = kind_col[f], on;
-                if (c < 0) continue;
-                const char *fs = line + tok[c].start[i];
-                if (flag_value(fs, tok[c].len[i], &on)) {
-                    fs_err_at(err, path, no, (long)tok[c].start[i] + 1,
-                              "expected a number (0 or 1) in '%s', found '%.*s'", col_names[f],
-                              (int)(tok[c].len[i] > 20 ? 20 : tok[c].len[i]), fs);
-                    goto out;
-                }
-                if (!on) ss |= FS_SS_UNSCORED;
-            }
-            if (in->len[i] != 1) {
-                fs_err_at(err, path, no, (long)in->start[i] + 1,
-                          "expected one amino-acid letter per token in 'input', found '%.*s'",
-                          (int)(in->len[i] > 20 ? 20 : in->len[i]), line + in->start[i]);
-                goto out;
-            }
-            if (data_build_residue(b, (unsigned char)line[in->start[i]], (uint8_t)ss, path, no,
-                                   (long)in->start[i] + 1, err))
-                goto out;
-        }
-        data_build_end(b);
+        if (e) rc = row_read(b, &r, line, len, no, ++count, err);
     }
-    rc = 0;
-out:
     for (int c = 0; c < COL_MAX; c++) {
-        free(tok[c].start);
-        free(tok[c].len);
+        free(r.tok[c].start);
+        free(r.tok[c].len);
     }
     return rc;
 }

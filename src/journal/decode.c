@@ -1,8 +1,9 @@
 /*
  * decode.c: one journal line into a record. The line's checksum is
  * checked first (frame.c), then its JSON is parsed, the record's fields
- * are range-checked and the record is added to the in-memory lists
- * (records.c). What is wrong comes back as text, for the error that names
+ * are range-checked by its kind's decoder (`kinds`: a row per kind, with
+ * what a record of that kind must hold) and the record is added to the
+ * in-memory lists (records.c). What is wrong comes back as text, for the error that names
  * the line (journal.c) and for `foldsweep repair`.
  */
 #include <math.h>
@@ -246,16 +247,150 @@ static int sense_names(const FsJournal *j, const FsJson *rec, char *why, size_t 
     return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* One row per record kind                                                  */
+
+/* A record being decoded, as its kind's decoder sees it. A decoder returns
+ * 0, or -1 leaving what was expected in what (the row's words, or finer
+ * ones) or, when the record contradicts the sweep, why in sense. */
+typedef struct {
+    FsJournal *j;
+    const FsJson *rec;
+    const char *src;  /* the line: a trial's config is kept verbatim */
+    double t;         /* the record's time */
+    const char *what; /* what was expected */
+    char sense[256];  /* why it does not fit the sweep (journal_sense_*): said instead */
+} Decode;
+
+static int kind_fold(Decode *d) { return decode_fold(d->j, d->rec, d->t, &d->what, d->sense, sizeof d->sense); }
+
+static int kind_trial(Decode *d)
+{
+    char trial[17];
+    long long index, params;
+    const FsJson *cfg = journal_json_get(d->rec, "config");
+    if (get_id(d->rec, trial) || get_int(d->rec, "index", 0, 1 << 30, &index) ||
+        get_int(d->rec, "params", 0, (long long)1 << 62, &params) || !cfg ||
+        journal_sense_trial(d->j->check, trial, (int)index, d->sense, sizeof d->sense))
+        return -1;
+    /* verbatim: the config round-trips byte for byte */
+    size_t len = cfg->end - cfg->off;
+    char *c = fs_malloc(len + 1);
+    memcpy(c, d->src + cfg->off, len);
+    c[len] = '\0';
+    if (!journal_add_trial(d->j, trial, (int)index, (long)params, c, d->t)) d->j->duplicates++;
+    free(c);
+    return 0;
+}
+
+static int kind_failure(Decode *d)
+{
+    char trial[17];
+    const FsJson *m = journal_json_get(d->rec, "message");
+    if (get_id(d->rec, trial) || !m || m->type != FS_JSON_STRING) return -1;
+    if (!journal_add_failure(d->j, trial, m->str, d->t)) d->j->duplicates++;
+    return 0;
+}
+
+static int kind_model(Decode *d)
+{
+    char trial[17];
+    long long fold;
+    FsModelRef model;
+    if (get_id(d->rec, trial) || get_int(d->rec, "fold", -1, 1 << 20, &fold) || get_model(d->rec, &model) ||
+        !model.file[0] || journal_set_model(d->j, trial, (int)fold, &model) != 0)
+        return -1;
+    return 0;
+}
+
+static int kind_refit(Decode *d)
+{
+    FsRefitRecord r = {.time = d->t};
+    long long epochs;
+    if (get_id(d->rec, r.trial) || get_int(d->rec, "epochs", 1, FS_TRAIN_MAX_EPOCHS, &epochs) ||
+        get_model(d->rec, &r.model) || !r.model.file[0])
+        return -1;
+    r.epochs = (int)epochs;
+    journal_add_refit(d->j, &r);
+    return 0;
+}
+
+static int kind_evaluation(Decode *d) { return decode_eval(d->j, d->rec, d->t); }
+
+static int kind_pruned(Decode *d) { return decode_cut(d->j, d->rec, d->t, d->sense, sizeof d->sense); }
+
+static int kind_sweep(Decode *d) { return decode_sweep(d->j, d->rec); }
+
+static int kind_prune(Decode *d)
+{
+    char trial[17];
+    if (get_id(d->rec, trial)) return -1;
+    journal_add_discard(d->j, trial);
+    return 0;
+}
+
+/* A session's record: its fields are read where they are sound and left
+ * out where not, but a data_fingerprint, if there, must be one. */
+static int kind_run(Decode *d)
+{
+    FsRunRecord run = {.time = d->t};
+    const FsJson *rec = d->rec, *s;
+    long long x;
+    if (!get_int(rec, "pid", 0, (long long)1 << 40, &x)) run.pid = (long)x;
+    if (!get_int(rec, "trials", 0, 1 << 30, &x)) run.n_trials = (int)x;
+    if (!get_int(rec, "folds", 0, 1 << 20, &x)) run.folds = (int)x;
+    if ((s = journal_json_get(rec, "host")) && s->type == FS_JSON_STRING)
+        snprintf(run.host, sizeof run.host, "%s", s->str);
+    if ((s = journal_json_get(rec, "metric")) && s->type == FS_JSON_STRING)
+        snprintf(run.metric, sizeof run.metric, "%s", s->str);
+    /* How the session ran, for the report: absent from older records
+     * (not recorded), read like host (shown, never relied on). */
+    if (!get_int(rec, "ranks", 1, 1 << 24, &x)) run.ranks = (int)x;
+    if ((s = journal_json_get(rec, "backend")) && s->type == FS_JSON_STRING)
+        snprintf(run.backend, sizeof run.backend, "%s", s->str);
+    if ((s = journal_json_get(rec, "device")) && s->type == FS_JSON_STRING)
+        snprintf(run.device, sizeof run.device, "%s", s->str);
+    char fp[24];
+    if (journal_json_get(rec, "data_fingerprint")) {
+        if (get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 ||
+            strspn(fp, "0123456789abcdef") != 16)
+            return -1;
+        run.data_fingerprint = strtoull(fp, NULL, 16);
+    }
+    journal_add_run(d->j, &run);
+    return 0;
+}
+
+/* Each kind a record can have, with what its record must hold. A kind not
+ * here, of a version this build reads, was written by a newer build: it is
+ * skipped. */
+static const struct {
+    const char *kind;
+    int (*decode)(Decode *d);
+    const char *what;
+} kinds[] = {
+    {"fold", kind_fold, NULL /* decode_fold says */},
+    {"trial", kind_trial, "a trial record with trial, index, params and config"},
+    {"failure", kind_failure, "a failure record with trial and message"},
+    {"model", kind_model, "a model record with trial, fold and model {file, bytes, crc32} after the fold's record"},
+    {"refit", kind_refit, "a refit record with trial, epochs and model {file, bytes, crc32}"},
+    {"evaluation", kind_evaluation,
+     "an evaluation record with trial, models, source, data, data_fingerprint and q3"},
+    {"pruned", kind_pruned, "a pruned record with trial, fold, epoch, rule, value, threshold, reason and curve"},
+    {"sweep", kind_sweep, "a sweep record with text (the canonical sweep) and val_residues (a count per fold)"},
+    {"prune", kind_prune, "a prune record with trial"},
+    {"run", kind_run, "a run record whose data_fingerprint is 16 hex digits"},
+};
+
 /* A checked record. Returns LINE_OK, or LINE_INVALID with why. */
 static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char *why, size_t why_n)
 {
     long long v;
-    const char *what = "a JSON object with v, kind and time";
     const FsJson *kind = journal_json_get(rec, "kind");
     double t = 0;
     if (get_int(rec, "v", 1, 1 << 30, &v) || !kind || kind->type != FS_JSON_STRING ||
         journal_json_f64(journal_json_get(rec, "time"), &t)) {
-        snprintf(why, why_n, "expected %s", what);
+        snprintf(why, why_n, "expected a JSON object with v, kind and time");
         return LINE_INVALID;
     }
     if (v > FS_JOURNAL_VERSION) {
@@ -264,90 +399,17 @@ static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char 
         return LINE_INVALID;
     }
     if (sense_names(j, rec, why, why_n)) return LINE_INVALID;
-    int bad = 0;
-    char trial[17], sense[256] = "";
-    if (!strcmp(kind->str, "fold")) {
-        bad = decode_fold(j, rec, t, &what, sense, sizeof sense);
-    } else if (!strcmp(kind->str, "trial")) {
-        long long index, params;
-        const FsJson *cfg = journal_json_get(rec, "config");
-        what = "a trial record with trial, index, params and config";
-        bad = get_id(rec, trial) || get_int(rec, "index", 0, 1 << 30, &index) ||
-              get_int(rec, "params", 0, (long long)1 << 62, &params) || !cfg ||
-              journal_sense_trial(j->check, trial, (int)index, sense, sizeof sense);
-        if (!bad) { /* verbatim: the config round-trips byte for byte */
-            size_t len = cfg->end - cfg->off;
-            char *c = fs_malloc(len + 1);
-            memcpy(c, src + cfg->off, len);
-            c[len] = '\0';
-            if (!journal_add_trial(j, trial, (int)index, (long)params, c, t)) j->duplicates++;
-            free(c);
-        }
-    } else if (!strcmp(kind->str, "failure")) {
-        const FsJson *m = journal_json_get(rec, "message");
-        what = "a failure record with trial and message";
-        bad = get_id(rec, trial) || !m || m->type != FS_JSON_STRING;
-        if (!bad && !journal_add_failure(j, trial, m->str, t)) j->duplicates++;
-    } else if (!strcmp(kind->str, "model")) {
-        long long fold;
-        FsModelRef model;
-        what = "a model record with trial, fold and model {file, bytes, crc32} after the fold's record";
-        bad = get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || get_model(rec, &model) ||
-              !model.file[0] || journal_set_model(j, trial, (int)fold, &model) != 0;
-    } else if (!strcmp(kind->str, "refit")) {
-        FsRefitRecord r = {.time = t};
-        long long epochs;
-        what = "a refit record with trial, epochs and model {file, bytes, crc32}";
-        bad = get_id(rec, r.trial) || get_int(rec, "epochs", 1, FS_TRAIN_MAX_EPOCHS, &epochs) || get_model(rec, &r.model) ||
-              !r.model.file[0];
-        if (!bad) {
-            r.epochs = (int)epochs;
-            journal_add_refit(j, &r);
-        }
-    } else if (!strcmp(kind->str, "evaluation")) {
-        what = "an evaluation record with trial, models, source, data, data_fingerprint and q3";
-        bad = decode_eval(j, rec, t);
-    } else if (!strcmp(kind->str, "pruned")) {
-        what = "a pruned record with trial, fold, epoch, rule, value, threshold, reason and curve";
-        bad = decode_cut(j, rec, t, sense, sizeof sense);
-    } else if (!strcmp(kind->str, "sweep")) {
-        what = "a sweep record with text (the canonical sweep) and val_residues (a count per fold)";
-        bad = decode_sweep(j, rec);
-    } else if (!strcmp(kind->str, "prune")) {
-        what = "a prune record with trial";
-        bad = get_id(rec, trial);
-        if (!bad) journal_add_discard(j, trial);
-    } else if (!strcmp(kind->str, "run")) {
-        FsRunRecord run = {.time = t};
-        long long x;
-        const FsJson *s;
-        if (!get_int(rec, "pid", 0, (long long)1 << 40, &x)) run.pid = (long)x;
-        if (!get_int(rec, "trials", 0, 1 << 30, &x)) run.n_trials = (int)x;
-        if (!get_int(rec, "folds", 0, 1 << 20, &x)) run.folds = (int)x;
-        if ((s = journal_json_get(rec, "host")) && s->type == FS_JSON_STRING)
-            snprintf(run.host, sizeof run.host, "%s", s->str);
-        if ((s = journal_json_get(rec, "metric")) && s->type == FS_JSON_STRING)
-            snprintf(run.metric, sizeof run.metric, "%s", s->str);
-        /* How the session ran, for the report: absent from older records
-         * (not recorded), read like host (shown, never relied on). */
-        if (!get_int(rec, "ranks", 1, 1 << 24, &x)) run.ranks = (int)x;
-        if ((s = journal_json_get(rec, "backend")) && s->type == FS_JSON_STRING)
-            snprintf(run.backend, sizeof run.backend, "%s", s->str);
-        if ((s = journal_json_get(rec, "device")) && s->type == FS_JSON_STRING)
-            snprintf(run.device, sizeof run.device, "%s", s->str);
-        char fp[24];
-        if (journal_json_get(rec, "data_fingerprint")) {
-            if (get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 || strspn(fp, "0123456789abcdef") != 16) {
-                snprintf(why, why_n, "expected a run record whose data_fingerprint is 16 hex digits");
-                return LINE_INVALID;
-            }
-            run.data_fingerprint = strtoull(fp, NULL, 16);
-        }
-        journal_add_run(j, &run);
-    } /* another kind of this version: written by a newer build, skipped */
-    if (bad && sense[0]) snprintf(why, why_n, "%s", sense);
-    else if (bad) snprintf(why, why_n, "expected %s", what);
-    return bad ? LINE_INVALID : LINE_OK;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        if (strcmp(kind->str, kinds[k].kind)) continue;
+        Decode d = {.j = j, .rec = rec, .src = src, .t = t, .what = kinds[k].what};
+        if (kinds[k].decode(&d) == 0) return LINE_OK;
+        if (d.sense[0])
+            snprintf(why, why_n, "%s", d.sense);
+        else
+            snprintf(why, why_n, "expected %s", d.what);
+        return LINE_INVALID;
+    }
+    return LINE_OK;
 }
 
 /* One line without its newline. */

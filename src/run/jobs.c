@@ -13,13 +13,6 @@
 #include "report/report.h"
 #include "run/state.h"
 
-static long params_of(const FsArch *a)
-{
-    FsNet net;
-    FsErr err = {0};
-    return model_compile(&net, a, 1, &err) == 0 ? net.n_params : 0;
-}
-
 void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
 {
     *ts = tr->train;
@@ -31,7 +24,7 @@ int state_add_trial(RunState *st, int t, FsErr *err)
 {
     FsSweep *sw = &st->sw;
     FsTrial *tr = &sw->trials[t];
-    st->trial_params[t] = params_of(&tr->arch);
+    st->trial_params[t] = sweep_trial_params(tr);
     if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) {
         st->trials_done++;
         return 0;

@@ -1,6 +1,7 @@
 /*
  * summary.c: one-line descriptions of a trial's architecture and training
- * options, for `plan`, progress lines and leaderboards.
+ * options, for `plan`, progress lines and leaderboards, and its parameter
+ * count.
  */
 #include <string.h>
 
@@ -10,6 +11,13 @@ static void cat(char *out, size_t n, const char *s)
 {
     size_t k = strlen(out);
     if (k + 1 < n) snprintf(out + k, n - k, "%s", s);
+}
+
+long sweep_trial_params(const FsTrial *t)
+{
+    FsNet net;
+    FsErr err = {0};
+    return model_compile(&net, &t->arch, 1, &err) == 0 ? net.n_params : 0;
 }
 
 void sweep_arch_summary(const FsArch *a, char *out, size_t n)

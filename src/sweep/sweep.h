@@ -159,6 +159,11 @@ const char *sweep_trial_value(const FsSweep *sw, const FsTrial *t, int d, char *
 /* Trial id = hash of the trial's canonical config and the data fingerprint. */
 void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);
 
+/* The trial's trainable parameters, as `plan` shows them and the journal's
+ * trial record keeps them (0 for an architecture that does not compile,
+ * which the loader refuses). */
+long sweep_trial_params(const FsTrial *t);
+
 /* Lists the differences between two canonical sweeps, one "key: A -> B" per
  * line, into out. Returns the number of differences (0 = same sweep). */
 int sweep_diff(const char *canonical_a, const char *canonical_b, char *out, size_t n);
