@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "data/data.h"
-#include "journal/journal.h"
+#include "json/json.h"
 #include "modelfile/layout.h"
 #include "safetensors/safetensors.h"
 
@@ -33,48 +33,70 @@
 /* ---------------------------------------------------------------------- */
 /* The architecture as JSON (floats as the shortest text of the float)     */
 
+static void put_int(FsJsonOut *w, const char *key, int v)
+{
+    json_key(w, key);
+    json_int(w, v);
+}
+
+static void put_num(FsJsonOut *w, const char *key, float v)
+{
+    json_key(w, key);
+    json_num32(w, v);
+}
+
+static void put_act(FsJsonOut *w, const FsLayerSpec *l)
+{
+    json_key(w, "activation");
+    json_str(w, model_act_name(l->act));
+    put_num(w, "act_param", l->act_param);
+}
+
 char *modelfile_arch_json(const FsNet *net)
 {
-    size_t cap = 256 + (size_t)net->n * 160, n = 0;
-    char *s = fs_malloc(cap);
-    n += (size_t)snprintf(s + n, cap - n, "{\"window\":%d,\"layers\":[", net->arch.window);
+    FsJsonOut w = {0}; /* a non-finite setting is refused: the arch is checked before training */
+    json_object_begin(&w);
+    put_int(&w, "window", net->arch.window);
+    json_key(&w, "layers");
+    json_array_begin(&w);
     for (int i = 0; i < net->n; i++) {
         const FsLayerSpec *l = &net->layer[i].spec;
-        const char *k = model_layer_name(l->kind), *sep = i ? "," : "";
+        json_object_begin(&w);
+        json_key(&w, "kind");
+        json_str(&w, model_layer_name(l->kind));
         switch (l->kind) {
         case FS_LAYER_CONV:
-            n += (size_t)snprintf(s + n, cap - n,
-                                  "%s{\"kind\":\"%s\",\"filters\":%d,\"width\":%d,\"activation\":\"%s\",\"act_param\":%s}",
-                                  sep, k, l->units, l->width, model_act_name(l->act), fs_float_text(l->act_param));
+            put_int(&w, "filters", l->units);
+            put_int(&w, "width", l->width);
+            put_act(&w, l);
             break;
         case FS_LAYER_HIGHWAY:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"width\":%d,\"activation\":\"%s\",\"act_param\":%s}",
-                                  sep, k, l->width, model_act_name(l->act), fs_float_text(l->act_param));
+            put_int(&w, "width", l->width);
+            put_act(&w, l);
             break;
         case FS_LAYER_DENSE:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d,\"activation\":\"%s\",\"act_param\":%s}",
-                                  sep, k, l->units, model_act_name(l->act), fs_float_text(l->act_param));
+            put_int(&w, "units", l->units);
+            put_act(&w, l);
             break;
         case FS_LAYER_BATCHNORM:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"eps\":%s,\"momentum\":%s}", sep, k,
-                                  fs_float_text(l->eps), fs_float_text(l->momentum));
+            put_num(&w, "eps", l->eps);
+            put_num(&w, "momentum", l->momentum);
             break;
-        case FS_LAYER_DROPOUT:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"rate\":%s}", sep, k, fs_float_text(l->rate));
-            break;
-        case FS_LAYER_OUTPUT:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d}", sep, k, l->units);
-            break;
+        case FS_LAYER_DROPOUT: put_num(&w, "rate", l->rate); break;
+        case FS_LAYER_OUTPUT: put_int(&w, "units", l->units); break;
         }
+        json_end(&w);
     }
-    snprintf(s + n, cap - n, "]}");
-    return s;
+    json_end(&w);
+    json_end(&w);
+    FS_ASSERT(!json_out_error(&w));
+    return w.p;
 }
 
 static int get_i(const FsJson *o, const char *key, int lo, int hi, int *out)
 {
     long long v;
-    if (journal_json_i64(journal_json_get(o, key), &v) || v < lo || v > hi) return -1;
+    if (json_i64(json_get(o, key), &v) || v < lo || v > hi) return -1;
     *out = (int)v;
     return 0;
 }
@@ -82,12 +104,12 @@ static int get_i(const FsJson *o, const char *key, int lo, int hi, int *out)
 /* A float in [lo, hi] (finite: "nan" and "inf" strings are refused). */
 static int get_f(const FsJson *o, const char *key, float lo, float hi, float *out)
 {
-    return journal_json_f32(journal_json_get(o, key), out) || !(*out >= lo && *out <= hi) ? -1 : 0;
+    return json_f32(json_get(o, key), out) || !(*out >= lo && *out <= hi) ? -1 : 0;
 }
 
 static int get_act(const FsJson *o, FsLayerSpec *l)
 {
-    const FsJson *a = journal_json_get(o, "activation");
+    const FsJson *a = json_get(o, "activation");
     if (!a || a->type != FS_JSON_STRING || model_act_parse(a->str) < 0) return -1;
     l->act = (FsAct)model_act_parse(a->str);
     return get_f(o, "act_param", 0, 100, &l->act_param);
@@ -98,9 +120,9 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
     FsJsonDoc doc;
     char why[160];
     memset(arch, 0, sizeof *arch);
-    if (journal_json_parse(&doc, json, strlen(json), why, sizeof why) != 0)
+    if (json_parse(&doc, json, strlen(json), why, sizeof why) != 0)
         return fs_err_set(err, "arch is not JSON (%s)", why), -1;
-    const FsJson *layers = journal_json_get(doc.root, "layers");
+    const FsJson *layers = json_get(doc.root, "layers");
     int rc = -1;
     if (get_i(doc.root, "window", 1, 255, &arch->window) || !layers || layers->type != FS_JSON_ARRAY ||
         layers->n < 1 || layers->n > FS_MAX_LAYERS + 1) {
@@ -110,7 +132,7 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
     }
     int i = 0;
     for (const FsJson *o = layers->child; o; o = o->next, i++) {
-        const FsJson *k = journal_json_get(o, "kind");
+        const FsJson *k = json_get(o, "kind");
         FsLayerSpec l;
         memset(&l, 0, sizeof l);
         int bad = !k || k->type != FS_JSON_STRING;
@@ -148,7 +170,7 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
     }
     rc = 0;
 out:
-    journal_json_free(&doc);
+    json_free(&doc);
     return rc;
 }
 

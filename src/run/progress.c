@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "journal/journal.h" /* the JSON reader, for profile.json */
+#include "json/json.h"
 #include "run/run.h"
 #include "util/util.h"
 
@@ -297,11 +297,11 @@ static void json_profile(FILE *f, const ProfileSum *s)
 /* A number >= 0 under key; optional keys may be missing (0). */
 static int jget(const FsJson *root, const char *key, int optional, double *v, char *why, size_t n)
 {
-    const FsJson *x = journal_json_get(root, key);
+    const FsJson *x = json_get(root, key);
     *v = 0;
     if (!x && optional) return 0;
     if (!x) return snprintf(why, n, "\"%s\" is missing", key), -1;
-    if (journal_json_f64(x, v) != 0 || !isfinite(*v) || *v < 0)
+    if (json_f64(x, v) != 0 || !isfinite(*v) || *v < 0)
         return snprintf(why, n, "\"%s\" is not a number of 0 or more", key), -1;
     return 0;
 }
@@ -324,7 +324,7 @@ static int profile_read(const char *path, ProfileSum *t, char *why, size_t n)
     if (len > max) return free(text), snprintf(why, n, "larger than %zu bytes", max), -1;
     FsJsonDoc doc;
     char jwhy[160] = "";
-    if (journal_json_parse(&doc, text, len, jwhy, sizeof jwhy) != 0) {
+    if (json_parse(&doc, text, len, jwhy, sizeof jwhy) != 0) {
         free(text);
         return snprintf(why, n, "not JSON (%s)", jwhy[0] ? jwhy : "cannot parse"), -1;
     }
@@ -340,14 +340,14 @@ static int profile_read(const char *path, ProfileSum *t, char *why, size_t n)
         rc = -1, snprintf(why, n, "\"folds\", \"threads\" or \"sessions\" is out of range");
     if (rc == 0) {
         *t = (ProfileSum){{v[0], v[1], v[2], v[3], v[4], (int)v[7], v[5], (int)v[6], v[8]}, v[10], v[9], (int)v[11]};
-        if (!journal_json_get(r, "sessions")) { /* an older foldsweep's: one session */
+        if (!json_get(r, "sessions")) { /* an older foldsweep's: one session */
             t->sessions = 1;
             t->worker = v[4] * v[7];
         } else if (t->sessions < 1) {
             rc = -1, snprintf(why, n, "\"sessions\" is not 1 or more");
         }
     }
-    journal_json_free(&doc);
+    json_free(&doc);
     return rc < 0 ? -1 : 1;
 }
 
