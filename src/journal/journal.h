@@ -265,8 +265,4 @@ const FsFailureRecord *journal_find_failure(const FsJournal *j, const char *tria
 /* The latest run record, or NULL. */
 const FsRunRecord *journal_last_run(const FsJournal *j);
 
-/* Writes s as a JSON string literal (quotes included): the json module's
- * escape, for the FILE writers not yet on its writer. */
-void journal_json_write_string(FILE *out, const char *s);
-
 #endif

@@ -459,11 +459,3 @@ int journal_append_sweep(FsJournal *j, const char *canonical, const uint64_t *va
     if (rc == 0) journal_set_sweep_record(j, canonical, val_residues, n_val);
     return rc;
 }
-
-void journal_json_write_string(FILE *out, const char *s)
-{
-    FsJsonOut w = {0};
-    json_str(&w, s);
-    fputs(w.p, out);
-    json_out_free(&w);
-}
