@@ -44,18 +44,6 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_export_spec = &spec; /* for cli.c's table */
 
-static void put_str(FsJsonOut *w, const char *key, const char *s)
-{
-    json_key(w, key);
-    json_str(w, s);
-}
-
-static void put_int(FsJsonOut *w, const char *key, long v)
-{
-    json_key(w, key);
-    json_int(w, v);
-}
-
 /* One model of the export: its fold as the file's metadata names it (a
  * number, "predefined", or "all" for a refit), and what it trained: a fold
  * model's kept epoch and validation scores (floats: every digit), or a
@@ -71,10 +59,10 @@ static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char
         json_int(w, fold);
     else
         json_str(w, name);
-    put_str(w, "file", file);
+    json_member_str(w, "file", file);
     if (fold == FS_FOLD_ALL) {
-        put_int(w, "epochs", in->epochs ? in->epochs : in->best_epoch);
-        if (in->epochs_rule[0]) put_str(w, "epochs_rule", in->epochs_rule);
+        json_member_int(w, "epochs", in->epochs ? in->epochs : in->best_epoch);
+        if (in->epochs_rule[0]) json_member_str(w, "epochs_rule", in->epochs_rule);
         if (in->n_fold_best) {
             json_key(w, "fold_best_epochs");
             json_array_begin(w);
@@ -82,7 +70,7 @@ static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char
             json_end(w);
         }
     } else {
-        put_int(w, "best_epoch", in->best_epoch);
+        json_member_int(w, "best_epoch", in->best_epoch);
         if (isfinite(in->val_q3)) json_key(w, "val_q3"), json_num32_full(w, in->val_q3);
         if (isfinite(in->val_loss)) json_key(w, "val_loss"), json_num32_full(w, in->val_loss);
     }
@@ -103,24 +91,24 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
     char *arch = modelfile_arch_json(&m0->net);
     FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL, .pretty = 2, .spaced = 1};
     json_object_begin(&w);
-    put_str(&w, "format", "foldsweep-export");
-    put_int(&w, "version", 1);
-    put_str(&w, "foldsweep_version", FS_VERSION);
-    put_str(&w, "run", set->run[0] ? set->run : run);
-    put_str(&w, "trial", set->trial[0] ? set->trial : m0->info.trial);
-    put_str(&w, "models", refit ? "refit" : "folds");
-    if (set->rank > 0) put_int(&w, "rank", set->rank);
+    json_member_str(&w, "format", "foldsweep-export");
+    json_member_int(&w, "version", 1);
+    json_member_str(&w, "foldsweep_version", FS_VERSION);
+    json_member_str(&w, "run", set->run[0] ? set->run : run);
+    json_member_str(&w, "trial", set->trial[0] ? set->trial : m0->info.trial);
+    json_member_str(&w, "models", refit ? "refit" : "folds");
+    if (set->rank > 0) json_member_int(&w, "rank", set->rank);
     if (set->metric[0] && isfinite(set->mean)) {
-        put_str(&w, "metric", set->metric);
+        json_member_str(&w, "metric", set->metric);
         json_key(&w, "mean");
         json_num64(&w, set->mean);
         json_key(&w, "std");
         json_num64(&w, set->std);
     }
-    put_int(&w, "window", e->window);
+    json_member_int(&w, "window", e->window);
     json_key(&w, "alphabet");
     json_strf(&w, "%sX", FS_AA_LETTERS);
-    put_str(&w, "classes", "HEC");
+    json_member_str(&w, "classes", "HEC");
     json_key(&w, "data_fingerprint");
     json_strf(&w, "%016llx", (unsigned long long)m0->info.data_fingerprint);
     json_key(&w, "arch");

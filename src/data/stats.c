@@ -69,38 +69,32 @@ static void print_text(const FsDataset *ds, FILE *out)
     fprintf(out, "fingerprint       %016" PRIx64 "\n", ds->fingerprint);
 }
 
-static void put_u64(FsJsonOut *w, const char *key, uint64_t v)
-{
-    json_key(w, key);
-    json_uint(w, v);
-}
-
 static void print_json(const FsDataset *ds, FILE *out)
 {
     const FsDataStats *st = &ds->stats;
     FsJsonOut w = {.spaced = 1};
     json_object_begin(&w);
-    put_u64(&w, "proteins", st->proteins);
-    put_u64(&w, "segments", st->segments);
-    put_u64(&w, "residues", st->residues);
-    put_u64(&w, "scored_residues", st->scored);
-    put_u64(&w, "unknown_residues", st->unknown);
+    json_member_uint(&w, "proteins", st->proteins);
+    json_member_uint(&w, "segments", st->segments);
+    json_member_uint(&w, "residues", st->residues);
+    json_member_uint(&w, "scored_residues", st->scored);
+    json_member_uint(&w, "unknown_residues", st->unknown);
     json_key(&w, "unknown_letters");
     json_object_begin(&w);
     for (int i = 0; i < 26; i++)
-        if (st->unknown_letters[i]) put_u64(&w, (char[]){(char)('A' + i), 0}, st->unknown_letters[i]);
-    if (st->unknown_other) put_u64(&w, "other", st->unknown_other);
+        if (st->unknown_letters[i]) json_member_uint(&w, (char[]){(char)('A' + i), 0}, st->unknown_letters[i]);
+    if (st->unknown_other) json_member_uint(&w, "other", st->unknown_other);
     json_end(&w);
     json_key(&w, "label_counts");
     json_object_begin(&w);
-    for (int c = 0; c < 3; c++) put_u64(&w, (char[]){"HEC"[c], 0}, st->label_counts[c]);
+    for (int c = 0; c < 3; c++) json_member_uint(&w, (char[]){"HEC"[c], 0}, st->label_counts[c]);
     json_end(&w);
     json_key(&w, "sets");
     json_object_begin(&w);
-    for (int s = 0; s < 4; s++) put_u64(&w, set_names[s], st->set_proteins[s]);
+    for (int s = 0; s < 4; s++) json_member_uint(&w, set_names[s], st->set_proteins[s]);
     json_end(&w);
-    put_u64(&w, "folds", ds->n_folds);
-    put_u64(&w, "fold_seed", ds->fold_seed);
+    json_member_uint(&w, "folds", ds->n_folds);
+    json_member_uint(&w, "fold_seed", ds->fold_seed);
     if (ds->n_folds) {
         uint64_t res[FS_MAX_FOLDS], prot[FS_MAX_FOLDS], scored[FS_MAX_FOLDS];
         fold_sizes(ds, res, prot, scored);

@@ -72,10 +72,8 @@ static void begin(FsJsonOut *w, const char *kind, double t)
 {
     *w = (FsJsonOut){.nonfinite = FS_JSON_NONFINITE_NAME};
     json_object_begin(w);
-    json_key(w, "v");
-    json_int(w, FS_JOURNAL_VERSION);
-    json_key(w, "kind");
-    json_str(w, kind);
+    json_member_int(w, "v", FS_JOURNAL_VERSION);
+    json_member_str(w, "kind", kind);
     json_key(w, "time");
     json_num64_full(w, t);
 }
@@ -84,8 +82,7 @@ static void begin(FsJsonOut *w, const char *kind, double t)
 static void begin_trial(FsJsonOut *w, const char *kind, double t, const char *trial)
 {
     begin(w, kind, t);
-    json_key(w, "trial");
-    json_str(w, trial);
+    json_member_str(w, "trial", trial);
 }
 
 static const char *status_text(FsFitStatus s)
@@ -97,10 +94,8 @@ void journal_model_json(FsJsonOut *w, const FsModelRef *m)
 {
     json_key(w, "model");
     json_object_begin(w);
-    json_key(w, "file");
-    json_str(w, m->file);
-    json_key(w, "bytes");
-    json_uint(w, (unsigned long long)m->bytes);
+    json_member_str(w, "file", m->file);
+    json_member_uint(w, "bytes", (unsigned long long)m->bytes);
     json_key(w, "crc32");
     json_strf(w, "%08x", (unsigned)m->crc32);
     json_end(w);
@@ -118,32 +113,23 @@ static void put_confusion(FsJsonOut *w, const uint64_t (*m)[3])
     json_end(w);
 }
 
-static void put_int(FsJsonOut *w, const char *key, long long v)
-{
-    json_key(w, key);
-    json_int(w, v);
-}
-
 void journal_fold_json(FsJsonOut *w, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
                        double t)
 {
     begin_trial(w, "fold", t, trial);
     int epochs = r->epochs > 0 ? r->epochs : 0;
-    put_int(w, "fold", fold);
-    json_key(w, "status");
-    json_str(w, status_text(r->status));
-    put_int(w, "epochs", epochs);
-    put_int(w, "best_epoch", r->best_epoch);
-    put_int(w, "halted_by", r->halted_by);
-    put_int(w, "diverged_epoch", r->diverged_epoch);
-    put_int(w, "diverged_step", r->diverged_step);
+    json_member_int(w, "fold", fold);
+    json_member_str(w, "status", status_text(r->status));
+    json_member_int(w, "epochs", epochs);
+    json_member_int(w, "best_epoch", r->best_epoch);
+    json_member_int(w, "halted_by", r->halted_by);
+    json_member_int(w, "diverged_epoch", r->diverged_epoch);
+    json_member_int(w, "diverged_step", r->diverged_step);
     json_key(w, "best_val_loss");
     json_num32_full(w, r->best_val_loss);
     put_confusion(w, (const uint64_t(*)[3])r->best_confusion);
-    json_key(w, "train_examples");
-    json_uint(w, (unsigned long long)r->train_examples);
-    json_key(w, "val_examples");
-    json_uint(w, (unsigned long long)r->val_examples);
+    json_member_uint(w, "train_examples", (unsigned long long)r->train_examples);
+    json_member_uint(w, "val_examples", (unsigned long long)r->val_examples);
     json_key(w, "seconds");
     json_num64_full(w, r->seconds);
     json_key(w, "val_seconds");
@@ -235,8 +221,8 @@ int journal_append_trial(FsJournal *j, const char *trial, int index, long n_para
     double t = journal_wall_time();
     FsJsonOut w;
     begin_trial(&w, "trial", t, trial);
-    put_int(&w, "index", index);
-    put_int(&w, "params", n_params);
+    json_member_int(&w, "index", index);
+    json_member_int(&w, "params", n_params);
     json_key(&w, "config");
     json_raw(&w, compact);
     int rc = append_line(j, &w, err);
@@ -278,7 +264,7 @@ int journal_append_model(FsJournal *j, const char *trial, int fold, const FsMode
     }
     FsJsonOut w;
     begin_trial(&w, "model", journal_wall_time(), trial);
-    put_int(&w, "fold", fold);
+    json_member_int(&w, "fold", fold);
     journal_model_json(&w, model);
     int rc = append_line(j, &w, err);
     if (rc == 0) journal_set_model(j, trial, fold, model);
@@ -292,7 +278,7 @@ int journal_append_refit(FsJournal *j, const char *trial, int epochs, const FsMo
     snprintf(r.trial, sizeof r.trial, "%s", trial);
     FsJsonOut w;
     begin_trial(&w, "refit", r.time, trial);
-    put_int(&w, "epochs", epochs);
+    json_member_int(&w, "epochs", epochs);
     journal_model_json(&w, model);
     int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_refit(j, &r);
@@ -306,20 +292,14 @@ int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
     r.time = journal_wall_time();
     FsJsonOut w;
     begin_trial(&w, "evaluation", r.time, r.trial);
-    json_key(&w, "models");
-    json_str(&w, r.models);
-    json_key(&w, "source");
-    json_str(&w, r.source);
-    json_key(&w, "data");
-    json_str(&w, r.data);
+    json_member_str(&w, "models", r.models);
+    json_member_str(&w, "source", r.source);
+    json_member_str(&w, "data", r.data);
     json_key(&w, "data_fingerprint");
     json_strf(&w, "%016llx", (unsigned long long)r.data_fingerprint);
-    json_key(&w, "proteins");
-    json_uint(&w, (unsigned long long)r.proteins);
-    json_key(&w, "scored");
-    json_uint(&w, (unsigned long long)r.scored);
-    json_key(&w, "overlap");
-    json_uint(&w, (unsigned long long)r.overlap);
+    json_member_uint(&w, "proteins", (unsigned long long)r.proteins);
+    json_member_uint(&w, "scored", (unsigned long long)r.scored);
+    json_member_uint(&w, "overlap", (unsigned long long)r.overlap);
     const char *names[] = {"q3", "q3_lo", "q3_hi", "sov"};
     const double vals[] = {r.q3, r.q3_lo, r.q3_hi, r.sov};
     for (int i = 0; i < 4; i++) {
@@ -335,8 +315,7 @@ int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
         json_array_begin(&w);
         for (int i = 0; i < 3; i++) json_uint(&w, (unsigned long long)r.identity_above[i]);
         json_end(&w);
-        json_key(&w, "identity_left_out");
-        json_uint(&w, (unsigned long long)r.identity_left_out);
+        json_member_uint(&w, "identity_left_out", (unsigned long long)r.identity_left_out);
     }
     int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_eval(j, &r);
@@ -366,16 +345,14 @@ int journal_append_cut(FsJournal *j, const FsCutRecord *c, FsErr *err)
     double t = journal_wall_time();
     FsJsonOut w;
     begin_trial(&w, "pruned", t, c->trial);
-    put_int(&w, "fold", c->fold);
-    put_int(&w, "epoch", c->epoch);
-    json_key(&w, "rule");
-    json_str(&w, c->rule);
+    json_member_int(&w, "fold", c->fold);
+    json_member_int(&w, "epoch", c->epoch);
+    json_member_str(&w, "rule", c->rule);
     json_key(&w, "value");
     json_num64_full(&w, c->value);
     json_key(&w, "threshold");
     json_num64_full(&w, c->threshold);
-    json_key(&w, "reason");
-    json_str(&w, c->reason);
+    json_member_str(&w, "reason", c->reason);
     put_curve(&w, "curve", c->curve, c->n_curve);
     int rc = append_line(j, &w, err);
     if (rc == 0) {
@@ -393,8 +370,7 @@ int journal_append_failure(FsJournal *j, const char *trial, const char *message,
     double t = journal_wall_time();
     FsJsonOut w;
     begin_trial(&w, "failure", t, trial);
-    json_key(&w, "message");
-    json_str(&w, message ? message : "");
+    json_member_str(&w, "message", message ? message : "");
     int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_failure(j, trial, message ? message : "", t);
     return rc;
@@ -417,22 +393,19 @@ int journal_append_run_record(FsJournal *j, const FsRunRecord *what, FsErr *err)
     run.host[sizeof run.host - 1] = '\0';
     FsJsonOut w;
     begin(&w, "run", run.time);
-    put_int(&w, "pid", run.pid);
-    json_key(&w, "host");
-    json_str(&w, run.host);
-    put_int(&w, "trials", run.n_trials);
-    put_int(&w, "folds", run.folds);
-    json_key(&w, "metric");
-    json_str(&w, run.metric);
+    json_member_int(&w, "pid", run.pid);
+    json_member_str(&w, "host", run.host);
+    json_member_int(&w, "trials", run.n_trials);
+    json_member_int(&w, "folds", run.folds);
+    json_member_str(&w, "metric", run.metric);
     if (run.data_fingerprint) {
         json_key(&w, "data_fingerprint");
         json_strf(&w, "%016llx", (unsigned long long)run.data_fingerprint);
     }
-    if (run.ranks > 0) put_int(&w, "ranks", run.ranks);
-    if (run.backend[0]) json_key(&w, "backend"), json_str(&w, run.backend);
-    if (run.device[0]) json_key(&w, "device"), json_str(&w, run.device);
-    json_key(&w, "version");
-    json_str(&w, FS_VERSION);
+    if (run.ranks > 0) json_member_int(&w, "ranks", run.ranks);
+    if (run.backend[0]) json_member_str(&w, "backend", run.backend);
+    if (run.device[0]) json_member_str(&w, "device", run.device);
+    json_member_str(&w, "version", FS_VERSION);
     int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_run(j, &run);
     return rc;
@@ -449,8 +422,7 @@ int journal_append_sweep(FsJournal *j, const char *canonical, const uint64_t *va
     if (same_sweep(j, canonical, val_residues, n_val)) return 0;
     FsJsonOut w;
     begin(&w, "sweep", journal_wall_time());
-    json_key(&w, "text");
-    json_str(&w, canonical);
+    json_member_str(&w, "text", canonical);
     json_key(&w, "val_residues");
     json_array_begin(&w);
     for (int k = 0; k < n_val; k++) json_uint(&w, (unsigned long long)val_residues[k]);

@@ -166,6 +166,10 @@ void json_num64(FsJsonOut *w, double v);
 void json_num32_full(FsJsonOut *w, float v);
 void json_num64_full(FsJsonOut *w, double v);
 void json_fixed(FsJsonOut *w, double v, int decimals);
+/* A member in one call (json_key, then the value), for the common kinds. */
+void json_member_str(FsJsonOut *w, const char *key, const char *s);
+void json_member_int(FsJsonOut *w, const char *key, long long v);
+void json_member_uint(FsJsonOut *w, const char *key, unsigned long long v);
 /* A value that is JSON text already (a trial's config), written as it is;
  * text that is not one JSON value is refused (an error, null written). */
 void json_raw(FsJsonOut *w, const char *json);

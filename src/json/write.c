@@ -193,6 +193,24 @@ void json_uint(FsJsonOut *w, unsigned long long v)
     token(w, t);
 }
 
+void json_member_str(FsJsonOut *w, const char *key, const char *s)
+{
+    json_key(w, key);
+    json_str(w, s);
+}
+
+void json_member_int(FsJsonOut *w, const char *key, long long v)
+{
+    json_key(w, key);
+    json_int(w, v);
+}
+
+void json_member_uint(FsJsonOut *w, const char *key, unsigned long long v)
+{
+    json_key(w, key);
+    json_uint(w, v);
+}
+
 void json_bool(FsJsonOut *w, int v) { token(w, v ? "true" : "false"); }
 
 void json_null(FsJsonOut *w) { token(w, "null"); }

@@ -32,18 +32,6 @@ static void put_num(FsJsonOut *w, const char *key, double x)
     json_num64(w, x);
 }
 
-static void put_uint(FsJsonOut *w, const char *key, unsigned long long v)
-{
-    json_key(w, key);
-    json_uint(w, v);
-}
-
-static void put_str(FsJsonOut *w, const char *key, const char *s)
-{
-    json_key(w, key);
-    json_str(w, s);
-}
-
 /* "identity": {"checked", "max", "above": {"0.25": n, ...}, "over",
  * "left_out", "examples": [{"test", "train", "identity"}]} or {"checked":
  * false, "why"}. */
@@ -54,7 +42,7 @@ static void json_identity(FsJsonOut *w, const FsIdentityReport *r)
     json_key(w, "checked");
     json_bool(w, r->checked);
     if (!r->checked) {
-        put_str(w, "why", r->why);
+        json_member_str(w, "why", r->why);
         json_end(w);
         return;
     }
@@ -64,17 +52,17 @@ static void json_identity(FsJsonOut *w, const FsIdentityReport *r)
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++) {
         char level[32];
         snprintf(level, sizeof level, "%g", fs_identity_levels[l]);
-        put_uint(w, level, r->above[l]);
+        json_member_uint(w, level, r->above[l]);
     }
     json_end(w);
-    put_uint(w, "over", r->over);
-    put_uint(w, "left_out", r->left_out);
+    json_member_uint(w, "over", r->over);
+    json_member_uint(w, "left_out", r->left_out);
     json_key(w, "examples");
     json_array_begin(w);
     for (int i = 0; i < r->n_first; i++) {
         json_object_begin(w);
-        put_str(w, "test", r->first[i].test);
-        put_str(w, "train", r->first[i].train);
+        json_member_str(w, "test", r->first[i].test);
+        json_member_str(w, "train", r->first[i].train);
         put_num(w, "identity", r->first[i].identity);
         json_end(w);
     }
@@ -114,13 +102,13 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, co
     const FsMetrics *m = &ev->m;
     FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
     json_object_begin(&w);
-    put_str(&w, "models", models);
-    put_str(&w, "data", data);
+    json_member_str(&w, "models", models);
+    json_member_str(&w, "data", data);
     json_key(&w, "data_fingerprint");
     json_strf(&w, "%016llx", (unsigned long long)ev->data_fingerprint);
-    put_uint(&w, "proteins", ev->proteins);
-    put_uint(&w, "residues", (unsigned long long)ev->residues);
-    put_uint(&w, "scored", (unsigned long long)ev->scored);
+    json_member_uint(&w, "proteins", ev->proteins);
+    json_member_uint(&w, "residues", (unsigned long long)ev->residues);
+    json_member_uint(&w, "scored", (unsigned long long)ev->scored);
     put_num(&w, "q3", m->q3);
     json_key(&w, "q3_ci95");
     json_array_begin(&w);
@@ -129,9 +117,8 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, co
     json_end(&w);
     json_key(&w, "bootstrap");
     json_object_begin(&w);
-    json_key(&w, "resamples");
-    json_int(&w, ev->reps);
-    put_uint(&w, "seed", (unsigned long long)ev->seed);
+    json_member_int(&w, "resamples", ev->reps);
+    json_member_uint(&w, "seed", (unsigned long long)ev->seed);
     json_end(&w);
     json_key(&w, "sov");
     json_object_begin(&w);
@@ -156,7 +143,7 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, co
     put_num(&w, "p10", ev->prot_p10);
     json_end(&w);
     json_identity(&w, &ev->ident);
-    put_uint(&w, "overlap", ev->overlap);
+    json_member_uint(&w, "overlap", ev->overlap);
     json_key(&w, "overlap_allowed");
     json_bool(&w, allow == 1);
     json_key(&w, "overlap_excluded");

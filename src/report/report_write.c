@@ -112,18 +112,6 @@ static void put_num(FsJsonOut *w, const char *key, double v)
     json_num64_full(w, v);
 }
 
-static void put_int(FsJsonOut *w, const char *key, long v)
-{
-    json_key(w, key);
-    json_int(w, v);
-}
-
-static void put_str(FsJsonOut *w, const char *key, const char *s)
-{
-    json_key(w, key);
-    json_str(w, s);
-}
-
 /* Per-class scores at the fold's best epoch, classes in H, E, C order. */
 static void json_class_metrics(FsJsonOut *w, const FsMetrics *m)
 {
@@ -169,13 +157,10 @@ static void json_test(FsJsonOut *w, const FsEvalRecord *t)
     json_num64_full(w, t->q3_hi);
     json_end(w);
     put_num(w, "sov", t->sov);
-    json_key(w, "proteins");
-    json_uint(w, (unsigned long long)t->proteins);
-    json_key(w, "scored");
-    json_uint(w, (unsigned long long)t->scored);
-    json_key(w, "overlap");
-    json_uint(w, (unsigned long long)t->overlap);
-    put_str(w, "data", t->data);
+    json_member_uint(w, "proteins", (unsigned long long)t->proteins);
+    json_member_uint(w, "scored", (unsigned long long)t->scored);
+    json_member_uint(w, "overlap", (unsigned long long)t->overlap);
+    json_member_str(w, "data", t->data);
     json_key(w, "data_fingerprint");
     json_strf(w, "%016llx", (unsigned long long)t->data_fingerprint);
 }
@@ -183,21 +168,21 @@ static void json_test(FsJsonOut *w, const FsEvalRecord *t)
 static void json_fold(FsJsonOut *w, const FsReportFold *f)
 {
     json_object_begin(w);
-    put_int(w, "fold", f->fold);
-    put_str(w, "status", f->present ? train_status_name(f->status) : "missing");
+    json_member_int(w, "fold", f->fold);
+    json_member_str(w, "status", f->present ? train_status_name(f->status) : "missing");
     put_num(w, "q3", f->q3);
     put_num(w, "loss", f->loss);
     if (f->present) {
-        put_int(w, "epochs", f->epochs);
-        put_int(w, "best_epoch", f->best_epoch);
+        json_member_int(w, "epochs", f->epochs);
+        json_member_int(w, "best_epoch", f->best_epoch);
         put_num(w, "seconds", f->seconds);
     } else {
         const char *none[] = {"epochs", "best_epoch", "seconds"};
         for (int k = 0; k < 3; k++) json_key(w, none[k]), json_null(w);
     }
     if (f->present && f->status == FS_FIT_DIVERGED) {
-        put_int(w, "diverged_epoch", f->diverged_epoch);
-        put_int(w, "diverged_step", f->diverged_step);
+        json_member_int(w, "diverged_epoch", f->diverged_epoch);
+        json_member_int(w, "diverged_step", f->diverged_step);
     }
     if (f->present && f->m.n) json_class_metrics(w, &f->m);
     json_end(w);
@@ -206,29 +191,29 @@ static void json_fold(FsJsonOut *w, const FsReportFold *f)
 static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
 {
     json_object_begin(w);
-    put_int(w, "version", FS_LEADERBOARD_JSON_VERSION);
-    put_int(w, "rank", row->rank);
-    put_str(w, "id", row->id);
-    put_int(w, "index", row->index);
-    put_str(w, "status", report_status_name(row->status));
-    put_str(w, "reason", row->reason);
+    json_member_int(w, "version", FS_LEADERBOARD_JSON_VERSION);
+    json_member_int(w, "rank", row->rank);
+    json_member_str(w, "id", row->id);
+    json_member_int(w, "index", row->index);
+    json_member_str(w, "status", report_status_name(row->status));
+    json_member_str(w, "reason", row->reason);
     if (row->cut) {
         json_key(w, "pruned");
         json_object_begin(w);
-        put_int(w, "fold", row->cut->fold);
-        put_int(w, "epoch", row->cut->epoch);
-        put_str(w, "rule", row->cut->rule);
+        json_member_int(w, "fold", row->cut->fold);
+        json_member_int(w, "epoch", row->cut->epoch);
+        json_member_str(w, "rule", row->cut->rule);
         put_num(w, "value", row->cut->value);
         put_num(w, "threshold", row->cut->threshold);
         json_end(w);
     }
     json_key(w, "metric");
     json_object_begin(w);
-    put_str(w, "name", metrics_kind_name(rep->spec.metric));
+    json_member_str(w, "name", metrics_kind_name(rep->spec.metric));
     put_num(w, "mean", row->mean);
     put_num(w, "std", row->std);
     json_end(w);
-    put_int(w, "folds_done", row->n_done);
+    json_member_int(w, "folds_done", row->n_done);
     if (row->pooled.n)
         for (int c = 0; c < 3; c++) put_num(w, (char[]){'m', 'c', 'c', '_', "HEC"[c], 0}, row->pooled.mcc[c]);
     for (int d = 0; d < rep->n_param; d++) {
@@ -240,8 +225,8 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     for (int s = 0; s < rep->spec.folds; s++) json_fold(w, &row->folds[s]);
     json_end(w);
     put_num(w, "seconds", row->seconds);
-    put_int(w, "params", row->n_params);
-    put_str(w, "arch", row->arch);
+    json_member_int(w, "params", row->n_params);
+    json_member_str(w, "arch", row->arch);
     json_key(w, "config");
     json_raw(w, row->config); /* already JSON: embedded, not quoted */
     if (row->test || row->test_refit) {

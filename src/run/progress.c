@@ -101,12 +101,6 @@ static void put_fixed(FsJsonOut *w, const char *key, double v, int decimals)
     json_fixed(w, v, decimals);
 }
 
-static void put_int(FsJsonOut *w, const char *key, long v)
-{
-    json_key(w, key);
-    json_int(w, v);
-}
-
 /* DIR/progress.json: what `foldsweep status` shows of a live run. A value
  * not known (not finite) is null, which status reads as not known. */
 static void progress_write_json(FsProgress *p)
@@ -118,17 +112,16 @@ static void progress_write_json(FsProgress *p)
     FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
     json_object_begin(&w);
     put_fixed(&w, "time", (double)time(NULL), 3);
-    put_int(&w, "pid", (long)getpid());
+    json_member_int(&w, "pid", (long)getpid());
     put_fixed(&w, "elapsed", el, 1);
-    put_int(&w, "folds_done", p->folds_earlier + p->folds_done);
-    put_int(&w, "folds_total", p->folds_earlier + p->folds_total);
-    put_int(&w, "in_flight", p->in_flight);
+    json_member_int(&w, "folds_done", p->folds_earlier + p->folds_done);
+    json_member_int(&w, "folds_total", p->folds_earlier + p->folds_total);
+    json_member_int(&w, "in_flight", p->in_flight);
     put_fixed(&w, "examples_done", s->done, 0);
     put_fixed(&w, "examples_planned", s->planned, 0);
     put_fixed(&w, "examples_per_second", el > 0 ? s->trained / el : 0.0, 1);
     put_fixed(&w, "eta_seconds", s->eta, 1);
-    json_key(&w, "flight");
-    json_str(&w, s->flight);
+    json_member_str(&w, "flight", s->flight);
     json_end(&w);
     json_tail(&w, "\n");
     snprintf(path, sizeof path, "%s/progress.json", p->dir);
@@ -314,12 +307,12 @@ static void json_profile(FsJsonOut *w, const ProfileSum *s)
     put_fixed(w, "validation_seconds", p->val_seconds, 3);
     put_fixed(w, "journal_seconds", p->journal_seconds, 3);
     put_fixed(w, "wall_seconds", wall, 3);
-    put_int(w, "threads", p->threads);
+    json_member_int(w, "threads", p->threads);
     put_fixed(w, "idle_seconds", s->idle, 3);
     put_fixed(w, "worker_seconds", s->worker, 3);
     put_fixed(w, "train_examples", p->train_examples, 0);
     put_fixed(w, "examples_per_second", wall > 0 ? p->train_examples / wall : 0.0, 1);
-    put_int(w, "folds", p->folds);
+    json_member_int(w, "folds", p->folds);
     put_fixed(w, "pruned_seconds", p->pruned_seconds, 3);
 }
 
@@ -413,7 +406,7 @@ int profile_write(const char *dir, const FsProfile *p, FsErr *err)
     FsJsonOut w = {0}; /* a time that is not a number is refused, not written as JSON no reader takes */
     json_object_begin(&w);
     json_profile(&w, &t);
-    put_int(&w, "sessions", t.sessions);
+    json_member_int(&w, "sessions", t.sessions);
     json_key(&w, "last_session");
     json_object_begin(&w);
     json_profile(&w, &one);

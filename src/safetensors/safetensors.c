@@ -310,8 +310,7 @@ void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, in
         json_key(&h, "__metadata__");
         json_object_begin(&h);
         for (int i = 0; i < n_meta; i++) {
-            json_key(&h, meta[i].key);
-            json_str(&h, meta[i].value);
+            json_member_str(&h, meta[i].key, meta[i].value);
         }
         json_end(&h);
     }
@@ -320,8 +319,7 @@ void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, in
         FS_ASSERT(t[i].ndim >= 0 && t[i].ndim <= FS_ST_MAX_DIMS);
         json_key(&h, t[i].name);
         json_object_begin(&h);
-        json_key(&h, "dtype");
-        json_str(&h, st_dtype(&t[i]));
+        json_member_str(&h, "dtype", st_dtype(&t[i]));
         json_key(&h, "shape");
         json_array_begin(&h);
         for (int d = 0; d < t[i].ndim; d++) {
