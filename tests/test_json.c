@@ -343,6 +343,13 @@ static void test_structure(void)
     json_end(&w);
     CHECK(json_out_error(&w) == NULL && !strcmp(w.p, "[{\"x\": [1, 2.5e3]}, 0.300000012 ]"));
     json_out_free(&w);
+    w = (FsJsonOut){0};
+    json_array_begin(&w);
+    json_str(&w, NULL);
+    json_raw(&w, NULL);
+    json_end(&w);
+    CHECK(json_out_error(&w) && !strcmp(w.p, "[null,null]"));
+    json_out_free(&w);
     const char *not_json[] = {"", "{", "1 2", "nan", "{\"a\":1}}", "'x'"};
     for (size_t i = 0; i < sizeof not_json / sizeof not_json[0]; i++) {
         w = (FsJsonOut){0};

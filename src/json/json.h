@@ -171,13 +171,15 @@ void json_member_str(FsJsonOut *w, const char *key, const char *s);
 void json_member_int(FsJsonOut *w, const char *key, long long v);
 void json_member_uint(FsJsonOut *w, const char *key, unsigned long long v);
 /* A value that is JSON text already (a trial's config), written as it is;
- * text that is not one JSON value is refused (an error, null written). */
+ * text that is not one JSON value the reader would take on its own is
+ * refused (an error, null written). */
 void json_raw(FsJsonOut *w, const char *json);
 
 /* Bytes after the root value (a newline, padding): only once it is whole. */
 void json_tail(FsJsonOut *w, const char *s);
 /* The first misuse (a key outside an object, a value without its key, too
- * deep, an unclosed container at json_tail) or refused value, or NULL. */
+ * deep, json_tail before the root is whole) or refused value; else, while
+ * the root value is not whole yet, that; else NULL: p is one JSON value. */
 const char *json_out_error(const FsJsonOut *w);
 void json_out_free(FsJsonOut *w);
 

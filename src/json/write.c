@@ -159,7 +159,15 @@ void json_strn(FsJsonOut *w, const char *s, size_t n)
     after(w);
 }
 
-void json_str(FsJsonOut *w, const char *s) { json_strn(w, s, strlen(s)); }
+void json_str(FsJsonOut *w, const char *s)
+{
+    if (!s) {
+        bad(w, "json_str of NULL");
+        json_null(w);
+        return;
+    }
+    json_strn(w, s, strlen(s));
+}
 
 void json_strf(FsJsonOut *w, const char *fmt, ...)
 {
@@ -266,8 +274,8 @@ void json_raw(FsJsonOut *w, const char *json)
 {
     /* One value and nothing else, as the reader would read it alone (a
      * config at the reader's depth limit lands deeper than that here). */
-    FsJsonScan c = {.s = json, .n = strlen(json)};
-    if (json_scan_skip(&c, 0) || json_scan_peek(&c) != 0) {
+    FsJsonScan c = {.s = json, .n = json ? strlen(json) : 0};
+    if (!json || json_scan_skip(&c, 0) || json_scan_peek(&c) != 0) {
         bad(w, "json_raw: not one JSON value");
         json_null(w);
         return;
