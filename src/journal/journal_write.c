@@ -78,7 +78,7 @@ static void begin(FsJsonOut *w, const char *kind, double t)
     json_num64_full(w, t);
 }
 
-/* key: the trial id, a member every record but run and sweep has. */
+/* begin, then the trial id: a member of every record but run and sweep. */
 static void begin_trial(FsJsonOut *w, const char *kind, double t, const char *trial)
 {
     begin(w, kind, t);
