@@ -21,6 +21,7 @@
 #include <math.h>
 #include <sys/stat.h>
 
+#include "json/json.h"
 #include "report/report.h"
 #include "sweep/sweep.h"
 #include "test_proc.h"
@@ -224,25 +225,25 @@ static void test_columns(void)
     CHECK(tp_run("leaderboard '%s' --format json", dir) == 0);
     FsJsonDoc d;
     char why[160];
-    CHECK_MSG(journal_json_parse(&d, out_text, strlen(out_text), why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(json_parse(&d, out_text, strlen(out_text), why, sizeof why) == 0, "%s", why);
     for (const FsJson *o = d.root ? d.root->child : NULL; o; o = o->next) {
-        const char *id = journal_json_get(o, "id")->str;
-        const FsJson *filters = journal_json_get(o, "param_model_filters"), *act = journal_json_get(o, "param_model_activation"),
-                     *mom = journal_json_get(o, "param_training_momentum"), *h = journal_json_get(o, "mcc_H");
+        const char *id = json_get(o, "id")->str;
+        const FsJson *filters = json_get(o, "param_model_filters"), *act = json_get(o, "param_model_activation"),
+                     *mom = json_get(o, "param_training_momentum"), *h = json_get(o, "mcc_H");
         double v;
         CHECK_MSG(filters && filters->type == FS_JSON_NUMBER, "%s: param_model_filters is a number", id);
         CHECK_MSG(act && act->type == FS_JSON_STRING, "%s: param_model_activation is a string", id);
         if (!strcmp(id, id_adam)) {
             CHECK(mom && mom->type == FS_JSON_NULL);
-            CHECK(h && journal_json_f64(h, &v) == 0 && fabs(v - MCC_H) < 1e-12);
+            CHECK(h && json_f64(h, &v) == 0 && fabs(v - MCC_H) < 1e-12);
         }
         if (!strcmp(id, id_sgd)) {
-            CHECK(mom && journal_json_f64(mom, &v) == 0 && v == 0.9);
-            CHECK(journal_json_f64(journal_json_get(o, "mcc_E"), &v) == 0 && fabs(v - MCC_E) < 1e-12);
+            CHECK(mom && json_f64(mom, &v) == 0 && v == 0.9);
+            CHECK(json_f64(json_get(o, "mcc_E"), &v) == 0 && fabs(v - MCC_E) < 1e-12);
         }
-        if (!strcmp(id, id_bad)) CHECK_MSG(!h && !journal_json_get(o, "mcc_C"), "a trial with no ok fold has no MCC");
+        if (!strcmp(id, id_bad)) CHECK_MSG(!h && !json_get(o, "mcc_C"), "a trial with no ok fold has no MCC");
     }
-    journal_json_free(&d);
+    json_free(&d);
 
     /* pandas reads what python's csv and json read: the same columns, the same values. */
     if (system("python3 -c 1 >/dev/null 2>&1") == 0) {

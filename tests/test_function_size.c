@@ -33,6 +33,10 @@ static const KnownLong known_long[] = {
     {"src/cli/evaluate.c", "cli_evaluate"},
     {"src/report/html_effects.c", "html_effects"},
     {"src/sweep/model_space.c", "read_layer"},
+    /* Grown past 80 by training.monitor (#26 item 4), which landed beside
+     * this check: the next change to them splits them. */
+    {"src/journal/decode.c", "decode_fold"},
+    {"src/report/html.c", "trial"},
 };
 
 typedef struct {

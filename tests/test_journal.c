@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "journal/journal.h"
+#include "json/json.h"
 #include "journal/journal_internal.h" /* journal_add_* for the index test */
 #include "test_lines.h"                /* lines written by hand */
 #include "test_proc.h"
@@ -462,23 +463,23 @@ static void test_json_reader(void)
     char why[128];
     const char *ok =
         " {\"a\":[1,-2.5e3,true,false,null,\"x\\u00e9\\ud83d\\ude00\\n\"],\"b\":{},\"c\":[]} ";
-    CHECK(journal_json_parse(&d, ok, strlen(ok), why, sizeof why) == 0);
-    const FsJson *a = journal_json_get(d.root, "a");
+    CHECK(json_parse(&d, ok, strlen(ok), why, sizeof why) == 0);
+    const FsJson *a = json_get(d.root, "a");
     CHECK(a && a->n == 6);
     long long i;
     double x;
-    CHECK(journal_json_i64(journal_json_at(a, 0), &i) == 0 && i == 1);
-    CHECK(journal_json_i64(journal_json_at(a, 1), &i) == -1);
-    CHECK(journal_json_f64(journal_json_at(a, 1), &x) == 0 && x == -2500.0);
-    CHECK(journal_json_at(a, 2)->type == FS_JSON_TRUE);
-    CHECK(journal_json_at(a, 4)->type == FS_JSON_NULL);
-    CHECK(!strcmp(journal_json_at(a, 5)->str, "x\xc3\xa9\xf0\x9f\x98\x80\n"));
-    CHECK(journal_json_at(a, 6) == NULL && journal_json_get(d.root, "z") == NULL);
-    char *c = journal_json_compact(d.root);
+    CHECK(json_i64(json_at(a, 0), &i) == 0 && i == 1);
+    CHECK(json_i64(json_at(a, 1), &i) == -1);
+    CHECK(json_f64(json_at(a, 1), &x) == 0 && x == -2500.0);
+    CHECK(json_at(a, 2)->type == FS_JSON_TRUE);
+    CHECK(json_at(a, 4)->type == FS_JSON_NULL);
+    CHECK(!strcmp(json_at(a, 5)->str, "x\xc3\xa9\xf0\x9f\x98\x80\n"));
+    CHECK(json_at(a, 6) == NULL && json_get(d.root, "z") == NULL);
+    char *c = json_compact(d.root);
     CHECK(!strcmp(c, "{\"a\":[1,-2.5e3,true,false,null,\"x\xc3\xa9\xf0\x9f\x98\x80\\u000a\"],\"b\":"
                      "{},\"c\":[]}"));
     free(c);
-    journal_json_free(&d);
+    json_free(&d);
 
     const char *bad[] = {"",           " ",     "{",       "[1,]",        "{\"a\"}",
                          "{\"a\":1,}", "01",    "1.",      "-",           "1e",
@@ -486,20 +487,20 @@ static void test_json_reader(void)
                          "\"a\nb\"",   "[1] 2", "{1:2}",   "nul",         "\"\\u12g4\"",
                          "[",          "]",     "+1",      ".5",          "{\"a\":1 \"b\":2}"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        int rc = journal_json_parse(&d, bad[k], strlen(bad[k]), why, sizeof why);
+        int rc = json_parse(&d, bad[k], strlen(bad[k]), why, sizeof why);
         CHECK_MSG(rc == -1, "accepted '%s'", bad[k]);
         CHECK(!strncmp(why, "column ", 7));
-        if (rc == 0) journal_json_free(&d);
+        if (rc == 0) json_free(&d);
     }
     /* Deep nesting is refused, not a stack overflow. */
     size_t deep = 100000;
     char *s = malloc(deep * 2);
     memset(s, '[', deep);
     memset(s + deep, ']', deep);
-    CHECK(journal_json_parse(&d, s, deep * 2, why, sizeof why) == -1);
+    CHECK(json_parse(&d, s, deep * 2, why, sizeof why) == -1);
     CHECK_CONTAINS(why, "nesting");
-    CHECK(journal_json_parse(&d, s + deep - 64, 128, why, sizeof why) == 0);
-    journal_json_free(&d);
+    CHECK(json_parse(&d, s + deep - 64, 128, why, sizeof why) == 0);
+    json_free(&d);
     free(s);
 }
 
@@ -562,19 +563,19 @@ static void test_fuzz(void)
             }
         }
         FsJsonDoc d;
-        if (journal_json_parse(&d, buf, len, NULL, 0) == 0) {
+        if (json_parse(&d, buf, len, NULL, 0) == 0) {
             parsed++;
-            char *c = journal_json_compact(d.root);
+            char *c = json_compact(d.root);
             FsJsonDoc d2;
-            CHECK(journal_json_parse(&d2, c, strlen(c), NULL, 0) == 0);
-            journal_json_free(&d2);
+            CHECK(json_parse(&d2, c, strlen(c), NULL, 0) == 0);
+            json_free(&d2);
             free(c);
-            journal_json_free(&d);
+            json_free(&d);
         }
         /* A single line of the seed, mutated, as JSON. */
         const char *nl = memchr(buf, '\n', len);
-        if (nl && journal_json_parse(&d, buf, (size_t)(nl - buf), NULL, 0) == 0)
-            journal_json_free(&d);
+        if (nl && json_parse(&d, buf, (size_t)(nl - buf), NULL, 0) == 0)
+            json_free(&d);
         /* And the whole thing as a journal file. */
         if (it % 8 == 1) {
             const char *fd = tmp_dir("fuzz");

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "journal/journal.h"
+#include "json/json.h"
 #include "test_lines.h"
 #include "test_proc.h"
 #include "test_runs.h"
@@ -103,7 +104,7 @@ static void test_real_run(void)
         size_t len = strlen(lines[i]);
         FsJsonDoc doc;
         char why[160];
-        if (journal_json_parse(&doc, lines[i], len, why, sizeof why) != 0) {
+        if (json_parse(&doc, lines[i], len, why, sizeof why) != 0) {
             CHECK_MSG(0, "line %d is not JSON for the project's reader: %s", i + 1, why);
             bad++;
             continue;
@@ -118,9 +119,9 @@ static void test_real_run(void)
         CHECK_MSG(tl_form(lines[i], len) == 1 && last && !strcmp(last->str, want), "line %d: crc %s, want %s", i + 1,
                   last ? last->str : "-", want);
         CHECK_MSG(!strstr(lines[i], "} #"), "line %d has an old checksum suffix", i + 1);
-        const FsJson *kind = journal_json_get(doc.root, "kind");
+        const FsJson *kind = json_get(doc.root, "kind");
         for (int k = 0; k < 7; k++) seen[k] += kind && kind->type == FS_JSON_STRING && !strcmp(kind->str, kinds[k]);
-        journal_json_free(&doc);
+        json_free(&doc);
     }
     CHECK(bad == 0);
     for (int k = 0; k < 7; k++) CHECK_MSG(seen[k] > 0, "the run wrote no %s record", kinds[k]);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "journal/journal.h"
+#include "json/json.h"
 #include "run/progress.h"
 #include "test_proc.h"
 
@@ -44,10 +45,10 @@ static double num(const char *dir, const char *key, int last)
     char *text = tp_read_file(path, NULL);
     FsJsonDoc doc;
     double v = -1;
-    if (text && journal_json_parse(&doc, text, strlen(text), NULL, 0) == 0) {
-        const FsJson *o = last ? journal_json_get(doc.root, "last_session") : doc.root;
-        if (journal_json_f64(journal_json_get(o, key), &v) != 0) v = -1;
-        journal_json_free(&doc);
+    if (text && json_parse(&doc, text, strlen(text), NULL, 0) == 0) {
+        const FsJson *o = last ? json_get(doc.root, "last_session") : doc.root;
+        if (json_f64(json_get(o, key), &v) != 0) v = -1;
+        json_free(&doc);
     }
     free(text);
     return v;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "journal/journal.h"
+#include "json/json.h"
 #include "modelfile/modelfile.h"
 #include "safetensors/safetensors.h"
 #include "test_proc.h"
@@ -31,14 +32,14 @@ static const char *SWEEP = "data:\n  synth: {proteins: 40, seed: 3}\n  window: 5
 
 static FsJsonDoc doc;
 
-/* The file parsed as JSON into doc (free with journal_json_free); its root. */
+/* The file parsed as JSON into doc (free with json_free); its root. */
 static const FsJson *read_json(const char *path)
 {
     char *text = tp_read_file(path, NULL), why[160];
     memset(&doc, 0, sizeof doc);
     CHECK_MSG(text != NULL, "%s was not written", path);
     if (!text) return NULL;
-    int bad = journal_json_parse(&doc, text, strlen(text), why, sizeof why);
+    int bad = json_parse(&doc, text, strlen(text), why, sizeof why);
     CHECK_MSG(!bad, "%s: %s", path, why);
     free(text);
     return bad ? NULL : doc.root;
@@ -47,14 +48,14 @@ static const FsJson *read_json(const char *path)
 static long long num(const FsJson *o, const char *key)
 {
     long long v = -999;
-    const FsJson *x = journal_json_get(o, key);
-    CHECK_MSG(x && journal_json_i64(x, &v) == 0, "\"%s\" is not an integer", key);
+    const FsJson *x = json_get(o, key);
+    CHECK_MSG(x && json_i64(x, &v) == 0, "\"%s\" is not an integer", key);
     return v;
 }
 
 static const char *str(const FsJson *o, const char *key)
 {
-    const FsJson *x = journal_json_get(o, key);
+    const FsJson *x = json_get(o, key);
     CHECK_MSG(x && x->type == FS_JSON_STRING, "\"%s\" is not a string", key);
     return x && x->type == FS_JSON_STRING ? x->str : "";
 }
@@ -67,10 +68,10 @@ static void test_refit(const char *run)
     snprintf(board, sizeof board, "%s/board.json", tmp);
     CHECK(tp_run("leaderboard '%s' --format json --top 1", run) == 0);
     tp_write_text(board, out_text);
-    const FsJson *rows = read_json(board), *row = journal_json_at(rows, 0);
+    const FsJson *rows = read_json(board), *row = json_at(rows, 0);
     snprintf(id, sizeof id, "%s", str(row, "id"));
-    for (int k = 0; k < 3; k++) best[k] = (int)num(journal_json_at(journal_json_get(row, "folds"), k), "best_epoch");
-    journal_json_free(&doc);
+    for (int k = 0; k < 3; k++) best[k] = (int)num(json_at(json_get(row, "folds"), k), "best_epoch");
+    json_free(&doc);
     int lo = best[0] < best[1] ? best[0] : best[1], hi = best[0] < best[1] ? best[1] : best[0];
     int median = best[2] < lo ? lo : best[2] > hi ? hi : best[2];
     printf("trial %s, best epochs %d %d %d: median %d\n", id, best[0], best[1], best[2], median);
@@ -86,22 +87,22 @@ static void test_refit(const char *run)
     CHECK(!strcmp(str(m, "trial"), id));
     CHECK(!strcmp(str(m, "models"), "refit"));
     const char *absent[] = {"rank", "metric", "mean", "std"};
-    for (int i = 0; i < 4; i++) CHECK_MSG(!journal_json_get(m, absent[i]), "a refit's model.json has \"%s\"", absent[i]);
-    const FsJson *folds = journal_json_get(m, "folds"), *f = journal_json_at(folds, 0);
+    for (int i = 0; i < 4; i++) CHECK_MSG(!json_get(m, absent[i]), "a refit's model.json has \"%s\"", absent[i]);
+    const FsJson *folds = json_get(m, "folds"), *f = json_at(folds, 0);
     CHECK(folds && folds->n == 1);
     CHECK(!strcmp(str(f, "fold"), "all"));
     CHECK(!strcmp(str(f, "file"), "refit.safetensors"));
     CHECK(num(f, "epochs") == median);
     CHECK_CONTAINS(str(f, "epochs_rule"), "median of the folds' best epochs");
-    const FsJson *fb = journal_json_get(f, "fold_best_epochs");
+    const FsJson *fb = json_get(f, "fold_best_epochs");
     CHECK(fb && fb->n == 3);
     for (int k = 0; k < 3 && fb && fb->n == 3; k++) {
         long long e;
-        CHECK(journal_json_i64(journal_json_at(fb, k), &e) == 0 && e == best[k]);
+        CHECK(json_i64(json_at(fb, k), &e) == 0 && e == best[k]);
     }
     const char *no_score[] = {"val_q3", "val_loss", "best_epoch"};
-    for (int i = 0; i < 3; i++) CHECK_MSG(!journal_json_get(f, no_score[i]), "a refit's model has \"%s\"", no_score[i]);
-    journal_json_free(&doc);
+    for (int i = 0; i < 3; i++) CHECK_MSG(!json_get(f, no_score[i]), "a refit's model has \"%s\"", no_score[i]);
+    json_free(&doc);
 
     /* ... and the file's own metadata. */
     snprintf(file, sizeof file, "%s/refit.safetensors", exp);
@@ -180,18 +181,18 @@ static void test_folds(const char *run)
     CHECK_CONTAINS(out_text, "mean q3 "); /* "mean q3 71.2% over 3 folds" */
     CHECK_CONTAINS(out_text, "% over 3 folds");
     snprintf(mj, sizeof mj, "%s/model.json", exp);
-    const FsJson *m = read_json(mj), *folds = journal_json_get(m, "folds");
+    const FsJson *m = read_json(mj), *folds = json_get(m, "folds");
     CHECK(!strcmp(str(m, "models"), "folds"));
     CHECK(num(m, "rank") == 1 && !strcmp(str(m, "metric"), "q3"));
     CHECK(folds && folds->n == 3);
     for (int k = 0; folds && k < folds->n; k++) {
-        const FsJson *f = journal_json_at(folds, k);
+        const FsJson *f = json_at(folds, k);
         double v;
         CHECK(num(f, "fold") == k && num(f, "best_epoch") >= 1);
-        CHECK(journal_json_f64(journal_json_get(f, "val_q3"), &v) == 0 && v > 0 && v < 1);
-        CHECK(!journal_json_get(f, "epochs_rule"));
+        CHECK(json_f64(json_get(f, "val_q3"), &v) == 0 && v > 0 && v < 1);
+        CHECK(!json_get(f, "epochs_rule"));
     }
-    journal_json_free(&doc);
+    json_free(&doc);
 }
 
 /* A refit file as builds before this one wrote it: val_q3 and val_loss "0". */

@@ -8,6 +8,7 @@
  */
 #include <sys/stat.h>
 
+#include "json/json.h"
 #include "report/report.h"
 #include "test_proc.h"
 
@@ -326,46 +327,46 @@ static void test_formats(void)
     char *js = render(&rep, FS_REPORT_JSON, 0);
     FsJsonDoc d;
     char why[128];
-    CHECK_MSG(journal_json_parse(&d, js, strlen(js), why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(json_parse(&d, js, strlen(js), why, sizeof why) == 0, "%s", why);
     if (d.root) {
         CHECK(d.root->type == FS_JSON_ARRAY && d.root->n == 3);
-        const FsJson *o = journal_json_at(d.root, 0);
+        const FsJson *o = json_at(d.root, 0);
         long long x;
         double v;
-        CHECK(journal_json_i64(journal_json_get(o, "version"), &x) == 0 && x == 1);
-        CHECK(journal_json_i64(journal_json_get(o, "rank"), &x) == 0 && x == 1);
-        CHECK(!strcmp(journal_json_get(o, "id")->str, "a1"));
-        CHECK(!strcmp(journal_json_get(o, "status")->str, "ok"));
-        CHECK(journal_json_i64(journal_json_get(o, "params"), &x) == 0 && x == 1234);
-        CHECK(journal_json_f64(journal_json_get(o, "seconds"), &v) == 0 && v == 12.5);
-        const FsJson *cfg = journal_json_get(o, "config");
+        CHECK(json_i64(json_get(o, "version"), &x) == 0 && x == 1);
+        CHECK(json_i64(json_get(o, "rank"), &x) == 0 && x == 1);
+        CHECK(!strcmp(json_get(o, "id")->str, "a1"));
+        CHECK(!strcmp(json_get(o, "status")->str, "ok"));
+        CHECK(json_i64(json_get(o, "params"), &x) == 0 && x == 1234);
+        CHECK(json_f64(json_get(o, "seconds"), &v) == 0 && v == 12.5);
+        const FsJson *cfg = json_get(o, "config");
         CHECK(cfg && cfg->type == FS_JSON_OBJECT);
-        char *cc = journal_json_compact(cfg);
+        char *cc = json_compact(cfg);
         CHECK(!strcmp(cc, CFG));
         free(cc);
-        const FsJson *met = journal_json_get(o, "metric");
-        CHECK(!strcmp(journal_json_get(met, "name")->str, "q3"));
-        CHECK(journal_json_f64(journal_json_get(met, "mean"), &v) == 0 && v == 0.75);
-        CHECK(journal_json_f64(journal_json_get(met, "std"), &v) == 0 && v == 0.25);
-        const FsJson *folds = journal_json_get(o, "folds");
+        const FsJson *met = json_get(o, "metric");
+        CHECK(!strcmp(json_get(met, "name")->str, "q3"));
+        CHECK(json_f64(json_get(met, "mean"), &v) == 0 && v == 0.75);
+        CHECK(json_f64(json_get(met, "std"), &v) == 0 && v == 0.25);
+        const FsJson *folds = json_get(o, "folds");
         CHECK(folds && folds->type == FS_JSON_ARRAY && folds->n == 2);
-        const FsJson *f1 = journal_json_at(folds, 1);
-        CHECK(journal_json_i64(journal_json_get(f1, "fold"), &x) == 0 && x == 1);
-        CHECK(journal_json_f64(journal_json_get(f1, "q3"), &v) == 0 && v == 1.0);
-        CHECK(journal_json_f64(journal_json_get(f1, "loss"), &v) == 0 && v == 0.25);
-        CHECK(journal_json_i64(journal_json_get(f1, "epochs"), &x) == 0 && x == 4);
-        CHECK(journal_json_i64(journal_json_get(f1, "best_epoch"), &x) == 0 && x == 4);
-        CHECK(!strcmp(journal_json_get(f1, "status")->str, "ok"));
-        const FsJson *o2 = journal_json_at(d.root, 1);
-        CHECK(!strcmp(journal_json_get(o2, "status")->str, "incomplete"));
-        const FsJson *missing = journal_json_at(journal_json_get(o2, "folds"), 0);
-        CHECK(!strcmp(journal_json_get(missing, "status")->str, "missing"));
-        CHECK(journal_json_get(missing, "q3")->type == FS_JSON_NULL);
-        const FsJson *o3 = journal_json_at(d.root, 2);
-        CHECK(!strcmp(journal_json_get(o3, "reason")->str, "fold 1 diverged at epoch 3 step 41"));
-        const FsJson *dv = journal_json_at(journal_json_get(o3, "folds"), 1);
-        CHECK(journal_json_i64(journal_json_get(dv, "diverged_step"), &x) == 0 && x == 41);
-        journal_json_free(&d);
+        const FsJson *f1 = json_at(folds, 1);
+        CHECK(json_i64(json_get(f1, "fold"), &x) == 0 && x == 1);
+        CHECK(json_f64(json_get(f1, "q3"), &v) == 0 && v == 1.0);
+        CHECK(json_f64(json_get(f1, "loss"), &v) == 0 && v == 0.25);
+        CHECK(json_i64(json_get(f1, "epochs"), &x) == 0 && x == 4);
+        CHECK(json_i64(json_get(f1, "best_epoch"), &x) == 0 && x == 4);
+        CHECK(!strcmp(json_get(f1, "status")->str, "ok"));
+        const FsJson *o2 = json_at(d.root, 1);
+        CHECK(!strcmp(json_get(o2, "status")->str, "incomplete"));
+        const FsJson *missing = json_at(json_get(o2, "folds"), 0);
+        CHECK(!strcmp(json_get(missing, "status")->str, "missing"));
+        CHECK(json_get(missing, "q3")->type == FS_JSON_NULL);
+        const FsJson *o3 = json_at(d.root, 2);
+        CHECK(!strcmp(json_get(o3, "reason")->str, "fold 1 diverged at epoch 3 step 41"));
+        const FsJson *dv = json_at(json_get(o3, "folds"), 1);
+        CHECK(json_i64(json_get(dv, "diverged_step"), &x) == 0 && x == 41);
+        json_free(&d);
     }
     free(js);
     report_free(&rep);
@@ -414,12 +415,12 @@ static void test_files(void)
     buf[n] = '\0';
     if (f) fclose(f);
     FsJsonDoc d;
-    CHECK(journal_json_parse(&d, buf, n, NULL, 0) == 0);
+    CHECK(json_parse(&d, buf, n, NULL, 0) == 0);
     if (d.root) {
-        const FsJson *o = journal_json_at(d.root, 0);
-        CHECK(!strcmp(journal_json_get(o, "id")->str, "a1")); /* loss 0.375 beats 0.75 */
-        CHECK(!strcmp(journal_json_get(journal_json_get(o, "metric"), "name")->str, "loss"));
-        journal_json_free(&d);
+        const FsJson *o = json_at(d.root, 0);
+        CHECK(!strcmp(json_get(o, "id")->str, "a1")); /* loss 0.375 beats 0.75 */
+        CHECK(!strcmp(json_get(json_get(o, "metric"), "name")->str, "loss"));
+        json_free(&d);
     }
     FsErr e2 = {0};
     CHECK(report_write_files_spec(tmp_dir("no/such/dir"), &j, &spec, &e2) == -1);
@@ -501,9 +502,9 @@ static void test_cli(void)
     CHECK_CONTAINS(err_text, "note:");
     CHECK(tp_run("leaderboard '%s' --format json --top 2", small_dir) == 0);
     FsJsonDoc d;
-    CHECK(journal_json_parse(&d, out_text, strlen(out_text), NULL, 0) == 0);
+    CHECK(json_parse(&d, out_text, strlen(out_text), NULL, 0) == 0);
     if (d.root) CHECK(d.root->n == 2);
-    journal_json_free(&d);
+    json_free(&d);
     CHECK(tp_run("leaderboard --format=csv '%s'", small_dir) == 0);
     CHECK(tp_count(out_text, "\n") == 4);
     CHECK(tp_run("leaderboard --format md '%s'", small_dir) == 0);

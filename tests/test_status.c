@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "journal/journal.h"
+#include "json/json.h"
 #include "test_proc.h"
 
 static char tmp[256], dir[320], sweep[320];
@@ -55,7 +56,7 @@ static void test_progress_line(void)
 }
 
 /* The value of key in a JSON object text (one line), or NULL. */
-static const FsJson *field(const FsJsonDoc *d, const char *key) { return journal_json_get(d->root, key); }
+static const FsJson *field(const FsJsonDoc *d, const char *key) { return json_get(d->root, key); }
 
 static int field_is(const FsJsonDoc *d, const char *key, const char *want)
 {
@@ -108,7 +109,7 @@ static void check_json(const char *state, const char *unfinished, const char *fo
     CHECK(tp_count(out_text, "\n") == 1);
     FsJsonDoc d;
     char why[200] = "";
-    CHECK_MSG(journal_json_parse(&d, out_text, strlen(out_text), why, sizeof why) == 0, "%s: %s", why, out_text);
+    CHECK_MSG(json_parse(&d, out_text, strlen(out_text), why, sizeof why) == 0, "%s: %s", why, out_text);
     if (!d.root) return;
     CHECK_MSG(field_is(&d, "state", state), "state: %s", out_text);
     CHECK(field_is(&d, "run_folder", dir));
@@ -116,7 +117,7 @@ static void check_json(const char *state, const char *unfinished, const char *fo
     CHECK_MSG(field_is(&d, "trials_unfinished", unfinished), "%s", out_text);
     CHECK_MSG(field_is(&d, "folds_done", folds_done), "%s", out_text);
     test_json_fields(&d);
-    journal_json_free(&d);
+    json_free(&d);
 }
 
 /* A stand-in for a run: a child holding the journal's lock, as a run does,
@@ -244,10 +245,10 @@ static void test_watch(void)
         CHECK_MSG(nl != NULL, "a torn last frame: %s", p);
         if (!nl) break;
         FsJsonDoc d;
-        CHECK_MSG(journal_json_parse(&d, p, (size_t)(nl - p), NULL, 0) == 0, "not one JSON object a line: %.*s",
+        CHECK_MSG(json_parse(&d, p, (size_t)(nl - p), NULL, 0) == 0, "not one JSON object a line: %.*s",
                   (int)(nl - p), p);
         CHECK(field_is(&d, "state", "running"));
-        journal_json_free(&d);
+        json_free(&d);
     }
     free(text);
 }

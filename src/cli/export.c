@@ -13,7 +13,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "journal/journal.h"
+#include "json/json.h"
 #include "predict/predict.h"
 #include "report/report.h"
 
@@ -44,90 +44,95 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_export_spec = &spec; /* for cli.c's table */
 
-static void json_num(FILE *f, double x)
-{
-    if (isfinite(x)) fprintf(f, "%.9g", x);
-    else fputs("null", f);
-}
-
 /* One model of the export: its fold as the file's metadata names it (a
  * number, "predefined", or "all" for a refit), and what it trained: a fold
- * model's kept epoch and validation scores, or a refit's epochs and why
- * (it has no validation set, so no score: none is written). */
-static void json_model(FILE *f, const FsModelInfo *in, int fold, const char *file)
+ * model's kept epoch and validation scores (floats: every digit), or a
+ * refit's epochs and why (it has no validation set, so no score: none is
+ * written). */
+static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char *file)
 {
     char name[16];
     modelfile_fold_name(fold, name, sizeof name);
-    fputs("    {\"fold\": ", f);
-    if (fold >= 0) fputs(name, f);
-    else journal_json_write_string(f, name);
-    fprintf(f, ", \"file\": ");
-    journal_json_write_string(f, file);
+    json_object_begin(w);
+    json_key(w, "fold");
+    if (fold >= 0)
+        json_int(w, fold);
+    else
+        json_str(w, name);
+    json_member_str(w, "file", file);
     if (fold == FS_FOLD_ALL) {
-        fprintf(f, ", \"epochs\": %d", in->epochs ? in->epochs : in->best_epoch);
-        if (in->epochs_rule[0]) {
-            fputs(", \"epochs_rule\": ", f);
-            journal_json_write_string(f, in->epochs_rule);
-        }
+        json_member_int(w, "epochs", in->epochs ? in->epochs : in->best_epoch);
+        if (in->epochs_rule[0]) json_member_str(w, "epochs_rule", in->epochs_rule);
         if (in->n_fold_best) {
-            fputs(", \"fold_best_epochs\": [", f);
-            for (int k = 0; k < in->n_fold_best; k++) fprintf(f, "%s%d", k ? ", " : "", in->fold_best[k]);
-            fputc(']', f);
+            json_key(w, "fold_best_epochs");
+            json_array_begin(w);
+            for (int k = 0; k < in->n_fold_best; k++) json_int(w, in->fold_best[k]);
+            json_end(w);
         }
     } else {
-        fprintf(f, ", \"best_epoch\": %d", in->best_epoch);
-        if (isfinite(in->val_q3)) fputs(", \"val_q3\": ", f), json_num(f, in->val_q3);
-        if (isfinite(in->val_loss)) fputs(", \"val_loss\": ", f), json_num(f, in->val_loss);
+        json_member_int(w, "best_epoch", in->best_epoch);
+        if (isfinite(in->val_q3)) json_key(w, "val_q3"), json_num32_full(w, in->val_q3);
+        if (isfinite(in->val_loss)) json_key(w, "val_loss"), json_num32_full(w, in->val_loss);
     }
-    fputc('}', f);
+    json_end(w);
 }
 
-/* model.json (docs/models.md, "model.json"). The trial's leaderboard rank
- * and score are there when the models came from a run folder's ranking;
- * a refit or loose files have none to give. */
+/* model.json (docs/models.md, "model.json"): the top level a member a
+ * line, the folds a model a line. The trial's leaderboard rank and score
+ * are there when the models came from a run folder's ranking; a refit or
+ * loose files have none to give. */
 static int write_json(const char *dir, const char *run, const FsModelSet *set, const FsEnsemble *e, FsErr *err)
 {
-    char path[4400], *text = NULL;
-    size_t len = 0;
+    char path[4400];
     snprintf(path, sizeof path, "%s/model.json", dir);
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return fs_err_set(err, "%s: cannot write: out of memory", path), -1;
     const FsSavedModel *m0 = &e->m[0];
     int refit = 1;
     for (int i = 0; i < e->n; i++) refit &= e->m[i].info.fold == FS_FOLD_ALL;
     char *arch = modelfile_arch_json(&m0->net);
-    fprintf(f, "{\n  \"format\": \"foldsweep-export\",\n  \"version\": 1,\n  \"foldsweep_version\": ");
-    journal_json_write_string(f, FS_VERSION);
-    fprintf(f, ",\n  \"run\": ");
-    journal_json_write_string(f, set->run[0] ? set->run : run);
-    fprintf(f, ",\n  \"trial\": ");
-    journal_json_write_string(f, set->trial[0] ? set->trial : m0->info.trial);
-    fprintf(f, ",\n  \"models\": \"%s\"", refit ? "refit" : "folds");
-    if (set->rank > 0) fprintf(f, ",\n  \"rank\": %d", set->rank);
+    FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL, .pretty = 2, .spaced = 1};
+    json_object_begin(&w);
+    json_member_str(&w, "format", "foldsweep-export");
+    json_member_int(&w, "version", 1);
+    json_member_str(&w, "foldsweep_version", FS_VERSION);
+    json_member_str(&w, "run", set->run[0] ? set->run : run);
+    json_member_str(&w, "trial", set->trial[0] ? set->trial : m0->info.trial);
+    json_member_str(&w, "models", refit ? "refit" : "folds");
+    if (set->rank > 0) json_member_int(&w, "rank", set->rank);
     if (set->metric[0] && isfinite(set->mean)) {
-        fprintf(f, ",\n  \"metric\": ");
-        journal_json_write_string(f, set->metric);
-        fprintf(f, ",\n  \"mean\": ");
-        json_num(f, set->mean);
-        fprintf(f, ",\n  \"std\": ");
-        json_num(f, set->std);
+        json_member_str(&w, "metric", set->metric);
+        json_key(&w, "mean");
+        json_num64(&w, set->mean);
+        json_key(&w, "std");
+        json_num64(&w, set->std);
     }
-    fprintf(f, ",\n  \"window\": %d,\n  \"alphabet\": \"%sX\",\n  \"classes\": \"HEC\",\n", e->window, FS_AA_LETTERS);
-    fprintf(f, "  \"data_fingerprint\": \"%016llx\",\n", (unsigned long long)m0->info.data_fingerprint);
-    fprintf(f, "  \"arch\": %s,\n  \"config\": %s,\n  \"folds\": [", arch, m0->info.config);
+    json_member_int(&w, "window", e->window);
+    json_key(&w, "alphabet");
+    json_strf(&w, "%sX", FS_AA_LETTERS);
+    json_member_str(&w, "classes", "HEC");
+    json_key(&w, "data_fingerprint");
+    json_strf(&w, "%016llx", (unsigned long long)m0->info.data_fingerprint);
+    json_key(&w, "arch");
+    json_raw(&w, arch);
+    json_key(&w, "config");
+    json_raw(&w, m0->info.config); /* the model file's metadata: refused unless it is JSON */
+    json_key(&w, "folds");
+    json_array_begin(&w);
     for (int i = 0; i < e->n; i++) {
         const FsModelInfo *in = &e->m[i].info;
         const char *base = strrchr(set->path[i], '/');
-        fputs(i ? ",\n" : "\n", f);
         /* The set's fold where it knows one (a k-fold run folder), else the file's own. */
-        json_model(f, in, set->fold[i] >= 0 ? set->fold[i] : in->fold,
-                   base ? base + 1 : set->path[i]);
+        json_model(&w, in, set->fold[i] >= 0 ? set->fold[i] : in->fold, base ? base + 1 : set->path[i]);
     }
-    fprintf(f, "\n  ]\n}\n");
+    json_end(&w);
+    json_end(&w);
+    json_tail(&w, "\n");
     free(arch);
-    fclose(f);
-    int rc = fs_write_file_atomic(path, text, len, err);
-    free(text);
+    int rc = json_out_error(&w)
+                 ? (fs_err_set(err, "%s: not written: %s (the \"config\" metadata of %s is not one JSON value)", path,
+                               json_out_error(&w), set->path[0]),
+                    -1)
+                 : fs_write_file_atomic(path, w.p, w.n, err);
+    json_out_free(&w);
     return rc;
 }
 

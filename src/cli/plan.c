@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "json/json.h"
 #include "metrics/metrics.h" /* the metric's name */
 #include "run/run.h"
 #include "sweep/sweep.h"
@@ -50,19 +51,30 @@ static void print_errors(FsErrList *errs)
 static void print_json(const FsSweep *sw, char **gpu_why)
 {
     char arch[512], train[256];
-    printf("[");
+    FsJsonOut w = {.pretty = 1, .spaced = 1}; /* a trial a line */
+    json_array_begin(&w);
     for (int i = 0; i < sw->n_trials; i++) {
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
         sweep_train_summary(&t->train, train, sizeof train);
-        /* The summaries hold no quote or backslash: plain JSON strings. */
-        /* gpu_why is the gpu module's text: sizes and names, no quote or backslash. */
-        printf("%s\n  {\"index\": %d, \"id\": \"%s\", \"params\": %ld, \"arch\": \"%s\", \"training\": \"%s\", "
-               "\"gpu\": %s, \"gpu_why\": \"%s\", \"config\": %s}",
-               i ? "," : "", t->index, t->id, sweep_trial_params(t), arch, train, gpu_why[i][0] ? "false" : "true",
-               gpu_why[i], t->config);
+        json_object_begin(&w);
+        json_member_int(&w, "index", t->index);
+        json_member_str(&w, "id", t->id);
+        json_member_int(&w, "params", sweep_trial_params(t));
+        json_member_str(&w, "arch", arch);
+        json_member_str(&w, "training", train);
+        json_key(&w, "gpu");
+        json_bool(&w, !gpu_why[i][0]);
+        json_member_str(&w, "gpu_why", gpu_why[i]);
+        json_key(&w, "config");
+        json_raw(&w, t->config);
+        json_end(&w);
     }
-    printf("\n]\n");
+    json_end(&w);
+    json_tail(&w, "\n");
+    FS_ASSERT(!json_out_error(&w)); /* a trial's config is the sweep's own JSON */
+    fputs(w.p, stdout);
+    json_out_free(&w);
 }
 
 static void print_text(const FsSweep *sw, const FsDataset *ds, const char *target, char **gpu_why, int refused)

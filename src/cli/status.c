@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/status.h"
+#include "json/json.h"
 
 enum { OPT_JSON, OPT_WATCH, OPT_HELP };
 
@@ -145,19 +146,19 @@ static void read_live(const char *dir, StatusView *v)
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     FsJsonDoc doc;
-    if (journal_json_parse(&doc, text, n, NULL, 0) != 0) return; /* being replaced: the next look has it */
+    if (json_parse(&doc, text, n, NULL, 0) != 0) return; /* being replaced: the next look has it */
     double in_flight, rate, eta;
-    const FsJson *fl = journal_json_get(doc.root, "flight");
-    if (journal_json_f64(journal_json_get(doc.root, "in_flight"), &in_flight) == 0 &&
-        journal_json_f64(journal_json_get(doc.root, "examples_per_second"), &rate) == 0 &&
-        journal_json_f64(journal_json_get(doc.root, "eta_seconds"), &eta) == 0) {
+    const FsJson *fl = json_get(doc.root, "flight");
+    if (json_f64(json_get(doc.root, "in_flight"), &in_flight) == 0 &&
+        json_f64(json_get(doc.root, "examples_per_second"), &rate) == 0 &&
+        json_f64(json_get(doc.root, "eta_seconds"), &eta) == 0) {
         v->live = 1;
         v->folds_in_flight = in_flight >= 0 && in_flight < 1e9 ? (int)in_flight : 0;
         v->rate = rate;
         if (fl && fl->type == FS_JSON_STRING) snprintf(v->flight, sizeof v->flight, "%s", fl->str);
         if (eta >= 0) v->eta = eta, v->eta_from = "examples";
     }
-    journal_json_free(&doc);
+    json_free(&doc);
 }
 
 /* The view of dir now; 0, or -1 with the error printed. rep keeps the

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/status.h"
-#include "journal/journal.h" /* journal_json_write_string */
+#include "json/json.h"
 #include "metrics/metrics.h" /* the metric's name */
 
 static const char *const state_names[] = {
@@ -143,56 +143,69 @@ void status_print_text(FILE *out, const StatusView *v)
 /* ---------------------------------------------------------------------- */
 /* JSON                                                                    */
 
-static void num(FILE *out, const char *key, double x, int known)
+/* A number (the shortest text that reads back as it), null when not known. */
+static void num(FsJsonOut *w, const char *key, double x, int known)
 {
-    fprintf(out, ",\"%s\":", key);
-    if (known && isfinite(x))
-        fprintf(out, "%.10g", x);
+    json_key(w, key);
+    if (known)
+        json_num64(w, x); /* not finite: null (the writer's nonfinite) */
     else
-        fputs("null", out);
+        json_null(w);
 }
 
-static void str(FILE *out, const char *key, const char *s)
+static void str(FsJsonOut *w, const char *key, const char *s)
 {
-    fprintf(out, ",\"%s\":", key);
+    json_key(w, key);
     if (s)
-        journal_json_write_string(out, s);
+        json_str(w, s);
     else
-        fputs("null", out);
+        json_null(w);
+}
+
+static void flag(FsJsonOut *w, const char *key, int v)
+{
+    json_key(w, key);
+    json_bool(w, v);
 }
 
 void status_print_json(FILE *out, const StatusView *v)
 {
-    fputs("{\"run_folder\":", out);
-    journal_json_write_string(out, v->dir);
-    str(out, "state", status_state_name(v->state));
-    str(out, "host", v->host[0] ? v->host : NULL);
-    num(out, "pid", (double)v->pid, v->pid > 0);
-    num(out, "trials_total", v->n_trials, v->n_trials > 0);
-    num(out, "folds_per_trial", v->folds, v->folds > 0);
-    str(out, "metric", metrics_kind_name(v->metric));
-    fprintf(out, ",\"sweep_from_journal\":%s", v->from_journal ? "true" : "false");
-    num(out, "trials_done", v->done, 1);
-    num(out, "trials_ok", v->ok, 1);
-    num(out, "trials_diverged", v->diverged, 1);
-    num(out, "trials_failed", v->failed, 1);
-    num(out, "trials_pruned", v->pruned, 1);
-    num(out, "trials_unfinished", v->unfinished, 1);
-    num(out, "trials_left", v->left, v->left >= 0);
-    num(out, "folds_done", (double)v->folds_done, 1);
-    num(out, "folds_total", (double)v->folds_total, v->folds_total > 0);
-    num(out, "folds_in_flight", v->folds_in_flight, v->live);
-    num(out, "elapsed_seconds", v->elapsed, v->elapsed >= 0);
-    num(out, "runs", v->n_runs, 1);
-    num(out, "examples_per_second", v->rate, v->live);
-    num(out, "eta_seconds", v->eta, v->eta_from != NULL);
-    str(out, "eta_from", v->eta_from);
-    str(out, "best_trial", v->best ? v->best->id : NULL);
-    num(out, "best_mean", v->best ? v->best->mean : NAN, v->best != NULL);
-    num(out, "best_std", v->best ? v->best->std : NAN, v->best != NULL);
-    str(out, "best_arch", v->best ? v->best->arch : NULL);
-    num(out, "test_data_looks", v->looks, 1);
-    num(out, "test_data_looks_evaluate", v->looks_evaluate, 1);
-    num(out, "test_data_looks_test", v->looks_test, 1);
-    fprintf(out, ",\"journal_tail_incomplete\":%s}\n", v->dropped_tail ? "true" : "false");
+    FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
+    json_object_begin(&w);
+    str(&w, "run_folder", v->dir);
+    str(&w, "state", status_state_name(v->state));
+    str(&w, "host", v->host[0] ? v->host : NULL);
+    num(&w, "pid", (double)v->pid, v->pid > 0);
+    num(&w, "trials_total", v->n_trials, v->n_trials > 0);
+    num(&w, "folds_per_trial", v->folds, v->folds > 0);
+    str(&w, "metric", metrics_kind_name(v->metric));
+    flag(&w, "sweep_from_journal", v->from_journal);
+    num(&w, "trials_done", v->done, 1);
+    num(&w, "trials_ok", v->ok, 1);
+    num(&w, "trials_diverged", v->diverged, 1);
+    num(&w, "trials_failed", v->failed, 1);
+    num(&w, "trials_pruned", v->pruned, 1);
+    num(&w, "trials_unfinished", v->unfinished, 1);
+    num(&w, "trials_left", v->left, v->left >= 0);
+    num(&w, "folds_done", (double)v->folds_done, 1);
+    num(&w, "folds_total", (double)v->folds_total, v->folds_total > 0);
+    num(&w, "folds_in_flight", v->folds_in_flight, v->live);
+    num(&w, "elapsed_seconds", v->elapsed, v->elapsed >= 0);
+    num(&w, "runs", v->n_runs, 1);
+    num(&w, "examples_per_second", v->rate, v->live);
+    num(&w, "eta_seconds", v->eta, v->eta_from != NULL);
+    str(&w, "eta_from", v->eta_from);
+    str(&w, "best_trial", v->best ? v->best->id : NULL);
+    num(&w, "best_mean", v->best ? v->best->mean : NAN, v->best != NULL);
+    num(&w, "best_std", v->best ? v->best->std : NAN, v->best != NULL);
+    str(&w, "best_arch", v->best ? v->best->arch : NULL);
+    num(&w, "test_data_looks", v->looks, 1);
+    num(&w, "test_data_looks_evaluate", v->looks_evaluate, 1);
+    num(&w, "test_data_looks_test", v->looks_test, 1);
+    flag(&w, "journal_tail_incomplete", v->dropped_tail);
+    json_end(&w);
+    json_tail(&w, "\n");
+    FS_ASSERT(!json_out_error(&w)); /* nothing here is refused: unknown values are null */
+    fputs(w.p, out);
+    json_out_free(&w);
 }

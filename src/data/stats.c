@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "data/reader.h"
+#include "json/json.h"
 
 static const char *const set_names[4] = {"none", "train", "valid", "test"};
 
@@ -71,39 +72,49 @@ static void print_text(const FsDataset *ds, FILE *out)
 static void print_json(const FsDataset *ds, FILE *out)
 {
     const FsDataStats *st = &ds->stats;
-    fprintf(out,
-            "{\"proteins\": %" PRIu64 ", \"segments\": %" PRIu64 ", \"residues\": %" PRIu64
-            ", \"scored_residues\": %" PRIu64 ", \"unknown_residues\": %" PRIu64
-            ", \"unknown_letters\": {",
-            st->proteins, st->segments, st->residues, st->scored, st->unknown);
-    const char *sep = "";
+    FsJsonOut w = {.spaced = 1};
+    json_object_begin(&w);
+    json_member_uint(&w, "proteins", st->proteins);
+    json_member_uint(&w, "segments", st->segments);
+    json_member_uint(&w, "residues", st->residues);
+    json_member_uint(&w, "scored_residues", st->scored);
+    json_member_uint(&w, "unknown_residues", st->unknown);
+    json_key(&w, "unknown_letters");
+    json_object_begin(&w);
     for (int i = 0; i < 26; i++)
-        if (st->unknown_letters[i]) {
-            fprintf(out, "%s\"%c\": %" PRIu64, sep, 'A' + i, st->unknown_letters[i]);
-            sep = ", ";
-        }
-    if (st->unknown_other) fprintf(out, "%s\"other\": %" PRIu64, sep, st->unknown_other);
-    fprintf(out,
-            "}, \"label_counts\": {\"H\": %" PRIu64 ", \"E\": %" PRIu64 ", \"C\": %" PRIu64 "}",
-            st->label_counts[0], st->label_counts[1], st->label_counts[2]);
-    fprintf(out, ", \"sets\": {");
-    for (int s = 0; s < 4; s++)
-        fprintf(out, "%s\"%s\": %" PRIu64, s ? ", " : "", set_names[s], st->set_proteins[s]);
-    fprintf(out, "}, \"folds\": %u, \"fold_seed\": %" PRIu64, ds->n_folds, ds->fold_seed);
+        if (st->unknown_letters[i]) json_member_uint(&w, (char[]){(char)('A' + i), 0}, st->unknown_letters[i]);
+    if (st->unknown_other) json_member_uint(&w, "other", st->unknown_other);
+    json_end(&w);
+    json_key(&w, "label_counts");
+    json_object_begin(&w);
+    for (int c = 0; c < 3; c++) json_member_uint(&w, (char[]){"HEC"[c], 0}, st->label_counts[c]);
+    json_end(&w);
+    json_key(&w, "sets");
+    json_object_begin(&w);
+    for (int s = 0; s < 4; s++) json_member_uint(&w, set_names[s], st->set_proteins[s]);
+    json_end(&w);
+    json_member_uint(&w, "folds", ds->n_folds);
+    json_member_uint(&w, "fold_seed", ds->fold_seed);
     if (ds->n_folds) {
         uint64_t res[FS_MAX_FOLDS], prot[FS_MAX_FOLDS], scored[FS_MAX_FOLDS];
         fold_sizes(ds, res, prot, scored);
         const uint64_t *cols[3] = {prot, res, scored};
         const char *keys[3] = {"fold_proteins", "fold_residues", "fold_scored_residues"};
         for (int c = 0; c < 3; c++) {
-            fprintf(out, ", \"%s\": [", keys[c]);
-            for (uint32_t f = 0; f < ds->n_folds; f++)
-                fprintf(out, "%s%" PRIu64, f ? ", " : "", cols[c][f]);
-            fprintf(out, "]");
+            json_key(&w, keys[c]);
+            json_array_begin(&w);
+            for (uint32_t f = 0; f < ds->n_folds; f++) json_uint(&w, cols[c][f]);
+            json_end(&w);
         }
     }
     /* A string: JSON numbers lose 64-bit integers in most readers. */
-    fprintf(out, ", \"fingerprint\": \"%016" PRIx64 "\"}\n", ds->fingerprint);
+    json_key(&w, "fingerprint");
+    json_strf(&w, "%016" PRIx64, ds->fingerprint);
+    json_end(&w);
+    json_tail(&w, "\n");
+    FS_ASSERT(!json_out_error(&w));
+    fputs(w.p, out);
+    json_out_free(&w);
 }
 
 void data_print_stats(const FsDataset *ds, FILE *out, int json)

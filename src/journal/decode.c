@@ -17,12 +17,12 @@
 
 static int get_int(const FsJson *rec, const char *key, long long lo, long long hi, long long *out)
 {
-    return journal_json_i64(journal_json_get(rec, key), out) || *out < lo || *out > hi ? -1 : 0;
+    return json_i64(json_get(rec, key), out) || *out < lo || *out > hi ? -1 : 0;
 }
 
 static int get_id(const FsJson *rec, char out[17])
 {
-    const FsJson *v = journal_json_get(rec, "trial");
+    const FsJson *v = json_get(rec, "trial");
     if (!v || v->type != FS_JSON_STRING || v->len == 0 || v->len > 16 || strlen(v->str) != v->len)
         return -1;
     memcpy(out, v->str, v->len + 1);
@@ -31,26 +31,26 @@ static int get_id(const FsJson *rec, char out[17])
 
 static int get_curve(const FsJson *curves, const char *key, float *dst, int epochs)
 {
-    const FsJson *a = journal_json_get(curves, key);
+    const FsJson *a = json_get(curves, key);
     if (!a) return 0; /* absent: zeros */
     if (a->type != FS_JSON_ARRAY || a->n > epochs) return -1;
     int i = 0;
     for (const FsJson *c = a->child; c; c = c->next, i++)
-        if (journal_json_f32(c, &dst[i])) return -1;
+        if (json_f32(c, &dst[i])) return -1;
     return 0;
 }
 
 /* "model": {"file": relative path, "bytes": N, "crc32": "8 hex digits"} */
 static int get_model(const FsJson *rec, FsModelRef *m)
 {
-    const FsJson *o = journal_json_get(rec, "model"), *f, *c;
+    const FsJson *o = json_get(rec, "model"), *f, *c;
     memset(m, 0, sizeof *m);
     if (!o) return 0;
-    f = journal_json_get(o, "file");
-    c = journal_json_get(o, "crc32");
+    f = json_get(o, "file");
+    c = json_get(o, "crc32");
     if (o->type != FS_JSON_OBJECT || !f || f->type != FS_JSON_STRING || f->len == 0 ||
         f->len >= sizeof m->file || strlen(f->str) != f->len || strstr(f->str, "..") || f->str[0] == '/' ||
-        journal_json_u64(journal_json_get(o, "bytes"), &m->bytes) || !c || c->type != FS_JSON_STRING ||
+        json_u64(json_get(o, "bytes"), &m->bytes) || !c || c->type != FS_JSON_STRING ||
         c->len != 8 || strspn(c->str, "0123456789abcdef") != 8)
         return -1;
     memcpy(m->file, f->str, f->len + 1);
@@ -62,7 +62,7 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
 {
     char trial[17];
     long long fold, epochs, best, halted = 0, dep = 0, dstep = 0;
-    const FsJson *st = journal_json_get(rec, "status");
+    const FsJson *st = json_get(rec, "status");
     *what = "a fold record with trial, fold, status, epochs, best_epoch, best_val_loss, confusion";
     if (get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || !st ||
         st->type != FS_JSON_STRING || get_int(rec, "epochs", 0, FS_TRAIN_MAX_EPOCHS, &epochs) ||
@@ -77,15 +77,15 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
         status = FS_FIT_FAILED;
     else
         return *what = "status ok, diverged or failed", -1;
-    if (journal_json_get(rec, "halted_by") && get_int(rec, "halted_by", 0, 1, &halted)) return -1;
-    if (journal_json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, epochs + 1, &dep))
+    if (json_get(rec, "halted_by") && get_int(rec, "halted_by", 0, 1, &halted)) return -1;
+    if (json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, epochs + 1, &dep))
         return -1;
-    if (journal_json_get(rec, "diverged_step") &&
+    if (json_get(rec, "diverged_step") &&
         get_int(rec, "diverged_step", 0, (long long)1 << 62, &dstep))
         return -1;
     /* training.monitor: absent (the loss) in records before it and in default sweeps. */
     int monitor = FS_MONITOR_LOSS;
-    const FsJson *mo = journal_json_get(rec, "monitor");
+    const FsJson *mo = json_get(rec, "monitor");
     if (mo) {
         monitor = -1;
         for (int m = 0; m < FS_MONITOR_COUNT && mo->type == FS_JSON_STRING; m++)
@@ -101,21 +101,21 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     r.halted_by = (int)halted;
     r.diverged_epoch = (int)dep;
     r.diverged_step = (long)dstep;
-    int bad = journal_json_f32(journal_json_get(rec, "best_val_loss"), &r.best_val_loss);
-    const FsJson *cm = journal_json_get(rec, "confusion");
+    int bad = json_f32(json_get(rec, "best_val_loss"), &r.best_val_loss);
+    const FsJson *cm = json_get(rec, "confusion");
     for (int a = 0; a < 3 && !bad; a++)
         for (int b = 0; b < 3 && !bad; b++)
-            bad = journal_json_u64(journal_json_at(journal_json_at(cm, a), b),
+            bad = json_u64(json_at(json_at(cm, a), b),
                                    &r.best_confusion[a][b]);
     const FsJson *v;
-    if (!bad && (v = journal_json_get(rec, "train_examples")))
-        bad = journal_json_u64(v, &r.train_examples);
-    if (!bad && (v = journal_json_get(rec, "val_examples")))
-        bad = journal_json_u64(v, &r.val_examples);
-    if (!bad && (v = journal_json_get(rec, "seconds"))) bad = journal_json_f64(v, &r.seconds);
-    if (!bad && (v = journal_json_get(rec, "val_seconds")))
-        bad = journal_json_f64(v, &r.val_seconds);
-    const FsJson *cv = journal_json_get(rec, "curves");
+    if (!bad && (v = json_get(rec, "train_examples")))
+        bad = json_u64(v, &r.train_examples);
+    if (!bad && (v = json_get(rec, "val_examples")))
+        bad = json_u64(v, &r.val_examples);
+    if (!bad && (v = json_get(rec, "seconds"))) bad = json_f64(v, &r.seconds);
+    if (!bad && (v = json_get(rec, "val_seconds")))
+        bad = json_f64(v, &r.val_seconds);
+    const FsJson *cv = json_get(rec, "curves");
     if (!bad && cv) {
         bad = cv->type != FS_JSON_OBJECT ||
               get_curve(cv, "train_loss", r.curves.train_loss, r.epochs) ||
@@ -124,7 +124,7 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
               get_curve(cv, "seconds", r.curves.seconds, r.epochs);
         if (bad) *what = "curves of at most 'epochs' numbers each";
     }
-    if (!bad && (v = journal_json_get(rec, "message"))) {
+    if (!bad && (v = json_get(rec, "message"))) {
         if (v->type != FS_JSON_STRING)
             bad = 1;
         else
@@ -148,7 +148,7 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
 
 static int get_str(const FsJson *rec, const char *key, char *out, size_t n)
 {
-    const FsJson *v = journal_json_get(rec, key);
+    const FsJson *v = json_get(rec, key);
     if (!v || v->type != FS_JSON_STRING || v->len >= n || strlen(v->str) != v->len) return -1;
     memcpy(out, v->str, v->len + 1);
     return 0;
@@ -157,18 +157,18 @@ static int get_str(const FsJson *rec, const char *key, char *out, size_t n)
 /* The identity check's fields, absent from records written before it. */
 static int decode_eval_identity(FsEvalRecord *e, const FsJson *rec)
 {
-    const FsJson *c = journal_json_get(rec, "identity_checked"), *a = journal_json_get(rec, "identity_above");
+    const FsJson *c = json_get(rec, "identity_checked"), *a = json_get(rec, "identity_above");
     e->identity_checked = -1;
     e->identity_max = NAN;
     if (!c) return 0;
     if (c->type != FS_JSON_TRUE && c->type != FS_JSON_FALSE) return -1;
     e->identity_checked = c->type == FS_JSON_TRUE;
     if (!e->identity_checked) return 0;
-    if (journal_json_f64(journal_json_get(rec, "identity_max"), &e->identity_max) || !a || a->type != FS_JSON_ARRAY ||
-        a->n != 3 || journal_json_u64(journal_json_get(rec, "identity_left_out"), &e->identity_left_out))
+    if (json_f64(json_get(rec, "identity_max"), &e->identity_max) || !a || a->type != FS_JSON_ARRAY ||
+        a->n != 3 || json_u64(json_get(rec, "identity_left_out"), &e->identity_left_out))
         return -1;
     for (int i = 0; i < 3; i++)
-        if (journal_json_u64(journal_json_at(a, i), &e->identity_above[i])) return -1;
+        if (json_u64(json_at(a, i), &e->identity_above[i])) return -1;
     return 0;
 }
 
@@ -182,16 +182,16 @@ static int decode_eval(FsJournal *j, const FsJson *rec, double t)
     if (get_id(rec, e.trial) || get_str(rec, "models", e.models, sizeof e.models) ||
         get_str(rec, "source", e.source, sizeof e.source) || get_str(rec, "data", e.data, sizeof e.data) ||
         get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 ||
-        strspn(fp, "0123456789abcdef") != 16 || journal_json_f64(journal_json_get(rec, "q3"), &e.q3))
+        strspn(fp, "0123456789abcdef") != 16 || json_f64(json_get(rec, "q3"), &e.q3))
         return -1;
     e.data_fingerprint = strtoull(fp, NULL, 16);
     const FsJson *v;
-    if ((v = journal_json_get(rec, "proteins")) && journal_json_u64(v, &e.proteins)) return -1;
-    if ((v = journal_json_get(rec, "scored")) && journal_json_u64(v, &e.scored)) return -1;
-    if ((v = journal_json_get(rec, "overlap")) && journal_json_u64(v, &e.overlap)) return -1;
-    if ((v = journal_json_get(rec, "q3_lo")) && journal_json_f64(v, &e.q3_lo)) return -1;
-    if ((v = journal_json_get(rec, "q3_hi")) && journal_json_f64(v, &e.q3_hi)) return -1;
-    if ((v = journal_json_get(rec, "sov")) && journal_json_f64(v, &e.sov)) return -1;
+    if ((v = json_get(rec, "proteins")) && json_u64(v, &e.proteins)) return -1;
+    if ((v = json_get(rec, "scored")) && json_u64(v, &e.scored)) return -1;
+    if ((v = json_get(rec, "overlap")) && json_u64(v, &e.overlap)) return -1;
+    if ((v = json_get(rec, "q3_lo")) && json_f64(v, &e.q3_lo)) return -1;
+    if ((v = json_get(rec, "q3_hi")) && json_f64(v, &e.q3_hi)) return -1;
+    if ((v = json_get(rec, "sov")) && json_f64(v, &e.sov)) return -1;
     if (decode_eval_identity(&e, rec) != 0) return -1;
     journal_add_eval(j, &e);
     return 0;
@@ -201,12 +201,12 @@ static int decode_cut(FsJournal *j, const FsJson *rec, double t, char *sense, si
 {
     FsCutRecord c = {.time = t};
     long long fold, epoch;
-    const FsJson *cv = journal_json_get(rec, "curve");
+    const FsJson *cv = json_get(rec, "curve");
     if (get_id(rec, c.trial) || get_int(rec, "fold", FS_FOLD_PREDEFINED, FS_MAX_FOLDS - 1, &fold) ||
         get_int(rec, "epoch", 0, FS_TRAIN_MAX_EPOCHS, &epoch) || get_str(rec, "rule", c.rule, sizeof c.rule) ||
         get_str(rec, "reason", c.reason, sizeof c.reason) ||
-        journal_json_f64(journal_json_get(rec, "value"), &c.value) ||
-        journal_json_f64(journal_json_get(rec, "threshold"), &c.threshold) || !cv || cv->type != FS_JSON_ARRAY ||
+        json_f64(json_get(rec, "value"), &c.value) ||
+        json_f64(json_get(rec, "threshold"), &c.threshold) || !cv || cv->type != FS_JSON_ARRAY ||
         cv->n > epoch)
         return -1;
     c.fold = (int)fold;
@@ -223,14 +223,14 @@ static int decode_cut(FsJournal *j, const FsJson *rec, double t, char *sense, si
 /* "sweep": text (the canonical sweep) and val_residues (one count per fold). */
 static int decode_sweep(FsJournal *j, const FsJson *rec)
 {
-    const FsJson *text = journal_json_get(rec, "text"), *val = journal_json_get(rec, "val_residues");
+    const FsJson *text = json_get(rec, "text"), *val = json_get(rec, "val_residues");
     if (!text || text->type != FS_JSON_STRING || strlen(text->str) != text->len || !val || val->type != FS_JSON_ARRAY ||
         val->n > FS_MAX_FOLDS)
         return -1;
     uint64_t v[FS_MAX_FOLDS];
     int i = 0;
     for (const FsJson *c = val->child; c; c = c->next, i++)
-        if (journal_json_u64(c, &v[i])) return -1;
+        if (json_u64(c, &v[i])) return -1;
     journal_set_sweep_record(j, text->str, v, val->n);
     return 0;
 }
@@ -238,10 +238,10 @@ static int decode_sweep(FsJournal *j, const FsJson *rec)
 /* The trial and fold a record names (if it names them) are the sweep's. */
 static int sense_names(const FsJournal *j, const FsJson *rec, char *why, size_t why_n)
 {
-    const FsJson *t = journal_json_get(rec, "trial");
+    const FsJson *t = json_get(rec, "trial");
     long long fold;
     if (t && t->type == FS_JSON_STRING && journal_sense_trial(j->check, t->str, -1, why, why_n)) return -1;
-    if (!journal_json_i64(journal_json_get(rec, "fold"), &fold) && fold >= -(1 << 20) && fold <= 1 << 20 &&
+    if (!json_i64(json_get(rec, "fold"), &fold) && fold >= -(1 << 20) && fold <= 1 << 20 &&
         journal_sense_fold_id(j->check, (int)fold, why, why_n))
         return -1;
     return 0;
@@ -268,7 +268,7 @@ static int kind_trial(Decode *d)
 {
     char trial[17];
     long long index, params;
-    const FsJson *cfg = journal_json_get(d->rec, "config");
+    const FsJson *cfg = json_get(d->rec, "config");
     if (get_id(d->rec, trial) || get_int(d->rec, "index", 0, 1 << 30, &index) ||
         get_int(d->rec, "params", 0, (long long)1 << 62, &params) || !cfg ||
         journal_sense_trial(d->j->check, trial, (int)index, d->sense, sizeof d->sense))
@@ -286,7 +286,7 @@ static int kind_trial(Decode *d)
 static int kind_failure(Decode *d)
 {
     char trial[17];
-    const FsJson *m = journal_json_get(d->rec, "message");
+    const FsJson *m = json_get(d->rec, "message");
     if (get_id(d->rec, trial) || !m || m->type != FS_JSON_STRING) return -1;
     if (!journal_add_failure(d->j, trial, m->str, d->t)) d->j->duplicates++;
     return 0;
@@ -339,19 +339,19 @@ static int kind_run(Decode *d)
     if (!get_int(rec, "pid", 0, (long long)1 << 40, &x)) run.pid = (long)x;
     if (!get_int(rec, "trials", 0, 1 << 30, &x)) run.n_trials = (int)x;
     if (!get_int(rec, "folds", 0, 1 << 20, &x)) run.folds = (int)x;
-    if ((s = journal_json_get(rec, "host")) && s->type == FS_JSON_STRING)
+    if ((s = json_get(rec, "host")) && s->type == FS_JSON_STRING)
         snprintf(run.host, sizeof run.host, "%s", s->str);
-    if ((s = journal_json_get(rec, "metric")) && s->type == FS_JSON_STRING)
+    if ((s = json_get(rec, "metric")) && s->type == FS_JSON_STRING)
         snprintf(run.metric, sizeof run.metric, "%s", s->str);
     /* How the session ran, for the report: absent from older records
      * (not recorded), read like host (shown, never relied on). */
     if (!get_int(rec, "ranks", 1, 1 << 24, &x)) run.ranks = (int)x;
-    if ((s = journal_json_get(rec, "backend")) && s->type == FS_JSON_STRING)
+    if ((s = json_get(rec, "backend")) && s->type == FS_JSON_STRING)
         snprintf(run.backend, sizeof run.backend, "%s", s->str);
-    if ((s = journal_json_get(rec, "device")) && s->type == FS_JSON_STRING)
+    if ((s = json_get(rec, "device")) && s->type == FS_JSON_STRING)
         snprintf(run.device, sizeof run.device, "%s", s->str);
     char fp[24];
-    if (journal_json_get(rec, "data_fingerprint")) {
+    if (json_get(rec, "data_fingerprint")) {
         if (get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 ||
             strspn(fp, "0123456789abcdef") != 16)
             return -1;
@@ -386,10 +386,10 @@ static const struct {
 static int decode_record(FsJournal *j, const FsJson *rec, const char *src, char *why, size_t why_n)
 {
     long long v;
-    const FsJson *kind = journal_json_get(rec, "kind");
+    const FsJson *kind = json_get(rec, "kind");
     double t = 0;
     if (get_int(rec, "v", 1, 1 << 30, &v) || !kind || kind->type != FS_JSON_STRING ||
-        journal_json_f64(journal_json_get(rec, "time"), &t)) {
+        json_f64(json_get(rec, "time"), &t)) {
         snprintf(why, why_n, "expected a JSON object with v, kind and time");
         return LINE_INVALID;
     }
@@ -419,14 +419,14 @@ int journal_decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t
     if (journal_unframe(s, n, &jn, why, why_n) != LINE_OK) return LINE_CORRUPT;
     FsJsonDoc doc;
     char jwhy[128];
-    if (journal_json_parse(&doc, s, jn, jwhy, sizeof jwhy)) {
+    if (json_parse(&doc, s, jn, jwhy, sizeof jwhy)) {
         snprintf(why, why_n, "bad JSON: %s", jwhy);
         return LINE_CORRUPT;
     }
     int rc =
         doc.root->type == FS_JSON_OBJECT ? decode_record(j, doc.root, s, why, why_n) : LINE_INVALID;
     if (doc.root->type != FS_JSON_OBJECT) snprintf(why, why_n, "expected a JSON object");
-    journal_json_free(&doc);
+    json_free(&doc);
     return rc;
 }
 

@@ -1,6 +1,6 @@
 /*
- * frame.c: a journal line: the buffer a record is built in (JBuf), and
- * the line's checksum, the one place that knows the line's form.
+ * frame.c: a journal line's checksum, the one place that knows the line's
+ * form.
  *
  * A line is one JSON object (so every line is JSON Lines: jq, pandas'
  * read_json(lines=True) and any JSON parser read it) whose last member is
@@ -26,61 +26,10 @@
  * one); nothing rewrites them.
  */
 #define _GNU_SOURCE /* memmem */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "journal/journal_internal.h"
-
-/* ---------------------------------------------------------------------- */
-/* Line builder                                                             */
-
-void jbuf_put(JBuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2 + 256;
-        b->p = fs_realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-void jbuf_printf(JBuf *b, const char *fmt, ...)
-{
-    char small[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if ((size_t)k < sizeof small) {
-        jbuf_put(b, small, (size_t)k);
-        return;
-    }
-    char *big = fs_malloc((size_t)k + 1);
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    jbuf_put(b, big, (size_t)k);
-    free(big);
-}
-
-void jbuf_string(JBuf *b, const char *s)
-{
-    jbuf_lit(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            char e[2] = {'\\', (char)*p};
-            jbuf_put(b, e, 2);
-        } else if (*p < 0x20) {
-            jbuf_printf(b, "\\u%04x", *p);
-        } else {
-            jbuf_put(b, (const char *)p, 1);
-        }
-    }
-    jbuf_lit(b, "\"");
-}
 
 /* ---------------------------------------------------------------------- */
 /* The checksum                                                             */
@@ -95,13 +44,18 @@ enum {
     OLD_TAIL_N = 10              /* " #XXXXXXXX" */
 };
 
-void journal_frame(JBuf *b)
+void journal_frame(FsJsonOut *w)
 {
-    /* Every record is built as one object: its closing brace is the last byte. */
-    FS_ASSERT(b->n > 1 && b->p[0] == '{' && b->p[b->n - 1] == '}');
-    b->n--;
-    uint32_t crc = fs_crc32(b->p, b->n, 0);
-    jbuf_printf(b, TAIL_HEAD "%08x" TAIL_END "\n", (unsigned)crc);
+    /* The record's object is open with its members written (the writer
+     * writes the comma with the next key): the checksummed bytes. */
+    FS_ASSERT(w->depth == 1 && w->any[1] && !w->keyed && !w->pretty && !w->spaced);
+    uint32_t crc = fs_crc32(w->p, w->n, 0);
+    json_key(w, "crc");
+    json_strf(w, "%08x", (unsigned)crc);
+    json_end(w);
+    json_tail(w, "\n");
+    /* The writer's own form of the tail, which the reader checks byte for byte. */
+    FS_ASSERT(w->n > TAIL_N + 1 && !memcmp(w->p + w->n - 1 - TAIL_N, TAIL_HEAD, HEAD_N));
 }
 
 /* 8 lowercase hex digits at s into *out: 0, or -1. */

@@ -1,8 +1,8 @@
 /*
  * journal.c: opening, reading, locking and closing the journal file.
  * (Lines are decoded in decode.c into the in-memory records of records.c;
- * record text and the durable append are in journal_write.c, the JSON
- * reader in json.c, repair in repair.c.)
+ * record text and the durable append are in journal_write.c, repair in
+ * repair.c; the JSON reader and writer are the json module's.)
  *
  * Reading: every line must be a record with its checksum (frame.c: the
  * current form or an earlier build's); the last line may be torn (no

@@ -30,8 +30,7 @@
  * are refused); journal_read is the read-only view for leaderboard and
  * status: it never creates, locks or truncates anything.
  *
- * The module also holds the small JSON reader the journal and the report
- * use (journal_json_*): no external library, never crashes on bad input.
+ * Lines are read and written with the json module's reader and writer.
  */
 #ifndef FS_JOURNAL_H
 #define FS_JOURNAL_H
@@ -265,59 +264,5 @@ const FsTrialRecord *journal_find_trial(const FsJournal *j, const char *trial);
 const FsFailureRecord *journal_find_failure(const FsJournal *j, const char *trial);
 /* The latest run record, or NULL. */
 const FsRunRecord *journal_last_run(const FsJournal *j);
-
-/* ---------------------------------------------------------------------- */
-/* A small JSON reader: parses a whole text into a tree (one allocation of */
-/* nodes, one of decoded text). Depth is limited; any bad input returns -1 */
-/* with the byte column and what was expected, never a crash.              */
-
-typedef enum {
-    FS_JSON_NULL = 0,
-    FS_JSON_FALSE,
-    FS_JSON_TRUE,
-    FS_JSON_NUMBER,
-    FS_JSON_STRING,
-    FS_JSON_ARRAY,
-    FS_JSON_OBJECT
-} FsJsonType;
-
-typedef struct FsJson {
-    FsJsonType type;
-    const char *key; /* member name when the parent is an object */
-    const char *str; /* decoded string, or a number's text (NUL-terminated) */
-    size_t len;      /* bytes in str (a string may hold \u0000) */
-    int n;           /* children of an array or object */
-    struct FsJson *child, *next;
-    size_t off, end; /* the value's bytes in the source text */
-} FsJson;
-
-typedef struct {
-    FsJson *nodes;
-    char *text;
-    int n_nodes;
-    FsJson *root;
-} FsJsonDoc;
-
-#define FS_JSON_MAX_DEPTH 64
-
-/* Parses text[0..n) as one JSON value (surrounding whitespace allowed).
- * Returns 0, or -1 with "column C: expected ..." in why (NULL allowed). */
-int journal_json_parse(FsJsonDoc *doc, const char *text, size_t n, char *why, size_t why_n);
-void journal_json_free(FsJsonDoc *doc);
-/* Member of an object / element of an array, or NULL. */
-const FsJson *journal_json_get(const FsJson *obj, const char *key);
-const FsJson *journal_json_at(const FsJson *arr, int i);
-/* Typed reads: 0, or -1 if the value is absent or not of that type/range.
- * Floats read the number text with strtof / strtod (exact round trip of
- * %.9g / %.17g); "nan", "inf" and "-inf" strings are accepted for them. */
-int journal_json_i64(const FsJson *v, long long *out);
-int journal_json_u64(const FsJson *v, uint64_t *out);
-int journal_json_f64(const FsJson *v, double *out);
-int journal_json_f32(const FsJson *v, float *out);
-/* The value re-written as compact JSON (numbers as written, strings
- * re-escaped), malloc'd. */
-char *journal_json_compact(const FsJson *v);
-/* Writes s as a JSON string literal (quotes included). */
-void journal_json_write_string(FILE *out, const char *s);
 
 #endif

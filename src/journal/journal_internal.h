@@ -8,25 +8,16 @@
 #define FS_JOURNAL_INTERNAL_H
 
 #include "journal/journal.h"
-
-/* A line being built (frame.c): p is NUL-terminated, n bytes. */
-typedef struct {
-    char *p;
-    size_t n, cap;
-} JBuf;
-
-void jbuf_put(JBuf *b, const char *s, size_t n);
-#define jbuf_lit(b, s) jbuf_put((b), (s), sizeof(s) - 1)
-void jbuf_printf(JBuf *b, const char *fmt, ...) FS_PRINTF(2, 3);
-void jbuf_string(JBuf *b, const char *s);
+#include "json/json.h"
 
 double journal_wall_time(void);
 /* Reads a whole file (malloc'd); 0 or -1 with errno. */
 int journal_read_fd(int fd, char **out, size_t *n);
 /* frame.c: a line's checksum, the "crc" member last in its object (the
- * form is described there). journal_frame: b holds one record's JSON
- * object; it gets its "crc" member and the newline. */
-void journal_frame(JBuf *b);
+ * form is described there). journal_frame: w holds one record's JSON
+ * object, still open; it gets its "crc" member, its closing brace and the
+ * newline. */
+void journal_frame(FsJsonOut *w);
 /* One line without its newline, in the current form or an earlier
  * build's "JSON #crc": LINE_OK with *json_n the bytes of the JSON to parse
  * from s, or LINE_CORRUPT with why. */
@@ -41,11 +32,11 @@ int journal_decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t
 /* One line without its newline: 0 if it is a good record (added to
  * scratch, as on load), else -1 with why. */
 int journal_check_line(FsJournal *scratch, const char *s, size_t n, char *why, size_t why_n);
-/* The JSON text of a fold record (before journal_frame). */
-void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
+/* The JSON of a fold record, its object left open for journal_frame. */
+void journal_fold_json(FsJsonOut *w, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
                        double t);
-/* ,"model":{"file":...,"bytes":N,"crc32":"8hex"} */
-void journal_model_json(JBuf *b, const FsModelRef *m);
+/* "model":{"file":...,"bytes":N,"crc32":"8hex"}, a member of the record. */
+void journal_model_json(FsJsonOut *w, const FsModelRef *m);
 
 /* sense.c: the checks of journal_set_sweep. Each returns 0 when c is NULL
  * or the record fits the sweep, else -1 with why ("expected ..."). */

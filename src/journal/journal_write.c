@@ -27,9 +27,11 @@
  *            [identity_max identity_above [3] identity_left_out]
  *   failure: v kind time trial message
  *
- * Floats are written with %.9g and doubles with %.17g, so reading back with
- * strtof / strtod gives the same bits; a non-finite value is the string
- * "nan", "inf" or "-inf". status is "ok", "diverged" or "failed".
+ * Records are built with the json module's writer: floats with every digit
+ * (json_num32_full, %.9g) and doubles too (json_num64_full, %.17g), so
+ * reading back with strtof / strtod gives the same bits; a non-finite value
+ * is the string "nan", "inf" or "-inf" (FS_JSON_NONFINITE_NAME). status is
+ * "ok", "diverged" or "failed".
  *
  * Durability: the whole line goes out in one write() on an O_APPEND
  * descriptor, then fsync(); only then does the append return and the record
@@ -51,34 +53,12 @@
 #define FS_VERSION "0.1.0"
 #endif
 
-static void put_float(JBuf *b, float x)
+static void put_curve(FsJsonOut *w, const char *name, const float *xs, int n)
 {
-    if (isnan(x))
-        jbuf_lit(b, "\"nan\"");
-    else if (isinf(x))
-        jbuf_printf(b, "\"%sinf\"", x < 0 ? "-" : "");
-    else
-        jbuf_printf(b, "%.9g", (double)x);
-}
-
-static void put_double(JBuf *b, double x)
-{
-    if (isnan(x))
-        jbuf_lit(b, "\"nan\"");
-    else if (isinf(x))
-        jbuf_printf(b, "\"%sinf\"", x < 0 ? "-" : "");
-    else
-        jbuf_printf(b, "%.17g", x);
-}
-
-static void put_curve(JBuf *b, const char *name, const float *xs, int n)
-{
-    jbuf_printf(b, "\"%s\":[", name);
-    for (int i = 0; xs && i < n; i++) {
-        if (i) jbuf_lit(b, ",");
-        put_float(b, xs[i]);
-    }
-    jbuf_lit(b, "]");
+    json_key(w, name);
+    json_array_begin(w);
+    for (int i = 0; xs && i < n; i++) json_num32_full(w, xs[i]);
+    json_end(w);
 }
 
 double journal_wall_time(void)
@@ -88,11 +68,22 @@ double journal_wall_time(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void begin(JBuf *b, const char *kind, double t)
+/* A record's object, open, with its first members; journal_frame closes it. */
+static void begin(FsJsonOut *w, const char *kind, double t)
 {
-    b->n = 0;
-    jbuf_printf(b, "{\"v\":%d,\"kind\":\"%s\",\"time\":", FS_JOURNAL_VERSION, kind);
-    put_double(b, t);
+    *w = (FsJsonOut){.nonfinite = FS_JSON_NONFINITE_NAME};
+    json_object_begin(w);
+    json_member_int(w, "v", FS_JOURNAL_VERSION);
+    json_member_str(w, "kind", kind);
+    json_key(w, "time");
+    json_num64_full(w, t);
+}
+
+/* begin, then the trial id: a member of every record but run and sweep. */
+static void begin_trial(FsJsonOut *w, const char *kind, double t, const char *trial)
+{
+    begin(w, kind, t);
+    json_member_str(w, "trial", trial);
 }
 
 static const char *status_text(FsFitStatus s)
@@ -100,81 +91,94 @@ static const char *status_text(FsFitStatus s)
     return s == FS_FIT_OK ? "ok" : s == FS_FIT_DIVERGED ? "diverged" : "failed";
 }
 
-void journal_model_json(JBuf *b, const FsModelRef *m)
+void journal_model_json(FsJsonOut *w, const FsModelRef *m)
 {
-    jbuf_lit(b, ",\"model\":{\"file\":");
-    jbuf_string(b, m->file);
-    jbuf_printf(b, ",\"bytes\":%llu,\"crc32\":\"%08x\"}", (unsigned long long)m->bytes, (unsigned)m->crc32);
+    json_key(w, "model");
+    json_object_begin(w);
+    json_member_str(w, "file", m->file);
+    json_member_uint(w, "bytes", (unsigned long long)m->bytes);
+    json_key(w, "crc32");
+    json_strf(w, "%08x", (unsigned)m->crc32);
+    json_end(w);
 }
 
-void journal_fold_json(JBuf *b, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
+static void put_confusion(FsJsonOut *w, const uint64_t (*m)[3])
+{
+    json_key(w, "confusion");
+    json_array_begin(w);
+    for (int i = 0; i < 3; i++) {
+        json_array_begin(w);
+        for (int k = 0; k < 3; k++) json_uint(w, (unsigned long long)m[i][k]);
+        json_end(w);
+    }
+    json_end(w);
+}
+
+void journal_fold_json(FsJsonOut *w, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
                        double t)
 {
-    begin(b, "fold", t);
-    jbuf_lit(b, ",\"trial\":");
-    jbuf_string(b, trial);
+    begin_trial(w, "fold", t, trial);
     int epochs = r->epochs > 0 ? r->epochs : 0;
-    jbuf_printf(b,
-                ",\"fold\":%d,\"status\":\"%s\",\"epochs\":%d,\"best_epoch\":%d,\"halted_by\":%d,"
-                "\"diverged_epoch\":%d,\"diverged_step\":%ld",
-                fold, status_text(r->status), epochs, r->best_epoch, r->halted_by,
-                r->diverged_epoch, r->diverged_step);
+    json_member_int(w, "fold", fold);
+    json_member_str(w, "status", status_text(r->status));
+    json_member_int(w, "epochs", epochs);
+    json_member_int(w, "best_epoch", r->best_epoch);
+    json_member_int(w, "halted_by", r->halted_by);
+    json_member_int(w, "diverged_epoch", r->diverged_epoch);
+    json_member_int(w, "diverged_step", r->diverged_step);
     /* What chose best_epoch, when not the validation loss (the default,
      * and every record before training.monitor: absent means loss). */
-    if (r->monitor != FS_MONITOR_LOSS) jbuf_printf(b, ",\"monitor\":\"%s\"", train_monitor_name(r->monitor));
-    jbuf_lit(b, ",\"best_val_loss\":");
-    put_float(b, r->best_val_loss);
-    jbuf_lit(b, ",\"confusion\":[");
-    for (int i = 0; i < 3; i++)
-        jbuf_printf(b, "%s[%llu,%llu,%llu]", i ? "," : "",
-                    (unsigned long long)r->best_confusion[i][0],
-                    (unsigned long long)r->best_confusion[i][1],
-                    (unsigned long long)r->best_confusion[i][2]);
-    jbuf_printf(b, "],\"train_examples\":%llu,\"val_examples\":%llu,\"seconds\":",
-                (unsigned long long)r->train_examples, (unsigned long long)r->val_examples);
-    put_double(b, r->seconds);
-    jbuf_lit(b, ",\"val_seconds\":");
-    put_double(b, r->val_seconds);
-    jbuf_lit(b, ",\"curves\":{");
-    put_curve(b, "train_loss", r->curves.train_loss, epochs);
-    jbuf_lit(b, ",");
-    put_curve(b, "val_loss", r->curves.val_loss, epochs);
-    jbuf_lit(b, ",");
-    put_curve(b, "val_q3", r->curves.val_q3, epochs);
-    jbuf_lit(b, ",");
-    put_curve(b, "seconds", r->curves.seconds, epochs);
-    char msg[sizeof r->message + 1];
-    memcpy(msg, r->message, sizeof r->message);
-    msg[sizeof r->message] = '\0';
-    jbuf_lit(b, "},\"message\":");
-    jbuf_string(b, msg);
-    if (model && model->file[0]) journal_model_json(b, model);
-    jbuf_lit(b, "}");
+    if (r->monitor != FS_MONITOR_LOSS) json_member_str(w, "monitor", train_monitor_name(r->monitor));
+    json_key(w, "best_val_loss");
+    json_num32_full(w, r->best_val_loss);
+    put_confusion(w, (const uint64_t(*)[3])r->best_confusion);
+    json_member_uint(w, "train_examples", (unsigned long long)r->train_examples);
+    json_member_uint(w, "val_examples", (unsigned long long)r->val_examples);
+    json_key(w, "seconds");
+    json_num64_full(w, r->seconds);
+    json_key(w, "val_seconds");
+    json_num64_full(w, r->val_seconds);
+    json_key(w, "curves");
+    json_object_begin(w);
+    put_curve(w, "train_loss", r->curves.train_loss, epochs);
+    put_curve(w, "val_loss", r->curves.val_loss, epochs);
+    put_curve(w, "val_q3", r->curves.val_q3, epochs);
+    put_curve(w, "seconds", r->curves.seconds, epochs);
+    json_end(w);
+    json_key(w, "message");
+    json_strn(w, r->message, strnlen(r->message, sizeof r->message));
+    if (model && model->file[0]) journal_model_json(w, model);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Durable append                                                           */
 
-/* Appends the record in b, framed (journal_frame), with one write and an
- * fsync. 0 or -1 with err. */
-static int append_line(FsJournal *j, JBuf *b, FsErr *err)
+/* Appends the record in w (begun by begin: its object still open),
+ * framed (journal_frame), with one write and an fsync; frees w. 0 or -1
+ * with err. */
+static int append_line(FsJournal *j, FsJsonOut *w, FsErr *err)
 {
+    int rc = -1;
+    double t0 = fs_now();
+    journal_frame(w);
+    size_t done = 0;
     if (j->read_only || j->fd < 0) {
         fs_err_set(err, "%s: the journal is open read-only", j->path ? j->path : "journal");
-        return -1;
+        goto out;
     }
-    double t0 = fs_now();
-    journal_frame(b);
-    size_t done = 0;
-    while (done < b->n) {
-        ssize_t k = write(j->fd, b->p + done, b->n - done);
+    if (json_out_error(w)) { /* a bug: the record's fields are checked before */
+        fs_err_set(err, "%s: a record could not be written as JSON (%s)", j->path, json_out_error(w));
+        goto out;
+    }
+    while (done < w->n) {
+        ssize_t k = write(j->fd, w->p + done, w->n - done);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             int e = k < 0 ? errno : EIO;
             /* Cut a partial line back off so the next record starts clean. */
             if (done && ftruncate(j->fd, (off_t)j->size) == 0) (void)fsync(j->fd);
             fs_err_set(err, "%s: cannot append a record: %s", j->path, strerror(e));
-            return -1;
+            goto out;
         }
         done += (size_t)k;
     }
@@ -182,12 +186,15 @@ static int append_line(FsJournal *j, JBuf *b, FsErr *err)
         int e = errno;
         if (ftruncate(j->fd, (off_t)j->size) == 0) (void)fsync(j->fd);
         fs_err_set(err, "%s: cannot sync the journal: %s", j->path, strerror(e));
-        return -1;
+        goto out;
     }
-    j->size += (long long)b->n;
+    j->size += (long long)w->n;
     j->lines++;
     j->write_seconds += fs_now() - t0;
-    return 0;
+    rc = 0;
+out:
+    json_out_free(w);
+    return rc;
 }
 
 static int check_id(const char *trial, FsErr *err)
@@ -208,23 +215,21 @@ int journal_append_trial(FsJournal *j, const char *trial, int index, long n_para
     FsJsonDoc doc;
     char why[128];
     const char *cfg = config ? config : "{}";
-    if (journal_json_parse(&doc, cfg, strlen(cfg), why, sizeof why)) {
+    if (json_parse(&doc, cfg, strlen(cfg), why, sizeof why)) {
         fs_err_set(err, "journal: trial %s: the config is not JSON (%s)", trial, why);
         return -1;
     }
     /* Verbatim unless a raw newline (only possible between tokens) would split the line. */
-    char *compact = strpbrk(cfg, "\n\r") ? journal_json_compact(doc.root) : fs_strdup(cfg);
-    journal_json_free(&doc);
+    char *compact = strpbrk(cfg, "\n\r") ? json_compact(doc.root) : fs_strdup(cfg);
+    json_free(&doc);
     double t = journal_wall_time();
-    JBuf b = {0};
-    begin(&b, "trial", t);
-    jbuf_lit(&b, ",\"trial\":");
-    jbuf_string(&b, trial);
-    jbuf_printf(&b, ",\"index\":%d,\"params\":%ld,\"config\":", index, n_params);
-    jbuf_put(&b, compact, strlen(compact));
-    jbuf_lit(&b, "}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    begin_trial(&w, "trial", t, trial);
+    json_member_int(&w, "index", index);
+    json_member_int(&w, "params", n_params);
+    json_key(&w, "config");
+    json_raw(&w, compact);
+    int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_trial(j, trial, index, n_params, compact, t);
     free(compact);
     return rc;
@@ -247,10 +252,9 @@ int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitRe
         return -1;
     }
     double t = journal_wall_time();
-    JBuf b = {0};
-    journal_fold_json(&b, trial, fold, r, model, t);
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    journal_fold_json(&w, trial, fold, r, model, t);
+    int rc = append_line(j, &w, err);
     if (rc == 0 && journal_add_fold(j, trial, fold, r, t) && model) journal_set_model(j, trial, fold, model);
     return rc;
 }
@@ -262,16 +266,11 @@ int journal_append_model(FsJournal *j, const char *trial, int fold, const FsMode
         fs_err_set(err, "journal: trial %s fold %d: a model record needs the fold's record first", trial, fold);
         return -1;
     }
-    double t = journal_wall_time();
-    JBuf b = {0};
-    begin(&b, "model", t);
-    jbuf_lit(&b, ",\"trial\":");
-    jbuf_string(&b, trial);
-    jbuf_printf(&b, ",\"fold\":%d", fold);
-    journal_model_json(&b, model);
-    jbuf_lit(&b, "}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    begin_trial(&w, "model", journal_wall_time(), trial);
+    json_member_int(&w, "fold", fold);
+    journal_model_json(&w, model);
+    int rc = append_line(j, &w, err);
     if (rc == 0) journal_set_model(j, trial, fold, model);
     return rc;
 }
@@ -281,15 +280,11 @@ int journal_append_refit(FsJournal *j, const char *trial, int epochs, const FsMo
     if (check_id(trial, err)) return -1;
     FsRefitRecord r = {.epochs = epochs, .model = *model, .time = journal_wall_time()};
     snprintf(r.trial, sizeof r.trial, "%s", trial);
-    JBuf b = {0};
-    begin(&b, "refit", r.time);
-    jbuf_lit(&b, ",\"trial\":");
-    jbuf_string(&b, trial);
-    jbuf_printf(&b, ",\"epochs\":%d", epochs);
-    journal_model_json(&b, model);
-    jbuf_lit(&b, "}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    begin_trial(&w, "refit", r.time, trial);
+    json_member_int(&w, "epochs", epochs);
+    journal_model_json(&w, model);
+    int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_refit(j, &r);
     return rc;
 }
@@ -299,37 +294,34 @@ int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
     if (check_id(e->trial, err)) return -1;
     FsEvalRecord r = *e;
     r.time = journal_wall_time();
-    JBuf b = {0};
-    begin(&b, "evaluation", r.time);
-    jbuf_lit(&b, ",\"trial\":");
-    jbuf_string(&b, r.trial);
-    jbuf_lit(&b, ",\"models\":");
-    jbuf_string(&b, r.models);
-    jbuf_lit(&b, ",\"source\":");
-    jbuf_string(&b, r.source);
-    jbuf_lit(&b, ",\"data\":");
-    jbuf_string(&b, r.data);
-    jbuf_printf(&b, ",\"data_fingerprint\":\"%016llx\",\"proteins\":%llu,\"scored\":%llu,\"overlap\":%llu,\"q3\":",
-                (unsigned long long)r.data_fingerprint, (unsigned long long)r.proteins,
-                (unsigned long long)r.scored, (unsigned long long)r.overlap);
-    put_double(&b, r.q3);
-    jbuf_lit(&b, ",\"q3_lo\":");
-    put_double(&b, r.q3_lo);
-    jbuf_lit(&b, ",\"q3_hi\":");
-    put_double(&b, r.q3_hi);
-    jbuf_lit(&b, ",\"sov\":");
-    put_double(&b, r.sov);
-    jbuf_printf(&b, ",\"identity_checked\":%s", r.identity_checked > 0 ? "true" : "false");
-    if (r.identity_checked > 0) {
-        jbuf_lit(&b, ",\"identity_max\":");
-        put_double(&b, r.identity_max);
-        jbuf_printf(&b, ",\"identity_above\":[%llu,%llu,%llu],\"identity_left_out\":%llu",
-                    (unsigned long long)r.identity_above[0], (unsigned long long)r.identity_above[1],
-                    (unsigned long long)r.identity_above[2], (unsigned long long)r.identity_left_out);
+    FsJsonOut w;
+    begin_trial(&w, "evaluation", r.time, r.trial);
+    json_member_str(&w, "models", r.models);
+    json_member_str(&w, "source", r.source);
+    json_member_str(&w, "data", r.data);
+    json_key(&w, "data_fingerprint");
+    json_strf(&w, "%016llx", (unsigned long long)r.data_fingerprint);
+    json_member_uint(&w, "proteins", (unsigned long long)r.proteins);
+    json_member_uint(&w, "scored", (unsigned long long)r.scored);
+    json_member_uint(&w, "overlap", (unsigned long long)r.overlap);
+    const char *names[] = {"q3", "q3_lo", "q3_hi", "sov"};
+    const double vals[] = {r.q3, r.q3_lo, r.q3_hi, r.sov};
+    for (int i = 0; i < 4; i++) {
+        json_key(&w, names[i]);
+        json_num64_full(&w, vals[i]);
     }
-    jbuf_lit(&b, "}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    json_key(&w, "identity_checked");
+    json_bool(&w, r.identity_checked > 0);
+    if (r.identity_checked > 0) {
+        json_key(&w, "identity_max");
+        json_num64_full(&w, r.identity_max);
+        json_key(&w, "identity_above");
+        json_array_begin(&w);
+        for (int i = 0; i < 3; i++) json_uint(&w, (unsigned long long)r.identity_above[i]);
+        json_end(&w);
+        json_member_uint(&w, "identity_left_out", (unsigned long long)r.identity_left_out);
+    }
+    int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_eval(j, &r);
     return rc;
 }
@@ -338,14 +330,9 @@ int journal_append_discard(FsJournal *j, const char *trial, FsErr *err)
 {
     if (check_id(trial, err)) return -1;
     if (journal_is_discarded(j, trial)) return 0;
-    double t = journal_wall_time();
-    JBuf b = {0};
-    begin(&b, "prune", t); /* the kind's name on disk (journal.h) */
-    jbuf_lit(&b, ",\"trial\":");
-    jbuf_string(&b, trial);
-    jbuf_lit(&b, "}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    begin_trial(&w, "prune", journal_wall_time(), trial); /* the kind's name on disk (journal.h) */
+    int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_discard(j, trial);
     return rc;
 }
@@ -360,23 +347,18 @@ int journal_append_cut(FsJournal *j, const FsCutRecord *c, FsErr *err)
                           c->trial, c->fold, c->epoch, c->n_curve),
                -1;
     double t = journal_wall_time();
-    JBuf b = {0};
-    begin(&b, "pruned", t);
-    jbuf_lit(&b, ",\"trial\":");
-    jbuf_string(&b, c->trial);
-    jbuf_printf(&b, ",\"fold\":%d,\"epoch\":%d,\"rule\":", c->fold, c->epoch);
-    jbuf_string(&b, c->rule);
-    jbuf_lit(&b, ",\"value\":");
-    put_double(&b, c->value);
-    jbuf_lit(&b, ",\"threshold\":");
-    put_double(&b, c->threshold);
-    jbuf_lit(&b, ",\"reason\":");
-    jbuf_string(&b, c->reason);
-    jbuf_lit(&b, ",");
-    put_curve(&b, "curve", c->curve, c->n_curve);
-    jbuf_lit(&b, "}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    begin_trial(&w, "pruned", t, c->trial);
+    json_member_int(&w, "fold", c->fold);
+    json_member_int(&w, "epoch", c->epoch);
+    json_member_str(&w, "rule", c->rule);
+    json_key(&w, "value");
+    json_num64_full(&w, c->value);
+    json_key(&w, "threshold");
+    json_num64_full(&w, c->threshold);
+    json_member_str(&w, "reason", c->reason);
+    put_curve(&w, "curve", c->curve, c->n_curve);
+    int rc = append_line(j, &w, err);
     if (rc == 0) {
         FsCutRecord k = *c;
         k.time = t;
@@ -390,15 +372,10 @@ int journal_append_failure(FsJournal *j, const char *trial, const char *message,
     if (check_id(trial, err)) return -1;
     if (journal_find_failure(j, trial)) return 0;
     double t = journal_wall_time();
-    JBuf b = {0};
-    begin(&b, "failure", t);
-    jbuf_lit(&b, ",\"trial\":");
-    jbuf_string(&b, trial);
-    jbuf_lit(&b, ",\"message\":");
-    jbuf_string(&b, message ? message : "");
-    jbuf_lit(&b, "}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    begin_trial(&w, "failure", t, trial);
+    json_member_str(&w, "message", message ? message : "");
+    int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_failure(j, trial, message ? message : "", t);
     return rc;
 }
@@ -418,22 +395,22 @@ int journal_append_run_record(FsJournal *j, const FsRunRecord *what, FsErr *err)
     run.pid = (long)getpid();
     if (gethostname(run.host, sizeof run.host - 1) != 0) run.host[0] = '\0';
     run.host[sizeof run.host - 1] = '\0';
-    JBuf b = {0};
-    begin(&b, "run", run.time);
-    jbuf_printf(&b, ",\"pid\":%ld,\"host\":", run.pid);
-    jbuf_string(&b, run.host);
-    jbuf_printf(&b, ",\"trials\":%d,\"folds\":%d,\"metric\":", run.n_trials, run.folds);
-    jbuf_string(&b, run.metric);
-    if (run.data_fingerprint)
-        jbuf_printf(&b, ",\"data_fingerprint\":\"%016llx\"", (unsigned long long)run.data_fingerprint);
-    if (run.ranks > 0) jbuf_printf(&b, ",\"ranks\":%d", run.ranks);
-    if (run.backend[0]) jbuf_lit(&b, ",\"backend\":"), jbuf_string(&b, run.backend);
-    if (run.device[0]) jbuf_lit(&b, ",\"device\":"), jbuf_string(&b, run.device);
-    jbuf_lit(&b, ",\"version\":");
-    jbuf_string(&b, FS_VERSION);
-    jbuf_lit(&b, "}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    begin(&w, "run", run.time);
+    json_member_int(&w, "pid", run.pid);
+    json_member_str(&w, "host", run.host);
+    json_member_int(&w, "trials", run.n_trials);
+    json_member_int(&w, "folds", run.folds);
+    json_member_str(&w, "metric", run.metric);
+    if (run.data_fingerprint) {
+        json_key(&w, "data_fingerprint");
+        json_strf(&w, "%016llx", (unsigned long long)run.data_fingerprint);
+    }
+    if (run.ranks > 0) json_member_int(&w, "ranks", run.ranks);
+    if (run.backend[0]) json_member_str(&w, "backend", run.backend);
+    if (run.device[0]) json_member_str(&w, "device", run.device);
+    json_member_str(&w, "version", FS_VERSION);
+    int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_run(j, &run);
     return rc;
 }
@@ -447,15 +424,14 @@ static int same_sweep(const FsJournal *j, const char *canonical, const uint64_t 
 int journal_append_sweep(FsJournal *j, const char *canonical, const uint64_t *val_residues, int n_val, FsErr *err)
 {
     if (same_sweep(j, canonical, val_residues, n_val)) return 0;
-    JBuf b = {0};
-    begin(&b, "sweep", journal_wall_time());
-    jbuf_lit(&b, ",\"text\":");
-    jbuf_string(&b, canonical);
-    jbuf_lit(&b, ",\"val_residues\":[");
-    for (int k = 0; k < n_val; k++) jbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)val_residues[k]);
-    jbuf_lit(&b, "]}");
-    int rc = append_line(j, &b, err);
-    free(b.p);
+    FsJsonOut w;
+    begin(&w, "sweep", journal_wall_time());
+    json_member_str(&w, "text", canonical);
+    json_key(&w, "val_residues");
+    json_array_begin(&w);
+    for (int k = 0; k < n_val; k++) json_uint(&w, (unsigned long long)val_residues[k]);
+    json_end(&w);
+    int rc = append_line(j, &w, err);
     if (rc == 0) journal_set_sweep_record(j, canonical, val_residues, n_val);
     return rc;
 }

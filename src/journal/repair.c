@@ -18,15 +18,16 @@
 
 #include "journal/journal_internal.h"
 
-/* The good lines of buf into *clean; reports each bad one. Returns the
- * number dropped. */
-static long sift(const char *buf, size_t n, const char *path, const FsJournalCheck *checks, JBuf *clean, FILE *out)
+/* Moves the good lines of buf to its front (in order; *kept bytes) and
+ * reports each bad one. Returns the number dropped. */
+static long sift(char *buf, size_t n, const char *path, const FsJournalCheck *checks, size_t *kept, FILE *out)
 {
     FsJournal scratch;
     memset(&scratch, 0, sizeof scratch);
     scratch.fd = -1;
     scratch.check = (FsJournalCheck *)checks; /* borrowed: taken back before journal_close */
     long line = 0, dropped = 0;
+    *kept = 0;
     for (size_t pos = 0; pos < n;) {
         line++;
         const char *nl = memchr(buf + pos, '\n', n - pos);
@@ -34,8 +35,9 @@ static long sift(const char *buf, size_t n, const char *path, const FsJournalChe
         char why[256];
         int ok = nl && journal_check_line(&scratch, buf + pos, end - pos, why, sizeof why) == 0;
         if (!nl) snprintf(why, sizeof why, "torn record (no newline)");
-        if (ok) {
-            jbuf_put(clean, buf + pos, end - pos + 1);
+        if (ok) { /* *kept <= pos: the line moves down over dropped ones, if any */
+            memmove(buf + *kept, buf + pos, end - pos + 1);
+            *kept += end - pos + 1;
         } else {
             dropped++;
             if (out) fprintf(out, "repair: %s:%ld: dropped: %s\n", path, line, why);
@@ -67,10 +69,8 @@ long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, Fs
         close(fd);
         return -1;
     }
-    JBuf clean = {0};
-    jbuf_put(&clean, "", 0);
-    long dropped = sift(buf, n, path, checks, &clean, out);
-    free(buf);
+    size_t kept_n;
+    long dropped = sift(buf, n, path, checks, &kept_n, out);
     long rc = dropped;
     if (dropped == 0) goto done;
     struct stat sb;
@@ -81,7 +81,7 @@ long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, Fs
     /* Durable clean copy first; then the original steps aside (rename keeps
      * it whole); then the copy takes the name. link() refuses to replace a
      * journal a new run might have created in between. */
-    if (fs_write_file_atomic(clean_tmp, clean.p, clean.n, err) != 0) {
+    if (fs_write_file_atomic(clean_tmp, buf, kept_n, err) != 0) {
         rc = -1;
     } else if (rename(path, kept) != 0) {
         fs_err_set(err, "%s: cannot rename to %s: %s", path, kept, strerror(errno));
@@ -100,7 +100,7 @@ long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, Fs
                     dropped, dropped == 1 ? "" : "s", kept);
     }
 done:
-    free(clean.p);
+    free(buf);
     close(fd);
     return rc;
 }

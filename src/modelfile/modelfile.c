@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "data/data.h"
-#include "journal/journal.h"
 #include "modelfile/layout.h"
 #include "safetensors/safetensors.h"
 
@@ -29,128 +28,6 @@
 #define SEQ_RESIDUES "foldsweep.seen_residues"
 #define SEQ_OFFSETS "foldsweep.seen_offsets"
 #define SEQ_NAMES "foldsweep.seen_names"
-
-/* ---------------------------------------------------------------------- */
-/* The architecture as JSON (floats as the shortest text of the float)     */
-
-char *modelfile_arch_json(const FsNet *net)
-{
-    size_t cap = 256 + (size_t)net->n * 160, n = 0;
-    char *s = fs_malloc(cap);
-    n += (size_t)snprintf(s + n, cap - n, "{\"window\":%d,\"layers\":[", net->arch.window);
-    for (int i = 0; i < net->n; i++) {
-        const FsLayerSpec *l = &net->layer[i].spec;
-        const char *k = model_layer_name(l->kind), *sep = i ? "," : "";
-        switch (l->kind) {
-        case FS_LAYER_CONV:
-            n += (size_t)snprintf(s + n, cap - n,
-                                  "%s{\"kind\":\"%s\",\"filters\":%d,\"width\":%d,\"activation\":\"%s\",\"act_param\":%s}",
-                                  sep, k, l->units, l->width, model_act_name(l->act), fs_float_text(l->act_param));
-            break;
-        case FS_LAYER_HIGHWAY:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"width\":%d,\"activation\":\"%s\",\"act_param\":%s}",
-                                  sep, k, l->width, model_act_name(l->act), fs_float_text(l->act_param));
-            break;
-        case FS_LAYER_DENSE:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d,\"activation\":\"%s\",\"act_param\":%s}",
-                                  sep, k, l->units, model_act_name(l->act), fs_float_text(l->act_param));
-            break;
-        case FS_LAYER_BATCHNORM:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"eps\":%s,\"momentum\":%s}", sep, k,
-                                  fs_float_text(l->eps), fs_float_text(l->momentum));
-            break;
-        case FS_LAYER_DROPOUT:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"rate\":%s}", sep, k, fs_float_text(l->rate));
-            break;
-        case FS_LAYER_OUTPUT:
-            n += (size_t)snprintf(s + n, cap - n, "%s{\"kind\":\"%s\",\"units\":%d}", sep, k, l->units);
-            break;
-        }
-    }
-    snprintf(s + n, cap - n, "]}");
-    return s;
-}
-
-static int get_i(const FsJson *o, const char *key, int lo, int hi, int *out)
-{
-    long long v;
-    if (journal_json_i64(journal_json_get(o, key), &v) || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
-
-/* A float in [lo, hi] (finite: "nan" and "inf" strings are refused). */
-static int get_f(const FsJson *o, const char *key, float lo, float hi, float *out)
-{
-    return journal_json_f32(journal_json_get(o, key), out) || !(*out >= lo && *out <= hi) ? -1 : 0;
-}
-
-static int get_act(const FsJson *o, FsLayerSpec *l)
-{
-    const FsJson *a = journal_json_get(o, "activation");
-    if (!a || a->type != FS_JSON_STRING || model_act_parse(a->str) < 0) return -1;
-    l->act = (FsAct)model_act_parse(a->str);
-    return get_f(o, "act_param", 0, 100, &l->act_param);
-}
-
-int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
-{
-    FsJsonDoc doc;
-    char why[160];
-    memset(arch, 0, sizeof *arch);
-    if (journal_json_parse(&doc, json, strlen(json), why, sizeof why) != 0)
-        return fs_err_set(err, "arch is not JSON (%s)", why), -1;
-    const FsJson *layers = journal_json_get(doc.root, "layers");
-    int rc = -1;
-    if (get_i(doc.root, "window", 1, 255, &arch->window) || !layers || layers->type != FS_JSON_ARRAY ||
-        layers->n < 1 || layers->n > FS_MAX_LAYERS + 1) {
-        fs_err_set(err, "arch: expected {\"window\": 1..255, \"layers\": [1..%d layers, the output last]}",
-                   FS_MAX_LAYERS + 1);
-        goto out;
-    }
-    int i = 0;
-    for (const FsJson *o = layers->child; o; o = o->next, i++) {
-        const FsJson *k = journal_json_get(o, "kind");
-        FsLayerSpec l;
-        memset(&l, 0, sizeof l);
-        int bad = !k || k->type != FS_JSON_STRING;
-        int last = i == layers->n - 1;
-        const char *kind = bad ? "?" : k->str;
-        if (bad) {
-        } else if (!strcmp(kind, "conv1d")) {
-            l.kind = FS_LAYER_CONV;
-            bad = get_i(o, "filters", 1, FS_MAX_FILTERS, &l.units) || get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
-        } else if (!strcmp(kind, "highway")) {
-            l.kind = FS_LAYER_HIGHWAY;
-            bad = get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
-        } else if (!strcmp(kind, "dense")) {
-            l.kind = FS_LAYER_DENSE;
-            bad = get_i(o, "units", 1, FS_MAX_UNITS, &l.units) || get_act(o, &l);
-        } else if (!strcmp(kind, "batchnorm")) {
-            l.kind = FS_LAYER_BATCHNORM;
-            bad = get_f(o, "eps", 1e-30f, 1, &l.eps) || get_f(o, "momentum", 0, 1, &l.momentum);
-        } else if (!strcmp(kind, "dropout")) {
-            l.kind = FS_LAYER_DROPOUT;
-            bad = get_f(o, "rate", 0, 0.999999f, &l.rate);
-        } else if (!strcmp(kind, "output")) {
-            int units = 0;
-            bad = !last || get_i(o, "units", FS_CLASSES, FS_CLASSES, &units);
-        } else {
-            bad = 1;
-        }
-        if (!bad && last && strcmp(kind, "output") != 0) bad = 1;
-        if (bad) {
-            fs_err_set(err, "arch: layer %d (%s): expected the fields of docs/models.md (and the output layer, "
-                            "3 units, last)", i + 1, kind);
-            goto out;
-        }
-        if (!last) arch->layers[arch->n_layers++] = l;
-    }
-    rc = 0;
-out:
-    journal_json_free(&doc);
-    return rc;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Writing                                                                 */

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "journal/journal.h"
+#include "json/json.h"
 #include "predict/predict.h"
 
 static const char *const formats[] = {"table", "md", "csv", "json"};
@@ -18,39 +18,56 @@ int evaluate_format_parse(const char *s)
     return -1;
 }
 
-/* A number, or an empty cell / null where it is undefined: 4 decimals
- * for people, every digit (%.9g) for JSON. */
-static void num(FILE *out, double x, const char *undef)
+/* A CSV cell: 4 decimals, empty where the value is undefined. */
+static void num(FILE *out, double x)
 {
-    if (!isfinite(x)) fputs(undef, out);
-    else if (!strcmp(undef, "null")) fprintf(out, "%.9g", x);
-    else fprintf(out, "%.4f", x);
+    if (isfinite(x)) fprintf(out, "%.4f", x);
+}
+
+/* A JSON member: the shortest text that reads back as x (null where it is
+ * undefined: the writer's nonfinite). */
+static void put_num(FsJsonOut *w, const char *key, double x)
+{
+    json_key(w, key);
+    json_num64(w, x);
 }
 
 /* "identity": {"checked", "max", "above": {"0.25": n, ...}, "over",
  * "left_out", "examples": [{"test", "train", "identity"}]} or {"checked":
  * false, "why"}. */
-static void json_identity(FILE *out, const FsIdentityReport *r)
+static void json_identity(FsJsonOut *w, const FsIdentityReport *r)
 {
-    fprintf(out, ",\"identity\":{\"checked\":%s", r->checked ? "true" : "false");
+    json_key(w, "identity");
+    json_object_begin(w);
+    json_key(w, "checked");
+    json_bool(w, r->checked);
     if (!r->checked) {
-        fputs(",\"why\":", out);
-        journal_json_write_string(out, r->why);
-        fputc('}', out);
+        json_member_str(w, "why", r->why);
+        json_end(w);
         return;
     }
-    fprintf(out, ",\"max\":%.9g,\"above\":{", r->max);
-    for (int l = 0; l < FS_IDENTITY_LEVELS; l++)
-        fprintf(out, "%s\"%g\":%u", l ? "," : "", fs_identity_levels[l], r->above[l]);
-    fprintf(out, "},\"over\":%u,\"left_out\":%u,\"examples\":[", r->over, r->left_out);
-    for (int i = 0; i < r->n_first; i++) {
-        fputs(i ? ",{\"test\":" : "{\"test\":", out);
-        journal_json_write_string(out, r->first[i].test);
-        fputs(",\"train\":", out);
-        journal_json_write_string(out, r->first[i].train);
-        fprintf(out, ",\"identity\":%.9g}", r->first[i].identity);
+    put_num(w, "max", r->max);
+    json_key(w, "above");
+    json_object_begin(w);
+    for (int l = 0; l < FS_IDENTITY_LEVELS; l++) {
+        char level[32];
+        snprintf(level, sizeof level, "%g", fs_identity_levels[l]);
+        json_member_uint(w, level, r->above[l]);
     }
-    fputs("]}", out);
+    json_end(w);
+    json_member_uint(w, "over", r->over);
+    json_member_uint(w, "left_out", r->left_out);
+    json_key(w, "examples");
+    json_array_begin(w);
+    for (int i = 0; i < r->n_first; i++) {
+        json_object_begin(w);
+        json_member_str(w, "test", r->first[i].test);
+        json_member_str(w, "train", r->first[i].train);
+        put_num(w, "identity", r->first[i].identity);
+        json_end(w);
+    }
+    json_end(w);
+    json_end(w);
 }
 
 /* The identity check in words, for the table and Markdown. */
@@ -68,55 +85,78 @@ static void text_identity(FILE *out, const FsIdentityReport *r, int md)
     fputs(")\n", out);
 }
 
+static void confusion(FsJsonOut *w, const FsMetrics *m)
+{
+    json_key(w, "confusion");
+    json_array_begin(w);
+    for (int a = 0; a < 3; a++) {
+        json_array_begin(w);
+        for (int p = 0; p < 3; p++) json_uint(w, (unsigned long long)m->confusion[a][p]);
+        json_end(w);
+    }
+    json_end(w);
+}
+
 static void write_json(FILE *out, const FsEvaluation *ev, const char *models, const char *data, int allow)
 {
     const FsMetrics *m = &ev->m;
-    fputs("{\"models\":", out);
-    journal_json_write_string(out, models);
-    fputs(",\"data\":", out);
-    journal_json_write_string(out, data);
-    fprintf(out, ",\"data_fingerprint\":\"%016llx\",\"proteins\":%u,\"residues\":%llu,\"scored\":%llu,\"q3\":",
-            (unsigned long long)ev->data_fingerprint, ev->proteins, (unsigned long long)ev->residues,
-            (unsigned long long)ev->scored);
-    num(out, m->q3, "null");
-    fputs(",\"q3_ci95\":[", out);
-    num(out, ev->ci_lo, "null");
-    fputc(',', out);
-    num(out, ev->ci_hi, "null");
-    fprintf(out, "],\"bootstrap\":{\"resamples\":%d,\"seed\":%llu},\"sov\":{", ev->reps, (unsigned long long)ev->seed);
-    for (int c = 0; c < 4; c++) {
-        fprintf(out, "%s\"%s\":", c ? "," : "", c < 3 ? (char[]){CLS[c], 0} : "all");
-        num(out, metrics_sov(&ev->sov, c), "null");
-    }
-    fputs("},\"classes\":{", out);
+    FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
+    json_object_begin(&w);
+    json_member_str(&w, "models", models);
+    json_member_str(&w, "data", data);
+    json_key(&w, "data_fingerprint");
+    json_strf(&w, "%016llx", (unsigned long long)ev->data_fingerprint);
+    json_member_uint(&w, "proteins", ev->proteins);
+    json_member_uint(&w, "residues", (unsigned long long)ev->residues);
+    json_member_uint(&w, "scored", (unsigned long long)ev->scored);
+    put_num(&w, "q3", m->q3);
+    json_key(&w, "q3_ci95");
+    json_array_begin(&w);
+    json_num64(&w, ev->ci_lo);
+    json_num64(&w, ev->ci_hi);
+    json_end(&w);
+    json_key(&w, "bootstrap");
+    json_object_begin(&w);
+    json_member_int(&w, "resamples", ev->reps);
+    json_member_uint(&w, "seed", (unsigned long long)ev->seed);
+    json_end(&w);
+    json_key(&w, "sov");
+    json_object_begin(&w);
+    for (int c = 0; c < 4; c++) put_num(&w, c < 3 ? (char[]){CLS[c], 0} : "all", metrics_sov(&ev->sov, c));
+    json_end(&w);
+    json_key(&w, "classes");
+    json_object_begin(&w);
     for (int c = 0; c < 3; c++) {
-        fprintf(out, "%s\"%c\":{\"precision\":", c ? "," : "", CLS[c]);
-        num(out, m->precision[c], "null");
-        fputs(",\"recall\":", out);
-        num(out, m->recall[c], "null");
-        fputs(",\"mcc\":", out);
-        num(out, m->mcc[c], "null");
-        fputc('}', out);
+        json_key(&w, (char[]){CLS[c], 0});
+        json_object_begin(&w);
+        put_num(&w, "precision", m->precision[c]);
+        put_num(&w, "recall", m->recall[c]);
+        put_num(&w, "mcc", m->mcc[c]);
+        json_end(&w);
     }
-    fputs("},\"confusion\":[", out);
-    for (int a = 0; a < 3; a++)
-        fprintf(out, "%s[%llu,%llu,%llu]", a ? "," : "", (unsigned long long)m->confusion[a][0],
-                (unsigned long long)m->confusion[a][1], (unsigned long long)m->confusion[a][2]);
-    fputs("],\"per_protein_q3\":{\"mean\":", out);
-    num(out, ev->prot_mean, "null");
-    fputs(",\"median\":", out);
-    num(out, ev->prot_median, "null");
-    fputs(",\"p10\":", out);
-    num(out, ev->prot_p10, "null");
-    fputc('}', out);
-    json_identity(out, &ev->ident);
-    fprintf(out, ",\"overlap\":%u,\"overlap_allowed\":%s,\"overlap_excluded\":%s,\"overlap_examples\":[",
-            ev->overlap, allow == 1 ? "true" : "false", allow == 2 ? "true" : "false");
-    for (int i = 0; i < ev->n_names; i++) {
-        if (i) fputc(',', out);
-        journal_json_write_string(out, ev->names[i]);
-    }
-    fputs("]}\n", out);
+    json_end(&w);
+    confusion(&w, m);
+    json_key(&w, "per_protein_q3");
+    json_object_begin(&w);
+    put_num(&w, "mean", ev->prot_mean);
+    put_num(&w, "median", ev->prot_median);
+    put_num(&w, "p10", ev->prot_p10);
+    json_end(&w);
+    json_identity(&w, &ev->ident);
+    json_member_uint(&w, "overlap", ev->overlap);
+    json_key(&w, "overlap_allowed");
+    json_bool(&w, allow == 1);
+    json_key(&w, "overlap_excluded");
+    json_bool(&w, allow == 2);
+    json_key(&w, "overlap_examples");
+    json_array_begin(&w);
+    for (int i = 0; i < ev->n_names; i++) json_str(&w, ev->names[i]);
+    json_end(&w);
+    json_end(&w);
+    json_tail(&w, "\n");
+    FS_ASSERT(!json_out_error(&w)); /* an undefined score is null, nothing is refused */
+    fputs(w.p, out);
+    json_out_free(&w);
 }
 
 static void write_csv(FILE *out, const FsEvaluation *ev, const char *models, const char *data)
@@ -130,7 +170,7 @@ static void write_csv(FILE *out, const FsEvaluation *ev, const char *models, con
                   metrics_sov(&ev->sov, 1), metrics_sov(&ev->sov, 2), ev->m.mcc[0], ev->m.mcc[1], ev->m.mcc[2],
                   ev->prot_mean, ev->prot_median, ev->prot_p10};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        num(out, v[i], "");
+        num(out, v[i]);
         fputc(',', out);
     }
     fprintf(out, "%u", ev->overlap);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "journal/journal.h"
+#include "json/json.h"
 #include "predict/predict.h"
 #include "report/report.h"
 
@@ -69,33 +70,33 @@ static int find_export(FsModelSet *set, const char *dir, int fold, FsErr *err)
     text[n] = '\0';
     FsJsonDoc doc;
     int rc = -1;
-    if (journal_json_parse(&doc, text, n, why, sizeof why) != 0) {
+    if (json_parse(&doc, text, n, why, sizeof why) != 0) {
         fs_err_set(err, "%s: not JSON (%s)", path, why);
         free(text);
         return -1;
     }
-    const FsJson *t = journal_json_get(doc.root, "trial"), *folds = journal_json_get(doc.root, "folds");
+    const FsJson *t = json_get(doc.root, "trial"), *folds = json_get(doc.root, "folds");
     if (!t || t->type != FS_JSON_STRING || !folds || folds->type != FS_JSON_ARRAY || folds->n < 1) {
         fs_err_set(err, "%s: expected \"trial\" and a non-empty \"folds\" list (written by foldsweep export)", path);
         goto out;
     }
     snprintf(set->trial, sizeof set->trial, "%s", t->str);
-    const FsJson *v = journal_json_get(doc.root, "rank");
+    const FsJson *v = json_get(doc.root, "rank");
     long long r;
-    if (v && !journal_json_i64(v, &r)) set->rank = (int)r;
-    if ((v = journal_json_get(doc.root, "mean"))) journal_json_f64(v, &set->mean);
-    if ((v = journal_json_get(doc.root, "std"))) journal_json_f64(v, &set->std);
-    if ((v = journal_json_get(doc.root, "metric")) && v->type == FS_JSON_STRING)
+    if (v && !json_i64(v, &r)) set->rank = (int)r;
+    if ((v = json_get(doc.root, "mean"))) json_f64(v, &set->mean);
+    if ((v = json_get(doc.root, "std"))) json_f64(v, &set->std);
+    if ((v = json_get(doc.root, "metric")) && v->type == FS_JSON_STRING)
         snprintf(set->metric, sizeof set->metric, "%s", v->str);
     int i = 0;
     for (const FsJson *e = folds->child; e; e = e->next, i++) {
-        const FsJson *file = journal_json_get(e, "file"), *fv = journal_json_get(e, "fold");
+        const FsJson *file = json_get(e, "file"), *fv = json_get(e, "fold");
         long long k;
         int id;
         /* A fold is a number, "predefined" or "all" (a refit), as the model
          * files name it; exports before that wrote -1 and -2 for the last two. */
         if (fv && fv->type == FS_JSON_STRING && modelfile_fold_parse(fv->str, &id) == 0) k = id;
-        else if (!fv || journal_json_i64(fv, &k) || k < FS_FOLD_ALL || k >= FS_MAX_FOLDS) k = FS_MAX_FOLDS;
+        else if (!fv || json_i64(fv, &k) || k < FS_FOLD_ALL || k >= FS_MAX_FOLDS) k = FS_MAX_FOLDS;
         if (!file || file->type != FS_JSON_STRING || strchr(file->str, '/') || k == FS_MAX_FOLDS) {
             fs_err_set(err, "%s: folds[%d]: expected \"fold\" (a number, \"predefined\" or \"all\") and a \"file\" in "
                        "the folder", path, i);
@@ -108,10 +109,10 @@ static int find_export(FsModelSet *set, const char *dir, int fold, FsErr *err)
         fs_err_set(err, "%s: no fold %d in this export", path, fold);
         goto out;
     }
-    if ((v = journal_json_get(doc.root, "run")) && v->type == FS_JSON_STRING) set_run(set, v->str);
+    if ((v = json_get(doc.root, "run")) && v->type == FS_JSON_STRING) set_run(set, v->str);
     rc = 0;
 out:
-    journal_json_free(&doc);
+    json_free(&doc);
     free(text);
     return rc;
 }

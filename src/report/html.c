@@ -173,9 +173,9 @@ static void leaderboard(FILE *out, const FsReport *rep)
 static const char *stop_rule(const char *config, char *buf, size_t n)
 {
     FsJsonDoc d;
-    if (journal_json_parse(&d, config, strlen(config), NULL, 0) != 0) return NULL;
-    const FsJson *es = journal_json_get(journal_json_get(d.root, "training"), "early_stopping");
-    const FsJson *crit = journal_json_get(es, "criterion");
+    if (json_parse(&d, config, strlen(config), NULL, 0) != 0) return NULL;
+    const FsJson *es = json_get(json_get(d.root, "training"), "early_stopping");
+    const FsJson *crit = json_get(es, "criterion");
     const char *res = NULL;
     if (crit && crit->type == FS_JSON_STRING && strcmp(crit->str, "none")) {
         snprintf(buf, n, "stop: %s", crit->str);
@@ -184,7 +184,7 @@ static const char *stop_rule(const char *config, char *buf, size_t n)
                 snprintf(buf + strlen(buf), n - strlen(buf), " %s=%g", m->key, strtod(m->str, NULL));
         res = buf;
     }
-    journal_json_free(&d);
+    json_free(&d);
     return res;
 }
 

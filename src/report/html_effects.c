@@ -74,7 +74,7 @@ static char *value_text(const FsJson *v)
     case FS_JSON_TRUE: return fs_strdup("true");
     case FS_JSON_FALSE: return fs_strdup("false");
     case FS_JSON_NULL: return fs_strdup("null");
-    default: return journal_json_compact(v);
+    default: return json_compact(v);
     }
 }
 
@@ -99,7 +99,7 @@ static void layers(Feats *fs, int row, const FsJson *arr)
     char kinds[16][32];
     int counts[16], nk = 0;
     for (const FsJson *l = arr ? arr->child : NULL; l; l = l->next) {
-        const FsJson *k = journal_json_get(l, "kind");
+        const FsJson *k = json_get(l, "kind");
         const char *kind = k && k->type == FS_JSON_STRING ? k->str : "layer";
         int i = 0;
         while (i < nk && strcmp(kinds[i], kind)) i++;
@@ -252,8 +252,8 @@ void html_effects(FILE *out, const FsReport *rep, const double *q3)
         complete += isfinite(q3[r]);
         FsJsonDoc d;
         const char *cfg = rep->rows[r].config;
-        if (journal_json_parse(&d, cfg, strlen(cfg), NULL, 0) != 0) continue;
-        const FsJson *model = journal_json_get(d.root, "model");
+        if (json_parse(&d, cfg, strlen(cfg), NULL, 0) != 0) continue;
+        const FsJson *model = json_get(d.root, "model");
         for (const FsJson *m = model ? model->child : NULL; m; m = m->next) {
             if (m->key && !strcmp(m->key, "layers")) layers(&fs, r, m);
             else if (m->type != FS_JSON_OBJECT && m->key) {
@@ -262,9 +262,9 @@ void html_effects(FILE *out, const FsReport *rep, const double *q3)
                 free(t);
             }
         }
-        flatten(&fs, r, journal_json_get(d.root, "training"), "");
-        flatten(&fs, r, journal_json_get(d.root, "data"), "data");
-        journal_json_free(&d);
+        flatten(&fs, r, json_get(d.root, "training"), "");
+        flatten(&fs, r, json_get(d.root, "data"), "data");
+        json_free(&d);
     }
     Feat **shown = fs_calloc((size_t)fs.n + 1, sizeof *shown);
     int n_shown = 0, n_many = 0;

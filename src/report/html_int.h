@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 
+#include "json/json.h"
 #include "report/report.h"
 
 /* Okabe-Ito. */

@@ -79,7 +79,7 @@ void html_banner(FILE *out, const HtmlDoc *d)
 static double jnum(const FsJson *root, const char *key)
 {
     double v;
-    return journal_json_f64(journal_json_get(root, key), &v) == 0 ? v : NAN;
+    return json_f64(json_get(root, key), &v) == 0 ? v : NAN;
 }
 
 /* One profile object of profile.json: the whole run (top level) or a session. */
@@ -121,7 +121,7 @@ void html_profile(FILE *out, const HtmlDoc *d)
     char *text = read_text(path, 1 << 16);
     FsJsonDoc doc;
     double per_thread = NAN;
-    if (!text || journal_json_parse(&doc, text, strlen(text), NULL, 0) != 0) {
+    if (!text || json_parse(&doc, text, strlen(text), NULL, 0) != 0) {
         html_no_chart(out, text ? "profile.json cannot be read: no profile to show."
                                 : "No profile yet: profile.json is written when a session of the run ends.");
     } else {
@@ -131,7 +131,7 @@ void html_profile(FILE *out, const HtmlDoc *d)
         double v[5];
         for (int i = 0; i < 5; i++) v[i] = jnum(doc.root, keys[i]);
         double sessions = jnum(doc.root, "sessions");
-        const FsJson *last_o = journal_json_get(doc.root, "last_session");
+        const FsJson *last_o = json_get(doc.root, "last_session");
         HtmlProfileLine run, last;
         profile_line(doc.root, &run);
         profile_line(last_o ? last_o : doc.root, &last);
@@ -158,7 +158,7 @@ void html_profile(FILE *out, const HtmlDoc *d)
         html_num(out, " (%.0f sessions); ", sessions, 1);
         html_num(out, "last session: %.0f", last.eps, 1);
         html_num(out, " with %.0f worker threads.</p>\n", last.threads, 1);
-        journal_json_free(&doc);
+        json_free(&doc);
     }
     free(text);
     const FsJournal *j = d->j;

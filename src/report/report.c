@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "data/data.h" /* the fold vocabulary */
+#include "json/json.h"
 #include "metrics/metrics.h"
 #include "report/report.h"
 
@@ -69,7 +70,7 @@ static void app(char *out, size_t n, const char *s)
 
 static const char *sval(const FsJson *obj, const char *key)
 {
-    const FsJson *v = journal_json_get(obj, key);
+    const FsJson *v = json_get(obj, key);
     return v && (v->type == FS_JSON_STRING || v->type == FS_JSON_NUMBER) ? v->str : NULL;
 }
 
@@ -122,11 +123,11 @@ void report_arch_summary(const char *config, char *out, size_t n)
     if (!n) return;
     out[0] = '\0';
     FsJsonDoc d;
-    if (!config || journal_json_parse(&d, config, strlen(config), NULL, 0)) return;
-    const FsJson *model = journal_json_get(d.root, "model");
-    if (!model) model = journal_json_get(d.root, "arch");
+    if (!config || json_parse(&d, config, strlen(config), NULL, 0)) return;
+    const FsJson *model = json_get(d.root, "model");
+    if (!model) model = json_get(d.root, "arch");
     if (!model) model = d.root;
-    const FsJson *layers = journal_json_get(model, "layers");
+    const FsJson *layers = json_get(model, "layers");
     char s[FS_REPORT_ARCH_TEXT] = "";
     const char *window = sval(model, "window");
     if (window) {
@@ -140,7 +141,7 @@ void report_arch_summary(const char *config, char *out, size_t n)
             layer_summary(l, s, sizeof s);
         }
     }
-    const FsJson *tr = journal_json_get(d.root, "training");
+    const FsJson *tr = json_get(d.root, "training");
     if (tr) {
         char num[FS_FLOAT_TEXT];
         const char *opt = sval(tr, "optimizer"), *lr = float_sval(tr, "learning_rate", num, sizeof num),
@@ -150,7 +151,7 @@ void report_arch_summary(const char *config, char *out, size_t n)
         if (lr) app(s, sizeof s, " lr"), app(s, sizeof s, lr);
         if (bs) app(s, sizeof s, " b"), app(s, sizeof s, bs);
     }
-    journal_json_free(&d);
+    json_free(&d);
     size_t len = strlen(s);
     if (len >= n) { /* cut with an ellipsis */
         len = n - 1;

@@ -5,7 +5,7 @@
  * sees half a leaderboard).
  *
  * Numbers are fractions (Q3 0.71234, not the percent people read) with
- * %.9g in CSV and %.17g in JSON; what does not exist is empty in CSV and
+ * %.9g in CSV and every digit in JSON (json_num64_full: %.17g); what does not exist is empty in CSV and
  * null (or absent) in JSON, never 0. Each row has the trial's per-class MCC
  * (mcc_H, mcc_E, mcc_C: the ok folds pooled) and one column per swept
  * option (param_<dotted key, dots as _>), the same names in both formats.
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json/json.h"
 #include "report/report_int.h"
 
 /* ---------------------------------------------------------------------- */
@@ -103,139 +104,160 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
 /* ---------------------------------------------------------------------- */
 /* JSON (docs/leaderboard-json.md)                                          */
 
-static void json_num(FILE *out, double v)
+/* A score: every digit of the double (%.17g); null where there is none
+ * (the writer's nonfinite). */
+static void put_num(FsJsonOut *w, const char *key, double v)
 {
-    if (isfinite(v))
-        fprintf(out, "%.17g", v);
-    else
-        fputs("null", out);
+    json_key(w, key);
+    json_num64_full(w, v);
 }
 
 /* Per-class scores at the fold's best epoch, classes in H, E, C order. */
-static void json_class_metrics(FILE *out, const FsMetrics *m)
+static void json_class_metrics(FsJsonOut *w, const FsMetrics *m)
 {
     const char *names[3] = {"precision", "recall", "mcc"};
     const double *vals[3] = {m->precision, m->recall, m->mcc};
     for (int k = 0; k < 3; k++) {
-        fprintf(out, ",\"%s\":[", names[k]);
-        for (int c = 0; c < 3; c++) {
-            if (c) fputc(',', out);
-            json_num(out, vals[k][c]);
-        }
-        fputc(']', out);
+        json_key(w, names[k]);
+        json_array_begin(w);
+        for (int c = 0; c < 3; c++) json_num64_full(w, vals[k][c]);
+        json_end(w);
     }
-    fputs(",\"confusion\":[", out);
-    for (int t = 0; t < 3; t++)
-        fprintf(out, "%s[%llu,%llu,%llu]", t ? "," : "", (unsigned long long)m->confusion[t][0],
-                (unsigned long long)m->confusion[t][1], (unsigned long long)m->confusion[t][2]);
-    fputc(']', out);
+    json_key(w, "confusion");
+    json_array_begin(w);
+    for (int t = 0; t < 3; t++) {
+        json_array_begin(w);
+        for (int p = 0; p < 3; p++) json_uint(w, (unsigned long long)m->confusion[t][p]);
+        json_end(w);
+    }
+    json_end(w);
 }
 
 /* A swept option's value: numbers and booleans as JSON has them, names
  * as strings, null where the option does not change the trial. */
-static void json_param(FILE *out, const char *v)
+static void json_param(FsJsonOut *w, const char *v)
 {
-    char *end;
-    if (!v) fputs("null", out);
-    else if (!strcmp(v, "true") || !strcmp(v, "false") || (strtod(v, &end), end != v && !*end && isfinite(strtod(v, NULL))))
-        fputs(v, out);
-    else journal_json_write_string(out, v);
+    FsJsonScan c = {.s = v, .n = v ? strlen(v) : 0};
+    if (!v)
+        json_null(w);
+    else if (!strcmp(v, "true") || !strcmp(v, "false") ||
+             ((*v == '-' || (*v >= '0' && *v <= '9')) && json_scan_number(&c, NULL, NULL) == 0 && c.i == c.n))
+        json_raw(w, v);
+    else
+        json_str(w, v);
 }
 
 /* A test-section evaluation's fields (docs/leaderboard-json.md). */
-static void json_test(FILE *out, const FsEvalRecord *t)
+static void json_test(FsJsonOut *w, const FsEvalRecord *t)
 {
-    fputs("\"q3\":", out);
-    json_num(out, t->q3);
-    fputs(",\"q3_ci95\":[", out);
-    json_num(out, t->q3_lo);
-    fputc(',', out);
-    json_num(out, t->q3_hi);
-    fputs("],\"sov\":", out);
-    json_num(out, t->sov);
-    fprintf(out, ",\"proteins\":%llu,\"scored\":%llu,\"overlap\":%llu,\"data\":", (unsigned long long)t->proteins,
-            (unsigned long long)t->scored, (unsigned long long)t->overlap);
-    journal_json_write_string(out, t->data);
-    fprintf(out, ",\"data_fingerprint\":\"%016llx\"", (unsigned long long)t->data_fingerprint);
+    put_num(w, "q3", t->q3);
+    json_key(w, "q3_ci95");
+    json_array_begin(w);
+    json_num64_full(w, t->q3_lo);
+    json_num64_full(w, t->q3_hi);
+    json_end(w);
+    put_num(w, "sov", t->sov);
+    json_member_uint(w, "proteins", (unsigned long long)t->proteins);
+    json_member_uint(w, "scored", (unsigned long long)t->scored);
+    json_member_uint(w, "overlap", (unsigned long long)t->overlap);
+    json_member_str(w, "data", t->data);
+    json_key(w, "data_fingerprint");
+    json_strf(w, "%016llx", (unsigned long long)t->data_fingerprint);
 }
 
+static void json_fold(FsJsonOut *w, const FsReportFold *f)
+{
+    json_object_begin(w);
+    json_member_int(w, "fold", f->fold);
+    json_member_str(w, "status", f->present ? train_status_name(f->status) : "missing");
+    put_num(w, "q3", f->q3);
+    put_num(w, "loss", f->loss);
+    if (f->present) {
+        json_member_int(w, "epochs", f->epochs);
+        json_member_int(w, "best_epoch", f->best_epoch);
+        put_num(w, "seconds", f->seconds);
+    } else {
+        const char *none[] = {"epochs", "best_epoch", "seconds"};
+        for (int k = 0; k < 3; k++) json_key(w, none[k]), json_null(w);
+    }
+    if (f->present && f->status == FS_FIT_DIVERGED) {
+        json_member_int(w, "diverged_epoch", f->diverged_epoch);
+        json_member_int(w, "diverged_step", f->diverged_step);
+    }
+    if (f->present && f->m.n) json_class_metrics(w, &f->m);
+    json_end(w);
+}
+
+static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
+{
+    json_object_begin(w);
+    json_member_int(w, "version", FS_LEADERBOARD_JSON_VERSION);
+    json_member_int(w, "rank", row->rank);
+    json_member_str(w, "id", row->id);
+    json_member_int(w, "index", row->index);
+    json_member_str(w, "status", report_status_name(row->status));
+    json_member_str(w, "reason", row->reason);
+    if (row->cut) {
+        json_key(w, "pruned");
+        json_object_begin(w);
+        json_member_int(w, "fold", row->cut->fold);
+        json_member_int(w, "epoch", row->cut->epoch);
+        json_member_str(w, "rule", row->cut->rule);
+        put_num(w, "value", row->cut->value);
+        put_num(w, "threshold", row->cut->threshold);
+        json_end(w);
+    }
+    json_key(w, "metric");
+    json_object_begin(w);
+    json_member_str(w, "name", metrics_kind_name(rep->spec.metric));
+    put_num(w, "mean", row->mean);
+    put_num(w, "std", row->std);
+    json_end(w);
+    json_member_int(w, "folds_done", row->n_done);
+    if (row->pooled.n)
+        for (int c = 0; c < 3; c++) put_num(w, (char[]){'m', 'c', 'c', '_', "HEC"[c], 0}, row->pooled.mcc[c]);
+    for (int d = 0; d < rep->n_param; d++) {
+        json_key(w, rep->param_col[d]);
+        json_param(w, row->param[d]);
+    }
+    json_key(w, "folds");
+    json_array_begin(w);
+    for (int s = 0; s < rep->spec.folds; s++) json_fold(w, &row->folds[s]);
+    json_end(w);
+    put_num(w, "seconds", row->seconds);
+    json_member_int(w, "params", row->n_params);
+    json_member_str(w, "arch", row->arch);
+    json_key(w, "config");
+    json_raw(w, row->config); /* already JSON: embedded, not quoted */
+    if (row->test || row->test_refit) {
+        json_key(w, "test");
+        json_object_begin(w);
+        if (row->test) json_test(w, row->test);
+        if (row->test_refit) {
+            json_key(w, "refit");
+            json_object_begin(w);
+            json_test(w, row->test_refit);
+            json_end(w);
+        }
+        json_end(w);
+    }
+    json_end(w);
+}
+
+/* An array of rows, one a line. */
 static void write_json(const FsReport *rep, int top, FILE *out)
 {
     int n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
-    fputc('[', out);
-    for (int i = 0; i < n; i++) {
-        const FsReportRow *row = &rep->rows[i];
-        fputs(i ? ",\n  " : "\n  ", out);
-        fprintf(out, "{\"version\":%d,\"rank\":%d,\"id\":", FS_LEADERBOARD_JSON_VERSION, row->rank);
-        journal_json_write_string(out, row->id);
-        fprintf(out, ",\"index\":%d,\"status\":\"%s\",\"reason\":", row->index,
-                report_status_name(row->status));
-        journal_json_write_string(out, row->reason);
-        if (row->cut) {
-            fprintf(out, ",\"pruned\":{\"fold\":%d,\"epoch\":%d,\"rule\":", row->cut->fold, row->cut->epoch);
-            journal_json_write_string(out, row->cut->rule);
-            fputs(",\"value\":", out);
-            json_num(out, row->cut->value);
-            fputs(",\"threshold\":", out);
-            json_num(out, row->cut->threshold);
-            fputc('}', out);
-        }
-        fprintf(out,
-                ",\"metric\":{\"name\":\"%s\",\"mean\":", metrics_kind_name(rep->spec.metric));
-        json_num(out, row->mean);
-        fputs(",\"std\":", out);
-        json_num(out, row->std);
-        fprintf(out, "},\"folds_done\":%d", row->n_done);
-        if (row->pooled.n)
-            for (int c = 0; c < 3; c++) {
-                fprintf(out, ",\"mcc_%c\":", "HEC"[c]);
-                json_num(out, row->pooled.mcc[c]);
-            }
-        for (int d = 0; d < rep->n_param; d++) {
-            fputc(',', out);
-            journal_json_write_string(out, rep->param_col[d]);
-            fputc(':', out);
-            json_param(out, row->param[d]);
-        }
-        fputs(",\"folds\":[", out);
-        for (int s = 0; s < rep->spec.folds; s++) {
-            const FsReportFold *f = &row->folds[s];
-            fprintf(out, "%s{\"fold\":%d,\"status\":\"%s\",\"q3\":", s ? "," : "", f->fold,
-                    f->present ? train_status_name(f->status) : "missing");
-            json_num(out, f->q3);
-            fputs(",\"loss\":", out);
-            json_num(out, f->loss);
-            if (f->present) {
-                fprintf(out, ",\"epochs\":%d,\"best_epoch\":%d,\"seconds\":", f->epochs,
-                        f->best_epoch);
-                json_num(out, f->seconds);
-            } else {
-                fputs(",\"epochs\":null,\"best_epoch\":null,\"seconds\":null", out);
-            }
-            if (f->present && f->status == FS_FIT_DIVERGED)
-                fprintf(out, ",\"diverged_epoch\":%d,\"diverged_step\":%ld", f->diverged_epoch,
-                        f->diverged_step);
-            if (f->present && f->m.n) json_class_metrics(out, &f->m);
-            fputc('}', out);
-        }
-        fputs("],\"seconds\":", out);
-        json_num(out, row->seconds);
-        fprintf(out, ",\"params\":%ld,\"arch\":", row->n_params);
-        journal_json_write_string(out, row->arch);
-        fprintf(out, ",\"config\":%s", row->config); /* already JSON: embedded, not quoted */
-        if (row->test || row->test_refit) {
-            fputs(",\"test\":{", out);
-            if (row->test) json_test(out, row->test);
-            if (row->test_refit) {
-                fputs(row->test ? ",\"refit\":{" : "\"refit\":{", out);
-                json_test(out, row->test_refit);
-                fputc('}', out);
-            }
-            fputc('}', out);
-        }
-        fputc('}', out);
-    }
-    fputs(n ? "\n]\n" : "]\n", out);
+    FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL, .pretty = 1};
+    json_array_begin(&w);
+    for (int i = 0; i < n; i++) json_row(&w, rep, &rep->rows[i]);
+    json_end(&w);
+    json_tail(&w, "\n");
+    /* A config the journal's reader took is one JSON value; nothing else
+     * can be refused. */
+    FS_ASSERT(!json_out_error(&w));
+    fputs(w.p, out);
+    json_out_free(&w);
 }
 
 void report_write(const FsReport *rep, FsReportFormat fmt, int top, FILE *out)

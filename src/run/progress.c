@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "journal/journal.h" /* the JSON reader, for profile.json */
+#include "json/json.h"
 #include "run/run.h"
 #include "util/util.h"
 
@@ -95,22 +95,39 @@ static void draw(FsProgress *p, int final)
     fflush(p->out);
 }
 
-/* DIR/progress.json: what `foldsweep status` shows of a live run. */
+static void put_fixed(FsJsonOut *w, const char *key, double v, int decimals)
+{
+    json_key(w, key);
+    json_fixed(w, v, decimals);
+}
+
+/* DIR/progress.json: what `foldsweep status` shows of a live run. A value
+ * not known (not finite) is null, which status reads as not known. */
 static void progress_write_json(FsProgress *p)
 {
-    char path[4200], text[1024];
+    char path[4200];
     FsErr err = {0};
     const FsProgressSample *s = &p->last;
     double el = fs_now() - p->t_start;
-    int n = snprintf(text, sizeof text,
-                     "{\"time\":%.3f,\"pid\":%ld,\"elapsed\":%.1f,\"folds_done\":%d,\"folds_total\":%d,"
-                     "\"in_flight\":%d,\"examples_done\":%.0f,\"examples_planned\":%.0f,"
-                     "\"examples_per_second\":%.1f,\"eta_seconds\":%.1f,\"flight\":\"%s\"}\n",
-                     (double)time(NULL), (long)getpid(), el, p->folds_earlier + p->folds_done,
-                     p->folds_earlier + p->folds_total, p->in_flight, s->done,
-                     s->planned, el > 0 ? s->trained / el : 0.0, s->eta, s->flight);
+    FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
+    json_object_begin(&w);
+    put_fixed(&w, "time", (double)time(NULL), 3);
+    json_member_int(&w, "pid", (long)getpid());
+    put_fixed(&w, "elapsed", el, 1);
+    json_member_int(&w, "folds_done", p->folds_earlier + p->folds_done);
+    json_member_int(&w, "folds_total", p->folds_earlier + p->folds_total);
+    json_member_int(&w, "in_flight", p->in_flight);
+    put_fixed(&w, "examples_done", s->done, 0);
+    put_fixed(&w, "examples_planned", s->planned, 0);
+    put_fixed(&w, "examples_per_second", el > 0 ? s->trained / el : 0.0, 1);
+    put_fixed(&w, "eta_seconds", s->eta, 1);
+    json_member_str(&w, "flight", s->flight);
+    json_end(&w);
+    json_tail(&w, "\n");
     snprintf(path, sizeof path, "%s/progress.json", p->dir);
-    (void)fs_write_file_atomic(path, text, (size_t)n, &err); /* advisory: a failure costs only status's view */
+    /* advisory: a failure costs only status's view */
+    if (!json_out_error(&w)) (void)fs_write_file_atomic(path, w.p, w.n, &err);
+    json_out_free(&w);
 }
 
 /* After a stop signal (lock held): says what happens to the folds in
@@ -280,28 +297,33 @@ void profile_print(FILE *out, const FsProfile *p)
 /* ---------------------------------------------------------------------- */
 /* The whole run: what profile.json held, plus this session                */
 
-static void json_profile(FILE *f, const ProfileSum *s)
+/* One profile's members: seconds to the millisecond, rates to a tenth. */
+static void json_profile(FsJsonOut *w, const ProfileSum *s)
 {
     const FsProfile *p = &s->p;
     double wall = p->wall_seconds;
-    fprintf(f,
-            "\"data_seconds\":%.3f,\"train_seconds\":%.3f,\"validation_seconds\":%.3f,"
-            "\"journal_seconds\":%.3f,\"wall_seconds\":%.3f,\"threads\":%d,\"idle_seconds\":%.3f,"
-            "\"worker_seconds\":%.3f,\"train_examples\":%.0f,\"examples_per_second\":%.1f,\"folds\":%d,"
-            "\"pruned_seconds\":%.3f",
-            p->data_seconds, p->train_seconds, p->val_seconds, p->journal_seconds, wall, p->threads, s->idle,
-            s->worker, p->train_examples, wall > 0 ? p->train_examples / wall : 0.0, p->folds,
-            p->pruned_seconds);
+    put_fixed(w, "data_seconds", p->data_seconds, 3);
+    put_fixed(w, "train_seconds", p->train_seconds, 3);
+    put_fixed(w, "validation_seconds", p->val_seconds, 3);
+    put_fixed(w, "journal_seconds", p->journal_seconds, 3);
+    put_fixed(w, "wall_seconds", wall, 3);
+    json_member_int(w, "threads", p->threads);
+    put_fixed(w, "idle_seconds", s->idle, 3);
+    put_fixed(w, "worker_seconds", s->worker, 3);
+    put_fixed(w, "train_examples", p->train_examples, 0);
+    put_fixed(w, "examples_per_second", wall > 0 ? p->train_examples / wall : 0.0, 1);
+    json_member_int(w, "folds", p->folds);
+    put_fixed(w, "pruned_seconds", p->pruned_seconds, 3);
 }
 
 /* A number >= 0 under key; optional keys may be missing (0). */
 static int jget(const FsJson *root, const char *key, int optional, double *v, char *why, size_t n)
 {
-    const FsJson *x = journal_json_get(root, key);
+    const FsJson *x = json_get(root, key);
     *v = 0;
     if (!x && optional) return 0;
     if (!x) return snprintf(why, n, "\"%s\" is missing", key), -1;
-    if (journal_json_f64(x, v) != 0 || !isfinite(*v) || *v < 0)
+    if (json_f64(x, v) != 0 || !isfinite(*v) || *v < 0)
         return snprintf(why, n, "\"%s\" is not a number of 0 or more", key), -1;
     return 0;
 }
@@ -324,7 +346,7 @@ static int profile_read(const char *path, ProfileSum *t, char *why, size_t n)
     if (len > max) return free(text), snprintf(why, n, "larger than %zu bytes", max), -1;
     FsJsonDoc doc;
     char jwhy[160] = "";
-    if (journal_json_parse(&doc, text, len, jwhy, sizeof jwhy) != 0) {
+    if (json_parse(&doc, text, len, jwhy, sizeof jwhy) != 0) {
         free(text);
         return snprintf(why, n, "not JSON (%s)", jwhy[0] ? jwhy : "cannot parse"), -1;
     }
@@ -340,14 +362,14 @@ static int profile_read(const char *path, ProfileSum *t, char *why, size_t n)
         rc = -1, snprintf(why, n, "\"folds\", \"threads\" or \"sessions\" is out of range");
     if (rc == 0) {
         *t = (ProfileSum){{v[0], v[1], v[2], v[3], v[4], (int)v[7], v[5], (int)v[6], v[8]}, v[10], v[9], (int)v[11]};
-        if (!journal_json_get(r, "sessions")) { /* an older foldsweep's: one session */
+        if (!json_get(r, "sessions")) { /* an older foldsweep's: one session */
             t->sessions = 1;
             t->worker = v[4] * v[7];
         } else if (t->sessions < 1) {
             rc = -1, snprintf(why, n, "\"sessions\" is not 1 or more");
         }
     }
-    journal_json_free(&doc);
+    json_free(&doc);
     return rc < 0 ? -1 : 1;
 }
 
@@ -381,17 +403,25 @@ int profile_write(const char *dir, const FsProfile *p, FsErr *err)
     q->train_examples += p->train_examples, q->folds += p->folds, q->pruned_seconds += p->pruned_seconds;
     t.worker += one.worker, t.idle += one.idle, t.sessions++;
 
+    FsJsonOut w = {0}; /* a time that is not a number is refused, not written as JSON no reader takes */
+    json_object_begin(&w);
+    json_profile(&w, &t);
+    json_member_int(&w, "sessions", t.sessions);
+    json_key(&w, "last_session");
+    json_object_begin(&w);
+    json_profile(&w, &one);
+    json_end(&w);
+    json_end(&w);
+    json_tail(&w, "\n");
+    if (json_out_error(&w)) {
+        fs_err_set(err, "%s: cannot write the profile: %s", path, json_out_error(&w));
+        json_out_free(&w);
+        return -1;
+    }
+    if (write_text(dir, "profile.json", w.p, w.n, err) != 0) return -1; /* it frees w's text */
     char *text = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return fs_err_set(err, "%s: cannot write the profile: out of memory", dir), -1;
-    fputs("{", f);
-    json_profile(f, &t);
-    fprintf(f, ",\"sessions\":%d,\"last_session\":{", t.sessions);
-    json_profile(f, &one);
-    fputs("}}\n", f);
-    fclose(f);
-    if (write_text(dir, "profile.json", text, len, err) != 0) return -1;
+    FILE *f;
     if (!(f = open_memstream(&text, &len))) return fs_err_set(err, "%s: cannot write the profile: out of memory", dir), -1;
     fprintf(f, "profile of the whole run (%d session%s):\n", t.sessions, t.sessions == 1 ? "" : "s");
     print_body(f, &t);

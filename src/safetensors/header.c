@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 64
+#include "json/json.h"
 
 static const struct {
     const char *name;
@@ -39,205 +39,22 @@ void st_shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
 }
 
 /* ---------------------------------------------------------------------- */
-/* The text, one token at a time                                           */
+/* The text, through the json module's scanner                            */
 
 typedef struct {
-    const char *s;
-    size_t n, i;
-    char *text; /* decoded strings; NULL in the syntax pass */
-    size_t t;
+    FsJsonScan j; /* strings decoded into st->strings in the second pass */
     const char *origin;
     FsErr *err;
+    char why[160]; /* the scanner's "column C: expected ..." */
 } Scan;
 
-static int syntax(Scan *c, const char *what)
-{
-    return st_bad(c->err, c->origin, "invalid JSON: column %zu: expected %s", c->i + 1, what);
-}
+static char peek(Scan *c) { return json_scan_peek(&c->j); }
 
-static void skip_ws(Scan *c)
-{
-    while (c->i < c->n && (c->s[c->i] == ' ' || c->s[c->i] == '\t' || c->s[c->i] == '\n' || c->s[c->i] == '\r'))
-        c->i++;
-}
+static int expect(Scan *c, char ch, const char *what) { return json_scan_expect(&c->j, ch, what); }
 
-/* The next byte after whitespace, or 0 at the end. */
-static char peek(Scan *c)
-{
-    skip_ws(c);
-    return c->i < c->n ? c->s[c->i] : 0;
-}
+static int string(Scan *c, const char **out, size_t *len) { return json_scan_string(&c->j, out, len); }
 
-static int expect(Scan *c, char ch, const char *what)
-{
-    if (peek(c) != ch) return syntax(c, what);
-    c->i++;
-    return 0;
-}
-
-static int hex4(Scan *c, unsigned *out)
-{
-    unsigned v = 0;
-    if (c->n - c->i < 4) return -1;
-    for (int k = 0; k < 4; k++) {
-        char h = c->s[c->i++];
-        unsigned d = h >= '0' && h <= '9' ? (unsigned)(h - '0')
-                     : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
-                     : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10)
-                                            : 16u;
-        if (d == 16) return -1;
-        v = v << 4 | d;
-    }
-    *out = v;
-    return 0;
-}
-
-static void put(Scan *c, unsigned ch)
-{
-    if (!c->text) return;
-    char *o = c->text + c->t;
-    int k = ch < 0x80 ? 1 : ch < 0x800 ? 2 : ch < 0x10000 ? 3 : 4;
-    static const unsigned char lead[5] = {0, 0, 0xc0, 0xe0, 0xf0};
-    for (int j = k - 1; j > 0; j--, ch >>= 6) o[j] = (char)(0x80 | (ch & 0x3f));
-    o[0] = (char)(lead[k] | ch);
-    c->t += (size_t)k;
-}
-
-/* A \u escape (after the 'u'), surrogate pairs joined. */
-static int unicode_escape(Scan *c)
-{
-    unsigned c1, c2;
-    if (hex4(c, &c1)) return syntax(c, "4 hex digits after \\u");
-    if (c1 >= 0xdc00 && c1 <= 0xdfff) return syntax(c, "a high surrogate before a low one");
-    if (c1 >= 0xd800 && c1 <= 0xdbff) {
-        if (c->n - c->i < 2 || c->s[c->i] != '\\' || c->s[c->i + 1] != 'u')
-            return syntax(c, "a low surrogate \\uDC00..\\uDFFF");
-        c->i += 2;
-        if (hex4(c, &c2) || c2 < 0xdc00 || c2 > 0xdfff) return syntax(c, "a low surrogate \\uDC00..\\uDFFF");
-        c1 = 0x10000 + ((c1 - 0xd800) << 10) + (c2 - 0xdc00);
-    }
-    put(c, c1);
-    return 0;
-}
-
-/* At the opening quote. In the scan pass the decoded string (NUL-ended)
- * is at *out with *len bytes; it is never longer than its source. */
-static int string(Scan *c, const char **out, size_t *len)
-{
-    static const char ESC_IN[] = "\"\\/bfnrt", ESC_OUT[] = "\"\\/\b\f\n\r\t";
-    size_t start = c->t;
-    if (expect(c, '"', "a string")) return -1;
-    for (;;) {
-        if (c->i >= c->n) return syntax(c, "'\"' to close the string");
-        unsigned char ch = (unsigned char)c->s[c->i++];
-        if (ch == '"') break;
-        if (ch < 0x20) return c->i--, syntax(c, "no control characters in a string");
-        if (ch != '\\') {
-            if (c->text) c->text[c->t++] = (char)ch; /* UTF-8 as it is (checked before) */
-            continue;
-        }
-        if (c->i >= c->n) return syntax(c, "an escape after '\\'");
-        char e = c->s[c->i++];
-        const char *at = e ? strchr(ESC_IN, e) : NULL;
-        if (at) put(c, (unsigned char)ESC_OUT[at - ESC_IN]);
-        else if (e == 'u') {
-            if (unicode_escape(c)) return -1;
-        } else
-            return c->i--, syntax(c, "one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u");
-    }
-    if (c->text) {
-        *len = c->t - start;
-        c->text[c->t++] = '\0';
-        *out = c->text + start;
-    }
-    return 0;
-}
-
-static int is_digit(const Scan *c) { return c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9'; }
-
-/* A JSON number; *whole is set when it is a plain non-negative integer
- * that fits in 64 bits, with its value in *v. */
-static int number(Scan *c, int *whole, uint64_t *v)
-{
-    int neg = c->s[c->i] == '-', over = 0;
-    *v = 0;
-    if (neg) c->i++;
-    if (!is_digit(c)) return syntax(c, "a digit");
-    if (c->s[c->i] == '0') c->i++;
-    else
-        for (; is_digit(c); c->i++) {
-            unsigned d = (unsigned)(c->s[c->i] - '0');
-            if (*v > (UINT64_MAX - d) / 10) over = 1;
-            else *v = *v * 10 + d;
-        }
-    *whole = !neg && !over;
-    if (c->i < c->n && c->s[c->i] == '.') {
-        c->i++, *whole = 0;
-        if (!is_digit(c)) return syntax(c, "a digit after '.'");
-        while (is_digit(c)) c->i++;
-    }
-    if (c->i < c->n && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
-        c->i++, *whole = 0;
-        if (c->i < c->n && (c->s[c->i] == '+' || c->s[c->i] == '-')) c->i++;
-        if (!is_digit(c)) return syntax(c, "a digit in the exponent");
-        while (is_digit(c)) c->i++;
-    }
-    return 0;
-}
-
-static int literal(Scan *c, const char *word)
-{
-    size_t k = strlen(word);
-    if (c->n - c->i < k || memcmp(c->s + c->i, word, k) != 0) return syntax(c, "a value");
-    c->i += k;
-    return 0;
-}
-
-static int skip_value(Scan *c, int depth);
-
-/* '[' or '{' ... its closing bracket, every member skipped. */
-static int skip_container(Scan *c, int depth)
-{
-    int object = c->s[c->i] == '{';
-    char close = object ? '}' : ']';
-    if (depth >= MAX_DEPTH) return syntax(c, "values nested at most 64 deep");
-    c->i++;
-    if (peek(c) == close) return c->i++, 0;
-    for (;;) {
-        const char *key;
-        size_t len;
-        size_t mark = c->t;
-        if (object && (string(c, &key, &len) || expect(c, ':', "':' after the key"))) return -1;
-        c->t = mark;
-        if (skip_value(c, depth + 1)) return -1;
-        char next = peek(c);
-        if (next == close) return c->i++, 0;
-        if (next != ',') return syntax(c, object ? "',' or '}'" : "',' or ']'");
-        c->i++;
-    }
-}
-
-static int skip_value(Scan *c, int depth)
-{
-    const char *s;
-    size_t len, mark = c->t;
-    int whole;
-    uint64_t v;
-    switch (peek(c)) {
-    case '{':
-    case '[': return skip_container(c, depth);
-    case '"': {
-        int rc = string(c, &s, &len);
-        c->t = mark;
-        return rc;
-    }
-    case 't': return literal(c, "true");
-    case 'f': return literal(c, "false");
-    case 'n': return literal(c, "null");
-    case '-': return number(c, &whole, &v);
-    default: return is_digit(c) ? number(c, &whole, &v) : syntax(c, "a value");
-    }
-}
+static int skip_value(Scan *c, int depth) { return json_scan_skip(&c->j, depth); }
 
 /* Elements of an array (at '['): the first `keep` whole numbers go to
  * out (NULL: none is asked for); *bad_at is the first element that is not
@@ -245,20 +62,20 @@ static int skip_value(Scan *c, int depth)
 static int int_array(Scan *c, uint64_t *out, int keep, int *count, int *bad_at)
 {
     *count = 0, *bad_at = -1;
-    c->i++;
-    if (peek(c) == ']') return c->i++, 0;
+    c->j.i++;
+    if (peek(c) == ']') return c->j.i++, 0;
     for (;; (*count)++) {
         int whole = 0;
         uint64_t v = 0;
         char ch = peek(c);
-        if (*count < keep && (ch == '-' || is_digit(c))) {
-            if (number(c, &whole, &v)) return -1;
+        if (*count < keep && (ch == '-' || (ch >= '0' && ch <= '9'))) {
+            if (json_scan_number(&c->j, &whole, &v)) return -1;
         } else if (skip_value(c, 1)) {
             return -1;
         }
         if (*count < keep && whole) out[*count] = v;
         else if (*count < keep && *bad_at < 0) *bad_at = *count;
-        if (peek(c) == ']') return c->i++, (*count)++, 0;
+        if (peek(c) == ']') return c->j.i++, (*count)++, 0;
         if (expect(c, ',', "',' or ']'")) return -1;
     }
 }
@@ -274,14 +91,14 @@ typedef struct {
 static int field_dtype(Scan *c, FsTensor *t, Seen *f)
 {
     const char *s = NULL;
-    size_t len = 0, mark = c->t;
+    size_t len = 0, mark = c->j.t;
     if (peek(c) != '"') return st_bad(c->err, c->origin, "tensor '%.80s': \"dtype\" must be a string", t->name);
     if (string(c, &s, &len)) return -1;
     f->esize = dtype_size(s);
     if (!f->esize || len != strlen(s))
         return st_bad(c->err, c->origin, "tensor '%.80s': unknown dtype \"%.40s\"", t->name, s);
     snprintf(t->dtype, sizeof t->dtype, "%s", s);
-    c->t = mark;
+    c->j.t = mark;
     return 0;
 }
 
@@ -372,15 +189,15 @@ static int scan_tensor(Scan *c, FsTensor *t, uint64_t data_len)
 {
     Seen f = {0};
     if (peek(c) != '{') return st_bad(c->err, c->origin, "tensor '%.80s': expected an object", t->name);
-    c->i++;
+    c->j.i++;
     while (peek(c) != '}') {
         const char *key;
-        size_t len, mark = c->t;
+        size_t len, mark = c->j.t;
         if (string(c, &key, &len) || expect(c, ':', "':' after the key") || tensor_field(c, t, key, &f)) return -1;
-        c->t = mark;
-        if (peek(c) == ',') c->i++;
+        c->j.t = mark;
+        if (peek(c) == ',') c->j.i++;
     }
-    c->i++;
+    c->j.i++;
     if (!f.dtype || !f.shape || !f.offsets)
         return st_bad(c->err, c->origin, "tensor '%.80s': missing \"%s\"", t->name,
                       !f.dtype ? "dtype" : !f.shape ? "shape" : "data_offsets");
@@ -390,7 +207,7 @@ static int scan_tensor(Scan *c, FsTensor *t, uint64_t data_len)
 static int scan_metadata(Scan *c, FsSafetensors *st, int *cap)
 {
     if (peek(c) != '{') return st_bad(c->err, c->origin, "\"__metadata__\" must be an object of strings");
-    c->i++;
+    c->j.i++;
     while (peek(c) != '}') {
         const char *key, *value;
         size_t len;
@@ -401,9 +218,9 @@ static int scan_metadata(Scan *c, FsSafetensors *st, int *cap)
             return st_bad(c->err, c->origin, "metadata '%.80s': value holds a NUL character", key);
         if (st->n_meta == *cap) st->meta = fs_realloc(st->meta, sizeof *st->meta * (size_t)(*cap = *cap * 2 + 8));
         st->meta[st->n_meta++] = (FsMetaEntry){key, value};
-        if (peek(c) == ',') c->i++;
+        if (peek(c) == ',') c->j.i++;
     }
-    c->i++;
+    c->j.i++;
     return 0;
 }
 
@@ -411,9 +228,8 @@ static int scan_metadata(Scan *c, FsSafetensors *st, int *cap)
 static int scan_members(Scan *c, FsSafetensors *st, uint64_t data_len)
 {
     int cap_t = 0, cap_m = 0, metadata = 0;
-    c->i = 0;
-    if (peek(c) != '{') return syntax(c, "'{'");
-    c->i++;
+    c->j.i = 0;
+    if (expect(c, '{', "'{'")) return -1;
     while (peek(c) != '}') {
         const char *key;
         size_t len;
@@ -429,17 +245,22 @@ static int scan_members(Scan *c, FsSafetensors *st, uint64_t data_len)
             t->name = key;
             if (scan_tensor(c, t, data_len)) return -1;
         }
-        if (peek(c) == ',') c->i++;
+        if (peek(c) == ',') c->j.i++;
     }
     return 0;
 }
 
 int st_header_scan(FsSafetensors *st, const char *text, size_t n, uint64_t data_len, const char *origin, FsErr *err)
 {
-    Scan c = {.s = text, .n = n, .origin = origin, .err = err};
-    if (peek(&c) != '{') return syntax(&c, "'{'");
-    if (skip_value(&c, 0)) return -1;
-    if (peek(&c) != 0) return syntax(&c, "the end of the header after its '}'");
-    c.text = st->strings = fs_malloc(n + 1);
-    return scan_members(&c, st, data_len);
+    Scan c = {.j = {.s = text, .n = n}, .origin = origin, .err = err};
+    c.j.why = c.why, c.j.why_n = sizeof c.why;
+    int rc = peek(&c) == '{' ? skip_value(&c, 0) : json_scan_fail(&c.j, "'{'");
+    if (rc == 0 && peek(&c) != 0) rc = json_scan_fail(&c.j, "the end of the header after its '}'");
+    if (rc == 0) {
+        c.j.text = st->strings = fs_malloc(n + 1);
+        rc = scan_members(&c, st, data_len);
+    }
+    /* A syntax error is the scanner's; the format's own are set already. */
+    if (rc && c.why[0]) st_bad(err, origin, "invalid JSON: %s", c.why);
+    return rc;
 }

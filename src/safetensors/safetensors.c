@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json/json.h"
 #include "safetensors/header.h"
 
 int st_bad(FsErr *err, const char *origin, const char *fmt, ...)
@@ -289,44 +290,6 @@ int safetensors_get_f32(const FsSafetensors *st, const char *name, int ndim, con
 /* ---------------------------------------------------------------------- */
 /* Writing                                                                 */
 
-typedef struct {
-    uint8_t *p;
-    size_t n, cap;
-} Out;
-
-static void out_put(Out *o, const void *s, size_t n)
-{
-    if (o->n + n > o->cap) {
-        o->cap = (o->n + n) * 2 + 64;
-        o->p = fs_realloc(o->p, o->cap);
-    }
-    memcpy(o->p + o->n, s, n);
-    o->n += n;
-}
-
-static void out_text(Out *o, const char *s) { out_put(o, s, strlen(s)); }
-
-/* A JSON string literal: quote and backslash escaped, control characters
- * as \u00xx, every other byte (UTF-8 included) as it is. */
-static void out_string(Out *o, const char *s)
-{
-    out_put(o, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char esc[8];
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\', esc[1] = (char)c;
-            out_put(o, esc, 2);
-        } else if (c < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            out_put(o, esc, 6);
-        } else {
-            out_put(o, s, 1);
-        }
-    }
-    out_put(o, "\"", 1);
-}
-
 /* The writer's dtypes: U64, U32 or U8 when asked for by name, else F32. */
 static const char *st_dtype(const FsTensor *t)
 {
@@ -341,39 +304,41 @@ static uint64_t st_elem(const FsTensor *t)
 void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, int n_meta, uint8_t **out,
                            uint64_t *n_out)
 {
-    Out h = {0};
-    char num[64];
-    out_text(&h, "{");
+    FsJsonOut h = {0}; /* no floats: the default refuses nothing here */
+    json_object_begin(&h);
     if (n_meta > 0) {
-        out_text(&h, "\"__metadata__\":{");
+        json_key(&h, "__metadata__");
+        json_object_begin(&h);
         for (int i = 0; i < n_meta; i++) {
-            if (i) out_text(&h, ",");
-            out_string(&h, meta[i].key);
-            out_text(&h, ":");
-            out_string(&h, meta[i].value);
+            json_member_str(&h, meta[i].key, meta[i].value);
         }
-        out_text(&h, "}");
+        json_end(&h);
     }
     uint64_t pos = 0;
     for (int i = 0; i < n; i++) {
         FS_ASSERT(t[i].ndim >= 0 && t[i].ndim <= FS_ST_MAX_DIMS);
-        if (i || n_meta > 0) out_text(&h, ",");
-        out_string(&h, t[i].name);
-        out_text(&h, ":{\"dtype\":\"");
-        out_text(&h, st_dtype(&t[i]));
-        out_text(&h, "\",\"shape\":[");
+        json_key(&h, t[i].name);
+        json_object_begin(&h);
+        json_member_str(&h, "dtype", st_dtype(&t[i]));
+        json_key(&h, "shape");
+        json_array_begin(&h);
         for (int d = 0; d < t[i].ndim; d++) {
             FS_ASSERT(t[i].shape[d] >= 0);
-            snprintf(num, sizeof num, "%s%" PRId64, d ? "," : "", t[i].shape[d]);
-            out_text(&h, num);
+            json_int(&h, t[i].shape[d]);
         }
+        json_end(&h);
         uint64_t bytes = st_elem(&t[i]) * safetensors_numel(&t[i]);
-        snprintf(num, sizeof num, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", pos, pos + bytes);
-        out_text(&h, num);
+        json_key(&h, "data_offsets");
+        json_array_begin(&h);
+        json_uint(&h, pos);
+        json_uint(&h, pos + bytes);
+        json_end(&h);
+        json_end(&h);
         pos += bytes;
     }
-    out_text(&h, "}");
-    while ((8 + h.n) % 8) out_text(&h, " "); /* the data starts 8-byte aligned, as the reference writes it */
+    json_end(&h);
+    while ((8 + h.n) % 8) json_tail(&h, " "); /* the data starts 8-byte aligned, as the reference writes it */
+    FS_ASSERT(!json_out_error(&h));
     uint64_t total = 8 + h.n + pos;
     uint8_t *buf = fs_malloc((size_t)total);
     for (int i = 0; i < 8; i++) buf[i] = (uint8_t)((uint64_t)h.n >> (8 * i));
@@ -384,7 +349,7 @@ void safetensors_serialize(const FsTensor *t, int n, const FsMetaEntry *meta, in
         if (bytes) memcpy(dst, t[i].data, bytes);
         dst += bytes;
     }
-    free(h.p);
+    json_out_free(&h);
     *out = buf;
     *n_out = total;
 }

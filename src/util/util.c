@@ -290,22 +290,27 @@ int fs_mkdir_p(const char *dir, FsErr *err)
 /* ---------------------------------------------------------------------- */
 /* Numbers as written                                                      */
 
-char *fs_format_float(char *buf, size_t n, float v)
+/* The shortest "%.Ng" of v, N = 1..max, that reads back as v: as a float
+ * (strtof) or a double (strtod). max digits always read back
+ * (FLT_DECIMAL_DIG 9, DBL_DECIMAL_DIG 17), so the loop ends with a round
+ * trip; strtof, not (float)strtod, which could round twice. */
+static char *format_shortest(char *buf, size_t n, double v, int as_float)
 {
     if (!buf || n == 0) return buf;
     if (!isfinite(v)) {
         snprintf(buf, n, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
         return buf;
     }
-    /* 9 significant digits always read back (FLT_DECIMAL_DIG), so the
-     * loop ends with a round trip; strtof, not (float)strtod, which could
-     * round twice. */
-    for (int p = 1; p <= 9; p++) {
-        snprintf(buf, n, "%.*g", p, (double)v);
-        if (strtof(buf, NULL) == v) break;
+    for (int p = 1, max = as_float ? 9 : 17; p <= max; p++) {
+        snprintf(buf, n, "%.*g", p, v);
+        if (as_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
     }
     return buf;
 }
+
+char *fs_format_float(char *buf, size_t n, float v) { return format_shortest(buf, n, (double)v, 1); }
+
+char *fs_format_double(char *buf, size_t n, double v) { return format_shortest(buf, n, v, 0); }
 
 char *fs_format_percent(char *buf, size_t n, double fraction)
 {

@@ -133,6 +133,10 @@ char *fs_format_float(char *buf, size_t n, float v);
  * end of the enclosing block), for use as a printf argument: several in
  * one call each get their own. */
 #define fs_float_text(v) fs_format_float((char[FS_FLOAT_TEXT]){0}, FS_FLOAT_TEXT, (v))
+/* The same rule for a double: the shortest "%.Ng" (N = 1..17) that strtod
+ * reads back as exactly v (0.1 is "0.1", 1/3 is "0.3333333333333333"). */
+#define FS_DOUBLE_TEXT 32
+char *fs_format_double(char *buf, size_t n, double v);
 
 /* A fraction that people read as a share (Q3, SOV'99) in its one human
  * form: percent with one decimal and no sign, 0.71234 -> "71.2"; "-" when

@@ -17,6 +17,7 @@
  */
 #include "fuzz_util.h"
 #include "journal/journal.h"
+#include "json/json.h"
 #include "report/report.h"
 
 /* The input with every complete line's checksum recomputed (malloc'd). */
@@ -70,7 +71,7 @@ static void check_json_leaderboard(const FsReport *rep)
     FUZZ_REQUIRE(fclose(f) == 0);
     FsJsonDoc doc;
     char why[160];
-    int rc = journal_json_parse(&doc, text, n, why, sizeof why);
+    int rc = json_parse(&doc, text, n, why, sizeof why);
     /* A trial config nested near the reader's depth limit in its journal
      * line sits deeper still in the leaderboard: valid JSON that this
      * reader declines, not a writer fault. */
@@ -81,7 +82,7 @@ static void check_json_leaderboard(const FsReport *rep)
     if (rc) fprintf(stderr, "leaderboard JSON does not parse: %s\n%s\n", why, text);
     FUZZ_REQUIRE(rc == 0);
     FUZZ_REQUIRE(doc.root->type == FS_JSON_ARRAY && doc.root->n == rep->n_rows);
-    journal_json_free(&doc);
+    json_free(&doc);
     free(text);
 }
 

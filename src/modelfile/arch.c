@@ -1,0 +1,148 @@
+/*
+ * arch.c: a model's architecture as the JSON of its file's "arch"
+ * metadata (docs/models.md, "Metadata"), and back: what the loaders,
+ * foldsweep's and PyTorch's, build the network from. Written with the json
+ * module's writer (floats as the shortest text that reads back as the same
+ * float), read with its reader, every value range-checked.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "json/json.h"
+#include "modelfile/modelfile.h"
+
+/* ---------------------------------------------------------------------- */
+/* The architecture as JSON (floats as the shortest text of the float)     */
+
+static void put_num(FsJsonOut *w, const char *key, float v)
+{
+    json_key(w, key);
+    json_num32(w, v);
+}
+
+static void put_act(FsJsonOut *w, const FsLayerSpec *l)
+{
+    json_member_str(w, "activation", model_act_name(l->act));
+    put_num(w, "act_param", l->act_param);
+}
+
+char *modelfile_arch_json(const FsNet *net)
+{
+    FsJsonOut w = {0}; /* a non-finite setting is refused: the arch is checked before training */
+    json_object_begin(&w);
+    json_member_int(&w, "window", net->arch.window);
+    json_key(&w, "layers");
+    json_array_begin(&w);
+    for (int i = 0; i < net->n; i++) {
+        const FsLayerSpec *l = &net->layer[i].spec;
+        json_object_begin(&w);
+        json_member_str(&w, "kind", model_layer_name(l->kind));
+        switch (l->kind) {
+        case FS_LAYER_CONV:
+            json_member_int(&w, "filters", l->units);
+            json_member_int(&w, "width", l->width);
+            put_act(&w, l);
+            break;
+        case FS_LAYER_HIGHWAY:
+            json_member_int(&w, "width", l->width);
+            put_act(&w, l);
+            break;
+        case FS_LAYER_DENSE:
+            json_member_int(&w, "units", l->units);
+            put_act(&w, l);
+            break;
+        case FS_LAYER_BATCHNORM:
+            put_num(&w, "eps", l->eps);
+            put_num(&w, "momentum", l->momentum);
+            break;
+        case FS_LAYER_DROPOUT: put_num(&w, "rate", l->rate); break;
+        case FS_LAYER_OUTPUT: json_member_int(&w, "units", l->units); break;
+        }
+        json_end(&w);
+    }
+    json_end(&w);
+    json_end(&w);
+    FS_ASSERT(!json_out_error(&w));
+    return w.p;
+}
+
+static int get_i(const FsJson *o, const char *key, int lo, int hi, int *out)
+{
+    long long v;
+    if (json_i64(json_get(o, key), &v) || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* A float in [lo, hi] (finite: "nan" and "inf" strings are refused). */
+static int get_f(const FsJson *o, const char *key, float lo, float hi, float *out)
+{
+    return json_f32(json_get(o, key), out) || !(*out >= lo && *out <= hi) ? -1 : 0;
+}
+
+static int get_act(const FsJson *o, FsLayerSpec *l)
+{
+    const FsJson *a = json_get(o, "activation");
+    if (!a || a->type != FS_JSON_STRING || model_act_parse(a->str) < 0) return -1;
+    l->act = (FsAct)model_act_parse(a->str);
+    return get_f(o, "act_param", 0, 100, &l->act_param);
+}
+
+int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
+{
+    FsJsonDoc doc;
+    char why[160];
+    memset(arch, 0, sizeof *arch);
+    if (json_parse(&doc, json, strlen(json), why, sizeof why) != 0)
+        return fs_err_set(err, "arch is not JSON (%s)", why), -1;
+    const FsJson *layers = json_get(doc.root, "layers");
+    int rc = -1;
+    if (get_i(doc.root, "window", 1, 255, &arch->window) || !layers || layers->type != FS_JSON_ARRAY ||
+        layers->n < 1 || layers->n > FS_MAX_LAYERS + 1) {
+        fs_err_set(err, "arch: expected {\"window\": 1..255, \"layers\": [1..%d layers, the output last]}",
+                   FS_MAX_LAYERS + 1);
+        goto out;
+    }
+    int i = 0;
+    for (const FsJson *o = layers->child; o; o = o->next, i++) {
+        const FsJson *k = json_get(o, "kind");
+        FsLayerSpec l;
+        memset(&l, 0, sizeof l);
+        int bad = !k || k->type != FS_JSON_STRING;
+        int last = i == layers->n - 1;
+        const char *kind = bad ? "?" : k->str;
+        if (bad) {
+        } else if (!strcmp(kind, "conv1d")) {
+            l.kind = FS_LAYER_CONV;
+            bad = get_i(o, "filters", 1, FS_MAX_FILTERS, &l.units) || get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
+        } else if (!strcmp(kind, "highway")) {
+            l.kind = FS_LAYER_HIGHWAY;
+            bad = get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
+        } else if (!strcmp(kind, "dense")) {
+            l.kind = FS_LAYER_DENSE;
+            bad = get_i(o, "units", 1, FS_MAX_UNITS, &l.units) || get_act(o, &l);
+        } else if (!strcmp(kind, "batchnorm")) {
+            l.kind = FS_LAYER_BATCHNORM;
+            bad = get_f(o, "eps", 1e-30f, 1, &l.eps) || get_f(o, "momentum", 0, 1, &l.momentum);
+        } else if (!strcmp(kind, "dropout")) {
+            l.kind = FS_LAYER_DROPOUT;
+            bad = get_f(o, "rate", 0, 0.999999f, &l.rate);
+        } else if (!strcmp(kind, "output")) {
+            int units = 0;
+            bad = !last || get_i(o, "units", FS_CLASSES, FS_CLASSES, &units);
+        } else {
+            bad = 1;
+        }
+        if (!bad && last && strcmp(kind, "output") != 0) bad = 1;
+        if (bad) {
+            fs_err_set(err, "arch: layer %d (%s): expected the fields of docs/models.md (and the output layer, "
+                            "3 units, last)", i + 1, kind);
+            goto out;
+        }
+        if (!last) arch->layers[arch->n_layers++] = l;
+    }
+    rc = 0;
+out:
+    json_free(&doc);
+    return rc;
+}
