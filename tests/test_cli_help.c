@@ -6,7 +6,7 @@
  * command's section, and groff renders the page without a warning; the
  * bash completion (`foldsweep completion bash`) completes every command and
  * every command's options, a value as a file and `help`'s commands, and
- * the zsh one the same where zsh is installed (with stubs for zsh's
+ * the zsh one the same where zsh is installed (with stand-ins for zsh's
  * completion functions); the files CMake wrote at build time are what the
  * binary writes. And the "did
  * you mean" of a misspelt command, option or shell (util's fs_nearest, the
@@ -271,7 +271,7 @@ static void test_zsh(const char *built)
         return;
     }
     /* Outside a completion widget: zsh's completion functions stand in by
-     * stubs that print what they are given (the candidates; zsh itself
+     * stand-ins that print what they are given (the candidates; zsh itself
      * then matches them against the word). */
     char script[300], harness[300], cmd[700];
     snprintf(script, sizeof script, "%s/_foldsweep", tmp);

@@ -50,27 +50,7 @@ static void same_as_ref(const char *dir, const char *what)
     CHECK_MSG(strcmp(a, b) == 0, "%s: leaderboard differs:\n%s\nvs\n%s", what, a, b);
     free(a);
     free(b);
-    char models[400];
-    snprintf(models, sizeof models, "%s/models", ref);
-    DIR *d = opendir(models);
-    int files = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        for (int k = 0; k < 3; k++) {
-            char pa[700], pb[700];
-            snprintf(pa, sizeof pa, "%s/models/%s/fold%d.safetensors", ref, e->d_name, k);
-            snprintf(pb, sizeof pb, "%s/models/%s/fold%d.safetensors", dir, e->d_name, k);
-            size_t na = 0, nb = 0;
-            char *x = tp_read_file(pa, &na), *y = tp_read_file(pb, &nb);
-            CHECK_MSG(x && y && na == nb && !memcmp(x, y, na), "%s: %s differs from the reference", what, pb);
-            free(x);
-            free(y);
-            files++;
-        }
-    }
-    if (d) closedir(d);
-    CHECK(files == 6);
+    CHECK(tr_same_models(ref, dir, what) == 6);
     CHECK_MSG(!has_checkpoints(dir), "%s: checkpoints left in %s", what, dir);
 }
 

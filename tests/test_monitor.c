@@ -269,37 +269,12 @@ static void trainer(void)
 
 static char sweep_path[300], logp[300];
 
-/* Every model file of ref is in dir, byte for byte; returns how many. */
-static int same_models(const char *ref, const char *dir, const char *what)
-{
-    char models[400];
-    snprintf(models, sizeof models, "%s/models", ref);
-    DIR *d = opendir(models);
-    int files = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        for (int k = 0; k < 3; k++) {
-            char pa[800], pb[800];
-            snprintf(pa, sizeof pa, "%s/models/%s/fold%d.safetensors", ref, e->d_name, k);
-            snprintf(pb, sizeof pb, "%s/models/%s/fold%d.safetensors", dir, e->d_name, k);
-            size_t na = 0, nb = 0;
-            char *x = tp_read_file(pa, &na), *y = tp_read_file(pb, &nb);
-            CHECK_MSG(x && y && na == nb && !memcmp(x, y, na), "%s: %s differs from %s", what, pb, pa);
-            free(x), free(y);
-            files++;
-        }
-    }
-    if (d) closedir(d);
-    return files;
-}
-
 static void same_run(const char *ref, const char *dir, const char *what)
 {
     char *a = tr_board(ref, tmp), *b = tr_board(dir, tmp);
     CHECK_MSG(strcmp(a, b) == 0, "%s: leaderboard differs:\n%s\nvs\n%s", what, a, b);
     free(a), free(b);
-    CHECK_MSG(same_models(ref, dir, what) == 6, "%s: not 6 model files", what);
+    CHECK_MSG(tr_same_models(ref, dir, what) == 6, "%s: not 6 model files", what);
 }
 
 /* The run's records and model files: what chose each kept epoch. */

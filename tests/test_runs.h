@@ -7,6 +7,8 @@
 #ifndef FS_TEST_RUNS_H
 #define FS_TEST_RUNS_H
 
+#include <dirent.h>
+
 #include "journal/journal.h"
 
 /* mpirun may end before a killed rank has (a sanitizer build takes long to
@@ -33,6 +35,33 @@ static const char *TR_SWEEP =
     "  epochs: 3\n"
     "  batch_size: 16\n"
     "  seed: 5\n";
+
+/* Every fold model file (fold0-2) of each trial folder under ref/models is
+ * in dir/models, byte for byte; returns how many were compared. */
+static inline int tr_same_models(const char *ref, const char *dir, const char *what)
+{
+    char models[400];
+    snprintf(models, sizeof models, "%s/models", ref);
+    DIR *d = opendir(models);
+    int files = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        for (int k = 0; k < 3; k++) {
+            char pa[800], pb[800];
+            snprintf(pa, sizeof pa, "%s/models/%s/fold%d.safetensors", ref, e->d_name, k);
+            snprintf(pb, sizeof pb, "%s/models/%s/fold%d.safetensors", dir, e->d_name, k);
+            size_t na = 0, nb = 0;
+            char *x = tp_read_file(pa, &na), *y = tp_read_file(pb, &nb);
+            CHECK_MSG(x && y && na == nb && !memcmp(x, y, na), "%s: %s differs from %s", what, pb, pa);
+            free(x);
+            free(y);
+            files++;
+        }
+    }
+    if (d) closedir(d);
+    return files;
+}
 
 /* `foldsweep leaderboard DIR --format csv` cut before the "seconds" column
  * (times differ from run to run; everything before it must not). scratch
