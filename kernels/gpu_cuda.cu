@@ -182,6 +182,18 @@ static const FoldLists *fold_lists(FsGpu *g, int fold, FsErr *err)
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
+/* The launch's arrays after the models' buffers (launch_device's layout),
+ * for n models. For one model it is at least each model's share of any
+ * launch's (align256(n x) <= n align256(x)), so capacity counts it per
+ * model: a flat allowance of 4096 bytes fell short of the ~5,400 these
+ * take, and a launch sized to a small device's last byte failed. */
+static size_t launch_arrays_bytes(int n)
+{
+    return align256(sizeof(FsNet) * (size_t)n) + align256(sizeof(FsModel) * (size_t)n) +
+           align256(sizeof(FsFoldData) * (size_t)n) + align256(sizeof(FsTrainSpec) * (size_t)n) +
+           align256(sizeof(FsFitResult) * (size_t)n);
+}
+
 int gpu_capacity(FsGpu *g, const FsJob *job)
 {
     FsNet net;
@@ -190,7 +202,7 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
     if (model_compile(&net, job->arch, mb, &e) != 0) return 1; /* it will fail with its message */
     uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
-    size_t per = gpu_model_bytes(&net, nt) + 4096;
+    size_t per = gpu_model_bytes(&net, nt) + launch_arrays_bytes(1);
     size_t free_b = 0, total = 0;
     if (cudaSetDevice(g->device) != cudaSuccess || cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
         cudaGetLastError();
@@ -383,9 +395,7 @@ static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *er
         free(ntr);
         return rc;
     }
-    size_t arrays = align256(sizeof(FsNet) * (size_t)L->n) + align256(sizeof(FsModel) * (size_t)L->n) +
-                    align256(sizeof(FsFoldData) * (size_t)L->n) + align256(sizeof(FsTrainSpec) * (size_t)L->n) +
-                    align256(sizeof(FsFitResult) * (size_t)L->n);
+    const size_t arrays = launch_arrays_bytes(L->n);
     float *w = NULL;
     size_t w_cap = 0;
     Watch *d_watch = NULL;
