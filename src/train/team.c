@@ -87,6 +87,13 @@
  * contention ending it shares again. Measured on 2 cores beside a burst of
  * short processes: sharing ran at 0.44 times one thread. */
 #define TEAM_WINDOW_SECONDS 40e-3
+/* A window that shared must train at least this many times as fast as the
+ * last window that did not (work per wall second, from team_for's
+ * estimates), or it too counts as busy. The CPU share alone misses it: an
+ * owner that spins for a helper's chunk is on its core, and beside a burst
+ * of short processes (two at a time, 2-300 ms each, on 2 cores) the owner
+ * kept its share while shared loops ran at 0.44 times one thread. */
+#define TEAM_SHARE_GAIN 1.0
 #define TEAM_MIN_SHARE 0.8
 #define TEAM_SOLO_MIN_SECONDS 50e-3
 #define TEAM_SOLO_MAX_SECONDS 0.8
@@ -132,6 +139,8 @@ static _Thread_local double solo_until; /* after a stall or a busy window: no sh
 static _Thread_local double solo_len;   /* the busy machine's solo period, 0 after clean windows */
 static _Thread_local double win_wall, win_cpu; /* the window's start: wall clock, this thread's CPU time */
 static _Thread_local int win_shared;           /* the window ran a shared loop */
+static _Thread_local double win_work;          /* the owner's loops' work in the window (team_for's estimates) */
+static _Thread_local double solo_rate;         /* work per second in the last window without sharing, 0: none yet */
 
 static void team_print_stats(void)
 {
@@ -195,7 +204,7 @@ void team_owner_begin(void)
     atomic_fetch_add(&trainers.v, 1);
     /* A new window at the first shared loop: time spent helping or
      * waiting for a job is not the owner's. */
-    win_wall = win_cpu = solo_until = solo_len = 0.0;
+    win_wall = win_cpu = solo_until = solo_len = win_work = solo_rate = 0.0;
     win_shared = 0;
     if (!team_enabled()) return;
     for (int i = 0; i < TEAM_SLOTS; i++) {
@@ -283,9 +292,12 @@ static int may_share(void)
         return 1;
     }
     if (now - win_wall < TEAM_WINDOW_SECONDS) return 1;
-    const double cpu = thread_cpu(), share = (cpu - win_cpu) / (now - win_wall);
-    win_wall = now, win_cpu = cpu;
-    if (share < TEAM_MIN_SHARE) {
+    const double cpu = thread_cpu(), share = (cpu - win_cpu) / (now - win_wall), rate = win_work / (now - win_wall);
+    win_wall = now, win_cpu = cpu, win_work = 0.0;
+    /* Sharing that did not pay (TEAM_SHARE_GAIN) counts as a busy window. */
+    const int unpaid = win_shared && solo_rate > 0.0 && rate < TEAM_SHARE_GAIN * solo_rate;
+    if (!win_shared) solo_rate = rate;
+    if (share < TEAM_MIN_SHARE || unpaid) {
         solo_len = solo_len > 0.0 ? 2.0 * solo_len : TEAM_SOLO_MIN_SECONDS;
         if (solo_len > TEAM_SOLO_MAX_SECONDS) solo_len = TEAM_SOLO_MAX_SECONDS;
         solo_until = now + solo_len;
@@ -303,6 +315,7 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
 {
     TeamSlot *s = my_slot;
     int helpers;
+    if (s && !in_region) win_work += work;
     if (!s || in_region || n < 2 || work < min_work ||
         (helpers = atomic_load_explicit(&idle.v, memory_order_relaxed)) == 0 || !may_share()) {
         fn(arg, 0, n);
