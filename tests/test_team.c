@@ -16,6 +16,12 @@
  *    writes the same journal records (timing fields aside, in any order)
  *    and the same model files; the 3-thread run reports helper chunks
  *    (FOLDSWEEP_TEAM_STATS=1).
+ * 4. The busy-machine rule (team_window_*), driven with made-up clocks:
+ *    a window whose owner lost its core, and a window that shared at full
+ *    CPU share but trained slower than the window alone before it (the
+ *    owner spun for helpers' chunks: a burst of short processes), each
+ *    start a solo period that doubles while it lasts and is capped; a
+ *    window whose sharing paid halves it again.
  *
  * FOLDSWEEP_TEAM_MIN_WORK=0 makes even this test's small models share
  * every loop, so chunk boundaries fall everywhere they can.
@@ -28,6 +34,7 @@
 #include "data/data.h"
 #include "synth/synth.h"
 #include "test_proc.h"
+#include "train/team.h"
 #include "train/train.h"
 
 static FsDataset ds;
@@ -297,8 +304,60 @@ static void run_level(void)
     unsetenv("FOLDSWEEP_TEAM_STATS");
 }
 
+#ifdef FS_TEAM
+/* One window of `len` seconds from w->wall: the owner's thread on its core
+ * for share of it, `rate` work per second, sharing or not; returns the
+ * rule's answer at its end (after the solo period, if one is running). */
+static int window(FsTeamWindow *w, double len, double share, double rate, int shared)
+{
+    const double now = w->wall + len;
+    w->work = rate * len;
+    w->shared = shared;
+    CHECK_MSG(team_window_open(w, now) == 2, "a window of %.3f s from %.3f is due to close", len, w->wall);
+    return team_window_close(w, now, w->cpu + share * len);
+}
+
+static void window_rule(void)
+{
+    FsTeamWindow w;
+    memset(&w, 0, sizeof w);
+    CHECK(team_window_open(&w, 100.0) == 2 && team_window_close(&w, 100.0, 5.0) == 1);
+    CHECK(team_window_open(&w, 100.001) == 1); /* within the window */
+    /* Idle: sharing at full share, no solo rate yet: share on. */
+    CHECK(window(&w, 0.04, 1.0, 2e9, 1) == 1);
+    /* The core lost: a solo period. */
+    CHECK(window(&w, 0.04, 0.5, 1e9, 1) == 0);
+    const double first = w.solo_len, until = w.solo_until;
+    CHECK(first > 0.0 && until > w.wall);
+    CHECK(team_window_open(&w, until - 1e-6) == 0);
+    /* Alone through the solo period at 1e9 a second: sharing may resume. */
+    CHECK(window(&w, until - w.wall, 1.0, 1e9, 0) == 1);
+    CHECK_NEAR(w.solo_rate, 1e9, 1.0);
+    /* Shared at full CPU share, but slower than alone: busy (the rule as
+     * it stood said share on). The period doubles. */
+    CHECK(window(&w, 0.04, 1.0, 0.6e9, 1) == 0);
+    CHECK_NEAR(w.solo_len, 2.0 * first, 1e-12);
+    /* Alone again, then sharing that pays: the period halves. */
+    CHECK(window(&w, w.solo_until - w.wall, 1.0, 1e9, 0) == 1);
+    CHECK(window(&w, 0.04, 1.0, 1.7e9, 1) == 1);
+    CHECK_NEAR(w.solo_len, first, 1e-12);
+    /* Busy after busy: the period doubles up to a cap, then stays. */
+    double last = 0.0;
+    for (int k = 0; k < 12; k++) {
+        CHECK(window(&w, w.solo_until > w.wall ? w.solo_until - w.wall : 0.04, 0.3, 1e9, 0) == 0);
+        CHECK(w.solo_len >= last);
+        last = w.solo_len;
+    }
+    CHECK(last > 4.0 * first && last < 100.0 * first);
+    CHECK(window(&w, w.solo_until - w.wall, 0.3, 1e9, 0) == 0 && w.solo_len == last);
+}
+#endif
+
 int main(void)
 {
+#ifdef FS_TEAM
+    window_rule();
+#endif
     const char *team = getenv("FOLDSWEEP_TEAM");
     if (team && !strcmp(team, "0")) TEST_SKIP("FOLDSWEEP_TEAM=0: helping is off");
     /* Before the first training: the threshold is read once. */

@@ -135,12 +135,7 @@ static double min_work = TEAM_MIN_WORK_DEFAULT;
 
 static _Thread_local TeamSlot *my_slot;
 static _Thread_local int in_region; /* a loop inside a shared loop runs inline */
-static _Thread_local double solo_until; /* after a stall or a busy window: no sharing until then */
-static _Thread_local double solo_len;   /* the busy machine's solo period, 0 after clean windows */
-static _Thread_local double win_wall, win_cpu; /* the window's start: wall clock, this thread's CPU time */
-static _Thread_local int win_shared;           /* the window ran a shared loop */
-static _Thread_local double win_work;          /* the owner's loops' work in the window (team_for's estimates) */
-static _Thread_local double solo_rate;         /* work per second in the last window without sharing, 0: none yet */
+static _Thread_local FsTeamWindow win; /* the owner's busy-machine rule (team_window_*) */
 
 static void team_print_stats(void)
 {
@@ -204,8 +199,7 @@ void team_owner_begin(void)
     atomic_fetch_add(&trainers.v, 1);
     /* A new window at the first shared loop: time spent helping or
      * waiting for a job is not the owner's. */
-    win_wall = win_cpu = solo_until = solo_len = win_work = solo_rate = 0.0;
-    win_shared = 0;
+    memset(&win, 0, sizeof win);
     if (!team_enabled()) return;
     for (int i = 0; i < TEAM_SLOTS; i++) {
         int free_ = 0;
@@ -278,50 +272,59 @@ static double thread_cpu(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Whether the owner may share now (TEAM_WINDOW_SECONDS): not inside a
- * solo period, and its last window, if one just ended, was not busy. */
+int team_window_open(FsTeamWindow *w, double now)
+{
+    if (now < w->solo_until) return 0;
+    if (w->wall == 0.0) return 2;
+    return now - w->wall < TEAM_WINDOW_SECONDS ? 1 : 2;
+}
+
+int team_window_close(FsTeamWindow *w, double now, double cpu)
+{
+    if (w->wall == 0.0) {
+        w->wall = now, w->cpu = cpu, w->work = 0.0;
+        return 1;
+    }
+    const double share = (cpu - w->cpu) / (now - w->wall), rate = w->work / (now - w->wall);
+    const int shared = w->shared;
+    w->wall = now, w->cpu = cpu, w->work = 0.0, w->shared = 0;
+    /* Sharing that did not pay (TEAM_SHARE_GAIN) counts as a busy window. */
+    const int unpaid = shared && w->solo_rate > 0.0 && rate < TEAM_SHARE_GAIN * w->solo_rate;
+    if (!shared) w->solo_rate = rate;
+    if (share < TEAM_MIN_SHARE || unpaid) {
+        w->solo_len = w->solo_len > 0.0 ? 2.0 * w->solo_len : TEAM_SOLO_MIN_SECONDS;
+        if (w->solo_len > TEAM_SOLO_MAX_SECONDS) w->solo_len = TEAM_SOLO_MAX_SECONDS;
+        w->solo_until = now + w->solo_len;
+        return 0;
+    }
+    if (shared) w->solo_len = w->solo_len * 0.5 >= TEAM_SOLO_MIN_SECONDS ? w->solo_len * 0.5 : 0.0;
+    return 1;
+}
+
+/* Whether the owner may share now (team_window_*), counted for the stats. */
 static int may_share(void)
 {
     const double now = fs_now();
-    if (now < solo_until) {
-        atomic_fetch_add_explicit(&st_solo_loops, 1, memory_order_relaxed);
-        return 0;
+    int open = team_window_open(&win, now);
+    if (open == 2) {
+        open = team_window_close(&win, now, thread_cpu());
+        if (!open) atomic_fetch_add_explicit(&st_busy, 1, memory_order_relaxed);
     }
-    if (win_wall == 0.0) {
-        win_wall = now, win_cpu = thread_cpu();
-        return 1;
-    }
-    if (now - win_wall < TEAM_WINDOW_SECONDS) return 1;
-    const double cpu = thread_cpu(), share = (cpu - win_cpu) / (now - win_wall), rate = win_work / (now - win_wall);
-    win_wall = now, win_cpu = cpu, win_work = 0.0;
-    /* Sharing that did not pay (TEAM_SHARE_GAIN) counts as a busy window. */
-    const int unpaid = win_shared && solo_rate > 0.0 && rate < TEAM_SHARE_GAIN * solo_rate;
-    if (!win_shared) solo_rate = rate;
-    if (share < TEAM_MIN_SHARE || unpaid) {
-        solo_len = solo_len > 0.0 ? 2.0 * solo_len : TEAM_SOLO_MIN_SECONDS;
-        if (solo_len > TEAM_SOLO_MAX_SECONDS) solo_len = TEAM_SOLO_MAX_SECONDS;
-        solo_until = now + solo_len;
-        atomic_fetch_add_explicit(&st_busy, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&st_solo_loops, 1, memory_order_relaxed);
-        win_shared = 0;
-        return 0;
-    }
-    if (win_shared) solo_len = solo_len * 0.5 >= TEAM_SOLO_MIN_SECONDS ? solo_len * 0.5 : 0.0;
-    win_shared = 0;
-    return 1;
+    if (!open) atomic_fetch_add_explicit(&st_solo_loops, 1, memory_order_relaxed);
+    return open;
 }
 
 void team_for(long n, double work, FsTeamFn fn, void *arg)
 {
     TeamSlot *s = my_slot;
     int helpers;
-    if (s && !in_region) win_work += work;
+    if (s && !in_region) win.work += work;
     if (!s || in_region || n < 2 || work < min_work ||
         (helpers = atomic_load_explicit(&idle.v, memory_order_relaxed)) == 0 || !may_share()) {
         fn(arg, 0, n);
         return;
     }
-    win_shared = 1;
+    win.shared = 1;
     double chunks = (double)(helpers + 1) * TEAM_CHUNKS_PER_THREAD;
     if (chunks < work / TEAM_MAX_CHUNK_WORK) chunks = work / TEAM_MAX_CHUNK_WORK;
     if (chunks > work / TEAM_MIN_CHUNK_WORK) chunks = work / TEAM_MIN_CHUNK_WORK;
@@ -365,7 +368,7 @@ void team_for(long n, double work, FsTeamFn fn, void *arg)
             if (t_wait == 0.0) t_wait = now;
             else if (now - t_wait > TEAM_STALL_SECONDS) {
                 const double until = now + TEAM_SOLO_FACTOR * (now - t_wait);
-                if (until > solo_until) solo_until = until;
+                if (until > win.solo_until) win.solo_until = until;
                 stalled = 1;
             }
             sched_yield();

@@ -52,6 +52,26 @@ int team_enabled(void);
  * until_idle is set and no model is training anywhere in the process. */
 int team_help(double seconds, int until_idle);
 
+/* The busy-machine rule (team.c: TEAM_WINDOW_SECONDS and what follows),
+ * a pure function of the clocks and the work so that tests can drive it.
+ * An owner's windows: where the last began (wall clock, the thread's CPU
+ * time, the work of its loops since: team_for adds each loop's estimate),
+ * whether it shared a loop, the solo period it is in (until, length) and
+ * the work per second of its last window without sharing (0: none yet). */
+typedef struct {
+    double wall, cpu, work;
+    double solo_until, solo_len, solo_rate;
+    int shared;
+} FsTeamWindow;
+/* At wall time now: 0 inside a solo period (train alone), 1 within an
+ * open window (may share), 2 when a window is due to close: the caller
+ * then reads its thread's CPU time, which costs a system call, and calls
+ * team_window_close, which starts the next window and returns 1 (may
+ * share) or 0 (the window was busy or its sharing did not pay: a solo
+ * period began). */
+int team_window_open(FsTeamWindow *w, double now);
+int team_window_close(FsTeamWindow *w, double now, double cpu);
+
 #endif
 
 #endif
