@@ -73,4 +73,34 @@ double metrics_quantile(const double *v, int n, double q);
 int metrics_bootstrap_q3(const uint64_t *correct, const uint64_t *total, int n, int reps,
                          uint64_t seed, double *lo, double *hi);
 
+/* ---------------------------------------------------------------------- */
+/* Comparing trials over cross-validation splits (compare.c; the formulas
+ * and their check are in docs/statistics.md). */
+
+/* Student's t with df > 0 degrees of freedom: P(|T| > t) (1 at t = 0, 0 at
+ * an infinite t), the cdf P(T <= t), and the quantile (the t with
+ * cdf(t) = p; -inf and inf at p = 0 and 1). NAN for a NaN argument, p
+ * outside [0, 1] or df <= 0. The cdf is accurate to about 1e-12 for df up to
+ * 10,000 (cross-validation gives k x r - 1), the quantile to its slope's share
+ * of that (tests/test_compare.c, tests/compare_scipy.py). */
+double metrics_t_two_sided(double t, double df);
+double metrics_t_cdf(double t, double df);
+double metrics_t_quantile(double p, double df);
+
+/* The interval of level (0.95: 95%) for the mean of n >= 2 split scores
+ * x, with the corrected resampled variance (1 / n + ratio) s^2 (ratio: one
+ * split's validation examples over its training examples) and Student's t
+ * with n - 1 degrees of freedom. Returns 0, or -1 with both NAN when n < 2,
+ * a score is not finite, ratio is negative or not finite, or level is not
+ * in (0, 1). */
+int metrics_ci_corrected(const double *x, int n, double ratio, double level, double *lo, double *hi);
+/* The corrected resampled paired t-test of a against b over the same n >= 2
+ * splits: the two-sided p-value that their mean scores are equal. 1 when
+ * every split's difference is 0, 0 when every one is the same nonzero
+ * number, NAN under metrics_ci_corrected's conditions for -1. */
+double metrics_ttest_corrected(const double *a, const double *b, int n, double ratio);
+/* Holm's step-down adjustment of n p-values in place (NaN entries are left
+ * as they are and not counted among the comparisons). */
+void metrics_holm(double *p, int n);
+
 #endif
