@@ -13,7 +13,10 @@
  *     "val_q3": 0, ...) still reads, predicting the same;
  *  3. a model file of the old form (a refit with val_q3 "0") reads with no
  *     validation score; a fold ensemble's export keeps its scores, rank and
- *     metric, folds as numbers.
+ *     metric, folds as numbers;
+ *  4. "a trial by id prefix or rank" is one rule (issue #27, item 5):
+ *     export, refit, predict and evaluate say the same for an unknown id
+ *     and for a rank beyond the leaderboard.
  */
 #include <math.h>
 #include <sys/stat.h>
@@ -217,6 +220,26 @@ static void test_old_file(const char *run)
     modelfile_free(&m);
 }
 
+/* 4: every command that takes --trial or --rank finds the trial by one
+ * rule (predict_trial_row), so the same mistake reads the same. */
+static void test_one_rule(const char *run)
+{
+    char fasta[400];
+    snprintf(fasta, sizeof fasta, "%s/one.fasta", tmp);
+    tp_write_text(fasta, ">p\nACDEFGHIKLMNPQRSTVWY\n");
+    const char *how[] = {"export '%s' -o '%s/nowhere' %s", "refit '%s' %s%s", "predict '%s' '%s' %s",
+                         "evaluate '%s' '%s' %s"};
+    const char *pick[] = {"--rank 99", "--trial zzzz"};
+    const char *said[] = {"run: no trial at rank 99 (the leaderboard has 2)",
+                          "run: no trial 'zzzz' in the journal (see foldsweep leaderboard "};
+    for (int c = 0; c < 4; c++)
+        for (int p = 0; p < 2; p++) {
+            const char *second = c == 0 ? tmp : c == 1 ? "" : fasta;
+            CHECK_MSG(tp_run(how[c], run, second, pick[p]) == 1, "%s: exit status", how[c]);
+            CHECK_CONTAINS(err_text, said[p]);
+        }
+}
+
 int main(void)
 {
     if (access(FS_TEST_BIN, X_OK) != 0) TEST_SKIP("%s is not built", FS_TEST_BIN);
@@ -229,6 +252,7 @@ int main(void)
     test_refit(run);
     test_folds(run);
     test_old_file(run);
+    test_one_rule(run);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

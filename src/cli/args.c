@@ -209,3 +209,12 @@ int cli_real_parse(const CliSpec *s, const CliArgs *a, int opt, double lo, doubl
         snprintf(what, sizeof what, "%s must be a number from %g to %g, not", name, lo, hi);
     return cli_usage_error(s, what, t);
 }
+
+int cli_trial_parse(const CliSpec *s, const CliArgs *a, int opt_trial, int opt_rank, int *rank)
+{
+    uint64_t r = 1;
+    int rc = cli_whole_parse(s, a, opt_rank, 1, 1000000000, &r);
+    if (!rc && a->val[opt_trial] && a->val[opt_rank]) rc = cli_usage_error(s, "give --trial or --rank, not both", NULL);
+    *rank = (int)r;
+    return rc;
+}

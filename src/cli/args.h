@@ -38,6 +38,10 @@ typedef struct {
 } CliSpec;
 
 #define CLI_MAX_OPTIONS 16
+/* A macro's value as a string literal, for a help line that names a
+ * default or a limit kept elsewhere: "default " CLI_TEXT(FS_EVAL_SEED). */
+#define CLI_TEXT_OF(x) #x
+#define CLI_TEXT(x) CLI_TEXT_OF(x)
 #define CLI_OPTIONS(table) (table), (int)(sizeof(table) / sizeof((table)[0]))
 
 typedef struct {
@@ -72,5 +76,11 @@ int cli_whole_parse(const CliSpec *s, const CliArgs *a, int opt, uint64_t lo, ui
                     uint64_t *v);
 /* The same for a finite real number in [lo, hi]; hi may be INFINITY. */
 int cli_real_parse(const CliSpec *s, const CliArgs *a, int opt, double lo, double hi, double *v);
+
+/* A command's --trial ID and --rank N (the trial by id prefix or by
+ * leaderboard rank: predict_trial_row resolves it): the rank, 1 unless
+ * given, into *rank. Returns 0, or FS_EXIT_USAGE after the usage error (a
+ * rank that is not a whole number >= 1, or both options given). */
+int cli_trial_parse(const CliSpec *s, const CliArgs *a, int opt_trial, int opt_rank, int *rank);
 
 #endif

@@ -9,7 +9,6 @@
 #include <stdio.h>
 
 #include "cli/args.h" /* CliSpec */
-#include "predict/predict.h" /* FsModelSet for cli_export_models */
 #include "report/report.h" /* FsJournal, FsReportFolder for cli_folder_read */
 
 /* `foldsweep run SWEEP.yaml ...` (run.c; the work is run_sweep in src/run). */
@@ -27,8 +26,6 @@ int cli_status(int argc, char **argv);
 /* `foldsweep export RUN -o DIR` and `foldsweep predict MODEL... INPUT...`. */
 int cli_export(int argc, char **argv);
 int cli_predict(int argc, char **argv);
-/* export.c: a model set's files copied into out with a model.json. */
-int cli_export_models(const char *run, const FsModelSet *set, const char *out, FsErr *err);
 /* `foldsweep refit RUN [-o DIR]`: a trial trained on all its training proteins. */
 int cli_refit(int argc, char **argv);
 /* `foldsweep repair DIR`: a sound journal when a middle line is damaged. */

@@ -30,7 +30,8 @@ static const CliOption options[] = {
                           "auto (default: FASTA, or a labelled file `prepare` reads,\n"
                           "labels unused), fasta, uci, records or csv"},
     [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
-    [OPT_BATCH] = {"--batch", NULL, "N", "residues per forward pass (default 256; results do not\n"
+    [OPT_BATCH] = {"--batch", NULL, "N", "residues per forward pass (default " CLI_TEXT(FS_PREDICT_BATCH)
+                                         "; results do not\n"
                                          "depend on it)"},
     [OPT_MIXED] = {"--mixed", NULL, NULL, "use model files from different trials, runs or data\n"
                                           "together (refused otherwise)"},
@@ -166,14 +167,14 @@ int cli_predict(int argc, char **argv)
     int rc = cli_args_parse(&a, &spec, argc, argv);
     if (rc != CLI_PARSED) return rc;
     rc = 0;
-    uint64_t rank = 1, fold = UINT64_MAX, threads = 0, batch = 256;
+    uint64_t fold = UINT64_MAX, threads = 0, batch = FS_PREDICT_BATCH;
+    int rank = 1;
     int fmt = a.val[OPT_FORMAT] ? predict_format_parse(a.val[OPT_FORMAT]) : FS_PRED_SS2;
     if (fmt < 0) rc = cli_usage_error(&spec, "unknown --format (expected ss2, horiz, csv or fasta):", a.val[OPT_FORMAT]);
-    if (!rc) rc = cli_whole_parse(&spec, &a, OPT_RANK, 1, 1000000000, &rank);
+    if (!rc) rc = cli_trial_parse(&spec, &a, OPT_TRIAL, OPT_RANK, &rank);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_FOLD, 0, 1 << 20, &fold);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_THREADS, 1, 4096, &threads);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_BATCH, 1, 65536, &batch);
-    if (!rc && a.val[OPT_TRIAL] && a.val[OPT_RANK]) rc = cli_usage_error(&spec, "give --trial or --rank, not both", NULL);
     int n_models = 0;
     while (!rc && n_models < a.n_args && predict_is_model_source(a.args[n_models])) n_models++;
     if (!rc && n_models == 0)
@@ -188,7 +189,7 @@ int cli_predict(int argc, char **argv)
     FsErr err = {0};
     int ok = 1;
     for (int i = 0; i < n_models && ok; i++)
-        ok = predict_find(set, a.args[i], a.val[OPT_TRIAL], (int)rank, fold == UINT64_MAX ? -1 : (int)fold, &err) == 0;
+        ok = predict_find(set, a.args[i], a.val[OPT_TRIAL], rank, fold == UINT64_MAX ? -1 : (int)fold, &err) == 0;
     ok = ok && predict_load(ens, set, (int)batch, &err) == 0 && check_mixed(ens, set, a.val[OPT_MIXED] != NULL, &err) == 0;
     FsNameSet names = {0};
     if (!ok) cli_error("%s", err.msg);

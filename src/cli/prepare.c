@@ -11,13 +11,10 @@
 
 enum { OPT_FORMAT, OPT_FOLDS, OPT_SEED, OPT_JSON, OPT_OUT, OPT_SEQ, OPT_LAB, OPT_MASK, OPT_HELP };
 
-#define TEXT_(x) #x
-#define TEXT(x) TEXT_(x) /* a macro's value as a string literal */
-
 static const CliOption options[] = {
     [OPT_FORMAT] = {"--format", NULL, "FMT",
                     "input layout: auto (default, per file), uci, fasta, records, csv"},
-    [OPT_FOLDS] = {"--folds", "-k", "K", "number of cross-validation folds, 2.." TEXT(FS_MAX_FOLDS) " (default 3)"},
+    [OPT_FOLDS] = {"--folds", "-k", "K", "number of cross-validation folds, 2.." CLI_TEXT(FS_MAX_FOLDS) " (default 3)"},
     [OPT_SEED] = {"--seed", NULL, "S", "fold assignment seed (default 1)"},
     [OPT_JSON] = {"--json", NULL, NULL, "print the report as one JSON object"},
     [OPT_OUT] = {"--output", "-o", "OUT", "prepared fold file to write (required)"},

@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "predict/predict.h"
 #include "run/run.h"
 
 enum { OPT_TRIAL, OPT_RANK, OPT_OUT, OPT_THREADS, OPT_HELP };
@@ -45,20 +46,25 @@ int cli_refit(int argc, char **argv)
     CliArgs a;
     int rc = cli_args_parse(&a, &spec, argc, argv);
     if (rc != CLI_PARSED) return rc;
-    uint64_t rank = 1, threads = 0;
-    rc = cli_whole_parse(&spec, &a, OPT_RANK, 1, 1000000000, &rank);
+    uint64_t threads = 0;
+    int rank;
+    rc = cli_trial_parse(&spec, &a, OPT_TRIAL, OPT_RANK, &rank);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_THREADS, 1, 4096, &threads);
-    if (!rc && a.val[OPT_TRIAL] && a.val[OPT_RANK]) rc = cli_usage_error(&spec, "give --trial or --rank, not both", NULL);
     if (rc) {
         cli_args_free(&a);
         return rc;
     }
-    char file[4400];
-    int ok = run_refit_command(a.args[0], a.val[OPT_TRIAL], (int)rank, (int)threads, file, sizeof file, stdout) == 0;
+    /* The trial as every command finds it (predict_trial_id); the refit
+     * then takes its whole id. */
+    char file[4400], id[17];
+    FsErr err = {0};
+    int ok = predict_trial_id(a.args[0], a.val[OPT_TRIAL], rank, id, sizeof id, &err) == 0;
+    if (!ok) cli_error("%s", err.msg);
+    ok = ok && run_refit_command(a.args[0], id, 0, (int)threads, file, sizeof file, stdout) == 0;
     if (ok && a.val[OPT_OUT]) {
         FsModelSet *set = fs_calloc(1, sizeof *set);
-        FsErr err = {0};
-        ok = predict_find(set, file, NULL, 0, -1, &err) == 0 && cli_export_models(a.args[0], set, a.val[OPT_OUT], &err) == 0;
+        ok = predict_find(set, file, NULL, 0, -1, &err) == 0 &&
+             predict_export(a.args[0], set, a.val[OPT_OUT], &err) == 0;
         if (ok) printf("exported the refit to %s\n", a.val[OPT_OUT]);
         else cli_error("%s", err.msg);
         free(set);

@@ -1,13 +1,16 @@
 /*
  * evaluate: an ensemble's predictions scored on a labelled test set, the
  * field's way (Q3, per-class precision / recall / MCC, SOV'99, per-protein
- * Q3 and a bootstrap interval over proteins), and the leakage guard.
+ * Q3 and a bootstrap interval over proteins); and the one pipeline that
+ * `foldsweep evaluate` and the run's test phase share: the leakage guard
+ * (leakage.c), the ensemble over the data, the scores, the journal record.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "predict/predict.h"
+#include "predict/predict_int.h"
 
 uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset *ds, int *unchecked)
 {
@@ -80,14 +83,16 @@ void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, i
     free(correct), free(total), free(q3), free(obs), free(pred), free(scored);
 }
 
-void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char *trial, const char *models,
-                     const char *source, const char *data)
+/* The journal record of an evaluation: of trial's `models` ("ensemble",
+ * "fold K", "refit") by `source` ("evaluate", "test"). */
+static void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char *trial, const char *models,
+                            const char *source)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->trial, sizeof r->trial, "%s", trial);
     snprintf(r->models, sizeof r->models, "%s", models);
     snprintf(r->source, sizeof r->source, "%s", source);
-    snprintf(r->data, sizeof r->data, "%s", data);
+    snprintf(r->data, sizeof r->data, "%s", ev->data);
     r->data_fingerprint = ev->data_fingerprint;
     r->proteins = ev->proteins;
     r->scored = ev->scored;
@@ -100,4 +105,64 @@ void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char *trial,
     r->identity_max = ev->ident.max;
     for (int l = 0; l < FS_IDENTITY_LEVELS && l < 3; l++) r->identity_above[l] = ev->ident.above[l];
     r->identity_left_out = ev->ident.left_out;
+}
+
+int predict_evaluate(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const FsEvalSpec *spec, FsErr *err)
+{
+    if (predict_guard(ev, e, ds, spec, err) != 0) return -1;
+    uint64_t scored = 0;
+    for (uint32_t r = 0; r < ds->n_res; r++) scored += FS_SS_SCORED(ds->ss[r]);
+    if (scored == 0) return fs_err_set(err, "%s: no scored residues to evaluate on", ev->data), -1;
+    float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)ds->n_res + 1));
+    predict_run(e, ds, spec->threads, FS_PREDICT_BATCH, probs, NULL);
+    evaluate_score(ev, ds, probs, spec->reps, spec->seed);
+    free(probs);
+    return 0;
+}
+
+int predict_evaluate_record(FsJournal *j, const char *run, const FsEvaluation *ev, const char *trial,
+                            const char *models, const char *source, FsErr *err)
+{
+    FsJournal own;
+    if (!j) {
+        if (journal_open(&own, run, err) != 0) return -1;
+        j = &own;
+    }
+    FsEvalRecord r;
+    evaluate_record(&r, ev, trial, models, source);
+    int rc = journal_append_eval(j, &r, err);
+    if (j == &own) journal_close(&own);
+    return rc;
+}
+
+/* The distinct trials of the ensemble, "A, B, ..." (a mixed one's). */
+static void list_trials(const FsEnsemble *e, char *out, size_t n)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; i < e->n && at < n; i++) {
+        int dup = 0;
+        for (int k = 0; k < i; k++) dup |= !strcmp(e->m[k].info.trial, e->m[i].info.trial);
+        if (!dup) at += (size_t)snprintf(out + at, n - at, "%s%s", at ? ", " : "", e->m[i].info.trial);
+    }
+}
+
+void predict_evaluate_names(const FsModelSet *set, const FsEnsemble *e, int fold, const char *mixed, char *models,
+                            size_t n, char *key, size_t kn)
+{
+    const char *trial = predict_set_trial(set, e);
+    if (mixed[0]) {
+        char trials[1200];
+        list_trials(e, trials, sizeof trials);
+        snprintf(key, kn, "%s", mixed);
+        snprintf(models, n, "%s ensemble of %d models (trials %s)%s%s", mixed, e->n, trials,
+                 set->run[0] ? ", recorded in run " : "", set->run);
+        return;
+    }
+    if (e->n == 1 && e->m[0].info.fold == FS_FOLD_ALL) snprintf(key, kn, "refit");
+    else if (fold >= 0) snprintf(key, kn, "fold %d", fold);
+    else if (e->n == 1 && e->m[0].info.folds > 1) snprintf(key, kn, "fold %d", e->m[0].info.fold);
+    else snprintf(key, kn, "ensemble");
+    snprintf(models, n, "trial %s, %s of %d model%s%s%s", trial[0] ? trial : "?", key, e->n, e->n == 1 ? "" : "s",
+             set->run[0] ? ", run " : "", set->run);
 }

@@ -97,13 +97,13 @@ static void confusion(FsJsonOut *w, const FsMetrics *m)
     json_end(w);
 }
 
-static void write_json(FILE *out, const FsEvaluation *ev, const char *models, const char *data, int allow)
+static void write_json(FILE *out, const FsEvaluation *ev, const char *models, FsOverlapRule overlap)
 {
     const FsMetrics *m = &ev->m;
     FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
     json_object_begin(&w);
     json_member_str(&w, "models", models);
-    json_member_str(&w, "data", data);
+    json_member_str(&w, "data", ev->data);
     json_key(&w, "data_fingerprint");
     json_strf(&w, "%016llx", (unsigned long long)ev->data_fingerprint);
     json_member_uint(&w, "proteins", ev->proteins);
@@ -145,9 +145,9 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, co
     json_identity(&w, &ev->ident);
     json_member_uint(&w, "overlap", ev->overlap);
     json_key(&w, "overlap_allowed");
-    json_bool(&w, allow == 1);
+    json_bool(&w, overlap == FS_OVERLAP_ALLOW);
     json_key(&w, "overlap_excluded");
-    json_bool(&w, allow == 2);
+    json_bool(&w, overlap == FS_OVERLAP_EXCLUDE);
     json_key(&w, "overlap_examples");
     json_array_begin(&w);
     for (int i = 0; i < ev->n_names; i++) json_str(&w, ev->names[i]);
@@ -159,13 +159,13 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, co
     json_out_free(&w);
 }
 
-static void write_csv(FILE *out, const FsEvaluation *ev, const char *models, const char *data)
+static void write_csv(FILE *out, const FsEvaluation *ev, const char *models)
 {
     fputs("models,data,proteins,scored,q3,q3_lo,q3_hi,sov,sov_H,sov_E,sov_C,mcc_H,mcc_E,mcc_C,"
           "protein_q3_mean,protein_q3_median,protein_q3_p10,overlap", out);
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++) fprintf(out, ",identity_above_%g", fs_identity_levels[l]);
     fputs(",identity_left_out\n", out);
-    fprintf(out, "\"%s\",\"%s\",%u,%llu,", models, data, ev->proteins, (unsigned long long)ev->scored);
+    fprintf(out, "\"%s\",\"%s\",%u,%llu,", models, ev->data, ev->proteins, (unsigned long long)ev->scored);
     double v[] = {ev->m.q3, ev->ci_lo, ev->ci_hi, metrics_sov(&ev->sov, 3), metrics_sov(&ev->sov, 0),
                   metrics_sov(&ev->sov, 1), metrics_sov(&ev->sov, 2), ev->m.mcc[0], ev->m.mcc[1], ev->m.mcc[2],
                   ev->prot_mean, ev->prot_median, ev->prot_p10};
@@ -185,12 +185,12 @@ static void write_csv(FILE *out, const FsEvaluation *ev, const char *models, con
 }
 
 /* Table and Markdown share their content; md uses pipes. */
-static void write_text(FILE *out, const FsEvaluation *ev, const char *models, const char *data, int md, int allow)
+static void write_text(FILE *out, const FsEvaluation *ev, const char *models, int md, FsOverlapRule overlap)
 {
     const FsMetrics *m = &ev->m;
     const char *b = md ? "**" : "";
     fprintf(out, "%smodels%s %s\n%sdata%s   %s (%u proteins, %llu residues, %llu scored)\n\n", b, b, models, b, b,
-            data, ev->proteins, (unsigned long long)ev->residues, (unsigned long long)ev->scored);
+            ev->data, ev->proteins, (unsigned long long)ev->residues, (unsigned long long)ev->scored);
     if (md) fputs("| measure | value |\n|---|---|\n", out);
     const char *l = md ? "| " : "", *mid = md ? " | " : "  ", *r = md ? " |" : "";
     /* Q3 and SOV in percent (fs_format_percent); the CSV and JSON keep fractions. */
@@ -219,16 +219,15 @@ static void write_text(FILE *out, const FsEvaluation *ev, const char *models, co
                 md ? "**Overlap:** " : "overlap: ", ev->overlap, ev->overlap == 1 ? " is" : "s are", ev->names[0]);
         for (int i = 1; i < ev->n_names; i++) fprintf(out, ", %s", ev->names[i]);
         fprintf(out, "%s)%s\n", ev->overlap > (uint32_t)ev->n_names ? ", ..." : "",
-                allow == 1 ? "; scored anyway (--allow-overlap): these scores are optimistic"
-                : allow == 2 ? "; left out of every score (--exclude-overlap)" : "");
+                overlap == FS_OVERLAP_ALLOW ? "; scored anyway (--allow-overlap): these scores are optimistic"
+                : overlap == FS_OVERLAP_EXCLUDE ? "; left out of every score (--exclude-overlap)" : "");
     }
     text_identity(out, &ev->ident, md);
 }
 
-void evaluate_write(FILE *out, int fmt, const FsEvaluation *ev, const char *models, const char *data,
-                    int allow_overlap)
+void evaluate_write(FILE *out, int fmt, const FsEvaluation *ev, const char *models, FsOverlapRule overlap)
 {
-    if (fmt == 3) write_json(out, ev, models, data, allow_overlap);
-    else if (fmt == 2) write_csv(out, ev, models, data);
-    else write_text(out, ev, models, data, fmt == 1, allow_overlap);
+    if (fmt == 3) write_json(out, ev, models, overlap);
+    else if (fmt == 2) write_csv(out, ev, models);
+    else write_text(out, ev, models, fmt == 1, overlap);
 }

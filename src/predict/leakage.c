@@ -3,12 +3,15 @@
  * (docs/models.md, "Leakage guard"). The exact guard (hashes) catches a
  * test protein identical to a training one; this one catches a chain or
  * fragment of a training protein and near-identical homologues, by each
- * test protein's highest identity to a protein the models saw.
+ * test protein's highest identity to a protein the models saw. The guard
+ * (predict_guard) applies both, for evaluate and the run's test phase.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "predict/predict.h"
+#include "predict/predict_int.h"
 
 static void name_copy(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src); }
 
@@ -90,4 +93,64 @@ void evaluate_identity_refusal(const FsIdentityReport *r, char *out, size_t n)
         at += (size_t)snprintf(out + at, n - at, "%s%s: %.3f to %s", i ? ", " : "", r->first[i].test,
                                r->first[i].identity, r->first[i].train);
     if (at < n) snprintf(out + at, n - at, "%s)", r->over > (uint32_t)r->n_first ? ", ..." : "");
+}
+
+/* "foldsweep: " + a note or warning on f, where the caller wants them. */
+static void note(FILE *f, const char *fmt, ...)
+{
+    if (!f) return;
+    va_list ap;
+    fputs("foldsweep: ", f);
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+}
+
+/* The refusal for proteins the models have seen (identical) or nearly
+ * (above max identity): flagged counts both. It names evaluate's options:
+ * the run refuses its test set before training, in its sweep's words
+ * (run/state.c), and gives this guard data already screened. */
+static int refuse(const FsEvaluation *ev, uint32_t flagged, FsErr *err)
+{
+    const char *fix = "these scores would be optimistic; pass --exclude-overlap to leave them out, or --allow-overlap "
+                      "to score them anyway with the overlap reported";
+    if (ev->overlap)
+        return fs_err_set(err, "%s: %u test protein%s identical to proteins the models were trained or validated on "
+                          "(%s%s%s%s): %s", ev->data, ev->overlap, ev->overlap == 1 ? " is" : "s are", ev->names[0],
+                          ev->n_names > 1 ? ", " : "", ev->n_names > 1 ? ev->names[1] : "",
+                          ev->overlap > 2 ? ", ..." : "", fix), -1;
+    char what[1200];
+    evaluate_identity_refusal(&ev->ident, what, sizeof what);
+    return fs_err_set(err, "%s: %s (%u in all): %s", ev->data, what, flagged, fix), -1;
+}
+
+int predict_guard(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const FsEvalSpec *spec, FsErr *err)
+{
+    int unchecked = 0, rc = 0;
+    uint8_t *flag = fs_calloc((size_t)ds->n_prot + 1, 1);
+    evaluate_overlap(ev, e, ds, &unchecked);
+    evaluate_identity(&ev->ident, e, ds, spec->max_identity, flag);
+    uint32_t flagged = evaluate_overlap_flags(e, ds, flag);
+    if (spec->screened) {
+        /* Refused or left out before: what the models flag is what was. */
+        if (spec->overlap == FS_OVERLAP_EXCLUDE) ev->ident.left_out = flagged;
+    } else if (flagged && spec->overlap == FS_OVERLAP_EXCLUDE) {
+        ev->ident.left_out = evaluate_leave_out(ds, flag);
+        note(spec->notes, "note: %u test protein%s identical to training proteins left out, and %u more above %g "
+             "identity to one", ev->overlap, ev->overlap == 1 ? "" : "s", flagged - ev->overlap, spec->max_identity);
+        size_t at = strlen(ev->data);
+        snprintf(ev->data + at, sizeof ev->data - at, " (%u overlapping left out)", flagged);
+    } else if (flagged && spec->overlap == FS_OVERLAP_REFUSE) {
+        rc = refuse(ev, flagged, err);
+    }
+    if (rc == 0 && unchecked)
+        note(spec->notes, "warning: %d model%s carry no training-protein fingerprints (saved by an older foldsweep): "
+             "overlap with their training data is not checked", unchecked, unchecked == 1 ? "" : "s");
+    if (rc == 0 && !ev->ident.checked)
+        note(spec->notes, "warning: the identity check could not be made: %s; test proteins that are chains, "
+             "fragments or close homologues of training proteins are not caught (refit or retrain with this "
+             "foldsweep)", ev->ident.why);
+    free(flag);
+    return rc;
 }

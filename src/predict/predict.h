@@ -1,11 +1,14 @@
 /*
  * predict: trained models put to use. Finds a trial's fold models (an
- * exported folder, a run folder and a trial or rank, or model files),
- * loads them as an ensemble, runs it over a dataset on all threads (the
- * mean of the fold models' softmax outputs per residue, and how many of
- * them agree with it), and writes predictions as PSIPRED ss2 / horiz,
- * NetSurfP-style CSV or three-line FASTA. `foldsweep export` and
- * `foldsweep predict` are thin commands over it (docs/models.md).
+ * exported folder, a run folder and a trial by id prefix or rank, or model
+ * files), loads them as an ensemble, runs it over a dataset on all threads
+ * (the mean of the fold models' softmax outputs per residue, and how many
+ * of them agree with it), and writes predictions as PSIPRED ss2 / horiz,
+ * NetSurfP-style CSV or three-line FASTA; exports a trial's models with
+ * their model.json and reads that back; scores an ensemble on a labelled
+ * test set behind the leakage guard and records the look in the journal.
+ * `foldsweep export`, `predict`, `refit` and `evaluate` are thin commands
+ * over it, and the run's test phase evaluates through it (docs/models.md).
  */
 #ifndef FS_PREDICT_H
 #define FS_PREDICT_H
@@ -16,8 +19,12 @@
 #include "journal/journal.h"
 #include "metrics/metrics.h"
 #include "modelfile/modelfile.h"
+#include "report/report.h"
 
 #define FS_PREDICT_MAX_MODELS 64
+/* Residues a forward pass takes at once: predict's default (--batch), and
+ * what evaluate and the test phase use. */
+#define FS_PREDICT_BATCH 256
 
 /* The files of one trial's fold models and what is known of the trial. */
 typedef struct {
@@ -40,6 +47,24 @@ int predict_find(FsModelSet *set, const char *source, const char *trial, int ran
 /* 1 if path looks like a model source (a folder, or a .safetensors file). */
 int predict_is_model_source(const char *path);
 
+/* "A trial by id prefix or rank" (trial.c), the one rule of --trial ID and
+ * --rank N: the row of rep whose id starts with trial (when trial is not
+ * NULL), else the one at rank. NULL with err (naming dir) for an ambiguous
+ * prefix, an unknown id, a rank beyond the leaderboard, and, when whole is
+ * set (a trial's fold models as one ensemble), a trial that is not
+ * complete and ok (pruned, diverged, failed or with folds left). */
+const FsReportRow *predict_trial_row(const FsReport *rep, const char *dir, const char *trial, int rank, int whole,
+                                     FsErr *err);
+/* The same in run folder dir's leaderboard: the trial's whole id into id
+ * (n >= 17). 0, or -1 with err. */
+int predict_trial_id(const char *dir, const char *trial, int rank, char *id, size_t n, FsErr *err);
+
+/* An exported folder (export.c): the set's files copied byte for byte into
+ * out (created), and out/model.json saying what they are (docs/models.md,
+ * "model.json"); predict_find reads it back. run names the run folder when
+ * the set does not know it. 0, or -1 with err. */
+int predict_export(const char *run, const FsModelSet *set, const char *out, FsErr *err);
+
 typedef struct {
     int n;
     FsSavedModel m[FS_PREDICT_MAX_MODELS];
@@ -58,6 +83,8 @@ int predict_mixed(const FsEnsemble *e, const FsModelSet *set, char *what, size_t
 /* Loads every file of the set; they must share one window. */
 int predict_load(FsEnsemble *e, const FsModelSet *set, int batch, FsErr *err);
 void predict_free(FsEnsemble *e);
+/* The trial the set names, else the one its first model's file names. */
+const char *predict_set_trial(const FsModelSet *set, const FsEnsemble *e);
 
 /* The ensemble over every residue of ds, in residue order: probs (n_res x 3,
  * H E C) the mean of the models' softmax, agree (n_res, may be NULL) the
@@ -124,6 +151,9 @@ typedef struct {
     char names[FS_EVAL_NAMES][64]; /* the first of them */
     uint64_t data_fingerprint;
     FsIdentityReport ident;
+    /* The data, as the output and the journal name it (the caller's words;
+     * the guard adds " (N overlapping left out)" when it leaves some out). */
+    char data[512];
 } FsEvaluation;
 
 /* The leakage guard: proteins of ds identical (same residue sequence) to
@@ -150,15 +180,59 @@ void evaluate_identity_refusal(const FsIdentityReport *r, char *out, size_t n);
  * every metric of FsEvaluation, the bootstrap with `reps` resamples from
  * `seed`. Keeps ev's overlap fields. */
 void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int reps, uint64_t seed);
-/* The journal record of an evaluation: of trial's `models` ("ensemble",
- * "fold K", "refit") by `source` ("evaluate", "test") on `data`. */
-void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char *trial, const char *models,
-                     const char *source, const char *data);
+
+/* ---------------------------------------------------------------------- */
+/* The evaluation pipeline of `foldsweep evaluate` and the run's test
+ * phase: predict_evaluate, then predict_evaluate_record.                  */
+
+/* The bootstrap's resamples and seed unless --resamples / --seed say
+ * otherwise (the test phase always uses these). */
+#define FS_EVAL_RESAMPLES 1000
+#define FS_EVAL_SEED 1
+
+/* What becomes of test proteins the models saw, or nearly (above the
+ * identity threshold). */
+typedef enum {
+    FS_OVERLAP_REFUSE = 0,  /* an error naming them (evaluate's default) */
+    FS_OVERLAP_ALLOW = 1,   /* scored, with the overlap reported (--allow-overlap) */
+    FS_OVERLAP_EXCLUDE = 2, /* left out of every score, counted (--exclude-overlap) */
+} FsOverlapRule;
+
+typedef struct {
+    FsOverlapRule overlap;
+    /* The data was screened against the training data already (a run's
+     * test set, before training: refused, or the overlap left out): the
+     * guard then refuses and leaves out nothing, and only counts. */
+    int screened;
+    double max_identity; /* the identity threshold (FS_IDENTITY_MAX_DEFAULT) */
+    int threads;         /* of the forward pass */
+    int reps;            /* bootstrap resamples, and their seed */
+    uint64_t seed;
+    FILE *notes;         /* where the guard's notes and warnings go ("foldsweep: note: ..."); NULL: nowhere */
+} FsEvalSpec;
+
+/* Scores ensemble e on ds: the leakage guard (predict_guard: proteins the
+ * models saw refused, left out of ds's scores, or scored as spec says; the
+ * overlap and the identity check counted in ev), then the ensemble over ds
+ * and every score of FsEvaluation. Set ev->data first (it names the data
+ * in messages). 0, or -1 with err (a refusal, or nothing left to score). */
+int predict_evaluate(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const FsEvalSpec *spec, FsErr *err);
+/* Records the look at the test data: ev of trial's `models` ("ensemble",
+ * "fold K", "refit", a mixed key) by `source` ("evaluate", "test"), in j,
+ * or (j NULL) in run folder run's journal, opened and closed here. */
+int predict_evaluate_record(FsJournal *j, const char *run, const FsEvaluation *ev, const char *trial,
+                            const char *models, const char *source, FsErr *err);
+/* What the models are, for the output (models: "trial T, ensemble of 3
+ * models, run R") and the journal (key: "ensemble", "fold K", "refit" or,
+ * for a mixed ensemble, mixed: predict_mixed's key). fold: the one fold
+ * asked for, or -1. */
+void predict_evaluate_names(const FsModelSet *set, const FsEnsemble *e, int fold, const char *mixed, char *models,
+                            size_t n, char *key, size_t kn);
+
 /* "table", "md", "csv", "json" (the report formats) -> 0..3, or -1. */
 int evaluate_format_parse(const char *s);
-/* Writes the evaluation; what names the models and the data; overlap 0
- * (none allowed), 1 (--allow-overlap: scored) or 2 (--exclude-overlap). */
-void evaluate_write(FILE *out, int fmt, const FsEvaluation *ev, const char *models, const char *data,
-                    int allow_overlap);
+/* Writes the evaluation; models names the models (predict_evaluate_names),
+ * ev->data the data; overlap: the rule it was scored under. */
+void evaluate_write(FILE *out, int fmt, const FsEvaluation *ev, const char *models, FsOverlapRule overlap);
 
 #endif

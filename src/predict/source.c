@@ -1,5 +1,7 @@
 /*
- * source: which files make a trial's ensemble, and loading them.
+ * source: which files make a trial's ensemble (an exported folder,
+ * export.c; a run folder and a trial, trial.c; or model files), loading
+ * them, and whether they are one trial's.
  */
 #include <limits.h>
 #include <math.h>
@@ -7,10 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "journal/journal.h"
-#include "json/json.h"
 #include "predict/predict.h"
-#include "report/report.h"
+#include "predict/predict_int.h"
 
 static int is_dir(const char *p)
 {
@@ -37,15 +37,14 @@ int predict_is_model_source(const char *path)
     return is_dir(path) || ends_with(path, ".safetensors");
 }
 
-/* The run folder of a path, absolute, if it has a journal. */
-static void set_run(FsModelSet *set, const char *dir)
+void predict_set_run(FsModelSet *set, const char *dir)
 {
     char abs[PATH_MAX];
     if (!set->run[0] && realpath(dir, abs) && has_file(abs, "journal.jsonl") && strlen(abs) < sizeof set->run)
         memcpy(set->run, abs, strlen(abs) + 1);
 }
 
-static int add(FsModelSet *set, const char *dir, const char *file, int fold, FsErr *err)
+int predict_set_add(FsModelSet *set, const char *dir, const char *file, int fold, FsErr *err)
 {
     if (set->n >= FS_PREDICT_MAX_MODELS)
         return fs_err_set(err, "more than %d models in one ensemble", FS_PREDICT_MAX_MODELS), -1;
@@ -55,141 +54,6 @@ static int add(FsModelSet *set, const char *dir, const char *file, int fold, FsE
         snprintf(set->path[set->n], sizeof set->path[0], "%s", file);
     set->fold[set->n++] = fold;
     return 0;
-}
-
-/* An exported folder: model.json lists the fold files. */
-static int find_export(FsModelSet *set, const char *dir, int fold, FsErr *err)
-{
-    char path[4400], why[160];
-    snprintf(path, sizeof path, "%s/model.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) return fs_err_set(err, "%s: cannot open", path), -1;
-    char *text = fs_malloc(1 << 20);
-    size_t n = fread(text, 1, (1 << 20) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    FsJsonDoc doc;
-    int rc = -1;
-    if (json_parse(&doc, text, n, why, sizeof why) != 0) {
-        fs_err_set(err, "%s: not JSON (%s)", path, why);
-        free(text);
-        return -1;
-    }
-    const FsJson *t = json_get(doc.root, "trial"), *folds = json_get(doc.root, "folds");
-    if (!t || t->type != FS_JSON_STRING || !folds || folds->type != FS_JSON_ARRAY || folds->n < 1) {
-        fs_err_set(err, "%s: expected \"trial\" and a non-empty \"folds\" list (written by foldsweep export)", path);
-        goto out;
-    }
-    snprintf(set->trial, sizeof set->trial, "%s", t->str);
-    const FsJson *v = json_get(doc.root, "rank");
-    long long r;
-    if (v && !json_i64(v, &r)) set->rank = (int)r;
-    if ((v = json_get(doc.root, "mean"))) json_f64(v, &set->mean);
-    if ((v = json_get(doc.root, "std"))) json_f64(v, &set->std);
-    if ((v = json_get(doc.root, "metric")) && v->type == FS_JSON_STRING)
-        snprintf(set->metric, sizeof set->metric, "%s", v->str);
-    int i = 0;
-    for (const FsJson *e = folds->child; e; e = e->next, i++) {
-        const FsJson *file = json_get(e, "file"), *fv = json_get(e, "fold");
-        long long k;
-        int id;
-        /* A fold is a number, "predefined" or "all" (a refit), as the model
-         * files name it; exports before that wrote -1 and -2 for the last two. */
-        if (fv && fv->type == FS_JSON_STRING && modelfile_fold_parse(fv->str, &id) == 0) k = id;
-        else if (!fv || json_i64(fv, &k) || k < FS_FOLD_ALL || k >= FS_MAX_FOLDS) k = FS_MAX_FOLDS;
-        if (!file || file->type != FS_JSON_STRING || strchr(file->str, '/') || k == FS_MAX_FOLDS) {
-            fs_err_set(err, "%s: folds[%d]: expected \"fold\" (a number, \"predefined\" or \"all\") and a \"file\" in "
-                       "the folder", path, i);
-            goto out;
-        }
-        if (fold >= 0 && k != fold) continue;
-        if (add(set, dir, file->str, (int)k, err)) goto out;
-    }
-    if (set->n == 0) {
-        fs_err_set(err, "%s: no fold %d in this export", path, fold);
-        goto out;
-    }
-    if ((v = json_get(doc.root, "run")) && v->type == FS_JSON_STRING) set_run(set, v->str);
-    rc = 0;
-out:
-    json_free(&doc);
-    free(text);
-    return rc;
-}
-
-/* A run folder: the trial by id (or unique prefix) or by leaderboard rank. */
-static int find_run(FsModelSet *set, const char *dir, const char *trial, int rank, int fold, FsErr *err)
-{
-    FsJournal j;
-    FsReportSpec spec;
-    int from_journal, rc = -1;
-    if (journal_read(&j, dir, err) != 0) return -1;
-    if (report_spec_load(&spec, dir, &j, &from_journal, err) != 0) {
-        journal_close(&j);
-        return -1;
-    }
-    FsReport rep;
-    report_build(&rep, &j, &spec);
-    const FsReportRow *row = NULL;
-    for (int i = 0; i < rep.n_rows; i++) {
-        const FsReportRow *x = &rep.rows[i];
-        if (trial ? strncmp(x->id, trial, strlen(trial)) != 0 : x->rank != rank) continue;
-        if (row) {
-            fs_err_set(err, "%s: trial '%s' is ambiguous (%s, %s, ...): give more of its id", dir, trial, row->id,
-                       x->id);
-            goto out;
-        }
-        row = x;
-    }
-    if (!row) {
-        if (trial) fs_err_set(err, "%s: no trial '%s' in the journal (see foldsweep leaderboard %s)", dir, trial, dir);
-        else fs_err_set(err, "%s: no trial at rank %d (the leaderboard has %d)", dir, rank, rep.n_rows);
-        goto out;
-    }
-    if (row->status != FS_TRIAL_OK && fold < 0) {
-        fs_err_set(err, "%s: trial %s is %s%s%s: its fold models do not form an ensemble (give --fold K for one)",
-                   dir, row->id, report_status_name(row->status), row->reason[0] ? ": " : "", row->reason);
-        goto out;
-    }
-    if (journal_is_discarded(&j, row->id)) {
-        fs_err_set(err, "%s: the models of trial %s (rank %d) were removed at the end of the run (run.keep_models "
-                   "keeps the best N); raise keep_models and train it again to keep them", dir, row->id, row->rank);
-        goto out;
-    }
-    snprintf(set->trial, sizeof set->trial, "%s", row->id);
-    set_run(set, dir);
-    set->rank = row->rank;
-    set->mean = row->mean;
-    set->std = row->std;
-    snprintf(set->metric, sizeof set->metric, "%s", metrics_kind_name(spec.metric));
-    FsFolds folds = data_folds_of(spec.predefined, spec.folds);
-    for (int k = 0; k < folds.n; k++) {
-        int fid = data_fold_id(&folds, k);
-        if (fold >= 0 && fid != fold) continue;
-        const FsFoldRecord *fr = journal_find_fold(&j, row->id, fid);
-        char why[160], path[4400];
-        if (!fr || !fr->model.file[0]) {
-            fs_err_set(err, "%s: trial %s fold %d has no saved model (%s)", dir, row->id, fid,
-                       fr ? "trained by a foldsweep that did not keep models, or did not train to a best epoch"
-                          : "not trained yet");
-            goto out;
-        }
-        snprintf(path, sizeof path, "%s/%s", dir, fr->model.file);
-        if (modelfile_verify(path, fr->model.bytes, fr->model.crc32, why, sizeof why) != 0) {
-            fs_err_set(err, "%s: %s (rerun the sweep to restore it)", path, why);
-            goto out;
-        }
-        if (add(set, dir, fr->model.file, fid, err)) goto out;
-    }
-    if (set->n == 0) {
-        fs_err_set(err, "%s: trial %s has no fold %d", dir, row->id, fold);
-        goto out;
-    }
-    rc = 0;
-out:
-    report_free(&rep);
-    journal_close(&j);
-    return rc;
 }
 
 int predict_find(FsModelSet *set, const char *source, const char *trial, int rank, int fold, FsErr *err)
@@ -205,12 +69,12 @@ int predict_find(FsModelSet *set, const char *source, const char *trial, int ran
         const char *slash = strrchr(source, '/');
         if (slash) snprintf(up, sizeof up, "%.*s/../..", (int)(slash - source), source);
         else snprintf(up, sizeof up, "../..");
-        set_run(set, up);
-        return add(set, NULL, source, -1, err);
+        predict_set_run(set, up);
+        return predict_set_add(set, NULL, source, -1, err);
     }
     if (set->n > 0) return fs_err_set(err, "%s: give one model folder, or model files", source), -1;
-    if (has_file(source, "model.json")) return find_export(set, source, fold, err);
-    if (has_file(source, "journal.jsonl")) return find_run(set, source, trial, rank, fold, err);
+    if (has_file(source, "model.json")) return predict_export_read(set, source, fold, err);
+    if (has_file(source, "journal.jsonl")) return predict_run_find(set, source, trial, rank, fold, err);
     return fs_err_set(err, "%s: neither an exported model (model.json) nor a run folder (journal.jsonl)", source), -1;
 }
 
@@ -239,6 +103,11 @@ void predict_free(FsEnsemble *e)
 {
     for (int i = 0; i < e->n; i++) modelfile_free(&e->m[i]);
     e->n = 0;
+}
+
+const char *predict_set_trial(const FsModelSet *set, const FsEnsemble *e)
+{
+    return set->trial[0] ? set->trial : e->m[0].info.trial;
 }
 
 /* The run folder a model file lies in (RUN/models/<trial>/F), absolute,

@@ -25,34 +25,21 @@ static void maybe_die_after_eval(void)
     }
 }
 
-/* The identity check as evaluate makes it; what open_test left out is
- * what the models' training proteins flag (they are the run's). */
-static void identity_of(FsEvaluation *ev, const FsEnsemble *e, const RunState *st)
-{
-    uint8_t *flag = fs_calloc((size_t)st->test.n_prot + 1, 1);
-    evaluate_identity(&ev->ident, e, &st->test, st->sw.test_max_identity, flag);
-    if (st->sw.test_exclude_overlap) ev->ident.left_out = evaluate_overlap_flags(e, &st->test, flag);
-    free(flag);
-}
-
+/* One look at the test set through evaluate's pipeline. The run screened
+ * the test set against its training data before training (state.c:
+ * refused, or the overlap left out), so here the guard only counts. */
 static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, const char *key, FsErr *err)
 {
     FsEnsemble *e = fs_calloc(1, sizeof *e);
     FsEvaluation *ev = fs_calloc(1, sizeof *ev);
-    int rc = predict_load(e, set, 256, err);
-    if (rc == 0) {
-        int unchecked;
-        float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)st->test.n_res + 1));
-        evaluate_overlap(ev, e, &st->test, &unchecked);
-        identity_of(ev, e, st);
-        predict_run(e, &st->test, st->set.solo_threads, 256, probs, NULL);
-        evaluate_score(ev, &st->test, probs, 1000, 1);
-        free(probs);
-        FsEvalRecord r;
-        evaluate_record(&r, ev, trial, key, "test", st->test_desc);
-        rc = journal_append_eval(&st->j, &r, err);
-        if (rc == 0) maybe_die_after_eval();
-    }
+    FsEvalSpec es = {.overlap = st->sw.test_exclude_overlap ? FS_OVERLAP_EXCLUDE : FS_OVERLAP_REFUSE, .screened = 1,
+                     .max_identity = st->sw.test_max_identity, .threads = st->set.solo_threads,
+                     .reps = FS_EVAL_RESAMPLES, .seed = FS_EVAL_SEED};
+    snprintf(ev->data, sizeof ev->data, "%s", st->test_desc);
+    int rc = predict_load(e, set, FS_PREDICT_BATCH, err);
+    if (rc == 0) rc = predict_evaluate(ev, e, &st->test, &es, err);
+    if (rc == 0) rc = predict_evaluate_record(&st->j, NULL, ev, trial, key, "test", err);
+    if (rc == 0) maybe_die_after_eval();
     predict_free(e);
     free(e);
     free(ev);
