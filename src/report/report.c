@@ -12,6 +12,7 @@
 #include "json/json.h"
 #include "metrics/metrics.h"
 #include "report/report.h"
+#include "report/report_int.h"
 
 const char *report_status_name(FsTrialStatus s)
 {
@@ -183,6 +184,8 @@ static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
     f->diverged_epoch = r->diverged_epoch;
     f->diverged_step = r->diverged_step;
     f->seconds = r->seconds;
+    f->train_examples = r->train_examples;
+    f->val_examples = r->val_examples;
 }
 
 static FsFolds folds_of(const FsReportSpec *spec) { return data_folds_of(spec->predefined, spec->folds); }
@@ -402,6 +405,7 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
     free(rep->rows);
     rep->rows = sorted;
     rep->spec.sweep = NULL; /* borrowed for the build only */
+    report_ties(rep);
     /* Test results: the latest of each kind (a later test set replaces an earlier one). */
     for (int i = 0; i < rep->n_rows; i++) {
         FsReportRow *row = &rep->rows[i];

@@ -60,6 +60,7 @@ typedef struct {
     int epochs, best_epoch, diverged_epoch;
     long diverged_step;
     double seconds;
+    uint64_t train_examples, val_examples; /* over its epochs: their ratio is the split's n_val / n_train */
 } FsReportFold;
 
 typedef struct {
@@ -84,7 +85,18 @@ typedef struct {
      * (as the report's confusion section); pooled.n == 0: no such fold. */
     FsMetrics pooled;
     char **param; /* FsReport.n_param values of the swept options (NULL: not known, or no effect on this trial) */
+    /* Against the best trial (report_ties, docs/statistics.md), for an ok
+     * trial with every fold's metric, k >= 2, when rows[0] is one too:
+     * the metric's 95% interval (corrected resampled variance), the paired
+     * corrected t-test's p-value against rows[0], Holm-adjusted over the
+     * trials compared (rows[0] itself: 1), and tied = adjusted p >=
+     * FS_REPORT_ALPHA. has_ci 0: none of these (NAN, tied -1). */
+    int has_ci;
+    double ci_lo, ci_hi, p_vs_best;
+    int tied; /* 1 tied with the best, 0 not, -1 not compared */
 } FsReportRow;
+/* The level below which a trial is told apart from the best. */
+#define FS_REPORT_ALPHA 0.05
 
 typedef struct {
     FsReportSpec spec;

@@ -51,7 +51,8 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
 {
     int k = rep->spec.folds;
     int n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
-    fputs("rank,id,index,status,metric,mean,std,folds_done,mcc_H,mcc_E,mcc_C", out);
+    fputs("rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,mcc_H,mcc_E,mcc_C",
+          out);
     for (int d = 0; d < rep->n_param; d++) csv_text(out, rep->param_col[d], 1);
     for (int s = 0; s < k; s++) {
         char h[16];
@@ -69,6 +70,10 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
                 metrics_kind_name(rep->spec.metric));
         csv_num(out, row->mean);
         csv_num(out, row->std);
+        csv_num(out, row->ci_lo);
+        csv_num(out, row->ci_hi);
+        csv_num(out, row->p_vs_best);
+        fputs(row->tied < 0 ? "," : row->tied ? ",true" : ",false", out);
         fprintf(out, ",%d", row->n_done);
         for (int c = 0; c < 3; c++) csv_num(out, row->pooled.n ? row->pooled.mcc[c] : NAN);
         for (int d = 0; d < rep->n_param; d++) csv_text(out, row->param[d] ? row->param[d] : "", 1);
@@ -213,6 +218,22 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     put_num(w, "mean", row->mean);
     put_num(w, "std", row->std);
     json_end(w);
+    /* Against the best (docs/statistics.md): null where not compared. */
+    char ci_key[32];
+    snprintf(ci_key, sizeof ci_key, "%s_ci95", metrics_kind_name(rep->spec.metric));
+    json_key(w, ci_key);
+    if (row->has_ci) {
+        json_array_begin(w);
+        json_num64_full(w, row->ci_lo);
+        json_num64_full(w, row->ci_hi);
+        json_end(w);
+    } else {
+        json_null(w);
+    }
+    put_num(w, "p_vs_best", row->p_vs_best);
+    json_key(w, "tied_with_best");
+    if (row->tied < 0) json_null(w);
+    else json_bool(w, row->tied);
     json_member_int(w, "folds_done", row->n_done);
     if (row->pooled.n)
         for (int c = 0; c < 3; c++) put_num(w, (char[]){'m', 'c', 'c', '_', "HEC"[c], 0}, row->pooled.mcc[c]);

@@ -1,0 +1,69 @@
+/*
+ * report_ties: which trials the folds cannot tell from the best
+ * (docs/statistics.md). Each ok trial with its metric on every one of the
+ * k >= 2 folds gets the 95% interval of its mean with the corrected
+ * resampled variance; against rows[0] (the best, when it is such a trial
+ * too) the corrected paired t-test over the same folds, its p-values
+ * Holm-adjusted over the trials compared, and tied = adjusted p >=
+ * FS_REPORT_ALPHA. Incomplete, pruned, diverged and failed trials are not
+ * compared: their folds are not the best's.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "metrics/metrics.h"
+#include "report/report_int.h"
+
+/* The row's metric on every fold, and its folds' validation / training
+ * examples; 0 when some fold lacks it (then it is not compared). */
+static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, double *ratio)
+{
+    const int k = rep->spec.folds;
+    if (row->status != FS_TRIAL_OK || k < 2) return 0;
+    double tr = 0.0, va = 0.0;
+    for (int s = 0; s < k; s++) {
+        const FsReportFold *f = &row->folds[s];
+        x[s] = rep->spec.metric == FS_METRIC_LOSS ? f->loss : f->q3;
+        if (!f->present || f->status != FS_FIT_OK || !isfinite(x[s])) return 0;
+        tr += (double)f->train_examples;
+        va += (double)f->val_examples;
+    }
+    *ratio = tr > 0.0 ? va / tr : NAN;
+    return isfinite(*ratio);
+}
+
+void report_ties(FsReport *rep)
+{
+    const int k = rep->spec.folds, n = rep->n_rows;
+    for (int i = 0; i < n; i++) {
+        FsReportRow *row = &rep->rows[i];
+        row->has_ci = 0;
+        row->ci_lo = row->ci_hi = row->p_vs_best = NAN;
+        row->tied = -1;
+    }
+    if (n == 0 || k < 2) return;
+    double *best = fs_malloc(sizeof(double) * (size_t)k), *x = fs_malloc(sizeof(double) * (size_t)k);
+    double *p = fs_malloc(sizeof(double) * (size_t)n);
+    double ratio;
+    const int have_best = row_scores(rep, &rep->rows[0], best, &ratio);
+    for (int i = 0; i < n; i++) {
+        FsReportRow *row = &rep->rows[i];
+        double r;
+        p[i] = NAN;
+        if (!row_scores(rep, row, x, &r)) continue;
+        row->has_ci = metrics_ci_corrected(x, k, r, 0.95, &row->ci_lo, &row->ci_hi) == 0;
+        /* The best against itself is no comparison: it stays out of Holm's
+         * count and is tied by definition. */
+        if (have_best && i > 0) p[i] = metrics_ttest_corrected(x, best, k, ratio);
+    }
+    metrics_holm(p, n);
+    for (int i = 0; have_best && i < n; i++) {
+        FsReportRow *row = &rep->rows[i];
+        if (!row->has_ci) continue;
+        row->p_vs_best = i == 0 ? 1.0 : p[i];
+        if (!isnan(row->p_vs_best)) row->tied = row->p_vs_best >= FS_REPORT_ALPHA;
+    }
+    free(best);
+    free(x);
+    free(p);
+}

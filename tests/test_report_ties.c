@@ -1,0 +1,157 @@
+/*
+ * Which trials are tied with the best (report/report_ties.c,
+ * docs/statistics.md), on a journal of 3-fold trials whose folds each saw
+ * 1,000 validation and 2,000 training residues a epoch (n_val / n_train =
+ * 0.5):
+ *
+ *   best  0.80 0.82 0.84   rank 1: tied with itself, p = 1
+ *   near  0.80 0.80 0.83   differences 0, 0.02, 0.01: t = 1.0954 at 2 df
+ *   far   0.60 0.62 0.61   differences 0.20, 0.20, 0.23: t = 13.28
+ *   inc   two folds only   not compared: null everywhere
+ *
+ * The p-values are worked here from Student's t at 2 degrees of freedom in
+ * closed form (P(|T| > t) = 1 - t / sqrt(2 + t^2)) and Holm's rule by hand,
+ * not by the code under test; then the JSON and CSV carry them, and ranking
+ * by loss compares the losses instead.
+ */
+#include "json/json.h"
+#include "report/report.h"
+#include "test_proc.h"
+
+static char dir[256];
+
+static void add_fold(FsJournal *j, const char *id, int fold, int correct, float loss)
+{
+    const int epochs = 2, total = 1000;
+    FsFitResult r;
+    train_result_alloc(&r, epochs);
+    r.status = FS_FIT_OK;
+    r.epochs = epochs;
+    r.best_epoch = 1;
+    r.best_val_loss = loss;
+    r.best_confusion[0][0] = (uint64_t)correct;
+    r.best_confusion[0][1] = (uint64_t)(total - correct);
+    r.curves.val_q3[0] = (float)((double)correct / total);
+    r.curves.val_loss[0] = loss;
+    r.val_examples = (uint64_t)epochs * total;
+    r.train_examples = (uint64_t)epochs * 2 * total;
+    r.seconds = 1.0;
+    FsErr err = {0};
+    CHECK_MSG(journal_append_fold(j, id, fold, &r, NULL, &err) == 0, "%s", err.msg);
+    train_result_free(&r);
+}
+
+static void add_trial(FsJournal *j, const char *id, int index, const int *correct, const float *loss, int folds)
+{
+    FsErr err = {0};
+    CHECK_MSG(journal_append_trial(j, id, index, 10, "{}", &err) == 0, "%s", err.msg);
+    for (int f = 0; f < folds; f++) add_fold(j, id, f, correct[f], loss[f]);
+}
+
+static const FsReportRow *row_of(const FsReport *rep, const char *id)
+{
+    for (int i = 0; i < rep->n_rows; i++)
+        if (!strcmp(rep->rows[i].id, id)) return &rep->rows[i];
+    CHECK_MSG(0, "no row %s", id);
+    return &rep->rows[0];
+}
+
+static double p_two_df(double mean_d, double var_d)
+{
+    const double t = fabs(mean_d) / sqrt((1.0 / 3.0 + 0.5) * var_d);
+    return 1.0 - t / sqrt(2.0 + t * t);
+}
+
+static char *render(const FsReport *rep, FsReportFormat fmt)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    report_write(rep, fmt, 0, f);
+    fclose(f);
+    return buf;
+}
+
+int main(void)
+{
+    tp_tmpdir(dir, sizeof dir, "ties");
+    FsJournal j;
+    FsErr err = {0};
+    CHECK_MSG(journal_open(&j, dir, &err) == 0, "%s", err.msg);
+    const int best[3] = {800, 820, 840}, near[3] = {800, 800, 830}, far[3] = {600, 620, 610}, inc[2] = {900, 900};
+    const float lb[3] = {0.50f, 0.50f, 0.50f}, ln[3] = {0.40f, 0.45f, 0.50f}, lf[3] = {0.90f, 0.95f, 0.90f},
+                li[2] = {0.1f, 0.1f};
+    add_trial(&j, "best", 0, best, lb, 3);
+    add_trial(&j, "near", 1, near, ln, 3);
+    add_trial(&j, "far", 2, far, lf, 3);
+    add_trial(&j, "inc", 3, inc, li, 2);
+
+    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 4, NULL};
+    FsReport rep;
+    report_build(&rep, &j, &spec);
+    const FsReportRow *b = row_of(&rep, "best"), *n = row_of(&rep, "near"), *f = row_of(&rep, "far"),
+                      *in = row_of(&rep, "inc");
+    CHECK(b->rank == 1);
+    /* Best: p = 1, tied with itself, its interval holds its mean: 0.82 +-
+     * t(0.975, 2) sqrt((1/3 + 1/2) 0.0004). */
+    CHECK(b->has_ci && b->p_vs_best == 1.0 && b->tied == 1);
+    const double half = 0.95 / sqrt(2.0 * 0.975 * 0.025) * sqrt((1.0 / 3.0 + 0.5) * 0.0004);
+    CHECK_NEAR(b->ci_lo, 0.82 - half, 1e-12);
+    CHECK_NEAR(b->ci_hi, 0.82 + half, 1e-12);
+    /* Holm over two comparisons: far's 0.0056 doubled stays below 0.05;
+     * near's 0.388 is not raised (it is the larger). */
+    const double p_near = p_two_df(0.01, 0.0001), p_far = p_two_df(0.21, 0.0003);
+    CHECK(p_far * 2.0 < 0.05 && p_near > 0.05);
+    CHECK_NEAR(f->p_vs_best, 2.0 * p_far, 1e-12);
+    CHECK_NEAR(n->p_vs_best, p_near, 1e-12);
+    CHECK(n->tied == 1 && f->tied == 0);
+    CHECK(!in->has_ci && isnan(in->p_vs_best) && in->tied == -1 && isnan(in->ci_lo));
+
+    char *js = render(&rep, FS_REPORT_JSON);
+    FsJsonDoc doc;
+    char why[200];
+    CHECK_MSG(json_parse(&doc, js, strlen(js), why, sizeof why) == 0, "%s", why);
+    CHECK(doc.root->type == FS_JSON_ARRAY && doc.root->n == 4);
+    for (int i = 0; i < doc.root->n; i++) {
+        const FsJson *o = json_at(doc.root, i), *id = json_get(o, "id"), *ci = json_get(o, "q3_ci95"),
+                     *p = json_get(o, "p_vs_best"), *t = json_get(o, "tied_with_best");
+        CHECK(id && ci && p && t);
+        if (!id || !ci || !p || !t) continue;
+        if (!strcmp(id->str, "inc")) {
+            CHECK(ci->type == FS_JSON_NULL && p->type == FS_JSON_NULL && t->type == FS_JSON_NULL);
+            continue;
+        }
+        const FsReportRow *r = row_of(&rep, id->str);
+        double lo, hi, pv;
+        CHECK(ci->type == FS_JSON_ARRAY && ci->n == 2 && json_f64(json_at(ci, 0), &lo) == 0 &&
+              json_f64(json_at(ci, 1), &hi) == 0 && lo == r->ci_lo && hi == r->ci_hi);
+        CHECK(json_f64(p, &pv) == 0 && pv == r->p_vs_best);
+        CHECK(t->type == (r == f ? FS_JSON_FALSE : FS_JSON_TRUE));
+    }
+    json_free(&doc);
+    free(js);
+    char *csv = render(&rep, FS_REPORT_CSV);
+    CHECK_CONTAINS(csv, "mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done");
+    CHECK_CONTAINS(csv, "\n1,best,0,ok,q3,0.82,");
+    CHECK_CONTAINS(csv, ",1,true,3,");     /* best: p 1, tied, 3 folds */
+    CHECK_CONTAINS(csv, "\n4,inc,3,incomplete,q3,0.9,0,,,,,2,"); /* not compared */
+    free(csv);
+    report_free(&rep);
+
+    /* By loss (lower is better): near 0.45 mean is the best; best 0.50
+     * differs by 0.10, 0.05, 0 against it. */
+    spec.metric = FS_METRIC_LOSS;
+    report_build(&rep, &j, &spec);
+    CHECK(!strcmp(rep.rows[0].id, "near") && rep.rows[0].tied == 1);
+    b = row_of(&rep, "best");
+    CHECK(b->has_ci && !isnan(b->p_vs_best));
+    char *lj = render(&rep, FS_REPORT_JSON);
+    CHECK_CONTAINS(lj, "\"loss_ci95\"");
+    free(lj);
+    report_free(&rep);
+    journal_close(&j);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return test_finish();
+}
