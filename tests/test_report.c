@@ -280,12 +280,12 @@ static void test_formats(void)
     CHECK(tp_count(m, "\n") == 5);
     CHECK_LINE(
         m, 0,
-        "| rank | id | status | q3 mean % | std | fold0 | fold1 | epochs best/ran | mcc H E C | seconds | params "
+        "| rank | id | status | q3 mean % | std | +-95% | tied | fold0 | fold1 | epochs best/ran | mcc H E C | seconds | params "
         "| architecture | note |");
     CHECK_LINE(m, 1,
-               "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | --- |");
+               "| ---: | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- |");
     CHECK_LINE(m, 2,
-               "| 1 | a1 | ok | 75.0 | 25.0 | 50.0 | 100.0 | 3/5 4/4 | 0.000 0.000 0.000 | 12.5 | 1234 "
+               "| 1 | a1 | ok | 75.0 | 25.0 | - | - | 50.0 | 100.0 | 3/5 4/4 | 0.000 0.000 0.000 | 12.5 | 1234 "
                "| w15 conv64x7 relu > drop0.2 > dense32 relu \\| adam lr0.001 b8 |  |");
     free(m);
 

@@ -136,6 +136,15 @@ int main(void)
     CHECK_CONTAINS(csv, ",1,true,3,");     /* best: p 1, tied, 3 folds */
     CHECK_CONTAINS(csv, "\n4,inc,3,incomplete,q3,0.9,0,,,,,2,"); /* not compared */
     free(csv);
+    /* The terminal table: the interval's half-width in points, and the tie. */
+    char *tab = render(&rep, FS_REPORT_TABLE);
+    char want[200];
+    snprintf(want, sizeof want, "  82.0  1.6  %5.1f  best ", 100.0 * half);
+    CHECK_CONTAINS(tab, "q3 mean %  std  +-95%  tied ");
+    CHECK_CONTAINS(tab, want);
+    CHECK_CONTAINS(tab, "  yes ");
+    CHECK_CONTAINS(tab, "  no  ");
+    free(tab);
     report_free(&rep);
 
     /* By loss (lower is better): near 0.45 mean is the best; best 0.50

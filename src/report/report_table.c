@@ -112,7 +112,10 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
     char buf[1200], h[32];
     const int c_rank = add_col(g, "rank", C_RIGHT), c_id = add_col(g, "id", 0), c_st = add_col(g, "status", 0);
     snprintf(buf, sizeof buf, "%s mean%s", metrics_kind_name(m), q ? " %" : "");
-    const int c_mean = add_col(g, buf, C_RIGHT), c_std = add_col(g, "std", C_RIGHT), c_fold = g->n_cols;
+    const int c_mean = add_col(g, buf, C_RIGHT), c_std = add_col(g, "std", C_RIGHT);
+    /* Against the best (report_ties.c): the interval's half-width and
+     * whether the folds can tell the trial from rank 1. */
+    const int c_ci = add_col(g, "+-95%", C_RIGHT), c_tied = add_col(g, "tied", 0), c_fold = g->n_cols;
     for (int s = 0; s < k; s++) {
         report_fold_header(rep, s, h, sizeof h);
         add_col(g, h, C_RIGHT | C_FOLD);
@@ -142,6 +145,8 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
         set(g, i, c_st, report_status_name(row->status));
         set(g, i, c_mean, report_metric_text(buf, sizeof buf, m, row->mean));
         set(g, i, c_std, report_metric_text(buf, sizeof buf, m, row->std));
+        set(g, i, c_ci, report_metric_text(buf, sizeof buf, m, row->has_ci ? 0.5 * (row->ci_hi - row->ci_lo) : NAN));
+        set(g, i, c_tied, row->tied < 0 ? "-" : i == 0 ? "best" : row->tied ? "yes" : "no");
         for (int s = 0; s < k; s++) {
             fold_cell(rep, &row->folds[s], buf, sizeof buf);
             set(g, i, c_fold + s, buf);
@@ -168,6 +173,10 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
         any_note |= row->reason[0] != 0;
     }
     if (table && !any_note) g->flags[c_note] |= C_OFF; /* an empty column is no help in 120 */
+    /* No trial compared (a single split, nothing complete): no columns for it. */
+    int any_ci = 0;
+    for (int i = 0; i < n; i++) any_ci |= rep->rows[i].has_ci;
+    if (!any_ci) g->flags[c_ci] |= C_OFF, g->flags[c_tied] |= C_OFF;
 }
 
 static void grid_free(Grid *g)
