@@ -87,6 +87,16 @@ int main(void)
     const FsJson *st = parse(&d, out_text, "status --json");
     CHECK_SAME(f64(st, "best_mean"), mean, "status best_mean");
     CHECK_SAME(f64(st, "best_std"), std, "status best_std");
+    /* The tied group: the leaderboard's other trials marked tied. */
+    int tied = 0;
+    for (int i = 1; json_at(board.root, i); i++) {
+        const FsJson *t = json_get(json_at(board.root, i), "tied_with_best");
+        tied += t && t->type == FS_JSON_TRUE;
+    }
+    long long st_tied = -1;
+    CHECK(json_get(best, "tied_with_best") && json_get(best, "tied_with_best")->type == FS_JSON_TRUE);
+    CHECK_MSG(json_i64(json_get(st, "tied_with_best"), &st_tied) == 0 && st_tied == tied,
+              "status tied_with_best %lld, leaderboard %d", st_tied, tied);
     json_free(&d);
 
     /* 3. */

@@ -191,6 +191,8 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     else if (!v->eta_from && v->folds_total > 0 && v->folds_done > 0 && v->elapsed > 0)
         v->eta = (double)(v->folds_total - v->folds_done) * v->elapsed / (double)v->folds_done, v->eta_from = "pace";
     if (rep->n_rows && rep->rows[0].status == FS_TRIAL_OK) v->best = &rep->rows[0];
+    v->tied = v->best && v->best->tied == 1 ? 0 : -1;
+    for (int i = 1; v->tied >= 0 && i < rep->n_rows; i++) v->tied += rep->rows[i].tied == 1;
     for (int i = 0; i < j->n_evals; i++) {
         v->looks_evaluate += !strcmp(j->evals[i].source, "evaluate");
         v->looks_test += !strcmp(j->evals[i].source, "test");

@@ -39,6 +39,7 @@ typedef struct {
     double eta;
     const char *eta_from;
     const FsReportRow *best; /* NULL: no complete trial yet */
+    int tied; /* other complete trials the folds cannot tell from the best (report_ties); -1: not compared */
     int looks, looks_evaluate, looks_test; /* evaluations of test data */
     int dropped_tail;
 } StatusView;

@@ -127,6 +127,9 @@ void status_print_text(FILE *out, const StatusView *v)
         fprintf(out, "best so far  %s %s %s%s +- %s%s  %s\n", v->best->id, metrics_kind_name(v->metric),
                 report_metric_text(mean, sizeof mean, v->metric, v->best->mean), pct,
                 report_metric_text(std, sizeof std, v->metric, v->best->std), pct, v->best->arch);
+        if (v->tied >= 0)
+            fprintf(out, "tied         %d other trial%s the folds cannot tell from the best (95%%, docs/statistics.md)\n",
+                    v->tied, v->tied == 1 ? "" : "s");
     } else {
         fprintf(out, "best so far  none complete yet\n");
     }
@@ -199,6 +202,7 @@ void status_print_json(FILE *out, const StatusView *v)
     num(&w, "best_mean", v->best ? v->best->mean : NAN, v->best != NULL);
     num(&w, "best_std", v->best ? v->best->std : NAN, v->best != NULL);
     str(&w, "best_arch", v->best ? v->best->arch : NULL);
+    num(&w, "tied_with_best", v->tied, v->tied >= 0);
     num(&w, "test_data_looks", v->looks, 1);
     num(&w, "test_data_looks_evaluate", v->looks_evaluate, 1);
     num(&w, "test_data_looks_test", v->looks_test, 1);
