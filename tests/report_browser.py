@@ -33,6 +33,7 @@ cannot. Exit 0 passed, 1 failed. FS_KEEP_TMP=1 keeps the work folder.
 """
 
 import html.parser
+import json
 import os
 import pathlib
 import shutil
@@ -244,6 +245,11 @@ def run_checks(fs, chrome, tmp):
             check(dom.find("p", cls="why", inside=sec[0]), f"section {sid} has no one-line explanation")
     board = dom.find("table", id="board")
     check(board and len(dom.find("tr", inside=board[0])) == 9, "the leaderboard has not 8 rows and a header")
+    # The tied group shaded: the rows leaderboard.json marks tied_with_best.
+    with open(pathlib.Path(run) / "leaderboard.json") as f:
+        tied = sum(1 for row in json.load(f) if row.get("tied_with_best") is True)
+    shaded = dom.find("tr", cls="tied", inside=board[0]) if board else []
+    check(tied >= 1 and len(shaded) == tied, f"{len(shaded)} leaderboard rows shaded as tied, leaderboard.json has {tied}")
     check(len(dom.find("details", cls="trial")) == 8, "not 8 trial sections")
     curves = dom.find("svg", cls="curves")
     check(len(curves) == 8, f"{len(curves)} learning-curve charts, expected 8")

@@ -43,7 +43,7 @@ static const char *CSS =
     "{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "th button{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit}"
     "th[aria-sort=ascending] button::after{content:' \\25B2'}th[aria-sort=descending] button::after{content:' \\25BC'}"
-    "tr.bad td.st{font-weight:600;color:#B34700}td.reason{max-width:28em}"
+    "tr.bad td.st{font-weight:600;color:#B34700}td.reason{max-width:28em}tr.tied td{background:#EEF4FB}"
     "dl.id{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dl.id dt{color:var(--muted)}dl.id dd{margin:0;"
     "word-break:break-word}figure{margin:.6em 0;overflow-x:auto}"
     "svg.chart{width:100%;max-width:760px;min-width:440px;height:auto;display:block}"
@@ -118,13 +118,24 @@ static void th(FILE *out, const char *name, int num)
     fprintf(out, "<th%s><button type=\"button\">%s</button></th>", num ? " class=\"n\"" : "", name);
 }
 
+/* A number's cell: sorted by its value, shown as the metric is. */
+static void metric_cell(FILE *out, const FsReport *rep, double v)
+{
+    char num[FS_PERCENT_TEXT];
+    fputs("<td class=\"n\" data-v=\"", out);
+    if (!isnan(v)) fprintf(out, "%.9g", v);
+    fprintf(out, "\">%s</td>", report_metric_text(num, sizeof num, rep->spec.metric, v));
+}
+
 static void leaderboard(FILE *out, const FsReport *rep)
 {
     int loss = rep->spec.metric == FS_METRIC_LOSS;
     fputs("<section id=\"leaderboard\"><h2>Leaderboard</h2>\n<p class=\"why\">Trials ranked by the mean validation ", out);
     fputs(loss ? "loss over folds (lower first)" : "Q3 over folds (higher first)", out);
-    fputs("; incomplete, diverged and failed trials follow with their reason. Click a column to sort; a trial's id "
-          "opens its curves.</p>\n",
+    fputs("; incomplete, diverged and failed trials follow with their reason. &plusmn;95% is the half-width of the "
+          "mean's 95% interval with the corrected resampled variance (folds share their training proteins); shaded "
+          "trials are tied with the best: a corrected paired t-test over the folds cannot tell them apart at 0.05 "
+          "(Holm-adjusted). Click a column to sort; a trial's id opens its curves.</p>\n",
           out);
     if (!rep->n_rows) {
         html_no_chart(out, "No trial is in the journal yet.");
@@ -133,28 +144,25 @@ static void leaderboard(FILE *out, const FsReport *rep)
     }
     fputs("<div class=\"scroll\"><table class=\"sortable\" id=\"board\"><thead><tr>", out);
     th(out, "rank", 1), th(out, "trial", 0), th(out, "status", 0);
-    th(out, loss ? "loss mean" : "Q3 mean (%)", 1), th(out, "std", 1), th(out, "folds", 1);
+    th(out, loss ? "loss mean" : "Q3 mean (%)", 1), th(out, "std", 1), th(out, "&plusmn;95%", 1);
+    th(out, "tied", 0), th(out, "folds", 1);
     th(out, "seconds", 1), th(out, "params", 1), th(out, "architecture", 0), th(out, "reason", 0);
     fputs("</tr></thead><tbody>\n", out);
-    char num[FS_PERCENT_TEXT];
     for (int i = 0; i < rep->n_rows; i++) {
         const FsReportRow *r = &rep->rows[i];
-        fprintf(out, "<tr%s><td class=\"n\" data-v=\"%d\">%d</td><td><a href=\"#t-", row_bad(r) ? " class=\"bad\"" : "",
-                r->rank, r->rank);
+        fprintf(out, "<tr%s><td class=\"n\" data-v=\"%d\">%d</td><td><a href=\"#t-",
+                row_bad(r) ? " class=\"bad\"" : r->tied == 1 ? " class=\"tied\"" : "", r->rank, r->rank);
         html_esc(out, r->id);
         fputs("\"><code>", out);
         html_esc(out, r->id);
         fprintf(out, "</code></a></td><td class=\"st\" data-v=\"%d\">", (int)r->status);
         html_esc(out, report_status_name(r->status));
-        fputs("</td><td class=\"n\" data-v=\"", out);
-        if (!isnan(r->mean)) fprintf(out, "%.9g", r->mean);
-        fputs("\">", out);
-        fputs(report_metric_text(num, sizeof num, rep->spec.metric, r->mean), out);
-        fputs("</td><td class=\"n\" data-v=\"", out);
-        if (!isnan(r->std)) fprintf(out, "%.9g", r->std);
-        fputs("\">", out);
-        fputs(report_metric_text(num, sizeof num, rep->spec.metric, r->std), out);
-        fprintf(out, "</td><td class=\"n\" data-v=\"%d\">%d/%d</td><td class=\"n\" data-v=\"%.3f\">%.1f</td>", r->n_done,
+        fputs("</td>", out);
+        metric_cell(out, rep, r->mean);
+        metric_cell(out, rep, r->std);
+        metric_cell(out, rep, r->has_ci ? 0.5 * (r->ci_hi - r->ci_lo) : NAN);
+        fprintf(out, "<td class=\"tie\">%s</td>", r->tied < 0 ? "-" : i == 0 ? "best" : r->tied ? "yes" : "no");
+        fprintf(out, "<td class=\"n\" data-v=\"%d\">%d/%d</td><td class=\"n\" data-v=\"%.3f\">%.1f</td>", r->n_done,
                 r->n_done, rep->spec.folds, r->seconds, r->seconds);
         fprintf(out, "<td class=\"n\" data-v=\"%ld\">%ld</td><td>", r->n_params, r->n_params);
         html_esc(out, r->arch);
