@@ -44,6 +44,7 @@ extern "C" {
 typedef struct {
     uint32_t *d_idx; /* train then valid indices */
     uint32_t n_train, n_valid;
+    uint64_t counts[3]; /* the training examples' classes (training.class_weights) */
 } FoldLists;
 
 struct FsGpu {
@@ -172,6 +173,7 @@ static const FoldLists *fold_lists(FsGpu *g, int fold, FsErr *err)
     if (f->d_idx) return f;
     uint32_t nt, nv;
     uint32_t *h = data_fold_examples(g->ds, fold, &nt, &nv);
+    train_class_counts(g->ds->ss, h, nt, f->counts);
     int rc = upload((void **)&f->d_idx, h, sizeof(uint32_t) * ((size_t)nt + nv), err);
     free(h);
     if (rc) return NULL;
@@ -329,6 +331,7 @@ static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf,
     size_t nw = (size_t)(net->n_params + net->n_state);
     if (nw > *w_cap) *w = (float *)fs_realloc(*w, sizeof(float) * (*w_cap = nw));
     core_model_seed(m, net, job->spec, *w);
+    core_model_weigh(m, job->spec, g->folds[fold_slot(job->fold)].counts);
     CU(cudaMemcpy(m->w, *w, sizeof(float) * nw, cudaMemcpyHostToDevice));
     m->progress = &d_watch[s].progress;
     m->cancel = &d_watch[s].cancel;

@@ -85,13 +85,6 @@ static void put_layer(SwBuf *b, const SwLayer *ly)
     sb_puts(b, "}");
 }
 
-/* training.monitor at its default (loss, written or not) is left out, as
- * in the trial configs: run folders of builds before it keep their sweep. */
-static int default_monitor(int o, const SwOpt *opt)
-{
-    return o == O_MONITOR && opt->n == 1 && (int)opt->v[0].d == FS_MONITOR_LOSS;
-}
-
 char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
 {
     SwBuf b = {0};
@@ -135,7 +128,7 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
         if (sw_opts[o].sec == SEC_MODEL && !(sp->n_alts && o <= O_STRUCT_LAST)) put_opt(&b, "  ", o, &sp->opt[o]);
     sb_puts(&b, "training:\n");
     for (int o = 0; o < O_COUNT; o++)
-        if (sw_opts[o].sec == SEC_TRAINING && !default_monitor(o, &sp->opt[o])) put_opt(&b, "  ", o, &sp->opt[o]);
+        if (sw_opts[o].sec == SEC_TRAINING && !sw_opt_hidden_default(o, &sp->opt[o])) put_opt(&b, "  ", o, &sp->opt[o]);
     sb_puts(&b, "  early_stopping:\n");
     for (int o = 0; o < O_COUNT; o++)
         if (sw_opts[o].sec == SEC_STOP) put_opt(&b, "    ", o, &sp->opt[o]);

@@ -157,6 +157,11 @@ static void build_spec(const SwSpace *sp, const int *at, FsTrainSpec *ts)
     ts->stop.patience = (int)D(O_PATIENCE);
     ts->stop.min_delta = (float)D(O_MIN_DELTA);
     ts->monitor = (FsMonitor)(int)D(O_MONITOR);
+    ts->lr_schedule = (FsLrSchedule)(int)D(O_LR_SCHEDULE);
+    ts->lr_step_every = (int)D(O_LR_STEP_EVERY);
+    ts->lr_step_factor = (float)D(O_LR_STEP_FACTOR);
+    ts->warmup_epochs = (int)D(O_WARMUP);
+    ts->class_weights = (FsClassWeights)(int)D(O_CLASS_WEIGHTS);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -214,6 +219,10 @@ char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
     sb_printf(&b, "],\"window\":%d},\"training\":{\"batch_size\":%d,", a->window, ts->batch);
     int adam = ts->opt != FS_OPT_SGD;
     if (adam) sb_printf(&b, "\"beta1\":%s,\"beta2\":%s,", fs_float_text(ts->beta1), fs_float_text(ts->beta2));
+    /* Options added later appear only away from their defaults: the ids of
+     * sweeps that do not use them stay what they were. Keys sorted. */
+    if (ts->class_weights != FS_CW_NONE)
+        sb_printf(&b, "\"class_weights\":\"%s\",", train_class_weights_name(ts->class_weights));
     sb_printf(&b, "\"clip_norm\":%s,\"early_stopping\":{", fs_float_text(ts->clip_norm));
     const FsStopSpec *st = &ts->stop;
     if (st->kind == FS_STOP_GL || st->kind == FS_STOP_PQ) sb_printf(&b, "\"alpha\":%s,", fs_float_text(st->alpha));
@@ -225,12 +234,17 @@ char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
     sb_printf(&b, "},\"epochs\":%d,", st->max_epochs);
     if (adam) sb_printf(&b, "\"epsilon\":%s,", fs_float_text(ts->eps));
     sb_printf(&b, "\"eval_batch\":%d,\"learning_rate\":%s,", ts->eval_batch, fs_float_text(ts->lr));
+    if (ts->lr_schedule != FS_LR_CONSTANT)
+        sb_printf(&b, "\"lr_schedule\":\"%s\",", train_lr_schedule_name(ts->lr_schedule));
+    if (ts->lr_schedule == FS_LR_STEP)
+        sb_printf(&b, "\"lr_step_every\":%d,\"lr_step_factor\":%s,", ts->lr_step_every, fs_float_text(ts->lr_step_factor));
     if (!adam) sb_printf(&b, "\"momentum\":%s,", fs_float_text(ts->momentum));
     /* The default (loss) is left out: the ids of sweeps without
      * training.monitor stay what they were before it existed. */
     if (ts->monitor != FS_MONITOR_LOSS) sb_printf(&b, "\"monitor\":\"%s\",", train_monitor_name(ts->monitor));
-    sb_printf(&b, "\"optimizer\":\"%s\",\"seed\":%llu,\"weight_decay\":%s}}", train_opt_name(ts->opt),
-              (unsigned long long)ts->seed[0], fs_float_text(ts->weight_decay));
+    sb_printf(&b, "\"optimizer\":\"%s\",\"seed\":%llu,", train_opt_name(ts->opt), (unsigned long long)ts->seed[0]);
+    if (ts->warmup_epochs > 0) sb_printf(&b, "\"warmup_epochs\":%d,", ts->warmup_epochs);
+    sb_printf(&b, "\"weight_decay\":%s}}", fs_float_text(ts->weight_decay));
     return b.s;
 }
 

@@ -47,6 +47,15 @@ const SwOptDesc sw_opts[O_COUNT] = {
     [O_EVAL_BATCH] = {"eval_batch", SEC_TRAINING, OT_INT, 1, 65536, 0, 0, 0, NULL, 0, "an integer from 1 to 65536"},
     [O_SEED] = {"seed", SEC_TRAINING, OT_U64, 0, 0, 0, 0, 0, NULL, 0, "a whole number from 0 to 2^64-1"},
     [O_MONITOR] = {"monitor", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0, E(train_monitor_names, FS_MONITOR_COUNT)},
+    [O_LR_SCHEDULE] = {"lr_schedule", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0,
+                       E(train_lr_schedule_names, FS_LR_SCHEDULE_COUNT)},
+    [O_LR_STEP_EVERY] = {"lr_step_every", SEC_TRAINING, OT_INT, 1, 100000, 0, 0, 0, NULL, 0,
+                         "an integer from 1 to 100000 (epochs between the step schedule's changes)"},
+    [O_LR_STEP_FACTOR] = {"lr_step_factor", SEC_TRAINING, OT_FLOAT, 0, 1, 1, 0, 0, NULL, 0, "a number > 0 and <= 1"},
+    [O_WARMUP] = {"warmup_epochs", SEC_TRAINING, OT_INT, 0, 100000, 0, 0, 0, NULL, 0,
+                  "an integer from 0 (no warm-up) to 100000"},
+    [O_CLASS_WEIGHTS] = {"class_weights", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0,
+                         E(train_class_weights_names, FS_CW_COUNT)},
     [O_CRITERION] = {"criterion", SEC_STOP, OT_ENUM, 0, 0, 0, 0, 0, E(stop_kind_names, FS_STOP_KIND_COUNT)},
     [O_ALPHA] = {"alpha", SEC_STOP, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
     [O_STRIP] = {"strip", SEC_STOP, OT_INT, 1, FS_STOP_MAX_STRIP, 0, 0, 0, NULL, 0, "an integer from 1 to 64"},
@@ -69,9 +78,8 @@ static void set_default(SwOpt *o, double d)
     o->given = 0;
 }
 
-void sw_space_defaults(SwSpace *sp)
+double sw_opt_default(int o)
 {
-    memset(sp, 0, sizeof *sp);
     FsTrainSpec ts;
     train_spec_defaults(&ts); /* the trainer's defaults stay the single source */
     const double d[O_COUNT] = {
@@ -85,8 +93,24 @@ void sw_space_defaults(SwSpace *sp)
         [O_EVAL_BATCH] = ts.eval_batch, [O_SEED] = 1, [O_MONITOR] = ts.monitor,
         [O_CRITERION] = ts.stop.kind, [O_ALPHA] = ts.stop.alpha, [O_STRIP] = ts.stop.strip,
         [O_S] = ts.stop.s, [O_PATIENCE] = ts.stop.patience, [O_MIN_DELTA] = ts.stop.min_delta,
+        [O_LR_SCHEDULE] = ts.lr_schedule, [O_LR_STEP_EVERY] = ts.lr_step_every,
+        [O_LR_STEP_FACTOR] = ts.lr_step_factor, [O_WARMUP] = ts.warmup_epochs, [O_CLASS_WEIGHTS] = ts.class_weights,
     };
-    for (int o = 0; o < O_COUNT; o++) set_default(&sp->opt[o], d[o]);
+    return o >= 0 && o < O_COUNT ? d[o] : 0.0;
+}
+
+int sw_opt_hidden_default(int o, const SwOpt *opt)
+{
+    static const int later[] = {O_MONITOR, O_LR_SCHEDULE, O_LR_STEP_EVERY, O_LR_STEP_FACTOR, O_WARMUP, O_CLASS_WEIGHTS};
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if (o == later[i]) return opt->n == 1 && opt->v[0].d == sw_opt_default(o);
+    return 0;
+}
+
+void sw_space_defaults(SwSpace *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    for (int o = 0; o < O_COUNT; o++) set_default(&sp->opt[o], sw_opt_default(o));
 }
 
 void sw_space_free(SwSpace *sp)

@@ -69,12 +69,23 @@ void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n)
     case FS_STOP_PATIENCE: snprintf(stop, sizeof stop, "patience%d", st->patience); break;
     default: snprintf(stop, sizeof stop, "%s", stop_kind_name(FS_STOP_MAX_EPOCHS)); break;
     }
-    char extra[96] = "";
+    char extra[200] = "";
     if (ts->opt == FS_OPT_SGD) snprintf(extra, sizeof extra, " momentum=%s", fs_float_text(ts->momentum));
     if (ts->weight_decay > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " wd=%s", fs_float_text(ts->weight_decay));
     if (ts->clip_norm > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " clip=%s", fs_float_text(ts->clip_norm));
     if (ts->monitor != FS_MONITOR_LOSS)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " monitor=%s", train_monitor_name(ts->monitor));
+    if (ts->lr_schedule == FS_LR_STEP)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " lr_schedule=step/%dx%s", ts->lr_step_every,
+                 fs_float_text(ts->lr_step_factor));
+    else if (ts->lr_schedule != FS_LR_CONSTANT)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " lr_schedule=%s",
+                 train_lr_schedule_name(ts->lr_schedule));
+    if (ts->warmup_epochs > 0)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " warmup=%d", ts->warmup_epochs);
+    if (ts->class_weights != FS_CW_NONE)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " class_weights=%s",
+                 train_class_weights_name(ts->class_weights));
     snprintf(out, n, "%s lr=%s batch=%d epochs=%d stop=%s%s seed=%llu", train_opt_name(ts->opt), fs_float_text(ts->lr),
              ts->batch, st->max_epochs, stop, extra, (unsigned long long)ts->seed[0]);
 }

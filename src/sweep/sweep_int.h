@@ -67,6 +67,7 @@ enum {
     O_INIT, O_LEAKY_SLOPE, O_ELU_ALPHA, O_BN_EPSILON, O_BN_MOMENTUM, O_GATE_BIAS,
     O_EPOCHS, O_OPTIMIZER, O_LR, O_MOMENTUM, O_BETA1, O_BETA2, O_EPSILON, O_WEIGHT_DECAY,
     O_CLIP_NORM, O_BATCH, O_EVAL_BATCH, O_SEED, O_MONITOR,
+    O_LR_SCHEDULE, O_LR_STEP_EVERY, O_LR_STEP_FACTOR, O_WARMUP, O_CLASS_WEIGHTS,
     O_CRITERION, O_ALPHA, O_STRIP, O_S, O_PATIENCE, O_MIN_DELTA,
     O_COUNT
 };
@@ -85,6 +86,13 @@ typedef struct {
 } SwOptDesc;
 
 extern const SwOptDesc sw_opts[O_COUNT];
+struct SwOpt;
+/* An option's default (the trainer's, train_spec_defaults, for training). */
+double sw_opt_default(int o);
+/* Options added after sweeps were in use: at their default they are left
+ * out of the canonical sweep and of trial configs, so that the run folders
+ * and trial ids of sweeps that do not name them stay what they were. */
+int sw_opt_hidden_default(int o, const struct SwOpt *opt);
 /* A section's dotted key: "model", "training", "training.early_stopping". */
 const char *sw_section_key(SwSection sec);
 
@@ -94,7 +102,7 @@ typedef struct {
     int line, col;
 } SwVal;
 
-typedef struct {
+typedef struct SwOpt {
     SwVal *v;
     int n;
     int given; /* written in the file (else one default value) */

@@ -126,7 +126,7 @@ typedef struct {
     float lr, mu, b1, b2, eps, a, s2, l2, decay, scale;
 } FsOptStep;
 
-FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale);
+FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale, float lr);
 
 FS_DEVICE static inline void opt_sgd(const FsOptStep *o, float *w, float *m1, float g)
 {

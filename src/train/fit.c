@@ -131,6 +131,11 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_batches(FsModel *m, const FsFoldDat
             if (pruned || stop) return FS_FIT_CANCELLED;
         }
         const int B = ts->batch;
+        FS_MASTER
+        {
+            m->lr = train_lr_at(ts, s->epoch, s->step_in_epoch, ((long)fd->n_train + B - 1) / B);
+        }
+        FS_SYNC();
         k.nb = fd->n_train - s->next < (uint32_t)B ? (int)(fd->n_train - s->next) : B;
         step_load_batch(m, fd, m->perm + s->next, k.nb);
         step_forward(m, k.nb, 1);

@@ -56,9 +56,15 @@ FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t con
         int lab = m->labels[b];
         m->ex_loss[b] = logf(sum) - (zb[lab] - mx);
         m->ex_pred[b] = (uint8_t)arg;
+        /* Class weights (training only): the example's loss and gradient
+         * scaled by its class's weight; unweighted, the old arithmetic. */
+        const int weigh = grad && m->class_weighted;
+        if (weigh) m->ex_loss[b] *= m->class_w[lab];
         if (grad)
-            for (int k = 0; k < FS_CLASSES; k++)
-                d[b * FS_CLASSES + k] = (e[k] / sum - (k == lab ? 1.0f : 0.0f)) / (float)B;
+            for (int k = 0; k < FS_CLASSES; k++) {
+                const float g = (e[k] / sum - (k == lab ? 1.0f : 0.0f)) / (float)B;
+                d[b * FS_CLASSES + k] = weigh ? g * m->class_w[lab] : g;
+            }
     }
     FS_SYNC();
     /* Every thread sums in the same order, so all agree on the total. */
@@ -101,11 +107,11 @@ FS_DEVICE static int step_runs(const FsNet *net, int fused, long run[STEP_MAX_RU
     return n;
 }
 
-FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale)
+FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale, float lr)
 {
     FsOptStep o;
     o.opt = ts->opt;
-    o.lr = ts->lr;
+    o.lr = lr;
     o.mu = ts->momentum;
     o.b1 = ts->beta1;
     o.b2 = ts->beta2;
@@ -113,7 +119,7 @@ FS_DEVICE FsOptStep step_opt(const FsTrainSpec *ts, long t, float scale)
     o.a = (float)((double)o.lr / (1.0 - pow(o.b1, (double)t)));
     o.s2 = (float)(1.0 / sqrt(1.0 - pow(o.b2, (double)t)));
     o.l2 = ts->opt == FS_OPT_ADAMW ? 0.0f : ts->weight_decay;
-    o.decay = ts->opt == FS_OPT_ADAMW ? 1.0f - ts->lr * ts->weight_decay : 1.0f;
+    o.decay = ts->opt == FS_OPT_ADAMW ? 1.0f - lr * ts->weight_decay : 1.0f;
     o.scale = scale;
     o.plain = scale == 1.0f && o.l2 == 0.0f && o.decay == 1.0f;
     return o;
@@ -226,7 +232,7 @@ FS_DEVICE FS_NOINLINE int step_backward(FsModel *m, int B, const FsTrainSpec *ts
 #endif
     FS_SYNC();
     FsOptStep o;
-    if (fused) o = step_opt(ts, m->step + 1, 1.0f);
+    if (fused) o = step_opt(ts, m->step + 1, 1.0f, m->lr);
     /* What the loop keeps across its calls, in memory (FS_IN_MEMORY). */
     struct {
         int i, B, fused, bad;
@@ -264,7 +270,7 @@ FS_DEVICE FS_NOINLINE float step_update(FsModel *m, const FsTrainSpec *ts, int f
     if (!isfinite(norm)) return norm;
     const float scale = (ts->clip_norm > 0.0f && norm > ts->clip_norm) ? ts->clip_norm / norm : 1.0f;
     const long t = m->step + 1;
-    const FsOptStep o = step_opt(ts, t, scale);
+    const FsOptStep o = step_opt(ts, t, scale, m->lr);
 #ifdef FS_TEAM
     l.o = o;
     step_team_runs(&l, m->net, (const long(*)[2])run, nr, o.opt == FS_OPT_SGD ? 12.0 : 48.0, step_opt_range);

@@ -30,16 +30,31 @@ void train_spec_defaults(FsTrainSpec *ts)
     ts->stop.patience = 5;
     ts->stop.max_epochs = 30;
     ts->monitor = FS_MONITOR_LOSS; /* Keras' default, and every build's before training.monitor */
+    ts->lr_schedule = FS_LR_CONSTANT; /* every build's before training.lr_schedule */
+    ts->lr_step_every = 10;
+    ts->lr_step_factor = 0.5f;
+    ts->warmup_epochs = 0;
+    ts->class_weights = FS_CW_NONE;
 }
 
 const char *const train_opt_names[FS_OPT_COUNT] = {"sgd", "adam", "adamw"};
 const char *const train_monitor_names[FS_MONITOR_COUNT] = {"loss", "q3"};
+const char *const train_lr_schedule_names[FS_LR_SCHEDULE_COUNT] = {"constant", "step", "cosine"};
+const char *const train_class_weights_names[FS_CW_COUNT] = {"none", "balanced"};
 static const char *status_names[] = {"ok", "diverged", "failed", "cancelled"};
 
 const char *train_opt_name(FsOptKind k) { return (unsigned)k < FS_OPT_COUNT ? train_opt_names[k] : "?"; }
 const char *train_monitor_name(FsMonitor m)
 {
     return (unsigned)m < FS_MONITOR_COUNT ? train_monitor_names[m] : "?";
+}
+const char *train_lr_schedule_name(FsLrSchedule s)
+{
+    return (unsigned)s < FS_LR_SCHEDULE_COUNT ? train_lr_schedule_names[s] : "?";
+}
+const char *train_class_weights_name(FsClassWeights c)
+{
+    return (unsigned)c < FS_CW_COUNT ? train_class_weights_names[c] : "?";
 }
 const char *train_status_name(FsFitStatus s) { return (unsigned)s < 4 ? status_names[s] : "?"; }
 
@@ -62,6 +77,15 @@ int train_spec_check(const FsTrainSpec *ts, FsErr *err)
         return fs_err_set(err, "validation batch size must be at least 1, got %d", ts->eval_batch), -1;
     if ((unsigned)ts->monitor >= FS_MONITOR_COUNT)
         return fs_err_set(err, "monitor: expected loss or q3, got %d", (int)ts->monitor), -1;
+    if ((unsigned)ts->lr_schedule >= FS_LR_SCHEDULE_COUNT)
+        return fs_err_set(err, "lr_schedule: expected constant, step or cosine, got %d", (int)ts->lr_schedule), -1;
+    if (ts->lr_step_every < 1 || !(ts->lr_step_factor > 0.0f && ts->lr_step_factor <= 1.0f))
+        return fs_err_set(err, "lr_step_every must be >= 1 and lr_step_factor in (0, 1], got %d and %g",
+                          ts->lr_step_every, ts->lr_step_factor), -1;
+    if (ts->warmup_epochs < 0 || ts->warmup_epochs > FS_TRAIN_MAX_EPOCHS)
+        return fs_err_set(err, "warmup_epochs must be from 0 to %d, got %d", FS_TRAIN_MAX_EPOCHS, ts->warmup_epochs), -1;
+    if ((unsigned)ts->class_weights >= FS_CW_COUNT)
+        return fs_err_set(err, "class_weights: expected none or balanced, got %d", (int)ts->class_weights), -1;
     return stop_spec_check(&ts->stop, err);
 }
 
@@ -203,6 +227,32 @@ void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float 
     fs_rng_seed(&drop, words, 4);
     m->drop_key = fs_rng_u64(&drop);
     m->step = 0;
+    m->lr = ts->lr;
+    m->class_weighted = 0;
+    m->class_w[0] = m->class_w[1] = m->class_w[2] = 1.0f;
+}
+
+void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t counts[3])
+{
+    counts[0] = counts[1] = counts[2] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const int c = FS_SS_CLASS(ss[idx[i]]);
+        if (c >= 0 && c < 3) counts[c]++;
+    }
+}
+
+void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[3], float w[3])
+{
+    const double n = (double)(counts[0] + counts[1] + counts[2]);
+    for (int c = 0; c < 3; c++)
+        w[c] = ts->class_weights == FS_CW_BALANCED && counts[c] ? (float)(n / (3.0 * (double)counts[c])) : 1.0f;
+}
+
+/* The model's per-class loss weights for its fold's training examples. */
+void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[3])
+{
+    m->class_weighted = ts->class_weights != FS_CW_NONE;
+    train_class_weights(ts, counts, m->class_w);
 }
 
 uint32_t *core_fold_data(const FsDataset *ds, int fold, uint32_t n_train, uint32_t n_valid, FsFoldData *fd)
@@ -234,6 +284,9 @@ int train_job(const FsJob *job)
     core_model_bind(&m, &net, buf, 0);
     m.perm = idx;
     core_model_seed(&m, &net, ts, m.w);
+    uint64_t counts[3];
+    train_class_counts(fd.ss, fd.train, fd.n_train, counts);
+    core_model_weigh(&m, ts, counts);
     m.cancel = job->cancel;
     m.prune = job->prune;
     m.progress = job->progress;

@@ -12,6 +12,7 @@
 #ifndef FS_TRAIN_H
 #define FS_TRAIN_H
 
+#include <math.h> /* train_lr_at */
 #include <stdint.h>
 
 #include "data/data.h"
@@ -33,6 +34,23 @@ typedef enum { FS_MONITOR_LOSS = 0, FS_MONITOR_Q3 } FsMonitor;
 /* Their names in FsMonitor order, as the sweep format and journal spell them. */
 extern const char *const train_monitor_names[FS_MONITOR_COUNT];
 
+/* The learning rate over training (training.lr_schedule): constant; step
+ * (multiplied by lr_step_factor every lr_step_every epochs); cosine
+ * (annealed from lr to 0 over the epoch limit, step by step, Loshchilov &
+ * Hutter's SGDR without restarts). Each may start with warmup_epochs of
+ * linear warm-up from lr / (warm-up steps) to lr. */
+typedef enum { FS_LR_CONSTANT = 0, FS_LR_STEP, FS_LR_COSINE } FsLrSchedule;
+#define FS_LR_SCHEDULE_COUNT 3
+extern const char *const train_lr_schedule_names[FS_LR_SCHEDULE_COUNT];
+
+/* Class weights of the training loss (training.class_weights): none, or
+ * balanced (each class weighted N / (3 N_c) over the fold's training
+ * residues, as scikit-learn's and Keras users' "balanced"). Validation
+ * loss, the kept epoch and early stopping stay unweighted. */
+typedef enum { FS_CW_NONE = 0, FS_CW_BALANCED } FsClassWeights;
+#define FS_CW_COUNT 2
+extern const char *const train_class_weights_names[FS_CW_COUNT];
+
 /* The most epochs a sweep may ask for (training.epochs); every count read
  * back from a journal or a message is bounded by it. */
 #define FS_TRAIN_MAX_EPOCHS 100000
@@ -48,6 +66,11 @@ typedef struct {
     int eval_batch;      /* validation batch (forward only), >= 1 */
     FsStopSpec stop;     /* stop.max_epochs bounds every run */
     FsMonitor monitor;   /* the kept epoch and the stopping rule's E_va */
+    FsLrSchedule lr_schedule;
+    int lr_step_every;    /* FS_LR_STEP: epochs between changes, >= 1 */
+    float lr_step_factor; /* FS_LR_STEP: multiplier, in (0, 1] */
+    int warmup_epochs;    /* linear warm-up epochs, 0 = none */
+    FsClassWeights class_weights;
     uint64_t seed[3];    /* sweep seed, trial hash, fold: the model's random streams */
 } FsTrainSpec;
 
@@ -84,6 +107,30 @@ typedef struct {
 } FsFitResult;
 
 void train_spec_defaults(FsTrainSpec *ts);
+
+/* The learning rate of the step that is step_in_epoch (0-based) of epoch
+ * (1-based), an epoch being steps_per_epoch batches (>= 1): the schedule's
+ * factor times ts->lr, in double and rounded once to float. Host and
+ * device (the GPU's fit calls it), so one formula serves both. */
+FS_HOST_DEVICE static inline float train_lr_at(const FsTrainSpec *ts, int epoch, long step_in_epoch,
+                                               long steps_per_epoch)
+{
+    const double S = (double)(steps_per_epoch > 0 ? steps_per_epoch : 1);
+    const double t = (double)(epoch - 1) * S + (double)step_in_epoch; /* steps before this one */
+    double f = 1.0;
+    if (ts->lr_schedule == FS_LR_STEP && ts->lr_step_every > 0)
+        f = pow((double)ts->lr_step_factor, (double)((epoch - 1) / ts->lr_step_every));
+    else if (ts->lr_schedule == FS_LR_COSINE)
+        f = 0.5 * (1.0 + cos(3.141592653589793 * t / ((double)ts->stop.max_epochs * S)));
+    const double warm = (double)ts->warmup_epochs * S;
+    if (t < warm) f *= (t + 1.0) / warm;
+    return (float)((double)ts->lr * f);
+}
+/* Counts of each class over the examples idx[0..n) of labels ss (the
+ * data's FS_SS_CLASS codes), and the weights ts->class_weights gives them
+ * (1 for none, and for a class with no examples). */
+void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t counts[3]);
+void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[3], float w[3]);
 /* Whether a result's counts are ones a fit can produce (epochs, best and
  * diverged epoch within 0..FS_TRAIN_MAX_EPOCHS and each other, halted_by
  * 0 or 1, diverged_step >= 0); 0, or -1 with why. The journal refuses to
@@ -93,6 +140,8 @@ int train_result_check(const FsFitResult *r, char *why, size_t why_n);
 int train_spec_check(const FsTrainSpec *ts, FsErr *err);
 const char *train_opt_name(FsOptKind k);
 const char *train_monitor_name(FsMonitor m);
+const char *train_lr_schedule_name(FsLrSchedule s);
+const char *train_class_weights_name(FsClassWeights c);
 const char *train_status_name(FsFitStatus s);
 
 /* A fold's checkpoints (CPU trainer; the CUDA backend has none). Between

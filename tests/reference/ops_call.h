@@ -45,6 +45,7 @@ typedef struct {
 typedef struct {
     long step;
     uint64_t drop_key;
+    float lr; /* the step's learning rate (the fit sets it from the schedule) */
 } OpsScalars;
 
 #ifdef __cplusplus

@@ -109,6 +109,7 @@ static FsModel arena_model(const OpsRun *r, char *arena)
     core_model_bind(&m, r->net, arena, r->n_train);
     m.step = r->sc.step;
     m.drop_key = r->sc.drop_key;
+    m.lr = r->sc.lr;
     return m;
 }
 

@@ -145,7 +145,7 @@ static void check_backward(LayerCase *lc, const FsTrainSpec *fuse_ts)
     call.layer = lc->li;
     call.B = lc->B;
     call.fuse = fuse_ts != NULL;
-    if (fuse_ts) call.opt = step_opt(fuse_ts, t, 1.0f); /* as step_backward makes it */
+    if (fuse_ts) call.opt = step_opt(fuse_ts, t, 1.0f, fuse_ts->lr); /* as step_backward makes it */
     const long fused_before = fs_dense_fused_calls;
     run_call(&lc->r, what, &call);
     CHECK_MSG(fs_dense_fused_calls == fused_before + (fuse_ts != NULL), "%s: the CPU's fused path ran %ld times",

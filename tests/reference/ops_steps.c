@@ -71,6 +71,7 @@ static void update_case(LayerCase *lc, FsTrainSpec ts, long t, int fused, int na
              fused ? ", after a fused backward" : "", nan ? ", NaN gradient" : "");
     case_setup(lc, 0, ts.batch, ts.batch);
     lc->r.sc.step = t - 1;
+    lc->r.sc.lr = ts.lr;
     FsModel m0 = arena_model(&lc->r, lc->r.in);
     const FsNet *net = &lc->net;
     const long n = net->n_params;
