@@ -110,6 +110,11 @@ int main(void)
     ts.stop.kind = FS_STOP_PATIENCE;
     ts.stop.patience = 2;
     ts.stop.max_epochs = 4;
+    /* A schedule with warm-up and class weights: a resumed fit must take
+     * the rates and weights of the steps it resumes at (test_schedule). */
+    ts.lr_schedule = FS_LR_COSINE;
+    ts.warmup_epochs = 1;
+    ts.class_weights = FS_CW_BALANCED;
     ts.seed[0] = 5;
     ts.seed[1] = 77;
     ts.seed[2] = 1;
