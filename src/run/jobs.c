@@ -13,13 +13,6 @@
 #include "report/report.h"
 #include "run/state.h"
 
-void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
-{
-    *ts = tr->train;
-    ts->seed[1] = strtoull(tr->id, NULL, 16);
-    ts->seed[2] = (uint64_t)(fold + 1);
-}
-
 int state_add_trial(RunState *st, int t, FsErr *err)
 {
     FsSweep *sw = &st->sw;
@@ -46,7 +39,7 @@ int state_add_trial(RunState *st, int t, FsErr *err)
         if (st->n_jobs >= st->cap_jobs) return fs_err_set(err, "internal: more jobs than the sweep's budget"), -1;
         int i = st->n_jobs++;
         st->job_restore[i] = restore;
-        run_job_spec(&st->specs[i], tr, data_fold_id(&st->folds, k));
+        sweep_fold_spec(&st->specs[i], tr, data_fold_id(&st->folds, k));
         train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
         st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, data_fold_id(&st->folds, k), &st->res[i], NULL,
                               run_cancel_flag(), NULL, NULL, NULL, NULL};

@@ -261,9 +261,6 @@ int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *
  * it and `foldsweep repair`), then the sweep record (journal_append_sweep). */
 int run_folder_sense(RunState *st, FsErr *err);
 
-/* Seeds of job (trial, fold): sweep seed, trial id, fold. */
-void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
-
 /* MPI loops (coord.c, worker.c). worker_timeout: seconds a worker rank
  * may send nothing before its jobs are queued again (<= 0: never). */
 int run_coordinate(RunState *st, FsMpi *m, int threads0, double worker_timeout);

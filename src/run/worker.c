@@ -121,7 +121,7 @@ static void take_trials(RunWorker *w, const FsMsg *msg, int *exhausted)
         int i = w->n_jobs;
         const FsTrial *tr = &w->sw.trials[items[k].trial];
         w->items[i] = items[k];
-        run_job_spec(&w->specs[i], tr, items[k].fold);
+        sweep_fold_spec(&w->specs[i], tr, items[k].fold);
         train_result_alloc(&w->res[i], w->specs[i].stop.max_epochs);
         w->jobs[i] = (FsJob){&tr->arch, &w->specs[i], &w->ds, items[k].fold, &w->res[i],
                              train_result_alloc_weights(&w->res[i], &tr->arch), (const volatile int *)&w->cancel,
@@ -234,7 +234,7 @@ static int worker_backend(RunWorker *w, int threads, char *device, size_t device
         FsFitResult tmp;
         memset(&tmp, 0, sizeof tmp);
         int fold = data_fold_id(&w->folds, 0);
-        run_job_spec(&ts, &w->sw.trials[0], fold);
+        sweep_fold_spec(&ts, &w->sw.trials[0], fold);
         FsJob probe = {&w->sw.trials[0].arch, &ts, &w->ds, fold, &tmp, NULL, NULL, NULL, NULL, NULL, NULL};
         threads = run_gpu_capacity(w->device, &w->ds, &probe);
         if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
