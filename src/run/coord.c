@@ -50,13 +50,13 @@ static int local_next(void *ctx, const FsJob **job, int *id, int wait)
     }
     if (i >= 0) {
         *id = i;
-        c->owner[*id] = 0;
+        c->jobs[*id].owner = 0;
         c->local_inflight++;
         state_job_started(st, *id);
         /* The best weights land in the result, for the model file. */
-        st->jobs[*id].weights_out = train_result_alloc_weights(&st->res[*id], st->jobs[*id].arch);
+        st->jobs[*id].job.weights_out = train_result_alloc_weights(&st->jobs[*id].res, st->jobs[*id].job.arch);
         run_ckpt_attach(st, *id); /* continues from its checkpoint, if one is in the folder */
-        *job = &st->jobs[*id];
+        *job = &st->jobs[*id].job;
         r = FS_TAKE_JOB;
     }
     pthread_mutex_unlock(&st->lock);
@@ -67,7 +67,7 @@ static void local_done(void *ctx, int id)
 {
     RunCoord *c = ctx;
     pthread_mutex_lock(&c->st->lock);
-    c->owner[id] = -2;
+    c->jobs[id].owner = -2;
     c->local_inflight--;
     run_ckpt_detach(c->st, id);
     state_job_finished(c->st, id);
@@ -83,7 +83,7 @@ static int gpu_take(void *ctx, int *id, int wait)
     return local_next(ctx, &job, id, wait) == FS_TAKE_JOB;
 }
 
-static const FsJob *gpu_job(void *ctx, int id) { return &((RunCoord *)ctx)->st->jobs[id]; }
+static const FsJob *gpu_job(void *ctx, int id) { return &((RunCoord *)ctx)->st->jobs[id].job; }
 
 static void gpu_epochs(void *ctx, long epochs)
 {
@@ -136,10 +136,8 @@ static void coord_open(RunCoord *c, RunState *st, FsMpi *m)
     memset(c, 0, sizeof *c);
     c->st = st;
     c->m = m;
-    c->owner = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
-    c->inflight = fs_calloc((size_t)m->size, sizeof(int));
-    c->lost = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
-    c->seen = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
+    c->jobs = fs_calloc((size_t)st->cap_jobs + 1, sizeof *c->jobs);
+    c->ranks = fs_calloc((size_t)m->size, sizeof *c->ranks);
     c->held = fs_calloc(FS_PROTO_MAX_ITEMS, sizeof *c->held);
     c->q3 = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
     c->loss = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
@@ -154,10 +152,8 @@ static void coord_open(RunCoord *c, RunState *st, FsMpi *m)
 
 static void coord_close(RunCoord *c)
 {
-    free(c->owner);
-    free(c->inflight);
-    free(c->lost);
-    free(c->seen);
+    free(c->jobs);
+    free(c->ranks);
     free(c->held);
     free(c->q3);
     free(c->loss);
@@ -207,7 +203,7 @@ static int coord_step(RunCoord *c, int *code)
         run_coord_tell_cuts(c);
     }
     int remote = 0;
-    for (int r = 1; r < c->m->size; r++) remote += c->inflight[r];
+    for (int r = 1; r < c->m->size; r++) remote += c->ranks[r].inflight;
     int stopping = *run_stop_flag() || c->stranded;
     /* Rank 0's own folds count too: the exit code sent to the workers
      * says whether work is left, which is known only then. */
@@ -269,7 +265,6 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, double worker_timeout)
         coordinate_ranks(&c, threads0);
     progress_stop(&st->prog);
     int stranded = c.stranded;
-    run_coord_watch_close(&c);
     coord_close(&c);
     if (st->io_failed) return FS_EXIT_ERROR;
     /* A rank that never answered: the job cannot end cleanly (exit 3, a

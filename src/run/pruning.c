@@ -25,7 +25,7 @@ static const float *metric_curve(const RunState *st, const FsFitResult *r)
 /* A finished fold: its epochs, then its end. */
 /* The pruner orders trials as they were proposed (the sweep's order, or
  * the tpe sampler's): its index for grid trial t. */
-static int prank(const RunState *st, int t) { return st->rank_of[t]; }
+static int prank(const RunState *st, int t) { return st->trials[t].rank; }
 
 static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
 {
@@ -59,7 +59,7 @@ static int cut_slot_from(RunState *st, int t)
     return c->epoch ? slot : slot + 1;
 }
 
-int run_pruning_cut_slot(const RunState *st, int t) { return st->trial_cut ? st->trial_cut[t] : st->folds.n; }
+int run_pruning_cut_slot(const RunState *st, int t) { return st->trials[t].cut; }
 
 /* Applies a decision: journal, queue, running folds (lock held). */
 static int apply(RunState *st, const FsPruneDecision *d)
@@ -79,7 +79,7 @@ static int apply(RunState *st, const FsPruneDecision *d)
      * after a resume (the fold itself is not kept). */
     float *curve = NULL;
     for (int i = 0; i < st->n_jobs && d->epoch; i++)
-        if (st->job_trial[i] == t && st->jobs[i].fold == c.fold) curve = (float *)metric_curve(st, &st->res[i]);
+        if (st->jobs[i].trial == t && st->jobs[i].job.fold == c.fold) curve = (float *)metric_curve(st, &st->jobs[i].res);
     c.curve = curve;
     c.n_curve = curve ? d->epoch : 0;
     FsErr e = {0};
@@ -87,13 +87,13 @@ static int apply(RunState *st, const FsPruneDecision *d)
         state_fail(st, &e);
         return -1;
     }
-    st->trial_cut[t] = cut_slot_from(st, t);
+    st->trials[t].cut = cut_slot_from(st, t);
     int skipped = 0;
     for (int i = 0; i < st->n_jobs; i++) {
-        if (st->job_trial[i] != t || st->job_slot[i] < st->trial_cut[t]) continue;
-        st->job_prune[i] = 1; /* a running fold stops at its next batch */
-        if (st->job_state[i] == FS_JOB_QUEUED) {
-            st->job_state[i] = FS_JOB_DONE;
+        if (st->jobs[i].trial != t || st->jobs[i].slot < st->trials[t].cut) continue;
+        st->jobs[i].prune = 1; /* a running fold stops at its next batch */
+        if (st->jobs[i].state == FS_JOB_QUEUED) {
+            st->jobs[i].state = FS_JOB_DONE;
             st->n_queued--;
             skipped++;
         }
@@ -119,49 +119,36 @@ int run_pruning_decide(RunState *st)
 void run_pruning_feed_epochs(RunState *st, int i, int upto)
 {
     if (!st->pruner) return;
-    const float *c = metric_curve(st, &st->res[i]);
-    for (int e = st->job_fed[i] + 1; c && e <= upto; e++)
-        pruner_epoch(st->pruner, prank(st, st->job_trial[i]), st->job_slot[i], e, c[e - 1]);
-    if (upto > st->job_fed[i]) st->job_fed[i] = upto;
+    const float *c = metric_curve(st, &st->jobs[i].res);
+    for (int e = st->jobs[i].fed + 1; c && e <= upto; e++)
+        pruner_epoch(st->pruner, prank(st, st->jobs[i].trial), st->jobs[i].slot, e, c[e - 1]);
+    if (upto > st->jobs[i].fed) st->jobs[i].fed = upto;
 }
 
 void run_pruning_poll_local(RunState *st)
 {
     if (!st->pruner) return;
     for (int i = 0; i < st->n_jobs; i++) {
-        if (st->job_state[i] != FS_JOB_RUNNING) continue;
-        int p = st->job_progress[i];
+        if (st->jobs[i].state != FS_JOB_RUNNING) continue;
+        int p = st->jobs[i].progress;
         __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the curves were written before the counter moved */
-        if (p > st->job_fed[i]) run_pruning_feed_epochs(st, i, p);
+        if (p > st->jobs[i].fed) run_pruning_feed_epochs(st, i, p);
     }
 }
 
 void run_pruning_job_finished(RunState *st, int i)
 {
-    if (!st->pruner || st->res[i].status == FS_FIT_CANCELLED) return;
-    feed_result(st, st->job_trial[i], st->job_slot[i], &st->res[i]);
+    if (!st->pruner || st->jobs[i].res.status == FS_FIT_CANCELLED) return;
+    feed_result(st, st->jobs[i].trial, st->jobs[i].slot, &st->jobs[i].res);
 }
 
 void run_pruning_open(RunState *st)
 {
     const FsSweep *sw = &st->sw;
     int nt = sw->n_trials, K = st->folds.n;
-    size_t cap = (size_t)st->cap_jobs + 1;
-    st->job_slot = fs_calloc(cap, sizeof(int));
-    st->job_state = fs_calloc(cap, sizeof(int));
-    st->job_prune = fs_calloc(cap, sizeof(int));
-    st->job_progress = fs_calloc(cap, sizeof(int));
-    st->job_examples = fs_calloc(cap, sizeof(uint64_t));
-    st->ckpt_jobs = fs_calloc(cap, sizeof(RunCkptJob));
-    st->job_fed = fs_calloc(cap, sizeof(int));
-    st->order = fs_calloc(cap, sizeof(int));
-    int n = st->n_jobs;
-    st->n_jobs = 0;
-    for (int i = 0; i < n; i++) st->n_jobs++, run_queue_add(st, i);
+    st->order = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
+    for (int i = 0; i < st->n_jobs; i++) run_queue_add(st, i);
     if (sw->prune.kind == FS_PRUNER_NONE) return;
-    st->trial_cut = fs_calloc((size_t)nt + 1, sizeof(int));
-    for (int t = 0; t < nt; t++) st->trial_cut[t] = K; /* none pruned; later batches' trials included */
-    st->slot_done = fs_calloc((size_t)nt * (size_t)K + 1, 1);
     int max_epochs = 1;
     for (int t = 0; t < nt; t++)
         if (sw->trials[t].train.stop.max_epochs > max_epochs) max_epochs = sw->trials[t].train.stop.max_epochs;
@@ -171,15 +158,15 @@ void run_pruning_open(RunState *st)
     for (int rank = 0; rank < st->n_proposed; rank++) {
         int t = st->proposed[rank];
         const FsTrial *tr = &sw->trials[t];
-        st->trial_cut[t] = cut_slot_from(st, t);
+        st->trials[t].cut = cut_slot_from(st, t);
         const FsCutRecord *c = journal_find_cut(&st->j, tr->id);
         for (int k = 0; k < K; k++) {
             const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k));
-            if (fr) st->slot_done[t * K + k] = 1;
-            if (fr && !(c && k >= st->trial_cut[t])) feed_result(st, t, k, &fr->r);
+            if (fr) run_trial_set_slot_done(&st->trials[t], k);
+            if (fr && !(c && k >= st->trials[t].cut)) feed_result(st, t, k, &fr->r);
         }
         if (journal_find_failure(&st->j, tr->id))
-            for (int k = 0; k < K; k++) pruner_fold_end(st->pruner, rank, k, 0, 0.0, 0), st->slot_done[t * K + k] = 1;
+            for (int k = 0; k < K; k++) pruner_fold_end(st->pruner, rank, k, 0, 0.0, 0), run_trial_set_slot_done(&st->trials[t], k);
         int slot = c ? cut_fold_slot(st, c) : -1;
         if (slot >= 0) {
             for (int e = 1; e <= c->n_curve; e++) pruner_epoch(st->pruner, rank, slot, e, c->curve[e - 1]);
@@ -194,7 +181,7 @@ void run_pruning_open(RunState *st)
         int pos = 0;
         for (int k = 0; k < K; k++)
             for (int i = 0; i < st->n_jobs; i++)
-                if (st->job_slot[i] == k) st->order[pos++] = i;
+                if (st->jobs[i].slot == k) st->order[pos++] = i;
     }
     run_pruning_decide(st);
 }
@@ -203,27 +190,12 @@ void run_pruning_close(RunState *st)
 {
     pruner_free(st->pruner);
     st->pruner = NULL;
-    free(st->job_slot);
-    free(st->job_state);
-    free((void *)st->job_prune);
-    free((void *)st->job_progress);
-    free((void *)st->job_examples);
-    for (int i = 0; st->ckpt_jobs && i < st->n_jobs; i++) free(st->ckpt_jobs[i].bytes); /* opened, or not (a refused run) */
-    free(st->ckpt_jobs);
-    free(st->job_fed);
     free(st->order);
-    free(st->trial_cut);
-    free(st->slot_done);
 }
 
 void run_queue_add(RunState *st, int i)
 {
-    st->job_slot[i] = data_fold_slot(&st->folds, st->jobs[i].fold, NULL);
-    FS_ASSERT(st->job_slot[i] >= 0); /* jobs are listed from st->folds */
-    st->job_state[i] = FS_JOB_QUEUED;
-    st->jobs[i].prune = &st->job_prune[i];
-    st->jobs[i].progress = &st->job_progress[i];
-    st->jobs[i].examples = &st->job_examples[i];
+    st->jobs[i].state = FS_JOB_QUEUED;
     st->order[i] = i;
     st->n_queued++;
 }
@@ -231,16 +203,16 @@ void run_queue_add(RunState *st, int i)
 /* Ready: nothing before it in its trial is still to be recorded. */
 static int ready(const RunState *st, int i)
 {
-    if (!st->pruner || st->job_restore[i] || st->job_slot[i] == 0) return 1;
-    return st->slot_done[st->job_trial[i] * st->folds.n + st->job_slot[i] - 1];
+    if (!st->pruner || st->jobs[i].restore || st->jobs[i].slot == 0) return 1;
+    return run_trial_slot_done(&st->trials[st->jobs[i].trial], st->jobs[i].slot - 1);
 }
 
 int run_pruning_take(RunState *st)
 {
     for (int k = 0; k < st->n_jobs && st->n_queued; k++) {
         int i = st->order[k];
-        if (st->job_state[i] != FS_JOB_QUEUED || !ready(st, i)) continue;
-        st->job_state[i] = FS_JOB_RUNNING;
+        if (st->jobs[i].state != FS_JOB_QUEUED || !ready(st, i)) continue;
+        st->jobs[i].state = FS_JOB_RUNNING;
         st->n_queued--;
         return i;
     }

@@ -55,7 +55,7 @@ static int propose(RunState *st)
     }
     int n = sample_propose(sw, st->proposed, scores, st->n_proposed, taken, want, st->n_batches,
                            st->proposed + st->n_proposed);
-    for (int k = st->n_proposed; k < st->n_proposed + n; k++) st->rank_of[st->proposed[k]] = k;
+    for (int k = st->n_proposed; k < st->n_proposed + n; k++) st->trials[st->proposed[k]].rank = k;
     st->n_proposed += n;
     st->n_batches++;
     free(taken);
@@ -67,10 +67,9 @@ void run_sampler_open(RunState *st)
 {
     const FsSweep *sw = &st->sw;
     st->proposed = fs_calloc((size_t)sw->n_trials + 1, sizeof(int));
-    st->rank_of = fs_calloc((size_t)sw->n_trials + 1, sizeof(int));
-    for (int t = 0; t < sw->n_trials; t++) st->rank_of[t] = -1;
+    for (int t = 0; t < sw->n_trials; t++) st->trials[t].rank = -1;
     if (!tpe(st)) {
-        for (int t = 0; t < sw->n_trials; t++) st->rank_of[t] = st->n_proposed, st->proposed[st->n_proposed++] = t;
+        for (int t = 0; t < sw->n_trials; t++) st->trials[t].rank = st->n_proposed, st->proposed[st->n_proposed++] = t;
         return;
     }
     /* Replay: each batch from the journal's scores of the ones before, as

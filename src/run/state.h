@@ -14,19 +14,8 @@
 
 #include "journal/journal.h"
 #include "run/progress.h"
+#include "run/records.h"
 #include "run/run.h"
-
-struct RunState;
-/* A fold's checkpointing on rank 0 (checkpoints.c): the trainer's hooks,
- * and the checkpoint it resumes from. */
-typedef struct {
-    FsCheckpointing cs;
-    struct RunState *st;
-    int job;
-    uint8_t *bytes;
-    uint64_t n;
-    char path[4400];
-} RunCkptJob;
 
 typedef struct RunState {
     FsSweep sw;
@@ -37,45 +26,23 @@ typedef struct RunState {
     FsProgress prog;
     pthread_mutex_t lock;
     FsFolds folds; /* the sweep's folds (data_fold_id, data_fold_slot) */
-    /* The jobs of this run: (trial, fold) pairs without a journal record. */
-    FsJob *jobs;
-    FsFitResult *res;
-    FsTrainSpec *specs;
-    int *job_trial;
-    int *job_restore; /* 1: the fold is recorded, only its lost model file is wanted */
+    /* The jobs of this run: (trial, fold) pairs without a journal record
+     * (records.h: allocated once for cap_jobs, never moved). */
+    RunJob *jobs;
     int n_jobs, cap_jobs;
-    /* The queue (pruning.c): each job's state, the dispatch order, and the
-     * number still queued. A job whose result was lost is queued again. */
-    int *job_state, *order, n_queued;
-    int *job_slot;             /* the job's fold slot (data_fold_slot) */
-    volatile int *job_prune;   /* per job: its trial was pruned, stop it */
-    volatile int *job_progress; /* per job: epochs completed (the trainer moves it) */
-    volatile uint64_t *job_examples; /* per job: examples trained so far (the trainer moves it) */
-    RunCkptJob *ckpt_jobs;           /* per job: its checkpointing (run.checkpoint) */
-    /* Progress (state_progress_sample): per job the examples when first
-     * seen by this run, epochs printed (--progress) and epochs known from
-     * a worker's EPOCH messages; per fold slot its training examples + 1
-     * (0: not counted yet). */
-    uint64_t *job_base;
-    int *job_printed, *job_seen;
+    /* The queue (pruning.c): the dispatch order and the number still queued. */
+    int *order, n_queued;
+    /* Per fold slot its training examples + 1 (0: not counted yet), for
+     * the progress line (state_progress_sample). */
     uint32_t slot_train[FS_MAX_FOLDS + 1];
     int epoch_lines;
-    int *job_fed;              /* per job: epochs given to the pruner */
-    /* search.pruner (NULL pruner: none). trial_cut: first fold slot a
-     * trial's pruning leaves out (folds.n: not pruned); slot_done: per
-     * (trial, slot), the fold is recorded. */
+    /* search.pruner (NULL pruner: none). */
     FsPruner *pruner;
-    int *trial_cut;
-    unsigned char *slot_done;
     int cuts_made; /* trials pruned so far in this run (the coordinator tells worker ranks) */
     int *proposed, n_proposed, n_batches; /* the trials of this run, in proposal order */
-    int *rank_of;                         /* per grid trial: its place in proposed, -1 if not proposed */
     int n_prunable;                       /* trials the pruner may see: the sweep's, or the tpe budget */
     pthread_cond_t cv; /* a job finished or was dropped: a waiting take may go on */
-    /* Per trial. */
-    int *trial_written, *trial_folds, *trial_bad;
-    double *trial_metric;
-    long *trial_params;
+    RunTrial *trials; /* per trial of the sweep (records.h) */
     int trials_done;
     /* Worker ranks the heartbeat gave up on that never answered again
      * (coord_watch.c): the run ends with exit 3 and MPI_Abort. */
@@ -101,7 +68,6 @@ typedef struct RunState {
 int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out);
 void state_close(RunState *st);
 
-enum { FS_JOB_QUEUED = 0, FS_JOB_RUNNING, FS_JOB_DONE };
 /* The next job to dispatch (lock held), or -1 when none is ready now (with
  * pruning, a trial's next fold waits for the one before it). */
 int state_take_job(RunState *st);
@@ -121,9 +87,9 @@ void run_queue_add(RunState *st, int i);
 void run_pruning_close(RunState *st);
 /* Values of rank 0's running jobs, from their progress counters. */
 void run_pruning_poll_local(RunState *st);
-/* Job i's validation metric is known through epoch upto (res[i].curves). */
+/* Job i's validation metric is known through epoch upto (its res.curves). */
 void run_pruning_feed_epochs(RunState *st, int i, int upto);
-/* Job i finished (its result is in res[i]). */
+/* Job i finished (its result is in its res). */
 void run_pruning_job_finished(RunState *st, int i);
 /* Makes the decisions the values so far settle, journals them, drops the
  * pruned trials' queued folds and raises their running folds' prune flags.
@@ -157,13 +123,14 @@ void state_epochs_seen(RunState *st, int i, int upto);
 
 /* Bookkeeping for job i (lock held): its first fold writes the trial record. */
 void state_job_started(RunState *st, int i);
-/* Records job i's result (st->res[i]) in the journal (lock held). */
+/* Records job i's result (its res) in the journal (lock held). */
 void state_job_finished(RunState *st, int i);
 
 /* Leaderboard files, profile and the end-of-run summary (threads: every
  * rank's training threads). Returns rc, or FS_EXIT_ERROR if writing them
  * failed. */
 int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads);
+
 
 /* Chooses the backend for this process (cpu, cuda, auto); -1 with a message
  * when cuda is asked for and no device is visible. local_rank picks the GPU. */
@@ -197,7 +164,7 @@ int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job);
 /* Trained models (models.c). The file of (trial, fold), relative to the
  * run folder. */
 void run_model_file(char *out, size_t n, const char *trial, int fold);
-/* Writes job i's best weights (st->res[i].weights) durably and fills ref;
+/* Writes job i's best weights (its res.weights) durably and fills ref;
  * ref->file stays empty when the result has none to keep (not ok). */
 int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err);
 /* 0 if the fold record's model file is intact (or none is expected). */
@@ -225,6 +192,7 @@ int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *
  * evaluations of the top test.top trials not yet in the journal, and their
  * refits, on st->set.solo_threads threads. */
 int run_test_phase(RunState *st, FILE *out, int quiet);
+
 
 /* Mid-fold checkpoints (checkpoints.c): the file of (trial, fold)
  * relative to the run folder; writing one durably; reading one (NULL if
@@ -261,6 +229,8 @@ int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *
  * it and `foldsweep repair`), then the sweep record (journal_append_sweep). */
 int run_folder_sense(RunState *st, FsErr *err);
 
+
+
 /* MPI loops (coord.c, worker.c). worker_timeout: seconds a worker rank
  * may send nothing before its jobs are queued again (<= 0: never). */
 int run_coordinate(RunState *st, FsMpi *m, int threads0, double worker_timeout);
@@ -269,28 +239,35 @@ int run_worker(FsMpi *m, const FsRunOptions *o);
 void run_release_workers(FsMpi *m);
 
 /* Rank 0's side of the protocol (coord.c: its own threads and the loop;
- * coord_messages.c: the messages of worker ranks). */
+ * coord_messages.c: the messages of worker ranks). Per job of st->jobs
+ * (the same index): */
+typedef struct {
+    int owner; /* the rank training it, -1 queued, -2 done */
+    int lost;  /* times a worker lost or refused it */
+    int seen;  /* the REQUEST serial that last listed it as held */
+} RunCoordJob;
+/* Per rank: its jobs out, and the heartbeat (coord_watch.c): when rank 0
+ * last heard from it, whether it said BYE, whether it was given up on
+ * (gone: its jobs were queued again) and told to stop after that. */
+typedef struct {
+    int inflight;
+    double heard;
+    unsigned char bye, gone, gone_stopped;
+} RunCoordRank;
 typedef struct {
     RunState *st;
     FsMpi *m;
-    int *owner;       /* per job: rank training it, -1 queued, -2 done */
+    RunCoordJob *jobs;  /* per job, allocated for st->cap_jobs */
+    RunCoordRank *ranks; /* per rank of m */
     int *job_of;      /* (trial * folds.n + fold slot) -> job, -1 none */
-    int *inflight;    /* per rank */
-    int *lost;        /* per job: times a worker lost or refused it */
-    int *seen;        /* per job: the REQUEST serial that last listed it as held */
     int serial;
     FsWorkItem *held;  /* a decoded REQUEST's list */
     float *q3, *loss, *tl, *sec; /* a decoded EPOCH's values */
     FsProgressItem *prog;        /* a decoded PROGRESS's items */
     int cuts_seen;     /* st->cuts_made when worker ranks were last told */
     int local_inflight;
-    int jobs_known;    /* st->n_jobs when owner and job_of were last brought up to date */
-    /* The heartbeat (coord_watch.c), per rank: when rank 0 last heard from
-     * it, whether it said BYE, whether it was given up on (gone: its jobs
-     * were queued again) and told to stop after that. */
-    double timeout;
-    double *heard;
-    unsigned char *bye, *gone, *gone_stopped;
+    int jobs_known;    /* st->n_jobs when jobs and job_of were last brought up to date */
+    double timeout;    /* the heartbeat's (coord_watch.c) */
     int stranded; /* every worker rank is gone and rank 0 trains nothing: the run stops */
 } RunCoord;
 /* Jobs listed since (a new batch of the sampler): queued, and findable by
@@ -300,14 +277,13 @@ void run_coord_sync_jobs(RunCoord *c);
  * reported and dropped. After the STOP (stop_sent) a REQUEST gets no more
  * work; a BYE is marked in c->bye. */
 void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent);
-/* The heartbeat (coord_watch.c): per-rank bookkeeping, a message heard
+/* The heartbeat (coord_watch.c): its timeout, a message heard
  * from a rank (0 when it comes from a rank given up on: dropped, and the
  * rank told to stop), the check that gives up on ranks silent for
  * c->timeout (their jobs queued again), and whether the loop is over:
  * every worker said BYE, or the rest are gone and silent (counted in
  * st->ranks_lost, each named). */
 void run_coord_watch_open(RunCoord *c, double timeout);
-void run_coord_watch_close(RunCoord *c);
 int run_coord_heard(RunCoord *c, const FsMsg *msg);
 void run_coord_watch(RunCoord *c, int stop_sent, int threads0);
 int run_coord_finished(RunCoord *c, int stop_sent);
@@ -321,47 +297,56 @@ void run_coord_stop_all(RunCoord *c, int cancel, int code);
  * REQUEST). Only the main thread calls MPI; the pool threads hand results
  * over through the outbox and checkpoints through out_ckpt. */
 struct RunOutgoing;
-struct RunWorkerCkpt;
+struct RunWorker;
+/* A job rank 0 sent (worker.c's take_trials). */
 typedef struct {
+    FsJob job;               /* what the trainer trains: spec, res and the counters below */
+    FsTrainSpec spec;
+    FsFitResult res;
+    FsWorkItem item;         /* as rank 0 named it */
+    unsigned char answered;  /* its result went out (or it was cancelled) */
+    int sent_epochs;         /* epochs rank 0 has heard of */
+    volatile int progress;   /* epochs done (the trainer moves it), for EPOCH messages */
+    volatile int prune;      /* rank 0 pruned its trial */
+    volatile uint64_t examples; /* examples trained (PROGRESS) */
+    /* Its checkpointing (run.checkpoint): the trainer's hooks (their
+     * context is this record) and the bytes from rank 0 it resumes from
+     * (owned until the trainer has read them). */
+    FsCheckpointing ck;
+    struct RunWorker *w;
+    uint8_t *resume;
+} RunWorkerJob;
+typedef struct RunWorker {
     FsMpi *m;
     FsSweep sw;
     FsDataset ds;
     FsFolds folds; /* the sweep's folds, as rank 0's */
     pthread_mutex_t lock;
     pthread_cond_t cv;
-    FsJob *jobs;
-    FsFitResult *res;
-    FsTrainSpec *specs;
-    FsWorkItem *items;
+    /* The jobs received, allocated once for cap (never moved: the
+     * trainers hold pointers into the records). */
+    RunWorkerJob *jobs;
     int cap, n_jobs, next; /* received, handed to threads */
     int *outbox, n_out;
-    unsigned char *answered; /* per job: its result went out (or it was cancelled) */
-    volatile int *progress;  /* per job: epochs done (the trainer moves it), for EPOCH messages */
-    volatile int *prune;     /* per job: rank 0 pruned its trial */
-    int *sent_epochs;        /* per job: epochs rank 0 has heard of */
     int no_more;           /* STOP received */
     volatile int cancel;
     int backend;           /* what rank 0 was asked for */
     int refused_once;      /* test hook REFUSE */
     int use_gpu, device;
-    /* Checkpoints (run.checkpoint, from rank 0): per job its hooks, the
-     * bytes to resume from (CKPT before TRIALS), and the checkpoints and
-     * notes the trainers made, for the main thread to send. */
+    /* Checkpoints (run.checkpoint, from rank 0): how often, the
+     * checkpoints from rank 0 waiting for their TRIALS item, and the
+     * checkpoints and notes the trainers made, for the main thread to send. */
     double ckpt_every;
     long ckpt_steps;
-    FsCheckpointing *cks;
-    struct RunWorkerCkpt *ck_ctx;
     struct RunOutgoing *resumes; /* checkpoints from rank 0, each for an item of the next TRIALS */
     struct RunOutgoing *out_ckpt;
-    volatile uint64_t *examples; /* per job: examples trained (PROGRESS) */
     double progress_at;
     /* The GPU failed (the driver's thread says so under the lock): the
      * main thread sends FAIL once, and rank 0 stops the run. */
     char fail_text[1000];
     int fail_state; /* 0 none, 1 to send, 2 sent */
 } RunWorker;
-/* Room for cap jobs' checkpointing; freed with what is left of it. */
-void run_worker_ckpt_open(RunWorker *w);
+/* Frees what is left of the checkpoints from rank 0. */
 void run_worker_ckpt_free(RunWorker *w);
 /* Job i's checkpointing, with rank 0's checkpoint if it sent one (lock held). */
 void run_worker_attach_ckpt(RunWorker *w, int i);
