@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run/checkpoints.h"
 #include "run/state.h"
 
 void run_ckpt_file(char *out, size_t n, const char *trial, int fold)

@@ -12,7 +12,9 @@
 
 #include <pthread.h>
 
-#include "run/state.h"
+#include "run/checkpoints.h"
+#include "run/coord.h"
+#include "run/gpu_driver.h"
 
 /* ---------------------------------------------------------------------- */
 /* Rank 0's own threads take from the same queue.                          */

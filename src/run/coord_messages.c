@@ -11,7 +11,8 @@
 
 #include <pthread.h>
 
-#include "run/state.h"
+#include "run/checkpoints.h"
+#include "run/coord.h"
 
 /* A job lost this often (refused, or its result never came) stops the run:
  * the cause is on the worker's side, and queueing it forever would hang. */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/state.h"
+#include "run/coord.h"
 
 void run_coord_watch_open(RunCoord *c, double timeout)
 {

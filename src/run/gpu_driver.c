@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "run/gpu_driver.h"
 #include "run/run.h"
-#include "run/state.h"
 
 int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device, FsErr *err)
 {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "run/checkpoints.h"
 #include "run/state.h"
 
 /* Job n_jobs: trial t's fold in slot k, ready to be queued. */

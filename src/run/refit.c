@@ -14,6 +14,7 @@
 
 #include "modelfile/modelfile.h"
 #include "report/report.h"
+#include "run/gpu_driver.h"
 #include "run/state.h"
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }

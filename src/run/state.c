@@ -9,6 +9,8 @@
 
 #include "predict/predict.h"
 #include "report/report.h"
+#include "run/checkpoints.h"
+#include "run/gpu_driver.h"
 #include "run/state.h"
 
 static void print_errs(FsErrList *errs)

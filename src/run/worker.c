@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include "gpu/gpu.h"
-#include "run/state.h"
+#include "run/checkpoints.h"
+#include "run/gpu_driver.h"
+#include "run/worker.h"
 
 /* A job, the end (STOP), or without wait FS_TAKE_NONE until rank 0 sends
  * more (the thread helps the running folds meanwhile, train.h). */

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/state.h"
+#include "run/checkpoints.h"
+#include "run/worker.h"
 
 /* ---------------------------------------------------------------------- */
 /* Checkpoints: the trainers' hooks, and rank 0's checkpoints to resume.  */
