@@ -33,10 +33,10 @@ static int local_next(void *ctx, const FsJob **job, int *id, int wait)
     while (!*run_stop_flag() && !st->io_failed) {
         run_sampler_step(st); /* a batch that just finished brings the next one */
         run_coord_sync_jobs(c);
-        i = state_take_job(st);
+        i = run_queue_take(&st->queue);
         /* Nothing queued: done, unless a running fold may still bring the
          * sampler's next batch. */
-        if (i >= 0 || (state_queue_empty(st) && !(run_sampler_more(st) && state_running(st)))) break;
+        if (i >= 0 || (run_queue_empty(&st->queue) && !(run_sampler_more(st) && run_queue_running(&st->queue)))) break;
         if (!wait) {
             r = FS_TAKE_NONE;
             break;
@@ -120,7 +120,7 @@ static void watch_local(RunCoord *c)
         run_pruning_poll_local(st);
         run_pruning_decide(st);
         run_sampler_step(st);
-        int done = c->local_inflight == 0 && (state_queue_empty(st) || *run_stop_flag() || st->io_failed);
+        int done = c->local_inflight == 0 && (run_queue_empty(&st->queue) || *run_stop_flag() || st->io_failed);
         pthread_mutex_unlock(&st->lock);
         if (done) break;
         struct timespec ts = {0, 5 * 1000 * 1000};
@@ -209,7 +209,7 @@ static int coord_step(RunCoord *c, int *code)
     int stopping = *run_stop_flag() || c->stranded;
     /* Rank 0's own folds count too: the exit code sent to the workers
      * says whether work is left, which is known only then. */
-    int drained = (stopping || state_queue_empty(st)) && remote == 0 && c->local_inflight == 0;
+    int drained = (stopping || run_queue_empty(&st->queue)) && remote == 0 && c->local_inflight == 0;
     *code = st->io_failed                     ? FS_EXIT_ERROR
             : stopping && state_work_left(st) ? FS_EXIT_INTERRUPTED
                                               : FS_EXIT_OK;

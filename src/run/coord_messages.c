@@ -54,7 +54,7 @@ static void send_trials(RunCoord *c, int rank, int capacity)
     pthread_mutex_lock(&st->lock);
     int i;
     run_coord_sync_jobs(c);
-    while (n < capacity && !*run_stop_flag() && (i = state_take_job(st)) >= 0) {
+    while (n < capacity && !*run_stop_flag() && (i = run_queue_take(&st->queue)) >= 0) {
         c->jobs[i].owner = rank;
         c->ranks[rank].inflight++;
         state_job_started(st, i);
@@ -323,7 +323,7 @@ void run_coord_tell_cuts(RunCoord *c)
         fsmpi_send(c->m, r, FS_MSG_PRUNE, &b);
         c->jobs[i].owner = -2;
         c->ranks[r].inflight--;
-        st->jobs[i].state = FS_JOB_DONE;
+        run_queue_done(&st->queue, i);
         progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
     }
     buf_free(&b);

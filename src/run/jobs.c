@@ -28,7 +28,7 @@ static void list_job(RunState *st, int t, int k, int restore)
     train_result_alloc(&jb->res, jb->spec.stop.max_epochs);
     jb->job = (FsJob){&tr->arch, &jb->spec, &st->ds, fold, &jb->res, NULL, run_cancel_flag(),
                       &jb->prune, &jb->progress, &jb->examples, NULL};
-    if (st->order) run_queue_add(st, st->n_jobs - 1); /* mid-run: the queue exists already */
+    run_queue_add(&st->queue, st->n_jobs - 1);
 }
 
 int state_add_trial(RunState *st, int t, FsErr *err)
@@ -66,23 +66,11 @@ int state_add_trial(RunState *st, int t, FsErr *err)
     return 0;
 }
 
-int state_take_job(RunState *st) { return run_pruning_take(st); }
-
 int state_work_left(const RunState *st) { return st->prog.folds_done < st->n_jobs; }
-
-int state_queue_empty(const RunState *st) { return st->n_queued == 0; }
-
-int state_running(const RunState *st)
-{
-    for (int i = 0; i < st->n_jobs; i++)
-        if (st->jobs[i].state == FS_JOB_RUNNING) return 1;
-    return 0;
-}
 
 void state_job_requeue(RunState *st, int i)
 {
-    st->jobs[i].state = FS_JOB_QUEUED;
-    st->n_queued++;
+    run_queue_requeue(&st->queue, i);
     progress_fold_finished(&st->prog, 0, NULL, 0.0, 0); /* no longer in flight */
 }
 
@@ -196,7 +184,7 @@ static void state_record_fold(RunState *st, int i)
 void state_job_finished(RunState *st, int i)
 {
     if (st->epoch_lines && st->jobs[i].res.status != FS_FIT_CANCELLED) print_epochs(st, i, st->jobs[i].res.epochs);
-    st->jobs[i].state = FS_JOB_DONE;
+    run_queue_done(&st->queue, i);
     pthread_cond_broadcast(&st->cv);
     if (st->jobs[i].restore) {
         job_restored(st, i);

@@ -4,13 +4,13 @@
  * 0's own models through their progress counters, worker ranks' through
  * EPOCH messages, finished folds from their results and the journal) and
  * makes its decisions in trial order; each one is journaled, and the
- * trial's queued folds are dropped and its running ones cut.
+ * trial's queued folds are dropped (queue.c) and its running ones cut.
  *
- * With pruning on, a trial's folds run one after another (fold k+1 is
- * dispatched once fold k is recorded), so a trial pruned in fold k never
- * starts the folds after it; the queue is fold-major for the per-epoch
- * rules (every trial's fold 0 first: the values a decision waits for come
- * early) and trial-major for the folds rule (which waits for whole trials).
+ * With pruning on, a trial's folds run one after another (the queue's
+ * serial mode), so a trial pruned in fold k never starts the folds after
+ * it; the queue is fold-major for the per-epoch rules (every trial's fold
+ * 0 first: the values a decision waits for come early) and trial-major for
+ * the folds rule (which waits for whole trials).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,16 +88,10 @@ static int apply(RunState *st, const FsPruneDecision *d)
         return -1;
     }
     st->trials[t].cut = cut_slot_from(st, t);
-    int skipped = 0;
-    for (int i = 0; i < st->n_jobs; i++) {
-        if (st->jobs[i].trial != t || st->jobs[i].slot < st->trials[t].cut) continue;
-        st->jobs[i].prune = 1; /* a running fold stops at its next batch */
-        if (st->jobs[i].state == FS_JOB_QUEUED) {
-            st->jobs[i].state = FS_JOB_DONE;
-            st->n_queued--;
-            skipped++;
-        }
-    }
+    for (int i = 0; i < st->n_jobs; i++)
+        if (st->jobs[i].trial == t && st->jobs[i].slot >= st->trials[t].cut)
+            st->jobs[i].prune = 1; /* a running fold stops at its next batch */
+    int skipped = run_queue_drop(&st->queue, t, st->trials[t].cut);
     progress_trial_pruned(&st->prog, skipped);
     st->cuts_made++;
     return 0;
@@ -146,8 +140,6 @@ void run_pruning_open(RunState *st)
 {
     const FsSweep *sw = &st->sw;
     int nt = sw->n_trials, K = st->folds.n;
-    st->order = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
-    for (int i = 0; i < st->n_jobs; i++) run_queue_add(st, i);
     if (sw->prune.kind == FS_PRUNER_NONE) return;
     int max_epochs = 1;
     for (int t = 0; t < nt; t++)
@@ -176,13 +168,6 @@ void run_pruning_open(RunState *st)
             pruner_restore(st->pruner, &d);
         }
     }
-    /* Fold-major for the per-epoch rules: every trial's first fold first. */
-    if (sw->prune.kind != FS_PRUNER_FOLDS) {
-        int pos = 0;
-        for (int k = 0; k < K; k++)
-            for (int i = 0; i < st->n_jobs; i++)
-                if (st->jobs[i].slot == k) st->order[pos++] = i;
-    }
     run_pruning_decide(st);
 }
 
@@ -190,31 +175,4 @@ void run_pruning_close(RunState *st)
 {
     pruner_free(st->pruner);
     st->pruner = NULL;
-    free(st->order);
-}
-
-void run_queue_add(RunState *st, int i)
-{
-    st->jobs[i].state = FS_JOB_QUEUED;
-    st->order[i] = i;
-    st->n_queued++;
-}
-
-/* Ready: nothing before it in its trial is still to be recorded. */
-static int ready(const RunState *st, int i)
-{
-    if (!st->pruner || st->jobs[i].restore || st->jobs[i].slot == 0) return 1;
-    return run_trial_slot_done(&st->trials[st->jobs[i].trial], st->jobs[i].slot - 1);
-}
-
-int run_pruning_take(RunState *st)
-{
-    for (int k = 0; k < st->n_jobs && st->n_queued; k++) {
-        int i = st->order[k];
-        if (st->jobs[i].state != FS_JOB_QUEUED || !ready(st, i)) continue;
-        st->jobs[i].state = FS_JOB_RUNNING;
-        st->n_queued--;
-        return i;
-    }
-    return -1;
 }

@@ -198,6 +198,7 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
     st->jobs = fs_calloc((size_t)st->cap_jobs + 1, sizeof(RunJob));
     st->trials = fs_calloc((size_t)nt + 1, sizeof(RunTrial));
     for (int t = 0; t < nt; t++) st->trials[t].cut = st->folds.n; /* none pruned */
+    run_queue_open(&st->queue, st->jobs, st->trials, st->cap_jobs, sw->prune.kind != FS_PRUNER_NONE);
     run_sampler_open(st);
     for (int k = 0; k < st->n_proposed; k++)
         if (state_add_trial(st, st->proposed[k], &err) != 0) {
@@ -229,6 +230,8 @@ int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out)
         fprintf(stderr, "foldsweep: %s\n", gerr.msg);
         return FS_EXIT_USAGE;
     }
+    /* Fold-major for the per-epoch rules: every trial's first fold first. */
+    if (st->sw.prune.kind == FS_PRUNER_MEDIAN || st->sw.prune.kind == FS_PRUNER_ASHA) run_queue_fold_major(&st->queue);
     run_pruning_open(st);
     st->epoch_lines = o->epoch_lines;
     st->prog.sample = state_progress_sample;
@@ -244,6 +247,7 @@ void state_close(RunState *st)
         free(st->jobs[i].ckpt.bytes); /* attached and not detached: a refused run */
     }
     free(st->jobs);
+    run_queue_close(&st->queue);
     free(st->proposed);
     run_pruning_close(st);
     free(st->seen);

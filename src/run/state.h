@@ -16,6 +16,7 @@
 
 #include "journal/journal.h"
 #include "run/progress.h"
+#include "run/queue.h"
 #include "run/records.h"
 #include "run/run.h"
 
@@ -32,8 +33,7 @@ typedef struct RunState {
      * (records.h: allocated once for cap_jobs, never moved). */
     RunJob *jobs;
     int n_jobs, cap_jobs;
-    /* The queue (pruning.c): the dispatch order and the number still queued. */
-    int *order, n_queued;
+    RunQueue queue;  /* which job goes out next (queue.h) */
     /* Per fold slot its training examples + 1 (0: not counted yet), for
      * the progress line (state_progress_sample). */
     uint32_t slot_train[FS_MAX_FOLDS + 1];
@@ -70,22 +70,12 @@ typedef struct RunState {
 int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out);
 void state_close(RunState *st);
 
-/* The next job to dispatch (lock held), or -1 when none is ready now (with
- * pruning, a trial's next fold waits for the one before it). */
-int state_take_job(RunState *st);
-/* 1 when no job is queued, ready or not. */
-int state_queue_empty(const RunState *st);
-/* 1 while some job is dispatched and not finished. */
-int state_running(const RunState *st);
 /* Puts a dispatched job whose result was lost back in the queue (lock held). */
 void state_job_requeue(RunState *st, int i);
 
-/* pruning.c: the queue and the sweep's pruner on rank 0 (lock held for
- * all but open and close). */
+/* pruning.c: the sweep's pruner on rank 0 (lock held for all but open
+ * and close). */
 void run_pruning_open(RunState *st);
-int run_pruning_take(RunState *st);
-/* A job listed mid-run (a new batch) joins the queue. */
-void run_queue_add(RunState *st, int i);
 void run_pruning_close(RunState *st);
 /* Values of rank 0's running jobs, from their progress counters. */
 void run_pruning_poll_local(RunState *st);
