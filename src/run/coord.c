@@ -14,6 +14,7 @@
 
 #include "run/checkpoints.h"
 #include "run/coord.h"
+#include "run/decide.h"
 #include "run/gpu_driver.h"
 
 /* ---------------------------------------------------------------------- */
@@ -31,7 +32,7 @@ static int local_next(void *ctx, const FsJob **job, int *id, int wait)
     pthread_mutex_lock(&st->lock);
     int i = -1;
     while (!*run_stop_flag() && !st->io_failed) {
-        run_sampler_step(st); /* a batch that just finished brings the next one */
+        run_decide(st); /* a batch that just finished brings the next one */
         run_coord_sync_jobs(c);
         i = run_queue_take(&st->queue);
         /* Nothing queued: done, unless a running fold may still bring the
@@ -72,7 +73,7 @@ static void local_done(void *ctx, int id)
     c->jobs[id].owner = -2;
     c->local_inflight--;
     run_ckpt_detach(c->st, id);
-    state_job_finished(c->st, id);
+    run_job_finished(c->st, id);
     pthread_mutex_unlock(&c->st->lock);
 }
 
@@ -118,8 +119,7 @@ static void watch_local(RunCoord *c)
     for (;;) {
         pthread_mutex_lock(&st->lock);
         run_pruning_poll_local(st);
-        run_pruning_decide(st);
-        run_sampler_step(st);
+        run_decide(st);
         int done = c->local_inflight == 0 && (run_queue_empty(&st->queue) || *run_stop_flag() || st->io_failed);
         pthread_mutex_unlock(&st->lock);
         if (done) break;
@@ -197,11 +197,11 @@ static int coord_step(RunCoord *c, int *code)
 {
     RunState *st = c->st;
     pthread_mutex_lock(&st->lock);
-    run_sampler_step(st);
+    run_decide(st);
     run_coord_sync_jobs(c);
     if (st->pruner) {
         run_pruning_poll_local(st);
-        run_pruning_decide(st);
+        run_decide(st);
         run_coord_tell_cuts(c);
     }
     int remote = 0;

@@ -54,17 +54,16 @@ typedef struct {
  * (trial, fold) (lock held). */
 void run_coord_sync_jobs(RunCoord *c);
 /* One message from a worker rank, checked, then acted on; a bad one is
- * reported and dropped. After the STOP (stop_sent) a REQUEST gets no more
- * work; a BYE is marked in c->bye. */
+ * reported and dropped, and so is one from a rank given up on (told to
+ * stop instead). It counts as the rank heard from (the heartbeat). After
+ * the STOP (stop_sent) a REQUEST gets no more work; a BYE is marked in
+ * the rank's record. */
 void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent);
-/* The heartbeat (coord_watch.c): its timeout, a message heard
- * from a rank (0 when it comes from a rank given up on: dropped, and the
- * rank told to stop), the check that gives up on ranks silent for
- * c->timeout (their jobs queued again), and whether the loop is over:
- * every worker said BYE, or the rest are gone and silent (counted in
- * st->ranks_lost, each named). */
+/* The heartbeat (coord_watch.c): its timeout, the check that gives up on
+ * ranks silent for c->timeout (their jobs queued again), and whether the
+ * loop is over: every worker said BYE, or the rest are gone and silent
+ * (counted in st->ranks_lost, each named). */
 void run_coord_watch_open(RunCoord *c, double timeout);
-int run_coord_heard(RunCoord *c, const FsMsg *msg);
 void run_coord_watch(RunCoord *c, int stop_sent, int threads0);
 int run_coord_finished(RunCoord *c, int stop_sent);
 /* Tells worker ranks to stop the folds of newly pruned trials (lock held). */

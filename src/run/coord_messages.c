@@ -13,6 +13,7 @@
 
 #include "run/checkpoints.h"
 #include "run/coord.h"
+#include "run/decide.h"
 
 /* A job lost this often (refused, or its result never came) stops the run:
  * the cause is on the worker's side, and queueing it forever would hang. */
@@ -150,7 +151,7 @@ static void take_epochs(RunCoord *c, const FsMsg *msg)
     state_epochs_seen(st, i, first - 1 + n);
     if (st->pruner) {
         run_pruning_feed_epochs(st, i, first - 1 + n);
-        run_pruning_decide(st);
+        run_decide(st);
     }
     pthread_mutex_unlock(&st->lock);
 }
@@ -229,7 +230,7 @@ static void take_result(RunCoord *c, const FsMsg *msg)
     st->jobs[i].res = r;
     st->jobs[i].job.result = &st->jobs[i].res;
     c->jobs[i].owner = -2;
-    state_job_finished(st, i);
+    run_job_finished(st, i);
     pthread_mutex_unlock(&st->lock);
 }
 
@@ -274,13 +275,33 @@ static void take_fail(RunCoord *c, const FsMsg *msg)
     pthread_mutex_unlock(&c->st->lock);
 }
 
+/* A message from rank r, for the heartbeat (coord_watch.c): heard now. One
+ * from a rank given up on is dropped (its jobs went elsewhere) and the rank
+ * told to stop, once; its BYE still counts. Returns 1 to act on it. */
+static int heard(RunCoord *c, const FsMsg *msg)
+{
+    int r = msg->source;
+    c->ranks[r].heard = fs_now();
+    if (!c->ranks[r].gone) return 1;
+    if (!c->ranks[r].gone_stopped) {
+        fprintf(stderr, "foldsweep: rank 0: rank %d answers again; its folds went to other ranks, it is told to "
+                        "stop\n", r);
+        FsBuf b = {0};
+        proto_encode_stop(&b, 1, FS_EXIT_OK);
+        fsmpi_send(c->m, r, FS_MSG_STOP, &b);
+        buf_free(&b);
+        c->ranks[r].gone_stopped = 1;
+    }
+    return msg->tag == FS_MSG_BYE; /* counted; anything else is dropped */
+}
+
 void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent)
 {
     const FsMpi *m = c->m;
     char why[256];
     if (msg->source < 1 || msg->source >= m->size || m->rank_failed[msg->source]) {
         bad_message(msg, "not from a worker rank");
-    } else if (!run_coord_heard(c, msg)) {
+    } else if (!heard(c, msg)) {
         return; /* a rank given up on: its jobs went elsewhere */
     } else if (proto_check(msg->p, msg->n, msg->tag, why, sizeof why) != 0) {
         bad_message(msg, why);

@@ -8,7 +8,8 @@
  * no more work. If it speaks again it is told to stop and its BYE counted;
  * if it never does, the run ends with exit 3 naming it, through MPI_Abort
  * (MPI_Finalize would wait for it forever). Only rank 0's main thread
- * runs this.
+ * runs this; what a message from a rank given up on gets is in
+ * coord_messages.c, which notes when each rank was heard.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,23 +21,6 @@ void run_coord_watch_open(RunCoord *c, double timeout)
     c->timeout = timeout;
     double now = fs_now();
     for (int r = 0; r < c->m->size; r++) c->ranks[r].heard = now;
-}
-
-int run_coord_heard(RunCoord *c, const FsMsg *msg)
-{
-    int r = msg->source;
-    c->ranks[r].heard = fs_now();
-    if (!c->ranks[r].gone) return 1;
-    if (!c->ranks[r].gone_stopped) {
-        fprintf(stderr, "foldsweep: rank 0: rank %d answers again; its folds went to other ranks, it is told to "
-                        "stop\n", r);
-        FsBuf b = {0};
-        proto_encode_stop(&b, 1, FS_EXIT_OK);
-        fsmpi_send(c->m, r, FS_MSG_STOP, &b);
-        buf_free(&b);
-        c->ranks[r].gone_stopped = 1;
-    }
-    return msg->tag == FS_MSG_BYE; /* counted; anything else is dropped */
 }
 
 /* Rank r's jobs back in the queue; it gets no more. */

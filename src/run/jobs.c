@@ -12,6 +12,7 @@
 
 #include "report/report.h"
 #include "run/checkpoints.h"
+#include "run/decide.h"
 #include "run/state.h"
 
 /* Job n_jobs: trial t's fold in slot k, ready to be queued. */
@@ -74,6 +75,13 @@ void state_job_requeue(RunState *st, int i)
     progress_fold_finished(&st->prog, 0, NULL, 0.0, 0); /* no longer in flight */
 }
 
+void state_fail(RunState *st, const FsErr *e)
+{
+    if (!st->io_failed) st->io_err = *e;
+    st->io_failed = 1;
+    run_request_stop(0);
+}
+
 void state_epochs_seen(RunState *st, int i, int upto)
 {
     if (upto > st->jobs[i].seen) st->jobs[i].seen = upto;
@@ -129,16 +137,13 @@ static void job_restored(RunState *st, int i)
     progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
 }
 
-/* With pruning: the fold's values go to the pruner, and a fold of a trial
- * pruned at or before it is not recorded (it counts as done). Returns 1
- * when the fold is dropped. */
+/* With pruning, a fold of a trial pruned at or before it is not recorded
+ * (it counts as done). Returns 1 when the fold is dropped. */
 static int pruned_fold(RunState *st, int i)
 {
     if (!st->pruner) return 0;
     int t = st->jobs[i].trial;
-    if (st->jobs[i].res.status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
-    run_pruning_decide(st);
-    if (st->jobs[i].slot < run_pruning_cut_slot(st, t)) return 0;
+    if (st->jobs[i].slot < st->trials[t].cut) return 0;
     st->pruned_seconds += st->jobs[i].res.seconds;
     st->train_examples += (double)st->jobs[i].res.train_examples; /* work done, if thrown away */
     run_ckpt_remove(st->dir, st->sw.trials[t].id, st->jobs[i].job.fold);
@@ -181,11 +186,17 @@ static void state_record_fold(RunState *st, int i)
     if (st->trials[t].folds == st->folds.n) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
 }
 
-void state_job_finished(RunState *st, int i)
+void state_job_ended(RunState *st, int i)
 {
-    if (st->epoch_lines && st->jobs[i].res.status != FS_FIT_CANCELLED) print_epochs(st, i, st->jobs[i].res.epochs);
+    const RunJob *jb = &st->jobs[i];
+    if (st->epoch_lines && jb->res.status != FS_FIT_CANCELLED) print_epochs(st, i, jb->res.epochs);
     run_queue_done(&st->queue, i);
     pthread_cond_broadcast(&st->cv);
+    if (st->pruner && !jb->restore && jb->res.status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
+}
+
+void state_job_record(RunState *st, int i)
+{
     if (st->jobs[i].restore) {
         job_restored(st, i);
         return;
@@ -197,7 +208,6 @@ void state_job_finished(RunState *st, int i)
     }
     run_trial_set_slot_done(&st->trials[st->jobs[i].trial], st->jobs[i].slot);
     state_record_fold(st, i);
-    run_sampler_step(st);
 }
 
 void state_progress_sample(void *ctx, FsProgressSample *s)

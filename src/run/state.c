@@ -10,6 +10,7 @@
 #include "predict/predict.h"
 #include "report/report.h"
 #include "run/checkpoints.h"
+#include "run/decide.h"
 #include "run/gpu_driver.h"
 #include "run/state.h"
 
@@ -232,7 +233,9 @@ int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out)
     }
     /* Fold-major for the per-epoch rules: every trial's first fold first. */
     if (st->sw.prune.kind == FS_PRUNER_MEDIAN || st->sw.prune.kind == FS_PRUNER_ASHA) run_queue_fold_major(&st->queue);
-    run_pruning_open(st);
+    FsErr perr = {0};
+    if (run_pruning_open(st, &perr) != 0) state_fail(st, &perr); /* the run stops with it (exit 1) */
+    if (st->pruner) run_decide(st); /* what the journal's values settle already */
     st->epoch_lines = o->epoch_lines;
     st->prog.sample = state_progress_sample;
     st->prog.sample_ctx = st;
@@ -258,13 +261,6 @@ void state_close(RunState *st)
     sweep_free(&st->sw);
     pthread_mutex_destroy(&st->lock);
     pthread_cond_destroy(&st->cv);
-}
-
-void state_fail(RunState *st, const FsErr *e)
-{
-    if (!st->io_failed) st->io_err = *e;
-    st->io_failed = 1;
-    run_request_stop(0);
 }
 
 int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads)

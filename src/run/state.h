@@ -73,22 +73,6 @@ void state_close(RunState *st);
 /* Puts a dispatched job whose result was lost back in the queue (lock held). */
 void state_job_requeue(RunState *st, int i);
 
-/* pruning.c: the sweep's pruner on rank 0 (lock held for all but open
- * and close). */
-void run_pruning_open(RunState *st);
-void run_pruning_close(RunState *st);
-/* Values of rank 0's running jobs, from their progress counters. */
-void run_pruning_poll_local(RunState *st);
-/* Job i's validation metric is known through epoch upto (its res.curves). */
-void run_pruning_feed_epochs(RunState *st, int i, int upto);
-/* Job i finished (its result is in its res). */
-void run_pruning_job_finished(RunState *st, int i);
-/* Makes the decisions the values so far settle, journals them, drops the
- * pruned trials' queued folds and raises their running folds' prune flags.
- * Returns how many trials were pruned now. */
-int run_pruning_decide(RunState *st);
-/* The first fold slot a trial's pruning leaves out (folds.n if none). */
-int run_pruning_cut_slot(const RunState *st, int t);
 /* 1 while some job has no outcome in the journal yet (lock held): a stopped
  * run exits 3 only then, so a finished sweep is never requeued. */
 int state_work_left(const RunState *st);
@@ -96,15 +80,6 @@ int state_work_left(const RunState *st);
  * the queue. 0, or -1 with err (a journal write). */
 int state_add_trial(RunState *st, int t, FsErr *err);
 
-/* sampler.c: the trials a tpe sweep proposes, batch by batch. Without the
- * tpe sampler every trial is proposed at once. */
-void run_sampler_open(RunState *st);
-/* After a fold is recorded (lock held): when every proposed trial is
- * finished and the budget is not spent, proposes the next batch and lists
- * its jobs. Returns the trials added. */
-int run_sampler_step(RunState *st);
-/* 1 while more trials may still be proposed (a waiting pool thread stays). */
-int run_sampler_more(const RunState *st);
 /* Stops the run with an error (exit 1) and keeps the first reason (lock held). */
 void state_fail(RunState *st, const FsErr *e);
 
@@ -115,8 +90,14 @@ void state_epochs_seen(RunState *st, int i, int upto);
 
 /* Bookkeeping for job i (lock held): its first fold writes the trial record. */
 void state_job_started(RunState *st, int i);
-/* Records job i's result (its res) in the journal (lock held). */
-void state_job_finished(RunState *st, int i);
+/* Job i's trainer is done (lock held): its epoch lines, its place in the
+ * queue, its values to the pruner (run_job_finished, decide.c, calls
+ * these two with the decisions between them). */
+void state_job_ended(RunState *st, int i);
+/* Then job i's result (its res) is recorded in the journal, or its lost
+ * model file restored, or it is dropped (its trial was pruned at or
+ * before it; cancelled). */
+void state_job_record(RunState *st, int i);
 
 /* Leaderboard files, profile and the end-of-run summary (threads: every
  * rank's training threads). Returns rc, or FS_EXIT_ERROR if writing them
