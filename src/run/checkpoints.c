@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run/checkpoints.h"
 #include "run/state.h"
 
 void run_ckpt_file(char *out, size_t n, const char *trial, int fold)
@@ -129,11 +130,11 @@ static void local_save(void *ctx, const uint8_t *bytes, uint64_t n)
 {
     RunCkptJob *cj = ctx;
     RunState *st = cj->st;
-    const FsTrial *tr = &st->sw.trials[st->job_trial[cj->job]];
+    const FsTrial *tr = &st->sw.trials[st->jobs[cj->job].trial];
     FsErr err = {0};
-    if (run_ckpt_write(st->dir, tr->id, st->jobs[cj->job].fold, bytes, n, &err) != 0)
+    if (run_ckpt_write(st->dir, tr->id, st->jobs[cj->job].job.fold, bytes, n, &err) != 0)
         fprintf(stderr, "foldsweep: warning: trial %s fold %d: checkpoint not written (%s); the fold goes on\n",
-                tr->id, st->jobs[cj->job].fold, err.msg);
+                tr->id, st->jobs[cj->job].job.fold, err.msg);
 }
 
 /* Epoch 0: the fold's checkpoint was read (resumed, or refused and why). */
@@ -142,8 +143,8 @@ static void local_event(void *ctx, int epoch)
     RunCkptJob *cj = ctx;
     RunState *st = cj->st;
     if (epoch == 0) {
-        const FsTrial *tr = &st->sw.trials[st->job_trial[cj->job]];
-        run_ckpt_report(&cj->cs, tr->id, st->jobs[cj->job].fold, st->prog.out, st->prog.quiet);
+        const FsTrial *tr = &st->sw.trials[st->jobs[cj->job].trial];
+        run_ckpt_report(&cj->cs, tr->id, st->jobs[cj->job].job.fold, st->prog.out, st->prog.quiet);
     }
     run_ckpt_test_event(epoch);
 }
@@ -152,7 +153,7 @@ void run_ckpt_attach(RunState *st, int i)
 {
     if (st->sw.checkpoint <= 0 && !run_ckpt_test_steps()) return;
     if (st->use_gpu) return; /* the CUDA backend has no checkpoints */
-    RunCkptJob *cj = &st->ckpt_jobs[i];
+    RunCkptJob *cj = &st->jobs[i].ckpt;
     FsCheckpointing *cs = &cj->cs;
     free(cj->bytes);
     memset(cj, 0, sizeof *cj);
@@ -163,26 +164,26 @@ void run_ckpt_attach(RunState *st, int i)
     cs->save = local_save;
     cs->event = local_event;
     cs->ctx = cj;
-    const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
-    cj->bytes = run_ckpt_read(st->dir, tr->id, st->jobs[i].fold, &cj->n, cj->path, sizeof cj->path);
+    const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
+    cj->bytes = run_ckpt_read(st->dir, tr->id, st->jobs[i].job.fold, &cj->n, cj->path, sizeof cj->path);
     cs->resume = cj->bytes;
     cs->resume_n = cj->n;
     cs->origin = cj->path;
-    st->jobs[i].ckpt = cs;
+    st->jobs[i].job.ckpt = cs;
 }
 
 void run_ckpt_detach(RunState *st, int i)
 {
-    RunCkptJob *cj = &st->ckpt_jobs[i];
-    if (!st->jobs[i].ckpt) return;
-    if (st->res[i].status == FS_FIT_CANCELLED && cj->cs.n_saved > 0 && !st->prog.quiet && st->prog.out)
+    RunCkptJob *cj = &st->jobs[i].ckpt;
+    if (!st->jobs[i].job.ckpt) return;
+    if (st->jobs[i].res.status == FS_FIT_CANCELLED && cj->cs.n_saved > 0 && !st->prog.quiet && st->prog.out)
         /* A stop's checkpoint: how long it took says how much of a warning's lead it needs. */
         fprintf(st->prog.out, "foldsweep: trial %s fold %d: checkpoint kept at epoch %d (%.1f MB, %.3f s to write)\n",
-                st->sw.trials[st->job_trial[i]].id, st->jobs[i].fold, cj->cs.saved_epoch,
+                st->sw.trials[st->jobs[i].trial].id, st->jobs[i].job.fold, cj->cs.saved_epoch,
                 (double)cj->cs.saved_bytes / 1e6, cj->cs.saved_seconds);
     free(cj->bytes);
     cj->bytes = NULL;
-    st->jobs[i].ckpt = NULL;
+    st->jobs[i].job.ckpt = NULL;
 }
 
 void run_ckpt_report(const FsCheckpointing *cs, const char *trial, int fold, FILE *out, int quiet)

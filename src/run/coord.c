@@ -12,7 +12,10 @@
 
 #include <pthread.h>
 
-#include "run/state.h"
+#include "run/checkpoints.h"
+#include "run/coord.h"
+#include "run/decide.h"
+#include "run/gpu_driver.h"
 
 /* ---------------------------------------------------------------------- */
 /* Rank 0's own threads take from the same queue.                          */
@@ -29,12 +32,12 @@ static int local_next(void *ctx, const FsJob **job, int *id, int wait)
     pthread_mutex_lock(&st->lock);
     int i = -1;
     while (!*run_stop_flag() && !st->io_failed) {
-        run_sampler_step(st); /* a batch that just finished brings the next one */
+        run_decide(st); /* a batch that just finished brings the next one */
         run_coord_sync_jobs(c);
-        i = state_take_job(st);
+        i = run_queue_take(&st->queue);
         /* Nothing queued: done, unless a running fold may still bring the
          * sampler's next batch. */
-        if (i >= 0 || (state_queue_empty(st) && !(run_sampler_more(st) && state_running(st)))) break;
+        if (i >= 0 || (run_queue_empty(&st->queue) && !(run_sampler_more(st) && run_queue_running(&st->queue)))) break;
         if (!wait) {
             r = FS_TAKE_NONE;
             break;
@@ -50,13 +53,13 @@ static int local_next(void *ctx, const FsJob **job, int *id, int wait)
     }
     if (i >= 0) {
         *id = i;
-        c->owner[*id] = 0;
+        c->jobs[*id].owner = 0;
         c->local_inflight++;
         state_job_started(st, *id);
         /* The best weights land in the result, for the model file. */
-        st->jobs[*id].weights_out = train_result_alloc_weights(&st->res[*id], st->jobs[*id].arch);
+        st->jobs[*id].job.weights_out = train_result_alloc_weights(&st->jobs[*id].res, st->jobs[*id].job.arch);
         run_ckpt_attach(st, *id); /* continues from its checkpoint, if one is in the folder */
-        *job = &st->jobs[*id];
+        *job = &st->jobs[*id].job;
         r = FS_TAKE_JOB;
     }
     pthread_mutex_unlock(&st->lock);
@@ -67,10 +70,10 @@ static void local_done(void *ctx, int id)
 {
     RunCoord *c = ctx;
     pthread_mutex_lock(&c->st->lock);
-    c->owner[id] = -2;
+    c->jobs[id].owner = -2;
     c->local_inflight--;
     run_ckpt_detach(c->st, id);
-    state_job_finished(c->st, id);
+    run_job_finished(c->st, id);
     pthread_mutex_unlock(&c->st->lock);
 }
 
@@ -83,7 +86,7 @@ static int gpu_take(void *ctx, int *id, int wait)
     return local_next(ctx, &job, id, wait) == FS_TAKE_JOB;
 }
 
-static const FsJob *gpu_job(void *ctx, int id) { return &((RunCoord *)ctx)->st->jobs[id]; }
+static const FsJob *gpu_job(void *ctx, int id) { return &((RunCoord *)ctx)->st->jobs[id].job; }
 
 static void gpu_epochs(void *ctx, long epochs)
 {
@@ -116,9 +119,8 @@ static void watch_local(RunCoord *c)
     for (;;) {
         pthread_mutex_lock(&st->lock);
         run_pruning_poll_local(st);
-        run_pruning_decide(st);
-        run_sampler_step(st);
-        int done = c->local_inflight == 0 && (state_queue_empty(st) || *run_stop_flag() || st->io_failed);
+        run_decide(st);
+        int done = c->local_inflight == 0 && (run_queue_empty(&st->queue) || *run_stop_flag() || st->io_failed);
         pthread_mutex_unlock(&st->lock);
         if (done) break;
         struct timespec ts = {0, 5 * 1000 * 1000};
@@ -136,10 +138,8 @@ static void coord_open(RunCoord *c, RunState *st, FsMpi *m)
     memset(c, 0, sizeof *c);
     c->st = st;
     c->m = m;
-    c->owner = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
-    c->inflight = fs_calloc((size_t)m->size, sizeof(int));
-    c->lost = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
-    c->seen = fs_calloc((size_t)st->cap_jobs + 1, sizeof(int));
+    c->jobs = fs_calloc((size_t)st->cap_jobs + 1, sizeof *c->jobs);
+    c->ranks = fs_calloc((size_t)m->size, sizeof *c->ranks);
     c->held = fs_calloc(FS_PROTO_MAX_ITEMS, sizeof *c->held);
     c->q3 = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
     c->loss = fs_calloc(FS_PROTO_MAX_EPOCHS, sizeof(float));
@@ -154,10 +154,8 @@ static void coord_open(RunCoord *c, RunState *st, FsMpi *m)
 
 static void coord_close(RunCoord *c)
 {
-    free(c->owner);
-    free(c->inflight);
-    free(c->lost);
-    free(c->seen);
+    free(c->jobs);
+    free(c->ranks);
     free(c->held);
     free(c->q3);
     free(c->loss);
@@ -199,19 +197,19 @@ static int coord_step(RunCoord *c, int *code)
 {
     RunState *st = c->st;
     pthread_mutex_lock(&st->lock);
-    run_sampler_step(st);
+    run_decide(st);
     run_coord_sync_jobs(c);
     if (st->pruner) {
         run_pruning_poll_local(st);
-        run_pruning_decide(st);
+        run_decide(st);
         run_coord_tell_cuts(c);
     }
     int remote = 0;
-    for (int r = 1; r < c->m->size; r++) remote += c->inflight[r];
+    for (int r = 1; r < c->m->size; r++) remote += c->ranks[r].inflight;
     int stopping = *run_stop_flag() || c->stranded;
     /* Rank 0's own folds count too: the exit code sent to the workers
      * says whether work is left, which is known only then. */
-    int drained = (stopping || state_queue_empty(st)) && remote == 0 && c->local_inflight == 0;
+    int drained = (stopping || run_queue_empty(&st->queue)) && remote == 0 && c->local_inflight == 0;
     *code = st->io_failed                     ? FS_EXIT_ERROR
             : stopping && state_work_left(st) ? FS_EXIT_INTERRUPTED
                                               : FS_EXIT_OK;
@@ -269,7 +267,6 @@ int run_coordinate(RunState *st, FsMpi *m, int threads0, double worker_timeout)
         coordinate_ranks(&c, threads0);
     progress_stop(&st->prog);
     int stranded = c.stranded;
-    run_coord_watch_close(&c);
     coord_close(&c);
     if (st->io_failed) return FS_EXIT_ERROR;
     /* A rank that never answered: the job cannot end cleanly (exit 3, a

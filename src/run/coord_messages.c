@@ -11,7 +11,9 @@
 
 #include <pthread.h>
 
-#include "run/state.h"
+#include "run/checkpoints.h"
+#include "run/coord.h"
+#include "run/decide.h"
 
 /* A job lost this often (refused, or its result never came) stops the run:
  * the cause is on the worker's side, and queueing it forever would hang. */
@@ -22,10 +24,8 @@ void run_coord_sync_jobs(RunCoord *c)
     RunState *st = c->st;
     for (; c->jobs_known < st->n_jobs; c->jobs_known++) {
         int i = c->jobs_known;
-        c->owner[i] = -1;
-        int k = data_fold_slot(&st->folds, st->jobs[i].fold, NULL);
-        FS_ASSERT(k >= 0); /* jobs are listed from st->folds */
-        c->job_of[st->job_trial[i] * st->folds.n + k] = i;
+        c->jobs[i].owner = -1;
+        c->job_of[st->jobs[i].trial * st->folds.n + st->jobs[i].slot] = i;
     }
 }
 
@@ -55,13 +55,13 @@ static void send_trials(RunCoord *c, int rank, int capacity)
     pthread_mutex_lock(&st->lock);
     int i;
     run_coord_sync_jobs(c);
-    while (n < capacity && !*run_stop_flag() && (i = state_take_job(st)) >= 0) {
-        c->owner[i] = rank;
-        c->inflight[rank]++;
+    while (n < capacity && !*run_stop_flag() && (i = run_queue_take(&st->queue)) >= 0) {
+        c->jobs[i].owner = rank;
+        c->ranks[rank].inflight++;
         state_job_started(st, i);
-        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+        const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
         items[n].trial = tr->index;
-        items[n].fold = st->jobs[i].fold;
+        items[n].fold = st->jobs[i].job.fold;
         memcpy(items[n].id, tr->id, 17);
         n++;
     }
@@ -96,25 +96,25 @@ static void reconcile(RunCoord *c, int rank, const FsWorkItem *held, int n_held)
     for (int h = 0; h < n_held; h++) {
         int k = data_fold_slot(&st->folds, held[h].fold, NULL);
         int i = held[h].trial < st->sw.n_trials && k >= 0 ? c->job_of[held[h].trial * st->folds.n + k] : -1;
-        if (i >= 0 && c->owner[i] == rank) c->seen[i] = c->serial;
+        if (i >= 0 && c->jobs[i].owner == rank) c->jobs[i].seen = c->serial;
     }
     pthread_mutex_lock(&st->lock);
     for (int i = 0; i < st->n_jobs; i++) {
-        if (c->owner[i] != rank || c->seen[i] == c->serial) continue;
-        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
-        c->owner[i] = -1;
-        c->inflight[rank]--;
-        if (++c->lost[i] >= FS_MAX_LOST) {
+        if (c->jobs[i].owner != rank || c->jobs[i].seen == c->serial) continue;
+        const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
+        c->jobs[i].owner = -1;
+        c->ranks[rank].inflight--;
+        if (++c->jobs[i].lost >= FS_MAX_LOST) {
             FsErr e = {0};
             fs_err_set(&e, "trial %s fold %d was lost %d times (last on rank %d: refused, or its result could not "
                            "be read; see the messages above); stopping. Rerun the same command to resume",
-                       tr->id, st->jobs[i].fold, c->lost[i], rank);
+                       tr->id, st->jobs[i].job.fold, c->jobs[i].lost, rank);
             state_fail(st, &e);
             progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
             continue;
         }
         fprintf(stderr, "foldsweep: rank 0: trial %s fold %d sent to rank %d came back neither trained nor held; "
-                        "queued again\n", tr->id, st->jobs[i].fold, rank);
+                        "queued again\n", tr->id, st->jobs[i].job.fold, rank);
         state_job_requeue(st, i);
     }
     pthread_mutex_unlock(&st->lock);
@@ -135,9 +135,9 @@ static void take_epochs(RunCoord *c, const FsMsg *msg)
         return;
     }
     int i = job_of_item(c, &it);
-    if (i < 0 || c->owner[i] != msg->source) return;
-    FsFitResult *r = &st->res[i];
-    if (first - 1 + n > st->specs[i].stop.max_epochs) {
+    if (i < 0 || c->jobs[i].owner != msg->source) return;
+    FsFitResult *r = &st->jobs[i].res;
+    if (first - 1 + n > st->jobs[i].spec.stop.max_epochs) {
         bad_message(msg, "more epochs than the trial's max_epochs");
         return;
     }
@@ -151,7 +151,7 @@ static void take_epochs(RunCoord *c, const FsMsg *msg)
     state_epochs_seen(st, i, first - 1 + n);
     if (st->pruner) {
         run_pruning_feed_epochs(st, i, first - 1 + n);
-        run_pruning_decide(st);
+        run_decide(st);
     }
     pthread_mutex_unlock(&st->lock);
 }
@@ -169,7 +169,7 @@ static void take_progress(RunCoord *c, const FsMsg *msg)
     pthread_mutex_lock(&st->lock);
     for (int k = 0; k < n; k++) {
         int i = job_of_item(c, &c->prog[k].item);
-        if (i >= 0 && c->owner[i] == msg->source) st->job_examples[i] = c->prog[k].examples;
+        if (i >= 0 && c->jobs[i].owner == msg->source) st->jobs[i].examples = c->prog[k].examples;
     }
     pthread_mutex_unlock(&st->lock);
 }
@@ -188,7 +188,7 @@ static void take_ckpt(RunCoord *c, const FsMsg *msg)
         return;
     }
     int i = job_of_item(c, &it);
-    if (i < 0 || c->owner[i] != msg->source) return; /* pruned or reassigned meanwhile */
+    if (i < 0 || c->jobs[i].owner != msg->source) return; /* pruned or reassigned meanwhile */
     FsErr err = {0};
     double t0 = fs_now();
     if (run_ckpt_write(st->dir, it.id, it.fold, bytes, n, &err) != 0)
@@ -213,11 +213,11 @@ static void take_result(RunCoord *c, const FsMsg *msg)
     }
     int k = data_fold_slot(&st->folds, it.fold, NULL);
     int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->folds.n + k] : -1;
-    if (i >= 0 && c->owner[i] == -2 && st->job_prune[i]) { /* finished before it heard of its pruning */
+    if (i >= 0 && c->jobs[i].owner == -2 && st->jobs[i].prune) { /* finished before it heard of its pruning */
         train_result_free(&r);
         return;
     }
-    if (i < 0 || c->owner[i] != msg->source || strcmp(st->sw.trials[it.trial].id, it.id) != 0) {
+    if (i < 0 || c->jobs[i].owner != msg->source || strcmp(st->sw.trials[it.trial].id, it.id) != 0) {
         snprintf(why, sizeof why, "trial %d (%.16s) fold %d was not sent to rank %d", it.trial, it.id, it.fold,
                  msg->source);
         bad_message(msg, why);
@@ -225,12 +225,12 @@ static void take_result(RunCoord *c, const FsMsg *msg)
         return;
     }
     pthread_mutex_lock(&st->lock);
-    c->inflight[msg->source]--;
-    train_result_free(&st->res[i]);
-    st->res[i] = r;
-    st->jobs[i].result = &st->res[i];
-    c->owner[i] = -2;
-    state_job_finished(st, i);
+    c->ranks[msg->source].inflight--;
+    train_result_free(&st->jobs[i].res);
+    st->jobs[i].res = r;
+    st->jobs[i].job.result = &st->jobs[i].res;
+    c->jobs[i].owner = -2;
+    run_job_finished(st, i);
     pthread_mutex_unlock(&st->lock);
 }
 
@@ -275,13 +275,33 @@ static void take_fail(RunCoord *c, const FsMsg *msg)
     pthread_mutex_unlock(&c->st->lock);
 }
 
+/* A message from rank r, for the heartbeat (coord_watch.c): heard now. One
+ * from a rank given up on is dropped (its jobs went elsewhere) and the rank
+ * told to stop, once; its BYE still counts. Returns 1 to act on it. */
+static int heard(RunCoord *c, const FsMsg *msg)
+{
+    int r = msg->source;
+    c->ranks[r].heard = fs_now();
+    if (!c->ranks[r].gone) return 1;
+    if (!c->ranks[r].gone_stopped) {
+        fprintf(stderr, "foldsweep: rank 0: rank %d answers again; its folds went to other ranks, it is told to "
+                        "stop\n", r);
+        FsBuf b = {0};
+        proto_encode_stop(&b, 1, FS_EXIT_OK);
+        fsmpi_send(c->m, r, FS_MSG_STOP, &b);
+        buf_free(&b);
+        c->ranks[r].gone_stopped = 1;
+    }
+    return msg->tag == FS_MSG_BYE; /* counted; anything else is dropped */
+}
+
 void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent)
 {
     const FsMpi *m = c->m;
     char why[256];
     if (msg->source < 1 || msg->source >= m->size || m->rank_failed[msg->source]) {
         bad_message(msg, "not from a worker rank");
-    } else if (!run_coord_heard(c, msg)) {
+    } else if (!heard(c, msg)) {
         return; /* a rank given up on: its jobs went elsewhere */
     } else if (proto_check(msg->p, msg->n, msg->tag, why, sizeof why) != 0) {
         bad_message(msg, why);
@@ -300,7 +320,7 @@ void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent)
     } else if (msg->tag == FS_MSG_FAIL) {
         take_fail(c, msg);
     } else if (msg->tag == FS_MSG_BYE) {
-        c->bye[msg->source] = 1;
+        c->ranks[msg->source].bye = 1;
     } else {
         bad_message(msg, "not a message a worker sends");
     }
@@ -315,16 +335,16 @@ void run_coord_tell_cuts(RunCoord *c)
     c->cuts_seen = st->cuts_made;
     FsBuf b = {0};
     for (int i = 0; i < st->n_jobs; i++) {
-        int r = c->owner[i];
-        if (r < 1 || !st->job_prune[i]) continue;
-        const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
-        FsWorkItem it = {tr->index, st->jobs[i].fold, ""};
+        int r = c->jobs[i].owner;
+        if (r < 1 || !st->jobs[i].prune) continue;
+        const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
+        FsWorkItem it = {tr->index, st->jobs[i].job.fold, ""};
         memcpy(it.id, tr->id, 17);
         proto_encode_prune(&b, &it);
         fsmpi_send(c->m, r, FS_MSG_PRUNE, &b);
-        c->owner[i] = -2;
-        c->inflight[r]--;
-        st->job_state[i] = FS_JOB_DONE;
+        c->jobs[i].owner = -2;
+        c->ranks[r].inflight--;
+        run_queue_done(&st->queue, i);
         progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
     }
     buf_free(&b);
@@ -336,7 +356,7 @@ void run_coord_stop_all(RunCoord *c, int cancel, int code)
     FsBuf b = {0};
     proto_encode_stop(&b, cancel, code);
     for (int r = 1; r < c->m->size; r++)
-        if (!c->m->rank_failed[r] && !c->gone[r]) fsmpi_send(c->m, r, FS_MSG_STOP, &b);
+        if (!c->m->rank_failed[r] && !c->ranks[r].gone) fsmpi_send(c->m, r, FS_MSG_STOP, &b);
     buf_free(&b);
 }
 

@@ -8,48 +8,19 @@
  * no more work. If it speaks again it is told to stop and its BYE counted;
  * if it never does, the run ends with exit 3 naming it, through MPI_Abort
  * (MPI_Finalize would wait for it forever). Only rank 0's main thread
- * runs this.
+ * runs this; what a message from a rank given up on gets is in
+ * coord_messages.c, which notes when each rank was heard.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/state.h"
+#include "run/coord.h"
 
 void run_coord_watch_open(RunCoord *c, double timeout)
 {
-    int n = c->m->size;
     c->timeout = timeout;
-    c->heard = fs_calloc((size_t)n, sizeof *c->heard);
-    c->bye = fs_calloc((size_t)n, 1);
-    c->gone = fs_calloc((size_t)n, 1);
-    c->gone_stopped = fs_calloc((size_t)n, 1);
     double now = fs_now();
-    for (int r = 0; r < n; r++) c->heard[r] = now;
-}
-
-void run_coord_watch_close(RunCoord *c)
-{
-    free(c->heard);
-    free(c->bye);
-    free(c->gone);
-    free(c->gone_stopped);
-}
-
-int run_coord_heard(RunCoord *c, const FsMsg *msg)
-{
-    int r = msg->source;
-    c->heard[r] = fs_now();
-    if (!c->gone[r]) return 1;
-    if (!c->gone_stopped[r]) {
-        fprintf(stderr, "foldsweep: rank 0: rank %d answers again; its folds went to other ranks, it is told to "
-                        "stop\n", r);
-        FsBuf b = {0};
-        proto_encode_stop(&b, 1, FS_EXIT_OK);
-        fsmpi_send(c->m, r, FS_MSG_STOP, &b);
-        buf_free(&b);
-        c->gone_stopped[r] = 1;
-    }
-    return msg->tag == FS_MSG_BYE; /* counted; anything else is dropped */
+    for (int r = 0; r < c->m->size; r++) c->ranks[r].heard = now;
 }
 
 /* Rank r's jobs back in the queue; it gets no more. */
@@ -59,15 +30,15 @@ static void give_up(RunCoord *c, int r, double silent)
     int n = 0;
     pthread_mutex_lock(&st->lock);
     for (int i = 0; i < st->n_jobs; i++) {
-        if (c->owner[i] != r) continue;
-        c->owner[i] = -1;
+        if (c->jobs[i].owner != r) continue;
+        c->jobs[i].owner = -1;
         state_job_requeue(st, i);
         n++;
     }
-    c->inflight[r] = 0;
+    c->ranks[r].inflight = 0;
     pthread_cond_broadcast(&st->cv);
     pthread_mutex_unlock(&st->lock);
-    c->gone[r] = 1;
+    c->ranks[r].gone = 1;
     fprintf(stderr, "foldsweep: rank 0: rank %d has sent nothing for %.0f s (stopped, hung or swapped out; "
                     "--worker-timeout %.0f): its %d fold%s in flight %s queued again for the other ranks\n",
             r, silent, c->timeout, n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
@@ -80,8 +51,8 @@ void run_coord_watch(RunCoord *c, int stop_sent, int threads0)
     double now = fs_now();
     int trainers = threads0 > 0 || c->st->use_gpu;
     for (int r = 1; r < m->size; r++) {
-        if (m->rank_failed[r] || c->bye[r]) continue;
-        if (!c->gone[r] && now - c->heard[r] >= c->timeout) {
+        if (m->rank_failed[r] || c->ranks[r].bye) continue;
+        if (!c->ranks[r].gone && now - c->ranks[r].heard >= c->timeout) {
             /* Rank 0's own loop may have been slow to look: a message
              * waiting from r means r is alive. */
             FsMsg msg;
@@ -90,9 +61,9 @@ void run_coord_watch(RunCoord *c, int stop_sent, int threads0)
                 free(msg.p);
                 continue;
             }
-            give_up(c, r, now - c->heard[r]);
+            give_up(c, r, now - c->ranks[r].heard);
         }
-        if (!c->gone[r]) trainers = 1;
+        if (!c->ranks[r].gone) trainers = 1;
     }
     if (!trainers && !stop_sent && !c->stranded) {
         fprintf(stderr, "foldsweep: rank 0: no rank is left to train (rank 0 has no threads of its own); "
@@ -107,17 +78,17 @@ int run_coord_finished(RunCoord *c, int stop_sent)
     double now = fs_now();
     int waiting = 0, lost = 0;
     for (int r = 1; r < m->size; r++) {
-        if (m->rank_failed[r] || c->bye[r]) continue;
+        if (m->rank_failed[r] || c->ranks[r].bye) continue;
         /* A rank given up on and silent still is not waited for once the
          * others are done; one that answered again gets time for its BYE. */
-        if (stop_sent && c->gone[r] && now - c->heard[r] >= c->timeout)
+        if (stop_sent && c->ranks[r].gone && now - c->ranks[r].heard >= c->timeout)
             lost++;
         else
             waiting++;
     }
     if (waiting) return 0;
     for (int r = 1; r < m->size && lost; r++)
-        if (!m->rank_failed[r] && !c->bye[r])
+        if (!m->rank_failed[r] && !c->ranks[r].bye)
             fprintf(stderr, "foldsweep: rank 0: rank %d never answered; the run ends without it (exit 3: rerun "
                             "the same command to resume)\n", r);
     c->st->ranks_lost = lost;

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "run/gpu_driver.h"
 #include "run/run.h"
-#include "run/state.h"
 
 int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device, FsErr *err)
 {
@@ -48,7 +48,7 @@ static uint32_t largest_fold(const FsDataset *ds, const FsFolds *folds)
 static int trial_check(const FsGpuLimits *lim, const FsTrial *tr, int fold, uint32_t n_train, char *why, size_t n)
 {
     FsTrainSpec ts;
-    run_job_spec(&ts, tr, fold);
+    sweep_fold_spec(&ts, tr, fold);
     return gpu_model_check(lim, &tr->arch, &ts, n_train, why, n);
 }
 

@@ -11,20 +11,32 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "run/checkpoints.h"
+#include "run/decide.h"
 #include "run/state.h"
 
-void run_job_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
+/* Job n_jobs: trial t's fold in slot k, ready to be queued. */
+static void list_job(RunState *st, int t, int k, int restore)
 {
-    *ts = tr->train;
-    ts->seed[1] = strtoull(tr->id, NULL, 16);
-    ts->seed[2] = (uint64_t)(fold + 1);
+    const FsTrial *tr = &st->sw.trials[t];
+    int fold = data_fold_id(&st->folds, k);
+    RunJob *jb = &st->jobs[st->n_jobs++];
+    jb->trial = t;
+    jb->slot = k;
+    jb->restore = restore;
+    jb->base = UINT64_MAX;
+    sweep_fold_spec(&jb->spec, tr, fold);
+    train_result_alloc(&jb->res, jb->spec.stop.max_epochs);
+    jb->job = (FsJob){&tr->arch, &jb->spec, &st->ds, fold, &jb->res, NULL, run_cancel_flag(),
+                      &jb->prune, &jb->progress, &jb->examples, NULL};
+    run_queue_add(&st->queue, st->n_jobs - 1);
 }
 
 int state_add_trial(RunState *st, int t, FsErr *err)
 {
     FsSweep *sw = &st->sw;
     FsTrial *tr = &sw->trials[t];
-    st->trial_params[t] = sweep_trial_params(tr);
+    st->trials[t].params = sweep_trial_params(tr);
     if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) {
         st->trials_done++;
         return 0;
@@ -34,9 +46,9 @@ int state_add_trial(RunState *st, int t, FsErr *err)
         char why[256];
         int restore = 0;
         if (fr) {
-            st->trial_folds[t]++;
-            st->trial_metric[t] += train_result_metric(&fr->r, sw->metric);
-            if (fr->r.status != FS_FIT_OK) st->trial_bad[t] = 1;
+            st->trials[t].folds++;
+            st->trials[t].metric += train_result_metric(&fr->r, sw->metric);
+            if (fr->r.status != FS_FIT_OK) st->trials[t].bad = 1;
             if (run_model_check(st, fr, why, sizeof why) == 0) continue;
             /* Its scores stand; training it again (same seeds) restores the weights. */
             fprintf(stderr, "foldsweep: %s/%s is %s: trial %s fold %d is trained again to restore it\n", st->dir,
@@ -44,74 +56,62 @@ int state_add_trial(RunState *st, int t, FsErr *err)
             restore = 1;
         }
         if (st->n_jobs >= st->cap_jobs) return fs_err_set(err, "internal: more jobs than the sweep's budget"), -1;
-        int i = st->n_jobs++;
-        st->job_restore[i] = restore;
-        run_job_spec(&st->specs[i], tr, data_fold_id(&st->folds, k));
-        train_result_alloc(&st->res[i], st->specs[i].stop.max_epochs);
-        st->jobs[i] = (FsJob){&tr->arch, &st->specs[i], &st->ds, data_fold_id(&st->folds, k), &st->res[i], NULL,
-                              run_cancel_flag(), NULL, NULL, NULL, NULL};
-        st->job_trial[i] = t;
-        if (st->job_state) run_queue_add(st, i); /* mid-run: the queue exists already */
+        list_job(st, t, k, restore);
     }
-    if (st->trial_folds[t] == st->folds.n) st->trials_done++;
+    if (st->trials[t].folds == st->folds.n) st->trials_done++;
     /* Folds without their trial record (dropped by `foldsweep repair`):
      * the record is written again, so the leaderboard has its config. */
-    if (st->trial_folds[t] && !journal_find_trial(&st->j, tr->id) &&
-        journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, err) != 0)
+    if (st->trials[t].folds && !journal_find_trial(&st->j, tr->id) &&
+        journal_append_trial(&st->j, tr->id, tr->index, st->trials[t].params, tr->config, err) != 0)
         return -1;
     return 0;
 }
 
-int state_take_job(RunState *st) { return run_pruning_take(st); }
-
 int state_work_left(const RunState *st) { return st->prog.folds_done < st->n_jobs; }
-
-int state_queue_empty(const RunState *st) { return st->n_queued == 0; }
-
-int state_running(const RunState *st)
-{
-    for (int i = 0; i < st->n_jobs; i++)
-        if (st->job_state[i] == FS_JOB_RUNNING) return 1;
-    return 0;
-}
 
 void state_job_requeue(RunState *st, int i)
 {
-    st->job_state[i] = FS_JOB_QUEUED;
-    st->n_queued++;
+    run_queue_requeue(&st->queue, i);
     progress_fold_finished(&st->prog, 0, NULL, 0.0, 0); /* no longer in flight */
+}
+
+void state_fail(RunState *st, const FsErr *e)
+{
+    if (!st->io_failed) st->io_err = *e;
+    st->io_failed = 1;
+    run_request_stop(0);
 }
 
 void state_epochs_seen(RunState *st, int i, int upto)
 {
-    if (upto > st->job_seen[i]) st->job_seen[i] = upto;
+    if (upto > st->jobs[i].seen) st->jobs[i].seen = upto;
 }
 
 /* --progress: one line per finished epoch of each fold (lock held). */
 static void print_epochs(RunState *st, int i, int upto)
 {
-    const FsCurves *c = &st->res[i].curves;
-    const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
-    for (int e = st->job_printed[i] + 1; e <= upto; e++)
+    const FsCurves *c = &st->jobs[i].res.curves;
+    const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
+    for (int e = st->jobs[i].printed + 1; e <= upto; e++)
         fprintf(st->prog.out, "%s%.8s fold %d epoch %d/%d: train loss %.4f, val loss %.4f, val Q3 %s%%, %.1f s\n",
-                st->prog.tty ? "\r\033[K" : "", tr->id, st->jobs[i].fold, e, st->specs[i].stop.max_epochs,
+                st->prog.tty ? "\r\033[K" : "", tr->id, st->jobs[i].job.fold, e, st->jobs[i].spec.stop.max_epochs,
                 c->train_loss[e - 1], c->val_loss[e - 1], fs_percent_text(c->val_q3[e - 1]), c->seconds[e - 1]);
-    if (upto > st->job_printed[i]) {
-        st->job_printed[i] = upto;
+    if (upto > st->jobs[i].printed) {
+        st->jobs[i].printed = upto;
         fflush(st->prog.out);
     }
 }
 
 void state_job_started(RunState *st, int i)
 {
-    int t = st->job_trial[i];
+    int t = st->jobs[i].trial;
     const FsTrial *tr = &st->sw.trials[t];
-    if (!st->trial_written[t] && !journal_find_trial(&st->j, tr->id)) {
+    if (!st->trials[t].written && !journal_find_trial(&st->j, tr->id)) {
         FsErr e = {0};
-        if (journal_append_trial(&st->j, tr->id, tr->index, st->trial_params[t], tr->config, &e) != 0)
+        if (journal_append_trial(&st->j, tr->id, tr->index, st->trials[t].params, tr->config, &e) != 0)
             state_fail(st, &e);
     }
-    st->trial_written[t] = 1;
+    st->trials[t].written = 1;
     progress_fold_started(&st->prog);
 }
 
@@ -119,38 +119,35 @@ void state_job_started(RunState *st, int i)
  * weights are new (a "model" record names them). */
 static void job_restored(RunState *st, int i)
 {
-    const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
+    const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
     FsModelRef ref;
     FsErr e = {0};
-    if (st->res[i].status == FS_FIT_CANCELLED) {
+    if (st->jobs[i].res.status == FS_FIT_CANCELLED) {
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
     }
     if (run_model_save(st, i, &ref, &e) != 0 ||
-        (ref.file[0] && journal_append_model(&st->j, tr->id, st->jobs[i].fold, &ref, &e) != 0))
+        (ref.file[0] && journal_append_model(&st->j, tr->id, st->jobs[i].job.fold, &ref, &e) != 0))
         state_fail(st, &e);
     else if (!ref.file[0])
         fprintf(stderr, "foldsweep: warning: trial %s fold %d did not train to a model this time (%s); its "
                         "recorded scores stand, its model file stays missing\n",
-                tr->id, st->jobs[i].fold, train_status_name(st->res[i].status));
-    train_result_drop_weights(&st->res[i]);
+                tr->id, st->jobs[i].job.fold, train_status_name(st->jobs[i].res.status));
+    train_result_drop_weights(&st->jobs[i].res);
     progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
 }
 
-/* With pruning: the fold's values go to the pruner, and a fold of a trial
- * pruned at or before it is not recorded (it counts as done). Returns 1
- * when the fold is dropped. */
+/* With pruning, a fold of a trial pruned at or before it is not recorded
+ * (it counts as done). Returns 1 when the fold is dropped. */
 static int pruned_fold(RunState *st, int i)
 {
     if (!st->pruner) return 0;
-    int t = st->job_trial[i];
-    if (st->res[i].status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
-    run_pruning_decide(st);
-    if (st->job_slot[i] < run_pruning_cut_slot(st, t)) return 0;
-    st->pruned_seconds += st->res[i].seconds;
-    st->train_examples += (double)st->res[i].train_examples; /* work done, if thrown away */
-    run_ckpt_remove(st->dir, st->sw.trials[t].id, st->jobs[i].fold);
-    train_result_drop_weights(&st->res[i]);
+    int t = st->jobs[i].trial;
+    if (st->jobs[i].slot < st->trials[t].cut) return 0;
+    st->pruned_seconds += st->jobs[i].res.seconds;
+    st->train_examples += (double)st->jobs[i].res.train_examples; /* work done, if thrown away */
+    run_ckpt_remove(st->dir, st->sw.trials[t].id, st->jobs[i].job.fold);
+    train_result_drop_weights(&st->jobs[i].res);
     progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
     return 1;
 }
@@ -158,54 +155,59 @@ static int pruned_fold(RunState *st, int i)
 /* Job i's result into the journal and the counters (lock held). */
 static void state_record_fold(RunState *st, int i)
 {
-    const FsFitResult *r = &st->res[i];
-    int t = st->job_trial[i];
+    const FsFitResult *r = &st->jobs[i].res;
+    int t = st->jobs[i].trial;
     const FsTrial *tr = &st->sw.trials[t];
     FsErr e = {0};
     FsModelRef model;
     if (r->status == FS_FIT_FAILED) {
         if (!journal_find_failure(&st->j, tr->id) && journal_append_failure(&st->j, tr->id, r->message, &e) != 0)
             state_fail(st, &e);
-        st->trial_bad[t] = 1;
+        st->trials[t].bad = 1;
     } else if (run_model_save(st, i, &model, &e) != 0 ||
-               journal_append_fold(&st->j, tr->id, st->jobs[i].fold, r, &model, &e) != 0) {
+               journal_append_fold(&st->j, tr->id, st->jobs[i].job.fold, r, &model, &e) != 0) {
         /* Not recorded: the fold is trained again on resume. */
         state_fail(st, &e);
-        train_result_drop_weights(&st->res[i]);
+        train_result_drop_weights(&st->jobs[i].res);
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
     }
-    train_result_drop_weights(&st->res[i]);
-    run_ckpt_remove(st->dir, tr->id, st->jobs[i].fold); /* recorded: its checkpoint has served */
+    train_result_drop_weights(&st->jobs[i].res);
+    run_ckpt_remove(st->dir, tr->id, st->jobs[i].job.fold); /* recorded: its checkpoint has served */
     st->busy += r->seconds;
     st->val += r->val_seconds;
     st->train_examples += (double)r->train_examples;
-    if (r->status != FS_FIT_OK) st->trial_bad[t] = 1;
-    st->trial_folds[t]++;
-    st->trial_metric[t] += train_result_metric(r, st->sw.metric);
-    int complete = st->trial_folds[t] == st->folds.n && !st->trial_bad[t];
-    progress_fold_finished(&st->prog, 1, tr->id, st->trial_metric[t] / st->folds.n, complete);
+    if (r->status != FS_FIT_OK) st->trials[t].bad = 1;
+    st->trials[t].folds++;
+    st->trials[t].metric += train_result_metric(r, st->sw.metric);
+    int complete = st->trials[t].folds == st->folds.n && !st->trials[t].bad;
+    progress_fold_finished(&st->prog, 1, tr->id, st->trials[t].metric / st->folds.n, complete);
     FsReportHtmlInfo live = {st->sw.path, 0, 1};
-    if (st->trial_folds[t] == st->folds.n) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
+    if (st->trials[t].folds == st->folds.n) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
 }
 
-void state_job_finished(RunState *st, int i)
+void state_job_ended(RunState *st, int i)
 {
-    if (st->epoch_lines && st->res[i].status != FS_FIT_CANCELLED) print_epochs(st, i, st->res[i].epochs);
-    st->job_state[i] = FS_JOB_DONE;
+    const RunJob *jb = &st->jobs[i];
+    if (st->epoch_lines && jb->res.status != FS_FIT_CANCELLED) print_epochs(st, i, jb->res.epochs);
+    run_queue_done(&st->queue, i);
     pthread_cond_broadcast(&st->cv);
-    if (st->job_restore[i]) {
+    if (st->pruner && !jb->restore && jb->res.status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
+}
+
+void state_job_record(RunState *st, int i)
+{
+    if (st->jobs[i].restore) {
         job_restored(st, i);
         return;
     }
     if (pruned_fold(st, i)) return;
-    if (st->res[i].status == FS_FIT_CANCELLED) {
+    if (st->jobs[i].res.status == FS_FIT_CANCELLED) {
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
     }
-    if (st->slot_done) st->slot_done[st->job_trial[i] * st->folds.n + st->job_slot[i]] = 1;
+    run_trial_set_slot_done(&st->trials[st->jobs[i].trial], st->jobs[i].slot);
     state_record_fold(st, i);
-    run_sampler_step(st);
 }
 
 void state_progress_sample(void *ctx, FsProgressSample *s)
@@ -217,32 +219,32 @@ void state_progress_sample(void *ctx, FsProgressSample *s)
     int first = -1;
     double frac_sum = 0.0;
     for (int i = 0; i < st->n_jobs; i++) {
-        int k = st->job_slot[i];
-        if (!st->slot_train[k]) st->slot_train[k] = data_examples(&st->ds, st->jobs[i].fold, 0, NULL) + 1;
+        int k = st->jobs[i].slot;
+        if (!st->slot_train[k]) st->slot_train[k] = data_examples(&st->ds, st->jobs[i].job.fold, 0, NULL) + 1;
         const double n_train = (double)(st->slot_train[k] - 1);
-        const double plan = n_train * st->specs[i].stop.max_epochs;
-        const FsFitResult *r = &st->res[i];
+        const double plan = n_train * st->jobs[i].spec.stop.max_epochs;
+        const FsFitResult *r = &st->jobs[i].res;
         uint64_t ex = 0;
-        if (st->job_state[i] == FS_JOB_QUEUED) {
+        if (st->jobs[i].state == FS_JOB_QUEUED) {
             s->planned += plan;
             continue;
         }
-        if (st->job_state[i] == FS_JOB_DONE) {
-            ex = r->status == FS_FIT_CANCELLED ? st->job_examples[i] : r->train_examples;
+        if (st->jobs[i].state == FS_JOB_DONE) {
+            ex = r->status == FS_FIT_CANCELLED ? st->jobs[i].examples : r->train_examples;
             s->done += (double)ex;
             s->planned += r->status == FS_FIT_CANCELLED ? plan : (double)ex;
         } else {
-            ex = st->job_examples[i];
+            ex = st->jobs[i].examples;
             s->done += (double)ex;
             s->planned += plan;
-            int seen = st->job_progress[i] > st->job_seen[i] ? st->job_progress[i] : st->job_seen[i];
-            if (st->epoch_lines && seen > st->job_printed[i]) print_epochs(st, i, seen);
+            int seen = st->jobs[i].progress > st->jobs[i].seen ? st->jobs[i].progress : st->jobs[i].seen;
+            if (st->epoch_lines && seen > st->jobs[i].printed) print_epochs(st, i, seen);
             double in_epoch = n_train > 0 ? (double)ex / n_train - seen : 0.0;
             if (in_epoch < 0) in_epoch = 0;
             if (first < 0) {
                 first = i;
-                snprintf(s->flight, sizeof s->flight, "epoch %d/%d %.0f%%", seen + 1 > st->specs[i].stop.max_epochs
-                         ? st->specs[i].stop.max_epochs : seen + 1, st->specs[i].stop.max_epochs,
+                snprintf(s->flight, sizeof s->flight, "epoch %d/%d %.0f%%", seen + 1 > st->jobs[i].spec.stop.max_epochs
+                         ? st->jobs[i].spec.stop.max_epochs : seen + 1, st->jobs[i].spec.stop.max_epochs,
                          100.0 * (in_epoch > 1 ? 1 : in_epoch));
             }
             frac_sum += plan > 0 ? (double)ex / plan : 0.0;
@@ -250,8 +252,8 @@ void state_progress_sample(void *ctx, FsProgressSample *s)
         }
         /* What this run trained: the rise since the job was first seen (a
          * resumed fold starts at its checkpoint's count). */
-        if (st->job_base[i] == UINT64_MAX) st->job_base[i] = st->job_state[i] == FS_JOB_DONE ? 0 : ex;
-        if (ex > st->job_base[i]) s->trained += (double)(ex - st->job_base[i]);
+        if (st->jobs[i].base == UINT64_MAX) st->jobs[i].base = st->jobs[i].state == FS_JOB_DONE ? 0 : ex;
+        if (ex > st->jobs[i].base) s->trained += (double)(ex - st->jobs[i].base);
     }
     if (s->n_flight > 1)
         snprintf(s->flight, sizeof s->flight, "%.0f%% of their epochs", 100.0 * frac_sum / s->n_flight);

@@ -38,9 +38,9 @@ static void maybe_die_after_model(void)
 
 int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
 {
-    const FsFitResult *r = &st->res[i];
-    const FsTrial *tr = &st->sw.trials[st->job_trial[i]];
-    int fold = st->jobs[i].fold;
+    const FsFitResult *r = &st->jobs[i].res;
+    const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
+    int fold = st->jobs[i].job.fold;
     memset(ref, 0, sizeof *ref);
     if (r->status != FS_FIT_OK || r->best_epoch < 1) return 0; /* no best weights to keep */
     FsNet net;

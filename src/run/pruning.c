@@ -3,14 +3,15 @@
  * pruner gets every fold's per-epoch validation metric as it appears (rank
  * 0's own models through their progress counters, worker ranks' through
  * EPOCH messages, finished folds from their results and the journal) and
- * makes its decisions in trial order; each one is journaled, and the
- * trial's queued folds are dropped and its running ones cut.
+ * makes its decisions in trial order. It returns them (run_pruning_decide)
+ * and applies none: decide.c journals each one, drops the trial's queued
+ * folds (queue.c) and cuts its running ones.
  *
- * With pruning on, a trial's folds run one after another (fold k+1 is
- * dispatched once fold k is recorded), so a trial pruned in fold k never
- * starts the folds after it; the queue is fold-major for the per-epoch
- * rules (every trial's fold 0 first: the values a decision waits for come
- * early) and trial-major for the folds rule (which waits for whole trials).
+ * With pruning on, a trial's folds run one after another (the queue's
+ * serial mode), so a trial pruned in fold k never starts the folds after
+ * it; the queue is fold-major for the per-epoch rules (every trial's fold
+ * 0 first: the values a decision waits for come early) and trial-major for
+ * the folds rule (which waits for whole trials).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,11 @@ static const float *metric_curve(const RunState *st, const FsFitResult *r)
     return st->sw.metric == FS_METRIC_LOSS ? r->curves.val_loss : r->curves.val_q3;
 }
 
-/* A finished fold: its epochs, then its end. */
 /* The pruner orders trials as they were proposed (the sweep's order, or
  * the tpe sampler's): its index for grid trial t. */
-static int prank(const RunState *st, int t) { return st->rank_of[t]; }
+static int prank(const RunState *st, int t) { return st->trials[t].rank; }
 
+/* A finished fold: its epochs, then its end. */
 static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
 {
     const float *c = metric_curve(st, r);
@@ -35,214 +36,127 @@ static void feed_result(RunState *st, int t, int slot, const FsFitResult *r)
                     train_result_metric(r, st->sw.metric), r->status == FS_FIT_OK && r->best_epoch > 0);
 }
 
-/* The slot of a trial's pruning record's fold; -1 with the run failed when
- * the record names a fold the sweep does not have (the journal refuses
- * those on reading, journal_set_sweep: this is the last guard). */
-static int cut_fold_slot(RunState *st, const FsCutRecord *c)
+/* The slot of a trial's pruning record's fold; -1 with err when the record
+ * names a fold the sweep does not have (the journal refuses those on
+ * reading, journal_set_sweep: this is the last guard). */
+static int cut_fold_slot(const RunState *st, const FsCutRecord *c, FsErr *err)
 {
-    FsErr e = {0}, why = {0};
+    FsErr why = {0};
     int slot = data_fold_slot(&st->folds, c->fold, &why);
     if (slot >= 0) return slot;
-    fs_err_set(&e, "%s: the pruned record of trial %s: %s; `foldsweep repair %s` drops it", st->j.path, c->trial,
+    fs_err_set(err, "%s: the pruned record of trial %s: %s; `foldsweep repair %s` drops it", st->j.path, c->trial,
                why.msg, st->dir);
-    state_fail(st, &e);
     return -1;
 }
 
-/* The first slot the trial's pruning leaves out (folds.n: none, or a
- * record refused). */
-static int cut_slot_from(RunState *st, int t)
+int run_pruning_cut_slot(const RunState *st, int t, FsErr *err)
 {
     const FsCutRecord *c = journal_find_cut(&st->j, st->sw.trials[t].id);
-    int slot = c ? cut_fold_slot(st, c) : -1;
+    int slot = c ? cut_fold_slot(st, c, err) : -1;
     if (slot < 0) return st->folds.n;
     return c->epoch ? slot : slot + 1;
 }
 
-int run_pruning_cut_slot(const RunState *st, int t) { return st->trial_cut ? st->trial_cut[t] : st->folds.n; }
+int run_pruning_decide(RunState *st, FsPruneDecision *d)
+{
+    return st->pruner ? pruner_decide(st->pruner, d, st->n_prunable) : 0;
+}
 
-/* Applies a decision: journal, queue, running folds (lock held). */
-static int apply(RunState *st, const FsPruneDecision *d)
+void run_pruning_record(const RunState *st, const FsPruneDecision *d, FsCutRecord *c)
 {
     int t = st->proposed[d->trial];
-    const FsTrial *tr = &st->sw.trials[t];
-    FsCutRecord c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.trial, sizeof c.trial, "%s", tr->id);
-    c.fold = data_fold_id(&st->folds, d->fold);
-    c.epoch = d->epoch;
-    snprintf(c.rule, sizeof c.rule, "%s", d->rule);
-    c.value = d->value;
-    c.threshold = d->threshold;
-    snprintf(c.reason, sizeof c.reason, "%s", d->reason);
+    memset(c, 0, sizeof *c);
+    snprintf(c->trial, sizeof c->trial, "%s", st->sw.trials[t].id);
+    c->fold = data_fold_id(&st->folds, d->fold);
+    c->epoch = d->epoch;
+    snprintf(c->rule, sizeof c->rule, "%s", d->rule);
+    c->value = d->value;
+    c->threshold = d->threshold;
+    snprintf(c->reason, sizeof c->reason, "%s", d->reason);
     /* The decided fold's values up to the checkpoint, for the decisions
      * after a resume (the fold itself is not kept). */
     float *curve = NULL;
     for (int i = 0; i < st->n_jobs && d->epoch; i++)
-        if (st->job_trial[i] == t && st->jobs[i].fold == c.fold) curve = (float *)metric_curve(st, &st->res[i]);
-    c.curve = curve;
-    c.n_curve = curve ? d->epoch : 0;
-    FsErr e = {0};
-    if (journal_append_cut(&st->j, &c, &e) != 0) {
-        state_fail(st, &e);
-        return -1;
-    }
-    st->trial_cut[t] = cut_slot_from(st, t);
-    int skipped = 0;
-    for (int i = 0; i < st->n_jobs; i++) {
-        if (st->job_trial[i] != t || st->job_slot[i] < st->trial_cut[t]) continue;
-        st->job_prune[i] = 1; /* a running fold stops at its next batch */
-        if (st->job_state[i] == FS_JOB_QUEUED) {
-            st->job_state[i] = FS_JOB_DONE;
-            st->n_queued--;
-            skipped++;
-        }
-    }
-    progress_trial_pruned(&st->prog, skipped);
-    st->cuts_made++;
-    return 0;
-}
-
-int run_pruning_decide(RunState *st)
-{
-    if (!st->pruner) return 0;
-    FsPruneDecision *d = fs_calloc((size_t)st->n_prunable + 1, sizeof *d);
-    int n = pruner_decide(st->pruner, d, st->n_prunable), applied = 0;
-    for (int k = 0; k < n; k++) applied += apply(st, &d[k]) == 0;
-    free(d);
-    /* A pruned trial is finished: it may complete the sampler's batch. */
-    if (applied) run_sampler_step(st);
-    if (n) pthread_cond_broadcast(&st->cv);
-    return applied;
+        if (st->jobs[i].trial == t && st->jobs[i].job.fold == c->fold)
+            curve = (float *)metric_curve(st, &st->jobs[i].res);
+    c->curve = curve;
+    c->n_curve = curve ? d->epoch : 0;
 }
 
 void run_pruning_feed_epochs(RunState *st, int i, int upto)
 {
     if (!st->pruner) return;
-    const float *c = metric_curve(st, &st->res[i]);
-    for (int e = st->job_fed[i] + 1; c && e <= upto; e++)
-        pruner_epoch(st->pruner, prank(st, st->job_trial[i]), st->job_slot[i], e, c[e - 1]);
-    if (upto > st->job_fed[i]) st->job_fed[i] = upto;
+    const float *c = metric_curve(st, &st->jobs[i].res);
+    for (int e = st->jobs[i].fed + 1; c && e <= upto; e++)
+        pruner_epoch(st->pruner, prank(st, st->jobs[i].trial), st->jobs[i].slot, e, c[e - 1]);
+    if (upto > st->jobs[i].fed) st->jobs[i].fed = upto;
 }
 
 void run_pruning_poll_local(RunState *st)
 {
     if (!st->pruner) return;
     for (int i = 0; i < st->n_jobs; i++) {
-        if (st->job_state[i] != FS_JOB_RUNNING) continue;
-        int p = st->job_progress[i];
+        if (st->jobs[i].state != FS_JOB_RUNNING) continue;
+        int p = st->jobs[i].progress;
         __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the curves were written before the counter moved */
-        if (p > st->job_fed[i]) run_pruning_feed_epochs(st, i, p);
+        if (p > st->jobs[i].fed) run_pruning_feed_epochs(st, i, p);
     }
 }
 
 void run_pruning_job_finished(RunState *st, int i)
 {
-    if (!st->pruner || st->res[i].status == FS_FIT_CANCELLED) return;
-    feed_result(st, st->job_trial[i], st->job_slot[i], &st->res[i]);
+    if (!st->pruner || st->jobs[i].res.status == FS_FIT_CANCELLED) return;
+    feed_result(st, st->jobs[i].trial, st->jobs[i].slot, &st->jobs[i].res);
 }
 
-void run_pruning_open(RunState *st)
+/* Trial t (proposed as `rank`) as the journal knows it, fed in any order:
+ * the pruner sorts it out. 0, or -1 with err (its pruned record refused). */
+static int feed_journal(RunState *st, int rank, FsErr *err)
+{
+    int t = st->proposed[rank], K = st->folds.n;
+    const FsTrial *tr = &st->sw.trials[t];
+    FsErr e = {0};
+    st->trials[t].cut = run_pruning_cut_slot(st, t, &e);
+    const FsCutRecord *c = journal_find_cut(&st->j, tr->id);
+    for (int k = 0; k < K; k++) {
+        const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k));
+        if (fr) run_trial_set_slot_done(&st->trials[t], k);
+        if (fr && !(c && k >= st->trials[t].cut)) feed_result(st, t, k, &fr->r);
+    }
+    if (journal_find_failure(&st->j, tr->id))
+        for (int k = 0; k < K; k++) {
+            pruner_fold_end(st->pruner, rank, k, 0, 0.0, 0);
+            run_trial_set_slot_done(&st->trials[t], k);
+        }
+    int slot = c ? cut_fold_slot(st, c, &e) : -1;
+    if (slot >= 0) {
+        for (int ep = 1; ep <= c->n_curve; ep++) pruner_epoch(st->pruner, rank, slot, ep, c->curve[ep - 1]);
+        FsPruneDecision d = {.trial = rank, .fold = slot, .epoch = c->epoch, .value = c->value,
+                             .threshold = c->threshold};
+        snprintf(d.rule, sizeof d.rule, "%s", c->rule);
+        pruner_restore(st->pruner, &d);
+    }
+    if (!e.msg[0]) return 0;
+    if (!err->msg[0]) *err = e;
+    return -1;
+}
+
+int run_pruning_open(RunState *st, FsErr *err)
 {
     const FsSweep *sw = &st->sw;
-    int nt = sw->n_trials, K = st->folds.n;
-    size_t cap = (size_t)st->cap_jobs + 1;
-    st->job_slot = fs_calloc(cap, sizeof(int));
-    st->job_state = fs_calloc(cap, sizeof(int));
-    st->job_prune = fs_calloc(cap, sizeof(int));
-    st->job_progress = fs_calloc(cap, sizeof(int));
-    st->job_examples = fs_calloc(cap, sizeof(uint64_t));
-    st->ckpt_jobs = fs_calloc(cap, sizeof(RunCkptJob));
-    st->job_fed = fs_calloc(cap, sizeof(int));
-    st->order = fs_calloc(cap, sizeof(int));
-    int n = st->n_jobs;
-    st->n_jobs = 0;
-    for (int i = 0; i < n; i++) st->n_jobs++, run_queue_add(st, i);
-    if (sw->prune.kind == FS_PRUNER_NONE) return;
-    st->trial_cut = fs_calloc((size_t)nt + 1, sizeof(int));
-    for (int t = 0; t < nt; t++) st->trial_cut[t] = K; /* none pruned; later batches' trials included */
-    st->slot_done = fs_calloc((size_t)nt * (size_t)K + 1, 1);
+    int nt = sw->n_trials, K = st->folds.n, rc = 0;
+    if (sw->prune.kind == FS_PRUNER_NONE) return 0;
     int max_epochs = 1;
     for (int t = 0; t < nt; t++)
         if (sw->trials[t].train.stop.max_epochs > max_epochs) max_epochs = sw->trials[t].train.stop.max_epochs;
     st->n_prunable = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : nt;
     st->pruner = pruner_new(&sw->prune, st->n_prunable, K, max_epochs, sw->metric != FS_METRIC_LOSS);
-    /* What the journal knows, in any order: the pruner sorts it out. */
-    for (int rank = 0; rank < st->n_proposed; rank++) {
-        int t = st->proposed[rank];
-        const FsTrial *tr = &sw->trials[t];
-        st->trial_cut[t] = cut_slot_from(st, t);
-        const FsCutRecord *c = journal_find_cut(&st->j, tr->id);
-        for (int k = 0; k < K; k++) {
-            const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k));
-            if (fr) st->slot_done[t * K + k] = 1;
-            if (fr && !(c && k >= st->trial_cut[t])) feed_result(st, t, k, &fr->r);
-        }
-        if (journal_find_failure(&st->j, tr->id))
-            for (int k = 0; k < K; k++) pruner_fold_end(st->pruner, rank, k, 0, 0.0, 0), st->slot_done[t * K + k] = 1;
-        int slot = c ? cut_fold_slot(st, c) : -1;
-        if (slot >= 0) {
-            for (int e = 1; e <= c->n_curve; e++) pruner_epoch(st->pruner, rank, slot, e, c->curve[e - 1]);
-            FsPruneDecision d = {.trial = rank, .fold = slot, .epoch = c->epoch, .value = c->value,
-                                 .threshold = c->threshold};
-            snprintf(d.rule, sizeof d.rule, "%s", c->rule);
-            pruner_restore(st->pruner, &d);
-        }
-    }
-    /* Fold-major for the per-epoch rules: every trial's first fold first. */
-    if (sw->prune.kind != FS_PRUNER_FOLDS) {
-        int pos = 0;
-        for (int k = 0; k < K; k++)
-            for (int i = 0; i < st->n_jobs; i++)
-                if (st->job_slot[i] == k) st->order[pos++] = i;
-    }
-    run_pruning_decide(st);
+    for (int rank = 0; rank < st->n_proposed; rank++) rc |= feed_journal(st, rank, err);
+    return rc;
 }
 
 void run_pruning_close(RunState *st)
 {
     pruner_free(st->pruner);
     st->pruner = NULL;
-    free(st->job_slot);
-    free(st->job_state);
-    free((void *)st->job_prune);
-    free((void *)st->job_progress);
-    free((void *)st->job_examples);
-    for (int i = 0; st->ckpt_jobs && i < st->n_jobs; i++) free(st->ckpt_jobs[i].bytes); /* opened, or not (a refused run) */
-    free(st->ckpt_jobs);
-    free(st->job_fed);
-    free(st->order);
-    free(st->trial_cut);
-    free(st->slot_done);
-}
-
-void run_queue_add(RunState *st, int i)
-{
-    st->job_slot[i] = data_fold_slot(&st->folds, st->jobs[i].fold, NULL);
-    FS_ASSERT(st->job_slot[i] >= 0); /* jobs are listed from st->folds */
-    st->job_state[i] = FS_JOB_QUEUED;
-    st->jobs[i].prune = &st->job_prune[i];
-    st->jobs[i].progress = &st->job_progress[i];
-    st->jobs[i].examples = &st->job_examples[i];
-    st->order[i] = i;
-    st->n_queued++;
-}
-
-/* Ready: nothing before it in its trial is still to be recorded. */
-static int ready(const RunState *st, int i)
-{
-    if (!st->pruner || st->job_restore[i] || st->job_slot[i] == 0) return 1;
-    return st->slot_done[st->job_trial[i] * st->folds.n + st->job_slot[i] - 1];
-}
-
-int run_pruning_take(RunState *st)
-{
-    for (int k = 0; k < st->n_jobs && st->n_queued; k++) {
-        int i = st->order[k];
-        if (st->job_state[i] != FS_JOB_QUEUED || !ready(st, i)) continue;
-        st->job_state[i] = FS_JOB_RUNNING;
-        st->n_queued--;
-        return i;
-    }
-    return -1;
 }

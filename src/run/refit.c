@@ -14,6 +14,7 @@
 
 #include "modelfile/modelfile.h"
 #include "report/report.h"
+#include "run/gpu_driver.h"
 #include "run/state.h"
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
@@ -50,7 +51,7 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     snprintf(info.epochs_rule, sizeof info.epochs_rule, "%s", FS_REFIT_RULE);
     snprintf(info.trial, sizeof info.trial, "%s", tr->id);
     FsTrainSpec ts;
-    run_job_spec(&ts, tr, FS_FOLD_ALL);
+    sweep_fold_spec(&ts, tr, FS_FOLD_ALL);
     ts.stop.kind = FS_STOP_MAX_EPOCHS;
     ts.stop.max_epochs = epochs;
     FsFitResult r;

@@ -11,7 +11,10 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "run/coord.h"
+#include "run/gpu_driver.h"
 #include "run/state.h"
+#include "run/worker.h"
 
 /* Test hook RAISE=setup|trained (util/faults.c): a scheduler's warning
  * (SIGUSR1) at that moment, delivered by the process itself so the test

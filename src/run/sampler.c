@@ -2,9 +2,9 @@
  * sampler: which trials a run trains. Without search.sampler: tpe every
  * trial of the sweep is proposed at once. With it, rank 0 proposes
  * search.batch trials at a time (src/sample), each batch once every trial
- * of the earlier batches is finished in the journal, and lists their jobs;
- * on resume the same batches are proposed again from the journal, so a
- * resumed run (on any number of ranks) trains the same trials.
+ * of the earlier batches is finished in the journal (decide.c lists their
+ * jobs); on resume the same batches are proposed again from the journal,
+ * so a resumed run (on any number of ranks) trains the same trials.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -55,7 +55,7 @@ static int propose(RunState *st)
     }
     int n = sample_propose(sw, st->proposed, scores, st->n_proposed, taken, want, st->n_batches,
                            st->proposed + st->n_proposed);
-    for (int k = st->n_proposed; k < st->n_proposed + n; k++) st->rank_of[st->proposed[k]] = k;
+    for (int k = st->n_proposed; k < st->n_proposed + n; k++) st->trials[st->proposed[k]].rank = k;
     st->n_proposed += n;
     st->n_batches++;
     free(taken);
@@ -67,10 +67,9 @@ void run_sampler_open(RunState *st)
 {
     const FsSweep *sw = &st->sw;
     st->proposed = fs_calloc((size_t)sw->n_trials + 1, sizeof(int));
-    st->rank_of = fs_calloc((size_t)sw->n_trials + 1, sizeof(int));
-    for (int t = 0; t < sw->n_trials; t++) st->rank_of[t] = -1;
+    for (int t = 0; t < sw->n_trials; t++) st->trials[t].rank = -1;
     if (!tpe(st)) {
-        for (int t = 0; t < sw->n_trials; t++) st->rank_of[t] = st->n_proposed, st->proposed[st->n_proposed++] = t;
+        for (int t = 0; t < sw->n_trials; t++) st->trials[t].rank = st->n_proposed, st->proposed[st->n_proposed++] = t;
         return;
     }
     /* Replay: each batch from the journal's scores of the ones before, as
@@ -84,20 +83,10 @@ void run_sampler_open(RunState *st)
 
 int run_sampler_more(const RunState *st) { return tpe(st) && st->n_proposed < st->sw.random_n; }
 
-int run_sampler_step(RunState *st)
+int run_sampler_next(RunState *st)
 {
-    if (!run_sampler_more(st) || *run_stop_flag() || st->io_failed) return 0;
+    if (!run_sampler_more(st)) return 0;
     for (int k = 0; k < st->n_proposed; k++)
         if (!resolved(st, st->proposed[k])) return 0;
-    int first = st->n_proposed, jobs = st->n_jobs;
-    int n = propose(st);
-    FsErr e = {0};
-    for (int k = first; k < st->n_proposed; k++)
-        if (state_add_trial(st, st->proposed[k], &e) != 0) {
-            state_fail(st, &e);
-            break;
-        }
-    progress_add_folds(&st->prog, st->n_jobs - jobs);
-    pthread_cond_broadcast(&st->cv);
-    return n;
+    return propose(st);
 }

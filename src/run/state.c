@@ -9,6 +9,9 @@
 
 #include "predict/predict.h"
 #include "report/report.h"
+#include "run/checkpoints.h"
+#include "run/decide.h"
+#include "run/gpu_driver.h"
 #include "run/state.h"
 
 static void print_errs(FsErrList *errs)
@@ -191,17 +194,12 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
     FsSweep *sw = &st->sw;
     FsErr err = {0};
     int nt = sw->n_trials, budget = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : nt;
+    /* Never grown: the trainers hold pointers into the records (records.h). */
     st->cap_jobs = budget * st->folds.n + 1;
-    st->jobs = fs_calloc((size_t)st->cap_jobs, sizeof(FsJob));
-    st->res = fs_calloc((size_t)st->cap_jobs, sizeof(FsFitResult));
-    st->specs = fs_calloc((size_t)st->cap_jobs, sizeof(FsTrainSpec));
-    st->job_trial = fs_calloc((size_t)st->cap_jobs, sizeof(int));
-    st->job_restore = fs_calloc((size_t)st->cap_jobs, sizeof(int));
-    st->trial_written = fs_calloc((size_t)nt + 1, sizeof(int));
-    st->trial_folds = fs_calloc((size_t)nt + 1, sizeof(int));
-    st->trial_bad = fs_calloc((size_t)nt + 1, sizeof(int));
-    st->trial_metric = fs_calloc((size_t)nt + 1, sizeof(double));
-    st->trial_params = fs_calloc((size_t)nt + 1, sizeof(long));
+    st->jobs = fs_calloc((size_t)st->cap_jobs + 1, sizeof(RunJob));
+    st->trials = fs_calloc((size_t)nt + 1, sizeof(RunTrial));
+    for (int t = 0; t < nt; t++) st->trials[t].cut = st->folds.n; /* none pruned */
+    run_queue_open(&st->queue, st->jobs, st->trials, st->cap_jobs, sw->prune.kind != FS_PRUNER_NONE);
     run_sampler_open(st);
     for (int k = 0; k < st->n_proposed; k++)
         if (state_add_trial(st, st->proposed[k], &err) != 0) {
@@ -213,8 +211,8 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
      * journal (a failed or pruned trial's too: it trains no more). */
     progress_seed_done(&st->prog, st->n_proposed * st->folds.n - st->n_jobs);
     for (int t = 0; t < sw->n_trials; t++)
-        if (st->trial_folds[t] == st->folds.n && !st->trial_bad[t] && !journal_find_cut(&st->j, sw->trials[t].id))
-            progress_seed_best(&st->prog, sw->trials[t].id, st->trial_metric[t] / st->folds.n,
+        if (st->trials[t].folds == st->folds.n && !st->trials[t].bad && !journal_find_cut(&st->j, sw->trials[t].id))
+            progress_seed_best(&st->prog, sw->trials[t].id, st->trials[t].metric / st->folds.n,
                                sw->metric == FS_METRIC_LOSS);
     return FS_EXIT_OK;
 }
@@ -233,14 +231,11 @@ int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out)
         fprintf(stderr, "foldsweep: %s\n", gerr.msg);
         return FS_EXIT_USAGE;
     }
-    run_pruning_open(st);
-    /* Progress: per job the examples when first seen, epochs printed and
-     * epochs known from EPOCH messages (state_progress_sample). */
-    size_t cap = (size_t)st->cap_jobs + 1;
-    st->job_base = fs_malloc(cap * sizeof(uint64_t));
-    for (size_t i = 0; i < cap; i++) st->job_base[i] = UINT64_MAX;
-    st->job_printed = fs_calloc(cap, sizeof(int));
-    st->job_seen = fs_calloc(cap, sizeof(int));
+    /* Fold-major for the per-epoch rules: every trial's first fold first. */
+    if (st->sw.prune.kind == FS_PRUNER_MEDIAN || st->sw.prune.kind == FS_PRUNER_ASHA) run_queue_fold_major(&st->queue);
+    FsErr perr = {0};
+    if (run_pruning_open(st, &perr) != 0) state_fail(st, &perr); /* the run stops with it (exit 1) */
+    if (st->pruner) run_decide(st); /* what the journal's values settle already */
     st->epoch_lines = o->epoch_lines;
     st->prog.sample = state_progress_sample;
     st->prog.sample_ctx = st;
@@ -250,37 +245,22 @@ int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out)
 
 void state_close(RunState *st)
 {
-    for (int i = 0; i < st->n_jobs; i++) train_result_free(&st->res[i]);
+    for (int i = 0; st->jobs && i < st->n_jobs; i++) {
+        train_result_free(&st->jobs[i].res);
+        free(st->jobs[i].ckpt.bytes); /* attached and not detached: a refused run */
+    }
     free(st->jobs);
-    free(st->res);
-    free(st->specs);
-    free(st->job_trial);
-    free(st->job_restore);
+    run_queue_close(&st->queue);
     free(st->proposed);
-    free(st->rank_of);
     run_pruning_close(st);
-    free(st->job_base);
-    free(st->job_printed);
-    free(st->job_seen);
     free(st->seen);
     data_free(&st->test);
-    free(st->trial_written);
-    free(st->trial_folds);
-    free(st->trial_bad);
-    free(st->trial_metric);
-    free(st->trial_params);
+    free(st->trials);
     if (st->j.path) journal_close(&st->j);
     data_free(&st->ds);
     sweep_free(&st->sw);
     pthread_mutex_destroy(&st->lock);
     pthread_cond_destroy(&st->cv);
-}
-
-void state_fail(RunState *st, const FsErr *e)
-{
-    if (!st->io_failed) st->io_err = *e;
-    st->io_failed = 1;
-    run_request_stop(0);
 }
 
 int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double train_wall, int threads)

@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include "gpu/gpu.h"
-#include "run/state.h"
+#include "run/checkpoints.h"
+#include "run/gpu_driver.h"
+#include "run/worker.h"
 
 /* A job, the end (STOP), or without wait FS_TAKE_NONE until rank 0 sends
  * more (the thread helps the running folds meanwhile, train.h). */
@@ -25,7 +27,7 @@ static int worker_next(void *ctx, const FsJob **job, int *id, int wait)
     r = w->next < w->n_jobs ? FS_TAKE_JOB : w->no_more ? FS_TAKE_END : FS_TAKE_NONE;
     if (r == FS_TAKE_JOB) {
         *id = w->next++;
-        *job = &w->jobs[*id];
+        *job = &w->jobs[*id].job;
     }
     pthread_mutex_unlock(&w->lock);
     return r;
@@ -51,7 +53,7 @@ static int gpu_take(void *ctx, int *id, int wait)
     return got;
 }
 
-static const FsJob *gpu_job(void *ctx, int id) { return &((RunWorker *)ctx)->jobs[id]; }
+static const FsJob *gpu_job(void *ctx, int id) { return &((RunWorker *)ctx)->jobs[id].job; }
 static void gpu_epochs(void *ctx, long epochs) { (void)ctx, (void)epochs; }
 
 static void gpu_fail(void *ctx, const FsErr *e)
@@ -119,13 +121,14 @@ static void take_trials(RunWorker *w, const FsMsg *msg, int *exhausted)
             continue;
         }
         int i = w->n_jobs;
+        RunWorkerJob *jb = &w->jobs[i];
         const FsTrial *tr = &w->sw.trials[items[k].trial];
-        w->items[i] = items[k];
-        run_job_spec(&w->specs[i], tr, items[k].fold);
-        train_result_alloc(&w->res[i], w->specs[i].stop.max_epochs);
-        w->jobs[i] = (FsJob){&tr->arch, &w->specs[i], &w->ds, items[k].fold, &w->res[i],
-                             train_result_alloc_weights(&w->res[i], &tr->arch), (const volatile int *)&w->cancel,
-                             &w->prune[i], &w->progress[i], &w->examples[i], NULL};
+        jb->item = items[k];
+        sweep_fold_spec(&jb->spec, tr, items[k].fold);
+        train_result_alloc(&jb->res, jb->spec.stop.max_epochs);
+        jb->job = (FsJob){&tr->arch, &jb->spec, &w->ds, items[k].fold, &jb->res,
+                          train_result_alloc_weights(&jb->res, &tr->arch), (const volatile int *)&w->cancel,
+                          &jb->prune, &jb->progress, &jb->examples, NULL};
         run_worker_attach_ckpt(w, i);
         w->n_jobs++;
     }
@@ -144,9 +147,10 @@ static void take_prune(RunWorker *w, const FsMsg *msg)
         return;
     }
     pthread_mutex_lock(&w->lock);
-    for (int i = 0; i < w->n_jobs; i++)
-        if (w->items[i].trial == it.trial && w->items[i].fold == it.fold && !strcmp(w->items[i].id, it.id))
-            w->prune[i] = 1;
+    for (int i = 0; i < w->n_jobs; i++) {
+        const FsWorkItem *held = &w->jobs[i].item;
+        if (held->trial == it.trial && held->fold == it.fold && !strcmp(held->id, it.id)) w->jobs[i].prune = 1;
+    }
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -190,20 +194,13 @@ static int worker_setup(RunWorker *w)
     }
     sweep_assign_ids(&w->sw, w->ds.fingerprint);
     w->folds = data_folds_of(w->sw.predefined, (int)w->ds.n_folds);
-    /* Room for every job rank 0 can send, twice (a lost one comes again). */
+    /* Room for every job rank 0 can send, twice (a lost one comes again);
+     * never grown: the trainers hold pointers into the records. */
     int trials = w->sw.sampler == FS_SAMPLER_TPE && w->sw.random_n < w->sw.n_trials ? w->sw.random_n : w->sw.n_trials;
     w->cap = 2 * trials * w->folds.n + 16;
-    w->jobs = fs_calloc((size_t)w->cap + 1, sizeof(FsJob));
-    w->res = fs_calloc((size_t)w->cap + 1, sizeof(FsFitResult));
-    w->specs = fs_calloc((size_t)w->cap + 1, sizeof(FsTrainSpec));
-    w->items = fs_calloc((size_t)w->cap + 1, sizeof(FsWorkItem));
+    w->jobs = fs_calloc((size_t)w->cap + 1, sizeof *w->jobs);
     w->outbox = fs_calloc((size_t)w->cap + 1, sizeof(int));
-    w->answered = fs_calloc((size_t)w->cap + 1, 1);
-    w->progress = fs_calloc((size_t)w->cap + 1, sizeof(int));
-    w->prune = fs_calloc((size_t)w->cap + 1, sizeof(int));
-    w->sent_epochs = fs_calloc((size_t)w->cap + 1, sizeof(int));
-    w->examples = fs_calloc((size_t)w->cap + 1, sizeof(uint64_t));
-    run_worker_ckpt_open(w);
+    w->ckpt_steps = run_ckpt_test_steps();
     return FS_EXIT_OK;
 }
 
@@ -234,7 +231,7 @@ static int worker_backend(RunWorker *w, int threads, char *device, size_t device
         FsFitResult tmp;
         memset(&tmp, 0, sizeof tmp);
         int fold = data_fold_id(&w->folds, 0);
-        run_job_spec(&ts, &w->sw.trials[0], fold);
+        sweep_fold_spec(&ts, &w->sw.trials[0], fold);
         FsJob probe = {&w->sw.trials[0].arch, &ts, &w->ds, fold, &tmp, NULL, NULL, NULL, NULL, NULL, NULL};
         threads = run_gpu_capacity(w->device, &w->ds, &probe);
         if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
@@ -310,7 +307,7 @@ static void send_request(RunWorker *w, WorkerLoop *l, int received, int no_more)
         return;
     int n_held = 0;
     for (int i = 0; i < received; i++)
-        if (!w->answered[i]) l->held[n_held++] = w->items[i];
+        if (!w->jobs[i].answered) l->held[n_held++] = w->jobs[i].item;
     proto_encode_request(&l->b, l->threads - holding, l->held, n_held);
     fsmpi_send(w->m, 0, FS_MSG_REQUEST, &l->b);
     l->outstanding = 1;
@@ -369,17 +366,9 @@ static void worker_loop(RunWorker *w, WorkerLoop *l)
 
 static void worker_free(RunWorker *w)
 {
-    free(w->answered);
-    free((void *)w->progress);
-    free((void *)w->prune);
-    free(w->sent_epochs);
     run_worker_ckpt_free(w);
-    free((void *)w->examples);
-    for (int i = 0; i < w->n_jobs; i++) train_result_free(&w->res[i]);
+    for (int i = 0; i < w->n_jobs; i++) train_result_free(&w->jobs[i].res);
     free(w->jobs);
-    free(w->res);
-    free(w->specs);
-    free(w->items);
     free(w->outbox);
     sweep_free(&w->sw);
     data_free(&w->ds);

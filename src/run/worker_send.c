@@ -10,16 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/state.h"
+#include "run/checkpoints.h"
+#include "run/worker.h"
 
 /* ---------------------------------------------------------------------- */
 /* Checkpoints: the trainers' hooks, and rank 0's checkpoints to resume.  */
-
-typedef struct RunWorkerCkpt {
-    RunWorker *w;
-    int job;
-    uint8_t *resume; /* owned */
-} RunWorkerCkpt;
 
 /* A checkpoint (bytes) or a note (text) for rank 0, queued by a trainer;
  * or a checkpoint from rank 0 for an item (resumes). */
@@ -49,41 +44,33 @@ static void queue_out(RunWorker *w, int job, const uint8_t *bytes, uint64_t n, c
     pthread_mutex_unlock(&w->lock);
 }
 
+/* The trainer's hooks: their context is the job's record. */
 static void worker_ckpt_save(void *ctx, const uint8_t *bytes, uint64_t n)
 {
-    RunWorkerCkpt *c = ctx;
-    queue_out(c->w, c->job, bytes, n, NULL);
+    RunWorkerJob *jb = ctx;
+    queue_out(jb->w, (int)(jb - jb->w->jobs), bytes, n, NULL);
 }
 
 static void worker_ckpt_event(void *ctx, int epoch)
 {
-    RunWorkerCkpt *c = ctx;
-    const FsCheckpointing *cs = &c->w->cks[c->job];
+    RunWorkerJob *jb = ctx;
+    const FsCheckpointing *cs = &jb->ck;
     if (epoch == 0 && cs->note[0]) {
         char text[900];
         snprintf(text, sizeof text, "trial %s fold %d: checkpoint ignored, the fold started afresh: %.700s",
-                 c->w->items[c->job].id, c->w->items[c->job].fold, cs->note);
-        queue_out(c->w, c->job, NULL, 0, text);
+                 jb->item.id, jb->item.fold, cs->note);
+        queue_out(jb->w, (int)(jb - jb->w->jobs), NULL, 0, text);
     }
     if (epoch == 0) {
-        free(c->resume);
-        c->resume = NULL;
+        free(jb->resume);
+        jb->resume = NULL;
     }
     run_ckpt_test_event(epoch);
 }
 
-void run_worker_ckpt_open(RunWorker *w)
-{
-    w->cks = fs_calloc((size_t)w->cap + 1, sizeof(FsCheckpointing));
-    w->ck_ctx = fs_calloc((size_t)w->cap + 1, sizeof(RunWorkerCkpt));
-    w->ckpt_steps = run_ckpt_test_steps();
-}
-
 void run_worker_ckpt_free(RunWorker *w)
 {
-    for (int i = 0; i < w->n_jobs; i++) free(w->ck_ctx[i].resume);
-    free(w->ck_ctx);
-    free(w->cks);
+    for (int i = 0; w->jobs && i < w->n_jobs; i++) free(w->jobs[i].resume);
     for (RunOutgoing *r = w->resumes, *next; r; r = next) { /* items that never came: refused */
         next = r->next;
         free(r->bytes);
@@ -94,29 +81,28 @@ void run_worker_ckpt_free(RunWorker *w)
 void run_worker_attach_ckpt(RunWorker *w, int i)
 {
     if ((w->ckpt_every <= 0 && w->ckpt_steps <= 0) || w->use_gpu) return;
-    RunWorkerCkpt *c = &w->ck_ctx[i];
-    FsCheckpointing *cs = &w->cks[i];
-    c->w = w;
-    c->job = i;
+    RunWorkerJob *jb = &w->jobs[i];
+    FsCheckpointing *cs = &jb->ck;
+    jb->w = w;
     memset(cs, 0, sizeof *cs);
     cs->every = w->ckpt_every;
     cs->every_steps = w->ckpt_steps;
     cs->save = worker_ckpt_save;
     cs->event = worker_ckpt_event;
-    cs->ctx = c;
+    cs->ctx = jb;
     cs->origin = "checkpoint (from rank 0)";
-    const FsWorkItem *it = &w->items[i];
+    const FsWorkItem *it = &w->jobs[i].item;
     for (RunOutgoing **p = &w->resumes; *p; p = &(*p)->next) {
         RunOutgoing *o = *p;
         if (o->item.trial != it->trial || o->item.fold != it->fold || strcmp(o->item.id, it->id) != 0) continue;
-        c->resume = o->bytes;
-        cs->resume = c->resume;
+        jb->resume = o->bytes;
+        cs->resume = jb->resume;
         cs->resume_n = o->n;
         *p = o->next;
         free(o);
         break;
     }
-    w->jobs[i].ckpt = cs;
+    w->jobs[i].job.ckpt = cs;
 }
 
 /* CKPT from rank 0: the checkpoint of the item in the TRIALS message that
@@ -166,7 +152,7 @@ void run_worker_send_ckpts(RunWorker *w, FsBuf *b)
     while (o) {
         RunOutgoing *next = o->next;
         if (o->bytes) {
-            proto_encode_ckpt(b, &w->items[o->job], o->bytes, o->n);
+            proto_encode_ckpt(b, &w->jobs[o->job].item, o->bytes, o->n);
             fsmpi_send(w->m, 0, FS_MSG_CKPT, b);
         } else {
             run_worker_error(w, "%s%s", o->text, "");
@@ -191,11 +177,11 @@ int run_worker_send_results(RunWorker *w, FsBuf *b, int *received, int *no_more)
     pthread_mutex_unlock(&w->lock);
     for (int k = 0; k < take; k++) {
         int i = outbox[k];
-        w->answered[i] = 1;
-        if (w->res[i].status == FS_FIT_CANCELLED) continue; /* retrained on resume */
-        proto_encode_result(b, &w->items[i], &w->res[i]);
+        w->jobs[i].answered = 1;
+        if (w->jobs[i].res.status == FS_FIT_CANCELLED) continue; /* retrained on resume */
+        proto_encode_result(b, &w->jobs[i].item, &w->jobs[i].res);
         fsmpi_send(w->m, 0, FS_MSG_RESULT, b);
-        train_result_drop_weights(&w->res[i]); /* rank 0 has them now */
+        train_result_drop_weights(&w->jobs[i].res); /* rank 0 has them now */
     }
     return take;
 }
@@ -206,14 +192,14 @@ int run_worker_send_results(RunWorker *w, FsBuf *b, int *received, int *no_more)
 void run_worker_send_epochs(RunWorker *w, int received, FsBuf *b)
 {
     for (int i = 0; i < received; i++) {
-        if (w->answered[i]) continue;
-        int p = w->progress[i];
+        if (w->jobs[i].answered) continue;
+        int p = w->jobs[i].progress;
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (p <= w->sent_epochs[i]) continue;
-        int first = w->sent_epochs[i] + 1;
-        proto_encode_epoch(b, &w->items[i], first, p - first + 1, &w->res[i].curves);
+        if (p <= w->jobs[i].sent_epochs) continue;
+        int first = w->jobs[i].sent_epochs + 1;
+        proto_encode_epoch(b, &w->jobs[i].item, first, p - first + 1, &w->jobs[i].res.curves);
         fsmpi_send(w->m, 0, FS_MSG_EPOCH, b);
-        w->sent_epochs[i] = p;
+        w->jobs[i].sent_epochs = p;
     }
 }
 
@@ -228,10 +214,10 @@ void run_worker_send_progress(RunWorker *w, int received, FsBuf *b)
     FsProgressItem items[64];
     int n = 0;
     for (int i = 0; i < received && n < 64; i++) {
-        if (w->answered[i]) continue;
-        items[n].item = w->items[i];
-        items[n].epochs = w->progress[i];
-        items[n].examples = w->examples[i];
+        if (w->jobs[i].answered) continue;
+        items[n].item = w->jobs[i].item;
+        items[n].epochs = w->jobs[i].progress;
+        items[n].examples = w->jobs[i].examples;
         n++;
     }
     proto_encode_progress(b, items, n);

@@ -1,7 +1,8 @@
 /*
  * canon.c: the canonical sweep text (normalised YAML of everything that
  * affects results, itself a loadable sweep; run-only options and the test
- * set are left out), the difference between two of them, and trial ids.
+ * set are left out), the difference between two of them, trial ids and
+ * the seeds a trial's fold trains with (from its id).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,13 @@ void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint)
         h = fs_fnv1a64(fp, 16, h);
         snprintf(t->id, sizeof t->id, "%016llx", (unsigned long long)h);
     }
+}
+
+void sweep_fold_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
+{
+    *ts = tr->train;
+    ts->seed[1] = strtoull(tr->id, NULL, 16);
+    ts->seed[2] = (uint64_t)(fold + 1);
 }
 
 const char *sweep_backend_name(FsBackend b)

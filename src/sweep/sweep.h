@@ -159,6 +159,12 @@ const char *sweep_trial_value(const FsSweep *sw, const FsTrial *t, int d, char *
 /* Trial id = hash of the trial's canonical config and the data fingerprint. */
 void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);
 
+/* The training options of trial tr's fold `fold` (a fold id): the trial's,
+ * with its seeds: the sweep's training seed, the trial id, the fold. Every
+ * rank that trains the fold computes the same, so its result does not
+ * depend on where it trains. */
+void sweep_fold_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
+
 /* The trial's trainable parameters, as `plan` shows them and the journal's
  * trial record keeps them (0 for an architecture that does not compile,
  * which the loader refuses). */

@@ -1,0 +1,72 @@
+/*
+ * decide: rank 0's decisions, applied in one place. The pruner (pruning.c)
+ * and the sampler (sampler.c) say what they decided and change nothing
+ * else; this file journals a pruned trial, drops its queued folds
+ * (queue.c) and raises its running folds' prune flags (their trainers stop
+ * at the next batch; the coordinator tells worker ranks), and lists the
+ * jobs of a batch the sampler proposed (jobs.c). A finished job passes
+ * through here too, since its values may prune its own trial before it is
+ * recorded, and its record may finish the sampler's batch.
+ */
+#include <stdlib.h>
+
+#include "run/decide.h"
+
+/* Decision d: journal, queue, running folds. 0, or -1 (the run failed). */
+static int apply_cut(RunState *st, const FsPruneDecision *d)
+{
+    int t = st->proposed[d->trial];
+    FsCutRecord c;
+    FsErr e = {0};
+    run_pruning_record(st, d, &c);
+    if (journal_append_cut(&st->j, &c, &e) != 0) {
+        state_fail(st, &e);
+        return -1;
+    }
+    int cut = run_pruning_cut_slot(st, t, &e);
+    if (e.msg[0]) state_fail(st, &e);
+    st->trials[t].cut = cut;
+    for (int i = 0; i < st->n_jobs; i++)
+        if (st->jobs[i].trial == t && st->jobs[i].slot >= cut) st->jobs[i].prune = 1;
+    progress_trial_pruned(&st->prog, run_queue_drop(&st->queue, t, cut));
+    st->cuts_made++;
+    return 0;
+}
+
+/* The sampler's next batch, if one is due: its trials' jobs listed. */
+static void add_batch(RunState *st)
+{
+    int first = st->n_proposed, jobs = st->n_jobs;
+    if (run_sampler_next(st) == 0) return;
+    FsErr e = {0};
+    for (int k = first; k < st->n_proposed; k++)
+        if (state_add_trial(st, st->proposed[k], &e) != 0) {
+            state_fail(st, &e);
+            break;
+        }
+    progress_add_folds(&st->prog, st->n_jobs - jobs);
+    pthread_cond_broadcast(&st->cv);
+}
+
+int run_decide(RunState *st)
+{
+    int pruned = 0;
+    if (st->pruner) {
+        FsPruneDecision *d = fs_calloc((size_t)st->n_prunable + 1, sizeof *d);
+        int n = run_pruning_decide(st, d);
+        for (int k = 0; k < n; k++) pruned += apply_cut(st, &d[k]) == 0;
+        free(d);
+        if (n) pthread_cond_broadcast(&st->cv); /* dropped folds: a waiting take may go on */
+    }
+    /* A pruned or recorded trial may finish the batch. */
+    if (!*run_stop_flag() && !st->io_failed) add_batch(st);
+    return pruned;
+}
+
+void run_job_finished(RunState *st, int i)
+{
+    state_job_ended(st, i);
+    if (st->pruner && !st->jobs[i].restore) run_decide(st);
+    state_job_record(st, i);
+    run_decide(st);
+}

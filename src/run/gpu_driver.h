@@ -1,0 +1,49 @@
+/*
+ * run/gpu_driver.h: internal to the run module. The CUDA backend inside a
+ * run (gpu_driver.c): which backend a process uses, the trials a device
+ * takes, and the driver that trains jobs from a queue launch after launch.
+ * The queue is the caller's (rank 0's, a worker rank's), seen through
+ * FsGpuQueue, so the driver knows nothing of either side's bookkeeping.
+ */
+#ifndef FS_RUN_GPU_DRIVER_H
+#define FS_RUN_GPU_DRIVER_H
+
+#include "data/data.h"
+#include "sweep/sweep.h"
+#include "train/train.h"
+#include "util/util.h"
+
+/* Chooses the backend for this process (cpu, cuda, auto); -1 with a message
+ * when cuda is asked for and no device is visible. local_rank picks the GPU. */
+int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device, FsErr *err);
+
+/* Trains jobs from the queue on the GPU, launch after launch, until the
+ * queue is empty or the run stops (gpu_driver.c). take() hands out one job
+ * id (1) or none (0); with wait it may block until one comes or none ever
+ * will. done() records one finished job. fail() is told once when the
+ * device fails (a CUDA error: the launch's jobs come back cancelled, not
+ * recorded) and the driver stops; the run then ends with that error. */
+typedef struct {
+    int (*take)(void *ctx, int *id, int wait);
+    void (*done)(void *ctx, int id);
+    const FsJob *(*job)(void *ctx, int id);
+    void (*epochs)(void *ctx, long epochs);
+    void (*fail)(void *ctx, const FsErr *err);
+    void *ctx;
+} FsGpuQueue;
+void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q);
+/* Every trial of the sweep on the GPU path of `device` (gpu_model_check,
+ * the launcher's rule, with the largest training fold): 0, or -1 with the
+ * refused trials named. A GPU rank refuses the run with it before training. */
+int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds, int device, FsErr *err);
+/* This rank's backend for the binding map: "GPU 0: NVIDIA H200, ...", or
+ * "cpu", with why no CUDA device is used where the build has the backend. */
+void run_backend_describe(int use_gpu, int device, char *out, size_t n);
+/* A representative job's models per launch on this device (for capacity). */
+int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job);
+
+/* One job on CUDA device `device` (gpu_driver.c): 0, or -1 with the CUDA
+ * error (the job then ends cancelled, with the error as its message). */
+int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *err);
+
+#endif
