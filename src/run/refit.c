@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "modelfile/modelfile.h"
-#include "report/report.h"
 #include "run/gpu_driver.h"
 #include "run/state.h"
 
@@ -105,7 +104,7 @@ out:
 /* `foldsweep refit RUN`: the run folder's canonical sweep and data, its
  * journal (locked: not while a run writes it), the trial by id prefix or
  * rank; an intact recorded refit is not trained again. */
-int run_refit_command(const char *dir, const char *trial, int rank, int threads, char *file, size_t file_n, FILE *out)
+int run_refit_command(const char *dir, const char *id, int threads, char *file, size_t file_n, FILE *out)
 {
     FsSweep sw;
     FsDataset ds;
@@ -129,27 +128,15 @@ int run_refit_command(const char *dir, const char *trial, int rank, int threads,
     uint64_t *seen = NULL;
     uint32_t n_seen = data_seen_hashes(&ds, &seen);
     if (journal_open(&j, dir, &err) != 0 || run_folder_check_trials(dir, &j, &sw, &err) != 0) goto out;
-    FsReportSpec spec;
-    FsReport rep;
-    report_spec_from_sweep(&spec, &sw);
-    report_build(&rep, &j, &spec);
+    /* The command line resolved --trial / --rank to a whole id
+     * (predict_trial_id, the one resolver of both). */
     const FsTrial *tr = NULL;
-    for (int i = 0; i < rep.n_rows; i++) {
-        const FsReportRow *row = &rep.rows[i];
-        if (trial ? strncmp(row->id, trial, strlen(trial)) != 0 : row->rank != rank) continue;
-        for (int t = 0; t < sw.n_trials; t++)
-            if (!strcmp(sw.trials[t].id, row->id)) {
-                if (tr) fs_err_set(&err, "%s: trial '%s' is ambiguous: give more of its id", dir, trial);
-                tr = &sw.trials[t];
-            }
-    }
-    report_free(&rep);
+    for (int t = 0; t < sw.n_trials && !tr; t++)
+        if (!strcmp(sw.trials[t].id, id)) tr = &sw.trials[t];
     int epochs = tr ? run_refit_epochs(&j, tr->id, &folds, NULL) : 0;
-    if (!err.set && !tr && trial)
-        fs_err_set(&err, "%s: no trial '%s' in this sweep", dir, trial);
-    else if (!err.set && !tr)
-        fs_err_set(&err, "%s: no trial at rank %d", dir, rank);
-    else if (!err.set && epochs < 1)
+    if (!tr)
+        fs_err_set(&err, "%s: no trial %s in this sweep", dir, id);
+    else if (epochs < 1)
         fs_err_set(&err, "%s: trial %s has folds still to train, or that did not train to a best epoch: nothing to "
                    "refit for", dir, tr->id);
     if (err.set) goto out;

@@ -75,13 +75,12 @@ int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, ch
                  char ***why, FsErr *err);
 void run_gpu_plan_free(char **why, int n);
 
-/* `foldsweep refit DIR`: the trial (id prefix, or leaderboard rank) trained
+/* `foldsweep refit DIR`: the trial of whole id `id` trained
  * on all of the sweep's training proteins and saved in DIR/refits/ (once:
  * a recorded, intact refit is kept), on threads threads (0: as
  * run_settings' solo_threads says). Its path goes to file. 0 or -1
  * (message printed). */
-int run_refit_command(const char *dir, const char *trial, int rank, int threads, char *file, size_t file_n,
-                      FILE *out);
+int run_refit_command(const char *dir, const char *id, int threads, char *file, size_t file_n, FILE *out);
 
 /* Signals: SIGINT / SIGTERM (and SIGUSR1, Slurm's warning) set the stop
  * flag; a second signal also sets the cancel flag. */
