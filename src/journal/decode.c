@@ -58,30 +58,37 @@ static int get_model(const FsJson *rec, FsModelRef *m)
     return 0;
 }
 
-static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **what, char *sense, size_t sense_n)
-{
+/* A fold record's fields that come before its result: which trial and
+ * fold, how it ended, its epoch counts, the monitored value. */
+typedef struct {
     char trial[17];
-    long long fold, epochs, best, halted = 0, dep = 0, dstep = 0;
-    const FsJson *st = json_get(rec, "status");
-    *what = "a fold record with trial, fold, status, epochs, best_epoch, best_val_loss, confusion";
-    if (get_id(rec, trial) || get_int(rec, "fold", -1, 1 << 20, &fold) || !st ||
-        st->type != FS_JSON_STRING || get_int(rec, "epochs", 0, FS_TRAIN_MAX_EPOCHS, &epochs) ||
-        get_int(rec, "best_epoch", 0, epochs, &best))
-        return -1;
+    long long fold, epochs, best, halted, dep, dstep;
     FsFitStatus status;
+    FsMonitor monitor;
+} FoldHead;
+
+static int fold_head(const FsJson *rec, FoldHead *h, const char **what)
+{
+    const FsJson *st = json_get(rec, "status");
+    h->halted = h->dep = h->dstep = 0;
+    *what = "a fold record with trial, fold, status, epochs, best_epoch, best_val_loss, confusion";
+    if (get_id(rec, h->trial) || get_int(rec, "fold", -1, 1 << 20, &h->fold) || !st ||
+        st->type != FS_JSON_STRING || get_int(rec, "epochs", 0, FS_TRAIN_MAX_EPOCHS, &h->epochs) ||
+        get_int(rec, "best_epoch", 0, h->epochs, &h->best))
+        return -1;
     if (!strcmp(st->str, "ok"))
-        status = FS_FIT_OK;
+        h->status = FS_FIT_OK;
     else if (!strcmp(st->str, "diverged"))
-        status = FS_FIT_DIVERGED;
+        h->status = FS_FIT_DIVERGED;
     else if (!strcmp(st->str, "failed"))
-        status = FS_FIT_FAILED;
+        h->status = FS_FIT_FAILED;
     else
         return *what = "status ok, diverged or failed", -1;
-    if (json_get(rec, "halted_by") && get_int(rec, "halted_by", 0, 1, &halted)) return -1;
-    if (json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, epochs + 1, &dep))
+    if (json_get(rec, "halted_by") && get_int(rec, "halted_by", 0, 1, &h->halted)) return -1;
+    if (json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, h->epochs + 1, &h->dep))
         return -1;
     if (json_get(rec, "diverged_step") &&
-        get_int(rec, "diverged_step", 0, (long long)1 << 62, &dstep))
+        get_int(rec, "diverged_step", 0, (long long)1 << 62, &h->dstep))
         return -1;
     /* training.monitor: absent (the loss) in records before it and in default sweeps. */
     int monitor = FS_MONITOR_LOSS;
@@ -92,55 +99,72 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
             if (!strcmp(mo->str, train_monitor_names[m])) monitor = m;
         if (monitor < 0) return *what = "monitor loss or q3", -1;
     }
-    FsFitResult r;
-    train_result_alloc(&r, (int)epochs);
-    r.status = status;
-    r.monitor = (FsMonitor)monitor;
-    r.epochs = (int)epochs;
-    r.best_epoch = (int)best;
-    r.halted_by = (int)halted;
-    r.diverged_epoch = (int)dep;
-    r.diverged_step = (long)dstep;
-    int bad = json_f32(json_get(rec, "best_val_loss"), &r.best_val_loss);
+    h->monitor = (FsMonitor)monitor;
+    return 0;
+}
+
+/* A fold record's result: the best epoch's loss and confusion, counts,
+ * timings, curves, message. 1 if one is malformed. */
+static int fold_result(const FsJson *rec, FsFitResult *r, const char **what)
+{
+    int bad = json_f32(json_get(rec, "best_val_loss"), &r->best_val_loss);
     const FsJson *cm = json_get(rec, "confusion");
     for (int a = 0; a < 3 && !bad; a++)
         for (int b = 0; b < 3 && !bad; b++)
             bad = json_u64(json_at(json_at(cm, a), b),
-                                   &r.best_confusion[a][b]);
+                                   &r->best_confusion[a][b]);
     const FsJson *v;
     if (!bad && (v = json_get(rec, "train_examples")))
-        bad = json_u64(v, &r.train_examples);
+        bad = json_u64(v, &r->train_examples);
     if (!bad && (v = json_get(rec, "val_examples")))
-        bad = json_u64(v, &r.val_examples);
-    if (!bad && (v = json_get(rec, "seconds"))) bad = json_f64(v, &r.seconds);
+        bad = json_u64(v, &r->val_examples);
+    if (!bad && (v = json_get(rec, "seconds"))) bad = json_f64(v, &r->seconds);
     if (!bad && (v = json_get(rec, "val_seconds")))
-        bad = json_f64(v, &r.val_seconds);
+        bad = json_f64(v, &r->val_seconds);
     const FsJson *cv = json_get(rec, "curves");
     if (!bad && cv) {
         bad = cv->type != FS_JSON_OBJECT ||
-              get_curve(cv, "train_loss", r.curves.train_loss, r.epochs) ||
-              get_curve(cv, "val_loss", r.curves.val_loss, r.epochs) ||
-              get_curve(cv, "val_q3", r.curves.val_q3, r.epochs) ||
-              get_curve(cv, "seconds", r.curves.seconds, r.epochs);
+              get_curve(cv, "train_loss", r->curves.train_loss, r->epochs) ||
+              get_curve(cv, "val_loss", r->curves.val_loss, r->epochs) ||
+              get_curve(cv, "val_q3", r->curves.val_q3, r->epochs) ||
+              get_curve(cv, "seconds", r->curves.seconds, r->epochs);
         if (bad) *what = "curves of at most 'epochs' numbers each";
     }
     if (!bad && (v = json_get(rec, "message"))) {
         if (v->type != FS_JSON_STRING)
             bad = 1;
         else
-            snprintf(r.message, sizeof r.message, "%s", v->str);
+            snprintf(r->message, sizeof r->message, "%s", v->str);
     }
+    return bad;
+}
+
+static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **what, char *sense, size_t sense_n)
+{
+    FoldHead h;
+    if (fold_head(rec, &h, what)) return -1;
+    FsFitResult r;
+    train_result_alloc(&r, (int)h.epochs);
+    r.status = h.status;
+    r.monitor = h.monitor;
+    r.epochs = (int)h.epochs;
+    r.best_epoch = (int)h.best;
+    r.halted_by = (int)h.halted;
+    r.diverged_epoch = (int)h.dep;
+    r.diverged_step = (long)h.dstep;
+    int bad = fold_result(rec, &r, what);
     FsModelRef model;
     if (!bad && get_model(rec, &model)) {
         bad = 1;
         *what = "model {file (relative), bytes, crc32 (8 hex digits)}";
     }
-    if (!bad && journal_sense_fold(j->check, (int)fold, &r, cv != NULL, sense, sense_n)) bad = 1;
+    if (!bad && journal_sense_fold(j->check, (int)h.fold, &r, json_get(rec, "curves") != NULL, sense, sense_n))
+        bad = 1;
     if (!bad) {
-        if (!journal_add_fold(j, trial, (int)fold, &r, t))
+        if (!journal_add_fold(j, h.trial, (int)h.fold, &r, t))
             j->duplicates++;
         else if (model.file[0])
-            journal_set_model(j, trial, (int)fold, &model);
+            journal_set_model(j, h.trial, (int)h.fold, &model);
     }
     train_result_free(&r);
     return bad ? -1 : 0;

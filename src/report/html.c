@@ -196,9 +196,10 @@ static const char *stop_rule(const char *config, char *buf, size_t n)
     return res;
 }
 
-static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsReportRow *r, int open)
+/* A trial's one-line summary: rank, id, score, architecture, status. */
+static void trial_summary(FILE *out, const FsReport *rep, const FsReportRow *r, int open)
 {
-    int k = rep->spec.folds, loss = rep->spec.metric == FS_METRIC_LOSS;
+    int loss = rep->spec.metric == FS_METRIC_LOSS;
     fputs("<details class=\"trial\" id=\"t-", out);
     html_esc(out, r->id);
     fprintf(out, "\"%s><summary><b>#%d</b> <code>", open ? " open" : "", r->rank);
@@ -212,9 +213,15 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
     fputs(" &middot; ", out);
     html_esc(out, report_status_name(r->status));
     fputs("</summary>\n", out);
-    HtmlFoldCurves *fc = fs_calloc((size_t)k, sizeof *fc);
-    char (*names)[32] = fs_calloc((size_t)k, sizeof *names);
-    FsMonitor monitor = FS_MONITOR_LOSS; /* what chose the kept epochs: the trial's fold records say */
+}
+
+/* The trial's curves, a fold per slot, into fc (named by names); what
+ * chose the kept epochs (the trial's fold records say). */
+static FsMonitor trial_curves(const FsReport *rep, const FsJournal *j, const FsReportRow *r, HtmlFoldCurves *fc,
+                              char (*names)[32])
+{
+    int k = rep->spec.folds;
+    FsMonitor monitor = FS_MONITOR_LOSS;
     for (int s = 0; s < k; s++) {
         const FsReportFold *f = &r->folds[s];
         const FsFoldRecord *fr = f->present ? journal_find_fold(j, r->id, f->fold) : NULL;
@@ -238,24 +245,19 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
     } else if (cs >= 0 && cs < k) {
         fc[cs].pruned = 1;
     }
-    char rule[96];
-    /* The stop rule watches what chooses the kept epoch. */
-    const char *rule_text = stop_rule(r->config, rule, sizeof rule);
-    if (rule_text && monitor == FS_MONITOR_Q3) snprintf(rule + strlen(rule), sizeof rule - strlen(rule), " on val Q3");
-    html_chart_curves(out, fc, k, rule_text, monitor);
-    if (r->reason[0]) {
-        fputs("<p><b>", out);
-        html_esc(out, report_status_name(r->status));
-        fputs(":</b> ", out);
-        html_esc(out, r->reason);
-        fputs("</p>\n", out);
-    }
+    return monitor;
+}
+
+/* The table of the trial's folds, a row per slot named by names. */
+static void fold_table(FILE *out, const FsReport *rep, const FsJournal *j, const FsReportRow *r,
+                       char (*names)[32], FsMonitor monitor)
+{
     fprintf(out,
             "<div class=\"scroll\"><table class=\"folds\"><thead><tr><th>fold</th><th>status</th>"
             "<th>kept (%s) / epochs</th><th>ended by</th><th>val Q3 (%%)</th><th>val loss</th><th>seconds</th>"
             "<th>examples/s</th></tr></thead><tbody>\n",
             monitor == FS_MONITOR_Q3 ? "highest val Q3" : "lowest val loss");
-    for (int s = 0; s < k; s++) {
+    for (int s = 0; s < rep->spec.folds; s++) {
         const FsReportFold *f = &r->folds[s];
         const FsFoldRecord *fr = f->present ? journal_find_fold(j, r->id, f->fold) : NULL;
         fprintf(out, "<tr><td>%s</td>", names[s]);
@@ -278,7 +280,30 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
         html_num(out, "%.0f", train_s > 0 ? (double)fr->r.train_examples / train_s : NAN, 1);
         fputs("</td></tr>\n", out);
     }
-    fputs("</tbody></table></div>\n<details><summary>configuration</summary><pre>", out);
+    fputs("</tbody></table></div>\n", out);
+}
+
+static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsReportRow *r, int open)
+{
+    int k = rep->spec.folds;
+    trial_summary(out, rep, r, open);
+    HtmlFoldCurves *fc = fs_calloc((size_t)k, sizeof *fc);
+    char (*names)[32] = fs_calloc((size_t)k, sizeof *names);
+    FsMonitor monitor = trial_curves(rep, j, r, fc, names);
+    char rule[96];
+    /* The stop rule watches what chooses the kept epoch. */
+    const char *rule_text = stop_rule(r->config, rule, sizeof rule);
+    if (rule_text && monitor == FS_MONITOR_Q3) snprintf(rule + strlen(rule), sizeof rule - strlen(rule), " on val Q3");
+    html_chart_curves(out, fc, k, rule_text, monitor);
+    if (r->reason[0]) {
+        fputs("<p><b>", out);
+        html_esc(out, report_status_name(r->status));
+        fputs(":</b> ", out);
+        html_esc(out, r->reason);
+        fputs("</p>\n", out);
+    }
+    fold_table(out, rep, j, r, names, monitor);
+    fputs("<details><summary>configuration</summary><pre>", out);
     html_esc(out, r->config);
     fputs("</pre></details></details>\n", out);
     free(fc), free(names);

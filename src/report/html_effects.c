@@ -244,67 +244,96 @@ static void strip_of(FILE *out, const Feat *f, const FsReport *rep, const double
     free(notes), free(y), free(link);
 }
 
-void html_effects(FILE *out, const FsReport *rep, const double *q3)
+/* Every trial's config flattened into fs; the number of complete trials
+ * (a finite Q3). */
+static int read_configs(Feats *fs, const FsReport *rep, const double *q3)
 {
-    int rows = rep->n_rows, complete = 0;
-    Feats fs = {NULL, 0, 0, rows};
-    for (int r = 0; r < rows; r++) {
+    int complete = 0;
+    for (int r = 0; r < rep->n_rows; r++) {
         complete += isfinite(q3[r]);
         FsJsonDoc d;
         const char *cfg = rep->rows[r].config;
         if (json_parse(&d, cfg, strlen(cfg), NULL, 0) != 0) continue;
         const FsJson *model = json_get(d.root, "model");
         for (const FsJson *m = model ? model->child : NULL; m; m = m->next) {
-            if (m->key && !strcmp(m->key, "layers")) layers(&fs, r, m);
+            if (m->key && !strcmp(m->key, "layers")) layers(fs, r, m);
             else if (m->type != FS_JSON_OBJECT && m->key) {
                 char *t = value_text(m);
-                feat_set(&fs, m->key, r, t);
+                feat_set(fs, m->key, r, t);
                 free(t);
             }
         }
-        flatten(&fs, r, json_get(d.root, "training"), "");
-        flatten(&fs, r, json_get(d.root, "data"), "data");
+        flatten(fs, r, json_get(d.root, "training"), "");
+        flatten(fs, r, json_get(d.root, "data"), "data");
         json_free(&d);
     }
-    Feat **shown = fs_calloc((size_t)fs.n + 1, sizeof *shown);
-    int n_shown = 0, n_many = 0;
-    for (int i = 0; i < fs.n; i++) categorise(&fs.f[i], rows);
-    for (int i = 0; i < fs.n; i++) {
-        Feat *f = &fs.f[i];
+    return complete;
+}
+
+/* Marks the options not to show: one value only, too many to plot, or a
+ * layer count another option of its kind implies. The number with too many
+ * values. */
+static int drop_unshown(Feats *fs, int rows)
+{
+    int n_many = 0;
+    for (int i = 0; i < fs->n; i++) categorise(&fs->f[i], rows);
+    for (int i = 0; i < fs->n; i++) {
+        Feat *f = &fs->f[i];
         f->drop = f->n_cat < 2 || f->n_cat > MAX_VALUES;
         n_many += f->n_cat > MAX_VALUES;
     }
-    for (int i = 0; i < fs.n; i++) { /* "dense layers" beside "dense units" */
-        Feat *f = &fs.f[i];
+    for (int i = 0; i < fs->n; i++) { /* "dense layers" beside "dense units" */
+        Feat *f = &fs->f[i];
         size_t kl = strlen(f->name) - strlen(" layers");
-        for (int k = 0; f->count && k < fs.n && !f->drop; k++)
-            if (!fs.f[k].count && !fs.f[k].drop && !strncmp(fs.f[k].name, f->name, kl) && fs.f[k].name[kl] == ' ' &&
-                function_of(f, &fs.f[k], rows))
+        for (int k = 0; f->count && k < fs->n && !f->drop; k++)
+            if (!fs->f[k].count && !fs->f[k].drop && !strncmp(fs->f[k].name, f->name, kl) &&
+                fs->f[k].name[kl] == ' ' && function_of(f, &fs->f[k], rows))
                 f->drop = 1;
     }
-    for (int i = 0; i < fs.n; i++) {
-        Feat *f = &fs.f[i];
+    return n_many;
+}
+
+/* g splits the trials as f does: g is shown as part of f (the one with
+ * numbers for values named first). */
+static void merge_same(Feat *f, Feat *g)
+{
+    g->drop = 1;
+    if (numeric(g) && !numeric(f)) { /* the numbers name it ("dense units", not "dense activation") */
+        Feat t = *f;
+        *f = *g, *g = t;
+        f->drop = 0, g->drop = 1;
+        f->also = t.also, g->also = NULL; /* the list stays with the one shown */
+    }
+    size_t n = (f->also ? strlen(f->also) + 2 : 0) + strlen(g->name) + 1;
+    char *also = fs_malloc(n);
+    snprintf(also, n, "%s%s%s", f->also ? f->also : "", f->also ? ", " : "", g->name);
+    free(f->also);
+    f->also = also;
+}
+
+/* The options shown, each split once, with their importance, into shown;
+ * their number. */
+static int shown_options(Feats *fs, int rows, int complete, const double *q3, Feat **shown)
+{
+    int n_shown = 0;
+    for (int i = 0; i < fs->n; i++) {
+        Feat *f = &fs->f[i];
         if (f->drop) continue;
-        for (int k = i + 1; k < fs.n; k++) { /* the same split under another name: shown once */
-            Feat *g = &fs.f[k];
+        for (int k = i + 1; k < fs->n; k++) { /* the same split under another name: shown once */
+            Feat *g = &fs->f[k];
             if (g->drop || g->n_cat != f->n_cat || !function_of(g, f, rows) || !function_of(f, g, rows)) continue;
-            g->drop = 1;
-            if (numeric(g) && !numeric(f)) { /* the numbers name it ("dense units", not "dense activation") */
-                Feat t = *f;
-                *f = *g, *g = t;
-                f->drop = 0, g->drop = 1;
-                f->also = t.also, g->also = NULL; /* the list stays with the one shown */
-            }
-            size_t n = (f->also ? strlen(f->also) + 2 : 0) + strlen(g->name) + 1;
-            char *also = fs_malloc(n);
-            snprintf(also, n, "%s%s%s", f->also ? f->also : "", f->also ? ", " : "", g->name);
-            free(f->also);
-            f->also = also;
+            merge_same(f, g);
         }
         f->eta2 = complete >= 3 ? eta2(f, q3, rows) : NAN;
         shown[n_shown++] = f;
     }
     qsort(shown, (size_t)n_shown, sizeof *shown, cmp_eta);
+    return n_shown;
+}
+
+/* The importance chart, or why there is none. */
+static void importance(FILE *out, Feat *const *shown, int n_shown, int rows, int complete)
+{
     if (!n_shown) {
         html_no_chart(out, rows < 2 ? "Fewer than two trials in the journal: no option can be compared yet."
                                     : "Every trial has the same options: nothing was swept.");
@@ -318,6 +347,17 @@ void html_effects(FILE *out, const FsReport *rep, const double *q3)
                         names, v, "%.1f", "%");
         free(names), free(v);
     }
+}
+
+void html_effects(FILE *out, const FsReport *rep, const double *q3)
+{
+    int rows = rep->n_rows;
+    Feats fs = {NULL, 0, 0, rows};
+    int complete = read_configs(&fs, rep, q3);
+    int n_many = drop_unshown(&fs, rows);
+    Feat **shown = fs_calloc((size_t)fs.n + 1, sizeof *shown);
+    int n_shown = shown_options(&fs, rows, complete, q3, shown);
+    importance(out, shown, n_shown, rows, complete);
     if (n_many)
         fprintf(out, "<p class=\"why\">%d option%s with more than %d distinct values %s not plotted.</p>\n", n_many,
                 n_many == 1 ? "" : "s", MAX_VALUES, n_many == 1 ? "is" : "are");

@@ -33,9 +33,11 @@ static const LayerParam params[] = {
 };
 #define N_PARAMS (int)(sizeof params / sizeof params[0])
 
-static int read_layer(const YNode *ly, const char *where, int window, SwLayer *out, SwErrs *e)
+/* A layer item's kind and its parameter mapping (NULL when none):
+ * "- batchnorm", "- batchnorm:" or "- {conv1d: {...}}". The kind, or -1
+ * with the error added. */
+static int layer_head(const YNode *ly, const char *where, const YNode **kn_out, const YNode **args_out, SwErrs *e)
 {
-    memset(out, 0, sizeof *out);
     const YNode *kn, *args = NULL;
     if (ly->kind == YN_SCALAR) {
         kn = ly; /* "- batchnorm": a kind whose parameters all have defaults */
@@ -62,21 +64,66 @@ static int read_layer(const YNode *ly, const char *where, int window, SwLayer *o
         swerr_add(e, args->line, args->col, "%s (%s): expected a mapping of parameters", where, kinds[kind]);
         return -1;
     }
-    int bad = 0;
-    if (args) {
-        const char *allowed[N_PARAMS];
-        int na = 0;
-        for (int p = 0; p < N_PARAMS; p++)
-            if (params[p].takes & K(kind)) allowed[na++] = params[p].key;
-        char w[256];
-        snprintf(w, sizeof w, "%s (%s)", where, kinds[kind]);
-        int before = e->n;
-        sw_check_keys(args, w, allowed, na, e);
-        bad = e->n > before;
-    }
+    *kn_out = kn;
+    *args_out = args;
+    return kind;
+}
+
+/* Unknown keys of a layer's parameter mapping: 1 if there were any. */
+static int layer_keys(const YNode *args, const char *where, int kind, SwErrs *e)
+{
+    const char *allowed[N_PARAMS];
+    int na = 0;
+    for (int p = 0; p < N_PARAMS; p++)
+        if (params[p].takes & K(kind)) allowed[na++] = params[p].key;
+    char w[256];
+    snprintf(w, sizeof w, "%s (%s)", where, kinds[kind]);
+    int before = e->n;
+    sw_check_keys(args, w, allowed, na, e);
+    return e->n > before;
+}
+
+/* One parameter's value x (read from v, named w) into the layer: 1 if it
+ * breaks a rule of its own (checked here, where its position is known). */
+static int layer_param(int opt, SwVal x, const YNode *v, const char *w, int window, SwLayer *out, SwErrs *e)
+{
     FsLayerSpec *s = &out->spec;
-    s->kind = (FsLayerKind)kind;
-    s->act = FS_ACT_SWISH;
+    switch (opt) {
+    case O_FILTERS: s->units = (int)x.d; break;
+    case O_DENSE:
+        s->units = (int)x.d;
+        if (s->units < 1) {
+            swerr_add(e, v->line, v->col, "%s: a dense layer needs at least 1 unit", w);
+            return 1;
+        }
+        break;
+    case O_KERNEL:
+        s->width = (int)x.d;
+        if (window > 0 && s->width > window) {
+            swerr_add(e, v->line, v->col, "%s: kernel width %d is wider than the window (%d)", w, s->width, window);
+            return 1;
+        }
+        break;
+    case O_ACTIVATION: s->act = (FsAct)(int)x.d; break;
+    case O_LEAKY_SLOPE: out->leaky = (float)x.d, out->set |= LS_LEAKY; break;
+    case O_ELU_ALPHA: out->elu = (float)x.d, out->set |= LS_ELU; break;
+    case O_DROPOUT: s->rate = (float)x.d; break;
+    case O_BN_EPSILON: s->eps = (float)x.d, out->set |= LS_EPS; break;
+    case O_BN_MOMENTUM: s->momentum = (float)x.d, out->set |= LS_MOM; break;
+    case O_GATE_BIAS: s->gate_bias = (float)x.d, out->set |= LS_GATE; break;
+    }
+    return 0;
+}
+
+static int read_layer(const YNode *ly, const char *where, int window, SwLayer *out, SwErrs *e)
+{
+    memset(out, 0, sizeof *out);
+    const YNode *kn, *args;
+    int kind = layer_head(ly, where, &kn, &args, e);
+    if (kind < 0) return -1;
+    int bad = args ? layer_keys(args, where, kind, e) : 0;
+    out->spec.kind = (FsLayerKind)kind;
+    out->spec.act = FS_ACT_SWISH;
     for (int p = 0; p < N_PARAMS; p++) {
         if (!(params[p].takes & K(kind))) continue;
         const YNode *v = args ? ytree_get(args, params[p].key) : NULL;
@@ -94,27 +141,7 @@ static int read_layer(const YNode *ly, const char *where, int window, SwLayer *o
             bad = 1;
             continue;
         }
-        switch (params[p].opt) {
-        case O_FILTERS: s->units = (int)x.d; break;
-        case O_DENSE:
-            s->units = (int)x.d;
-            if (s->units < 1) swerr_add(e, v->line, v->col, "%s: a dense layer needs at least 1 unit", w), bad = 1;
-            break;
-        case O_KERNEL:
-            s->width = (int)x.d;
-            if (window > 0 && s->width > window) {
-                swerr_add(e, v->line, v->col, "%s: kernel width %d is wider than the window (%d)", w, s->width, window);
-                bad = 1;
-            }
-            break;
-        case O_ACTIVATION: s->act = (FsAct)(int)x.d; break;
-        case O_LEAKY_SLOPE: out->leaky = (float)x.d, out->set |= LS_LEAKY; break;
-        case O_ELU_ALPHA: out->elu = (float)x.d, out->set |= LS_ELU; break;
-        case O_DROPOUT: s->rate = (float)x.d; break;
-        case O_BN_EPSILON: s->eps = (float)x.d, out->set |= LS_EPS; break;
-        case O_BN_MOMENTUM: s->momentum = (float)x.d, out->set |= LS_MOM; break;
-        case O_GATE_BIAS: s->gate_bias = (float)x.d, out->set |= LS_GATE; break;
-        }
+        bad |= layer_param(params[p].opt, x, v, w, window, out, e);
     }
     return bad ? -1 : 0;
 }
