@@ -14,9 +14,9 @@
 
 enum { GAP_OPEN = 11, GAP_EXTEND = 1, X_SCORE = -1 };
 
-/* BLOSUM62 (Henikoff & Henikoff 1992) in the order FS_AA_LETTERS,
- * ACDEFGHIKLMNPQRSTVWY; X (code 20) scores X_SCORE against anything. */
-static const int8_t blosum62[20][20] = {
+/* BLOSUM62 (Henikoff & Henikoff 1992) in FS_AA_LETTERS order (the
+ * column heads); X (FS_AA_UNKNOWN) scores X_SCORE against anything. */
+static const int8_t blosum62[FS_AA_STANDARD][FS_AA_STANDARD] = {
     /*        A   C   D   E   F   G   H   I   K   L   M   N   P   Q   R   S   T   V   W   Y */
     /* A */ { 4,  0, -2, -1, -2,  0, -2, -1, -1, -1, -1, -2, -1, -1, -1,  1,  0,  0, -3, -2},
     /* C */ { 0,  9, -3, -4, -2, -3, -3, -1, -3, -1, -1, -3, -3, -3, -3, -1, -1, -1, -2, -2},

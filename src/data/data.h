@@ -18,15 +18,11 @@
 
 #include "util/util.h"
 
-/* Amino-acid codes: 0..19 the standard residues in FS_AA_LETTERS order,
- * 20 for anything else (X, B, Z, U, O, ...), 21 for a window position
- * outside the residue's segment (padding; the trainer's one-hot is zero). */
-#define FS_AA_LETTERS "ACDEFGHIKLMNPQRSTVWY"
-enum { FS_AA_STANDARD = 20, FS_AA_UNKNOWN = 20, FS_AA_INPUTS = 21, FS_AA_PAD = 21 };
-
-/* Labels: the class in the low two bits; FS_SS_UNSCORED marks a residue
- * that stays as window context but is neither trained on nor scored. */
-enum { FS_SS_H = 0, FS_SS_E = 1, FS_SS_C = 2, FS_SS_CLASSES = 3, FS_SS_UNSCORED = 4 };
+/* Residue codes (FS_AA_*) and classes (FS_SS_H.., FS_CLASSES) are util's
+ * (util/alphabet.h). Labels: the class in the low two bits; FS_SS_UNSCORED
+ * marks a residue that stays as window context but is neither trained on
+ * nor scored. */
+enum { FS_SS_UNSCORED = 4 };
 #define FS_SS_CLASS(b) ((b) & 3)
 #define FS_SS_SCORED(b) (!((b) & FS_SS_UNSCORED))
 
@@ -39,7 +35,7 @@ typedef struct {
     uint64_t proteins, segments, residues;
     uint64_t scored;                    /* residues trained on / scored */
     uint64_t unknown;                   /* residues with code FS_AA_UNKNOWN */
-    uint64_t label_counts[FS_SS_CLASSES]; /* H E C, scored residues only */
+    uint64_t label_counts[FS_CLASSES]; /* by class, scored residues only */
     uint64_t unknown_letters[26];       /* which letters mapped to unknown ('A'..'Z') */
     uint64_t unknown_other;             /* non-letter residue symbols mapped to unknown */
     uint64_t set_proteins[4];           /* proteins per FsSet */

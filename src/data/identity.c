@@ -18,7 +18,7 @@
 
 const double fs_identity_levels[FS_IDENTITY_LEVELS] = {0.25, 0.5, FS_IDENTITY_MAX_DEFAULT};
 
-enum { IDENT_K = 3, IDENT_KMERS = 20 * 20 * 20, IDENT_CANDIDATES = 8 };
+enum { IDENT_K = 3, IDENT_KMERS = FS_AA_STANDARD * FS_AA_STANDARD * FS_AA_STANDARD, IDENT_CANDIDATES = 8 };
 
 typedef struct {
     uint32_t protein, pos;
@@ -40,7 +40,7 @@ struct FsIdentityIndex {
 static int kmer_at(const uint8_t *s)
 {
     if (s[0] >= FS_AA_STANDARD || s[1] >= FS_AA_STANDARD || s[2] >= FS_AA_STANDARD) return -1;
-    return (s[0] * 20 + s[1]) * 20 + s[2];
+    return (s[0] * FS_AA_STANDARD + s[1]) * FS_AA_STANDARD + s[2];
 }
 
 FsIdentityIndex *data_identity_index(const FsSeqSet *train)

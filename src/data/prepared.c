@@ -122,7 +122,7 @@ static const char *invalid(const FsDataset *ds, uint64_t names)
     for (uint32_t p = 0; p < ds->n_prot; p++)
         if (ds->prot_seg[p] >= ds->prot_seg[p + 1]) return "protein table";
     for (uint32_t i = 0; i < ds->n_res; i++)
-        if (ds->aa[i] > FS_AA_UNKNOWN || (ds->ss[i] & ~FS_SS_UNSCORED) >= FS_SS_CLASSES)
+        if (ds->aa[i] > FS_AA_UNKNOWN || (ds->ss[i] & ~FS_SS_UNSCORED) >= FS_CLASSES)
             return "residue codes";
     if (ds->n_folds == 1 || ds->n_folds > FS_MAX_FOLDS) return "fold count";
     for (uint32_t p = 0; p < ds->n_prot; p++) {

@@ -87,7 +87,8 @@ static void print_json(const FsDataset *ds, FILE *out)
     json_end(&w);
     json_key(&w, "label_counts");
     json_object_begin(&w);
-    for (int c = 0; c < 3; c++) json_member_uint(&w, (char[]){"HEC"[c], 0}, st->label_counts[c]);
+    for (int c = 0; c < FS_CLASSES; c++)
+        json_member_uint(&w, (char[]){FS_CLASS_LETTERS[c], 0}, st->label_counts[c]);
     json_end(&w);
     json_key(&w, "sets");
     json_object_begin(&w);

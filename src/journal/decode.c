@@ -20,10 +20,11 @@ static int get_int(const FsJson *rec, const char *key, long long lo, long long h
     return json_i64(json_get(rec, key), out) || *out < lo || *out > hi ? -1 : 0;
 }
 
-static int get_id(const FsJson *rec, char out[17])
+static int get_id(const FsJson *rec, char out[FS_TRIAL_ID_LEN + 1])
 {
     const FsJson *v = json_get(rec, "trial");
-    if (!v || v->type != FS_JSON_STRING || v->len == 0 || v->len > 16 || strlen(v->str) != v->len)
+    if (!v || v->type != FS_JSON_STRING || v->len == 0 || v->len > FS_TRIAL_ID_LEN ||
+        strlen(v->str) != v->len)
         return -1;
     memcpy(out, v->str, v->len + 1);
     return 0;
@@ -61,7 +62,7 @@ static int get_model(const FsJson *rec, FsModelRef *m)
 /* A fold record's fields that come before its result: which trial and
  * fold, how it ended, its epoch counts, the monitored value. */
 typedef struct {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     long long fold, epochs, best, halted, dep, dstep;
     FsFitStatus status;
     FsMonitor monitor;
@@ -109,8 +110,8 @@ static int fold_result(const FsJson *rec, FsFitResult *r, const char **what)
 {
     int bad = json_f32(json_get(rec, "best_val_loss"), &r->best_val_loss);
     const FsJson *cm = json_get(rec, "confusion");
-    for (int a = 0; a < 3 && !bad; a++)
-        for (int b = 0; b < 3 && !bad; b++)
+    for (int a = 0; a < FS_CLASSES && !bad; a++)
+        for (int b = 0; b < FS_CLASSES && !bad; b++)
             bad = json_u64(json_at(json_at(cm, a), b),
                                    &r->best_confusion[a][b]);
     const FsJson *v;
@@ -189,9 +190,9 @@ static int decode_eval_identity(FsEvalRecord *e, const FsJson *rec)
     e->identity_checked = c->type == FS_JSON_TRUE;
     if (!e->identity_checked) return 0;
     if (json_f64(json_get(rec, "identity_max"), &e->identity_max) || !a || a->type != FS_JSON_ARRAY ||
-        a->n != 3 || json_u64(json_get(rec, "identity_left_out"), &e->identity_left_out))
+        a->n != FS_IDENTITY_LEVELS || json_u64(json_get(rec, "identity_left_out"), &e->identity_left_out))
         return -1;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < FS_IDENTITY_LEVELS; i++)
         if (json_u64(json_at(a, i), &e->identity_above[i])) return -1;
     return 0;
 }
@@ -290,7 +291,7 @@ static int kind_fold(Decode *d) { return decode_fold(d->j, d->rec, d->t, &d->wha
 
 static int kind_trial(Decode *d)
 {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     long long index, params;
     const FsJson *cfg = json_get(d->rec, "config");
     if (get_id(d->rec, trial) || get_int(d->rec, "index", 0, 1 << 30, &index) ||
@@ -309,7 +310,7 @@ static int kind_trial(Decode *d)
 
 static int kind_failure(Decode *d)
 {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     const FsJson *m = json_get(d->rec, "message");
     if (get_id(d->rec, trial) || !m || m->type != FS_JSON_STRING) return -1;
     if (!journal_add_failure(d->j, trial, m->str, d->t)) d->j->duplicates++;
@@ -318,7 +319,7 @@ static int kind_failure(Decode *d)
 
 static int kind_model(Decode *d)
 {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     long long fold;
     FsModelRef model;
     if (get_id(d->rec, trial) || get_int(d->rec, "fold", -1, 1 << 20, &fold) || get_model(d->rec, &model) ||
@@ -347,7 +348,7 @@ static int kind_sweep(Decode *d) { return decode_sweep(d->j, d->rec); }
 
 static int kind_prune(Decode *d)
 {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     if (get_id(d->rec, trial)) return -1;
     journal_add_discard(d->j, trial);
     return 0;

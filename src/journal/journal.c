@@ -82,7 +82,7 @@ static int load(FsJournal *j, int fd, int tolerant, FsErr *err)
                 snprintf(j->first_bad_why, sizeof j->first_bad_why, "%s", why);
             }
         } else if (lr != LINE_OK) {
-            char dir[4096];
+            char dir[FS_PATH_MAX];
             snprintf(dir, sizeof dir, "%.*s", (int)(strlen(j->path) - strlen("/journal.jsonl")), j->path);
             fs_err_at(err, j->path, line, 0,
                       "%s. This line is damaged and more records follow it: `foldsweep repair %s` writes a "

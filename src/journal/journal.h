@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "data/data.h" /* FS_IDENTITY_LEVELS */
 #include "train/train.h"
 #include "util/util.h"
 
@@ -52,7 +53,7 @@ typedef struct {
 } FsModelRef;
 
 typedef struct {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     int fold;      /* 0..k-1, or FS_FOLD_PREDEFINED */
     FsFitResult r; /* status, epochs, best epoch, confusion, curves (allocated), ... */
     double time;   /* Unix seconds when appended */
@@ -60,7 +61,7 @@ typedef struct {
 } FsFoldRecord;
 
 typedef struct {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     int index;
     long n_params;
     char *config; /* canonical JSON */
@@ -68,7 +69,7 @@ typedef struct {
 } FsTrialRecord;
 
 typedef struct {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     char *message;
     double time;
 } FsFailureRecord;
@@ -77,7 +78,7 @@ typedef struct {
  * sweep's test section. status counts them; the leaderboard shows the
  * test section's. */
 typedef struct {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     char models[24];  /* "ensemble", "fold K" or "refit" */
     char source[12];  /* "evaluate" or "test" */
     char data[512];   /* the test data's file(s) */
@@ -89,14 +90,14 @@ typedef struct {
      * record older than the check). Test proteins above each of the levels
      * 0.25, 0.5, 0.95, the threshold, and how many were left out. */
     int identity_checked;
-    uint64_t identity_above[3], identity_left_out;
+    uint64_t identity_above[FS_IDENTITY_LEVELS], identity_left_out;
     double identity_max;
     double time;
 } FsEvalRecord;
 
 /* A trial refit on all training proteins (foldsweep refit, test.refit). */
 typedef struct {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     int epochs;
     FsModelRef model;
     double time;
@@ -106,7 +107,7 @@ typedef struct {
  * 0 means after that fold. curve: the fold's validation metric per epoch
  * up to the decision, so later decisions are made the same on resume. */
 typedef struct {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     int fold, epoch;
     char rule[8];
     double value, threshold;
@@ -163,7 +164,7 @@ typedef struct {
     int n_failures, cap_failures;
     FsRunRecord *runs;
     int n_runs, cap_runs;
-    char (*discarded)[17];         /* trials whose model files were removed on purpose */
+    char (*discarded)[FS_TRIAL_ID_LEN + 1];      /* trials whose model files were removed on purpose */
     int n_discarded, cap_discarded;
     FsEvalRecord *evals;           /* every evaluation on test data, in order */
     int n_evals, cap_evals;

@@ -102,13 +102,13 @@ void journal_model_json(FsJsonOut *w, const FsModelRef *m)
     json_end(w);
 }
 
-static void put_confusion(FsJsonOut *w, const uint64_t (*m)[3])
+static void put_confusion(FsJsonOut *w, const uint64_t (*m)[FS_CLASSES])
 {
     json_key(w, "confusion");
     json_array_begin(w);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < FS_CLASSES; i++) {
         json_array_begin(w);
-        for (int k = 0; k < 3; k++) json_uint(w, (unsigned long long)m[i][k]);
+        for (int k = 0; k < FS_CLASSES; k++) json_uint(w, (unsigned long long)m[i][k]);
         json_end(w);
     }
     json_end(w);
@@ -131,7 +131,7 @@ void journal_fold_json(FsJsonOut *w, const char *trial, int fold, const FsFitRes
     if (r->monitor != FS_MONITOR_LOSS) json_member_str(w, "monitor", train_monitor_name(r->monitor));
     json_key(w, "best_val_loss");
     json_num32_full(w, r->best_val_loss);
-    put_confusion(w, (const uint64_t(*)[3])r->best_confusion);
+    put_confusion(w, (const uint64_t(*)[FS_CLASSES])r->best_confusion);
     json_member_uint(w, "train_examples", (unsigned long long)r->train_examples);
     json_member_uint(w, "val_examples", (unsigned long long)r->val_examples);
     json_key(w, "seconds");
@@ -200,8 +200,8 @@ out:
 static int check_id(const char *trial, FsErr *err)
 {
     size_t n = strlen(trial);
-    if (n == 0 || n > 16) {
-        fs_err_set(err, "journal: trial id '%s' must be 1 to 16 characters", trial);
+    if (n == 0 || n > FS_TRIAL_ID_LEN) {
+        fs_err_set(err, "journal: trial id '%s' must be 1 to %d characters", trial, FS_TRIAL_ID_LEN);
         return -1;
     }
     return 0;
@@ -317,7 +317,7 @@ int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
         json_num64_full(&w, r.identity_max);
         json_key(&w, "identity_above");
         json_array_begin(&w);
-        for (int i = 0; i < 3; i++) json_uint(&w, (unsigned long long)r.identity_above[i]);
+        for (int i = 0; i < FS_IDENTITY_LEVELS; i++) json_uint(&w, (unsigned long long)r.identity_above[i]);
         json_end(&w);
         json_member_uint(&w, "identity_left_out", (unsigned long long)r.identity_left_out);
     }

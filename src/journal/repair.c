@@ -51,7 +51,7 @@ static long sift(char *buf, size_t n, const char *path, const FsJournalCheck *ch
 
 long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, FsErr *err)
 {
-    char path[4200], kept[4300], clean_tmp[4300];
+    char path[FS_PATH_IN_DIR], kept[FS_PATH_SUFFIXED], clean_tmp[FS_PATH_SUFFIXED];
     snprintf(path, sizeof path, "%s/journal.jsonl", dir);
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return fs_err_set(err, "%s: cannot open: %s", path, strerror(errno)), -1;

@@ -27,17 +27,17 @@ static double metrics_ratio(uint64_t num, uint64_t den)
     return den ? (double)num / (double)den : 0.0;
 }
 
-void metrics_from_confusion(FsMetrics *m, const uint64_t confusion[3][3])
+void metrics_from_confusion(FsMetrics *m, const uint64_t confusion[FS_CLASSES][FS_CLASSES])
 {
     /* Copy first: the caller may pass m->confusion itself. */
-    uint64_t c[3][3];
+    uint64_t c[FS_CLASSES][FS_CLASSES];
     memcpy(c, confusion, sizeof c);
     memset(m, 0, sizeof *m);
     memcpy(m->confusion, c, sizeof c);
 
-    uint64_t rowsum[3] = {0, 0, 0}, colsum[3] = {0, 0, 0}, trace = 0, n = 0;
-    for (int i = 0; i < 3; i++) {
-        for (int j = 0; j < 3; j++) {
+    uint64_t rowsum[FS_CLASSES] = {0}, colsum[FS_CLASSES] = {0}, trace = 0, n = 0;
+    for (int i = 0; i < FS_CLASSES; i++) {
+        for (int j = 0; j < FS_CLASSES; j++) {
             rowsum[i] += c[i][j];
             colsum[j] += c[i][j];
             n += c[i][j];
@@ -47,7 +47,7 @@ void metrics_from_confusion(FsMetrics *m, const uint64_t confusion[3][3])
     m->n = n;
     m->q3 = metrics_ratio(trace, n);
 
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < FS_CLASSES; k++) {
         uint64_t tp = c[k][k];
         uint64_t fp = colsum[k] - tp; /* predicted k, truly another class */
         uint64_t fn = rowsum[k] - tp; /* truly k, predicted another class */

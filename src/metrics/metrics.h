@@ -1,6 +1,6 @@
 /*
- * metrics: scores on scored residues only, from a 3x3 confusion matrix
- * (rows = true class H E C, columns = predicted). Q3, per-class precision,
+ * metrics: scores on scored residues only, from a confusion matrix of the
+ * classes (rows = true class H E C, columns = predicted). Q3, per-class precision,
  * recall and Matthews correlation.
  */
 #ifndef FS_METRICS_H
@@ -8,14 +8,17 @@
 
 #include <stdint.h>
 
+#include "util/util.h"
+
 typedef struct {
-    uint64_t confusion[3][3];
+    uint64_t confusion[FS_CLASSES][FS_CLASSES];
     uint64_t n;
     double q3;
-    double precision[3], recall[3], mcc[3]; /* 0 where undefined (no predictions / no examples) */
+    /* 0 where undefined (no predictions / no examples) */
+    double precision[FS_CLASSES], recall[FS_CLASSES], mcc[FS_CLASSES];
 } FsMetrics;
 
-void metrics_from_confusion(FsMetrics *m, const uint64_t confusion[3][3]);
+void metrics_from_confusion(FsMetrics *m, const uint64_t confusion[FS_CLASSES][FS_CLASSES]);
 
 /* The metric that ranks trials (run.metric): a fold's best epoch's
  * validation Q3 (higher is better) or cross-entropy (lower is better). */
@@ -29,12 +32,12 @@ int metrics_kind_parse(const char *name);
 
 /* ---------------------------------------------------------------------- */
 /* Segment overlap, SOV'99 (Zemla, Venclovas, Fidelis, Rost, Proteins 34:
- * 220-223, 1999), as a fraction 0..1 like Q3. States are 0 = H, 1 = E,
- * 2 = C. A segment is a maximal run of consecutive scored residues in one
+ * 220-223, 1999), as a fraction 0..1 like Q3. States are the classes
+ * (FS_SS_H, FS_SS_E, FS_SS_C). A segment is a maximal run of consecutive scored residues in one
  * state. A residue with scored[k] == 0 belongs to no segment, observed or
  * predicted, and ends any segment on both sides of it: segments never span
  * a masked residue, so one masked residue inside a helix makes two helices.
- * Values above 2 make segments of their own that no state counts (garbage
+ * Values from FS_CLASSES up make segments of their own that no state counts (garbage
  * in, never an out-of-bounds read).
  * Several chains accumulate by summing each state's numerator and N, so the
  * SOV of a data set is residue-weighted (a long chain counts more), not a
@@ -42,17 +45,17 @@ int metrics_kind_parse(const char *name);
 
 /* SOV'99 accumulated over chains: numerators and N per state. */
 typedef struct {
-    double num[3], den[3];
+    double num[FS_CLASSES], den[FS_CLASSES];
 } FsSov;
 
-/* Adds one chain (residues 0..n-1): observed and predicted states 0..2,
+/* Adds one chain (residues 0..n-1): observed and predicted states,
  * scored (NULL = all scored) 0 for residues that are no one's segment.
  * Runs in O(n); start from a zeroed FsSov. */
 void metrics_sov_add(FsSov *s, const uint8_t *obs, const uint8_t *pred, const uint8_t *scored,
                      uint32_t n);
-/* SOV of state cls (0..2), or over all states (cls 3); NAN if undefined
- * (N = 0: the state never occurs in the observed segments; for cls 3, no
- * state does; any other cls). */
+/* SOV of state cls (0..FS_CLASSES-1), or over all states (cls FS_CLASSES);
+ * NAN if undefined (N = 0: the state never occurs in the observed segments;
+ * for cls FS_CLASSES, no state does; any other cls). */
 double metrics_sov(const FsSov *s, int cls);
 
 /* ---------------------------------------------------------------------- */

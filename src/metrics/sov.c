@@ -38,7 +38,7 @@ void metrics_sov_add(FsSov *s, const uint8_t *obs, const uint8_t *pred, const ui
     if (s == NULL || obs == NULL || pred == NULL) return;
     /* Summed per chain first, so a chain adds the same amounts whatever was
      * accumulated before it. */
-    double num[3] = {0, 0, 0}, den[3] = {0, 0, 0};
+    double num[FS_CLASSES] = {0}, den[FS_CLASSES] = {0};
     uint32_t os = 0, oe = 0, ps = 0, pe = 0; /* current observed / predicted segment */
     int paired = 0; /* the current observed segment overlaps a predicted one of its state */
     for (uint32_t k = 0; k < n; k++) {
@@ -56,7 +56,7 @@ void metrics_sov_add(FsSov *s, const uint8_t *obs, const uint8_t *pred, const ui
             pe = sov_segment_end(pred, scored, n, k);
         }
         uint8_t c = obs[k];
-        if (c > 2) continue; /* a state no SOV counts */
+        if (c >= FS_CLASSES) continue; /* a state no SOV counts */
         uint32_t len1 = oe - os + 1;
         if (pred[k] == c && (obs_starts || pred_starts)) {
             /* A new pair; its overlap is [k, min(oe, pe)]. */
@@ -70,7 +70,7 @@ void metrics_sov_add(FsSov *s, const uint8_t *obs, const uint8_t *pred, const ui
         }
         if (k == oe && !paired) den[c] += (double)len1; /* S'(c): no overlap at all */
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < FS_CLASSES; i++) {
         s->num[i] += num[i];
         s->den[i] += den[i];
     }
@@ -79,9 +79,9 @@ void metrics_sov_add(FsSov *s, const uint8_t *obs, const uint8_t *pred, const ui
 double metrics_sov(const FsSov *s, int cls)
 {
     if (s == NULL) return NAN;
-    if (cls >= 0 && cls < 3) return s->den[cls] > 0 ? s->num[cls] / s->den[cls] : NAN;
-    if (cls != 3) return NAN;
-    double num = s->num[0] + s->num[1] + s->num[2];
-    double den = s->den[0] + s->den[1] + s->den[2];
+    if (cls >= 0 && cls < FS_CLASSES) return s->den[cls] > 0 ? s->num[cls] / s->den[cls] : NAN;
+    if (cls != FS_CLASSES) return NAN;
+    double num = 0, den = 0;
+    for (int c = 0; c < FS_CLASSES; c++) num += s->num[c], den += s->den[c];
     return den > 0 ? num / den : NAN;
 }

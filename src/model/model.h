@@ -60,7 +60,6 @@ typedef struct {
 } FsLayerSpec;
 
 #define FS_MAX_LAYERS 16
-#define FS_CLASSES 3
 /* The widest layers a sweep may ask for (sweep/options.c), and so the
  * widest a model file may describe (modelfile). */
 #define FS_MAX_FILTERS 4096

@@ -56,7 +56,7 @@ const char *proto_kind_name(int kind);
 typedef struct {
     int32_t trial; /* index into the sweep's trials */
     int32_t fold;  /* 0..k-1 or FS_FOLD_PREDEFINED */
-    char id[17];   /* the trial's id, checked by both sides */
+    char id[FS_TRIAL_ID_LEN + 1]; /* the trial's id, checked by both sides */
 } FsWorkItem;
 
 /* A growable byte buffer for encoding. */

@@ -57,7 +57,7 @@ static void put_item(FsBuf *b, const FsWorkItem *it)
 {
     put_i32(b, it->trial);
     put_i32(b, it->fold);
-    put(b, it->id, 16);
+    put(b, it->id, FS_TRIAL_ID_LEN);
 }
 
 void proto_encode_request(FsBuf *b, int32_t capacity, const FsWorkItem *held, int n_held)
@@ -89,8 +89,8 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
     put_i32(b, r->diverged_epoch);
     put_u64(b, (uint64_t)r->diverged_step);
     put_f32(b, r->best_val_loss);
-    for (int i = 0; i < 3; i++)
-        for (int k = 0; k < 3; k++) put_u64(b, r->best_confusion[i][k]);
+    for (int i = 0; i < FS_CLASSES; i++)
+        for (int k = 0; k < FS_CLASSES; k++) put_u64(b, r->best_confusion[i][k]);
     put_u64(b, r->train_examples);
     put_u64(b, r->val_examples);
     put_f64(b, r->seconds);
@@ -307,13 +307,13 @@ static int get_item(FsRd *r, FsWorkItem *it, char *why, size_t why_n)
 {
     it->trial = get_i32(r);
     it->fold = get_i32(r);
-    get(r, it->id, 16);
-    it->id[16] = 0;
+    get(r, it->id, FS_TRIAL_ID_LEN);
+    it->id[FS_TRIAL_ID_LEN] = 0;
     if (r->bad) return -1;
-    for (int i = 0; i < 16; i++) {
+    for (int i = 0; i < FS_TRIAL_ID_LEN; i++) {
         char c = it->id[i];
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-            return fail(why, why_n, "trial id is not 16 hex digits");
+            return fail(why, why_n, "trial id is not %d hex digits", FS_TRIAL_ID_LEN);
     }
     if (it->trial < 0) return fail(why, why_n, "negative trial index %d", it->trial);
     if (it->fold < FS_FOLD_PREDEFINED || it->fold >= FS_MAX_FOLDS) return fail(why, why_n, "fold %d out of range", it->fold);
@@ -366,8 +366,8 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
     res->diverged_epoch = get_i32(&r);
     res->diverged_step = (long)get_u64(&r);
     res->best_val_loss = get_f32(&r);
-    for (int i = 0; i < 3; i++)
-        for (int k = 0; k < 3; k++) res->best_confusion[i][k] = get_u64(&r);
+    for (int i = 0; i < FS_CLASSES; i++)
+        for (int k = 0; k < FS_CLASSES; k++) res->best_confusion[i][k] = get_u64(&r);
     res->train_examples = get_u64(&r);
     res->val_examples = get_u64(&r);
     res->seconds = get_f64(&r);

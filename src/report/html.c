@@ -378,7 +378,7 @@ void report_html_write(FILE *out, const char *dir, const FsJournal *j, const FsR
 int report_html_write_file(const char *path, const char *dir, const FsJournal *j, const FsReportSpec *spec,
                            const FsReportHtmlInfo *info, FsErr *err)
 {
-    char def[4200], *text = NULL;
+    char def[FS_PATH_IN_DIR], *text = NULL;
     size_t n = 0;
     if (!path) {
         snprintf(def, sizeof def, "%s/report.html", dir);

@@ -14,7 +14,7 @@
 
 #define TOP_CONFUSION 5
 
-static const char *CLASS_NAME[3] = {"H (helix)", "E (strand)", "C (coil)"};
+static const char *const CLASS_NAME[FS_CLASSES] = {[FS_SS_H] = "helix", [FS_SS_E] = "strand", [FS_SS_C] = "coil"};
 
 /* A whole small file, or NULL. */
 static char *read_text(const char *path, size_t max)
@@ -116,7 +116,7 @@ void html_profile(FILE *out, const HtmlDoc *d)
           "and how fast each fold trained: training examples per second of the one worker thread that trained "
           "it.</p>\n",
           out);
-    char path[4200];
+    char path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/profile.json", d->dir);
     char *text = read_text(path, 1 << 16);
     FsJsonDoc doc;
@@ -189,19 +189,20 @@ void html_profile(FILE *out, const HtmlDoc *d)
 static void confusion_one(FILE *out, const FsReportRow *r, double q3)
 {
     const FsMetrics m = r->pooled; /* the folds pooled (report.c) */
-    const uint64_t(*c)[3] = m.confusion;
+    const uint64_t(*c)[FS_CLASSES] = m.confusion;
     fprintf(out, "<div><h3>#%d <a href=\"#t-", r->rank);
     html_esc(out, r->id);
     fputs("\"><code>", out);
     html_esc(out, r->id);
     fprintf(out, "</code></a> &middot; Q3 %s%%</h3>\n<table class=\"cm\"><thead><tr><th>true \\ predicted</th>",
             fs_percent_text(q3));
-    for (int b = 0; b < 3; b++) fprintf(out, "<th>%c</th>", CLASS_NAME[b][0]);
+    for (int b = 0; b < FS_CLASSES; b++) fprintf(out, "<th>%c</th>", FS_CLASS_LETTERS[b]);
     fputs("</tr></thead><tbody>\n", out);
-    for (int a = 0; a < 3; a++) {
-        uint64_t row = c[a][0] + c[a][1] + c[a][2];
-        fprintf(out, "<tr><th>%s</th>", CLASS_NAME[a]);
-        for (int b = 0; b < 3; b++) {
+    for (int a = 0; a < FS_CLASSES; a++) {
+        uint64_t row = 0;
+        for (int b = 0; b < FS_CLASSES; b++) row += c[a][b];
+        fprintf(out, "<tr><th>%c (%s)</th>", FS_CLASS_LETTERS[a], CLASS_NAME[a]);
+        for (int b = 0; b < FS_CLASSES; b++) {
             double share = row ? (double)c[a][b] / (double)row : 0;
             fprintf(out, "<td%s style=\"background:rgba(0,114,178,%.2f)\">%llu<br><small>%.1f%%</small></td>",
                     share > 0.55 ? " class=\"dark\"" : "", share * 0.9, (unsigned long long)c[a][b], share * 100);
@@ -211,9 +212,10 @@ static void confusion_one(FILE *out, const FsReportRow *r, double q3)
     fputs("</tbody></table>\n<table><thead><tr><th>class</th><th class=\"n\">precision</th><th class=\"n\">recall</th>"
           "<th class=\"n\">MCC</th></tr></thead><tbody>\n",
           out);
-    for (int a = 0; a < 3; a++)
-        fprintf(out, "<tr><td>%s</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td></tr>\n",
-                CLASS_NAME[a], m.precision[a], m.recall[a], m.mcc[a]);
+    for (int a = 0; a < FS_CLASSES; a++)
+        fprintf(out,
+                "<tr><td>%c (%s)</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td></tr>\n",
+                FS_CLASS_LETTERS[a], CLASS_NAME[a], m.precision[a], m.recall[a], m.mcc[a]);
     fputs("</tbody></table></div>\n", out);
 }
 
@@ -308,7 +310,7 @@ void html_identity(FILE *out, const HtmlDoc *d)
     }
     if (!j->n_runs) fputs("none recorded", out);
     fputs("</dd></dl>\n", out);
-    char path[4200];
+    char path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/sweep.yaml", d->dir);
     char *yaml = read_text(path, 1 << 20);
     fputs("<details><summary>canonical sweep (sweep.yaml)</summary><pre id=\"sweep-yaml\">", out);

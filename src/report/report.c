@@ -222,7 +222,7 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
     int k = spec->folds;
     apply_cut(row, j, spec);
     row->status = FS_TRIAL_OK;
-    uint64_t pooled[3][3] = {{0}};
+    uint64_t pooled[FS_CLASSES][FS_CLASSES] = {{0}};
     double sum = 0;
     int n_ok = 0;
     for (int s = 0; s < k; s++) {
@@ -248,8 +248,8 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
             n_ok++;
         }
         if (f->status == FS_FIT_OK && f->m.n) /* the folds the mean is over, with a best epoch */
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++) pooled[a][b] += f->m.confusion[a][b];
+            for (int a = 0; a < FS_CLASSES; a++)
+                for (int b = 0; b < FS_CLASSES; b++) pooled[a][b] += f->m.confusion[a][b];
     }
     metrics_from_confusion(&row->pooled, pooled);
     const FsFailureRecord *fail = journal_find_failure(j, row->id);

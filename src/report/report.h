@@ -65,7 +65,7 @@ typedef struct {
 
 typedef struct {
     int rank; /* 1-based */
-    char id[17];
+    char id[FS_TRIAL_ID_LEN + 1];
     int index; /* the trial's index in the sweep (-1 if no trial record) */
     FsTrialStatus status;
     long n_params;

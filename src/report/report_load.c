@@ -34,7 +34,7 @@ static int load_sweep_file(FsSweep *sw, const char *path, int *missing, char *wh
 int report_spec_load(FsReportSpec *spec, const char *dir, const FsJournal *j, int *from_journal,
                      FsErr *err)
 {
-    char path[4096], why[900];
+    char path[FS_PATH_IN_DIR], why[900];
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
     FsSweep sw;
     int missing;
@@ -109,7 +109,7 @@ static int check_journal(FsJournal *j, FsSweep *sw, FsErr *err)
  * -1 with err. */
 static int folder_sweep(FsReportFolder *f, const char *dir, const FsJournal *j, FsSweep *sw, FsErr *err)
 {
-    char path[4096];
+    char path[FS_PATH_IN_DIR];
     int missing;
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
     if (load_sweep_file(sw, path, &missing, f->sweep_why, sizeof f->sweep_why) == 0) {

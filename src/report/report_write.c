@@ -51,8 +51,8 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
 {
     int k = rep->spec.folds;
     int n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
-    fputs("rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,mcc_H,mcc_E,mcc_C",
-          out);
+    fputs("rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done", out);
+    for (int c = 0; c < FS_CLASSES; c++) fprintf(out, ",mcc_%c", FS_CLASS_LETTERS[c]);
     for (int d = 0; d < rep->n_param; d++) csv_text(out, rep->param_col[d], 1);
     for (int s = 0; s < k; s++) {
         char h[16];
@@ -75,7 +75,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
         csv_num(out, row->p_vs_best);
         fputs(row->tied < 0 ? "," : row->tied ? ",true" : ",false", out);
         fprintf(out, ",%d", row->n_done);
-        for (int c = 0; c < 3; c++) csv_num(out, row->pooled.n ? row->pooled.mcc[c] : NAN);
+        for (int c = 0; c < FS_CLASSES; c++) csv_num(out, row->pooled.n ? row->pooled.mcc[c] : NAN);
         for (int d = 0; d < rep->n_param; d++) csv_text(out, row->param[d] ? row->param[d] : "", 1);
         for (int s = 0; s < k; s++) {
             const FsReportFold *f = &row->folds[s];
@@ -125,14 +125,14 @@ static void json_class_metrics(FsJsonOut *w, const FsMetrics *m)
     for (int k = 0; k < 3; k++) {
         json_key(w, names[k]);
         json_array_begin(w);
-        for (int c = 0; c < 3; c++) json_num64_full(w, vals[k][c]);
+        for (int c = 0; c < FS_CLASSES; c++) json_num64_full(w, vals[k][c]);
         json_end(w);
     }
     json_key(w, "confusion");
     json_array_begin(w);
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < FS_CLASSES; t++) {
         json_array_begin(w);
-        for (int p = 0; p < 3; p++) json_uint(w, (unsigned long long)m->confusion[t][p]);
+        for (int p = 0; p < FS_CLASSES; p++) json_uint(w, (unsigned long long)m->confusion[t][p]);
         json_end(w);
     }
     json_end(w);
@@ -236,7 +236,8 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     else json_bool(w, row->tied);
     json_member_int(w, "folds_done", row->n_done);
     if (row->pooled.n)
-        for (int c = 0; c < 3; c++) put_num(w, (char[]){'m', 'c', 'c', '_', "HEC"[c], 0}, row->pooled.mcc[c]);
+        for (int c = 0; c < FS_CLASSES; c++)
+            put_num(w, (char[]){'m', 'c', 'c', '_', FS_CLASS_LETTERS[c], 0}, row->pooled.mcc[c]);
     for (int d = 0; d < rep->n_param; d++) {
         json_key(w, rep->param_col[d]);
         json_param(w, row->param[d]);
@@ -298,7 +299,7 @@ void report_write(const FsReport *rep, FsReportFormat fmt, int top, FILE *out)
 static int write_atomic(const char *dir, const char *name, const FsReport *rep, FsReportFormat fmt,
                         FsErr *err)
 {
-    char path[4096], *text = NULL;
+    char path[FS_PATH_IN_DIR], *text = NULL;
     size_t n = 0;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = open_memstream(&text, &n);

@@ -260,7 +260,7 @@ void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint)
         FsTrial *t = &sw->trials[i];
         uint64_t h = fs_fnv1a64(t->config, strlen(t->config), FS_FNV_OFFSET);
         h = fs_fnv1a64(fp, 16, h);
-        snprintf(t->id, sizeof t->id, "%016llx", (unsigned long long)h);
+        snprintf(t->id, sizeof t->id, "%0*llx", FS_TRIAL_ID_LEN, (unsigned long long)h);
     }
 }
 

@@ -46,7 +46,7 @@ static void normalize(char *p)
 
 char *sw_resolve_path(const char *sweep_name, const char *rel)
 {
-    char cwd[4096] = ".";
+    char cwd[FS_PATH_MAX] = ".";
     char *out;
     if (rel[0] == '/') {
         out = fs_strdup(rel);

@@ -26,7 +26,7 @@ typedef enum { FS_BACKEND_AUTO = 0, FS_BACKEND_CPU, FS_BACKEND_CUDA } FsBackend;
 
 typedef struct {
     int index;      /* position in the expansion order (deterministic) */
-    char id[17];    /* 16 hex digits; set by sweep_assign_ids */
+    char id[FS_TRIAL_ID_LEN + 1]; /* set by sweep_assign_ids */
     FsArch arch;    /* arch.window is the sweep's window */
     FsTrainSpec train; /* seed[0] = the sweep's training seed; the runner sets seed[1..2] */
     char *config;   /* canonical JSON object of this trial's model and training options

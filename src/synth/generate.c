@@ -26,11 +26,11 @@ enum {
 
 /* Natural background frequencies (per mille, roughly UniProt), in
  * FS_AA_LETTERS order: A C D E F G H I K L M N P Q R S T V W Y. */
-static const uint32_t background[20] = {83, 14, 55, 67, 39, 71, 23, 59, 58, 97,
-                                        24, 41, 47, 39, 55, 66, 53, 69, 11, 29};
+static const uint32_t background[FS_AA_STANDARD] = {83, 14, 55, 67, 39, 71, 23, 59, 58, 97,
+                                                    24, 41, 47, 39, 55, 66, 53, 69, 11, 29};
 
 /* Relative weights inside each class's favoured group (0 = not favoured). */
-static const uint32_t favoured[FS_SS_CLASSES][20] = {
+static const uint32_t favoured[FS_CLASSES][FS_AA_STANDARD] = {
     /*        A  C  D  E  F  G  H  I  K  L  M  N  P  Q  R  S  T  V  W  Y */
     [FS_SS_H] = {6, 0, 0, 4, 0, 0, 0, 0, 4, 6, 2, 0, 0, 2, 2, 0, 0, 0, 0, 0},
     [FS_SS_E] = {0, 2, 0, 0, 3, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0, 3, 6, 1, 3},
@@ -39,20 +39,20 @@ static const uint32_t favoured[FS_SS_CLASSES][20] = {
 
 /* Cumulative integer tables: cum[c][a] = weight of codes 0..a. */
 typedef struct {
-    uint32_t cum[FS_SS_CLASSES][20];
+    uint32_t cum[FS_CLASSES][FS_AA_STANDARD];
 } SynthTables;
 
 static void tables_build(SynthTables *t)
 {
-    for (int c = 0; c < FS_SS_CLASSES; c++) {
-        uint32_t fav_sum = 0, bg_sum = 0, w[20], total = 0;
-        for (int a = 0; a < 20; a++) {
+    for (int c = 0; c < FS_CLASSES; c++) {
+        uint32_t fav_sum = 0, bg_sum = 0, w[FS_AA_STANDARD], total = 0;
+        for (int a = 0; a < FS_AA_STANDARD; a++) {
             if (favoured[c][a])
                 fav_sum += favoured[c][a];
             else
                 bg_sum += background[a];
         }
-        for (int a = 0; a < 20; a++) {
+        for (int a = 0; a < FS_AA_STANDARD; a++) {
             w[a] = favoured[c][a] ? FAVOURED * favoured[c][a] / fav_sum
                                   : (TABLE_TOTAL - FAVOURED) * background[a] / bg_sum;
             total += w[a];
@@ -63,7 +63,7 @@ static void tables_build(SynthTables *t)
 
 static uint8_t draw(const SynthTables *t, int c, FsRng *r)
 {
-    uint32_t x = fs_rng_below(r, t->cum[c][19]);
+    uint32_t x = fs_rng_below(r, t->cum[c][FS_AA_STANDARD - 1]);
     uint8_t a = 0;
     while (t->cum[c][a] <= x) a++;
     return a;

@@ -9,10 +9,6 @@
 
 #include "synth/synth.h"
 
-static const char label_letters[FS_SS_CLASSES] = {'H', 'E', 'C'};
-
-static char aa_letter(uint8_t code) { return code < FS_AA_STANDARD ? FS_AA_LETTERS[code] : 'X'; }
-
 /* Residues of protein p: [*a, *z). */
 static void span(const FsDataset *ds, uint32_t p, uint32_t *a, uint32_t *z)
 {
@@ -46,9 +42,9 @@ int synth_write(const FsDataset *ds, const char *path, FsErr *err)
         uint32_t a, z;
         span(ds, p, &a, &z);
         fprintf(f, ">%s\n", data_protein_name(ds, p));
-        for (uint32_t i = a; i < z; i++) putc(aa_letter(ds->aa[i]), f);
+        for (uint32_t i = a; i < z; i++) putc(fs_aa_letter(ds->aa[i]), f);
         putc('\n', f);
-        for (uint32_t i = a; i < z; i++) putc(label_letters[FS_SS_CLASS(ds->ss[i])], f);
+        for (uint32_t i = a; i < z; i++) putc(FS_CLASS_LETTERS[FS_SS_CLASS(ds->ss[i])], f);
         fputs("\n\n", f);
     }
     return close_out(f, path, err);
@@ -60,8 +56,8 @@ typedef enum { FA_SEQ, FA_LABEL, FA_MASK } FaPart;
 static char fa_letter(const FsDataset *ds, uint32_t i, FaPart part)
 {
     switch (part) {
-    case FA_SEQ: return aa_letter(ds->aa[i]);
-    case FA_LABEL: return label_letters[FS_SS_CLASS(ds->ss[i])];
+    case FA_SEQ: return fs_aa_letter(ds->aa[i]);
+    case FA_LABEL: return FS_CLASS_LETTERS[FS_SS_CLASS(ds->ss[i])];
     case FA_MASK: return FS_SS_SCORED(ds->ss[i]) ? '1' : '0';
     }
     return '?';

@@ -136,7 +136,7 @@ void core_checkpoint_save(FsModel *m, const FsFitState *s, const FsFitResult *ou
     set_tensor(&t[4], "perm", "U32", m->perm, c->fd->n_train, -1);
     set_tensor(&t[5], "rng", "U64", m->rng.s, 4, -1);
     set_tensor(&t[6], "state", "U64", st, ST_WORDS, -1);
-    set_tensor(&t[7], "best_confusion", "U64", s->best_conf, 3, 3);
+    set_tensor(&t[7], "best_confusion", "U64", s->best_conf, FS_CLASSES, FS_CLASSES);
     set_tensor(&t[8], "stop", "U8", &s->st, (int64_t)sizeof s->st, -1);
     set_tensor(&t[9], "curves", "F32", curves, 4, ne);
     /* The data section is the tensors' bytes in order: its CRC. */
@@ -220,7 +220,7 @@ static int ckpt_check(const FsSafetensors *f, const FsCkpt *c, const FsNet *net,
         !(t[2] = want(f, "m1", "F32", np, why, why_n)) || !(t[3] = want(f, "m2", "F32", np, why, why_n)) ||
         !(t[4] = want(f, "perm", "U32", c->fd->n_train, why, why_n)) ||
         !(t[5] = want(f, "rng", "U64", 4, why, why_n)) || !(t[6] = want(f, "state", "U64", ST_WORDS, why, why_n)) ||
-        !(t[7] = want(f, "best_confusion", "U64", 9, why, why_n)) ||
+        !(t[7] = want(f, "best_confusion", "U64", FS_CLASSES * FS_CLASSES, why, why_n)) ||
         !(t[8] = want(f, "stop", "U8", sizeof(FsStopState), why, why_n)))
         return -1;
     copy_out(t[6], st);

@@ -15,11 +15,12 @@ FS_DEVICE static void copy_floats(float *dst, const float *src, long n)
 }
 
 /* Mean validation loss and the confusion matrix, forward only. */
-FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, int eval_batch, uint64_t conf[3][3])
+FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, int eval_batch,
+                                             uint64_t conf[FS_CLASSES][FS_CLASSES])
 {
     double loss = 0.0;
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) conf[a][b] = 0;
+    for (int a = 0; a < FS_CLASSES; a++)
+        for (int b = 0; b < FS_CLASSES; b++) conf[a][b] = 0;
     for (uint32_t s = 0; s < fd->n_valid; s += (uint32_t)eval_batch) {
         int nb = fd->n_valid - s < (uint32_t)eval_batch ? (int)(fd->n_valid - s) : eval_batch;
         step_load_batch(m, fd, fd->valid + s, nb);
@@ -34,12 +35,12 @@ FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, i
  * two close Q3s to one error below Q3 0.5, and the kept epoch must be the
  * first with the most residues right). 0 for no residues, as validate's
  * loss. */
-FS_DEVICE static float q3_of(uint64_t conf[3][3], int wrong)
+FS_DEVICE static float q3_of(uint64_t conf[FS_CLASSES][FS_CLASSES], int wrong)
 {
     uint64_t n = 0, ok = 0;
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) n += conf[a][b];
-    for (int a = 0; a < 3; a++) ok += conf[a][a];
+    for (int a = 0; a < FS_CLASSES; a++)
+        for (int b = 0; b < FS_CLASSES; b++) n += conf[a][b];
+    for (int a = 0; a < FS_CLASSES; a++) ok += conf[a][a];
     return n ? (float)((double)(wrong ? n - ok : ok) / (double)n) : 0.0f;
 }
 
@@ -78,8 +79,8 @@ FS_DEVICE static void fit_begin(FsModel *m, const FsFoldData *fd, FsFitState *s)
     s->loss_sum = 0.0;
     s->epochs = s->best_epoch = 0;
     s->best_loss = INFINITY;
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) s->best_conf[a][b] = 0;
+    for (int a = 0; a < FS_CLASSES; a++)
+        for (int b = 0; b < FS_CLASSES; b++) s->best_conf[a][b] = 0;
     s->n_train_ex = s->n_val_ex = 0;
     s->val_seconds = s->seconds = 0.0;
     stop_init(&s->st);
@@ -160,7 +161,7 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
                                            FsFitResult *out, double t_start, int *halt)
 {
     const int epoch = s->epoch;
-    uint64_t conf[3][3];
+    uint64_t conf[FS_CLASSES][FS_CLASSES];
 #if !defined(__CUDACC__)
     FS_MASTER
     {
@@ -197,8 +198,8 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
         copy_floats(m->best, m->w, m->net->n_params + m->net->n_state);
         s->best_epoch = epoch;
         s->best_loss = (float)val_loss;
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) s->best_conf[a][b] = conf[a][b];
+        for (int a = 0; a < FS_CLASSES; a++)
+            for (int b = 0; b < FS_CLASSES; b++) s->best_conf[a][b] = conf[a][b];
     }
     *halt = (flags & FS_STOP_HALT) != 0;
     return FS_FIT_OK;
@@ -267,8 +268,8 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         o->diverged_epoch = k.div_epoch;
         o->diverged_step = k.div_step;
         o->best_val_loss = s.best_loss;
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) o->best_confusion[a][b] = s.best_conf[a][b];
+        for (int a = 0; a < FS_CLASSES; a++)
+            for (int b = 0; b < FS_CLASSES; b++) o->best_confusion[a][b] = s.best_conf[a][b];
         o->train_examples = s.n_train_ex;
         o->val_examples = s.n_val_ex;
         o->val_seconds = s.val_seconds;

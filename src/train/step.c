@@ -33,7 +33,7 @@ FS_DEVICE void step_forward(FsModel *m, int B, int train)
     for (int i = 0; i < m->net->n; i++) layer_forward(m, i, B, train);
 }
 
-FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[3][3])
+FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[FS_CLASSES][FS_CLASSES])
 {
     const FsLayer *y = &m->net->layer[m->net->n - 1];
     const float *z = m->work + y->a;

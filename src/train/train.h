@@ -92,7 +92,7 @@ typedef struct {
     int diverged_epoch;    /* 1-based epoch and 0-based step within it, when diverged */
     long diverged_step;
     float best_val_loss;
-    uint64_t best_confusion[3][3]; /* validation confusion at the best epoch */
+    uint64_t best_confusion[FS_CLASSES][FS_CLASSES]; /* validation confusion at the best epoch */
     uint64_t train_examples; /* examples trained on (forward + backward) */
     uint64_t val_examples;   /* examples evaluated */
     double seconds, val_seconds;

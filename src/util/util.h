@@ -3,7 +3,9 @@
  * Check macros that report file:line (llm.c habit), the program's exit
  * codes, a recoverable error record (FsErr) for bad input and a list of
  * them (FsErrList), a deterministic random stream per model, checksums for
- * fingerprints, and a wall clock.
+ * fingerprints, and a wall clock. The residue alphabet and the classes
+ * (alphabet.h) and the sizes of trial ids and path buffers are here too,
+ * as every module reads them.
  */
 #ifndef FS_UTIL_H
 #define FS_UTIL_H
@@ -13,12 +15,33 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/alphabet.h"
+
 /* ---------------------------------------------------------------------- */
 /* Exit codes of the program (README): what cli_main and run_sweep return, */
 /* what a rank passes to the others in STOP, what the CPU check exits with. */
 /* Here, not in cli, because the run and mpi modules below cli use them.   */
 
 enum { FS_EXIT_OK = 0, FS_EXIT_ERROR = 1, FS_EXIT_USAGE = 2, FS_EXIT_INTERRUPTED = 3 };
+
+/* ---------------------------------------------------------------------- */
+/* Sizes of names the program builds.                                      */
+
+/* A trial's id: the 64-bit hash of its canonical config as 16 lower-case
+ * hex digits (sweep_assign_ids); held in char[FS_TRIAL_ID_LEN + 1]. */
+#define FS_TRIAL_ID_LEN 16
+
+/* Path buffers. A path as given (a folder, a file) fits FS_PATH_MAX bytes
+ * with its NUL, Linux's PATH_MAX; a path the program builds in such a
+ * folder (its journal, report, a model file models/<trial>/fold<k>...)
+ * fits FS_PATH_IN_DIR; one of those with a suffix of its own (a temporary
+ * file's ".tmp", a damaged file set aside) fits FS_PATH_SUFFIXED. Each is
+ * larger than the one it is built from, so that the suffix fits; whoever
+ * builds a path still checks snprintf's length and names the path that is
+ * too long. */
+#define FS_PATH_MAX 4096
+#define FS_PATH_IN_DIR 4400
+#define FS_PATH_SUFFIXED 4700
 
 /* A small function that the GPU trainer calls too (the random stream here,
  * the stopping rule in stop.h): under nvcc it is built for both sides. The

@@ -36,7 +36,7 @@ static inline void fuzz_check_tables(const FsDataset *ds)
         for (uint32_t i = ds->seg_off[s]; i < ds->seg_off[s + 1]; i++) {
             uint32_t l = i - ds->seg_off[s], r = ds->seg_off[s + 1] - 1 - i;
             FUZZ_REQUIRE(ds->left[i] == (l < 255 ? l : 255) && ds->right[i] == (r < 255 ? r : 255));
-            FUZZ_REQUIRE(ds->aa[i] <= FS_AA_UNKNOWN && FS_SS_CLASS(ds->ss[i]) < FS_SS_CLASSES);
+            FUZZ_REQUIRE(ds->aa[i] <= FS_AA_UNKNOWN && FS_SS_CLASS(ds->ss[i]) < FS_CLASSES);
         }
     }
     for (uint32_t p = 0; p < ds->n_prot; p++) {
