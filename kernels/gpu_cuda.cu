@@ -206,7 +206,20 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
     size_t per = gpu_model_bytes(&net, nt) + launch_arrays_bytes(1);
     size_t free_b = 0, total = 0;
-    if (cudaSetDevice(g->device) != cudaSuccess || cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+    if (cudaSetDevice(g->device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    /* The launch uploads the fold's example lists (every example of the
+     * data set, once a fold) before its models' buffer: resident now, they
+     * are out of the free memory read below instead of the margin's, which
+     * they outgrow where the data set is large beside the device. A launch
+     * of several folds still takes the lists of folds whose capacity comes
+     * later from the margin, once a run (they stay resident). A fold the
+     * data lacks fails in the launch, with its message. */
+    FsErr le = {0};
+    if (!fold_lists(g, job->fold, &le)) cudaGetLastError();
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
         cudaGetLastError();
         return 0;
     }

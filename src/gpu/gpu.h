@@ -58,7 +58,8 @@ FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err);
 void gpu_close(FsGpu *g);
 
 /* How many models like this job's fit on the device in one launch (memory
- * left, with a margin); 0 if not even one. */
+ * left, with a margin); 0 if not even one. Uploads the job's fold's
+ * example lists first, as the launch would, so that they are counted. */
 int gpu_capacity(FsGpu *g, const FsJob *job);
 
 /* Trains jobs[0..n) in one kernel launch; each result lands in its job's
