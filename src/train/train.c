@@ -229,27 +229,30 @@ void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float 
     m->step = 0;
     m->lr = ts->lr;
     m->class_weighted = 0;
-    m->class_w[0] = m->class_w[1] = m->class_w[2] = 1.0f;
+    for (int c = 0; c < FS_CLASSES; c++) m->class_w[c] = 1.0f;
 }
 
-void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t counts[3])
+void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t counts[FS_CLASSES])
 {
-    counts[0] = counts[1] = counts[2] = 0;
+    for (int c = 0; c < FS_CLASSES; c++) counts[c] = 0;
     for (uint32_t i = 0; i < n; i++) {
         const int c = FS_SS_CLASS(ss[idx[i]]);
-        if (c >= 0 && c < 3) counts[c]++;
+        if (c >= 0 && c < FS_CLASSES) counts[c]++;
     }
 }
 
-void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[3], float w[3])
+void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES], float w[FS_CLASSES])
 {
-    const double n = (double)(counts[0] + counts[1] + counts[2]);
-    for (int c = 0; c < 3; c++)
-        w[c] = ts->class_weights == FS_CW_BALANCED && counts[c] ? (float)(n / (3.0 * (double)counts[c])) : 1.0f;
+    uint64_t total = 0;
+    for (int c = 0; c < FS_CLASSES; c++) total += counts[c];
+    const double n = (double)total;
+    for (int c = 0; c < FS_CLASSES; c++)
+        w[c] = ts->class_weights == FS_CW_BALANCED && counts[c] ? (float)(n / (FS_CLASSES * (double)counts[c]))
+                                                                : 1.0f;
 }
 
 /* The model's per-class loss weights for its fold's training examples. */
-void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[3])
+void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES])
 {
     m->class_weighted = ts->class_weights != FS_CW_NONE;
     train_class_weights(ts, counts, m->class_w);
@@ -284,7 +287,7 @@ int train_job(const FsJob *job)
     core_model_bind(&m, &net, buf, 0);
     m.perm = idx;
     core_model_seed(&m, &net, ts, m.w);
-    uint64_t counts[3];
+    uint64_t counts[FS_CLASSES];
     train_class_counts(fd.ss, fd.train, fd.n_train, counts);
     core_model_weigh(&m, ts, counts);
     m.cancel = job->cancel;

@@ -129,8 +129,8 @@ FS_HOST_DEVICE static inline float train_lr_at(const FsTrainSpec *ts, int epoch,
 /* Counts of each class over the examples idx[0..n) of labels ss (the
  * data's FS_SS_CLASS codes), and the weights ts->class_weights gives them
  * (1 for none, and for a class with no examples). */
-void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t counts[3]);
-void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[3], float w[3]);
+void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t counts[FS_CLASSES]);
+void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES], float w[FS_CLASSES]);
 /* Whether a result's counts are ones a fit can produce (epochs, best and
  * diverged epoch within 0..FS_TRAIN_MAX_EPOCHS and each other, halted_by
  * 0 or 1, diverged_step >= 0); 0, or -1 with why. The journal refuses to
