@@ -137,6 +137,13 @@ int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job)
     return cap > 0 ? cap : 1;
 }
 
+int run_gpu_fill(uint64_t *used, int cap)
+{
+    const uint64_t c = cap > 0 ? (uint64_t)cap : 1;
+    *used += (FS_GPU_FILL_UNIT + c - 1) / c;
+    return *used >= FS_GPU_FILL_UNIT;
+}
+
 void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
 {
     FsErr err = {0};
@@ -147,14 +154,13 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
     FsJob *batch = fs_calloc(MAX, sizeof(FsJob));
     for (;;) {
         /* Fill the device: each job takes 1/capacity of it. */
-        int n = 0;
-        double used = 0.0;
-        while (n < MAX && used < 1.0) {
+        int n = 0, full = 0;
+        uint64_t used = 0;
+        while (n < MAX && !full) {
             /* Wait for the first job of a launch only: the rest fill it up. */
             if (q->take(q->ctx, &ids[n], n == 0) != 1) break;
             batch[n] = *q->job(q->ctx, ids[n]);
-            int cap = g && !dead ? gpu_capacity(g, &batch[n]) : 1;
-            used += 1.0 / (cap > 0 ? cap : 1);
+            full = run_gpu_fill(&used, g && !dead ? gpu_capacity(g, &batch[n]) : 1);
             n++;
         }
         if (n == 0) break;

@@ -39,6 +39,13 @@ int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *
 /* This rank's backend for the binding map: "GPU 0: NVIDIA H200, ...", or
  * "cpu", with why no CUDA device is used where the build has the backend. */
 void run_backend_describe(int use_gpu, int device, char *out, size_t n);
+/* A launch's fill (run_gpu_drive): each job takes 1/cap of the device,
+ * counted in whole units of 2^-40 rounded up, so that cap jobs of one
+ * capacity fill it exactly (summing 1.0 / cap in floating point fell short
+ * of 1.0 for half of all capacities: a launch of cap + 1 models). Adds a
+ * job of capacity cap (< 1 counts as 1) to *used; 1 when the device is full. */
+#define FS_GPU_FILL_UNIT ((uint64_t)1 << 40)
+int run_gpu_fill(uint64_t *used, int cap);
 /* A representative job's models per launch on this device (for capacity). */
 int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job);
 
