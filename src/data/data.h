@@ -50,10 +50,12 @@ typedef struct {
     uint32_t *seg_off;  /* [n_seg+1] residue offset of each segment */
     uint32_t *prot_seg; /* [n_prot+1] protein i is segments prot_seg[i] .. prot_seg[i+1]-1 */
     uint8_t *prot_set;  /* [n_prot] FsSet */
-    uint8_t *prot_fold; /* [n_prot] assigned fold, 0..n_folds-1 (0 before assignment) */
+    uint8_t *prot_fold; /* [n_repeats][n_prot] each repeat's fold of each protein, 0..fold_k-1 (0 before assignment) */
     uint32_t *name_off; /* [n_prot+1] offsets into names; each name NUL-terminated */
     char *names;
-    uint32_t n_folds;   /* 0 until data_assign_folds */
+    uint32_t n_folds;   /* fold ids 0..n_folds-1 (fold_k x n_repeats); 0 until data_assign_folds */
+    uint32_t fold_k;    /* folds per repeat (k) */
+    uint32_t n_repeats; /* repeated k-fold (data.repeats): fold id r * k + f is fold f of repeat r */
     uint64_t fold_seed;
     FsDataStats stats;
     uint64_t fingerprint; /* hash of the residue/label/segment content and folds */
@@ -80,6 +82,18 @@ int data_format_parse(const char *s);
 /* Folds by protein: deterministic from seed, balanced by residue count.
  * Returns -1 with a message if k < 2 or k > the number of proteins. */
 int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err);
+/* Repeated k-fold: r assignments (r >= 1, k x r <= FS_MAX_FOLDS). The
+ * first is data_assign_folds' own (so r = 1 is the plain split,
+ * fingerprint included); repeat i > 0 takes the proteins in an order
+ * seeded from (seed, i), each to the lightest fold, so that it is another
+ * split, as balanced (folds within one protein's length of each other).
+ * Fold ids are i * k + f. */
+int data_assign_repeats(FsDataset *ds, uint32_t k, uint32_t r, uint64_t seed, FsErr *err);
+/* Protein p's fold in repeat `repeat` (0..k-1). */
+static inline uint32_t data_protein_fold(const FsDataset *ds, uint32_t repeat, uint32_t p)
+{
+    return ds->prot_fold[(size_t)repeat * ds->n_prot + p];
+}
 
 /* Examples (indices of scored residues) for training or validation.
  * fold >= 0: train = proteins of other folds, valid = proteins of `fold`.

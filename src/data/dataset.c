@@ -242,7 +242,8 @@ uint64_t data_fingerprint(const FsDataset *ds)
     h = hash_u32s(ds->seg_off, ds->n_seg + 1u, h);
     h = hash_u32s(ds->prot_seg, ds->n_prot + 1u, h);
     h = fs_fnv1a64(ds->prot_set, ds->n_prot, h);
-    h = fs_fnv1a64(ds->prot_fold, ds->n_prot, h);
+    /* Every repeat's folds (one repeat: the bytes hashed before repeats). */
+    h = fs_fnv1a64(ds->prot_fold, (size_t)ds->n_prot * (ds->n_repeats > 1 ? ds->n_repeats : 1), h);
     return h;
 }
 

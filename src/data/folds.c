@@ -25,21 +25,20 @@ static uint32_t protein_len(const FsDataset *ds, uint32_t p)
     return ds->seg_off[ds->prot_seg[p + 1]] - ds->seg_off[ds->prot_seg[p]];
 }
 
-int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err)
+/* One repeat's assignment into out[n_prot], balanced by residues: each
+ * protein in turn to the lightest fold. The plain split (by_length) takes
+ * them longest first, so the seed only breaks ties between equal lengths
+ * and two seeds give nearly the same folds; a further repeat must be
+ * another split, so it takes them in the seed's random order (every fold
+ * still within one protein's length of the others). */
+static void assign_one(const FsDataset *ds, uint32_t k, const uint64_t *words, int n_words, int by_length,
+                       uint8_t *out)
 {
-    if (k < 2 || k > FS_MAX_FOLDS || k > ds->n_prot) {
-        fs_err_set(err, "cannot make %u folds from %u proteins (folds must be 2..%u)", k,
-                   ds->n_prot, ds->n_prot < FS_MAX_FOLDS ? ds->n_prot : FS_MAX_FOLDS);
-        return -1;
-    }
-    /* Shuffle first so equal-length proteins land in seed-dependent folds;
-     * then longest first into the lightest fold (greedy LPT balancing). */
     FoldItem *it = fs_malloc(ds->n_prot * sizeof *it);
     uint32_t *perm = fs_malloc(ds->n_prot * sizeof *perm);
     for (uint32_t i = 0; i < ds->n_prot; i++) perm[i] = i;
     FsRng rng;
-    uint64_t words[2] = {seed, 0x666f6c6473ull /* "folds" */};
-    fs_rng_seed(&rng, words, 2);
+    fs_rng_seed(&rng, words, n_words);
     for (uint32_t i = ds->n_prot; i > 1; i--) {
         uint32_t j = fs_rng_below(&rng, i);
         uint32_t t = perm[i - 1];
@@ -51,21 +50,48 @@ int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err)
         it[i].len = protein_len(ds, perm[i]);
         it[i].order = i;
     }
-    qsort(it, ds->n_prot, sizeof *it, by_len_then_order);
+    if (by_length) qsort(it, ds->n_prot, sizeof *it, by_len_then_order);
     uint64_t load[FS_MAX_FOLDS] = {0};
     for (uint32_t i = 0; i < ds->n_prot; i++) {
         uint32_t best = 0;
         for (uint32_t f = 1; f < k; f++)
             if (load[f] < load[best]) best = f;
         load[best] += it[i].len;
-        ds->prot_fold[it[i].prot] = (uint8_t)best;
+        out[it[i].prot] = (uint8_t)best;
     }
     free(it);
     free(perm);
-    ds->n_folds = k;
+}
+
+int data_assign_repeats(FsDataset *ds, uint32_t k, uint32_t r, uint64_t seed, FsErr *err)
+{
+    if (k < 2 || k > FS_MAX_FOLDS || k > ds->n_prot) {
+        fs_err_set(err, "cannot make %u folds from %u proteins (folds must be 2..%u)", k,
+                   ds->n_prot, ds->n_prot < FS_MAX_FOLDS ? ds->n_prot : FS_MAX_FOLDS);
+        return -1;
+    }
+    if (r < 1 || (uint64_t)k * r > FS_MAX_FOLDS) {
+        fs_err_set(err, "cannot repeat %u folds %u times: folds x repeats must be at most %u", k, r, FS_MAX_FOLDS);
+        return -1;
+    }
+    free(ds->prot_fold);
+    ds->prot_fold = fs_calloc((size_t)ds->n_prot * r + 1, 1);
+    for (uint32_t i = 0; i < r; i++) {
+        /* Repeat 0 is the plain split's own stream: r = 1 changes nothing. */
+        const uint64_t words[3] = {seed, 0x666f6c6473ull /* "folds" */, i};
+        assign_one(ds, k, words, i ? 3 : 2, i == 0, ds->prot_fold + (size_t)i * ds->n_prot);
+    }
+    ds->n_folds = k * r;
+    ds->fold_k = k;
+    ds->n_repeats = r;
     ds->fold_seed = seed;
     ds->fingerprint = data_fingerprint(ds);
     return 0;
+}
+
+int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err)
+{
+    return data_assign_repeats(ds, k, 1, seed, err);
 }
 
 static uint32_t emit_protein(const FsDataset *ds, uint32_t p, uint32_t n, uint32_t *out)
@@ -100,9 +126,9 @@ uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *
         return n;
     }
     if (fold < 0 || (uint32_t)fold >= ds->n_folds) return 0;
+    const uint32_t k = ds->fold_k ? ds->fold_k : ds->n_folds, rep = (uint32_t)fold / k, f = (uint32_t)fold % k;
     for (uint32_t p = 0; p < ds->n_prot; p++)
-        if ((ds->prot_fold[p] == (uint32_t)fold) == (validation != 0))
-            n = emit_protein(ds, p, n, out);
+        if ((data_protein_fold(ds, rep, p) == f) == (validation != 0)) n = emit_protein(ds, p, n, out);
     return n;
 }
 

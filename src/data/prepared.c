@@ -9,7 +9,9 @@
  *   24  u32 n_res, n_seg, n_prot, n_folds
  *   40  u64 fold seed, u64 name bytes, u64 fingerprint
  *   64  u64 unknown letter counts [26] and unknown other
- *   280 aa[n_res], ss[n_res], prot_set[n_prot], prot_fold[n_prot],
+ *   280 (version 2 only: repeated k-fold) u32 repeats r >= 2, u32 folds per
+ *       repeat k, with n_folds = k x r; version 1 is one repeat of n_folds
+ *   280 or 288 aa[n_res], ss[n_res], prot_set[n_prot], prot_fold[r][n_prot],
  *       u32 seg_off[n_seg+1], prot_seg[n_prot+1], name_off[n_prot+1], names
  *   end u32 CRC-32 of every byte before it
  * left/right and stats are derived on load (data_finish), never stored.
@@ -23,8 +25,12 @@
 #define PREP_MAGIC                                                                                 \
     "\x89"                                                                                         \
     "FSPREP\n"
+/* Version 1 for one repeat (every file before repeats, byte for byte),
+ * version 2 with the repeats' fields. */
 #define PREP_VERSION 1u
 #define PREP_HEADER 280u
+#define PREP_VERSION_REPEATS 2u
+#define PREP_HEADER_REPEATS 288u
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -40,9 +46,10 @@ static uint32_t get32(const uint8_t *p)
 }
 static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
-static uint64_t prep_size(uint64_t n_res, uint64_t n_seg, uint64_t n_prot, uint64_t names)
+static uint64_t prep_size(uint64_t header, uint64_t n_res, uint64_t n_seg, uint64_t n_prot, uint64_t repeats,
+                          uint64_t names)
 {
-    return PREP_HEADER + 2 * n_res + 2 * n_prot + 4 * (n_seg + 1) + 8 * (n_prot + 1) + names + 4;
+    return header + 2 * n_res + n_prot * (1 + repeats) + 4 * (n_seg + 1) + 8 * (n_prot + 1) + names + 4;
 }
 
 static uint8_t *put32s(uint8_t *p, const uint32_t *v, uint64_t n)
@@ -58,16 +65,18 @@ int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err
         return -1;
     }
     uint64_t names = ds->n_prot ? ds->name_off[ds->n_prot] : 0;
-    uint64_t total = prep_size(ds->n_res, ds->n_seg, ds->n_prot, names);
+    const uint32_t reps = ds->n_repeats > 1 ? ds->n_repeats : 1;
+    const uint32_t header = reps > 1 ? PREP_HEADER_REPEATS : PREP_HEADER;
+    uint64_t total = prep_size(header, ds->n_res, ds->n_seg, ds->n_prot, reps, names);
     if (total > (uint64_t)SIZE_MAX) {
         fs_err_set(err, "data set too large to serialize (%llu bytes)", (unsigned long long)total);
         return -1;
     }
     uint8_t *b = fs_malloc((size_t)total), *p = b;
-    memset(b, 0, PREP_HEADER);
+    memset(b, 0, header);
     memcpy(b, PREP_MAGIC, 8);
-    put32(b + 8, PREP_VERSION);
-    put32(b + 12, PREP_HEADER);
+    put32(b + 8, reps > 1 ? PREP_VERSION_REPEATS : PREP_VERSION);
+    put32(b + 12, header);
     put64(b + 16, total);
     put32(b + 24, ds->n_res);
     put32(b + 28, ds->n_seg);
@@ -78,11 +87,12 @@ int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err
     put64(b + 56, data_fingerprint(ds));
     for (int i = 0; i < 26; i++) put64(b + 64 + 8 * i, ds->stats.unknown_letters[i]);
     put64(b + 64 + 8 * 26, ds->stats.unknown_other);
-    p = b + PREP_HEADER;
+    if (reps > 1) put32(b + PREP_HEADER, reps), put32(b + PREP_HEADER + 4, ds->fold_k);
+    p = b + header;
     memcpy(p, ds->aa, ds->n_res), p += ds->n_res;
     memcpy(p, ds->ss, ds->n_res), p += ds->n_res;
     memcpy(p, ds->prot_set, ds->n_prot), p += ds->n_prot;
-    memcpy(p, ds->prot_fold, ds->n_prot), p += ds->n_prot;
+    memcpy(p, ds->prot_fold, (size_t)ds->n_prot * reps), p += (size_t)ds->n_prot * reps;
     p = put32s(p, ds->seg_off, ds->n_seg + 1ull);
     p = put32s(p, ds->prot_seg, ds->n_prot + 1ull);
     p = put32s(p, ds->name_off, ds->n_prot + 1ull);
@@ -124,11 +134,14 @@ static const char *invalid(const FsDataset *ds, uint64_t names)
     for (uint32_t i = 0; i < ds->n_res; i++)
         if (ds->aa[i] > FS_AA_UNKNOWN || (ds->ss[i] & ~FS_SS_UNSCORED) >= FS_CLASSES)
             return "residue codes";
-    if (ds->n_folds == 1 || ds->n_folds > FS_MAX_FOLDS) return "fold count";
-    for (uint32_t p = 0; p < ds->n_prot; p++) {
+    if (ds->n_folds == 1 || ds->n_folds > FS_MAX_FOLDS || ds->fold_k == 1 ||
+        (uint64_t)ds->fold_k * ds->n_repeats != ds->n_folds)
+        return "fold count";
+    for (uint32_t p = 0; p < ds->n_prot; p++)
         if (ds->prot_set[p] > FS_SET_TEST) return "protein sets";
-        if (ds->prot_fold[p] >= (ds->n_folds ? ds->n_folds : 1)) return "protein folds";
-    }
+    for (uint32_t r = 0; r < ds->n_repeats; r++)
+        for (uint32_t p = 0; p < ds->n_prot; p++)
+            if (data_protein_fold(ds, r, p) >= (ds->fold_k ? ds->fold_k : 1)) return "protein folds";
     if (ds->name_off[0] != 0 || (ds->n_prot && ds->name_off[ds->n_prot] != names)) return "name table";
     for (uint32_t p = 0; p < ds->n_prot; p++)
         if (ds->name_off[p] >= ds->name_off[p + 1] || ds->name_off[p + 1] > names ||
@@ -137,28 +150,30 @@ static const char *invalid(const FsDataset *ds, uint64_t names)
     return NULL;
 }
 
-int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *origin, FsErr *err)
+/* The envelope: magic, version and header, total size, checksum. Returns
+ * the header's size, or 0 with err. */
+static uint32_t check_envelope(const uint8_t *b, uint64_t n, const char *origin, FsErr *err)
 {
-    memset(ds, 0, sizeof *ds);
     if (n < 8 ? memcmp(b, PREP_MAGIC, (size_t)n) != 0 || n == 0 : memcmp(b, PREP_MAGIC, 8) != 0) {
         fs_err_at(err, origin, 0, 0, "not a foldsweep prepared file (wrong magic bytes)");
-        return -1;
+        return 0;
     }
     if (n < 16) {
         fs_err_at(err, origin, 0, 0, "truncated prepared file (%llu bytes)", (unsigned long long)n);
-        return -1;
+        return 0;
     }
-    uint32_t version = get32(b + 8);
-    if (version != PREP_VERSION || get32(b + 12) != PREP_HEADER) {
+    uint32_t version = get32(b + 8), header = get32(b + 12);
+    if (!(version == PREP_VERSION && header == PREP_HEADER) &&
+        !(version == PREP_VERSION_REPEATS && header == PREP_HEADER_REPEATS)) {
         fs_err_at(err, origin, 0, 0,
-                  "prepared file version %u, this build reads %u (run prepare again)", version,
-                  PREP_VERSION);
-        return -1;
+                  "prepared file version %u, this build reads %u and %u (run prepare again)", version,
+                  PREP_VERSION, PREP_VERSION_REPEATS);
+        return 0;
     }
-    if (n < PREP_HEADER) {
+    if (n < header) {
         fs_err_at(err, origin, 0, 0, "truncated prepared file: %llu bytes, shorter than its header",
                   (unsigned long long)n);
-        return -1;
+        return 0;
     }
     uint64_t total = get64(b + 16);
     if (total != n) {
@@ -170,30 +185,47 @@ int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *or
             fs_err_at(err, origin, 0, 0,
                       "prepared file has %llu bytes, the header says %llu: file is corrupt",
                       (unsigned long long)n, (unsigned long long)total);
-        return -1;
+        return 0;
     }
     if (fs_crc32(b, (size_t)(n - 4), 0) != get32(b + n - 4)) {
         fs_err_at(err, origin, 0, 0, "checksum mismatch: file is corrupt");
-        return -1;
+        return 0;
     }
+    return header;
+}
+
+int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *origin, FsErr *err)
+{
+    memset(ds, 0, sizeof *ds);
+    const uint32_t header = check_envelope(b, n, origin, err);
+    if (!header) return -1;
     uint32_t n_res = get32(b + 24), n_seg = get32(b + 28), n_prot = get32(b + 32);
     uint64_t names = get64(b + 48);
-    if (names > n || prep_size(n_res, n_seg, n_prot, names) != n || names > UINT32_MAX) {
+    /* Repeats are read before any size is trusted: they size the folds. */
+    const uint32_t n_folds = get32(b + 36), reps = header == PREP_HEADER_REPEATS ? get32(b + PREP_HEADER) : 1,
+                   k = header == PREP_HEADER_REPEATS ? get32(b + PREP_HEADER + 4) : n_folds;
+    if (reps < 1 || reps > FS_MAX_FOLDS || (header == PREP_HEADER_REPEATS && (reps < 2 || (uint64_t)k * reps != n_folds))) {
+        fs_err_at(err, origin, 0, 0, "header: %u repeats of %u folds for %u fold ids: file is corrupt", reps, k, n_folds);
+        return -1;
+    }
+    if (names > n || prep_size(header, n_res, n_seg, n_prot, reps, names) != n || names > UINT32_MAX) {
         fs_err_at(err, origin, 0, 0, "header counts do not match the file size: file is corrupt");
         return -1;
     }
     ds->n_res = n_res;
     ds->n_seg = n_seg;
     ds->n_prot = n_prot;
-    ds->n_folds = get32(b + 36);
+    ds->n_folds = n_folds;
+    ds->fold_k = k;
+    ds->n_repeats = reps;
     ds->fold_seed = get64(b + 40);
     for (int i = 0; i < 26; i++) ds->stats.unknown_letters[i] = get64(b + 64 + 8 * i);
     ds->stats.unknown_other = get64(b + 64 + 8 * 26);
-    const uint8_t *p = b + PREP_HEADER;
+    const uint8_t *p = b + header;
     ds->aa = copy(&p, n_res);
     ds->ss = copy(&p, n_res);
     ds->prot_set = copy(&p, n_prot);
-    ds->prot_fold = copy(&p, n_prot);
+    ds->prot_fold = copy(&p, (uint64_t)n_prot * reps);
     ds->seg_off = get32s(&p, n_seg + 1ull);
     ds->prot_seg = get32s(&p, n_prot + 1ull);
     ds->name_off = get32s(&p, n_prot + 1ull);

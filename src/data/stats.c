@@ -16,13 +16,15 @@ static void fold_sizes(const FsDataset *ds, uint64_t *res, uint64_t *prot, uint6
     memset(res, 0, FS_MAX_FOLDS * sizeof *res);
     memset(prot, 0, FS_MAX_FOLDS * sizeof *prot);
     memset(scored, 0, FS_MAX_FOLDS * sizeof *scored);
-    for (uint32_t p = 0; p < ds->n_prot; p++) {
-        uint32_t f = ds->prot_fold[p], a = ds->seg_off[ds->prot_seg[p]];
-        uint32_t z = ds->seg_off[ds->prot_seg[p + 1]];
-        prot[f]++;
-        res[f] += z - a;
-        for (uint32_t i = a; i < z; i++) scored[f] += FS_SS_SCORED(ds->ss[i]);
-    }
+    const uint32_t k = ds->fold_k ? ds->fold_k : ds->n_folds, reps = ds->n_repeats ? ds->n_repeats : 1;
+    for (uint32_t r = 0; r < reps; r++)
+        for (uint32_t p = 0; p < ds->n_prot; p++) {
+            uint32_t f = r * k + data_protein_fold(ds, r, p), a = ds->seg_off[ds->prot_seg[p]];
+            uint32_t z = ds->seg_off[ds->prot_seg[p + 1]];
+            prot[f]++;
+            res[f] += z - a;
+            for (uint32_t i = a; i < z; i++) scored[f] += FS_SS_SCORED(ds->ss[i]);
+        }
 }
 
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }

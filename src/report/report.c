@@ -42,7 +42,8 @@ void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw)
     memset(spec, 0, sizeof *spec);
     spec->metric = sw->metric;
     spec->predefined = sw->predefined;
-    spec->folds = sw->predefined ? 1 : sw->folds;
+    spec->folds = sweep_fold_count(sw);
+    spec->repeats = sw->predefined ? 1 : sw->repeats;
     spec->n_trials = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials; /* tpe: the budget, not the grid */
 }
 

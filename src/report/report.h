@@ -43,12 +43,13 @@ typedef enum {
 /* What the report needs from the sweep. */
 typedef struct {
     FsMetricKind metric;
-    int folds;      /* k; 1 when predefined */
+    int folds;      /* fold ids: k x repeats; 1 when predefined */
     int predefined; /* the single fold is FS_FOLD_PREDEFINED */
     int n_trials;   /* the sweep's trial count (0 if unknown): for status */
     /* The sweep, for each trial's values of the swept options (the CSV and
      * JSON param_ columns); NULL: none. Borrowed: it must outlive report_build. */
     const FsSweep *sweep;
+    int repeats; /* data.repeats (0 or 1: one k-fold split, or not known) */
 } FsReportSpec;
 
 typedef struct {

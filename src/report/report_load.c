@@ -84,7 +84,7 @@ static int folder_folds(const FsJournal *j, const FsSweep *sw)
     const FsRunRecord *run = journal_last_run(j);
     if (j->sweep_text && j->n_sweep_val > 0) return j->n_sweep_val;
     if (run && run->folds > 0) return run->folds;
-    return sw->predefined ? 1 : sw->folds;
+    return sweep_fold_count(sw);
 }
 
 /* The journal checked against sw: trial ids and the folds' validation

@@ -235,6 +235,7 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     if (row->tied < 0) json_null(w);
     else json_bool(w, row->tied);
     json_member_int(w, "folds_done", row->n_done);
+    json_member_int(w, "repeats", rep->spec.repeats > 1 ? rep->spec.repeats : 1);
     if (row->pooled.n)
         for (int c = 0; c < FS_CLASSES; c++)
             put_num(w, (char[]){'m', 'c', 'c', '_', FS_CLASS_LETTERS[c], 0}, row->pooled.mcc[c]);

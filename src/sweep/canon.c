@@ -114,6 +114,8 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
         sb_puts(&b, "  split: predefined\n");
     else if (!sw->prepared)
         sb_printf(&b, "  split: kfold\n  folds: %d\n  fold_seed: %llu\n", sw->folds, (unsigned long long)sw->fold_seed);
+    /* One repeat is left out: run folders from before repeats keep their sweep. */
+    if (!sw->predefined && !sw->prepared && sw->repeats > 1) sb_printf(&b, "  repeats: %d\n", sw->repeats);
 
     sb_puts(&b, "model:\n");
     if (sp->n_alts) {

@@ -115,7 +115,7 @@ static void key_pos(const YNode *map, const char *key, int *line, int *col)
 /* data                                                                    */
 
 static const char *const data_keys[] = {"format", "inputs", "files", "sequences", "labels", "mask", "prepared",
-                                        "synth", "window", "folds", "fold_seed", "split"};
+                                        "synth", "window", "folds", "fold_seed", "split", "repeats"};
 
 void sw_parse_files(FsSweep *sw, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e)
 {
@@ -268,6 +268,20 @@ static void data_folds(FsSweep *sw, const YNode *d, int has_prep, SwErrs *e)
                       v->kind == YN_SCALAR ? v->value : "a list or mapping");
         else
             sw->folds = (int)k;
+    }
+    sw->repeats = 1;
+    if ((v = ytree_get(d, "repeats"))) {
+        long long r;
+        if (why_not)
+            swerr_add(e, v->line, v->col, "data.repeats: has no effect with %s; remove it", why_not);
+        else if (sw_scalar_int(v, &r) || r < 1 || r > FS_MAX_FOLDS / 2)
+            swerr_add(e, v->line, v->col, "data.repeats: expected an integer from 1 (plain k-fold) to %d, got '%s'",
+                      FS_MAX_FOLDS / 2, v->kind == YN_SCALAR ? v->value : "a list or mapping");
+        else if (r * sw->folds > FS_MAX_FOLDS)
+            swerr_add(e, v->line, v->col, "data.repeats: %lld repeats of %d folds make %lld folds; at most %d",
+                      r, sw->folds, r * sw->folds, FS_MAX_FOLDS);
+        else
+            sw->repeats = (int)r;
     }
     if ((v = ytree_get(d, "fold_seed"))) {
         if (why_not)

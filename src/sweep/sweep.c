@@ -16,6 +16,7 @@ static void defaults(FsSweep *sw, const char *name)
     sw->path = fs_strdup(name);
     sw->format = FS_FMT_AUTO;
     sw->folds = 3;
+    sw->repeats = 1;
     sw->fold_seed = 1;
     sw->window = 17;
     sw->backend = FS_BACKEND_AUTO;
@@ -154,9 +155,9 @@ int sweep_check_data(const FsSweep *sw, const FsDataset *ds, FsErrList *errs)
             swerr_add(&e, sw->folds_line, sw->folds_col, "data.folds: the data has no folds assigned "
                       "(the runner must call data_assign_folds)");
     } else {
-        if (!sw->prepared && ds->n_folds != (uint32_t)sw->folds)
+        if (!sw->prepared && ds->n_folds != (uint32_t)sweep_fold_count(sw))
             swerr_add(&e, sw->folds_line, sw->folds_col, "data.folds: the sweep asks for %d folds, the data has %u",
-                      sw->folds, ds->n_folds);
+                      sweep_fold_count(sw), ds->n_folds);
         for (uint32_t f = 0; f < ds->n_folds; f++) {
             if (!data_examples(ds, (int)f, 1, NULL))
                 swerr_add(&e, sw->folds_line, sw->folds_col, "data.folds: fold %u has no scored residue to "
@@ -169,6 +170,11 @@ int sweep_check_data(const FsSweep *sw, const FsDataset *ds, FsErrList *errs)
     int n = e.n;
     swerr_flush(&e, errs);
     return n ? -1 : 0;
+}
+
+int sweep_fold_count(const FsSweep *sw)
+{
+    return sw->predefined ? 1 : sw->folds * (sw->repeats > 1 ? sw->repeats : 1);
 }
 
 int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs)
@@ -192,7 +198,7 @@ int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs)
     /* More folds than proteins is the sweep's mistake: leave it to
      * sweep_check_data, which names the line of `folds`. */
     if (!sw->prepared && !sw->predefined && (uint32_t)sw->folds <= ds->n_prot &&
-        data_assign_folds(ds, (uint32_t)sw->folds, sw->fold_seed, &err)) {
+        data_assign_repeats(ds, (uint32_t)sw->folds, (uint32_t)sw->repeats, sw->fold_seed, &err)) {
         sw_file_error(sw, &err, "data", sw->folds_line, sw->folds_col, errs);
         data_free(ds);
         return -1;

@@ -67,6 +67,7 @@ typedef struct {
     char *sequences, *labels, *mask; /* FASTA set */
     char *prepared;                   /* a prepared fold file instead of the above */
     int folds;                        /* k (>= 2), ignored when predefined */
+    int repeats;                      /* data.repeats: k folds assigned this many times (>= 1) */
     uint64_t fold_seed;
     int predefined; /* use the data's own train/validation split (FASTA SET=) */
     int window;
@@ -141,6 +142,8 @@ int sweep_check_data(const FsSweep *sw, const FsDataset *ds, FsErrList *errs);
  * problem with a file starts at the position of its name in the sweep
  * ("SWEEP:LINE:COL: data.inputs[1]: FILE: ..."). */
 int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs);
+/* The fold ids a trial trains: 1 with a predefined split, else k x repeats. */
+int sweep_fold_count(const FsSweep *sw);
 
 /* Loads the sweep's test set (the `test` section: input files, or a FASTA
  * set) as data_load reads it; no folds. Returns 0 with test filled (the
