@@ -102,7 +102,7 @@ static int write_each(const char *out, FsPredFormat fmt, const FsDataset *ds, co
     FsErr e = {0};
     if (fs_mkdir_p(out, &e) != 0) return cli_error("%s", e.msg), -1;
     for (uint32_t i = 0; i < ds->n_prot; i++) {
-        char path[4400], name[256];
+        char path[FS_PATH_IN_DIR], name[256];
         const char *id = data_protein_name(ds, i);
         if (predict_file_name(names, id, name, sizeof name))
             cli_error("note: protein '%s' written to %s.%s: another protein of this run has its file name", id, name,
@@ -215,7 +215,7 @@ int cli_predict(int argc, char **argv)
             break;
         }
         warn_unknown(&ds, a.args[i]);
-        float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)ds.n_res + 1));
+        float *probs = fs_malloc(sizeof(float) * FS_CLASSES * ((size_t)ds.n_res + 1));
         float *agree = fs_malloc(sizeof(float) * ((size_t)ds.n_res + 1));
         predict_run(ens, &ds, run_solo_threads((int)threads), (int)batch, probs, agree);
         ok = write_out(a.val[OPT_OUT], (FsPredFormat)fmt, &ds, probs, agree, a.n_args - n_models, i == n_models,

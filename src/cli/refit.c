@@ -56,7 +56,7 @@ int cli_refit(int argc, char **argv)
     }
     /* The trial as every command finds it (predict_trial_id); the refit
      * then takes its whole id. */
-    char file[4400], id[17];
+    char file[FS_PATH_IN_DIR], id[FS_TRIAL_ID_LEN + 1];
     FsErr err = {0};
     int ok = predict_trial_id(a.args[0], a.val[OPT_TRIAL], rank, id, sizeof id, &err) == 0;
     if (!ok) cli_error("%s", err.msg);

@@ -57,7 +57,7 @@ static int keep_damaged(const char *path, const char *dir, char *kept, size_t n,
  * rewritten, 0 nothing to do (sound, or no record), -1 err. */
 static int repair_sweep(const char *dir, const FsJournal *j, FsErr *err)
 {
-    char path[4200], kept[4300];
+    char path[FS_PATH_IN_DIR], kept[FS_PATH_SUFFIXED];
     FsSweep sw;
     FsErrList errs = {0};
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);

@@ -138,7 +138,7 @@ static StatusState state_of(const char *dir, const FsJournal *j, StatusView *v)
  * fold ends. */
 static void read_live(const char *dir, StatusView *v)
 {
-    char path[4200];
+    char path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/progress.json", dir);
     FILE *f = fopen(path, "r");
     if (!f) return;

@@ -39,18 +39,21 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_synth_spec = &spec; /* for cli.c's table */
 
-/* Writes the dataset in the chosen layout; fills paths for the report. */
-static int write_files(const FsDataset *ds, const char *out, FsFormat fmt, char paths[3][4096],
+/* Writes the dataset in the chosen layout; fills paths (the record file, or
+ * the three FASTA files) for the report. A FASTA name is OUT with a suffix,
+ * yet held in FS_PATH_MAX: no longer name could be opened (Linux's
+ * PATH_MAX), so a prefix too long is named here rather than by fopen. */
+static int write_files(const FsDataset *ds, const char *out, FsFormat fmt, char paths[3][FS_PATH_MAX],
                        FsErr *err)
 {
     if (fmt == FS_FMT_RECORDS) {
-        snprintf(paths[0], 4096, "%s", out);
+        snprintf(paths[0], FS_PATH_MAX, "%s", out);
         paths[1][0] = paths[2][0] = '\0';
         return synth_write(ds, out, err);
     }
     static const char *const ext[3] = {"sequences", "labels", "mask"};
     for (int i = 0; i < 3; i++)
-        if (snprintf(paths[i], 4096, "%s.%s.fasta", out, ext[i]) >= 4096) {
+        if (snprintf(paths[i], FS_PATH_MAX, "%s.%s.fasta", out, ext[i]) >= FS_PATH_MAX) {
             fs_err_set(err, "output prefix too long: %s", out);
             return -1;
         }
@@ -90,7 +93,7 @@ int cli_synth(int argc, char **argv)
 
     FsDataset ds;
     FsErr err = {0};
-    char paths[3][4096];
+    char paths[3][FS_PATH_MAX];
     if (synth_generate(&ds, (uint32_t)proteins, seed, &err) ||
         write_files(&ds, out, fmt, paths, &err)) {
         cli_error("synth: %s", err.msg);

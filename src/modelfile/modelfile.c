@@ -23,7 +23,6 @@
 
 #define MODEL_FORMAT "foldsweep-model"
 #define MODEL_FORMAT_VERSION "1"
-#define ALPHABET FS_AA_LETTERS "X"
 #define SEEN_TENSOR "foldsweep.seen_proteins"
 #define SEQ_RESIDUES "foldsweep.seen_residues"
 #define SEQ_OFFSETS "foldsweep.seen_offsets"
@@ -104,7 +103,7 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
         {"trial_index", idx},          {"fold", fold},
         {"folds", folds},              {"best_epoch", best},
         {"data_fingerprint", fp},      {"window", win},
-        {"alphabet", ALPHABET},        {"classes", "HEC"},
+        {"alphabet", FS_AA_ALPHABET},  {"classes", FS_CLASS_LETTERS},
     };
     int nm = 14;
     /* No score is written that the model does not have (a refit's). */

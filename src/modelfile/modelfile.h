@@ -17,7 +17,7 @@
 
 /* Where a model came from (metadata). */
 typedef struct {
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     int trial_index;
     int fold;   /* 0..k-1, FS_FOLD_PREDEFINED, or FS_FOLD_ALL (a refit) */
     int folds;  /* k, or 1 for a predefined split */

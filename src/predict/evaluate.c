@@ -32,7 +32,7 @@ uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset
 
 void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int reps, uint64_t seed)
 {
-    uint64_t conf[3][3] = {{0}};
+    uint64_t conf[FS_CLASSES][FS_CLASSES] = {{0}};
     memset(&ev->sov, 0, sizeof ev->sov);
     uint64_t *correct = fs_calloc((size_t)ds->n_prot + 1, sizeof(uint64_t));
     uint64_t *total = fs_calloc((size_t)ds->n_prot + 1, sizeof(uint64_t));
@@ -40,9 +40,8 @@ void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, i
     uint8_t *obs = fs_malloc((size_t)ds->n_res + 1), *pred = fs_malloc((size_t)ds->n_res + 1);
     uint8_t *scored = fs_malloc((size_t)ds->n_res + 1);
     for (uint32_t r = 0; r < ds->n_res; r++) {
-        char s = predict_state(probs + (size_t)r * 3);
         obs[r] = (uint8_t)FS_SS_CLASS(ds->ss[r]);
-        pred[r] = (uint8_t)(s == 'H' ? 0 : s == 'E' ? 1 : 2);
+        pred[r] = (uint8_t)predict_class(probs + (size_t)r * FS_CLASSES);
         scored[r] = (uint8_t)FS_SS_SCORED(ds->ss[r]);
     }
     ev->residues = ds->n_res;
@@ -100,10 +99,10 @@ static void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char 
     r->q3 = ev->m.q3;
     r->q3_lo = ev->ci_lo;
     r->q3_hi = ev->ci_hi;
-    r->sov = metrics_sov(&ev->sov, 3);
+    r->sov = metrics_sov(&ev->sov, FS_CLASSES); /* all classes */
     r->identity_checked = ev->ident.checked;
     r->identity_max = ev->ident.max;
-    for (int l = 0; l < FS_IDENTITY_LEVELS && l < 3; l++) r->identity_above[l] = ev->ident.above[l];
+    for (int l = 0; l < FS_IDENTITY_LEVELS; l++) r->identity_above[l] = ev->ident.above[l];
     r->identity_left_out = ev->ident.left_out;
 }
 
@@ -113,7 +112,7 @@ int predict_evaluate(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const
     uint64_t scored = 0;
     for (uint32_t r = 0; r < ds->n_res; r++) scored += FS_SS_SCORED(ds->ss[r]);
     if (scored == 0) return fs_err_set(err, "%s: no scored residues to evaluate on", ev->data), -1;
-    float *probs = fs_malloc(sizeof(float) * 3 * ((size_t)ds->n_res + 1));
+    float *probs = fs_malloc(sizeof(float) * FS_CLASSES * ((size_t)ds->n_res + 1));
     predict_run(e, ds, spec->threads, FS_PREDICT_BATCH, probs, NULL);
     evaluate_score(ev, ds, probs, spec->reps, spec->seed);
     free(probs);

@@ -9,7 +9,6 @@
 #include "predict/predict.h"
 
 static const char *const formats[] = {"table", "md", "csv", "json"};
-static const char CLS[] = "HEC";
 
 int evaluate_format_parse(const char *s)
 {
@@ -89,9 +88,9 @@ static void confusion(FsJsonOut *w, const FsMetrics *m)
 {
     json_key(w, "confusion");
     json_array_begin(w);
-    for (int a = 0; a < 3; a++) {
+    for (int a = 0; a < FS_CLASSES; a++) {
         json_array_begin(w);
-        for (int p = 0; p < 3; p++) json_uint(w, (unsigned long long)m->confusion[a][p]);
+        for (int p = 0; p < FS_CLASSES; p++) json_uint(w, (unsigned long long)m->confusion[a][p]);
         json_end(w);
     }
     json_end(w);
@@ -122,12 +121,14 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, Fs
     json_end(&w);
     json_key(&w, "sov");
     json_object_begin(&w);
-    for (int c = 0; c < 4; c++) put_num(&w, c < 3 ? (char[]){CLS[c], 0} : "all", metrics_sov(&ev->sov, c));
+    /* Each class by its letter, then all of them (metrics_sov's class FS_CLASSES). */
+    for (int c = 0; c <= FS_CLASSES; c++)
+        put_num(&w, c < FS_CLASSES ? (char[]){FS_CLASS_LETTERS[c], 0} : "all", metrics_sov(&ev->sov, c));
     json_end(&w);
     json_key(&w, "classes");
     json_object_begin(&w);
-    for (int c = 0; c < 3; c++) {
-        json_key(&w, (char[]){CLS[c], 0});
+    for (int c = 0; c < FS_CLASSES; c++) {
+        json_key(&w, (char[]){FS_CLASS_LETTERS[c], 0});
         json_object_begin(&w);
         put_num(&w, "precision", m->precision[c]);
         put_num(&w, "recall", m->recall[c]);
@@ -166,9 +167,10 @@ static void write_csv(FILE *out, const FsEvaluation *ev, const char *models)
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++) fprintf(out, ",identity_above_%g", fs_identity_levels[l]);
     fputs(",identity_left_out\n", out);
     fprintf(out, "\"%s\",\"%s\",%u,%llu,", models, ev->data, ev->proteins, (unsigned long long)ev->scored);
-    double v[] = {ev->m.q3, ev->ci_lo, ev->ci_hi, metrics_sov(&ev->sov, 3), metrics_sov(&ev->sov, 0),
-                  metrics_sov(&ev->sov, 1), metrics_sov(&ev->sov, 2), ev->m.mcc[0], ev->m.mcc[1], ev->m.mcc[2],
-                  ev->prot_mean, ev->prot_median, ev->prot_p10};
+    /* In the header's order: sov (all classes), then H, E, C. */
+    double v[] = {ev->m.q3, ev->ci_lo, ev->ci_hi, metrics_sov(&ev->sov, FS_CLASSES), metrics_sov(&ev->sov, FS_SS_H),
+                  metrics_sov(&ev->sov, FS_SS_E), metrics_sov(&ev->sov, FS_SS_C), ev->m.mcc[FS_SS_H],
+                  ev->m.mcc[FS_SS_E], ev->m.mcc[FS_SS_C], ev->prot_mean, ev->prot_median, ev->prot_p10};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         num(out, v[i]);
         fputc(',', out);
@@ -198,21 +200,22 @@ static void write_text(FILE *out, const FsEvaluation *ev, const char *models, in
             md ? mid : "                  ", fs_percent_text(m->q3), fs_percent_text(ev->ci_lo),
             fs_percent_text(ev->ci_hi), ev->reps, (unsigned long long)ev->seed, r);
     fprintf(out, "%sSOV'99%s%s%% (H %s%%, E %s%%, C %s%%)%s\n", l, md ? mid : "              ",
-            fs_percent_text(metrics_sov(&ev->sov, 3)), fs_percent_text(metrics_sov(&ev->sov, 0)),
-            fs_percent_text(metrics_sov(&ev->sov, 1)), fs_percent_text(metrics_sov(&ev->sov, 2)), r);
+            fs_percent_text(metrics_sov(&ev->sov, FS_CLASSES)), fs_percent_text(metrics_sov(&ev->sov, FS_SS_H)),
+            fs_percent_text(metrics_sov(&ev->sov, FS_SS_E)), fs_percent_text(metrics_sov(&ev->sov, FS_SS_C)), r);
     fprintf(out, "%sQ3 per protein%smean %s%%, median %s%%, 10th percentile %s%%%s\n\n", l, md ? mid : "      ",
             fs_percent_text(ev->prot_mean), fs_percent_text(ev->prot_median), fs_percent_text(ev->prot_p10), r);
     if (md) fputs("| true class | precision | recall | MCC | predicted H | predicted E | predicted C |\n|---|---|---|---|---|---|---|\n", out);
     else fputs("class  precision  recall   MCC      (confusion: rows true, columns predicted H E C)\n", out);
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < FS_CLASSES; c++) {
+        const uint64_t *row = m->confusion[c]; /* by predicted class, in the header's order */
         if (md)
-            fprintf(out, "| %c | %.4f | %.4f | %.4f | %llu | %llu | %llu |\n", CLS[c], m->precision[c], m->recall[c],
-                    m->mcc[c], (unsigned long long)m->confusion[c][0], (unsigned long long)m->confusion[c][1],
-                    (unsigned long long)m->confusion[c][2]);
+            fprintf(out, "| %c | %.4f | %.4f | %.4f | %llu | %llu | %llu |\n", FS_CLASS_LETTERS[c], m->precision[c],
+                    m->recall[c], m->mcc[c], (unsigned long long)row[FS_SS_H], (unsigned long long)row[FS_SS_E],
+                    (unsigned long long)row[FS_SS_C]);
         else
-            fprintf(out, "%c      %.4f     %.4f   %.4f   %8llu %8llu %8llu\n", CLS[c], m->precision[c], m->recall[c],
-                    m->mcc[c], (unsigned long long)m->confusion[c][0], (unsigned long long)m->confusion[c][1],
-                    (unsigned long long)m->confusion[c][2]);
+            fprintf(out, "%c      %.4f     %.4f   %.4f   %8llu %8llu %8llu\n", FS_CLASS_LETTERS[c], m->precision[c],
+                    m->recall[c], m->mcc[c], (unsigned long long)row[FS_SS_H], (unsigned long long)row[FS_SS_E],
+                    (unsigned long long)row[FS_SS_C]);
     }
     if (ev->overlap) {
         fprintf(out, "\n%s%u test protein%s identical to proteins the models were trained or validated on (%s",

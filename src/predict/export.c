@@ -21,7 +21,7 @@
 /* An exported folder: model.json lists the fold files. */
 int predict_export_read(FsModelSet *set, const char *dir, int fold, FsErr *err)
 {
-    char path[4400], why[160];
+    char path[FS_PATH_IN_DIR], why[160];
     snprintf(path, sizeof path, "%s/model.json", dir);
     FILE *f = fopen(path, "rb");
     if (!f) return fs_err_set(err, "%s: cannot open", path), -1;
@@ -117,7 +117,7 @@ static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char
  * loose files have none to give. */
 static int write_json(const char *dir, const char *run, const FsModelSet *set, const FsEnsemble *e, FsErr *err)
 {
-    char path[4400];
+    char path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/model.json", dir);
     const FsSavedModel *m0 = &e->m[0];
     int refit = 1;
@@ -140,9 +140,8 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
         json_num64(&w, set->std);
     }
     json_member_int(&w, "window", e->window);
-    json_key(&w, "alphabet");
-    json_strf(&w, "%sX", FS_AA_LETTERS);
-    json_member_str(&w, "classes", "HEC");
+    json_member_str(&w, "alphabet", FS_AA_ALPHABET);
+    json_member_str(&w, "classes", FS_CLASS_LETTERS);
     json_key(&w, "data_fingerprint");
     json_strf(&w, "%016llx", (unsigned long long)m0->info.data_fingerprint);
     json_key(&w, "arch");
@@ -177,7 +176,7 @@ int predict_export(const char *run, const FsModelSet *set, const char *out, FsEr
     for (int i = 0; ok && i < set->n; i++) {
         /* The bytes that were checked against the journal, as they are. */
         const char *base = strrchr(set->path[i], '/');
-        char dst[4400];
+        char dst[FS_PATH_IN_DIR];
         snprintf(dst, sizeof dst, "%s/%s", out, base ? base + 1 : set->path[i]);
         ok = modelfile_copy(set->path[i], dst, err) == 0;
     }

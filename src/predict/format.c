@@ -26,19 +26,23 @@ int predict_format_parse(const char *s)
 
 const char *predict_format_ext(FsPredFormat f) { return (unsigned)f < 4 ? names[f] : "txt"; }
 
-char predict_state(const float *p)
+int predict_class(const float *p)
 {
     int arg = 0;
-    for (int k = 1; k < 3; k++)
+    for (int k = 1; k < FS_CLASSES; k++)
         if (p[k] > p[arg]) arg = k;
-    return "HEC"[arg];
+    return arg;
 }
 
-static char letter(uint8_t code) { return code < FS_AA_STANDARD ? FS_AA_LETTERS[code] : 'X'; }
+char predict_state(const float *p) { return FS_CLASS_LETTERS[predict_class(p)]; }
 
 /* PSIPRED's confidence digit: how far the best state is ahead of the
  * second, floor(10 * (best - second)) clipped to 0..9. The 1e-4 keeps a
- * difference such as 0.7f - 0.2f (4.9999995 x 10 in float) on its digit. */
+ * difference such as 0.7f - 0.2f (4.9999995 x 10 in float) on its digit.
+ * The second is the sum less the best and the worst, the float operations
+ * the digits have always come from (picking the middle value could round
+ * otherwise); that takes exactly three classes. */
+_Static_assert(FS_CLASSES == 3, "confidence() takes the middle of three probabilities");
 static char confidence(const float *p)
 {
     float a = p[0], b = p[1], c = p[2];
@@ -51,9 +55,9 @@ static char confidence(const float *p)
 static void write_ss2(FILE *out, const FsDataset *ds, uint32_t lo, uint32_t hi, const float *probs)
 {
     for (uint32_t r = lo; r < hi; r++) {
-        const float *p = probs + (size_t)r * 3;
-        fprintf(out, "%4u %c %c  %6.3f %6.3f %6.3f\n", r - lo + 1, letter(ds->aa[r]), predict_state(p),
-                (double)p[2], (double)p[0], (double)p[1]);
+        const float *p = probs + (size_t)r * FS_CLASSES;
+        fprintf(out, "%4u %c %c  %6.3f %6.3f %6.3f\n", r - lo + 1, fs_aa_letter(ds->aa[r]), predict_state(p),
+                (double)p[FS_SS_C], (double)p[FS_SS_H], (double)p[FS_SS_E]);
     }
 }
 
@@ -62,11 +66,11 @@ static void write_horiz(FILE *out, const FsDataset *ds, uint32_t lo, uint32_t hi
     for (uint32_t b = lo; b < hi; b += 60) {
         uint32_t e = hi - b < 60 ? hi : b + 60;
         fputs("\nConf: ", out);
-        for (uint32_t r = b; r < e; r++) fputc(confidence(probs + (size_t)r * 3), out);
+        for (uint32_t r = b; r < e; r++) fputc(confidence(probs + (size_t)r * FS_CLASSES), out);
         fputs("\nPred: ", out);
-        for (uint32_t r = b; r < e; r++) fputc(predict_state(probs + (size_t)r * 3), out);
+        for (uint32_t r = b; r < e; r++) fputc(predict_state(probs + (size_t)r * FS_CLASSES), out);
         fputs("\n  AA: ", out);
-        for (uint32_t r = b; r < e; r++) fputc(letter(ds->aa[r]), out);
+        for (uint32_t r = b; r < e; r++) fputc(fs_aa_letter(ds->aa[r]), out);
         fputs("\n      ", out);
         for (uint32_t k = 10; k <= e - b; k += 10) fprintf(out, "%10u", b - lo + k);
         fputs("\n\n", out);
@@ -93,10 +97,10 @@ static void write_csv(FILE *out, const FsDataset *ds, const char *id, uint32_t l
                       const float *agree)
 {
     for (uint32_t r = lo; r < hi; r++) {
-        const float *p = probs + (size_t)r * 3;
+        const float *p = probs + (size_t)r * FS_CLASSES;
         write_id(out, id);
-        fprintf(out, ",%c,%u,%c,%.6f,%.6f,%.6f,%.4f\n", letter(ds->aa[r]), r - lo + 1, predict_state(p),
-                (double)p[0], (double)p[1], (double)p[2], agree ? (double)agree[r] : 1.0);
+        fprintf(out, ",%c,%u,%c,%.6f,%.6f,%.6f,%.4f\n", fs_aa_letter(ds->aa[r]), r - lo + 1, predict_state(p),
+                (double)p[FS_SS_H], (double)p[FS_SS_E], (double)p[FS_SS_C], agree ? (double)agree[r] : 1.0);
     }
 }
 
@@ -123,9 +127,9 @@ void predict_write(FILE *out, FsPredFormat fmt, const FsDataset *ds, long prot, 
             break;
         case FS_PRED_FASTA:
             fprintf(out, ">%s\n", id);
-            for (uint32_t r = lo; r < hi; r++) fputc(letter(ds->aa[r]), out);
+            for (uint32_t r = lo; r < hi; r++) fputc(fs_aa_letter(ds->aa[r]), out);
             fputc('\n', out);
-            for (uint32_t r = lo; r < hi; r++) fputc(predict_state(probs + (size_t)r * 3), out);
+            for (uint32_t r = lo; r < hi; r++) fputc(predict_state(probs + (size_t)r * FS_CLASSES), out);
             fputc('\n', out);
             break;
         }

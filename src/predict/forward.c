@@ -25,23 +25,19 @@ typedef struct {
 static void chunk(Work *w, uint32_t lo, uint32_t n, uint32_t *idx, float *p, uint8_t *pred, uint8_t *votes)
 {
     const FsEnsemble *e = w->e;
-    float *out = w->probs + (size_t)lo * 3;
+    float *out = w->probs + (size_t)lo * FS_CLASSES;
     for (uint32_t r = 0; r < n; r++) idx[r] = lo + r;
-    memset(out, 0, sizeof(float) * 3 * n);
-    memset(votes, 0, (size_t)n * 3);
+    memset(out, 0, sizeof(float) * FS_CLASSES * n);
+    memset(votes, 0, (size_t)n * FS_CLASSES);
     for (int k = 0; k < e->n; k++) {
         train_predict(&e->m[k].net, e->m[k].weights, w->ds, idx, n, w->batch, p, pred);
-        for (uint32_t r = 0; r < 3 * n; r++) out[r] += p[r];
-        for (uint32_t r = 0; r < n; r++) votes[r * 3 + pred[r]]++;
+        for (uint32_t r = 0; r < FS_CLASSES * n; r++) out[r] += p[r];
+        for (uint32_t r = 0; r < n; r++) votes[r * FS_CLASSES + pred[r]]++;
     }
     for (uint32_t r = 0; r < n; r++) {
-        float *q = out + (size_t)r * 3;
-        for (int c = 0; c < 3; c++) q[c] /= (float)e->n;
-        if (w->agree) {
-            char s = predict_state(q);
-            int c = s == 'H' ? 0 : s == 'E' ? 1 : 2;
-            w->agree[lo + r] = (float)votes[r * 3 + c] / (float)e->n;
-        }
+        float *q = out + (size_t)r * FS_CLASSES;
+        for (int c = 0; c < FS_CLASSES; c++) q[c] /= (float)e->n;
+        if (w->agree) w->agree[lo + r] = (float)votes[r * FS_CLASSES + predict_class(q)] / (float)e->n;
     }
 }
 
@@ -49,8 +45,8 @@ static void *worker(void *arg)
 {
     Work *w = arg;
     uint32_t *idx = fs_malloc(sizeof(uint32_t) * CHUNK);
-    float *p = fs_malloc(sizeof(float) * 3 * CHUNK);
-    uint8_t *pred = fs_malloc(CHUNK), *votes = fs_malloc(3 * CHUNK);
+    float *p = fs_malloc(sizeof(float) * FS_CLASSES * CHUNK);
+    uint8_t *pred = fs_malloc(CHUNK), *votes = fs_malloc(FS_CLASSES * CHUNK);
     for (;;) {
         pthread_mutex_lock(&w->lock);
         uint32_t lo = w->next;

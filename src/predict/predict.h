@@ -31,7 +31,7 @@ typedef struct {
     int n;
     char path[FS_PREDICT_MAX_MODELS][2048];
     int fold[FS_PREDICT_MAX_MODELS];
-    char trial[17];
+    char trial[FS_TRIAL_ID_LEN + 1];
     int rank;          /* leaderboard rank, 0 if unknown (model files given directly) */
     double mean, std;  /* the trial's leaderboard metric (NAN if unknown) */
     char metric[8];
@@ -97,7 +97,9 @@ typedef enum { FS_PRED_SS2 = 0, FS_PRED_HORIZ, FS_PRED_CSV, FS_PRED_FASTA } FsPr
 /* "ss2", "horiz", "csv", "fasta" -> format, or -1. */
 int predict_format_parse(const char *s);
 const char *predict_format_ext(FsPredFormat f);
-/* The state of one residue: argmax of its probabilities ('H', 'E', 'C'). */
+/* The class of one residue (FS_SS_*): argmax of its FS_CLASSES
+ * probabilities, the first on a tie; predict_state is its letter. */
+int predict_class(const float *p);
 char predict_state(const float *p);
 /* Writes protein `prot` (or every protein, prot < 0) of ds. The CSV header
  * is written when header is set. */

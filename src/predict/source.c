@@ -20,7 +20,7 @@ static int is_dir(const char *p)
 
 static int has_file(const char *dir, const char *name)
 {
-    char p[4400];
+    char p[FS_PATH_IN_DIR];
     struct stat s;
     snprintf(p, sizeof p, "%s/%s", dir, name);
     return stat(p, &s) == 0 && S_ISREG(s.st_mode);

@@ -84,7 +84,7 @@ static int add_folds(FsModelSet *set, const Board *b, const char *dir, const FsR
         int fid = data_fold_id(&folds, k);
         if (fold >= 0 && fid != fold) continue;
         const FsFoldRecord *fr = journal_find_fold(&b->j, row->id, fid);
-        char why[160], path[4400];
+        char why[160], path[FS_PATH_IN_DIR];
         if (!fr || !fr->model.file[0])
             return fs_err_set(err, "%s: trial %s fold %d has no saved model (%s)", dir, row->id, fid,
                               fr ? "trained by a foldsweep that did not keep models, or did not train to a best epoch"

@@ -47,7 +47,7 @@ int run_ckpt_write(const char *dir, const char *trial, int fold, const uint8_t *
 {
     static int count; /* checkpoints this process wrote: the test hooks count them */
     int nth = __atomic_add_fetch(&count, 1, __ATOMIC_SEQ_CST);
-    char rel[128], path[4400];
+    char rel[128], path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/checkpoints/%s", dir, trial);
     if (fs_mkdir_p(path, err) != 0) return -1;
     run_ckpt_file(rel, sizeof rel, trial, fold);
@@ -55,7 +55,7 @@ int run_ckpt_write(const char *dir, const char *trial, int fold, const uint8_t *
     if (hook_long("KILL_IN_CKPT") == nth) {
         /* What a kill in the middle of fs_write_file_atomic leaves: half a
          * tmp file beside the previous checkpoint. */
-        char tmp[4500];
+        char tmp[FS_PATH_SUFFIXED];
         snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()); /* fs_write_file_atomic's name */
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
@@ -90,7 +90,7 @@ uint8_t *run_ckpt_read(const char *dir, const char *trial, int fold, uint64_t *n
 
 void run_ckpt_remove(const char *dir, const char *trial, int fold)
 {
-    char rel[128], path[4400];
+    char rel[128], path[FS_PATH_IN_DIR];
     run_ckpt_file(rel, sizeof rel, trial, fold);
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     if (unlink(path) != 0 && errno != ENOENT)
@@ -104,7 +104,7 @@ void run_ckpt_remove(const char *dir, const char *trial, int fold)
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
         if (n > nb + 5 && !strncmp(e->d_name, base, nb) && !strncmp(e->d_name + nb, ".tmp.", 5)) {
-            char tmp[4700];
+            char tmp[FS_PATH_SUFFIXED];
             snprintf(tmp, sizeof tmp, "%s/%s", path, e->d_name);
             (void)unlink(tmp);
         }

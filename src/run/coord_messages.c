@@ -71,7 +71,7 @@ static void send_trials(RunCoord *c, int rank, int capacity)
      * continues the fold where it was. */
     for (int k = 0; k < n && (st->sw.checkpoint > 0 || run_ckpt_test_steps()) && !st->use_gpu; k++) {
         uint64_t nb;
-        char path[4400];
+        char path[FS_PATH_IN_DIR];
         uint8_t *bytes = run_ckpt_read(st->dir, items[k].id, items[k].fold, &nb, path, sizeof path);
         if (!bytes) continue;
         proto_encode_ckpt(&b, &items[k], bytes, nb);

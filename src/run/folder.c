@@ -31,7 +31,7 @@ char *run_read_file(const char *path)
 
 int run_folder_set_aside(const char *dir, FsJournal *j, FILE *out, FsErr *err)
 {
-    char aside[4200], from[4300], to[4600];
+    char aside[FS_PATH_IN_DIR], from[FS_PATH_IN_DIR], to[FS_PATH_SUFFIXED];
     struct stat sb;
     int n = 1;
     do snprintf(aside, sizeof aside, "%s/previous-%d", dir, n++);
@@ -90,7 +90,7 @@ static int claim_damaged(const char *dir, const char *path, const char *old, FsE
 
 int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err)
 {
-    char path[4200];
+    char path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
     char *old = run_read_file(path);
     if (!old) return fs_write_file_atomic(path, sw->canonical, strlen(sw->canonical), err);

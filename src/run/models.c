@@ -65,7 +65,7 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
     info.seen_seqs = &seqs;
     modelfile_serialize(&net, r->weights, &info, &bytes, &n);
     data_seqset_free(&seqs);
-    char rel[128], path[4400];
+    char rel[128], path[FS_PATH_IN_DIR];
     run_model_file(rel, sizeof rel, tr->id, fold);
     snprintf(path, sizeof path, "%s/models/%s", st->dir, tr->id);
     int rc = fs_mkdir_p(path, err);
@@ -84,7 +84,7 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
 int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_t why_n)
 {
     if (!fr->model.file[0] || journal_is_discarded(&st->j, fr->trial)) return 0;
-    char path[4400];
+    char path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/%s", st->dir, fr->model.file);
     return modelfile_verify(path, fr->model.bytes, fr->model.crc32, why, why_n);
 }
@@ -93,7 +93,7 @@ int run_model_check(const RunState *st, const FsFoldRecord *fr, char *why, size_
  * empty, e.g. holding a user's own file, stays). */
 static void remove_trial_files(const RunState *st, const char *trial)
 {
-    char path[4400];
+    char path[FS_PATH_IN_DIR];
     for (int k = 0; k < st->folds.n; k++) {
         const FsFoldRecord *fr = journal_find_fold(&st->j, trial, data_fold_id(&st->folds, k));
         if (!fr || !fr->model.file[0]) continue;

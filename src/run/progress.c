@@ -105,7 +105,7 @@ static void put_fixed(FsJsonOut *w, const char *key, double v, int decimals)
  * not known (not finite) is null, which status reads as not known. */
 static void progress_write_json(FsProgress *p)
 {
-    char path[4200];
+    char path[FS_PATH_IN_DIR];
     FsErr err = {0};
     const FsProgressSample *s = &p->last;
     double el = fs_now() - p->t_start;
@@ -198,7 +198,7 @@ void progress_stop(FsProgress *p)
     pthread_mutex_unlock(&p->lock);
     if (p->dir) {
         /* The run is no longer live: status reads the journal alone. */
-        char path[4200];
+        char path[FS_PATH_IN_DIR];
         snprintf(path, sizeof path, "%s/progress.json", p->dir);
         (void)unlink(path);
     }
@@ -375,7 +375,7 @@ static int profile_read(const char *path, ProfileSum *t, char *why, size_t n)
 
 static int write_text(const char *dir, const char *name, char *text, size_t len, FsErr *err)
 {
-    char path[4200];
+    char path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     int rc = fs_write_file_atomic(path, text, len, err);
     free(text);
@@ -384,7 +384,7 @@ static int write_text(const char *dir, const char *name, char *text, size_t len,
 
 int profile_write(const char *dir, const FsProfile *p, FsErr *err)
 {
-    char path[4200], why[200] = "";
+    char path[FS_PATH_IN_DIR], why[200] = "";
     snprintf(path, sizeof path, "%s/profile.json", dir);
     ProfileSum t, one = profile_one(p);
     int have = profile_read(path, &t, why, sizeof why);

@@ -29,7 +29,7 @@ typedef struct {
     int folds_earlier; /* done before this session (a resume): shown with this session's */
     double best;
     int have_best, lower_better;
-    char best_id[17];
+    char best_id[FS_TRIAL_ID_LEN + 1];
     double t_start, grace, stop_seen;
     long gpu_epochs; /* epochs completed inside the running GPU launch */
     pthread_mutex_t lock;

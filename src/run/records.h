@@ -26,7 +26,7 @@ typedef struct {
     int job;
     uint8_t *bytes;
     uint64_t n;
-    char path[4400];
+    char path[FS_PATH_IN_DIR];
 } RunCkptJob;
 
 /* Where a job is in the queue (queue.c). */

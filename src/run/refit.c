@@ -81,7 +81,7 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     info.seen_seqs = &seqs;
     modelfile_serialize(&net, r.weights, &info, &bytes, &n);
     data_seqset_free(&seqs);
-    char rel[128], path[4400];
+    char rel[128], path[FS_PATH_IN_DIR];
     FsModelRef ref;
     memset(&ref, 0, sizeof ref);
     run_refit_file(rel, sizeof rel, tr->id);
@@ -111,7 +111,7 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
     FsJournal j;
     FsErrList errs = {0};
     FsErr err = {0};
-    char path[4400];
+    char path[FS_PATH_IN_DIR];
     memset(&ds, 0, sizeof ds);
     memset(&j, 0, sizeof j);
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);

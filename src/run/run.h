@@ -45,7 +45,7 @@ typedef struct {
      * else run.threads, else every core of the node. */
     int solo_threads;
     int backend;         /* FsBackend: --backend, else run.backend */
-    char out_dir[4096];  /* --out, else run.out, else runs/<the sweep file's name before its first dot> */
+    char out_dir[FS_PATH_MAX]; /* --out, else run.out, else runs/<the sweep file's name before its first dot> */
     int keep_models;     /* run.keep_models: FS_KEEP_ALL, 0 for none, else the best N */
 } FsRunSettings;
 

@@ -25,7 +25,7 @@ typedef struct RunState {
     FsRunSettings set; /* threads, backend, folder, keep_models: run_settings' */
     FsDataset ds;
     FsJournal j;
-    char dir[4096];    /* set.out_dir */
+    char dir[FS_PATH_MAX]; /* set.out_dir */
     FsProgress prog;
     pthread_mutex_t lock;
     FsFolds folds; /* the sweep's folds (data_fold_id, data_fold_slot) */

@@ -50,7 +50,7 @@ static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, 
 static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, FsErr *err)
 {
     const FsRefitRecord *rr = journal_find_refit(&st->j, tr->id);
-    char why[200], path[4400];
+    char why[200], path[FS_PATH_IN_DIR];
     if (rr) snprintf(path, sizeof path, "%s/%s", st->dir, rr->model.file);
     if (!rr || modelfile_verify(path, rr->model.bytes, rr->model.crc32, why, sizeof why) != 0) {
         if (run_refit_trial(st->dir, &st->j, &st->ds, tr, &st->folds, st->seen, st->n_seen, st->set.solo_threads,
