@@ -124,6 +124,18 @@ static void sweeps(void)
     CHECK_CONTAINS(why, "5:");
     CHECK_CONTAINS(why, "data.repeats: 90 repeats of 3 folds make 270 folds; at most 255");
     sweep_free(&sw);
+    /* run.alpha: in the canonical sweep only away from its default. */
+    char with_alpha[700];
+    snprintf(text, sizeof text, SWEEP, "1");
+    snprintf(with_alpha, sizeof with_alpha, "%srun:\n  alpha: 0.01\n", text);
+    CHECK_MSG(load(&sw, with_alpha, why, sizeof why) == 0, "%s", why);
+    CHECK_CONTAINS(sw.canonical, "  alpha: 0.01\n");
+    CHECK(sw.alpha == (double)0.01f);
+    sweep_free(&sw);
+    snprintf(with_alpha, sizeof with_alpha, "%srun:\n  alpha: 0.7\n", text);
+    CHECK(load(&sw, with_alpha, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "run.alpha: expected a level above 0 and at most 0.5");
+    sweep_free(&sw);
     snprintf(text, sizeof text, SWEEP, "two");
     CHECK(load(&sw, text, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "data.repeats: expected an integer from 1");

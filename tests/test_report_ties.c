@@ -86,7 +86,7 @@ int main(void)
     add_trial(&j, "far", 2, far, lf, 3);
     add_trial(&j, "inc", 3, inc, li, 2);
 
-    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 4, NULL, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 4, NULL, 0, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const FsReportRow *b = row_of(&rep, "best"), *n = row_of(&rep, "near"), *f = row_of(&rep, "far"),
@@ -146,6 +146,13 @@ int main(void)
     CHECK_CONTAINS(tab, "  no  ");
     free(tab);
     report_free(&rep);
+
+    /* run.alpha 0.01: far's adjusted 0.0113 is no longer below it: tied. */
+    spec.alpha = 0.01;
+    report_build(&rep, &j, &spec);
+    CHECK(row_of(&rep, "far")->tied == 1 && row_of(&rep, "near")->tied == 1);
+    report_free(&rep);
+    spec.alpha = 0.0;
 
     /* By loss (lower is better): near 0.45 mean is the best; best 0.50
      * differs by 0.10, 0.05, 0 against it. */

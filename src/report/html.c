@@ -132,11 +132,11 @@ static void leaderboard(FILE *out, const FsReport *rep)
     int loss = rep->spec.metric == FS_METRIC_LOSS;
     fputs("<section id=\"leaderboard\"><h2>Leaderboard</h2>\n<p class=\"why\">Trials ranked by the mean validation ", out);
     fputs(loss ? "loss over folds (lower first)" : "Q3 over folds (higher first)", out);
-    fputs("; incomplete, diverged and failed trials follow with their reason. &plusmn;95% is the half-width of the "
-          "mean's 95% interval with the corrected resampled variance (folds share their training proteins); shaded "
-          "trials are tied with the best: a corrected paired t-test over the folds cannot tell them apart at 0.05 "
-          "(Holm-adjusted). Click a column to sort; a trial's id opens its curves.</p>\n",
-          out);
+    fprintf(out, "; incomplete, diverged and failed trials follow with their reason. &plusmn;95%% is the half-width of "
+                 "the mean's 95%% interval with the corrected resampled variance (folds share their training proteins); "
+                 "shaded trials are tied with the best: a corrected paired t-test over the folds cannot tell them apart "
+                 "at %g (run.alpha, Holm-adjusted). Click a column to sort; a trial's id opens its curves.</p>\n",
+            report_alpha(&rep->spec));
     if (!rep->n_rows) {
         html_no_chart(out, "No trial is in the journal yet.");
         fputs("</section>\n", out);

@@ -44,6 +44,7 @@ void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw)
     spec->predefined = sw->predefined;
     spec->folds = sweep_fold_count(sw);
     spec->repeats = sw->predefined ? 1 : sw->repeats;
+    spec->alpha = sw->alpha;
     spec->n_trials = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials; /* tpe: the budget, not the grid */
 }
 

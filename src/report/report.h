@@ -50,6 +50,7 @@ typedef struct {
      * JSON param_ columns); NULL: none. Borrowed: it must outlive report_build. */
     const FsSweep *sweep;
     int repeats; /* data.repeats (0 or 1: one k-fold split, or not known) */
+    double alpha; /* run.alpha (0: FS_ALPHA_DEFAULT) */
 } FsReportSpec;
 
 typedef struct {
@@ -91,13 +92,13 @@ typedef struct {
      * the metric's 95% interval (corrected resampled variance), the paired
      * corrected t-test's p-value against rows[0], Holm-adjusted over the
      * trials compared (rows[0] itself: 1), and tied = adjusted p >=
-     * FS_REPORT_ALPHA. has_ci 0: none of these (NAN, tied -1). */
+     * the sweep's run.alpha. has_ci 0: none of these (NAN, tied -1). */
     int has_ci;
     double ci_lo, ci_hi, p_vs_best;
     int tied; /* 1 tied with the best, 0 not, -1 not compared */
 } FsReportRow;
-/* The level below which a trial is told apart from the best. */
-#define FS_REPORT_ALPHA 0.05
+/* The level below which a trial is told apart from the best: run.alpha. */
+double report_alpha(const FsReportSpec *spec);
 
 typedef struct {
     FsReportSpec spec;

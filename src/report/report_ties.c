@@ -5,7 +5,7 @@
  * resampled variance; against rows[0] (the best, when it is such a trial
  * too) the corrected paired t-test over the same folds, its p-values
  * Holm-adjusted over the trials compared, and tied = adjusted p >=
- * FS_REPORT_ALPHA. Incomplete, pruned, diverged and failed trials are not
+ * run.alpha (report_alpha). Incomplete, pruned, diverged and failed trials are not
  * compared: their folds are not the best's.
  */
 #include <math.h>
@@ -31,6 +31,8 @@ static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, do
     *ratio = tr > 0.0 ? va / tr : NAN;
     return isfinite(*ratio);
 }
+
+double report_alpha(const FsReportSpec *spec) { return spec->alpha > 0.0 ? spec->alpha : FS_ALPHA_DEFAULT; }
 
 void report_ties(FsReport *rep)
 {
@@ -61,7 +63,7 @@ void report_ties(FsReport *rep)
         FsReportRow *row = &rep->rows[i];
         if (!row->has_ci) continue;
         row->p_vs_best = i == 0 ? 1.0 : p[i];
-        if (!isnan(row->p_vs_best)) row->tied = row->p_vs_best >= FS_REPORT_ALPHA;
+        if (!isnan(row->p_vs_best)) row->tied = row->p_vs_best >= report_alpha(&rep->spec);
     }
     free(best);
     free(x);

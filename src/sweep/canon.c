@@ -148,6 +148,8 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
     else if (ps->kind == FS_PRUNER_FOLDS)
         sb_printf(&b, "  pruner: {kind: folds, min_trials: %d, z: %s}\n", ps->min_trials, z);
     sb_printf(&b, "run:\n  metric: %s\n", metrics_kind_name(sw->metric));
+    /* At its default it is left out: folders from before it keep their sweep. */
+    if (sw->alpha != FS_ALPHA_DEFAULT) sb_printf(&b, "  alpha: %s\n", fs_float_text((float)sw->alpha));
     return b.s;
 }
 

@@ -312,13 +312,13 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
 
 void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
 {
-    static const char *const keys[] = {"backend", "threads", "out", "metric", "keep_models", "checkpoint"};
+    static const char *const keys[] = {"backend", "threads", "out", "metric", "keep_models", "checkpoint", "alpha"};
     if (r->kind != YN_MAP) {
         swerr_add(e, r->line, r->col,
-                  "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint)");
+                  "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint, alpha)");
         return;
     }
-    sw_check_keys(r, "run", keys, 6, e);
+    sw_check_keys(r, "run", keys, 7, e);
     const YNode *v;
     if ((v = ytree_get(r, "backend"))) {
         int k = -1;
@@ -357,6 +357,14 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
                       "between its checkpoints (1 to 10000000; default 600)");
         else
             sw->checkpoint = sec;
+    }
+    if ((v = ytree_get(r, "alpha"))) {
+        double a;
+        if (sw_scalar_float(v, &a) || !(a > 0.0 && a <= 0.5))
+            swerr_add(e, v->line, v->col, "run.alpha: expected a level above 0 and at most 0.5 (default 0.05): a "
+                      "trial is tied with the best while its adjusted p-value is at least this");
+        else
+            sw->alpha = (double)(float)a; /* as the canonical text writes it */
     }
     const char *s;
     if ((v = ytree_get(r, "out")) && (s = sw_file_name(v, "run.out", e))) sw->out_dir = fs_strdup(s);

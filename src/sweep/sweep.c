@@ -17,6 +17,7 @@ static void defaults(FsSweep *sw, const char *name)
     sw->format = FS_FMT_AUTO;
     sw->folds = 3;
     sw->repeats = 1;
+    sw->alpha = FS_ALPHA_DEFAULT;
     sw->fold_seed = 1;
     sw->window = 17;
     sw->backend = FS_BACKEND_AUTO;

@@ -23,6 +23,9 @@
 #define FS_SWEEP_MAX_TRIALS 100000
 #define FS_SWEEP_MAX_GRID 1000000
 typedef enum { FS_BACKEND_AUTO = 0, FS_BACKEND_CPU, FS_BACKEND_CUDA } FsBackend;
+/* run.alpha's default: a trial is tied with the best while the corrected
+ * paired test's Holm-adjusted p-value is at least this (docs/statistics.md). */
+#define FS_ALPHA_DEFAULT 0.05
 
 typedef struct {
     int index;      /* position in the expansion order (deterministic) */
@@ -78,6 +81,7 @@ typedef struct {
     int threads; /* 0 = auto */
     char *out_dir;
     FsMetricKind metric;
+    double alpha;      /* run.alpha: the leaderboard's level for "tied with the best" (FS_ALPHA_DEFAULT) */
     double checkpoint; /* run.checkpoint: seconds of a fold's training between checkpoints; 0 = off */
     int keep_models; /* run.keep_models: trials whose fold models stay at the end; FS_KEEP_ALL, 0 = none */
     /* test: a held-out set evaluated when the sweep finishes. Not part of the
