@@ -116,6 +116,18 @@ int main(void)
         CHECK_SAME(lo, r->q3_lo, "evaluate q3_ci95[0]");
         CHECK_SAME(hi, r->q3_hi, "evaluate q3_ci95[1]");
         CHECK_SAME(f64(json_get(ev, "sov"), "all"), r->sov, "evaluate sov.all");
+        /* The CSV keeps every digit too (README: files for programs): its
+         * q3 cell (the 5th) reads back as the journal's value. */
+        CHECK(tp_run("evaluate '%s' '%s' --format csv --allow-overlap", run, test) == 0);
+        const char *row = strchr(out_text, '\n');
+        int field = 0;
+        for (const char *c = row ? row + 1 : ""; *c && field < 4; c++) {
+            if (*c == '"') c = strchr(c + 1, '"'); /* the quoted names */
+            if (!c) break;
+            if (*c == ',') field++, row = c + 1;
+        }
+        CHECK_MSG(field == 4 && row && strtod(row, NULL) == r->q3, "evaluate --format csv's q3 %.17g, the journal's %.17g",
+                  row ? strtod(row, NULL) : -1.0, r->q3);
         journal_close(&j);
     }
     json_free(&d);

@@ -17,10 +17,12 @@ int evaluate_format_parse(const char *s)
     return -1;
 }
 
-/* A CSV cell: 4 decimals, empty where the value is undefined. */
+/* A CSV cell: the shortest text that reads back as x (README: files made
+ * for programs keep every digit), empty where the value is undefined. */
 static void num(FILE *out, double x)
 {
-    if (isfinite(x)) fprintf(out, "%.4f", x);
+    char t[FS_DOUBLE_TEXT];
+    if (isfinite(x)) fputs(fs_format_double(t, sizeof t, x), out);
 }
 
 /* A JSON member: the shortest text that reads back as x (null where it is

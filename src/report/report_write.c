@@ -39,12 +39,15 @@ static void csv_text(FILE *out, const char *s, int sep)
     fputc('"', out);
 }
 
+/* The shortest text that reads back as v (README: files made for programs
+ * keep every digit; "%.9g" cut a double's last digits). */
 static void csv_num(FILE *out, double v)
 {
+    char t[FS_DOUBLE_TEXT];
     if (isnan(v))
         fputc(',', out);
     else
-        fprintf(out, ",%.9g", v);
+        fprintf(out, ",%s", fs_format_double(t, sizeof t, v));
 }
 
 static void write_csv(const FsReport *rep, int top, FILE *out)
