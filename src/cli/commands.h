@@ -10,6 +10,7 @@
 
 #include "cli/args.h" /* CliSpec */
 #include "report/report.h" /* FsJournal, FsReportFolder for cli_folder_read */
+#include "run/run.h"       /* FsStudyStop */
 
 /* `foldsweep run SWEEP.yaml ...` (run.c; the work is run_sweep in src/run). */
 int cli_run(int argc, char **argv);
@@ -40,6 +41,9 @@ int cli_evaluate(int argc, char **argv);
  * record (f->from_journal set). Returns 0, or -1 with the error printed; on
  * success the caller frees *f (report_folder_free) and closes *j. */
 int cli_folder_read(const char *dir, FsJournal *j, FsReportFolder *f);
+/* Whether search.stop ended the folder's study (run_study_replay on its
+ * sweep and journal); stopped 0 without a sweep. */
+void cli_folder_study(const FsReportFolder *f, const FsJournal *j, FsStudyStop *out);
 
 /* `foldsweep help [COMMAND | --man]` (help.c: the manual page too) and
  * `foldsweep completion bash|zsh` (completion.c). */

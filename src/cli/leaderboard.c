@@ -5,6 +5,7 @@
  * or a journal / sweep that cannot be read (the message names the file and
  * line), 2 for bad usage.
  */
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cli/args.h"
@@ -72,6 +73,14 @@ int cli_folder_read(const char *dir, FsJournal *j, FsReportFolder *f)
     return 0;
 }
 
+void cli_folder_study(const FsReportFolder *f, const FsJournal *j, FsStudyStop *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!f->has_sweep) return;
+    const FsFolds folds = data_folds_of(f->sweep.predefined, sweep_fold_count(&f->sweep));
+    run_study_replay(&f->sweep, j, &folds, out);
+}
+
 int cli_leaderboard(int argc, char **argv)
 {
     CliArgs a;
@@ -103,6 +112,13 @@ int cli_leaderboard(int argc, char **argv)
     report_build(&rep, &j, &f.spec);
     report_write(&rep, (FsReportFormat)fmt, (int)top, stdout);
     if ((fmt == FS_REPORT_TABLE || fmt == FS_REPORT_WIDE) && rep.n_rows == 0) printf("(no trials in the journal yet)\n");
+    FsStudyStop study;
+    cli_folder_study(&f, &j, &study);
+    if ((fmt == FS_REPORT_TABLE || fmt == FS_REPORT_WIDE || fmt == FS_REPORT_MD) && study.stopped) {
+        char text[400];
+        run_study_text(&study, text, sizeof text);
+        printf("\nThe study %s.\n", text);
+    }
     report_free(&rep);
     report_folder_free(&f);
     journal_close(&j);

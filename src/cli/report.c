@@ -47,7 +47,12 @@ int cli_report(int argc, char **argv)
         return FS_EXIT_ERROR;
     }
     FsErr err = {0};
-    if (report_html_write_file(path, dir, &j, &f.spec, NULL, &err) != 0) {
+    FsStudyStop study;
+    cli_folder_study(&f, &j, &study);
+    char note[400] = "";
+    if (study.stopped) run_study_text(&study, note, sizeof note);
+    const FsReportHtmlInfo info = {NULL, 0, 0, study.stopped ? study.proposed : 0, note};
+    if (report_html_write_file(path, dir, &j, &f.spec, &info, &err) != 0) {
         cli_error("%s", err.msg);
         rc = FS_EXIT_ERROR;
     } else {

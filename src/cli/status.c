@@ -169,6 +169,7 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     memset(v, 0, sizeof *v);
     v->dir = dir;
     if (cli_folder_read(dir, j, &f)) return -1;
+    cli_folder_study(&f, j, &v->study); /* search.stop, replayed as the run decided it */
     report_folder_free(&f); /* status needs no swept options */
     const FsReportSpec rs = f.spec;
     v->from_journal = f.from_journal;
@@ -177,9 +178,11 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     v->folds = rep->spec.folds;
     v->metric = rs.metric;
     count_trials(rep, v);
-    v->left = rs.n_trials > 0 ? rs.n_trials - v->done - v->unfinished : -1;
-    if (v->left < 0 && rs.n_trials > 0) v->left = 0;
-    v->folds_total = rs.n_trials > 0 ? (long)rs.n_trials * v->folds : -1;
+    /* A study search.stop ended trains only what it proposed. */
+    const int planned = v->study.stopped ? v->study.proposed : rs.n_trials;
+    v->left = planned > 0 ? planned - v->done - v->unfinished : -1;
+    if (v->left < 0 && planned > 0) v->left = 0;
+    v->folds_total = planned > 0 ? (long)planned * v->folds : -1;
     v->state = state_of(dir, j, v);
     int going = v->state == ST_RUNNING || v->state == ST_STOPPED;
     v->elapsed = elapsed(j, going, (double)time(NULL));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "report/report.h"
+#include "run/run.h" /* FsStudyStop */
 
 /* Whether a run is going: the journal's lock says so; a run whose process
  * is suspended (SIGSTOP, Ctrl-Z) holds it without going on. */
@@ -40,6 +41,7 @@ typedef struct {
     const char *eta_from;
     const FsReportRow *best; /* NULL: no complete trial yet */
     int tied; /* other complete trials the folds cannot tell from the best (report_ties); -1: not compared */
+    FsStudyStop study; /* search.stop's decision (run_study_replay) */
     int looks, looks_evaluate, looks_test; /* evaluations of test data */
     int dropped_tail;
 } StatusView;

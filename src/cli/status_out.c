@@ -133,6 +133,11 @@ void status_print_text(FILE *out, const StatusView *v)
     } else {
         fprintf(out, "best so far  none complete yet\n");
     }
+    if (v->study.stopped) {
+        char study[400];
+        run_study_text(&v->study, study, sizeof study);
+        fprintf(out, "study        %s\n", study);
+    }
     /* Each look at test data makes the next one less honest: say how many. */
     if (v->looks)
         fprintf(out, "test data    looked at %d time%s (%d by foldsweep evaluate, %d by the sweep's test section)\n",
@@ -203,6 +208,8 @@ void status_print_json(FILE *out, const StatusView *v)
     num(&w, "best_std", v->best ? v->best->std : NAN, v->best != NULL);
     str(&w, "best_arch", v->best ? v->best->arch : NULL);
     num(&w, "tied_with_best", v->tied, v->tied >= 0);
+    flag(&w, "study_stopped", v->study.stopped);
+    num(&w, "trials_not_trained", v->study.budget - v->study.proposed, v->study.stopped);
     num(&w, "test_data_looks", v->looks, 1);
     num(&w, "test_data_looks_evaluate", v->looks_evaluate, 1);
     num(&w, "test_data_looks_test", v->looks_test, 1);

@@ -116,13 +116,21 @@ static int scores_ok(const double *x, int n, double ratio)
     return 1;
 }
 
+double metrics_se_corrected(const double *x, int n, double ratio)
+{
+    if (!scores_ok(x, n, ratio)) return NAN;
+    double m, v;
+    mean_var(x, n, &m, &v);
+    return sqrt((1.0 / n + ratio) * v);
+}
+
 int metrics_ci_corrected(const double *x, int n, double ratio, double level, double *lo, double *hi)
 {
     *lo = *hi = NAN;
     if (!scores_ok(x, n, ratio) || !(level > 0.0 && level < 1.0)) return -1;
     double m, v;
     mean_var(x, n, &m, &v);
-    const double half = metrics_t_quantile(0.5 + 0.5 * level, n - 1) * sqrt((1.0 / n + ratio) * v);
+    const double half = metrics_t_quantile(0.5 + 0.5 * level, n - 1) * metrics_se_corrected(x, n, ratio);
     *lo = m - half;
     *hi = m + half;
     return 0;

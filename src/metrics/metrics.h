@@ -97,6 +97,9 @@ double metrics_t_quantile(double p, double df);
  * a score is not finite, ratio is negative or not finite, or level is not
  * in (0, 1). */
 int metrics_ci_corrected(const double *x, int n, double ratio, double level, double *lo, double *hi);
+/* The corrected standard error of that mean, sqrt((1 / n + ratio) s^2);
+ * NAN under the same conditions. */
+double metrics_se_corrected(const double *x, int n, double ratio);
 /* The corrected resampled paired t-test of a against b over the same n >= 2
  * splits: the two-sided p-value that their mean scores are equal. 1 when
  * every split's difference is 0, 0 when every one is the same nonzero

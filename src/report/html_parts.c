@@ -37,7 +37,7 @@ static int finished(const FsReportRow *r, int k)
 void html_banner(FILE *out, const HtmlDoc *d)
 {
     const FsReport *rep = d->rep;
-    int k = rep->spec.folds, n = rep->spec.n_trials, done = 0;
+    int k = rep->spec.folds, n = d->info->planned > 0 ? d->info->planned : rep->spec.n_trials, done = 0;
     for (int i = 0; i < rep->n_rows; i++) done += finished(&rep->rows[i], k);
     char now[40];
     html_time(now, sizeof now, d->now);
@@ -60,6 +60,11 @@ void html_banner(FILE *out, const HtmlDoc *d)
               out);
     else if (!complete)
         fputs(" Running the same sweep again with <code>foldsweep run</code> resumes it.", out);
+    if (d->info->note && d->info->note[0]) {
+        fputs(" The study ", out);
+        html_esc(out, d->info->note);
+        fputs(".", out);
+    }
     fputs("</p>\n", out);
     if (d->j->bad_lines) {
         fprintf(out, "<p class=\"banner\">The journal has %ld damaged line%s (the first is line %ld: ", d->j->bad_lines,

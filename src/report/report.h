@@ -188,6 +188,8 @@ typedef struct {
     const char *sweep_path; /* the sweep file the run was started with (NULL: not known) */
     int threads;            /* worker threads of all ranks (0: not known) */
     int live;               /* the run is going: the page says so and reloads itself */
+    int planned;            /* > 0: the trials the run trains, when fewer than the sweep's (search.stop ended it) */
+    const char *note;       /* a sentence for the banner (why the study stopped), or NULL / "" */
 } FsReportHtmlInfo;
 
 /* The report of run folder dir (its journal j, read or open; spec as for

@@ -182,7 +182,7 @@ static void state_record_fold(RunState *st, int i)
     st->trials[t].metric += train_result_metric(r, st->sw.metric);
     int complete = st->trials[t].folds == st->folds.n && !st->trials[t].bad;
     progress_fold_finished(&st->prog, 1, tr->id, st->trials[t].metric / st->folds.n, complete);
-    FsReportHtmlInfo live = {st->sw.path, 0, 1};
+    FsReportHtmlInfo live = {st->sw.path, 0, 1, 0, NULL};
     if (st->trials[t].folds == st->folds.n) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
 }
 

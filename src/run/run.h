@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "data/data.h"
+#include "journal/journal.h" /* run_study_replay */
 #include "mpi/mpi.h"
 #include "sweep/sweep.h"
 #include "util/util.h" /* FS_EXIT_* */
@@ -74,6 +75,21 @@ int run_sweep(const FsRunOptions *o, FsMpi *m);
 int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, char *target, size_t target_n,
                  char ***why, FsErr *err);
 void run_gpu_plan_free(char **why, int n);
+
+/* search.stop (run/sampler.c): whether the study ended before its budget,
+ * replayed from the journal as the run decided it. */
+typedef struct {
+    int stopped;          /* search.stop ended the study */
+    int after;            /* ... judged after this many trials, in proposal order */
+    int streak;           /* trials in a row that did not beat the best by more than its standard error */
+    char best[FS_TRIAL_ID_LEN + 1]; /* the best trial then */
+    double best_mean, best_se;      /* its mean metric and corrected standard error */
+    int proposed, budget; /* trials proposed (trained), and search.random */
+} FsStudyStop;
+void run_study_replay(const FsSweep *sw, const FsJournal *j, const FsFolds *folds, FsStudyStop *out);
+/* The one sentence for it (run's summary, status, the leaderboard, the
+ * report): "stopped by search.stop after T trials: ...". */
+void run_study_text(const FsStudyStop *s, char *out, size_t n);
 
 /* `foldsweep refit DIR`: the trial of whole id `id` trained
  * on all of the sweep's training proteins and saved in DIR/refits/ (once:

@@ -1,66 +1,156 @@
 /*
- * sampler: which trials a run trains. Without search.sampler: tpe every
- * trial of the sweep is proposed at once. With it, rank 0 proposes
- * search.batch trials at a time (src/sample), each batch once every trial
- * of the earlier batches is finished in the journal (decide.c lists their
- * jobs); on resume the same batches are proposed again from the journal,
- * so a resumed run (on any number of ranks) trains the same trials.
+ * sampler: which trials a run trains. Without search.sampler: tpe or
+ * search.stop every trial of the sweep is proposed at once. With either,
+ * rank 0 proposes search.batch trials at a time (tpe: src/sample; random
+ * with a stop rule: the sampled trials in their order), each batch once
+ * every trial of the earlier batches is finished in the journal (decide.c
+ * lists their jobs); on resume the same batches are proposed again from the
+ * journal, so a resumed run (on any number of ranks) trains the same trials.
+ *
+ * search.stop: {after: N} ends the study before its budget once N trials in
+ * a row, in proposal order, did not beat the best mean so far by more than
+ * the best's corrected standard error (metrics_se_corrected: the folds'
+ * noise). It is judged only when a batch is due, from the journal, so every
+ * rank count and every resume decides the same.
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "sample/sample.h"
 #include "run/state.h"
+#include "sample/sample.h"
 
-static int tpe(const RunState *st) { return st->sw.sampler == FS_SAMPLER_TPE; }
+/* The sampler's view: the sweep, the journal, the proposals so far. */
+typedef struct {
+    const FsSweep *sw;
+    const FsJournal *j;
+    const FsFolds *folds;
+    int *proposed;
+    int n_proposed, n_batches;
+    FsStudyStop stop;
+} Study;
+
+static int tpe(const FsSweep *sw) { return sw->sampler == FS_SAMPLER_TPE; }
+static int batched(const FsSweep *sw) { return tpe(sw) || sw->stop_after > 0; }
+static int budget(const FsSweep *sw) { return tpe(sw) ? sw->random_n : sw->n_trials; }
 
 /* Finished: failed, pruned, or every fold recorded (from the journal). */
-static int resolved(const RunState *st, int t)
+static int resolved(const Study *s, int t)
 {
-    const FsTrial *tr = &st->sw.trials[t];
-    if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) return 1;
-    for (int k = 0; k < st->folds.n; k++)
-        if (!journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k))) return 0;
+    const FsTrial *tr = &s->sw->trials[t];
+    if (journal_find_failure(s->j, tr->id) || journal_find_cut(s->j, tr->id)) return 1;
+    for (int k = 0; k < s->folds->n; k++)
+        if (!journal_find_fold(s->j, tr->id, data_fold_id(s->folds, k))) return 0;
     return 1;
 }
 
-/* Higher is better: the mean Q3 (or minus the mean loss) over its folds;
- * -inf for a trial that failed, diverged or was pruned. */
-static double score(const RunState *st, int t)
+/* Higher is better: the mean Q3 (or minus the mean loss) over its folds,
+ * and its corrected standard error (0 with one fold); -inf for a trial
+ * that failed, diverged or was pruned. */
+static double score(const Study *s, int t, double *se)
 {
-    const FsTrial *tr = &st->sw.trials[t];
-    if (journal_find_failure(&st->j, tr->id) || journal_find_cut(&st->j, tr->id)) return -INFINITY;
-    double sum = 0;
-    for (int k = 0; k < st->folds.n; k++) {
-        const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k));
-        if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return -INFINITY;
-        double v = train_result_metric(&fr->r, st->sw.metric);
-        sum += st->sw.metric == FS_METRIC_LOSS ? -v : v;
+    const FsTrial *tr = &s->sw->trials[t];
+    const int n = s->folds->n;
+    *se = 0.0;
+    if (journal_find_failure(s->j, tr->id) || journal_find_cut(s->j, tr->id)) return -INFINITY;
+    double *x = fs_malloc(sizeof(double) * (size_t)n), sum = 0.0, tr_ex = 0.0, va_ex = 0.0;
+    for (int k = 0; k < n; k++) {
+        const FsFoldRecord *fr = journal_find_fold(s->j, tr->id, data_fold_id(s->folds, k));
+        if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return free(x), -INFINITY;
+        const double v = train_result_metric(&fr->r, s->sw->metric);
+        x[k] = s->sw->metric == FS_METRIC_LOSS ? -v : v;
+        sum += x[k];
+        tr_ex += (double)fr->r.train_examples;
+        va_ex += (double)fr->r.val_examples;
     }
-    return sum / st->folds.n;
+    if (n >= 2 && tr_ex > 0.0) {
+        *se = metrics_se_corrected(x, n, va_ex / tr_ex);
+        if (!isfinite(*se)) *se = 0.0;
+    }
+    free(x);
+    return sum / n;
 }
 
-/* Proposes the next batch; returns its size. */
-static int propose(RunState *st)
+/* search.stop over the proposals so far (all resolved): 1 when it ended
+ * the study, with s->stop saying where and why. */
+static int study_check(Study *s)
 {
-    const FsSweep *sw = &st->sw;
-    int want = sw->random_n - st->n_proposed;
-    if (want > sw->batch) want = sw->batch;
-    if (want <= 0) return 0;
-    unsigned char *taken = fs_calloc((size_t)sw->n_trials + 1, 1);
-    double *scores = fs_calloc((size_t)st->n_proposed + 1, sizeof(double));
-    for (int k = 0; k < st->n_proposed; k++) {
-        taken[st->proposed[k]] = 1;
-        scores[k] = score(st, st->proposed[k]);
+    if (!s->sw->stop_after) return 0;
+    double best = -INFINITY, best_se = 0.0;
+    int streak = 0, at = -1;
+    for (int k = 0; k < s->n_proposed; k++) {
+        double se, v = score(s, s->proposed[k], &se);
+        if (v > best + best_se) {
+            best = v, best_se = se, at = s->proposed[k], streak = 0;
+            continue;
+        }
+        streak++;
+        if (v > best) best = v, best_se = se, at = s->proposed[k];
+        if (streak >= s->sw->stop_after) {
+            s->stop.stopped = 1;
+            s->stop.after = k + 1;
+            s->stop.streak = streak;
+            s->stop.best_mean = s->sw->metric == FS_METRIC_LOSS ? -best : best;
+            s->stop.best_se = best_se;
+            s->stop.proposed = s->n_proposed;
+            s->stop.budget = budget(s->sw);
+            snprintf(s->stop.best, sizeof s->stop.best, "%s", at >= 0 ? s->sw->trials[at].id : "");
+            return 1;
+        }
     }
-    int n = sample_propose(sw, st->proposed, scores, st->n_proposed, taken, want, st->n_batches,
-                           st->proposed + st->n_proposed);
-    for (int k = st->n_proposed; k < st->n_proposed + n; k++) st->trials[st->proposed[k]].rank = k;
-    st->n_proposed += n;
-    st->n_batches++;
-    free(taken);
-    free(scores);
+    return 0;
+}
+
+/* Proposes the next batch; returns its size (0: the budget is spent or
+ * search.stop ended the study). */
+static int propose(Study *s)
+{
+    const FsSweep *sw = s->sw;
+    int want = budget(sw) - s->n_proposed;
+    if (want > sw->batch) want = sw->batch;
+    if (want <= 0 || study_check(s)) return 0;
+    int n = want;
+    if (tpe(sw)) {
+        unsigned char *taken = fs_calloc((size_t)sw->n_trials + 1, 1);
+        double *scores = fs_calloc((size_t)s->n_proposed + 1, sizeof(double)), se;
+        for (int k = 0; k < s->n_proposed; k++) {
+            taken[s->proposed[k]] = 1;
+            scores[k] = score(s, s->proposed[k], &se);
+        }
+        n = sample_propose(sw, s->proposed, scores, s->n_proposed, taken, want, s->n_batches,
+                           s->proposed + s->n_proposed);
+        free(taken);
+        free(scores);
+    } else {
+        for (int k = 0; k < n; k++) s->proposed[s->n_proposed + k] = s->n_proposed + k; /* the sampled order */
+    }
+    s->n_proposed += n;
+    s->n_batches++;
     return n;
+}
+
+/* Batch after batch while every proposed trial is finished. */
+static void replay(Study *s)
+{
+    for (;;) {
+        int all = 1;
+        for (int k = 0; k < s->n_proposed && all; k++) all = resolved(s, s->proposed[k]);
+        if (!all || propose(s) == 0) break;
+    }
+}
+
+static Study study_of(RunState *st)
+{
+    Study s = {&st->sw, &st->j, &st->folds, st->proposed, st->n_proposed, st->n_batches, st->study_stop};
+    return s;
+}
+
+static void study_back(RunState *st, const Study *s)
+{
+    for (int k = st->n_proposed; k < s->n_proposed; k++) st->trials[s->proposed[k]].rank = k;
+    st->n_proposed = s->n_proposed;
+    st->n_batches = s->n_batches;
+    st->study_stop = s->stop;
 }
 
 void run_sampler_open(RunState *st)
@@ -68,25 +158,49 @@ void run_sampler_open(RunState *st)
     const FsSweep *sw = &st->sw;
     st->proposed = fs_calloc((size_t)sw->n_trials + 1, sizeof(int));
     for (int t = 0; t < sw->n_trials; t++) st->trials[t].rank = -1;
-    if (!tpe(st)) {
+    if (!batched(sw)) {
         for (int t = 0; t < sw->n_trials; t++) st->trials[t].rank = st->n_proposed, st->proposed[st->n_proposed++] = t;
         return;
     }
     /* Replay: each batch from the journal's scores of the ones before, as
      * long as those are all finished. */
-    for (;;) {
-        int all = 1;
-        for (int k = 0; k < st->n_proposed && all; k++) all = resolved(st, st->proposed[k]);
-        if (!all || propose(st) == 0) break;
-    }
+    Study s = study_of(st);
+    replay(&s);
+    study_back(st, &s);
 }
 
-int run_sampler_more(const RunState *st) { return tpe(st) && st->n_proposed < st->sw.random_n; }
+int run_sampler_more(const RunState *st)
+{
+    return batched(&st->sw) && st->n_proposed < budget(&st->sw) && !st->study_stop.stopped;
+}
 
 int run_sampler_next(RunState *st)
 {
     if (!run_sampler_more(st)) return 0;
-    for (int k = 0; k < st->n_proposed; k++)
-        if (!resolved(st, st->proposed[k])) return 0;
-    return propose(st);
+    Study s = study_of(st);
+    for (int k = 0; k < s.n_proposed; k++)
+        if (!resolved(&s, s.proposed[k])) return 0;
+    const int n = propose(&s);
+    study_back(st, &s);
+    return n;
+}
+
+void run_study_text(const FsStudyStop *s, char *out, size_t n)
+{
+    snprintf(out, n, "stopped by search.stop after %d trials: the last %d did not beat the best (%.8s) by more than "
+             "its standard error; %d of the budget of %d not trained",
+             s->after, s->streak, s->best, s->budget - s->proposed, s->budget);
+}
+
+void run_study_replay(const FsSweep *sw, const FsJournal *j, const FsFolds *folds, FsStudyStop *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!sw->stop_after) return;
+    Study s = {sw, j, folds, fs_calloc((size_t)sw->n_trials + 1, sizeof(int)), 0, 0, {0}};
+    replay(&s);
+    /* A study whose last batch is still training has not decided yet. */
+    *out = s.stop;
+    out->proposed = s.n_proposed;
+    out->budget = budget(sw);
+    free(s.proposed);
 }

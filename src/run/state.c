@@ -300,13 +300,16 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
         memset(&err, 0, sizeof err);
     }
-    FsReportHtmlInfo html = {st->sw.path, threads, 0};
+    char study[400] = "";
+    if (st->study_stop.stopped) run_study_text(&st->study_stop, study, sizeof study);
+    FsReportHtmlInfo html = {st->sw.path, threads, 0, st->study_stop.stopped ? st->study_stop.proposed : 0, study};
     if (report_html_write_run(st->dir, &st->j, &st->sw, &html, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
     }
     if (!o->quiet && rc != FS_EXIT_ERROR) {
         if (!interrupted) report_print_leaderboard(out, &st->j, &st->sw, 10);
+        if (st->study_stop.stopped && !interrupted) fprintf(out, "study: %s\n", study);
         if (st->models_discarded && st->set.keep_models > 0)
             fprintf(out, "models: removed the fold models of %d trial%s outside the best %d (run.keep_models)\n",
                     st->models_discarded, st->models_discarded == 1 ? "" : "s", st->set.keep_models);

@@ -42,6 +42,7 @@ typedef struct RunState {
     FsPruner *pruner;
     int cuts_made; /* trials pruned so far in this run (the coordinator tells worker ranks) */
     int *proposed, n_proposed, n_batches; /* the trials of this run, in proposal order */
+    FsStudyStop study_stop;               /* search.stop's decision (sampler.c) */
     int n_prunable;                       /* trials the pruner may see: the sweep's, or the tpe budget */
     pthread_cond_t cv; /* a job finished or was dropped: a waiting take may go on */
     RunTrial *trials; /* per trial of the sweep (records.h) */

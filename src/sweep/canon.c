@@ -138,6 +138,10 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
     if (sw->random_n || sw->prune.kind != FS_PRUNER_NONE) sb_puts(&b, "search:\n");
     if (sw->random_n) sb_printf(&b, "  random: %d\n  seed: %llu\n", sw->random_n, (unsigned long long)sw->search_seed);
     if (sw->sampler == FS_SAMPLER_TPE) sb_printf(&b, "  sampler: tpe\n  batch: %d\n", sw->batch);
+    if (sw->stop_after) {
+        if (sw->sampler != FS_SAMPLER_TPE) sb_printf(&b, "  batch: %d\n", sw->batch);
+        sb_printf(&b, "  stop: {after: %d}\n", sw->stop_after);
+    }
     const FsPruneSpec *ps = &sw->prune;
     char z[40];
     fs_format_float(z, sizeof z, (float)ps->z);

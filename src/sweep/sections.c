@@ -429,12 +429,12 @@ static void parse_pruner(FsSweep *sw, const YNode *v, SwErrs *e)
 
 void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
 {
-    static const char *const keys[] = {"random", "seed", "pruner", "sampler", "batch"};
+    static const char *const keys[] = {"random", "seed", "pruner", "sampler", "batch", "stop"};
     if (s->kind != YN_MAP) {
         swerr_add(e, s->line, s->col, "search: expected {random: N, seed: S, sampler: random|tpe, pruner: RULE}");
         return;
     }
-    sw_check_keys(s, "search", keys, 5, e);
+    sw_check_keys(s, "search", keys, 6, e);
     const YNode *v;
     long long n;
     if ((v = ytree_get(s, "pruner"))) parse_pruner(sw, v, e);
@@ -449,9 +449,22 @@ void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
         if (!ytree_get(s, "random"))
             swerr_add(e, v->line, v->col, "search.sampler: needs search.random, the number of trials to train");
     }
+    if ((v = ytree_get(s, "stop"))) {
+        const YNode *a = v->kind == YN_MAP ? ytree_get(v, "after") : NULL;
+        static const char *const stop_keys[] = {"after"};
+        if (v->kind == YN_MAP) sw_check_keys(v, "search.stop", stop_keys, 1, e);
+        if (!ytree_get(s, "random"))
+            swerr_add(e, v->line, v->col, "search.stop: needs search.random (a budget of trials to stop short of)");
+        else if (!a || sw_scalar_int(a, &n) || n < 1 || n > FS_SWEEP_MAX_TRIALS)
+            swerr_add(e, (a ? a : v)->line, (a ? a : v)->col, "search.stop: expected {after: N}, N from 1 to %d: the "
+                      "study ends once N trials in a row did not beat the best by more than its standard error",
+                      FS_SWEEP_MAX_TRIALS);
+        else
+            sw->stop_after = (int)n;
+    }
     if ((v = ytree_get(s, "batch"))) {
-        if (sw->sampler != FS_SAMPLER_TPE)
-            swerr_add(e, v->line, v->col, "search.batch: only with sampler: tpe; remove it");
+        if (sw->sampler != FS_SAMPLER_TPE && !ytree_get(s, "stop"))
+            swerr_add(e, v->line, v->col, "search.batch: only with sampler: tpe or search.stop; remove it");
         else if (sw_scalar_int(v, &n) || n < 1 || n > 4096)
             swerr_add(e, v->line, v->col, "search.batch: expected an integer from 1 to 4096");
         else

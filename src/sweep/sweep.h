@@ -108,7 +108,9 @@ typedef struct {
     FsPruneSpec prune;    /* search.pruner (kind FS_PRUNER_NONE: every trial trains every fold) */
     FsSampler sampler;    /* grid (no search.random), random, or tpe: then trials holds the whole
                              grid and a run proposes random_n of them, batch by batch */
-    int batch;            /* search.batch: trials per proposal (tpe) */
+    int batch;            /* search.batch: trials per proposal (tpe, or random with stop) */
+    int stop_after;       /* search.stop.after: the study ends after this many trials in a row did not beat
+                             the best by more than its corrected standard error (0: off; run/sampler.c) */
     FsSweepDim dims[FS_SWEEP_MAX_DIMS];
     int n_dims;
     struct SwSpace *space; /* the options' values, for sweep_trial_value (owned; freed by sweep_free) */
