@@ -164,11 +164,53 @@ static int dump(uint64_t seed, int count)
     return 0;
 }
 
+/* The Pareto front against a brute force written here: a point is on it
+ * when no other point is >= in both and > in one, and no earlier point
+ * has its very values; small integer grids make ties and equal points. */
+static void pareto(void)
+{
+    FsRng r;
+    const uint64_t seed = 31;
+    fs_rng_seed(&r, &seed, 1);
+    int wrong = 0, on_total = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        const int n = 1 + (int)fs_rng_below(&r, 30), m = 2 + (int)fs_rng_below(&r, 2);
+        double v[40 * 3];
+        unsigned char front[40];
+        for (int i = 0; i < n * m; i++) v[i] = (double)fs_rng_below(&r, 6);
+        if (trial % 7 == 0) v[0] = NAN;
+        metrics_pareto(v, n, m, front);
+        for (int i = 0; i < n; i++) {
+            int want = 1;
+            for (int k = 0; k < m; k++) want &= !isnan(v[i * m + k]);
+            for (int j = 0; j < n && want; j++) {
+                if (j == i || isnan(v[j * m]) || isnan(v[j * m + 1]) || (m == 3 && isnan(v[j * m + 2]))) continue;
+                int all_ge = 1, any_gt = 0, same = 1;
+                for (int k = 0; k < m; k++) {
+                    all_ge &= v[j * m + k] >= v[i * m + k];
+                    any_gt |= v[j * m + k] > v[i * m + k];
+                    same &= v[j * m + k] == v[i * m + k];
+                }
+                if ((all_ge && any_gt) || (same && j < i)) want = 0;
+            }
+            wrong += front[i] != want;
+            on_total += front[i];
+        }
+    }
+    CHECK_MSG(wrong == 0, "%d points put on or off the front wrongly", wrong);
+    CHECK(on_total > 300); /* the fronts are not empty */
+    const double two[4] = {0.7, -100.0, 0.7, -100.0};
+    unsigned char f2[2];
+    metrics_pareto(two, 2, 2, f2);
+    CHECK(f2[0] == 1 && f2[1] == 0); /* equal points: the first only */
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--dump")) return dump(strtoull(argv[2], NULL, 10), atoi(argv[3]));
     t_distribution();
     worked_examples();
+    pareto();
     false_positives(3, 1);
     false_positives(3, 2);
     false_positives(5, 1);

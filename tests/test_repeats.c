@@ -132,6 +132,20 @@ static void sweeps(void)
     CHECK_CONTAINS(sw.canonical, "  alpha: 0.01\n");
     CHECK(sw.alpha == (double)0.01f);
     sweep_free(&sw);
+    /* run.objectives: in the canonical sweep, each name once. */
+    snprintf(with_alpha, sizeof with_alpha, "%srun:\n  objectives: [q3, params]\n", text);
+    CHECK_MSG(load(&sw, with_alpha, why, sizeof why) == 0, "%s", why);
+    CHECK(sw.n_objectives == 2 && sw.objectives[1] == FS_OBJ_PARAMS);
+    CHECK_CONTAINS(sw.canonical, "  objectives: [q3, params]\n");
+    sweep_free(&sw);
+    snprintf(with_alpha, sizeof with_alpha, "%srun:\n  objectives: [q3, q3]\n", text);
+    CHECK(load(&sw, with_alpha, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "(each once)");
+    sweep_free(&sw);
+    snprintf(with_alpha, sizeof with_alpha, "%srun:\n  objectives: [q3, size]\n", text);
+    CHECK(load(&sw, with_alpha, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "run.objectives: expected a list of two or more of q3, loss, params, train_seconds");
+    sweep_free(&sw);
     snprintf(with_alpha, sizeof with_alpha, "%srun:\n  alpha: 0.7\n", text);
     CHECK(load(&sw, with_alpha, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "run.alpha: expected a level above 0 and at most 0.5");

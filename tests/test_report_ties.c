@@ -44,7 +44,8 @@ static void add_fold(FsJournal *j, const char *id, int fold, int correct, float 
 static void add_trial(FsJournal *j, const char *id, int index, const int *correct, const float *loss, int folds)
 {
     FsErr err = {0};
-    CHECK_MSG(journal_append_trial(j, id, index, 10, "{}", &err) == 0, "%s", err.msg);
+    /* far is the smallest model: it is on the [q3, params] front. */
+    CHECK_MSG(journal_append_trial(j, id, index, strcmp(id, "far") ? 10 : 5, "{}", &err) == 0, "%s", err.msg);
     for (int f = 0; f < folds; f++) add_fold(j, id, f, correct[f], loss[f]);
 }
 
@@ -86,7 +87,7 @@ int main(void)
     add_trial(&j, "far", 2, far, lf, 3);
     add_trial(&j, "inc", 3, inc, li, 2);
 
-    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 4, NULL, 0, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 4, NULL, 0, 0, {0}, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const FsReportRow *b = row_of(&rep, "best"), *n = row_of(&rep, "near"), *f = row_of(&rep, "far"),
@@ -146,6 +147,22 @@ int main(void)
     CHECK_CONTAINS(tab, "  no  ");
     free(tab);
     report_free(&rep);
+
+    /* run.objectives [q3, params]: best (82%, 10 parameters) dominates near
+     * (81%, 10); far (61%, 5) is smaller, so on the front too. */
+    spec.objectives[0] = FS_OBJ_Q3, spec.objectives[1] = FS_OBJ_PARAMS, spec.n_objectives = 2;
+    report_build(&rep, &j, &spec);
+    CHECK(row_of(&rep, "best")->pareto == 1 && row_of(&rep, "near")->pareto == 0 && row_of(&rep, "far")->pareto == 1);
+    CHECK(row_of(&rep, "inc")->pareto == -1);
+    char *pj = render(&rep, FS_REPORT_JSON);
+    CHECK_CONTAINS(pj, "\"pareto\":true");
+    CHECK_CONTAINS(pj, "\"pareto\":null");
+    free(pj);
+    char *pt = render(&rep, FS_REPORT_TABLE);
+    CHECK_CONTAINS(pt, " front ");
+    free(pt);
+    report_free(&rep);
+    spec.n_objectives = 0;
 
     /* run.alpha 0.01: far's adjusted 0.0113 is no longer below it: tied. */
     spec.alpha = 0.01;

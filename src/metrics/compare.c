@@ -155,6 +155,34 @@ double metrics_ttest_corrected(const double *a, const double *b, int n, double r
     return p;
 }
 
+const char *const metrics_objective_names[FS_OBJ_COUNT] = {"q3", "loss", "params", "train_seconds"};
+
+int metrics_objective_higher(FsObjective o) { return o == FS_OBJ_Q3; }
+
+static int has_nan(const double *x, int m)
+{
+    for (int k = 0; k < m; k++)
+        if (isnan(x[k])) return 1;
+    return 0;
+}
+
+void metrics_pareto(const double *v, int n, int m, unsigned char *front)
+{
+    for (int i = 0; i < n; i++) {
+        const double *a = v + (size_t)i * m;
+        int on = !has_nan(a, m);
+        for (int j = 0; j < n && on; j++) {
+            const double *b = v + (size_t)j * m;
+            if (j == i || has_nan(b, m)) continue;
+            int ge = 1, gt = 0;
+            for (int k = 0; k < m; k++) ge &= b[k] >= a[k], gt |= b[k] > a[k];
+            /* b dominates a, or equals it and comes first. */
+            if (ge && (gt || j < i)) on = 0;
+        }
+        front[i] = (unsigned char)on;
+    }
+}
+
 typedef struct {
     double p;
     int i;

@@ -105,6 +105,20 @@ double metrics_se_corrected(const double *x, int n, double ratio);
  * every split's difference is 0, 0 when every one is the same nonzero
  * number, NAN under metrics_ci_corrected's conditions for -1. */
 double metrics_ttest_corrected(const double *a, const double *b, int n, double ratio);
+/* Objectives a sweep may trade off (run.objectives): validation Q3 (higher
+ * is better), validation loss, trainable parameters and training seconds
+ * (lower is better); names in this order. */
+typedef enum { FS_OBJ_Q3 = 0, FS_OBJ_LOSS, FS_OBJ_PARAMS, FS_OBJ_TRAIN_SECONDS, FS_OBJ_COUNT } FsObjective;
+extern const char *const metrics_objective_names[FS_OBJ_COUNT];
+/* 1 when higher is better. */
+int metrics_objective_higher(FsObjective o);
+/* The Pareto front of n points of m objectives (v[i * m + k], every one
+ * higher-is-better: callers negate the others): front[i] = 1 when no other
+ * point is at least as good in every objective and better in one. Of
+ * points with equal vectors only the first is on the front (ties broken
+ * by order). A point with a NaN is never on it and dominates nothing. */
+void metrics_pareto(const double *v, int n, int m, unsigned char *front);
+
 /* Holm's step-down adjustment of n p-values in place (NaN entries are left
  * as they are and not counted among the comparisons). */
 void metrics_holm(double *p, int n);

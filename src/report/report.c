@@ -45,6 +45,8 @@ void report_spec_from_sweep(FsReportSpec *spec, const FsSweep *sw)
     spec->folds = sweep_fold_count(sw);
     spec->repeats = sw->predefined ? 1 : sw->repeats;
     spec->alpha = sw->alpha;
+    spec->n_objectives = sw->n_objectives;
+    memcpy(spec->objectives, sw->objectives, sizeof spec->objectives);
     spec->n_trials = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials; /* tpe: the budget, not the grid */
 }
 

@@ -51,6 +51,7 @@ typedef struct {
     const FsSweep *sweep;
     int repeats; /* data.repeats (0 or 1: one k-fold split, or not known) */
     double alpha; /* run.alpha (0: FS_ALPHA_DEFAULT) */
+    int objectives[FS_OBJ_COUNT], n_objectives; /* run.objectives (0: no Pareto front) */
 } FsReportSpec;
 
 typedef struct {
@@ -96,6 +97,10 @@ typedef struct {
     int has_ci;
     double ci_lo, ci_hi, p_vs_best;
     int tied; /* 1 tied with the best, 0 not, -1 not compared */
+    /* run.objectives: 1 on the Pareto front of the ok trials with every
+     * fold (report_ties.c), 0 not, -1 not compared (no objectives, or not
+     * such a trial). */
+    int pareto;
 } FsReportRow;
 /* The level below which a trial is told apart from the best: run.alpha. */
 double report_alpha(const FsReportSpec *spec);

@@ -58,8 +58,12 @@ static void epochs_cell(const FsReport *rep, const FsReportRow *row, char *out, 
 
 enum { C_RIGHT = 1, C_WRAP = 2, C_WIDE = 4 /* --wide and Markdown only */, C_FOLD = 8, C_OFF = 16 };
 
+/* The most columns a grid has besides the folds' (grid_build adds at most
+ * this many; add_col checks it). */
+#define GRID_FIXED_COLS 20
+
 typedef struct {
-    int n_rows, n_cols;
+    int n_rows, n_cols, max_cols;
     char **cell; /* (n_rows + 1) x n_cols, row 0 = header */
     int *flags;  /* C_* per column */
     int *width;  /* the table's column widths */
@@ -67,6 +71,7 @@ typedef struct {
 
 static int add_col(Grid *g, const char *header, int flags)
 {
+    FS_ASSERT(g->n_cols < g->max_cols); /* GRID_FIXED_COLS too small */
     int c = g->n_cols++;
     g->flags[c] = flags;
     g->cell[c] = fs_strdup(header);
@@ -99,23 +104,31 @@ static void one_line(char *s)
         if (*s == '\n' || *s == '\r' || *s == '\t') *s = ' ';
 }
 
+/* An empty grid of n rows with room for max_cols columns' headers. */
+static void grid_open(Grid *g, int n, int max_cols)
+{
+    memset(g, 0, sizeof *g);
+    g->n_rows = n;
+    g->max_cols = max_cols;
+    g->flags = fs_calloc((size_t)max_cols, sizeof *g->flags);
+    g->width = fs_calloc((size_t)max_cols, sizeof *g->width);
+    g->cell = fs_calloc((size_t)max_cols, sizeof *g->cell); /* the headers, until the columns are known */
+}
+
 static void grid_build(Grid *g, const FsReport *rep, int top, int table)
 {
     const int k = rep->spec.folds, n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
     const FsMetricKind m = rep->spec.metric;
-    const int q = m != FS_METRIC_LOSS, max_cols = 16 + k;
-    memset(g, 0, sizeof *g);
-    g->n_rows = n;
-    g->flags = fs_calloc((size_t)max_cols, sizeof *g->flags);
-    g->width = fs_calloc((size_t)max_cols, sizeof *g->width);
-    g->cell = fs_calloc((size_t)max_cols, sizeof *g->cell); /* the headers, until the columns are known */
+    const int q = m != FS_METRIC_LOSS;
+    grid_open(g, n, GRID_FIXED_COLS + k);
     char buf[1200], h[32];
     const int c_rank = add_col(g, "rank", C_RIGHT), c_id = add_col(g, "id", 0), c_st = add_col(g, "status", 0);
     snprintf(buf, sizeof buf, "%s mean%s", metrics_kind_name(m), q ? " %" : "");
     const int c_mean = add_col(g, buf, C_RIGHT), c_std = add_col(g, "std", C_RIGHT);
     /* Against the best (report_ties.c): the interval's half-width and
      * whether the folds can tell the trial from rank 1. */
-    const int c_ci = add_col(g, "+-95%", C_RIGHT), c_tied = add_col(g, "tied", 0), c_fold = g->n_cols;
+    const int c_ci = add_col(g, "+-95%", C_RIGHT), c_tied = add_col(g, "tied", 0);
+    const int c_front = rep->spec.n_objectives ? add_col(g, "front", 0) : -1, c_fold = g->n_cols;
     for (int s = 0; s < k; s++) {
         report_fold_header(rep, s, h, sizeof h);
         add_col(g, h, C_RIGHT | C_FOLD);
@@ -147,6 +160,7 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
         set(g, i, c_std, report_metric_text(buf, sizeof buf, m, row->std));
         set(g, i, c_ci, report_metric_text(buf, sizeof buf, m, row->has_ci ? 0.5 * (row->ci_hi - row->ci_lo) : NAN));
         set(g, i, c_tied, row->tied < 0 ? "-" : i == 0 ? "best" : row->tied ? "yes" : "no");
+        if (c_front >= 0) set(g, i, c_front, row->pareto < 0 ? "-" : row->pareto ? "yes" : "no");
         for (int s = 0; s < k; s++) {
             fold_cell(rep, &row->folds[s], buf, sizeof buf);
             set(g, i, c_fold + s, buf);

@@ -32,6 +32,43 @@ static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, do
     return isfinite(*ratio);
 }
 
+/* Objective o of a trial with every fold ok, higher-is-better. */
+static double objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
+{
+    const int k = rep->spec.folds;
+    double sum = 0.0;
+    switch (o) {
+    case FS_OBJ_PARAMS: return -(double)row->n_params;
+    case FS_OBJ_TRAIN_SECONDS: return -row->seconds;
+    default:
+        for (int s = 0; s < k; s++) sum += o == FS_OBJ_Q3 ? row->folds[s].q3 : row->folds[s].loss;
+        return metrics_objective_higher(o) ? sum / k : -sum / k;
+    }
+}
+
+/* run.objectives: the Pareto front of the ok trials with every fold, in
+ * rank order (ties to the better-ranked). */
+static void pareto(FsReport *rep)
+{
+    const int n = rep->n_rows, m = rep->spec.n_objectives;
+    for (int i = 0; i < n; i++) rep->rows[i].pareto = -1;
+    if (m < 2 || n == 0) return;
+    double *v = fs_malloc(sizeof(double) * (size_t)n * (size_t)m);
+    int *at = fs_malloc(sizeof(int) * (size_t)n), c = 0;
+    for (int i = 0; i < n; i++) {
+        const FsReportRow *row = &rep->rows[i];
+        int ok = row->status == FS_TRIAL_OK && row->n_done == rep->spec.folds;
+        for (int s = 0; ok && s < rep->spec.folds; s++) ok = row->folds[s].status == FS_FIT_OK;
+        if (!ok) continue;
+        for (int k = 0; k < m; k++) v[(size_t)c * m + k] = objective(rep, row, (FsObjective)rep->spec.objectives[k]);
+        at[c++] = i;
+    }
+    unsigned char *front = fs_malloc((size_t)c + 1);
+    metrics_pareto(v, c, m, front);
+    for (int i = 0; i < c; i++) rep->rows[at[i]].pareto = front[i];
+    free(front), free(at), free(v);
+}
+
 double report_alpha(const FsReportSpec *spec) { return spec->alpha > 0.0 ? spec->alpha : FS_ALPHA_DEFAULT; }
 
 void report_ties(FsReport *rep)
@@ -43,6 +80,7 @@ void report_ties(FsReport *rep)
         row->ci_lo = row->ci_hi = row->p_vs_best = NAN;
         row->tied = -1;
     }
+    pareto(rep);
     if (n == 0 || k < 2) return;
     double *best = fs_malloc(sizeof(double) * (size_t)k), *x = fs_malloc(sizeof(double) * (size_t)k);
     double *p = fs_malloc(sizeof(double) * (size_t)n);

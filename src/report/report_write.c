@@ -64,6 +64,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
     }
     fputs(",seconds,params,architecture,note,config", out);
     if (rep->has_test) fputs(",test_q3,test_q3_lo,test_q3_hi,test_sov,test_proteins,refit_q3,refit_sov", out);
+    if (rep->spec.n_objectives) fputs(",pareto", out);
     fputc('\n', out);
     for (int i = 0; i < n; i++) {
         const FsReportRow *row = &rep->rows[i];
@@ -105,6 +106,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
             csv_num(out, rf ? rf->q3 : NAN);
             csv_num(out, rf ? rf->sov : NAN);
         }
+        if (rep->spec.n_objectives) fputs(row->pareto < 0 ? "," : row->pareto ? ",true" : ",false", out);
         fputc('\n', out);
     }
 }
@@ -237,6 +239,11 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     json_key(w, "tied_with_best");
     if (row->tied < 0) json_null(w);
     else json_bool(w, row->tied);
+    if (rep->spec.n_objectives) { /* run.objectives: the Pareto front */
+        json_key(w, "pareto");
+        if (row->pareto < 0) json_null(w);
+        else json_bool(w, row->pareto);
+    }
     json_member_int(w, "folds_done", row->n_done);
     json_member_int(w, "repeats", rep->spec.repeats > 1 ? rep->spec.repeats : 1);
     if (row->pooled.n)

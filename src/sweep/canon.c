@@ -154,6 +154,9 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
     sb_printf(&b, "run:\n  metric: %s\n", metrics_kind_name(sw->metric));
     /* At its default it is left out: folders from before it keep their sweep. */
     if (sw->alpha != FS_ALPHA_DEFAULT) sb_printf(&b, "  alpha: %s\n", fs_float_text((float)sw->alpha));
+    for (int k = 0; k < sw->n_objectives; k++)
+        sb_printf(&b, "%s%s%s", k ? ", " : "  objectives: [", metrics_objective_names[sw->objectives[k]],
+                  k + 1 == sw->n_objectives ? "]\n" : "");
     return b.s;
 }
 

@@ -310,16 +310,42 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
 /* ---------------------------------------------------------------------- */
 /* run, search                                                             */
 
-void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
+/* run.objectives: two or more distinct names of metrics_objective_names. */
+static void parse_objectives(FsSweep *sw, const YNode *v, SwErrs *e)
 {
-    static const char *const keys[] = {"backend", "threads", "out", "metric", "keep_models", "checkpoint", "alpha"};
-    if (r->kind != YN_MAP) {
-        swerr_add(e, r->line, r->col,
-                  "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint, alpha)");
+    const char *want = "run.objectives: expected a list of two or more of q3, loss, params, train_seconds";
+    if (v->kind != YN_SEQ || v->n < 2 || v->n > FS_OBJ_COUNT) {
+        swerr_add(e, v->line, v->col, "%s", want);
         return;
     }
-    sw_check_keys(r, "run", keys, 7, e);
+    for (int i = 0; i < v->n; i++) {
+        const YNode *c = v->item[i];
+        int o = -1;
+        for (int k = 0; c->kind == YN_SCALAR && k < FS_OBJ_COUNT; k++)
+            if (!strcmp(c->value, metrics_objective_names[k])) o = k;
+        for (int k = 0; o >= 0 && k < sw->n_objectives; k++)
+            if (sw->objectives[k] == o) o = -2;
+        if (o < 0) {
+            swerr_add(e, c->line, c->col, "%s%s", want, o == -2 ? " (each once)" : "");
+            sw->n_objectives = 0;
+            return;
+        }
+        sw->objectives[sw->n_objectives++] = o;
+    }
+}
+
+void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
+{
+    static const char *const keys[] = {"backend",    "threads",    "out",  "metric",
+                                       "keep_models", "checkpoint", "alpha", "objectives"};
+    if (r->kind != YN_MAP) {
+        swerr_add(e, r->line, r->col,
+                  "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint, alpha, objectives)");
+        return;
+    }
+    sw_check_keys(r, "run", keys, 8, e);
     const YNode *v;
+    if ((v = ytree_get(r, "objectives"))) parse_objectives(sw, v, e);
     if ((v = ytree_get(r, "backend"))) {
         int k = -1;
         for (int i = 0; i <= FS_BACKEND_CUDA && v->kind == YN_SCALAR; i++)

@@ -82,6 +82,7 @@ typedef struct {
     char *out_dir;
     FsMetricKind metric;
     double alpha;      /* run.alpha: the leaderboard's level for "tied with the best" (FS_ALPHA_DEFAULT) */
+    int objectives[FS_OBJ_COUNT], n_objectives; /* run.objectives (FsObjective): the leaderboard's Pareto front */
     double checkpoint; /* run.checkpoint: seconds of a fold's training between checkpoints; 0 = off */
     int keep_models; /* run.keep_models: trials whose fold models stay at the end; FS_KEEP_ALL, 0 = none */
     /* test: a held-out set evaluated when the sweep finishes. Not part of the
