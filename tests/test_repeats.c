@@ -24,6 +24,7 @@
 #include "sweep/sweep.h"
 #include "synth/synth.h"
 #include "test_proc.h"
+#include "test_sweep_expect.h"
 
 static uint32_t plen(const FsDataset *ds, uint32_t p)
 {
@@ -91,17 +92,6 @@ static void assignment(void)
     data_free(&b);
 }
 
-static int load(FsSweep *sw, const char *text, char *why, size_t n)
-{
-    FsErrList errs;
-    memset(&errs, 0, sizeof errs);
-    memset(sw, 0, sizeof *sw);
-    const int rc = sweep_load_string(sw, text, "s.yaml", &errs);
-    errlist_join(&errs, why, n);
-    errlist_free(&errs);
-    return rc;
-}
-
 static const char *SWEEP = "data:\n  synth: {proteins: 40, seed: 2}\n  window: 9\n  folds: 3\n  repeats: %s\n"
                            "model:\n  depth: 1\n  filters: [6, 12]\n  kernel: 3\n  dense: 8\n"
                            "training:\n  epochs: 2\n  batch_size: 16\n";
@@ -111,16 +101,16 @@ static void sweeps(void)
     char text[600], why[1000];
     FsSweep sw;
     snprintf(text, sizeof text, SWEEP, "1");
-    CHECK_MSG(load(&sw, text, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(sweep_text(&sw, text, why, sizeof why) == 0, "%s", why);
     CHECK(strstr(sw.canonical, "repeats") == NULL && sweep_fold_count(&sw) == 3);
     sweep_free(&sw);
     snprintf(text, sizeof text, SWEEP, "2");
-    CHECK_MSG(load(&sw, text, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(sweep_text(&sw, text, why, sizeof why) == 0, "%s", why);
     CHECK_CONTAINS(sw.canonical, "  repeats: 2\n");
     CHECK(sweep_fold_count(&sw) == 6);
     sweep_free(&sw);
     snprintf(text, sizeof text, SWEEP, "90");
-    CHECK(load(&sw, text, why, sizeof why) != 0);
+    CHECK(sweep_text(&sw, text, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "5:");
     CHECK_CONTAINS(why, "data.repeats: 90 repeats of 3 folds make 270 folds; at most 255");
     sweep_free(&sw);
@@ -128,30 +118,30 @@ static void sweeps(void)
     char with_alpha[700];
     snprintf(text, sizeof text, SWEEP, "1");
     snprintf(with_alpha, sizeof with_alpha, "%srun:\n  alpha: 0.01\n", text);
-    CHECK_MSG(load(&sw, with_alpha, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(sweep_text(&sw, with_alpha, why, sizeof why) == 0, "%s", why);
     CHECK_CONTAINS(sw.canonical, "  alpha: 0.01\n");
     CHECK(sw.alpha == (double)0.01f);
     sweep_free(&sw);
     /* run.objectives: in the canonical sweep, each name once. */
     snprintf(with_alpha, sizeof with_alpha, "%srun:\n  objectives: [q3, params]\n", text);
-    CHECK_MSG(load(&sw, with_alpha, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(sweep_text(&sw, with_alpha, why, sizeof why) == 0, "%s", why);
     CHECK(sw.n_objectives == 2 && sw.objectives[1] == FS_OBJ_PARAMS);
     CHECK_CONTAINS(sw.canonical, "  objectives: [q3, params]\n");
     sweep_free(&sw);
     snprintf(with_alpha, sizeof with_alpha, "%srun:\n  objectives: [q3, q3]\n", text);
-    CHECK(load(&sw, with_alpha, why, sizeof why) != 0);
+    CHECK(sweep_text(&sw, with_alpha, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "(each once)");
     sweep_free(&sw);
     snprintf(with_alpha, sizeof with_alpha, "%srun:\n  objectives: [q3, size]\n", text);
-    CHECK(load(&sw, with_alpha, why, sizeof why) != 0);
+    CHECK(sweep_text(&sw, with_alpha, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "run.objectives: expected a list of two or more of q3, loss, params, train_seconds");
     sweep_free(&sw);
     snprintf(with_alpha, sizeof with_alpha, "%srun:\n  alpha: 0.7\n", text);
-    CHECK(load(&sw, with_alpha, why, sizeof why) != 0);
+    CHECK(sweep_text(&sw, with_alpha, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "run.alpha: expected a level above 0 and at most 0.5");
     sweep_free(&sw);
     snprintf(text, sizeof text, SWEEP, "two");
-    CHECK(load(&sw, text, why, sizeof why) != 0);
+    CHECK(sweep_text(&sw, text, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "data.repeats: expected an integer from 1");
     sweep_free(&sw);
 }

@@ -20,6 +20,7 @@
 #include "sweep/sweep.h"
 #include "synth/synth.h"
 #include "test.h"
+#include "test_sweep_expect.h"
 #include "train/train.h"
 
 static void rates(void)
@@ -141,32 +142,20 @@ static void fits(void)
     data_free(&ds);
 }
 
-/* Loads a sweep text; on refusal its messages go to why. */
-static int load(FsSweep *sw, const char *text, char *why, size_t n)
-{
-    FsErrList errs;
-    memset(&errs, 0, sizeof errs);
-    memset(sw, 0, sizeof *sw);
-    const int rc = sweep_load_string(sw, text, "s.yaml", &errs);
-    errlist_join(&errs, why, n);
-    errlist_free(&errs);
-    return rc;
-}
-
 static void sweeps(void)
 {
     const char *base = "data:\n  synth: {proteins: 30, seed: 1}\n  window: 9\n  folds: 3\nmodel:\n  depth: 1\n"
                        "training:\n  epochs: 2\n";
     char text[1000], why[2000];
     FsSweep sw;
-    CHECK_MSG(load(&sw, base, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(sweep_text(&sw, base, why, sizeof why) == 0, "%s", why);
     CHECK(strstr(sw.trials[0].config, "lr_schedule") == NULL && strstr(sw.trials[0].config, "warmup") == NULL &&
           strstr(sw.trials[0].config, "class_weights") == NULL);
     CHECK(strstr(sw.canonical, "lr_schedule") == NULL && strstr(sw.canonical, "class_weights") == NULL);
     sweep_free(&sw);
     snprintf(text, sizeof text, "%s  lr_schedule: [constant, step]\n  lr_step_every: 3\n  warmup_epochs: 1\n"
              "  class_weights: balanced\n", base);
-    CHECK_MSG(load(&sw, text, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(sweep_text(&sw, text, why, sizeof why) == 0, "%s", why);
     CHECK(sw.n_trials == 2);
     if (sw.n_trials == 2) {
         CHECK_CONTAINS(sw.trials[1].config, "\"lr_schedule\":\"step\",\"lr_step_every\":3,\"lr_step_factor\":0.5,");
@@ -179,13 +168,13 @@ static void sweeps(void)
     }
     sweep_free(&sw);
     snprintf(text, sizeof text, "%s  lr_schedule: linear\n", base);
-    CHECK(load(&sw, text, why, sizeof why) != 0);
+    CHECK(sweep_text(&sw, text, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "9:");
     CHECK_CONTAINS(why, "training.lr_schedule");
     CHECK_CONTAINS(why, "constant, step or cosine");
     sweep_free(&sw);
     snprintf(text, sizeof text, "%s  lr_step_factor: 0\n", base);
-    CHECK(load(&sw, text, why, sizeof why) != 0);
+    CHECK(sweep_text(&sw, text, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "lr_step_factor");
     sweep_free(&sw);
 }

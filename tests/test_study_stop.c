@@ -16,38 +16,28 @@
 #include "json/json.h"
 #include "sweep/sweep.h"
 #include "test_mpirun.h"
+#include "test_sweep_expect.h"
 
 static const char *SWEEP = "data:\n  synth: {proteins: 60, seed: 2}\n  window: 9\n  folds: 3\n"
                            "model:\n  depth: [1, 2]\n  filters: [4, 6, 8, 10, 12, 14]\n  kernel: [3, 5]\n  dense: 8\n"
                            "training:\n  epochs: 2\n  batch_size: 16\n"
                            "search:\n  random: 16\n  seed: 3\n  batch: 2\n  stop: {after: %d}\n";
 
-static int load(FsSweep *sw, const char *text, char *why, size_t n)
-{
-    FsErrList errs;
-    memset(&errs, 0, sizeof errs);
-    memset(sw, 0, sizeof *sw);
-    const int rc = sweep_load_string(sw, text, "s.yaml", &errs);
-    errlist_join(&errs, why, n);
-    errlist_free(&errs);
-    return rc;
-}
-
 static void sweeps(void)
 {
     char text[800], why[1000];
     FsSweep sw;
     snprintf(text, sizeof text, SWEEP, 3);
-    CHECK_MSG(load(&sw, text, why, sizeof why) == 0, "%s", why);
+    CHECK_MSG(sweep_text(&sw, text, why, sizeof why) == 0, "%s", why);
     CHECK(sw.stop_after == 3 && sw.batch == 2);
     CHECK_CONTAINS(sw.canonical, "  batch: 2\n  stop: {after: 3}\n");
     sweep_free(&sw);
-    CHECK(load(&sw, "data:\n  synth: {proteins: 30, seed: 1}\nsearch:\n  pruner: median\n  stop: {after: 2}\n", why,
+    CHECK(sweep_text(&sw, "data:\n  synth: {proteins: 30, seed: 1}\nsearch:\n  pruner: median\n  stop: {after: 2}\n", why,
                sizeof why) != 0);
     CHECK_CONTAINS(why, "search.stop: needs search.random");
     sweep_free(&sw);
     snprintf(text, sizeof text, SWEEP, 0);
-    CHECK(load(&sw, text, why, sizeof why) != 0);
+    CHECK(sweep_text(&sw, text, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "search.stop: expected {after: N}");
     sweep_free(&sw);
 }

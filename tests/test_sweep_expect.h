@@ -28,6 +28,19 @@ static inline void expect_at(int line, const char *text, int which, const char *
     }
     errlist_free(&e);
 }
+
+/* Loads text as "s.yaml" into sw (zeroed first); the messages, one a line,
+ * go to why. Returns sweep_load_string's code; sweep_free(sw) either way. */
+static inline int sweep_text(FsSweep *sw, const char *text, char *why, size_t n)
+{
+    FsErrList errs;
+    memset(&errs, 0, sizeof errs);
+    memset(sw, 0, sizeof *sw);
+    const int rc = sweep_load_string(sw, text, "s.yaml", &errs);
+    errlist_join(&errs, why, n);
+    errlist_free(&errs);
+    return rc;
+}
 #define EXPECT(text, pos, sub) expect_at(__LINE__, (text), 0, (pos), (sub))
 #define EXPECT_NTH(which, text, pos, sub) expect_at(__LINE__, (text), (which), (pos), (sub))
 
