@@ -59,35 +59,10 @@ static int check_text(Ctx *c, const char *rel, const char *text)
     return bad;
 }
 
-/* The files of folder dir (from the root) and of its subfolders. */
-static int check_dir(Ctx *c, const char *root, const char *dir)
+/* check_text as tt_walk's visit. */
+static int visit_text(void *ctx, const char *rel, const char *text)
 {
-    static char names[8][512][ITEM]; /* one list per level of folders */
-    static int level = 0;
-    if (level >= 8) return 0;
-    char (*list)[ITEM] = names[level];
-    int n = tt_list(root, dir, list, 512), bad = 0;
-    for (int i = 0; i < n; i++) {
-        char rel[1024], path[4096];
-        snprintf(rel, sizeof rel, "%s/%s", dir, list[i]);
-        snprintf(path, sizeof path, "%s/%s", root, rel);
-        if (tt_is_dir(path)) {
-            level++;
-            bad += check_dir(c, root, rel);
-            level--;
-        } else if (strcmp(rel, HOME) &&
-                   (tt_has_suffix(rel, ".c") || tt_has_suffix(rel, ".h") || tt_has_suffix(rel, ".cu"))) {
-            char *text = tp_read_file(path, NULL);
-            if (!text) {
-                fprintf(c->out, "%s: cannot read\n", rel);
-                bad++;
-                continue;
-            }
-            bad += check_text(c, rel, text);
-            free(text);
-        }
-    }
-    return bad;
+    return check_text((Ctx *)ctx, rel, text);
 }
 
 /* The whole check of the tree at root, with these known copies. Returns
@@ -96,7 +71,7 @@ static int alphabet_check(const char *root, const KnownCopy *known, int n_known,
 {
     int seen[64] = {0};
     Ctx c = {known, n_known < 64 ? n_known : 64, seen, out};
-    int bad = check_dir(&c, root, "src") + check_dir(&c, root, "kernels");
+    int bad = tt_walk(root, "src", HOME, visit_text, &c, out) + tt_walk(root, "kernels", HOME, visit_text, &c, out);
     for (int i = 0; i < c.n_known; i++)
         if (!seen[i]) {
             fprintf(out, "%s: no longer spells %s: remove it from the known copies (tests/test_alphabet.c)\n",

@@ -74,4 +74,45 @@ static inline void tt_remove(const char *root)
     CHECK(system(cmd) == 0);
 }
 
+/* A source file's text, handed to a check: returns the violations it
+ * printed. */
+typedef int (*TtVisit)(void *ctx, const char *rel, const char *text);
+
+/* Every .c, .h and .cu file of folder dir (from the root) and of its
+ * subfolders, in name order, but skip (a path from the root, or NULL), read
+ * and given to visit. Returns the violations (an unreadable file is one,
+ * printed to out). */
+static inline int tt_walk_level(const char *root, const char *dir, const char *skip, TtVisit visit, void *ctx,
+                                FILE *out, int level)
+{
+    static char names[8][512][ITEM]; /* one list per level of folders */
+    if (level >= 8) return 0;
+    char (*list)[ITEM] = names[level];
+    int n = tt_list(root, dir, list, 512), bad = 0;
+    for (int i = 0; i < n; i++) {
+        char rel[1024], path[4096];
+        snprintf(rel, sizeof rel, "%.800s/%.160s", dir, list[i]);
+        snprintf(path, sizeof path, "%.2000s/%s", root, rel);
+        if (tt_is_dir(path)) {
+            bad += tt_walk_level(root, rel, skip, visit, ctx, out, level + 1);
+        } else if ((!skip || strcmp(rel, skip)) &&
+                   (tt_has_suffix(rel, ".c") || tt_has_suffix(rel, ".h") || tt_has_suffix(rel, ".cu"))) {
+            char *text = tp_read_file(path, NULL);
+            if (!text) {
+                fprintf(out, "%s: cannot read\n", rel);
+                bad++;
+                continue;
+            }
+            bad += visit(ctx, rel, text);
+            free(text);
+        }
+    }
+    return bad;
+}
+
+static inline int tt_walk(const char *root, const char *dir, const char *skip, TtVisit visit, void *ctx, FILE *out)
+{
+    return tt_walk_level(root, dir, skip, visit, ctx, out, 0);
+}
+
 #endif
