@@ -172,7 +172,7 @@ static const FoldLists *fold_lists(FsGpu *g, int fold, FsErr *err)
     FoldLists *f = &g->folds[fold_slot(fold)];
     if (f->d_idx) return f;
     uint32_t nt, nv;
-    uint32_t *h = data_fold_examples(g->ds, fold, &nt, &nv);
+    uint32_t *h = data_fold_examples(g->ds, fold, 0, &nt, &nv);
     train_class_counts(g->ds->ss, h, nt, f->counts);
     int rc = upload((void **)&f->d_idx, h, sizeof(uint32_t) * ((size_t)nt + nv), err);
     free(h);
@@ -352,7 +352,7 @@ static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf,
     m->examples = &d_watch[s].examples;
     const FoldLists *fl = &g->folds[fold_slot(job->fold)];
     FsFoldData fd = {g->d_aa, g->d_ss, g->d_left, g->d_right, fl->d_idx, fl->n_train, fl->d_idx + fl->n_train,
-                     fl->n_valid};
+                     fl->n_valid, fl->n_train, fl->n_valid};
     L->folds[s] = fd;
     L->specs[s] = *job->spec;
     /* The curves go to mapped memory: the host reads each epoch's as it lands. */

@@ -53,7 +53,7 @@ static void fit_block(const FsJob *job, int threads, FsFitResult *out)
     uint32_t nt, nv;
     CHECK(train_job_check(job, &net, &nt, &nv) == 0);
     FsFoldData fd;
-    uint32_t *idx = core_fold_data(job->data, job->fold, nt, nv, &fd);
+    uint32_t *idx = core_fold_data(job->data, job->fold, net.chain, &fd);
     size_t bytes = core_model_bytes(&net, nt);
     void *buf = fs_aligned_alloc(bytes);
     memset(buf, 0, bytes);

@@ -178,7 +178,7 @@ static float predict_q3(const FsArch *a, const float *w, const FsDataset *ds, in
     FsErr err = {0};
     CHECK(model_compile(&net, a, 64, &err) == 0);
     uint32_t nt, nv;
-    uint32_t *idx = data_fold_examples(ds, fold, &nt, &nv);
+    uint32_t *idx = data_fold_examples(ds, fold, 0, &nt, &nv);
     float *probs = malloc(sizeof(float) * 3 * nv);
     uint8_t *pred = malloc(nv);
     train_predict(&net, w, ds, idx + nt, nv, 64, probs, pred);

@@ -108,6 +108,12 @@ static inline uint32_t data_protein_fold(const FsDataset *ds, uint32_t repeat, u
  * the predefined training and validation sets), no validation examples. */
 #define FS_FOLD_ALL (-2)
 uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out);
+/* A chain model's examples (data.window: chain) from the same proteins:
+ * the first residue of each segment (chain) that holds a scored residue;
+ * they hold exactly data_examples' residues. */
+uint32_t data_chain_examples(const FsDataset *ds, int fold, int validation, uint32_t *out);
+/* The residues of the longest segment (what a chain model's batch must hold). */
+uint32_t data_longest_chain(const FsDataset *ds);
 
 /* The folds a sweep trains, the one vocabulary of fold ids and slots: k
  * folds by protein (ids 0..k-1) or the predefined split (one fold, id
@@ -125,8 +131,8 @@ int data_fold_id(const FsFolds *f, int slot);
 int data_fold_slot(const FsFolds *f, int fold, FsErr *err);
 /* A fold's training examples then its validation examples in one malloc'd
  * block (the caller frees it), with their counts: what the trainer and
- * the CUDA backend train a (trial, fold) on. */
-uint32_t *data_fold_examples(const FsDataset *ds, int fold, uint32_t *n_train, uint32_t *n_valid);
+ * the CUDA backend train a (trial, fold) on (chains: a chain model's). */
+uint32_t *data_fold_examples(const FsDataset *ds, int fold, int chains, uint32_t *n_train, uint32_t *n_valid);
 
 /* Prepared fold file. Serialize to a malloc'd byte buffer (what MPI
  * broadcasts) and back; write/read wrap these around one file I/O. */

@@ -94,14 +94,19 @@ int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err)
     return data_assign_repeats(ds, k, 1, seed, err);
 }
 
-static uint32_t emit_protein(const FsDataset *ds, uint32_t p, uint32_t n, uint32_t *out)
+/* Protein p's examples after the n already listed: its scored residues,
+ * or (chains) the first residue of each of its segments that holds one. */
+static uint32_t emit_protein(const FsDataset *ds, uint32_t p, uint32_t n, uint32_t *out, int chains)
 {
-    uint32_t a = ds->seg_off[ds->prot_seg[p]], z = ds->seg_off[ds->prot_seg[p + 1]];
-    for (uint32_t i = a; i < z; i++)
-        if (FS_SS_SCORED(ds->ss[i])) {
-            if (out) out[n] = i;
-            n++;
-        }
+    for (uint32_t s = ds->prot_seg[p]; s < ds->prot_seg[p + 1]; s++) {
+        const uint32_t a = ds->seg_off[s], z = ds->seg_off[s + 1];
+        for (uint32_t i = a; i < z; i++)
+            if (FS_SS_SCORED(ds->ss[i])) {
+                if (out) out[n] = chains ? a : i;
+                n++;
+                if (chains) break;
+            }
+    }
     return n;
 }
 
@@ -110,26 +115,44 @@ int data_in_use(const FsDataset *ds, uint32_t p)
     return ds->n_folds > 0 || ds->prot_set[p] == FS_SET_TRAIN || ds->prot_set[p] == FS_SET_VALID;
 }
 
-uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out)
+static uint32_t examples_of(const FsDataset *ds, int fold, int validation, uint32_t *out, int chains)
 {
     uint32_t n = 0;
     if (fold == FS_FOLD_ALL) {
         if (validation) return 0;
         for (uint32_t p = 0; p < ds->n_prot; p++)
-            if (data_in_use(ds, p)) n = emit_protein(ds, p, n, out);
+            if (data_in_use(ds, p)) n = emit_protein(ds, p, n, out, chains);
         return n;
     }
     if (fold == FS_FOLD_PREDEFINED) {
         uint8_t want = validation ? FS_SET_VALID : FS_SET_TRAIN;
         for (uint32_t p = 0; p < ds->n_prot; p++)
-            if (ds->prot_set[p] == want) n = emit_protein(ds, p, n, out);
+            if (ds->prot_set[p] == want) n = emit_protein(ds, p, n, out, chains);
         return n;
     }
     if (fold < 0 || (uint32_t)fold >= ds->n_folds) return 0;
     const uint32_t k = ds->fold_k ? ds->fold_k : ds->n_folds, rep = (uint32_t)fold / k, f = (uint32_t)fold % k;
     for (uint32_t p = 0; p < ds->n_prot; p++)
-        if ((data_protein_fold(ds, rep, p) == f) == (validation != 0)) n = emit_protein(ds, p, n, out);
+        if ((data_protein_fold(ds, rep, p) == f) == (validation != 0)) n = emit_protein(ds, p, n, out, chains);
     return n;
+}
+
+uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *out)
+{
+    return examples_of(ds, fold, validation, out, 0);
+}
+
+uint32_t data_chain_examples(const FsDataset *ds, int fold, int validation, uint32_t *out)
+{
+    return examples_of(ds, fold, validation, out, 1);
+}
+
+uint32_t data_longest_chain(const FsDataset *ds)
+{
+    uint32_t most = 0;
+    for (uint32_t s = 0; s < ds->n_seg; s++)
+        if (ds->seg_off[s + 1] - ds->seg_off[s] > most) most = ds->seg_off[s + 1] - ds->seg_off[s];
+    return most;
 }
 
 FsFolds data_folds_of(int predefined, int k)
@@ -156,13 +179,13 @@ int data_fold_slot(const FsFolds *f, int fold, FsErr *err)
     return -1;
 }
 
-uint32_t *data_fold_examples(const FsDataset *ds, int fold, uint32_t *n_train, uint32_t *n_valid)
+uint32_t *data_fold_examples(const FsDataset *ds, int fold, int chains, uint32_t *n_train, uint32_t *n_valid)
 {
-    *n_train = data_examples(ds, fold, 0, NULL);
-    *n_valid = data_examples(ds, fold, 1, NULL);
+    *n_train = examples_of(ds, fold, 0, NULL, chains);
+    *n_valid = examples_of(ds, fold, 1, NULL, chains);
     uint32_t *idx = fs_malloc(sizeof(uint32_t) * ((size_t)*n_train + *n_valid + 1));
-    data_examples(ds, fold, 0, idx);
-    data_examples(ds, fold, 1, idx + *n_train);
+    examples_of(ds, fold, 0, idx, chains);
+    examples_of(ds, fold, 1, idx + *n_train, chains);
     return idx;
 }
 
@@ -170,6 +193,6 @@ uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out)
 {
     uint32_t n = 0;
     for (uint32_t p = 0; p < ds->n_prot; p++)
-        if (ds->prot_set[p] == (uint8_t)set) n = emit_protein(ds, p, n, out);
+        if (ds->prot_set[p] == (uint8_t)set) n = emit_protein(ds, p, n, out, 0);
     return n;
 }

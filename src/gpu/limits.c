@@ -40,6 +40,13 @@ int gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpe
     FsNet net;
     FsErr err = {0};
     int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
+    /* The kernel keeps a batch's codes and labels in shared memory, a
+     * window's worth per example; a chain batch's thousands of rows do not
+     * fit there, and the kernel has no chain batches. */
+    if (arch->chain)
+        return snprintf(why, n, "a chain model (data.window: chain) trains on the CPU only: the GPU kernel "
+                                "takes window models"),
+               -1;
     if (model_compile(&net, arch, mb, &err) != 0) return snprintf(why, n, "%s", err.msg), -1;
     /* The batch's codes, labels, losses and predictions and the reduction
      * partials live in the block's shared memory (kernels/fit_kernel.cu). */

@@ -28,8 +28,11 @@ static long tensor_floats(int batch, int l, int c, int pad) { return (long)batch
 /* The architecture as a whole: window, batch, layer count, first layer. */
 static int check_arch(const FsArch *arch, int max_batch, FsErr *err)
 {
-    if (arch->window < 1 || arch->window % 2 == 0 || arch->window > 255)
-        return fs_err_set(err, "window must be an odd number between 1 and 255, got %d", arch->window), -1;
+    if (arch->chain ? arch->window != 0 : (arch->window < 1 || arch->window % 2 == 0 || arch->window > 255))
+        return fs_err_set(err, arch->chain ? "a chain model has no window, got %d"
+                                           : "window must be an odd number between 1 and 255, got %d",
+                          arch->window),
+               -1;
     if (max_batch < 1) return fs_err_set(err, "batch size must be at least 1, got %d", max_batch), -1;
     if (arch->n_layers < 0 || arch->n_layers > FS_MAX_LAYERS)
         return fs_err_set(err, "at most %d layers, got %d", FS_MAX_LAYERS, arch->n_layers), -1;
@@ -42,30 +45,50 @@ static int check_arch(const FsArch *arch, int max_batch, FsErr *err)
 
 /* Layer i's options checked and its output shape from its input (l x c);
  * *pad grows to half the widest kernel. */
-static int layer_shape(FsLayer *y, int i, int l, int c, int *pad, FsErr *err)
+static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsErr *err)
 {
-    const FsLayerSpec *s = &y->spec;
+    FsLayerSpec *s = &y->spec;
     y->in_l = l;
     y->in_c = c;
     y->gather = (i == 0);
+    y->per_residue = 0;
+    y->dil = 1;
+    if (s->dilation != 0 && s->dilation != 1 && s->kind != FS_LAYER_CONV && s->kind != FS_LAYER_HIGHWAY)
+        return fs_err_set(err, "layer %d (%s): only conv1d and highway layers take a dilation", i + 1,
+                          model_layer_name(s->kind)),
+               -1;
     switch (s->kind) {
     case FS_LAYER_CONV:
     case FS_LAYER_HIGHWAY:
-        if (s->width < 1 || s->width % 2 == 0 || s->width > l)
-            return fs_err_set(err, "layer %d (%s): kernel width must be odd and at most the input length %d, got %d",
-                              i + 1, model_layer_name(s->kind), l, s->width),
+        /* A window model's kernel fits its window; a chain is as long as
+         * it is, and zero padding covers a kernel longer than a protein. */
+        if (s->width < 1 || s->width % 2 == 0 || (!chain && s->width > l) || s->width > 255)
+            return fs_err_set(err, chain ? "layer %d (%s): kernel width must be odd and at most %d, got %d"
+                                         : "layer %d (%s): kernel width must be odd and at most the input length %d, "
+                                           "got %d",
+                              i + 1, model_layer_name(s->kind), chain ? 255 : l, s->width),
+                   -1;
+        if (s->dilation < 0 || s->dilation > FS_MAX_DILATION || (!chain && s->dilation > 1))
+            return fs_err_set(err, chain ? "layer %d (%s): dilation must be from 1 to %d, got %d"
+                                         : "layer %d (%s): dilation needs a chain model (data.window: chain), got %d",
+                              i + 1, model_layer_name(s->kind), chain ? FS_MAX_DILATION : s->dilation, s->dilation),
                    -1;
         if (s->kind == FS_LAYER_CONV && s->units < 1)
             return fs_err_set(err, "layer %d (conv1d): filters must be at least 1, got %d", i + 1, s->units), -1;
+        y->dil = s->dilation > 1 ? s->dilation : 1;
         y->out_l = l;
         y->out_c = s->kind == FS_LAYER_CONV ? s->units : c;
-        if (s->width / 2 > *pad) *pad = s->width / 2;
+        if (s->width / 2 * y->dil > *pad) *pad = s->width / 2 * y->dil;
         break;
     case FS_LAYER_DENSE:
     case FS_LAYER_OUTPUT:
         if (s->units < 1)
             return fs_err_set(err, "layer %d (dense): units must be at least 1, got %d", i + 1, s->units), -1;
-        y->out_l = 1;
+        /* In a chain model a dense layer acts on each residue alone: a
+         * convolution of width 1, which the layer code runs as one. */
+        y->per_residue = chain;
+        if (chain) s->width = 1;
+        y->out_l = chain ? l : 1;
         y->out_c = s->units;
         break;
     case FS_LAYER_DROPOUT:
@@ -95,8 +118,8 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
 {
     const FsLayerSpec *s = &y->spec;
     long fan_rows = 0;
-    if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) fan_rows = (long)s->width * y->in_c;
-    if (s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_OUTPUT) fan_rows = (long)y->in_l * y->in_c;
+    if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY || y->per_residue) fan_rows = (long)s->width * y->in_c;
+    else if (s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_OUTPUT) fan_rows = (long)y->in_l * y->in_c;
     y->w = y->b = y->w2 = y->b2 = y->s_mean = y->s_var = -1;
     if (fan_rows) {
         y->n_w = fan_rows * y->out_c;
@@ -113,9 +136,9 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
         /* Transposed-weight scratch: flipped kernels for conv and highway,
          * the batch gradient dZ^T for dense (rows padded to a multiple of
          * 8, train/layers.h). */
-        long need = s->kind == FS_LAYER_HIGHWAY ? 2 * y->n_w
-                    : s->kind == FS_LAYER_CONV  ? y->n_w
-                                                : (long)y->out_c * ((net->max_batch + 7) / 8 * 8);
+        long need = s->kind == FS_LAYER_HIGHWAY                    ? 2 * y->n_w
+                    : s->kind == FS_LAYER_CONV || y->per_residue ? y->n_w
+                                                                 : (long)y->out_c * ((net->max_batch + 7) / 8 * 8);
         if (!y->gather && need > *scratch) *scratch = need;
         long fl = 2 * (long)y->out_l * fan_rows * y->out_c * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
         net->flops_fwd += fl;
@@ -164,8 +187,11 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
     net->max_batch = max_batch;
     if (check_arch(arch, max_batch, err) != 0) return -1;
 
-    /* Pass 1: shapes and the common pad. */
-    int l = arch->window, c = FS_AA_INPUTS, pad = 0;
+    /* Pass 1: shapes and the common pad. A chain model's example is its
+     * batch's tensor of max_batch rows (model.h). */
+    if (arch->chain) net->max_batch = 1;
+    net->chain = arch->chain != 0;
+    int l = arch->chain ? max_batch : arch->window, c = FS_AA_INPUTS, pad = 0;
     net->n = arch->n_layers + 1;
     for (int i = 0; i < net->n; i++) {
         FsLayer *y = &net->layer[i];
@@ -177,11 +203,14 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
             y->spec.units = FS_CLASSES;
             y->spec.act = FS_ACT_LINEAR;
         }
-        if (layer_shape(y, i, l, c, &pad, err) != 0) return -1;
+        if (layer_shape(y, i, l, c, net->chain, &pad, err) != 0) return -1;
         l = y->out_l;
         c = y->out_c;
     }
 
+    net->in_rows = net->layer[0].in_l;
+    net->out_rows = net->layer[net->n - 1].out_l;
+    net->pad = pad;
     /* Pass 2: offsets. Parameters first, then state, so that "weights"
      * (what the best epoch keeps) is one contiguous block. */
     long p = 0, work = 0, scratch = 0;
@@ -189,7 +218,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
         FsLayer *y = &net->layer[i];
         y->in_pad = y->in_l > 1 ? pad : 0;
         y->out_pad = y->out_l > 1 ? pad : 0;
-        y->out_size = tensor_floats(max_batch, y->out_l, y->out_c, y->out_pad);
+        y->out_size = tensor_floats(net->max_batch, y->out_l, y->out_c, y->out_pad);
         layer_params(net, y, &p, &scratch);
         layer_workspace(y, &work);
     }
@@ -225,7 +254,7 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
         }
         if (y->w < 0) continue;
         long fan_in = y->n_w / y->out_c;
-        long fan_out = (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY)
+        long fan_out = (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY || y->per_residue)
                            ? (long)s->width * y->out_c
                            : y->out_c;
         double limit = net->arch.init == FS_INIT_GLOROT ? sqrt(6.0 / (double)(fan_in + fan_out))
@@ -237,4 +266,16 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
             for (int c = 0; c < y->out_c; c++) weights[y->b2 + c] = s->gate_bias;
         }
     }
+}
+
+int model_receptive_field(const FsArch *arch)
+{
+    long f = 1;
+    for (int i = 0; i < arch->n_layers; i++) {
+        const FsLayerSpec *s = &arch->layers[i];
+        if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY)
+            f += (long)(s->width - 1) * (s->dilation > 1 ? s->dilation : 1);
+    }
+    if (!arch->chain && f > arch->window) f = arch->window;
+    return f > 1 << 30 ? 1 << 30 : (int)f;
 }

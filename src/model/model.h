@@ -57,16 +57,24 @@ typedef struct {
     float eps;       /* batch norm epsilon */
     float momentum;  /* batch norm running-average momentum */
     float gate_bias; /* highway: initial gate bias (negative: carry the input at first) */
+    int dilation;    /* conv / highway: taps this many rows apart (0 or 1: adjacent) */
 } FsLayerSpec;
 
 #define FS_MAX_LAYERS 16
 /* The widest layers a sweep may ask for (sweep/options.c), and so the
  * widest a model file may describe (modelfile). */
 #define FS_MAX_FILTERS 4096
+/* The widest spacing of a chain model's convolution taps. */
+#define FS_MAX_DILATION 64
 #define FS_MAX_UNITS 65536
 
+/* A chain model (arch.chain) reads a whole protein chain, not a window:
+ * its convolutions run over the chain with zero padding at its ends
+ * ("same" length), dense layers act on each residue (a 1x1 convolution),
+ * and the output layer predicts every residue. Its window is 0. */
 typedef struct {
-    int window; /* odd */
+    int window; /* odd; 0 for a chain model */
+    int chain;  /* 1: a whole-chain model */
     int n_layers;
     FsLayerSpec layers[FS_MAX_LAYERS]; /* the output layer is added by model_compile */
     FsInit init;
@@ -79,6 +87,8 @@ typedef struct {
     int in_l, in_c, out_l, out_c;
     int in_pad, out_pad; /* pad rows of input and output tensors (0 when L == 1) */
     int gather;          /* first layer: input is one-hot codes, forward is a gather */
+    int per_residue;     /* a chain model's dense or output layer: a width-1 convolution */
+    int dil;             /* conv / highway taps' spacing in rows (>= 1) */
     long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN */
     long w2, b2;         /* highway gate weights and bias */
     long s_mean, s_var;  /* batch norm running statistics (in the state region) */
@@ -89,8 +99,17 @@ typedef struct {
     long out_size; /* floats in one output tensor for the maximum batch */
 } FsLayer;
 
+/* A chain model's batch is one tensor of rows: each protein's residues,
+ * then pad rows of zeros (as many as the widest kernel's reach), the next
+ * protein's, and so on; a convolution over it is a convolution over each
+ * protein with zero padding at its ends. model_compile's max_batch is then
+ * the most rows a batch holds, and the net's example is that tensor. */
 typedef struct {
     FsArch arch;
+    int chain;    /* arch.chain */
+    int in_rows;  /* rows of one example's input: the window, or a chain batch's rows */
+    int out_rows; /* rows of one example's output: 1, or a chain batch's rows */
+    int pad;      /* pad rows on each side of every tensor (and between a chain batch's proteins) */
     int n; /* layers including the output layer */
     FsLayer layer[FS_MAX_LAYERS + 1];
     int max_batch;
@@ -101,13 +120,19 @@ typedef struct {
     long flops_bwd;
 } FsNet;
 
-/* Checks and compiles an architecture for batches up to max_batch.
+/* Checks and compiles an architecture for batches up to max_batch
+ * examples (a chain model: up to max_batch rows, FsNet above).
  * Returns 0, or -1 with err saying which layer and what was expected. */
 int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err);
 
 /* He or Glorot uniform weights, zero biases, BN gamma 1 / beta 0, running
  * variance 1, highway gate bias from the spec. weights has n_params + n_state floats. */
 void model_init(const FsNet *net, float *weights, FsRng *rng);
+
+/* The residues one output sees (its receptive field): 1 + the sum of
+ * (width - 1) x dilation over convolution and highway layers; a window
+ * model's is at most its window. */
+int model_receptive_field(const FsArch *arch);
 
 const char *model_act_name(FsAct a);
 int model_act_parse(const char *s); /* -1 if unknown */

@@ -13,11 +13,27 @@ FS_DEVICE static inline long row_off(long r, int L, int P, int C)
 
 /* ---------------------------------------------------------------------- */
 /* Batch norm: statistics per channel over the batch and the positions.    */
+/* A chain batch's pad rows are no positions: its statistics skip them     */
+/* (their outputs are zeroed after the layer, their gradients are zero).   */
+
+FS_DEVICE static inline int bn_skips(const FsModel *m, long r)
+{
+    return m->net->chain && m->codes[r] == FS_AA_PAD;
+}
+
+/* The positions the statistics count: every row, or a chain batch's residues. */
+FS_DEVICE static inline long bn_count(const FsModel *m, long rows)
+{
+    long n = rows;
+    if (m->net->chain)
+        for (long r = 0; r < rows; r++) n -= m->codes[r] == FS_AA_PAD;
+    return n > 0 ? n : 1;
+}
 
 FS_DEVICE FS_NOINLINE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
-    const long N = (long)B * L;
+    const long rows = (long)B * L, N = bn_count(m, rows);
     const float eps = y->spec.eps, mom = y->spec.momentum;
     float *out = m->work + y->a, *xhat = m->work + y->z;
     float *mean = m->work + y->bn_mean, *istd = m->work + y->bn_istd;
@@ -28,9 +44,11 @@ FS_DEVICE FS_NOINLINE void batchnorm_forward(FsModel *m, const FsLayer *y, const
         float mu, var;
         if (train) {
             double s = 0.0, s2 = 0.0;
-            for (long r = 0; r < N; r++) s += x[row_off(r, L, P, C) + c];
+            for (long r = 0; r < rows; r++)
+                if (!bn_skips(m, r)) s += x[row_off(r, L, P, C) + c];
             mu = (float)(s / (double)N);
-            for (long r = 0; r < N; r++) {
+            for (long r = 0; r < rows; r++) {
+                if (bn_skips(m, r)) continue;
                 double dv = x[row_off(r, L, P, C) + c] - mu;
                 s2 += dv * dv;
             }
@@ -44,7 +62,7 @@ FS_DEVICE FS_NOINLINE void batchnorm_forward(FsModel *m, const FsLayer *y, const
         float is = 1.0f / sqrtf(var + eps);
         mean[c] = mu;
         istd[c] = is;
-        for (long r = 0; r < N; r++) {
+        for (long r = 0; r < rows; r++) {
             long o = row_off(r, L, P, C) + c;
             float xh = (x[o] - mu) * is;
             xhat[o] = xh;
@@ -57,14 +75,14 @@ FS_DEVICE FS_NOINLINE void batchnorm_forward(FsModel *m, const FsLayer *y, const
 FS_DEVICE FS_NOINLINE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
-    const long N = (long)B * L;
+    const long rows = (long)B * L, N = bn_count(m, rows);
     const float *d = m->work + y->d, *xhat = m->work + y->z, *istd = m->work + y->bn_istd;
     const float *gamma = m->w + y->w;
     float *ggamma = m->g + y->w, *gbeta = m->g + y->b;
     FS_PARFOR(c, C)
     {
         float sd = 0.0f, sdx = 0.0f;
-        for (long r = 0; r < N; r++) {
+        for (long r = 0; r < rows; r++) {
             long o = row_off(r, L, P, C) + c;
             sd += d[o];
             sdx += d[o] * xhat[o];
@@ -72,7 +90,7 @@ FS_DEVICE FS_NOINLINE void batchnorm_backward(FsModel *m, const FsLayer *y, floa
         ggamma[c] += sdx;
         gbeta[c] += sd;
         float k = gamma[c] * istd[c] / (float)N;
-        for (long r = 0; r < N; r++) {
+        for (long r = 0; r < rows; r++) {
             long o = row_off(r, L, P, C) + c;
             dx[o] = k * ((float)N * d[o] - sd - xhat[o] * sdx);
         }
@@ -93,12 +111,11 @@ FS_DEVICE static inline float dropout_uniform(uint64_t key, uint64_t step, long 
     return (float)(z >> 40) * (1.0f / 16777216.0f);
 }
 
-FS_DEVICE FS_NOINLINE void dropout_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
+FS_DEVICE FS_NOINLINE void dropout_forward(FsModel *m, const FsLayer *y, long li, const float *x, int B, int train)
 {
     const int L = y->out_l, P = y->out_pad, C = y->out_c;
     const float rate = y->spec.rate, keep = 1.0f / (1.0f - rate);
     float *out = m->work + y->a, *mask = m->work + y->z;
-    const long li = y - m->net->layer;
     FS_PARFOR(r, (long)B * L)
     {
         long o = row_off(r, L, P, C);

@@ -16,19 +16,27 @@
  * weight rows, its weight gradient a scatter-add. No multiplications by
  * zero, and no one-hot tensor. Weight row (k, code) for conv, (q, code) for dense. */
 
+/* Whether the gather is a convolution's (taps around each position: conv1d,
+ * or a chain model's per-residue dense layer) or a dense layer's (the
+ * whole window flattened). */
+FS_DEVICE static inline int gather_is_conv(const FsLayer *y)
+{
+    return y->spec.kind == FS_LAYER_CONV || y->per_residue;
+}
+
 /* Interior row r (example r / OL, position r % OL) of the gather. */
 FS_DEVICE static inline void gather_forward_row(const FsLayer *y, const float *w, const uint8_t *codes, float *out,
                                                 long r)
 {
     const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
-    const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
+    const int conv = gather_is_conv(y), K = conv ? y->spec.width : L, h = conv ? K / 2 : 0, dil = y->dil;
     const float *bias = w + y->b, *W = w + y->w;
     long b = r / OL;
     int p = (int)(r % OL);
     float *o = out + (b * (OL + 2 * P) + P + p) * (long)F;
     for (int f = 0; f < F; f++) o[f] = bias[f];
     for (int k = 0; k < K; k++) {
-        int q = conv ? p + k - h : k;
+        int q = conv ? p + (k - h) * dil : k;
         if (q < 0 || q >= L) continue;
         int code = codes[b * L + q];
         if (code >= FS_AA_INPUTS) continue; /* padding: zero one-hot */
@@ -42,13 +50,13 @@ FS_DEVICE static inline void gather_backward_cols(const FsLayer *y, float *GW, c
                                                   int B, int f0, int f1)
 {
     const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad;
-    const int conv = y->spec.kind == FS_LAYER_CONV, K = conv ? y->spec.width : L, h = conv ? K / 2 : 0;
+    const int conv = gather_is_conv(y), K = conv ? y->spec.width : L, h = conv ? K / 2 : 0, dil = y->dil;
     for (long r = 0; r < (long)B * OL; r++) {
         long b = r / OL;
         int p = (int)(r % OL);
         const float *g = d + (b * (OL + 2 * P) + P + p) * (long)F;
         for (int k = 0; k < K; k++) {
-            int q = conv ? p + k - h : k;
+            int q = conv ? p + (k - h) * dil : k;
             if (q < 0 || q >= L) continue;
             int code = codes[b * L + q];
             if (code >= FS_AA_INPUTS) continue;
@@ -95,7 +103,7 @@ FS_DEVICE FS_NOINLINE void gather_forward(const FsLayer *y, const float *w, cons
 {
     const long rows = (long)B * y->out_l;
 #ifdef FS_TEAM
-    const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
+    const int K = gather_is_conv(y) ? y->spec.width : y->in_l;
     GatherLoop l = {y, w, NULL, out, codes, B};
     team_for(rows, 4.0 * rows * (K + 1) * y->out_c, gather_forward_range, &l);
 #else
@@ -110,7 +118,7 @@ FS_DEVICE FS_NOINLINE void gather_backward(const FsLayer *y, float *gw, const ui
     float *GW = gw + y->w;
     /* Parallel over column chunks, rows in order: deterministic scatter. */
 #ifdef FS_TEAM
-    const int K = y->spec.kind == FS_LAYER_CONV ? y->spec.width : y->in_l;
+    const int K = gather_is_conv(y) ? y->spec.width : y->in_l;
     GatherLoop l = {y, NULL, d, GW, codes, B};
     /* Counted at one multiply-add per element, not its measured four:
      * each thread sharing it walks every row and code, so sharing it paid
@@ -129,28 +137,38 @@ FS_DEVICE FS_NOINLINE void gather_backward(const FsLayer *y, float *gw, const ui
 /* ---------------------------------------------------------------------- */
 /* Convolution ("same", stride 1) and dense as GEMMs on padded tensors.   */
 
+/* A dilated convolution's K taps are rows dil apart, so the K*C inputs of
+ * an output are K runs of C floats, dil*C apart: a two-level stride
+ * (core.h) that the GEMM walks as it walks contiguous rows. */
+FS_DEVICE static inline FsStride conv_taps(int C, int dil)
+{
+    FsStride st = {C, (long)dil * C, 1};
+    return dil > 1 ? st : st_plain(1);
+}
+
 /* out (+)= conv(x) with weights W [K*Cin][F]. */
 FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F)
 {
-    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
-    ops_gemm(B * L, F, K * C, x + (long)(P - h) * C, st_rows(L, P, C), st_plain(1), W, st_plain(F),
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2 * y->dil;
+    ops_gemm(B * L, F, K * C, x + (long)(P - h) * C, st_rows(L, P, C), conv_taps(C, y->dil), W, st_plain(F),
              out + (long)P * F, st_rows(L, P, F), 1);
 }
 
 /* gW += x^T d for a conv: rows of gW are the K*Cin window inputs. */
 FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F)
 {
-    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
-    ops_gemm(K * C, F, B * L, x + (long)(P - h) * C, st_plain(1), st_rows(L, P, C), d + (long)P * F,
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2 * y->dil;
+    ops_gemm(K * C, F, B * L, x + (long)(P - h) * C, conv_taps(C, y->dil), st_rows(L, P, C), d + (long)P * F,
              st_rows(L, P, F), gW, st_plain(F), 1);
 }
 
 /* dx += conv^T(d): a "same" convolution of d with the flipped, transposed
- * kernel Wf [K*F][Cin], Wf[(j*F + f)][c] = W[(K-1-j)*Cin + c][f]. */
+ * kernel Wf [K*F][Cin], Wf[(j*F + f)][c] = W[(K-1-j)*Cin + c][f] (taps as
+ * far apart as the forward's). */
 FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const float *d, float *dx, int B, int F)
 {
-    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2;
+    const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2 * y->dil;
     for (int j = 0; j < K; j++) ops_transpose(W + (long)(K - 1 - j) * C * F, C, F, Wf + (long)j * F * C, C);
-    ops_gemm(B * L, C, K * F, d + (long)(P - h) * F, st_rows(L, P, F), st_plain(1), Wf, st_plain(C),
+    ops_gemm(B * L, C, K * F, d + (long)(P - h) * F, st_rows(L, P, F), conv_taps(F, y->dil), Wf, st_plain(C),
              dx + (long)P * C, st_rows(L, P, C), 1);
 }

@@ -80,9 +80,36 @@ __device__ static inline unsigned long long fs_gpu_globaltimer(void)
 #endif
 
 FS_DEVICE void step_load_batch(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int B);
+/* A chain model's batch of n chains (idx: their first residues): sets
+ * m->rows and m->scored (step.c). */
+FS_DEVICE void step_load_chain(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int n);
+/* The residues of the chain (segment) that starts at residue r0: right[]
+ * counts those after each residue, clipped to 255, so a long chain is
+ * walked in jumps of up to 255. */
+FS_HOST_DEVICE static inline uint32_t step_chain_length(const FsFoldData *fd, uint32_t r0)
+{
+    uint32_t r = r0;
+    while (fd->right[r] > 0) r += fd->right[r];
+    return r - r0 + 1;
+}
+/* How many of the chains idx[0..n) the next batch takes: as many as fit
+ * in max_rows (each with its pad rows), at least one (a chain longer than
+ * the budget is a batch of its own: the net is compiled for the longest). */
+FS_HOST_DEVICE static inline int step_chain_batch(const FsFoldData *fd, const uint32_t *idx, uint32_t n, long max_rows,
+                                                  int pad)
+{
+    long rows = 0;
+    uint32_t k = 0;
+    for (; k < n; k++) {
+        rows += (long)step_chain_length(fd, idx[k]) + pad;
+        if (rows > max_rows && k > 0) break;
+    }
+    return (int)k;
+}
 FS_DEVICE void step_forward(FsModel *m, int B, int train);
 /* Softmax cross-entropy on the output; returns the summed loss over the
- * batch, writes d(loss/B)/d(logits) when grad, adds to confusion if given. */
+ * batch, writes d(loss/B)/d(logits) when grad, adds to confusion if given.
+ * A chain batch: over its scored residues (loss / scored). */
 FS_DEVICE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[FS_CLASSES][FS_CLASSES]);
 /* Gradients of the batch's loss. With ts (not NULL) and no clipping, the
  * dense layers' weight matrices are updated during the pass instead of
@@ -111,7 +138,7 @@ FS_DEVICE static inline int step_fuses(const FsTrainSpec *ts)
 
 FS_DEVICE static inline int step_layer_fused(const FsLayer *y)
 {
-    return (y->spec.kind == FS_LAYER_DENSE || y->spec.kind == FS_LAYER_OUTPUT) && !y->gather;
+    return (y->spec.kind == FS_LAYER_DENSE || y->spec.kind == FS_LAYER_OUTPUT) && !y->gather && !y->per_residue;
 }
 
 /* One optimizer step's constants, shared by step_update and the fused
@@ -181,7 +208,8 @@ int core_checkpoint_load(FsModel *m, FsCkpt *c, FsFitState *s, FsFitResult *out,
                          size_t why_n);
 
 /* Host: the fold's training and validation example lists (one malloc'd
- * block, returned for the caller to free) and the data pointers. */
-uint32_t *core_fold_data(const FsDataset *ds, int fold, uint32_t n_train, uint32_t n_valid, FsFoldData *fd);
+ * block, returned for the caller to free) and the data pointers; chains: a
+ * chain model's (data_chain_examples). */
+uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *fd);
 
 #endif

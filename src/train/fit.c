@@ -14,20 +14,51 @@ FS_DEVICE static void copy_floats(float *dst, const float *src, long n)
     FS_SYNC();
 }
 
-/* Mean validation loss and the confusion matrix, forward only. */
+/* The examples the next batch takes from idx[0..left): `batch` of them
+ * (fewer at the end), or a chain model's chains that fit its rows. */
+FS_DEVICE static int fit_batch_size(const FsModel *m, const FsFoldData *fd, const uint32_t *idx, uint32_t left,
+                                    int batch)
+{
+    if (m->net->chain) return step_chain_batch(fd, idx, left, m->net->in_rows, m->net->pad);
+    return left < (uint32_t)batch ? (int)left : batch;
+}
+
+/* Loads that batch; returns the B its layers run with (a chain batch is
+ * one example of m->rows rows). */
+FS_DEVICE static int fit_load(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int nb)
+{
+    if (!m->net->chain) {
+        step_load_batch(m, fd, idx, nb);
+        return nb;
+    }
+    step_load_chain(m, fd, idx, nb);
+    return 1;
+}
+
+/* Batches in an epoch over order[0..n). */
+FS_DEVICE static long fit_steps(const FsModel *m, const FsFoldData *fd, const uint32_t *order, uint32_t n, int batch)
+{
+    if (!m->net->chain) return ((long)n + batch - 1) / batch;
+    long steps = 0;
+    for (uint32_t s = 0; s < n; steps++) s += (uint32_t)fit_batch_size(m, fd, order + s, n - s, batch);
+    return steps;
+}
+
+/* Mean validation loss (per scored residue) and the confusion matrix, forward only. */
 FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, int eval_batch,
                                              uint64_t conf[FS_CLASSES][FS_CLASSES])
 {
     double loss = 0.0;
     for (int a = 0; a < FS_CLASSES; a++)
         for (int b = 0; b < FS_CLASSES; b++) conf[a][b] = 0;
-    for (uint32_t s = 0; s < fd->n_valid; s += (uint32_t)eval_batch) {
-        int nb = fd->n_valid - s < (uint32_t)eval_batch ? (int)(fd->n_valid - s) : eval_batch;
-        step_load_batch(m, fd, fd->valid + s, nb);
-        step_forward(m, nb, 0);
-        loss += step_loss(m, nb, 0, conf);
+    for (uint32_t s = 0; s < fd->n_valid;) {
+        int nb = fit_batch_size(m, fd, fd->valid + s, fd->n_valid - s, eval_batch);
+        int B = fit_load(m, fd, fd->valid + s, nb);
+        step_forward(m, B, 0);
+        loss += step_loss(m, B, 0, conf);
+        s += (uint32_t)nb;
     }
-    return fd->n_valid ? loss / fd->n_valid : 0.0;
+    return fd->n_valid_res ? loss / (double)fd->n_valid_res : 0.0;
 }
 
 /* Validation Q3 from the confusion; with wrong set, its error 1 - Q3
@@ -118,11 +149,13 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_batches(FsModel *m, const FsFoldDat
     struct {
         const FsFitResult *out;
         double t_start, l;
+        long steps;
         int nb;
     } k;
     k.out = out;
     k.t_start = t_start;
-    for (; s->next < fd->n_train; s->next += (uint32_t)ts->batch, s->step_in_epoch++) {
+    k.steps = fit_steps(m, fd, m->perm, fd->n_train, ts->batch);
+    for (; s->next < fd->n_train; s->next += (uint32_t)k.nb, s->step_in_epoch++) {
         FS_IN_MEMORY(&k);
         const int pruned = FS_SYNC_ANY(m->prune && *m->prune);
         const int stop = !pruned && FS_SYNC_ANY(m->cancel && *m->cancel);
@@ -131,21 +164,20 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_batches(FsModel *m, const FsFoldDat
             if (!pruned) fit_save(m, s, k.out);
             if (pruned || stop) return FS_FIT_CANCELLED;
         }
-        const int B = ts->batch;
         FS_MASTER
         {
-            m->lr = train_lr_at(ts, s->epoch, s->step_in_epoch, ((long)fd->n_train + B - 1) / B);
+            m->lr = train_lr_at(ts, s->epoch, s->step_in_epoch, k.steps);
         }
         FS_SYNC();
-        k.nb = fd->n_train - s->next < (uint32_t)B ? (int)(fd->n_train - s->next) : B;
-        step_load_batch(m, fd, m->perm + s->next, k.nb);
-        step_forward(m, k.nb, 1);
-        k.l = step_loss(m, k.nb, 1, 0);
-        int bad = step_backward(m, k.nb, ts);
+        k.nb = fit_batch_size(m, fd, m->perm + s->next, fd->n_train - s->next, ts->batch);
+        const int B = fit_load(m, fd, m->perm + s->next, k.nb);
+        step_forward(m, B, 1);
+        k.l = step_loss(m, B, 1, 0);
+        int bad = step_backward(m, B, ts);
         float norm = bad ? NAN : step_update(m, ts, 1);
         if (!isfinite(k.l) || !isfinite(norm)) return FS_FIT_DIVERGED;
         s->loss_sum += k.l;
-        s->n_train_ex += (uint64_t)k.nb;
+        s->n_train_ex += m->net->chain ? (uint64_t)m->scored : (uint64_t)k.nb;
         FS_MASTER
         {
             if (m->examples) *m->examples = s->n_train_ex;
@@ -170,9 +202,9 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
 #endif
     double t_val = FS_CLOCK();
     double val_loss = validate(m, fd, ts->eval_batch, conf);
-    s->n_val_ex += fd->n_valid;
+    s->n_val_ex += fd->n_valid_res;
     s->val_seconds += FS_CLOCK() - t_val;
-    float train_loss = (float)(s->loss_sum / (fd->n_train ? fd->n_train : 1));
+    float train_loss = (float)(s->loss_sum / (double)(fd->n_train_res ? fd->n_train_res : 1));
     s->epochs = epoch;
     FS_MASTER
     {

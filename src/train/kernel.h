@@ -34,11 +34,13 @@ typedef struct {
     float *work;    /* activations and their gradients, net->n_work */
     float *scratch; /* transposed weights, net->n_scratch */
     float *partial; /* FS_NORM_CHUNKS partial sums (deterministic reductions) */
-    uint8_t *codes; /* [max_batch][window] amino-acid codes of the batch */
-    uint8_t *labels;/* [max_batch] */
+    uint8_t *codes; /* [max_batch][in_rows] amino-acid codes of the batch (a chain batch's rows: FsNet) */
+    uint8_t *labels;/* [max_batch][out_rows] (a chain batch: FS_LABEL_NONE where a row is not scored) */
     uint32_t *perm; /* training order, n_train */
-    float *ex_loss; /* [max_batch] per-example loss of the last batch */
-    uint8_t *ex_pred; /* [max_batch] predicted class of the last batch */
+    float *ex_loss; /* [max_batch][out_rows] per-example loss of the last batch */
+    uint8_t *ex_pred; /* [max_batch][out_rows] predicted class of the last batch */
+    int rows;       /* a chain model: the rows of the batch in the workspace (its proteins and their pad rows) */
+    uint32_t scored;/* a chain model: the batch's scored residues */
     FsRng rng;      /* shuffling */
     uint64_t drop_key; /* dropout masks are a hash of this, the step and the element */
     const volatile int *cancel; /* nonzero: stop between batches (a signal arrived) */
@@ -58,13 +60,21 @@ typedef struct {
 } FsModel;
 
 /* Training data as the trainer sees it: residue arrays and example lists. */
+/* A window model's examples are scored residues; a chain model's are
+ * chains (segments: the index of each one's first residue) with at least
+ * one scored residue, and n_*_res counts the scored residues they hold. */
 typedef struct {
     const uint8_t *aa, *ss, *left, *right;
     const uint32_t *train;
     uint32_t n_train;
     const uint32_t *valid;
     uint32_t n_valid;
+    uint64_t n_train_res, n_valid_res; /* scored residues of the examples */
 } FsFoldData;
+
+/* A chain batch's label for a row that is not scored (a pad row, or a
+ * residue whose label is masked). */
+#define FS_LABEL_NONE 0xff
 
 /* The part of a model's state that every step of a batch reads and writes:
  * the reduction partials, the batch's per-example losses, amino-acid codes,
@@ -74,22 +84,22 @@ typedef struct {
 #define FS_ALIGN64(n) (((size_t)(n) + 63) / 64 * 64)
 FS_HOST_DEVICE static inline size_t core_model_hot_bytes(const FsNet *net)
 {
-    size_t mb = (size_t)net->max_batch;
-    return FS_ALIGN64(FS_NORM_CHUNKS * sizeof(float)) + FS_ALIGN64(mb * sizeof(float)) +
-           FS_ALIGN64(mb * (size_t)net->arch.window) + FS_ALIGN64(mb) * 2;
+    size_t mb = (size_t)net->max_batch, mo = mb * (size_t)net->out_rows;
+    return FS_ALIGN64(FS_NORM_CHUNKS * sizeof(float)) + FS_ALIGN64(mo * sizeof(float)) +
+           FS_ALIGN64(mb * (size_t)net->in_rows) + FS_ALIGN64(mo) * 2;
 }
 FS_HOST_DEVICE static inline void core_model_bind_hot(FsModel *m, const FsNet *net, void *hot)
 {
-    size_t mb = (size_t)net->max_batch;
+    size_t mb = (size_t)net->max_batch, mo = mb * (size_t)net->out_rows;
     char *p = (char *)hot;
     m->partial = (float *)(void *)p;
     p += FS_ALIGN64(FS_NORM_CHUNKS * sizeof(float));
     m->ex_loss = (float *)(void *)p;
-    p += FS_ALIGN64(mb * sizeof(float));
+    p += FS_ALIGN64(mo * sizeof(float));
     m->codes = (uint8_t *)p;
-    p += FS_ALIGN64(mb * (size_t)net->arch.window);
+    p += FS_ALIGN64(mb * (size_t)net->in_rows);
     m->labels = (uint8_t *)p;
-    p += FS_ALIGN64(mb);
+    p += FS_ALIGN64(mo);
     m->ex_pred = (uint8_t *)p;
 }
 

@@ -12,10 +12,12 @@
 
 FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
 {
-    const FsLayer *y = &m->net->layer[i];
+    FsLayer tmp;
+    const FsLayer *y = layer_view(m, i, &tmp);
     float *out = m->work + y->a;
     const float *x = i > 0 ? m->work + m->net->layer[i - 1].a : 0;
-    switch (y->spec.kind) {
+    /* A chain model's dense layers are width-1 convolutions (model.h). */
+    switch (y->per_residue ? FS_LAYER_CONV : y->spec.kind) {
     case FS_LAYER_CONV:
         if (y->gather) {
             gather_forward(y, m->w, m->codes, out, B);
@@ -37,21 +39,26 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
         batchnorm_forward(m, y, x, B, train);
         break;
     case FS_LAYER_DROPOUT:
-        dropout_forward(m, y, x, B, train);
+        dropout_forward(m, y, i, x, B, train);
         break;
     case FS_LAYER_HIGHWAY:
         highway_forward(m, y, x, B);
         break;
+    default:
+        break;
     }
+    if (m->net->chain) chain_mask_rows(m, out, y->out_c);
 }
 
 FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptStep *fuse)
 {
-    const FsLayer *y = &m->net->layer[i];
+    FsLayer tmp;
+    const FsLayer *y = layer_view(m, i, &tmp);
     float *d = m->work + y->d;
     const float *x = i > 0 ? m->work + m->net->layer[i - 1].a : 0;
     float *dx = i > 0 ? m->work + m->net->layer[i - 1].d : 0;
-    switch (y->spec.kind) {
+    int bad = 0;
+    switch (y->per_residue ? FS_LAYER_CONV : y->spec.kind) {
     case FS_LAYER_CONV:
         act_backward(y->spec.act, y->spec.act_param, m->work + y->a, m->work + y->z, d, B, y->out_l,
                      y->out_pad, y->out_c);
@@ -71,7 +78,7 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
             rows_colsum(m->g + y->b, d, B, 1, 0, y->out_c);
             gather_backward(y, m->g, m->codes, d, B);
         } else if (fuse) {
-            return dense_backward_fused(y, m->w, m->g, m->m1, m->m2, m->scratch, x, d, dx, B, fuse);
+            bad = dense_backward_fused(y, m->w, m->g, m->m1, m->m2, m->scratch, x, d, dx, B, fuse);
         } else {
             dense_backward(y, m->w, m->g, m->scratch, x, d, dx, B);
         }
@@ -85,6 +92,26 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
     case FS_LAYER_HIGHWAY:
         highway_backward(m, y, x, dx, B);
         break;
+    default:
+        break;
     }
-    return 0;
+    if (m->net->chain && dx) chain_mask_rows(m, dx, y->in_c);
+    return bad;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A chain batch's pad rows.                                               */
+
+FS_DEVICE FS_NOINLINE void chain_mask_rows(const FsModel *m, float *x, int C)
+{
+    const int T = m->rows, P = m->net->pad;
+    const uint8_t *codes = m->codes;
+    FS_PARFOR(r, (long)T + P)
+    {
+        if (r >= T || codes[r] == FS_AA_PAD) {
+            float *row = x + ((long)P + r) * C;
+            for (int c = 0; c < C; c++) row[c] = 0.0f;
+        }
+    }
+    FS_SYNC();
 }

@@ -28,6 +28,25 @@ FS_DEVICE static inline int dense_bpad(int B)
     return (B + 7) / 8 * 8;
 }
 
+/* Layer i of m's net as this batch sees it: a chain model's layers are
+ * compiled for its most rows, and a batch holds m->rows of them (tmp is
+ * the copy that says so). */
+FS_DEVICE static inline const FsLayer *layer_view(const FsModel *m, int i, FsLayer *tmp)
+{
+    const FsLayer *y = &m->net->layer[i];
+    if (!m->net->chain) return y;
+    *tmp = *y;
+    tmp->in_l = tmp->out_l = m->rows;
+    return tmp;
+}
+
+/* A chain batch's pad rows (between and after its proteins: codes
+ * FS_AA_PAD) and the tensor's pad rows after the batch set to zero in x
+ * (C channels), so that the next layer sees zero padding at every
+ * protein's ends. Called on every layer's output and every output
+ * gradient of a chain model. */
+FS_DEVICE void chain_mask_rows(const FsModel *m, float *x, int C);
+
 /* Layer i of m's net; input is layer i-1's output (or the batch codes). */
 FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train);
 /* Accumulates parameter gradients and writes layer i-1's output gradient.
@@ -53,7 +72,8 @@ FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float 
 
 FS_DEVICE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train);
 FS_DEVICE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B);
-FS_DEVICE void dropout_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train);
+/* li: the layer's index (its dropout mask's stream). */
+FS_DEVICE void dropout_forward(FsModel *m, const FsLayer *y, long li, const float *x, int B, int train);
 FS_DEVICE void dropout_backward(FsModel *m, const FsLayer *y, float *dx, int B);
 FS_DEVICE void highway_forward(FsModel *m, const FsLayer *y, const float *x, int B);
 FS_DEVICE void highway_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B);

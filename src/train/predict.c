@@ -9,6 +9,60 @@
 
 #include "train/core.h"
 
+/* Probabilities and the prediction from one output row of logits zb (the
+ * first largest logit is the prediction, as in step_loss). */
+static void predict_row(const float *zb, float *p, uint8_t *pred)
+{
+    int arg = 0;
+    float mx = zb[0], sum = 0.0f;
+    for (int k = 1; k < FS_CLASSES; k++)
+        if (zb[k] > mx) mx = zb[k], arg = k;
+    for (int k = 0; k < FS_CLASSES; k++) sum += (p[k] = expf(zb[k] - mx));
+    for (int k = 0; k < FS_CLASSES; k++) p[k] /= sum;
+    if (pred) *pred = (uint8_t)arg;
+}
+
+/* The first residue of residue r's segment (left[] clipped to 255). */
+static uint32_t chain_start(const FsDataset *ds, uint32_t r)
+{
+    while (ds->left[r] > 0) r -= ds->left[r];
+    return r;
+}
+
+/* A chain model: idx's residues grouped by their chains (consecutive
+ * entries of one chain share its pass), chains batched as in training.
+ * A residue's outputs do not depend on the others in its batch (pad rows
+ * between chains, batch norm's running statistics). */
+static void predict_chains(FsModel *m, const FsDataset *ds, const FsFoldData *fd, const uint32_t *idx, uint32_t n,
+                           float *probs, uint8_t *pred)
+{
+    const FsNet *net = m->net;
+    const float *z = m->work + net->layer[net->n - 1].a + (long)net->pad * FS_CLASSES;
+    uint32_t *starts = fs_malloc(sizeof(uint32_t) * ((size_t)n + 1));
+    uint32_t *at = fs_malloc(sizeof(uint32_t) * ((size_t)n + 1)); /* each chain's first idx entry */
+    uint32_t nc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t s = chain_start(ds, idx[i]);
+        if (nc == 0 || starts[nc - 1] != s) starts[nc] = s, at[nc++] = i;
+    }
+    at[nc] = n;
+    for (uint32_t c = 0; c < nc;) {
+        const int nb = step_chain_batch(fd, starts + c, nc - c, net->in_rows, net->pad);
+        step_load_chain(m, fd, starts + c, nb);
+        step_forward(m, 1, 0);
+        long row0 = 0;
+        for (int b = 0; b < nb; b++, c++) {
+            for (uint32_t i = at[c]; i < at[c + 1]; i++) {
+                const long row = row0 + (idx[i] - starts[c]);
+                predict_row(z + row * FS_CLASSES, probs + (size_t)i * FS_CLASSES, pred ? pred + i : NULL);
+            }
+            row0 += (long)step_chain_length(fd, starts[c]) + net->pad;
+        }
+    }
+    free(starts);
+    free(at);
+}
+
 void train_predict(const FsNet *net_in, const float *weights, const FsDataset *ds, const uint32_t *idx, uint32_t n,
                    int batch, float *probs, uint8_t *pred)
 {
@@ -16,32 +70,33 @@ void train_predict(const FsNet *net_in, const float *weights, const FsDataset *d
     FsErr err = {0};
     if (batch < 1) batch = 1;
     /* The caller's net may be compiled for another batch: the workspace is
-     * laid out for this one. */
-    if (model_compile(&net, &net_in->arch, batch, &err) != 0) FS_DIE("train_predict: %s", err.msg);
+     * laid out for this one (a chain model's: its default budget, or the
+     * data's longest chain). */
+    FsTrainSpec ts;
+    train_spec_defaults(&ts);
+    if (net_in->arch.chain ? train_chain_rows(&net_in->arch, &ts, data_longest_chain(ds), &net, &err) != 0
+                           : model_compile(&net, &net_in->arch, batch, &err) != 0)
+        FS_DIE("train_predict: %s", err.msg);
     size_t bytes = core_model_bytes(&net, 0);
     void *buf = fs_aligned_alloc(bytes);
     memset(buf, 0, bytes); /* pad rows stay zero */
     FsModel m;
     core_model_bind(&m, &net, buf, 0);
     memcpy(m.w, weights, sizeof(float) * (size_t)(net.n_params + net.n_state));
-    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, NULL, 0, NULL, 0};
+    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, NULL, 0, NULL, 0, 0, 0};
+    if (net.chain) {
+        predict_chains(&m, ds, &fd, idx, n, probs, pred);
+        free(buf);
+        return;
+    }
     const float *z = m.work + net.layer[net.n - 1].a;
     for (uint32_t s = 0; s < n; s += (uint32_t)batch) {
         int nb = n - s < (uint32_t)batch ? (int)(n - s) : batch;
         step_load_batch(&m, &fd, idx + s, nb);
         step_forward(&m, nb, 0);
-        for (int b = 0; b < nb; b++) {
-            const float *zb = z + b * FS_CLASSES;
-            float *p = probs + ((size_t)s + (size_t)b) * FS_CLASSES;
-            /* As step_loss: the first largest logit is the prediction. */
-            int arg = 0;
-            float mx = zb[0], sum = 0.0f;
-            for (int k = 1; k < FS_CLASSES; k++)
-                if (zb[k] > mx) mx = zb[k], arg = k;
-            for (int k = 0; k < FS_CLASSES; k++) sum += (p[k] = expf(zb[k] - mx));
-            for (int k = 0; k < FS_CLASSES; k++) p[k] /= sum;
-            if (pred) pred[s + (uint32_t)b] = (uint8_t)arg;
-        }
+        for (int b = 0; b < nb; b++)
+            predict_row(z + b * FS_CLASSES, probs + ((size_t)s + (size_t)b) * FS_CLASSES,
+                        pred ? pred + s + (uint32_t)b : NULL);
     }
     free(buf);
 }

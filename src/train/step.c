@@ -33,12 +33,46 @@ FS_DEVICE void step_forward(FsModel *m, int B, int train)
     for (int i = 0; i < m->net->n; i++) layer_forward(m, i, B, train);
 }
 
+/* A chain batch: its proteins (idx: each one's first residue) one after
+ * another, each followed by the net's pad rows (FS_AA_PAD, not scored), so
+ * that every protein's convolutions see zero padding at both ends. */
+FS_DEVICE FS_NOINLINE void step_load_chain(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int n)
+{
+    FS_MASTER
+    {
+        const int P = m->net->pad;
+        long t = 0;
+        uint32_t scored = 0;
+        for (int b = 0; b < n; b++) {
+            const uint32_t r0 = idx[b], len = step_chain_length(fd, r0);
+            for (uint32_t i = 0; i < len; i++, t++) {
+                const uint8_t ss = fd->ss[r0 + i];
+                m->codes[t] = fd->aa[r0 + i];
+                m->labels[t] = FS_SS_SCORED(ss) ? (uint8_t)FS_SS_CLASS(ss) : FS_LABEL_NONE;
+                scored += FS_SS_SCORED(ss);
+            }
+            for (int q = 0; q < P; q++, t++) {
+                m->codes[t] = FS_AA_PAD;
+                m->labels[t] = FS_LABEL_NONE;
+            }
+        }
+        m->rows = (int)t;
+        m->scored = scored;
+    }
+    FS_SYNC();
+}
+
 FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[FS_CLASSES][FS_CLASSES])
 {
     const FsLayer *y = &m->net->layer[m->net->n - 1];
-    const float *z = m->work + y->a;
-    float *d = m->work + y->d;
-    FS_PARFOR(b, B)
+    /* A window model: one output per example. A chain model: one per row
+     * of its batch (rows after the pad), the scored ones counted, the loss
+     * a mean over them. */
+    const int chain = m->net->chain, n = chain ? m->rows : B;
+    const float *z = m->work + y->a + (chain ? (long)m->net->pad * FS_CLASSES : 0);
+    float *d = m->work + y->d + (chain ? (long)m->net->pad * FS_CLASSES : 0);
+    const float denom = chain ? (float)(m->scored ? m->scored : 1) : (float)B;
+    FS_PARFOR(b, n)
     {
         const float *zb = z + b * FS_CLASSES;
         int arg = 0;
@@ -48,32 +82,39 @@ FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t con
                 mx = zb[k];
                 arg = k;
             }
-        float e[FS_CLASSES], sum = 0.0f;
-        for (int k = 0; k < FS_CLASSES; k++) {
-            e[k] = expf(zb[k] - mx);
-            sum += e[k];
-        }
         int lab = m->labels[b];
-        m->ex_loss[b] = logf(sum) - (zb[lab] - mx);
         m->ex_pred[b] = (uint8_t)arg;
-        /* Class weights (training only): the example's loss and gradient
-         * scaled by its class's weight; unweighted, the old arithmetic. */
-        const int weigh = grad && m->class_weighted;
-        if (weigh) m->ex_loss[b] *= m->class_w[lab];
-        if (grad)
+        if (lab == FS_LABEL_NONE) {
+            m->ex_loss[b] = 0.0f;
+            if (grad)
+                for (int k = 0; k < FS_CLASSES; k++) d[b * FS_CLASSES + k] = 0.0f;
+        } else {
+            float e[FS_CLASSES], sum = 0.0f;
             for (int k = 0; k < FS_CLASSES; k++) {
-                const float g = (e[k] / sum - (k == lab ? 1.0f : 0.0f)) / (float)B;
-                d[b * FS_CLASSES + k] = weigh ? g * m->class_w[lab] : g;
+                e[k] = expf(zb[k] - mx);
+                sum += e[k];
             }
+            m->ex_loss[b] = logf(sum) - (zb[lab] - mx);
+            /* Class weights (training only): the example's loss and gradient
+             * scaled by its class's weight; unweighted, the old arithmetic. */
+            const int weigh = grad && m->class_weighted;
+            if (weigh) m->ex_loss[b] *= m->class_w[lab];
+            if (grad)
+                for (int k = 0; k < FS_CLASSES; k++) {
+                    const float g = (e[k] / sum - (k == lab ? 1.0f : 0.0f)) / denom;
+                    d[b * FS_CLASSES + k] = weigh ? g * m->class_w[lab] : g;
+                }
+        }
     }
     FS_SYNC();
     /* Every thread sums in the same order, so all agree on the total. */
     double total = 0.0;
-    for (int b = 0; b < B; b++) total += m->ex_loss[b];
+    for (int b = 0; b < n; b++) total += m->ex_loss[b];
     /* Each thread keeps its own copy of the confusion matrix (the caller's
      * local), all equal: no thread waits for another's. */
     if (confusion)
-        for (int b = 0; b < B; b++) confusion[m->labels[b]][m->ex_pred[b]]++;
+        for (int b = 0; b < n; b++)
+            if (m->labels[b] != FS_LABEL_NONE) confusion[m->labels[b]][m->ex_pred[b]]++;
     /* Nobody loads the next batch's labels while another still reads these
      * (found by tests/test_block.c: on a GPU the confusion matrix raced). */
     FS_SYNC();

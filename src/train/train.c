@@ -23,6 +23,7 @@ void train_spec_defaults(FsTrainSpec *ts)
     ts->eps = 1e-7f; /* Keras' default */
     ts->batch = 8;
     ts->eval_batch = 256;
+    ts->batch_residues = FS_TRAIN_BATCH_RESIDUES;
     ts->stop.kind = FS_STOP_MAX_EPOCHS;
     ts->stop.alpha = 5.0f;
     ts->stop.strip = 5;
@@ -73,6 +74,10 @@ int train_spec_check(const FsTrainSpec *ts, FsErr *err)
     if (!(ts->clip_norm >= 0.0f))
         return fs_err_set(err, "gradient clip norm must be >= 0 (0 = off), got %g", ts->clip_norm), -1;
     if (ts->batch < 1) return fs_err_set(err, "batch size must be at least 1, got %d", ts->batch), -1;
+    if (ts->batch_residues < 1 || ts->batch_residues > FS_TRAIN_MAX_BATCH_RESIDUES)
+        return fs_err_set(err, "batch_residues must be from 1 to %d, got %d", FS_TRAIN_MAX_BATCH_RESIDUES,
+                          ts->batch_residues),
+               -1;
     if (ts->eval_batch < 1)
         return fs_err_set(err, "validation batch size must be at least 1, got %d", ts->eval_batch), -1;
     if ((unsigned)ts->monitor >= FS_MONITOR_COUNT)
@@ -193,13 +198,29 @@ static int job_fail(const FsJob *job, const char *msg)
     return -1;
 }
 
+/* The rows a chain model's batches need: its budget, or the longest chain
+ * with its pad rows where that is more (such a chain is a batch alone). */
+int train_chain_rows(const FsArch *arch, const FsTrainSpec *ts, uint32_t longest, FsNet *net, FsErr *err)
+{
+    if (model_compile(net, arch, ts->batch_residues, err) != 0) return -1;
+    long need = (long)longest + net->pad;
+    if (need <= ts->batch_residues) return 0;
+    if (need > FS_TRAIN_MAX_BATCH_RESIDUES)
+        return fs_err_set(err, "a chain of %u residues is longer than a chain model can hold (%d rows)", longest,
+                          FS_TRAIN_MAX_BATCH_RESIDUES),
+               -1;
+    return model_compile(net, arch, (int)need, err);
+}
+
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid)
 {
     FsErr err = {0};
     const FsTrainSpec *ts = job->spec;
     const FsDataset *ds = job->data;
     int max_batch = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
-    if (train_spec_check(ts, &err) != 0 || model_compile(net, job->arch, max_batch, &err) != 0)
+    if (train_spec_check(ts, &err) != 0) return job_fail(job, err.msg);
+    if (job->arch->chain ? train_chain_rows(job->arch, ts, data_longest_chain(ds), net, &err) != 0
+                         : model_compile(net, job->arch, max_batch, &err) != 0)
         return job_fail(job, err.msg);
     if (job->fold != FS_FOLD_PREDEFINED && job->fold != FS_FOLD_ALL &&
         (job->fold < 0 || (uint32_t)job->fold >= ds->n_folds))
@@ -209,6 +230,10 @@ int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n
     /* A refit (FS_FOLD_ALL) has no validation set: it trains a fixed number of epochs. */
     if (*n_train == 0 || (*n_valid == 0 && job->fold != FS_FOLD_ALL))
         return job_fail(job, "fold has no training or no validation examples");
+    if (job->arch->chain) {
+        *n_train = data_chain_examples(ds, job->fold, 0, NULL);
+        *n_valid = data_chain_examples(ds, job->fold, 1, NULL);
+    }
     return 0;
 }
 
@@ -258,12 +283,33 @@ void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[F
     train_class_weights(ts, counts, m->class_w);
 }
 
-uint32_t *core_fold_data(const FsDataset *ds, int fold, uint32_t n_train, uint32_t n_valid, FsFoldData *fd)
+uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *fd)
 {
-    uint32_t *idx = data_fold_examples(ds, fold, &n_train, &n_valid);
-    FsFoldData f = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid};
+    uint32_t n_train, n_valid;
+    uint32_t *idx = data_fold_examples(ds, fold, chains, &n_train, &n_valid);
+    FsFoldData f = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid, n_train, n_valid};
+    if (chains) {
+        f.n_train_res = data_examples(ds, fold, 0, NULL);
+        f.n_valid_res = data_examples(ds, fold, 1, NULL);
+    }
     *fd = f;
     return idx;
+}
+
+/* The class counts of a fold's training residues (a chain model's: every
+ * scored residue of its chains). */
+static void fold_class_counts(const FsFoldData *fd, int chains, uint64_t counts[FS_CLASSES])
+{
+    if (!chains) {
+        train_class_counts(fd->ss, fd->train, fd->n_train, counts);
+        return;
+    }
+    for (int c = 0; c < FS_CLASSES; c++) counts[c] = 0;
+    for (uint32_t i = 0; i < fd->n_train; i++) {
+        const uint32_t r0 = fd->train[i], len = step_chain_length(fd, r0);
+        for (uint32_t r = r0; r < r0 + len; r++)
+            if (FS_SS_SCORED(fd->ss[r])) counts[FS_SS_CLASS(fd->ss[r])]++;
+    }
 }
 
 int train_job(const FsJob *job)
@@ -273,7 +319,7 @@ int train_job(const FsJob *job)
     uint32_t n_train, n_valid;
     if (train_job_check(job, &net, &n_train, &n_valid) != 0) return -1;
     FsFoldData fd;
-    uint32_t *idx = core_fold_data(job->data, job->fold, n_train, n_valid, &fd);
+    uint32_t *idx = core_fold_data(job->data, job->fold, net.chain, &fd);
 
     /* The training order is shuffled in place, epoch after epoch, and
      * nothing reads the fold's list of training examples after the fit has
@@ -288,7 +334,7 @@ int train_job(const FsJob *job)
     m.perm = idx;
     core_model_seed(&m, &net, ts, m.w);
     uint64_t counts[FS_CLASSES];
-    train_class_counts(fd.ss, fd.train, fd.n_train, counts);
+    fold_class_counts(&fd, net.chain, counts);
     core_model_weigh(&m, ts, counts);
     m.cancel = job->cancel;
     m.prune = job->prune;

@@ -54,6 +54,11 @@ extern const char *const train_class_weights_names[FS_CW_COUNT];
 /* The most epochs a sweep may ask for (training.epochs); every count read
  * back from a journal or a message is bounded by it. */
 #define FS_TRAIN_MAX_EPOCHS 100000
+/* A chain model's batch budget (training.batch_residues): by default about
+ * eight proteins of average length; at most what one batch's workspace may
+ * hold of rows. */
+#define FS_TRAIN_BATCH_RESIDUES 2048
+#define FS_TRAIN_MAX_BATCH_RESIDUES (1 << 20)
 
 typedef struct {
     FsOptKind opt;
@@ -64,6 +69,7 @@ typedef struct {
     float clip_norm;     /* clip by global gradient norm; 0 = off */
     int batch;           /* >= 1 */
     int eval_batch;      /* validation batch (forward only), >= 1 */
+    int batch_residues;  /* a chain model's batch: the most rows it holds (residues and their pad rows), >= 1 */
     FsStopSpec stop;     /* stop.max_epochs bounds every run */
     FsMonitor monitor;   /* the kept epoch and the stopping rule's E_va */
     FsLrSchedule lr_schedule;
@@ -138,6 +144,10 @@ void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES
 int train_result_check(const FsFitResult *r, char *why, size_t why_n);
 /* Checks values; 0 or -1 with a message naming the option. */
 int train_spec_check(const FsTrainSpec *ts, FsErr *err);
+/* A chain model's net compiled for its batches: rows for the spec's budget,
+ * or the longest chain (longest residues) and its pad rows where that is
+ * more. 0, or -1 with err. */
+int train_chain_rows(const FsArch *arch, const FsTrainSpec *ts, uint32_t longest, FsNet *net, FsErr *err);
 const char *train_opt_name(FsOptKind k);
 const char *train_monitor_name(FsMonitor m);
 const char *train_lr_schedule_name(FsLrSchedule s);
