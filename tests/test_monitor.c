@@ -106,9 +106,9 @@ static void sweep_key(void)
     CHECK_CONTAINS(s[3].canonical, "  monitor: [loss, q3]\n");
     /* plan's and the progress lines' summary says it when it is not the loss. */
     char sum[256];
-    sweep_train_summary(&s[2].trials[0].train, sum, sizeof sum);
+    sweep_train_summary(&s[2].trials[0].train, 0, sum, sizeof sum);
     CHECK_CONTAINS(sum, " monitor=q3 ");
-    sweep_train_summary(&s[0].trials[0].train, sum, sizeof sum);
+    sweep_train_summary(&s[0].trials[0].train, 0, sum, sizeof sum);
     CHECK(!strstr(sum, "monitor"));
     for (int i = 0; i < 4; i++) sweep_free(&s[i]);
 

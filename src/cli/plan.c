@@ -56,11 +56,12 @@ static void print_json(const FsSweep *sw, char **gpu_why)
     for (int i = 0; i < sw->n_trials; i++) {
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
-        sweep_train_summary(&t->train, train, sizeof train);
+        sweep_train_summary(&t->train, t->arch.chain, train, sizeof train);
         json_object_begin(&w);
         json_member_int(&w, "index", t->index);
         json_member_str(&w, "id", t->id);
         json_member_int(&w, "params", sweep_trial_params(t));
+        json_member_int(&w, "receptive_field", sweep_trial_receptive_field(t));
         json_member_str(&w, "arch", arch);
         json_member_str(&w, "training", train);
         json_key(&w, "gpu");
@@ -111,7 +112,7 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
     for (int i = 0; i < sw->n_trials; i++) {
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
-        sweep_train_summary(&t->train, train, sizeof train);
+        sweep_train_summary(&t->train, t->arch.chain, train, sizeof train);
         printf("%5d  %s  %9ld  %-3s  %s | %s\n", t->index, t->id, sweep_trial_params(t), gpu_why[i][0] ? "no" : "yes",
                arch, train);
     }

@@ -30,7 +30,12 @@ char *modelfile_arch_json(const FsNet *net)
 {
     FsJsonOut w = {0}; /* a non-finite setting is refused: the arch is checked before training */
     json_object_begin(&w);
-    json_member_int(&w, "window", net->arch.window);
+    /* A chain model's window is the word "chain": a reader that knows only
+     * windows refuses it rather than reading a window of 0. */
+    if (net->arch.chain)
+        json_member_str(&w, "window", "chain");
+    else
+        json_member_int(&w, "window", net->arch.window);
     json_key(&w, "layers");
     json_array_begin(&w);
     for (int i = 0; i < net->n; i++) {
@@ -41,10 +46,12 @@ char *modelfile_arch_json(const FsNet *net)
         case FS_LAYER_CONV:
             json_member_int(&w, "filters", l->units);
             json_member_int(&w, "width", l->width);
+            if (l->dilation > 1) json_member_int(&w, "dilation", l->dilation);
             put_act(&w, l);
             break;
         case FS_LAYER_HIGHWAY:
             json_member_int(&w, "width", l->width);
+            if (l->dilation > 1) json_member_int(&w, "dilation", l->dilation);
             put_act(&w, l);
             break;
         case FS_LAYER_DENSE:
@@ -80,6 +87,27 @@ static int get_f(const FsJson *o, const char *key, float lo, float hi, float *ou
     return json_f32(json_get(o, key), out) || !(*out >= lo && *out <= hi) ? -1 : 0;
 }
 
+/* An optional dilation (absent: 1, written as 0 as the sweep does). */
+static int get_dilation(const FsJson *o, FsLayerSpec *l)
+{
+    if (!json_get(o, "dilation")) return 0;
+    if (get_i(o, "dilation", 1, FS_MAX_DILATION, &l->dilation)) return -1;
+    if (l->dilation == 1) l->dilation = 0;
+    return 0;
+}
+
+/* "window": 1..255, or "chain". */
+static int get_window(const FsJson *o, FsArch *arch)
+{
+    const FsJson *w = json_get(o, "window");
+    if (w && w->type == FS_JSON_STRING && !strcmp(w->str, "chain")) {
+        arch->chain = 1;
+        arch->window = 0;
+        return 0;
+    }
+    return get_i(o, "window", 1, 255, &arch->window);
+}
+
 static int get_act(const FsJson *o, FsLayerSpec *l)
 {
     const FsJson *a = json_get(o, "activation");
@@ -97,9 +125,9 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
         return fs_err_set(err, "arch is not JSON (%s)", why), -1;
     const FsJson *layers = json_get(doc.root, "layers");
     int rc = -1;
-    if (get_i(doc.root, "window", 1, 255, &arch->window) || !layers || layers->type != FS_JSON_ARRAY ||
-        layers->n < 1 || layers->n > FS_MAX_LAYERS + 1) {
-        fs_err_set(err, "arch: expected {\"window\": 1..255, \"layers\": [1..%d layers, the output last]}",
+    if (get_window(doc.root, arch) || !layers || layers->type != FS_JSON_ARRAY || layers->n < 1 ||
+        layers->n > FS_MAX_LAYERS + 1) {
+        fs_err_set(err, "arch: expected {\"window\": 1..255 or \"chain\", \"layers\": [1..%d layers, the output last]}",
                    FS_MAX_LAYERS + 1);
         goto out;
     }
@@ -114,10 +142,11 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
         if (bad) {
         } else if (!strcmp(kind, "conv1d")) {
             l.kind = FS_LAYER_CONV;
-            bad = get_i(o, "filters", 1, FS_MAX_FILTERS, &l.units) || get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
+            bad = get_i(o, "filters", 1, FS_MAX_FILTERS, &l.units) || get_i(o, "width", 1, 255, &l.width) ||
+                  get_dilation(o, &l) || get_act(o, &l);
         } else if (!strcmp(kind, "highway")) {
             l.kind = FS_LAYER_HIGHWAY;
-            bad = get_i(o, "width", 1, 255, &l.width) || get_act(o, &l);
+            bad = get_i(o, "width", 1, 255, &l.width) || get_dilation(o, &l) || get_act(o, &l);
         } else if (!strcmp(kind, "dense")) {
             l.kind = FS_LAYER_DENSE;
             bad = get_i(o, "units", 1, FS_MAX_UNITS, &l.units) || get_act(o, &l);

@@ -49,6 +49,12 @@ int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
             break;
         case FS_LAYER_DENSE:
         case FS_LAYER_OUTPUT:
+            if (y->per_residue) { /* a chain model's: Conv1d(C, F, 1) on every residue */
+                ADD("%d.weight", idx, LAYOUT_CONV, y->w, 3, F, C, 1);
+                ADD("%d.bias", idx, LAYOUT_VECTOR, y->b, 1, F, 0, 0);
+                idx += 1 + (s->act != FS_ACT_LINEAR);
+                break;
+            }
             if (!flat) idx++; /* Flatten() */
             ADD("%d.weight", idx, LAYOUT_DENSE, y->w, 2, F, C * L, 0);
             ADD("%d.bias", idx, LAYOUT_VECTOR, y->b, 1, F, 0, 0);

@@ -92,7 +92,10 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
     snprintf(q3, sizeof q3, "%.9g", (double)info->val_q3);
     snprintf(loss, sizeof loss, "%.9g", (double)info->val_loss);
     snprintf(fp, sizeof fp, "%016" PRIx64, info->data_fingerprint);
-    snprintf(win, sizeof win, "%d", net->arch.window);
+    if (net->arch.chain)
+        snprintf(win, sizeof win, "chain");
+    else
+        snprintf(win, sizeof win, "%d", net->arch.window);
     snprintf(epochs, sizeof epochs, "%d", info->epochs);
     for (int i = 0, k = 0; i < info->n_fold_best && i < FS_MAX_FOLDS; i++)
         k += snprintf(fold_best + k, sizeof fold_best - (size_t)k, "%s%d", i ? "," : "", info->fold_best[i]);

@@ -139,7 +139,10 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
         json_key(&w, "std");
         json_num64(&w, set->std);
     }
-    json_member_int(&w, "window", e->window);
+    if (e->m[0].net.arch.chain)
+        json_member_str(&w, "window", "chain");
+    else
+        json_member_int(&w, "window", e->window);
     json_member_str(&w, "alphabet", FS_AA_ALPHABET);
     json_member_str(&w, "classes", FS_CLASS_LETTERS);
     json_key(&w, "data_fingerprint");

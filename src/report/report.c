@@ -117,6 +117,8 @@ static void layer_summary(const FsJson *l, char *out, size_t n)
         snprintf(s, sizeof s, "%s", kind);
     }
     app(out, n, s);
+    const char *dil = sval(l, "dilation"); /* a chain model's dilated convolution */
+    if (dil) app(out, n, "d"), app(out, n, dil);
     if (act && strcmp(kind, "dropout") && strcmp(kind, "batchnorm")) {
         app(out, n, " ");
         app(out, n, act);
@@ -136,7 +138,7 @@ void report_arch_summary(const char *config, char *out, size_t n)
     char s[FS_REPORT_ARCH_TEXT] = "";
     const char *window = sval(model, "window");
     if (window) {
-        app(s, sizeof s, "w");
+        app(s, sizeof s, strcmp(window, "chain") ? "w" : "");
         app(s, sizeof s, window);
         app(s, sizeof s, " ");
     }
@@ -149,12 +151,13 @@ void report_arch_summary(const char *config, char *out, size_t n)
     const FsJson *tr = json_get(d.root, "training");
     if (tr) {
         char num[FS_FLOAT_TEXT];
+        /* A chain model's batches are rows (batch_residues), not examples. */
         const char *opt = sval(tr, "optimizer"), *lr = float_sval(tr, "learning_rate", num, sizeof num),
-                   *bs = sval(tr, "batch_size");
+                   *br = sval(tr, "batch_residues"), *bs = br ? br : sval(tr, "batch_size");
         if (opt || lr || bs) app(s, sizeof s, s[0] ? " | " : "");
         if (opt) app(s, sizeof s, opt);
         if (lr) app(s, sizeof s, " lr"), app(s, sizeof s, lr);
-        if (bs) app(s, sizeof s, " b"), app(s, sizeof s, bs);
+        if (bs) app(s, sizeof s, br ? " r" : " b"), app(s, sizeof s, bs);
     }
     json_free(&d);
     size_t len = strlen(s);

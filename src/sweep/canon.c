@@ -71,6 +71,7 @@ static void put_layer(SwBuf *b, const SwLayer *ly)
     if (s->kind == FS_LAYER_CONV) sb_printf(b, "filters: %d", s->units), sep = ", ";
     if (s->kind == FS_LAYER_DENSE) sb_printf(b, "units: %d", s->units), sep = ", ";
     if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) sb_printf(b, "%swidth: %d", sep, s->width), sep = ", ";
+    if (s->dilation > 1) sb_printf(b, "%sdilation: %d", sep, s->dilation);
     if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_HIGHWAY)
         sb_printf(b, "%sactivation: %s", sep, model_act_name(s->act)), sep = ", ";
     /* Parameters are kept as floats: written as the shortest text that reads back to the same float. */
@@ -109,7 +110,10 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
         }
         sb_puts(&b, "]\n");
     }
-    sb_printf(&b, "  window: %d\n", sw->window);
+    if (sw->chain)
+        sb_puts(&b, "  window: chain\n");
+    else
+        sb_printf(&b, "  window: %d\n", sw->window);
     if (sw->predefined)
         sb_puts(&b, "  split: predefined\n");
     else if (!sw->prepared)
@@ -128,10 +132,12 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
             }
     }
     for (int o = 0; o < O_COUNT; o++)
-        if (sw_opts[o].sec == SEC_MODEL && !(sp->n_alts && o <= O_STRUCT_LAST)) put_opt(&b, "  ", o, &sp->opt[o]);
+        if (sw_opts[o].sec == SEC_MODEL && !(sp->n_alts && o <= O_STRUCT_LAST) && !sw_opt_hidden_default(o, &sp->opt[o]))
+            put_opt(&b, "  ", o, &sp->opt[o]);
     sb_puts(&b, "training:\n");
     for (int o = 0; o < O_COUNT; o++)
-        if (sw_opts[o].sec == SEC_TRAINING && !sw_opt_hidden_default(o, &sp->opt[o])) put_opt(&b, "  ", o, &sp->opt[o]);
+        if (sw_opts[o].sec == SEC_TRAINING && !sw_opt_hidden_default(o, &sp->opt[o]) && !sw_batching_moot(sw, o))
+            put_opt(&b, "  ", o, &sp->opt[o]);
     sb_puts(&b, "  early_stopping:\n");
     for (int o = 0; o < O_COUNT; o++)
         if (sw_opts[o].sec == SEC_STOP) put_opt(&b, "    ", o, &sp->opt[o]);

@@ -89,7 +89,8 @@ static void add(FsArch *a, FsLayerSpec s) { a->layers[a->n_layers++] = s; }
 static void build_arch(const FsSweep *sw, const SwSpace *sp, const int *at, FsArch *a)
 {
     memset(a, 0, sizeof *a);
-    a->window = sw->window;
+    a->window = sw->chain ? 0 : sw->window;
+    a->chain = sw->chain;
     a->init = (FsInit)(int)D(O_INIT);
     const float eps = (float)D(O_BN_EPSILON), mom = (float)D(O_BN_MOMENTUM), gate = (float)D(O_GATE_BIAS);
     if (sp->n_alts) {
@@ -105,6 +106,7 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const int *at, FsAr
                 s.width = s.kind == FS_LAYER_DENSE ? 0 : ly->spec.width;
                 s.act = ly->spec.act;
                 s.act_param = act_param(sp, at, s.act, ly);
+                s.dilation = ly->spec.dilation > 1 ? ly->spec.dilation : 0;
                 if (s.kind == FS_LAYER_HIGHWAY) s.gate_bias = ly->set & LS_GATE ? ly->spec.gate_bias : gate;
                 break;
             case FS_LAYER_DROPOUT: s.rate = ly->spec.rate; break;
@@ -121,9 +123,10 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const int *at, FsAr
     /* Structured: depth x (conv [+ BN]), highway layers, dropout, dense, dropout. */
     const FsAct act = (FsAct)(int)D(O_ACTIVATION);
     const float ap = act_param(sp, at, act, NULL), rate = (float)D(O_DROPOUT);
-    const int kernel = (int)D(O_KERNEL), dense = (int)D(O_DENSE);
-    for (int i = 0; i < (int)D(O_DEPTH); i++) {
-        add(a, (FsLayerSpec){.kind = FS_LAYER_CONV, .units = (int)D(O_FILTERS), .width = kernel, .act = act, .act_param = ap});
+    const int kernel = (int)D(O_KERNEL), dense = (int)D(O_DENSE), growth = (int)D(O_DILATION);
+    for (int i = 0, dil = 1; i < (int)D(O_DEPTH); i++, dil *= growth) {
+        add(a, (FsLayerSpec){.kind = FS_LAYER_CONV, .units = (int)D(O_FILTERS), .width = kernel, .act = act,
+                             .act_param = ap, .dilation = dil > 1 ? dil : 0});
         if (D(O_BATCHNORM) > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = eps, .momentum = mom});
     }
     for (int i = 0; i < (int)D(O_HIGHWAY); i++)
@@ -162,6 +165,7 @@ static void build_spec(const SwSpace *sp, const int *at, FsTrainSpec *ts)
     ts->lr_step_factor = (float)D(O_LR_STEP_FACTOR);
     ts->warmup_epochs = (int)D(O_WARMUP);
     ts->class_weights = (FsClassWeights)(int)D(O_CLASS_WEIGHTS);
+    ts->batch_residues = (int)D(O_BATCH_RESIDUES);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -181,6 +185,7 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
     switch (s->kind) {
     case FS_LAYER_CONV:
         act_json(b, s);
+        if (s->dilation > 1) sb_printf(b, "\"dilation\":%d,", s->dilation);
         sb_printf(b, "\"filters\":%d,\"kind\":\"conv1d\",", s->units);
         if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%s,", fs_float_text(s->act_param));
         sb_printf(b, "\"width\":%d", s->width);
@@ -193,6 +198,7 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
         break;
     case FS_LAYER_HIGHWAY:
         act_json(b, s);
+        if (s->dilation > 1) sb_printf(b, "\"dilation\":%d,", s->dilation);
         sb_printf(b, "\"gate_bias\":%s,\"kind\":\"highway\",", fs_float_text(s->gate_bias));
         if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%s,", fs_float_text(s->act_param));
         sb_printf(b, "\"width\":%d", s->width);
@@ -216,7 +222,13 @@ char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
         if (i) sb_puts(&b, ",");
         layer_json(&b, &a->layers[i]);
     }
-    sb_printf(&b, "],\"window\":%d},\"training\":{\"batch_size\":%d,", a->window, ts->batch);
+    /* A chain model: "window":"chain", and its batches' row budget (which
+     * a window model does not have); window models' ids stay as they were. */
+    if (a->chain)
+        sb_printf(&b, "],\"window\":\"chain\"},\"training\":{\"batch_residues\":%d,\"batch_size\":%d,",
+                  ts->batch_residues, ts->batch);
+    else
+        sb_printf(&b, "],\"window\":%d},\"training\":{\"batch_size\":%d,", a->window, ts->batch);
     int adam = ts->opt != FS_OPT_SGD;
     if (adam) sb_printf(&b, "\"beta1\":%s,\"beta2\":%s,", fs_float_text(ts->beta1), fs_float_text(ts->beta2));
     /* Options added later appear only away from their defaults: the ids of

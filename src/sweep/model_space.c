@@ -30,6 +30,7 @@ static const LayerParam params[] = {
     {"epsilon", O_BN_EPSILON, K(FS_LAYER_BATCHNORM), 0},
     {"momentum", O_BN_MOMENTUM, K(FS_LAYER_BATCHNORM), 0},
     {"gate_bias", O_GATE_BIAS, K(FS_LAYER_HIGHWAY), 0},
+    {"dilation", O_DILATION, K(FS_LAYER_CONV) | K(FS_LAYER_HIGHWAY), 0},
 };
 #define N_PARAMS (int)(sizeof params / sizeof params[0])
 
@@ -111,6 +112,13 @@ static int layer_param(int opt, SwVal x, const YNode *v, const char *w, int wind
     case O_BN_EPSILON: s->eps = (float)x.d, out->set |= LS_EPS; break;
     case O_BN_MOMENTUM: s->momentum = (float)x.d, out->set |= LS_MOM; break;
     case O_GATE_BIAS: s->gate_bias = (float)x.d, out->set |= LS_GATE; break;
+    case O_DILATION:
+        s->dilation = (int)x.d;
+        if (window > 0 && s->dilation > 1) {
+            swerr_add(e, v->line, v->col, "%s: a dilation needs a chain model (data.window: chain)", w);
+            return 1;
+        }
+        break;
     }
     return 0;
 }
@@ -174,8 +182,8 @@ static void read_alt(SwSpace *sp, const YNode *list, int idx, int window, SwErrs
     /* Shapes (a conv after a dense layer, a first layer that cannot read the
      * one-hot window): model_compile knows the rules, so ask it. Per-layer
      * parameters left to model-wide options get valid stand-ins here. */
-    if (window > 0) {
-        FsArch a = {.window = window, .n_layers = alt->n};
+    if (window != 0) { /* a window, or a chain model (window < 0: sw_parse_model) */
+        FsArch a = {.window = window > 0 ? window : 0, .chain = window < 0, .n_layers = alt->n};
         for (int i = 0; i < alt->n; i++) {
             a.layers[i] = alt->l[i].spec;
             if (!(alt->l[i].set & LS_EPS)) a.layers[i].eps = 1e-3f;
@@ -265,7 +273,18 @@ void sw_parse_model(SwSpace *sp, const YNode *m, int window, int wline, int wcol
  * of their own: their errors point at (line, col). */
 static void check_structured(const SwSpace *sp, int window, int line, int col, SwErrs *e)
 {
-    const SwOpt *k = &sp->opt[O_KERNEL];
+    const SwOpt *k = &sp->opt[O_KERNEL], *dl = &sp->opt[O_DILATION];
+    for (int i = 0; i < dl->n; i++) {
+        long reach = 1;
+        for (int j = 1; j < (int)max_of(&sp->opt[O_DEPTH]) && reach <= FS_MAX_DILATION; j++) reach *= (long)dl->v[i].d;
+        if (dl->v[i].d > 1 && window > 0)
+            swerr_add(e, dl->v[i].line, dl->v[i].col, "model.dilation: %d needs a chain model (data.window: chain)",
+                      (int)dl->v[i].d);
+        else if (reach > FS_MAX_DILATION)
+            swerr_add(e, dl->v[i].line, dl->v[i].col,
+                      "model.dilation: %d gives the deepest convolution of the grid a dilation above %d "
+                      "(dilation^(depth - 1)); use a smaller dilation or depth", (int)dl->v[i].d, FS_MAX_DILATION);
+    }
     for (int i = 0; i < k->n && window > 0; i++)
         if (k->v[i].d > window)
             swerr_add(e, k->given ? k->v[i].line : line, k->given ? k->v[i].col : col,

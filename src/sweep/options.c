@@ -28,6 +28,10 @@ const SwOptDesc sw_opts[O_COUNT] = {
     [O_DROPOUT] = {"dropout", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a rate >= 0 and < 1"},
     [O_DENSE] = {"dense", SEC_MODEL, OT_INT, 0, FS_MAX_UNITS, 0, 0, 0, NULL, 0,
                  "an integer from 0 (no dense layer) to 65536"},
+    /* Structured: the i-th convolution (from 0) takes taps dilation^i apart;
+     * a layer list's conv1d or highway names its own (model_space.c). */
+    [O_DILATION] = {"dilation", SEC_MODEL, OT_INT, 1, FS_MAX_DILATION, 0, 0, 0, NULL, 0,
+                    "an integer from 1 (none) to 64"},
     [O_INIT] = {"init", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_init_names, FS_INIT_COUNT)},
     [O_LEAKY_SLOPE] = {"leaky_slope", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_ELU_ALPHA] = {"elu_alpha", SEC_MODEL, OT_FLOAT, 0, 100, 1, 0, 0, NULL, 0, "a number > 0 and <= 100"},
@@ -56,6 +60,8 @@ const SwOptDesc sw_opts[O_COUNT] = {
                   "an integer from 0 (no warm-up) to 100000"},
     [O_CLASS_WEIGHTS] = {"class_weights", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0,
                          E(train_class_weights_names, FS_CW_COUNT)},
+    [O_BATCH_RESIDUES] = {"batch_residues", SEC_TRAINING, OT_INT, 1, FS_TRAIN_MAX_BATCH_RESIDUES, 0, 0, 0, NULL, 0,
+                          "an integer from 1 to 1048576 (a chain model's rows per batch)"},
     [O_CRITERION] = {"criterion", SEC_STOP, OT_ENUM, 0, 0, 0, 0, 0, E(stop_kind_names, FS_STOP_KIND_COUNT)},
     [O_ALPHA] = {"alpha", SEC_STOP, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
     [O_STRIP] = {"strip", SEC_STOP, OT_INT, 1, FS_STOP_MAX_STRIP, 0, 0, 0, NULL, 0, "an integer from 1 to 64"},
@@ -95,13 +101,15 @@ double sw_opt_default(int o)
         [O_S] = ts.stop.s, [O_PATIENCE] = ts.stop.patience, [O_MIN_DELTA] = ts.stop.min_delta,
         [O_LR_SCHEDULE] = ts.lr_schedule, [O_LR_STEP_EVERY] = ts.lr_step_every,
         [O_LR_STEP_FACTOR] = ts.lr_step_factor, [O_WARMUP] = ts.warmup_epochs, [O_CLASS_WEIGHTS] = ts.class_weights,
+        [O_DILATION] = 1, [O_BATCH_RESIDUES] = ts.batch_residues,
     };
     return o >= 0 && o < O_COUNT ? d[o] : 0.0;
 }
 
 int sw_opt_hidden_default(int o, const SwOpt *opt)
 {
-    static const int later[] = {O_MONITOR, O_LR_SCHEDULE, O_LR_STEP_EVERY, O_LR_STEP_FACTOR, O_WARMUP, O_CLASS_WEIGHTS};
+    static const int later[] = {O_MONITOR,  O_LR_SCHEDULE,  O_LR_STEP_EVERY,     O_LR_STEP_FACTOR,
+                                O_WARMUP,   O_CLASS_WEIGHTS, O_DILATION, O_BATCH_RESIDUES};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (o == later[i]) return opt->n == 1 && opt->v[0].d == sw_opt_default(o);
     return 0;

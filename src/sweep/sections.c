@@ -215,11 +215,13 @@ static int data_source(FsSweep *sw, const YNode *d, SwErrs *e)
     return has_prep;
 }
 
-/* data.window: odd, 1 to 255, default 17 (0 when bad: later checks skip it). */
+/* data.window: odd, 1 to 255, default 17 (0 when bad: later checks skip
+ * it), or `chain` (a whole-chain model: window 0, chain set). */
 static void data_window(FsSweep *sw, const YNode *d, SwErrs *e)
 {
     const YNode *v = ytree_get(d, "window");
     sw->window = 17;
+    sw->chain = 0;
     if (!v) {
         sw->window_line = d->line;
         sw->window_col = d->col;
@@ -228,12 +230,17 @@ static void data_window(FsSweep *sw, const YNode *d, SwErrs *e)
     long long w;
     sw->window_line = v->line;
     sw->window_col = v->col;
+    if (v->kind == YN_SCALAR && !strcmp(v->value, "chain")) {
+        sw->window = 0;
+        sw->chain = 1;
+        return;
+    }
     if (sw_scalar_int(v, &w) || w < 1 || w > 255 || w % 2 == 0) {
         if (!sw_scalar_int(v, &w) && w % 2 == 0 && w >= 1 && w <= 255)
             swerr_add(e, v->line, v->col, "data.window: %lld is even; expected an odd integer from 1 to 255 "
                       "(the residue is at the centre)", w);
         else
-            swerr_add(e, v->line, v->col, "data.window: expected an odd integer from 1 to 255, got '%s'",
+            swerr_add(e, v->line, v->col, "data.window: expected an odd integer from 1 to 255 or chain, got '%s'",
                       v->kind == YN_SCALAR ? v->value : "a list or mapping");
         sw->window = 0; /* unknown: skip the checks against it */
     } else {

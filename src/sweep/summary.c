@@ -20,6 +20,8 @@ long sweep_trial_params(const FsTrial *t)
     return model_compile(&net, &t->arch, 1, &err) == 0 ? net.n_params : 0;
 }
 
+int sweep_trial_receptive_field(const FsTrial *t) { return model_receptive_field(&t->arch); }
+
 void sweep_arch_summary(const FsArch *a, char *out, size_t n)
 {
     if (!n) return;
@@ -45,6 +47,10 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
         }
         if (i) cat(out, n, "-");
         cat(out, n, t);
+        if (s->dilation > 1 && (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY)) {
+            snprintf(t, sizeof t, "d%d", s->dilation);
+            cat(out, n, t);
+        }
         if (mixed && (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_HIGHWAY)) {
             snprintf(t, sizeof t, ":%s", model_act_name(s->act));
             cat(out, n, t);
@@ -54,11 +60,14 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
         snprintf(t, sizeof t, " %s", model_act_name((FsAct)act));
         cat(out, n, t);
     }
-    snprintf(t, sizeof t, " w%d%s", a->window, a->init == FS_INIT_GLOROT ? " glorot" : "");
+    if (a->chain)
+        snprintf(t, sizeof t, " chain rf%d%s", model_receptive_field(a), a->init == FS_INIT_GLOROT ? " glorot" : "");
+    else
+        snprintf(t, sizeof t, " w%d%s", a->window, a->init == FS_INIT_GLOROT ? " glorot" : "");
     cat(out, n, t);
 }
 
-void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n)
+void sweep_train_summary(const FsTrainSpec *ts, int chain, char *out, size_t n)
 {
     const FsStopSpec *st = &ts->stop;
     char stop[48];
@@ -86,6 +95,8 @@ void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n)
     if (ts->class_weights != FS_CW_NONE)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " class_weights=%s",
                  train_class_weights_name(ts->class_weights));
-    snprintf(out, n, "%s lr=%s batch=%d epochs=%d stop=%s%s seed=%llu", train_opt_name(ts->opt), fs_float_text(ts->lr),
-             ts->batch, st->max_epochs, stop, extra, (unsigned long long)ts->seed[0]);
+    char batch[48];
+    snprintf(batch, sizeof batch, chain ? "batch_residues=%d" : "batch=%d", chain ? ts->batch_residues : ts->batch);
+    snprintf(out, n, "%s lr=%s %s epochs=%d stop=%s%s seed=%llu", train_opt_name(ts->opt), fs_float_text(ts->lr),
+             batch, st->max_epochs, stop, extra, (unsigned long long)ts->seed[0]);
 }

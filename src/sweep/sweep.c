@@ -56,8 +56,9 @@ int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList
         else
             sw_parse_data(sw, data, &e);
         const YNode *v;
-        sw_parse_model(sp, ytree_get(root, "model"), sw->window, sw->window_line, sw->window_col, &e);
+        sw_parse_model(sp, ytree_get(root, "model"), sw->chain ? -1 : sw->window, sw->window_line, sw->window_col, &e);
         sw_parse_training(sp, ytree_get(root, "training"), &e);
+        sw_check_batching(sw, sp, &e);
         if ((v = ytree_get(root, "run"))) sw_parse_run(sw, v, &e);
         if ((v = ytree_get(root, "search"))) sw_parse_search(sw, v, &e);
         /* Parsed and checked like the rest, but sw_canonical leaves it out. */
@@ -73,6 +74,28 @@ int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList
         return -1;
     }
     return 0;
+}
+
+/* A window model's batches are examples (batch_size, eval_batch), a chain
+ * model's are rows of whole chains (batch_residues): the other kind's
+ * option would change nothing, so it is refused where given. */
+int sw_batching_moot(const FsSweep *sw, int o)
+{
+    return sw->chain ? (o == O_BATCH || o == O_EVAL_BATCH) : o == O_BATCH_RESIDUES;
+}
+
+void sw_check_batching(const FsSweep *sw, const SwSpace *sp, SwErrs *e)
+{
+    for (int k = 0; k < O_COUNT; k++) {
+        const SwOpt *o = &sp->opt[k];
+        if (o->given && sw_batching_moot(sw, k))
+            swerr_add(e, o->line, o->col,
+                      sw->chain ? "training.%s: has no effect with a chain model (data.window: chain), whose batches "
+                                  "are whole chains up to training.batch_residues rows; remove it"
+                                : "training.%s: has no effect without data.window: chain (a window model's batches "
+                                  "are batch_size residues); remove it",
+                      sw_opts[k].key);
+    }
 }
 
 int sweep_load_file(FsSweep *sw, const char *path, FsErrList *errs)

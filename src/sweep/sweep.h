@@ -73,7 +73,8 @@ typedef struct {
     int repeats;                      /* data.repeats: k folds assigned this many times (>= 1) */
     uint64_t fold_seed;
     int predefined; /* use the data's own train/validation split (FASTA SET=) */
-    int window;
+    int window;     /* 0 for a chain model */
+    int chain;      /* data.window: chain */
     uint32_t synth_proteins; /* > 0: a synthetic set (synth_generate) is the data */
     uint64_t synth_seed;
     /* run */
@@ -179,15 +180,20 @@ void sweep_fold_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
  * trial record keeps them (0 for an architecture that does not compile,
  * which the loader refuses). */
 long sweep_trial_params(const FsTrial *t);
+/* The residues one of its outputs sees (model_receptive_field): a chain
+ * model's context, what `plan` prints. */
+int sweep_trial_receptive_field(const FsTrial *t);
 
 /* Lists the differences between two canonical sweeps, one "key: A -> B" per
  * line, into out. Returns the number of differences (0 = same sweep). */
 int sweep_diff(const char *canonical_a, const char *canonical_b, char *out, size_t n);
 
 /* One-line summaries: "conv64x5-conv64x5-dense128 swish w17" and
- * "adam lr=0.001 batch=8 epochs=5 stop=none seed=1". */
+ * "adam lr=0.001 batch=8 epochs=5 stop=none seed=1"; a chain model's:
+ * "conv64x5-conv64x5d2-dense128 swish chain rf15" (d: the dilation, rf: the
+ * receptive field) and "... batch_residues=2048 ...". */
 void sweep_arch_summary(const FsArch *a, char *out, size_t n);
-void sweep_train_summary(const FsTrainSpec *ts, char *out, size_t n);
+void sweep_train_summary(const FsTrainSpec *ts, int chain, char *out, size_t n);
 
 const char *sweep_backend_name(FsBackend b);
 

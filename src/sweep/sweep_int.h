@@ -63,15 +63,15 @@ typedef enum { SEC_MODEL, SEC_TRAINING, SEC_STOP } SwSection;
 /* Every option that may be a list (a grid dimension), in grid order: the
  * first varies slowest. Structured-architecture options come first. */
 enum {
-    O_DEPTH, O_FILTERS, O_KERNEL, O_ACTIVATION, O_BATCHNORM, O_HIGHWAY, O_DROPOUT, O_DENSE,
+    O_DEPTH, O_FILTERS, O_KERNEL, O_ACTIVATION, O_BATCHNORM, O_HIGHWAY, O_DROPOUT, O_DENSE, O_DILATION,
     O_INIT, O_LEAKY_SLOPE, O_ELU_ALPHA, O_BN_EPSILON, O_BN_MOMENTUM, O_GATE_BIAS,
     O_EPOCHS, O_OPTIMIZER, O_LR, O_MOMENTUM, O_BETA1, O_BETA2, O_EPSILON, O_WEIGHT_DECAY,
     O_CLIP_NORM, O_BATCH, O_EVAL_BATCH, O_SEED, O_MONITOR,
-    O_LR_SCHEDULE, O_LR_STEP_EVERY, O_LR_STEP_FACTOR, O_WARMUP, O_CLASS_WEIGHTS,
+    O_LR_SCHEDULE, O_LR_STEP_EVERY, O_LR_STEP_FACTOR, O_WARMUP, O_CLASS_WEIGHTS, O_BATCH_RESIDUES,
     O_CRITERION, O_ALPHA, O_STRIP, O_S, O_PATIENCE, O_MIN_DELTA,
     O_COUNT
 };
-#define O_STRUCT_LAST O_DENSE /* options 0..O_DENSE only exist without `layers` */
+#define O_STRUCT_LAST O_DILATION /* options 0..O_DILATION only exist without `layers` */
 
 typedef struct {
     const char *key;
@@ -163,6 +163,10 @@ int sw_parse_format(const YNode *v, const char *where, int has_in, int has_fasta
 /* window and its position (wline, wcol) for checks of default values. */
 void sw_parse_model(SwSpace *sp, const YNode *model, int window, int wline, int wcol, SwErrs *e);
 void sw_parse_training(SwSpace *sp, const YNode *training, SwErrs *e);
+/* The batching options of the other model kind (window or chain): option
+ * o is one (moot: not in the canonical sweep); refused where given (sweep.c). */
+int sw_batching_moot(const FsSweep *sw, int o);
+void sw_check_batching(const FsSweep *sw, const SwSpace *sp, SwErrs *e);
 void sw_parse_run(FsSweep *sw, const YNode *run, SwErrs *e);
 void sw_parse_search(FsSweep *sw, const YNode *search, SwErrs *e);
 /* One scalar or a list of scalars into an option; messages name `where`. */

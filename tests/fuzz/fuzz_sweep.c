@@ -23,7 +23,7 @@ static void use_sweep(FsSweep *sw)
         char a[512], t[512];
         FUZZ_REQUIRE(sw->trials[i].config && strlen(sw->trials[i].id) == 16);
         sweep_arch_summary(&sw->trials[i].arch, a, sizeof a);
-        sweep_train_summary(&sw->trials[i].train, t, sizeof t);
+        sweep_train_summary(&sw->trials[i].train, sw->trials[i].arch.chain, t, sizeof t);
     }
     (void)metrics_kind_name(sw->metric);
     (void)sweep_backend_name(sw->backend);
