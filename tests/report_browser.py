@@ -426,6 +426,12 @@ def check_intervals(dom, strips, rows):
         on = {t for t, d in dots.items() if any(near(d["attrs"]["cx"], x, 0.02) and near(d["attrs"]["cy"], y, 0.02) for x, y in pts)}
         check(on == front and len(pts) == 2 * len(front) - 1,
               f"the front's line passes through {sorted(on)} in {len(pts)} vertices, the front is {sorted(front)}")
+        # Between two front points the line turns at the corner worse than both: more
+        # parameters (further right) and a lower Q3 (further down).
+        for i in range(1, len(pts) - 1, 2):
+            (ax, ay), (cx, cy), (bx, by) = pts[i - 1], pts[i], pts[i + 1]
+            check(near(cx, max(ax, bx), 0.02) and near(cy, max(ay, by), 0.02),
+                  f"the front's line turns at {cx},{cy} between {ax},{ay} and {bx},{by}, not at the corner both dominate")
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ void html_legend(FILE *out, double *x, double *y, double right, const char *colo
         return;
     }
     if (ring == 2) /* a chart's own mark: colour names its class */
-        fprintf(out, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>", colour, *x + 9, *y - 4);
+        fprintf(out, "<circle class=\"key %s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>", colour, *x + 9, *y - 4);
     else if (ring)
         fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"/>", *x + 9,
                 *y - 4);
