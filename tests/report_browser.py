@@ -17,6 +17,17 @@ it ever ran (<script>console.error(..)</script>, <img onerror=..>,
     paths, a strip plot per swept option with one group per value, the
     importance and profile bars, the throughput scatter, 5 confusion
     matrices; the markup from the names present as text, never as elements;
+  - intervals, ties and the front (issues 29 and 30), against the run's
+    leaderboard.json (the sweep has run.objectives: [q3, params]): the
+    leaderboard's score chart and every strip plot draw each complete
+    trial's dot at its mean and a bar whose ends are its q3_ci95 (through
+    the chart's data-ymap, itself checked against the axis' tick labels),
+    tied trials and only they marked tied; each value's effect bar spans
+    the mean of its trials' Q3 +- t(0.975, m-1) s / sqrt(m); the Pareto
+    chart has the compared trials at their params and Q3 (log axis exactly
+    when params span a decade), marks exactly leaderboard.json's front, and
+    its step line passes through the front's points and no other, turning
+    at the corners both neighbours dominate;
   - sorting: a copy of the page with a test script appended clicks column
     headers, and the DOM shows the rows in the new order; a link to a trial
     (#t-ID) opens its section; the same script reads the strokes the

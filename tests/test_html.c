@@ -11,8 +11,11 @@
  * unstarted trial: statuses with reasons (escaped), the divergence, the stop
  * rule's and the pruner's decisions marked, "incomplete" said, and the test
  * set's evaluations and refit in a section of their own (escaped, oldest
- * first, apart from the ranking). Rerunning the finished run keeps the
- * time profile. The browser's view of the same pages is
+ * first, apart from the ranking). A journal of four complete trials with
+ * run.objectives [q3, params] gives the leaderboard's score chart (interval
+ * bars, the tied ones marked) and a Pareto plot on a log parameter axis
+ * whose front is the three trials not dominated. Rerunning the finished run
+ * keeps the time profile. The browser's view of the same pages is
  * tests/report_browser.py.
  */
 #define _GNU_SOURCE

@@ -11,8 +11,9 @@
  * The runner writes DIR/report.html after each finished trial (live: the
  * page reloads itself) and when it ends; `foldsweep report` writes it on
  * demand. Identity, profile and confusion sections are in html_parts.c,
- * the test set in html_test.c, the charts in html_svg.c, parameter effects
- * in html_effects.c.
+ * the test set in html_test.c, the charts in html_svg.c, trial scores with
+ * their intervals (the leaderboard's chart, strip plots) in html_strip.c,
+ * the Pareto front in html_pareto.c, parameter effects in html_effects.c.
  */
 #include <math.h>
 #include <stdlib.h>
