@@ -17,6 +17,17 @@ it ever ran (<script>console.error(..)</script>, <img onerror=..>,
     paths, a strip plot per swept option with one group per value, the
     importance and profile bars, the throughput scatter, 5 confusion
     matrices; the markup from the names present as text, never as elements;
+  - intervals, ties and the front (issues 29 and 30), against the run's
+    leaderboard.json (the sweep has run.objectives: [q3, params]): the
+    leaderboard's score chart and every strip plot draw each complete
+    trial's dot at its mean and a bar whose ends are its q3_ci95 (through
+    the chart's data-ymap, itself checked against the axis' tick labels),
+    tied trials and only they marked tied; each value's effect bar spans
+    the mean of its trials' Q3 +- t(0.975, m-1) s / sqrt(m); the Pareto
+    chart has the compared trials at their params and Q3 (log axis exactly
+    when params span a decade), marks exactly leaderboard.json's front, and
+    its step line passes through the front's points and no other, turning
+    at the corners both neighbours dominate;
   - sorting: a copy of the page with a test script appended clicks column
     headers, and the DOM shows the rows in the new order; a link to a trial
     (#t-ID) opens its section; the same script reads the strokes the
@@ -34,6 +45,7 @@ cannot. Exit 0 passed, 1 failed. FS_KEEP_TMP=1 keeps the work folder.
 
 import html.parser
 import json
+import math
 import os
 import pathlib
 import shutil
@@ -119,6 +131,8 @@ class Dom(html.parser.HTMLParser):
 
     def handle_data(self, data):
         self.text.append(data)
+        if self.stack:
+            self.stack[-1]["text"] = self.stack[-1].get("text", "") + data
 
     def find(self, tag=None, cls=None, inside=None, **attrs):
         out = []
@@ -218,6 +232,7 @@ def run_checks(fs, chrome, tmp):
             "  format: records\n  window: 9\n  folds: 3\n"
             "model:\n  depth: 1\n  filters: [8, 16]\n  kernel: [3, 5]\n  dense: [0, 16]\n"
             "training:\n  epochs: 4\n  batch_size: 16\n  seed: 5\n  early_stopping: {criterion: gl, alpha: 0.5}\n"
+            "run:\n  objectives: [q3, params]\n"
         )
     cmd = [fs, "run", sweep, "--out", run, "--threads", "2", "--quiet"]
     print("$ " + " ".join(f"'{a}'" for a in cmd), flush=True)
@@ -263,8 +278,11 @@ def run_checks(fs, chrome, tmp):
     for svg in strips:
         groups = dom.find("g", cls="group", inside=svg)
         check(str(len(groups)) == svg["attrs"].get("data-series") == "2", "a strip plot has not 2 value groups")
-        check(len(dom.find("circle", cls="dot", inside=svg)) == 8, "a strip plot has not 8 trial dots")
+        dots = [d for g in dom.find("g", cls="trial", inside=svg) for d in dom.find("circle", cls="dot", inside=g)]
+        check(len(dots) == 8, "a strip plot has not 8 trial dots")
     check(len(dom.find("svg", cls="bars")) == 2, "not 2 bar charts (importance, profile)")
+    with open(pathlib.Path(run) / "leaderboard.json") as f:
+        check_intervals(dom, strips, json.load(f))
     scat = dom.find("svg", cls="scatter")
     check(len(scat) == 1 and len(dom.find("circle", cls="dot", inside=scat[0])) == 24, "throughput scatter: not 24 folds")
     check(len(dom.find("table", cls="cm")) == 5, "not 5 confusion matrices")
@@ -325,6 +343,106 @@ def run_checks(fs, chrome, tmp):
     check((w, h) == (1280, 2000), f"screenshot is {w}x{h}")
     check(size >= 8 * max(shots["blank"][0], 1), "the screenshot is not much larger than an empty page's")
     check(distinct >= 64, f"the screenshot's image data has only {distinct} distinct byte values (blank?)")
+
+
+# Student's t quantile t(0.975, df), from tables (the strip plots' values
+# have 4 trials each here: df 3).
+T975 = {1: 12.7062047362, 2: 4.30265272975, 3: 3.18244630528, 4: 2.7764451052, 5: 2.57058183661, 6: 2.44691185114,
+        7: 2.36462425159}
+
+
+def axis_map(g, attr):
+    """data-ymap / data-xmap ("[log10] v0 p0 v1 p1") as a function from a value to its place."""
+    parts = (g["attrs"].get(attr) or "0 0 1 0").split()
+    log = parts[0] == "log10"
+    v0, p0, v1, p1 = map(float, parts[1:] if log else parts)
+    return lambda v: p0 + ((math.log10(v) if log else v) - v0) * (p1 - p0) / (v1 - v0)
+
+
+def near(a, b, tol=0.06):
+    return abs(float(a) - float(b)) <= tol
+
+
+def check_map_ticks(dom, svg, g, name):
+    """The map a chart claims is where its y axis' tick labels are (a label sits 4 below its value)."""
+    ymap, n = axis_map(g, "data-ymap"), 0
+    for t in dom.find("g", cls="tick", inside=svg)[:1]:
+        for e in dom.find("text", inside=t):
+            n += 1
+            check(near(float(e["attrs"]["y"]) - 4, ymap(float(e["text"])), 0.11), f"{name}: tick {e.get('text')} off its axis map")
+    check(n >= 2, f"{name}: no y-axis ticks")
+
+
+def check_trials(dom, g, by_id, name):
+    """Each trial's dot at its mean and its bar over its q3_ci95 (from leaderboard.json), tied ones marked.
+    Returns the trial ids drawn."""
+    ymap, ids = axis_map(g, "data-ymap"), []
+    for t in dom.find("g", cls="trial", inside=g):
+        tid = t["attrs"].get("data-trial")
+        row, ids = by_id.get(tid, {}), ids + [tid]
+        lo, hi = row.get("q3_ci95") or (None, None)
+        ci, dot = dom.find("line", cls="ci", inside=t), dom.find("circle", cls="dot", inside=t)
+        check(lo is not None and len(ci) == 1 and near(ci[0]["attrs"]["y1"], ymap(100 * lo))
+              and near(ci[0]["attrs"]["y2"], ymap(100 * hi)), f"{name}: {tid}'s interval bar is not its q3_ci95 {lo}..{hi}")
+        check(len(dot) == 1 and near(dot[0]["attrs"]["cy"], ymap(100 * row["metric"]["mean"])), f"{name}: {tid}'s dot is not at its mean")
+        check(bool(dot) and ("tied" in dot[0]["cls"]) == (row.get("tied_with_best") is True),
+              f"{name}: {tid} marked tied={bool(dot) and 'tied' in dot[0]['cls']}, leaderboard.json: {row.get('tied_with_best')}")
+    return ids
+
+
+def check_intervals(dom, strips, rows):
+    """Issue 29 item 5 and 30 item 3 in the report: intervals, the tied group, effects, the Pareto front."""
+    by_id = {r["id"]: r for r in rows}
+    complete = {r["id"] for r in rows if r.get("q3_ci95")}
+    check(len(complete) == 8 and any(r.get("tied_with_best") for r in rows), "leaderboard.json: not 8 intervals and a tie")
+    scores = dom.find("svg", cls="scores")
+    check(len(scores) == 1, f"{len(scores)} leaderboard score charts, expected 1")
+    for svg in scores:
+        g = dom.find("g", cls="marks", inside=svg)[0]
+        check_map_ticks(dom, svg, g, "scores")
+        ids = check_trials(dom, g, by_id, "scores")
+        check(ids == [r["id"] for r in rows if r["id"] in complete], f"the score chart's trials are not the complete ones by rank: {ids}")
+    for svg in strips:
+        g = dom.find("g", cls="marks", inside=svg)
+        check(len(g) == 1, "a strip plot has no marks group")
+        if not g:
+            continue
+        check_map_ticks(dom, svg, g[0], "strip")
+        check(sorted(check_trials(dom, g[0], by_id, "strip")) == sorted(complete), "a strip plot lacks a trial")
+        ymap = axis_map(g[0], "data-ymap")
+        for grp in dom.find("g", cls="group", inside=svg):
+            q = [100 * by_id[t["attrs"]["data-trial"]]["metric"]["mean"] for t in dom.find("g", cls="trial", inside=grp)]
+            m = sum(q) / len(q)
+            half = T975[len(q) - 1] * math.sqrt(sum((x - m) ** 2 for x in q) / (len(q) - 1) / len(q))
+            e = dom.find("line", cls="effect-ci", inside=grp)
+            check(len(e) == 1 and near(e[0]["attrs"]["y1"], ymap(m - half)) and near(e[0]["attrs"]["y2"], ymap(m + half)),
+                  f"value {grp['attrs'].get('data-value')}: its effect's interval is not {m - half:.3f}..{m + half:.3f}")
+    pareto = dom.find("svg", cls="pareto")
+    check(len(pareto) == 1, f"{len(pareto)} Pareto charts, expected 1")
+    for svg in pareto:
+        g = dom.find("g", cls="marks", inside=svg)[0]
+        xmap, ymap = axis_map(g, "data-xmap"), axis_map(g, "data-ymap")
+        params = [r["params"] for r in rows if r.get("pareto") is not None]
+        check(g["attrs"].get("data-xmap", "").startswith("log10") == (max(params) >= 10 * min(params)),
+              f"the params axis' scale: {g['attrs'].get('data-xmap')} for params {min(params)}..{max(params)}")
+        dots = {d["attrs"]["data-trial"]: d for d in dom.find("circle", cls="dot", inside=g)}
+        check(set(dots) == {r["id"] for r in rows if r.get("pareto") is not None}, "the Pareto chart's trials are not the compared ones")
+        front = {r["id"] for r in rows if r.get("pareto") is True}
+        check(front and {t for t, d in dots.items() if "front" in d["cls"]} == front, "the Pareto chart's front marks are not leaderboard.json's")
+        for t, d in dots.items():
+            check(near(d["attrs"]["cx"], xmap(by_id[t]["params"])) and near(d["attrs"]["cy"], ymap(100 * by_id[t]["metric"]["mean"])),
+                  f"Pareto: {t} is not at its params and Q3")
+        line = dom.find("path", cls="front-line", inside=g)
+        pts = [tuple(map(float, p.split())) for p in line[0]["attrs"]["d"][1:].split("L")] if line else []
+        on = {t for t, d in dots.items() if any(near(d["attrs"]["cx"], x, 0.02) and near(d["attrs"]["cy"], y, 0.02) for x, y in pts)}
+        check(on == front and len(pts) == 2 * len(front) - 1,
+              f"the front's line passes through {sorted(on)} in {len(pts)} vertices, the front is {sorted(front)}")
+        # Between two front points the line turns at the corner worse than both: more
+        # parameters (further right) and a lower Q3 (further down).
+        for i in range(1, len(pts) - 1, 2):
+            (ax, ay), (cx, cy), (bx, by) = pts[i - 1], pts[i], pts[i + 1]
+            check(near(cx, max(ax, bx), 0.02) and near(cy, max(ay, by), 0.02),
+                  f"the front's line turns at {cx},{cy} between {ax},{ay} and {bx},{by}, not at the corner both dominate")
 
 
 if __name__ == "__main__":

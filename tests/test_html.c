@@ -11,8 +11,11 @@
  * unstarted trial: statuses with reasons (escaped), the divergence, the stop
  * rule's and the pruner's decisions marked, "incomplete" said, and the test
  * set's evaluations and refit in a section of their own (escaped, oldest
- * first, apart from the ranking). Rerunning the finished run keeps the
- * time profile. The browser's view of the same pages is
+ * first, apart from the ranking). A journal of four complete trials with
+ * run.objectives [q3, params] gives the leaderboard's score chart (interval
+ * bars, the tied ones marked) and a Pareto plot on a log parameter axis
+ * whose front is the three trials not dominated. Rerunning the finished run
+ * keeps the time profile. The browser's view of the same pages is
  * tests/report_browser.py.
  */
 #define _GNU_SOURCE
@@ -229,6 +232,10 @@ static void add_trial(FsJournal *j, const char *id, int index, int filters, cons
     CHECK(journal_append_trial(j, id, index, 100, cfg, &err) == 0);
 }
 
+/* Correct helix residues added to a fold's confusion: the fold's Q3 (the
+ * report takes it from the confusion) for pareto_report. */
+static int extra_helix;
+
 /* A fold of `epochs` epochs; diverged: the loss is NaN from that epoch on. */
 static void add_fold(FsJournal *j, const char *id, int fold, FsFitStatus status, int epochs, int halted)
 {
@@ -250,7 +257,7 @@ static void add_fold(FsJournal *j, const char *id, int fold, FsFitStatus status,
         r.curves.train_loss[epochs - 1] = r.curves.val_loss[epochs - 1] = NAN;
     }
     r.best_val_loss = r.curves.val_loss[r.best_epoch - 1];
-    r.best_confusion[0][0] = 60, r.best_confusion[1][1] = 20, r.best_confusion[2][2] = 50;
+    r.best_confusion[0][0] = 60 + (uint64_t)extra_helix, r.best_confusion[1][1] = 20, r.best_confusion[2][2] = 50;
     r.best_confusion[0][2] = 10, r.best_confusion[2][1] = 5;
     r.train_examples = 1000, r.seconds = 0.5, r.val_seconds = 0.1;
     FsErr err = {0};
@@ -399,10 +406,72 @@ static void journal_report(void)
     free(text);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Intervals, ties and the Pareto front (issues #29 item 5, #30 item 3)    */
+
+/* Four complete 3-fold trials, Q3 falling from A to D, with 50000, 2000,
+ * 3000 and 100 parameters (their trial records'): C has more parameters
+ * than B and a lower Q3, so the front is A, B, D; the parameters span
+ * decades, so their axis is logarithmic (10^2 to 10^5). */
+static void pareto_report(void)
+{
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/pareto", tmp);
+    FsJournal j;
+    FsErr err = {0};
+    CHECK(journal_open(&j, dir, &err) == 0);
+    CHECK(journal_append_run(&j, 4, 3, "q3", 1, &err) == 0);
+    static const char *ids[] = {"aaaa", "bbbb", "cccc", "dddd"};
+    static const long params[] = {50000, 2000, 3000, 100};
+    for (int t = 0; t < 4; t++) {
+        char cfg[800];
+        snprintf(cfg, sizeof cfg, CFG, 8 << t, "0.001");
+        CHECK(journal_append_trial(&j, ids[t], t, params[t], cfg, &err) == 0);
+        for (int f = 0; f < 3; f++) {
+            extra_helix = 40 - 10 * t + 3 * f; /* Q3 falls from A to D, and varies over the folds */
+            add_fold(&j, ids[t], f, FS_FIT_OK, 6, 0);
+        }
+    }
+    extra_helix = 0;
+    FsReportSpec spec;
+    CHECK(report_spec_from_journal(&spec, &j) == 0);
+    spec.n_objectives = 2, spec.objectives[0] = FS_OBJ_Q3, spec.objectives[1] = FS_OBJ_PARAMS;
+    char *html = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&html, &n);
+    report_html_write(out, dir, &j, &spec, NULL);
+    fclose(out);
+    journal_close(&j);
+    char *board = section(html, "leaderboard"), *eff = section(html, "effects");
+    /* The score chart: four trials, each with its interval bar; the tied ones marked. */
+    CHECK(count(board, "class=\"chart scores\"") == 1);
+    CHECK(count(board, "<g class=\"trial\"") == 4);
+    CHECK(count(board, "<line class=\"ci\"") == 4);
+    CHECK(count(board, "<circle class=\"dot tied\"") == count(board, "<tr class=\"tied\">")); /* the legend's is "key dot tied" */
+    CHECK(count(board, "<tr class=\"tied\">") >= 1);
+    /* The Pareto chart: A, B and D on the front, C off it, on a log axis. */
+    HAS(board, "Pareto front: q3 against params");
+    CHECK(count(board, "class=\"chart pareto\"") == 1);
+    CHECK(count(board, "<circle class=\"dot front\" data-trial=") == 3);
+    HAS(board, "<circle class=\"dot\" data-trial=\"cccc\"");
+    HAS(board, "data-xmap=\"log10 2 ");
+    HAS(board, "trainable parameters (log scale)");
+    /* The step line: 3 points and the 2 corners between them. */
+    const char *line = strstr(board, "<path class=\"front-line\" d=\"");
+    char d[400] = "";
+    if (line) sscanf(line + strlen("<path class=\"front-line\" d=\""), "%399[^\"]", d);
+    CHECK_MSG(d[0] == 'M' && count(d, "L") == 4, "front line \"%s\"", d);
+    /* Every value of the swept filters: one trial each, so no interval of its mean; trial bars there. */
+    CHECK(count(eff, "<line class=\"ci\"") == 4);
+    CHECK(count(eff, "<line class=\"effect-ci\"") == 0);
+    free(board), free(eff), free(html);
+}
+
 int main(void)
 {
     tp_tmpdir(tmp, sizeof tmp, "html");
     journal_report();
+    pareto_report();
     run_report();
     return test_finish();
 }

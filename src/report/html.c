@@ -11,8 +11,9 @@
  * The runner writes DIR/report.html after each finished trial (live: the
  * page reloads itself) and when it ends; `foldsweep report` writes it on
  * demand. Identity, profile and confusion sections are in html_parts.c,
- * the test set in html_test.c, the charts in html_svg.c, parameter effects
- * in html_effects.c.
+ * the test set in html_test.c, the charts in html_svg.c, trial scores with
+ * their intervals (the leaderboard's chart, strip plots) in html_strip.c,
+ * the Pareto front in html_pareto.c, parameter effects in html_effects.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -55,6 +56,10 @@ static const char *CSS =
     ".series.train{stroke-dasharray:6 3}.series.q3{stroke-dasharray:2 2}.kept{fill:none;stroke:#000;stroke-width:1.5}"
     ".stop{stroke:#CC79A7;stroke-width:2;stroke-dasharray:4 3}.pruned{stroke:#000;stroke-width:2;stroke-dasharray:1 3}.diverged{font-size:13px}"
     ".dot{fill:#0072B2;fill-opacity:.6;stroke:#fff;stroke-width:.6}.mean{stroke:#000;stroke-width:2.5}"
+    /* Tied with the best and on the front: a fill and a black outline of their own. */
+    ".dot.tied{fill:#E69F00;fill-opacity:.95;stroke:#000;stroke-width:1}.ci{stroke:#555;stroke-width:1.3}"
+    ".effect-ci{stroke:#000;stroke-width:3}.dot.front{fill:#D55E00;fill-opacity:1;stroke:#000;stroke-width:1}"
+    ".front-line{fill:none;stroke:#D55E00;stroke-width:1.8}"
     ".bar{fill:#56B4E9}.ref{stroke:#D55E00;stroke-width:1.5;stroke-dasharray:5 3}"
     "details.trial{border-top:1px solid #eee;padding:.3em 0}details.trial>summary{cursor:pointer}"
     "pre{white-space:pre-wrap;word-break:break-all;font-size:.8em;background:#f5f5f5;padding:.5em;max-height:30em;"
@@ -135,7 +140,9 @@ static void leaderboard(FILE *out, const FsReport *rep)
     fprintf(out, "; incomplete, diverged and failed trials follow with their reason. &plusmn;95%% is the half-width of "
                  "the mean's 95%% interval with the corrected resampled variance (folds share their training proteins); "
                  "shaded trials are tied with the best: a corrected paired t-test over the folds cannot tell them apart "
-                 "at %g (run.alpha, Holm-adjusted). Click a column to sort; a trial's id opens its curves.</p>\n",
+                 "at %g (run.alpha, Holm-adjusted). Click a column to sort; a trial's id opens its curves. The chart "
+                 "below shows each complete trial's mean with its interval as a bar, the tied group in orange with a "
+                 "black outline.</p>\n",
             report_alpha(&rep->spec));
     if (!rep->n_rows) {
         html_no_chart(out, "No trial is in the journal yet.");
@@ -170,7 +177,10 @@ static void leaderboard(FILE *out, const FsReport *rep)
         html_esc(out, r->reason);
         fputs("</td></tr>\n", out);
     }
-    fputs("</tbody></table></div></section>\n", out);
+    fputs("</tbody></table></div>\n", out);
+    html_chart_scores(out, rep);
+    html_pareto(out, rep);
+    fputs("</section>\n", out);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -357,7 +367,9 @@ void report_html_write(FILE *out, const char *dir, const FsJournal *j, const FsR
     leaderboard(out, &rep);
     html_test(out, &d);
     fputs("<section id=\"effects\"><h2>Parameter effects</h2>\n<p class=\"why\">For each option that differs between "
-          "trials, every complete trial's Q3 by the option's value (a bar marks the mean); the ranking is the share of "
+          "trials, every complete trial's Q3 by the option's value with its 95% interval when Q3 ranks the trials "
+          "(trials tied with the best in orange); a bar marks each value's mean, and the thick bar beside it that "
+          "mean's 95% interval over the value's trials (docs/statistics.md); the ranking is the share of "
           "the variance of trial Q3 that each option's mean effect explains (&eta;&sup2;, one-way analysis of "
           "variance over complete trials).</p>\n",
           out);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
 #include "report/html_int.h"
 
 #define MAX_VALUES 24 /* more distinct values than this are not plotted */
@@ -211,21 +212,53 @@ static int cmp_eta(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
+/* Value c's effect: the mean of the complete trials' Q3 (in %) with that
+ * value and its 95% Student t interval over those trials' means, mean +-
+ * t(0.975, m - 1) s / sqrt(m) (docs/statistics.md); NaN interval under 2 trials. */
+static void value_effect(const Feat *f, int c, const double *y, int rows, double *mean, double *lo, double *hi)
+{
+    double sum = 0, ss = 0;
+    int m = 0;
+    for (int r = 0; r < rows; r++)
+        if (f->cat[r] == c && isfinite(y[r])) sum += y[r], m++;
+    *mean = m ? sum / m : NAN, *lo = *hi = NAN;
+    if (m < 2) return;
+    for (int r = 0; r < rows; r++)
+        if (f->cat[r] == c && isfinite(y[r])) ss += (y[r] - *mean) * (y[r] - *mean);
+    double half = metrics_t_quantile(0.975, m - 1) * sqrt(ss / (m - 1) / m);
+    *lo = *mean - half, *hi = *mean + half;
+}
+
+/* "n=4" under a value's column, with how many of its trials are not ok. */
+static char *value_note(const Feat *f, int c, const FsReport *rep)
+{
+    int k = 0, bad = 0;
+    for (int r = 0; r < rep->n_rows; r++)
+        if (f->cat[r] == c)
+            k++, bad += rep->rows[r].status != FS_TRIAL_OK && rep->rows[r].status != FS_TRIAL_INCOMPLETE;
+    char buf[64];
+    snprintf(buf, sizeof buf, bad ? "n=%d, %d not ok" : "n=%d", k, bad);
+    return fs_strdup(buf);
+}
+
 static void strip_of(FILE *out, const Feat *f, const FsReport *rep, const double *q3)
 {
-    int n = rep->n_rows;
-    double *y = fs_calloc((size_t)n + 1, sizeof *y);
+    int n = rep->n_rows, nc = f->n_cat;
+    /* A trial's interval is of the ranking metric: on a Q3 plot only when that is Q3. */
+    int q3_ci = rep->spec.metric == FS_METRIC_Q3;
+    double *y = fs_calloc((size_t)n + 1, sizeof *y), *lo = fs_calloc((size_t)n + 1, sizeof *lo),
+           *hi = fs_calloc((size_t)n + 1, sizeof *hi), *cm = fs_calloc((size_t)nc * 3, sizeof *cm);
+    int *tied = fs_calloc((size_t)n + 1, sizeof *tied);
     const char **link = fs_calloc((size_t)n + 1, sizeof *link);
-    char **notes = fs_calloc((size_t)f->n_cat + 1, sizeof *notes);
-    for (int r = 0; r < n; r++) y[r] = q3[r] * 100, link[r] = rep->rows[r].id;
-    for (int c = 0; c < f->n_cat; c++) {
-        int k = 0, bad = 0;
-        for (int r = 0; r < n; r++)
-            if (f->cat[r] == c)
-                k++, bad += rep->rows[r].status != FS_TRIAL_OK && rep->rows[r].status != FS_TRIAL_INCOMPLETE;
-        char buf[64];
-        snprintf(buf, sizeof buf, bad ? "n=%d, %d not ok" : "n=%d", k, bad);
-        notes[c] = fs_strdup(buf);
+    char **notes = fs_calloc((size_t)nc + 1, sizeof *notes);
+    for (int r = 0; r < n; r++) {
+        const FsReportRow *row = &rep->rows[r];
+        y[r] = q3[r] * 100, link[r] = row->id, tied[r] = row->tied;
+        lo[r] = q3_ci && row->has_ci ? row->ci_lo * 100 : NAN, hi[r] = q3_ci && row->has_ci ? row->ci_hi * 100 : NAN;
+    }
+    for (int c = 0; c < nc; c++) {
+        notes[c] = value_note(f, c, rep);
+        value_effect(f, c, y, n, &cm[c], &cm[nc + c], &cm[2 * nc + c]);
     }
     char title[300], explains[40] = "";
     if (!isnan(f->eta2)) snprintf(explains, sizeof explains, " (explains %.1f%%)", 100 * f->eta2);
@@ -237,11 +270,11 @@ static void strip_of(FILE *out, const Feat *f, const FsReport *rep, const double
         html_esc(out, f->also);
         fputs(" does: one chart for all.</p>\n", out);
     }
-    HtmlStrip s = {title, f->name, "trial Q3 (%, mean over folds)", f->n_cat, (const char *const *)f->cats,
-                   (const char *const *)notes, n, y, f->cat, link};
+    HtmlStrip s = {title, f->name, "trial Q3 (%, mean over folds)", nc, (const char *const *)f->cats,
+                   (const char *const *)notes, n, y, f->cat, link, lo, hi, tied, cm, cm + nc, cm + 2 * nc};
     html_chart_strip(out, &s);
-    for (int c = 0; c < f->n_cat; c++) free(notes[c]);
-    free(notes), free(y), free(link);
+    for (int c = 0; c < nc; c++) free(notes[c]);
+    free(notes), free(y), free(lo), free(hi), free(cm), free(tied), free(link);
 }
 
 /* Every trial's config flattened into fs; the number of complete trials

@@ -44,6 +44,35 @@ void html_no_chart(FILE *out, const char *why);
 /* ---------------------------------------------------------------------- */
 /* Charts (html_svg.c)                                                    */
 
+/* A value axis: lo..hi in ticks of step; on a log axis (log 1) the values
+ * are powers of ten's exponents and the ticks name the powers. */
+typedef struct {
+    double lo, hi, step;
+    int decimals, log;
+} HtmlAxis;
+/* A chart's viewBox size and its plot's margins. */
+typedef struct {
+    double w, h, l, r, t, b;
+} HtmlFrame;
+/* Bounds widened to whole steps of 1, 2 or 5 x 10^k, about `want` ticks. */
+HtmlAxis html_axis_nice(double lo, double hi, int want, int integer);
+/* A value's x and y in the viewBox. */
+double html_fx(const HtmlFrame *f, const HtmlAxis *a, double v);
+double html_fy(const HtmlFrame *f, const HtmlAxis *a, double v);
+/* <figure><svg class="chart KIND" data-series=...> with its title; and its end. */
+void html_svg_open(FILE *out, const HtmlFrame *f, const char *kind, int series, const char *title);
+void html_svg_close(FILE *out);
+/* The y axis' grid and ticks (left, or right), the x axis and ticks, with their labels. */
+void html_axis_y(FILE *out, const HtmlFrame *f, const HtmlAxis *a, int right, const char *label);
+void html_axis_x(FILE *out, const HtmlFrame *f, const HtmlAxis *a, const char *label);
+/* data-ymap="v0 y0 v1 y1" (and data-xmap): where two values of an axis
+ * land in the viewBox, so a test can check a mark's place from its data. */
+void html_axis_map(FILE *out, const char *attr, const HtmlFrame *f, const HtmlAxis *a, int x);
+/* A legend entry (html_svg.c says which samples); out NULL: layout only. */
+double html_legend_w(const char *text);
+void html_legend(FILE *out, double *x, double *y, double right, const char *colour, const char *dash, int ring,
+                 const char *text);
+
 /* One fold's curves for the trial chart. */
 typedef struct {
     const char *name; /* "fold 0", "validation split" */
@@ -60,9 +89,12 @@ typedef struct {
  * decision a vertical mark labelled stop_rule, the pruner's another. */
 void html_chart_curves(FILE *out, const HtmlFoldCurves *f, int n, const char *stop_rule, FsMonitor monitor);
 
-/* A strip plot: one column per category, one dot per value (y in %), the
- * mean as a bar. point_cat[i] is the column of value i, link[i] the trial
- * id a dot names (its tooltip and link). notes[c] goes under column c. */
+/* A strip plot (html_strip.c): one column per category, one dot per value
+ * (y in %) with its 95% interval as a vertical bar, the dots of trials tied
+ * with the best marked (a colour and an outline of their own, in the
+ * legend), and each column's mean as a bar with that mean's 95% interval
+ * beside it. point_cat[i] is the column of value i, link[i] the trial id a
+ * dot names (its tooltip and link). notes[c] goes under column c. */
 typedef struct {
     const char *title, *xlabel, *ylabel;
     int n_cat;
@@ -72,8 +104,21 @@ typedef struct {
     const double *y;
     const int *point_cat;
     const char *const *link;
+    const double *lo, *hi; /* value i's interval in % (NULL, or NaN: none) */
+    const int *tied;       /* value i: 1 tied with the best, else not marked (NULL: none) */
+    const double *cat_mean, *cat_lo, *cat_hi; /* column c's mean and its interval (NaN: none) */
 } HtmlStrip;
 void html_chart_strip(FILE *out, const HtmlStrip *s);
+
+/* The leaderboard's chart (html_strip.c): the ranking metric's mean of the
+ * best complete trials by rank, each with its 95% interval (report_ties)
+ * as a bar, the trials tied with the best marked as in the strip plots. */
+void html_chart_scores(FILE *out, const FsReport *rep);
+
+/* run.objectives (html_pareto.c): the first objective against the second
+ * for the trials on which the front was decided, the front's points marked
+ * and joined by a step line; nothing without two objectives. */
+void html_pareto(FILE *out, const FsReport *rep);
 
 /* Horizontal bars with their value written beside each (fmt, unit). */
 void html_chart_bars(FILE *out, const char *title, const char *xlabel, int n, const char *const *label,

@@ -20,15 +20,10 @@
 /* ---------------------------------------------------------------------- */
 /* Axes                                                                     */
 
-typedef struct {
-    double lo, hi, step;
-    int decimals;
-} Axis;
-
 /* Bounds widened to whole steps of 1, 2 or 5 x 10^k, about `want` ticks. */
-static Axis axis_nice(double lo, double hi, int want, int integer)
+HtmlAxis html_axis_nice(double lo, double hi, int want, int integer)
 {
-    Axis a;
+    HtmlAxis a;
     if (!(hi > lo)) {
         double pad = fabs(lo) > 0 ? fabs(lo) * 0.05 : 0.5;
         lo -= pad, hi += pad;
@@ -40,17 +35,14 @@ static Axis axis_nice(double lo, double hi, int want, int integer)
     a.hi = ceil(hi / a.step - 1e-9) * a.step;
     if (a.hi <= a.lo) a.hi = a.lo + a.step;
     a.decimals = a.step >= 1 ? 0 : (int)ceil(-log10(a.step) - 1e-9);
+    a.log = 0;
     return a;
 }
 
-typedef struct {
-    double w, h, l, r, t, b; /* viewBox size and plot margins */
-} Frame;
+double html_fx(const HtmlFrame *f, const HtmlAxis *a, double v) { return f->l + (v - a->lo) / (a->hi - a->lo) * (f->w - f->l - f->r); }
+double html_fy(const HtmlFrame *f, const HtmlAxis *a, double v) { return f->h - f->b - (v - a->lo) / (a->hi - a->lo) * (f->h - f->t - f->b); }
 
-static double fx(const Frame *f, const Axis *a, double v) { return f->l + (v - a->lo) / (a->hi - a->lo) * (f->w - f->l - f->r); }
-static double fy(const Frame *f, const Axis *a, double v) { return f->h - f->b - (v - a->lo) / (a->hi - a->lo) * (f->h - f->t - f->b); }
-
-static void svg_open(FILE *out, const Frame *f, const char *kind, int series, const char *title)
+void html_svg_open(FILE *out, const HtmlFrame *f, const char *kind, int series, const char *title)
 {
     fprintf(out, "<figure><svg class=\"chart %s\" data-series=\"%d\" viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>",
             kind, series, f->w, f->h);
@@ -58,22 +50,31 @@ static void svg_open(FILE *out, const Frame *f, const char *kind, int series, co
     fputs("</title>\n", out);
 }
 
-static void svg_close(FILE *out) { fputs("</svg></figure>\n", out); }
+void html_svg_close(FILE *out) { fputs("</svg></figure>\n", out); }
+
+/* A tick's label at (x, y): the value with the axis' decimals, or on a
+ * log axis (v a power of ten's exponent) the number itself. */
+static void tick(FILE *out, const HtmlAxis *a, double x, double y, double v)
+{
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", x, y);
+    if (a->log) fprintf(out, "%g", pow(10, v));
+    else fprintf(out, "%.*f", a->decimals, fabs(v) < a->step * 1e-9 ? 0.0 : v);
+    fputs("</text>", out);
+}
 
 /* Horizontal grid lines (one path) and tick labels on the left (or right) edge. */
-static void axis_y(FILE *out, const Frame *f, const Axis *a, int right, const char *label)
+void html_axis_y(FILE *out, const HtmlFrame *f, const HtmlAxis *a, int right, const char *label)
 {
     double x = right ? f->w - f->r : f->l;
     if (!right) {
         fputs("<path class=\"grid\" d=\"", out);
         for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step)
-            fprintf(out, "M%.1f %.1fH%.1f", f->l, fy(f, a, v), f->w - f->r);
+            fprintf(out, "M%.1f %.1fH%.1f", f->l, html_fy(f, a, v), f->w - f->r);
         fputs("\"/>\n", out);
     }
     fprintf(out, "<g class=\"tick\" text-anchor=\"%s\">", right ? "start" : "end");
     for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step)
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">%.*f</text>", right ? x + 5 : x - 5, fy(f, a, v) + 4, a->decimals,
-                fabs(v) < a->step * 1e-9 ? 0.0 : v);
+        tick(out, a, right ? x + 5 : x - 5, html_fy(f, a, v) + 4, v);
     double cy = (f->t + f->h - f->b) / 2, lx = right ? f->w - 10 : 14;
     fprintf(out, "</g>\n<text class=\"label\" transform=\"translate(%.1f %.1f) rotate(%d)\" text-anchor=\"middle\">", lx,
             cy, right ? 90 : -90);
@@ -81,36 +82,43 @@ static void axis_y(FILE *out, const Frame *f, const Axis *a, int right, const ch
     fputs("</text>\n", out);
 }
 
-static void axis_x(FILE *out, const Frame *f, const Axis *a, const char *label)
+void html_axis_x(FILE *out, const HtmlFrame *f, const HtmlAxis *a, const char *label)
 {
     double y = f->h - f->b;
     fprintf(out, "<path class=\"axis\" d=\"M%.1f %.1fH%.1f\"/><g class=\"tick\" text-anchor=\"middle\">", f->l, y,
             f->w - f->r);
     for (double v = a->lo; v <= a->hi + a->step * 1e-6; v += a->step)
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">%.*f</text>", fx(f, a, v), y + 16, a->decimals,
-                fabs(v) < a->step * 1e-9 ? 0.0 : v);
+        tick(out, a, html_fx(f, a, v), y + 16, v);
     fprintf(out, "</g>\n<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (f->l + f->w - f->r) / 2,
             f->h - 6);
     html_esc(out, label);
     fputs("</text>\n", out);
 }
 
-/* A legend entry's width: its sample and its text. */
-static double legend_w(const char *text) { return 28 + 6.2 * (double)strlen(text); }
-
-/* One legend entry at (*x, *y), a line sample (dash may be NULL) or a
- * ring; an entry that would pass `right` starts a new row. With out NULL
- * it only advances (*x, *y): the layout, to size the chart first. */
-static void legend(FILE *out, double *x, double *y, double right, const char *colour, const char *dash, int ring,
-                   const char *text)
+void html_axis_map(FILE *out, const char *attr, const HtmlFrame *f, const HtmlAxis *a, int x)
 {
-    double w = legend_w(text);
+    double p0 = x ? html_fx(f, a, a->lo) : html_fy(f, a, a->lo), p1 = x ? html_fx(f, a, a->hi) : html_fy(f, a, a->hi);
+    fprintf(out, " %s=\"%s%.9g %.3f %.9g %.3f\"", attr, a->log ? "log10 " : "", a->lo, p0, a->hi, p1);
+}
+
+/* A legend entry's width: its sample and its text. */
+double html_legend_w(const char *text) { return 28 + 6.2 * (double)strlen(text); }
+
+/* One legend entry at (*x, *y), a line sample (dash may be NULL), a
+ * ring (ring 1) or a dot of CSS class `colour` (ring 2); an entry that would pass `right` starts a new row. With out NULL
+ * it only advances (*x, *y): the layout, to size the chart first. */
+void html_legend(FILE *out, double *x, double *y, double right, const char *colour, const char *dash, int ring,
+                 const char *text)
+{
+    double w = html_legend_w(text);
     if (*x + w > right) *x = 8, *y += 15;
     if (!out) {
         *x += w + 2;
         return;
     }
-    if (ring)
+    if (ring == 2) /* a chart's own mark: colour names its class */
+        fprintf(out, "<circle class=\"key %s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>", colour, *x + 9, *y - 4);
+    else if (ring)
         fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"/>", *x + 9,
                 *y - 4);
     else
@@ -154,7 +162,7 @@ static double fold_shade(int i, int n) { return n > 1 ? -0.45 + 0.9 * i / (n - 1
 /* One series as a path in the scaled group: x = epoch, y = thousandths of
  * the axis, in colour `stroke`. Every `stride`-th epoch and the last are
  * drawn (long runs stay a few kilobytes per chart). */
-static void curve_path(FILE *out, const float *v, int n, const Axis *a, double scale, int stride, const char *cls,
+static void curve_path(FILE *out, const float *v, int n, const HtmlAxis *a, double scale, int stride, const char *cls,
                        const char *stroke)
 {
     fprintf(out, "<path class=\"series %s\" stroke=\"%s\" d=\"", cls, stroke);
@@ -184,9 +192,9 @@ static int n_series(const HtmlFoldCurves *c)
 /* A vertical mark at epoch e over the plot. Marks and rings carry no
  * tooltip of their own (the fold table says the same): a 300-trial page
  * parses thousands fewer elements. */
-static void vmark(FILE *out, const Frame *f, const Axis *ax, const char *cls, int e)
+static void vmark(FILE *out, const HtmlFrame *f, const HtmlAxis *ax, const char *cls, int e)
 {
-    fprintf(out, "<path class=\"%s\" d=\"M%.1f %.1fV%.1f\"/>", cls, fx(f, ax, e), f->t, f->h - f->b);
+    fprintf(out, "<path class=\"%s\" d=\"M%.1f %.1fV%.1f\"/>", cls, html_fx(f, ax, e), f->t, f->h - f->b);
 }
 
 /* The folds' legend entries, a row of their own: each fold's shade of a
@@ -196,23 +204,23 @@ static void vmark(FILE *out, const Frame *f, const Axis *ax, const char *cls, in
 #define FOLD_KEY_MAX 8
 
 /* The whole legend (out NULL: only laid out). Returns the last row's y. */
-static double curves_legend(FILE *out, const Frame *f, const HtmlFoldCurves *fc, int n, const char *stop_rule,
+static double curves_legend(FILE *out, const HtmlFrame *f, const HtmlFoldCurves *fc, int n, const char *stop_rule,
                             int pruned, const char *kept)
 {
     double x = f->l, y = 13, right = f->w - 4;
-    legend(out, &x, &y, right, HTML_BLUE, "6 3", 0, "train loss");
-    legend(out, &x, &y, right, HTML_VERMILLION, NULL, 0, "val loss");
-    legend(out, &x, &y, right, HTML_GREEN, "2 2", 0, "val Q3");
-    legend(out, &x, &y, right, NULL, NULL, 1, kept);
-    if (stop_rule) legend(out, &x, &y, right, HTML_PURPLE, "4 3", 0, stop_rule);
-    if (pruned) legend(out, &x, &y, right, "#000", "1 3", 0, "pruned");
+    html_legend(out, &x, &y, right, HTML_BLUE, "6 3", 0, "train loss");
+    html_legend(out, &x, &y, right, HTML_VERMILLION, NULL, 0, "val loss");
+    html_legend(out, &x, &y, right, HTML_GREEN, "2 2", 0, "val Q3");
+    html_legend(out, &x, &y, right, NULL, NULL, 1, kept);
+    if (stop_rule) html_legend(out, &x, &y, right, HTML_PURPLE, "4 3", 0, stop_rule);
+    if (pruned) html_legend(out, &x, &y, right, "#000", "1 3", 0, "pruned");
     x = right; /* the next entry starts a row */
     for (int i = 0; i < n && n > 1; i++) {
         if (n > FOLD_KEY_MAX && i > 0 && i < n - 1) continue;
         char c[8], text[48];
         shade(c, FOLD_KEY_GREY, fold_shade(i, n));
         snprintf(text, sizeof text, "%s%s", n > FOLD_KEY_MAX && i == n - 1 ? "... " : "", fc[i].name);
-        legend(out, &x, &y, right, c, NULL, 0, text);
+        html_legend(out, &x, &y, right, c, NULL, 0, text);
     }
     return y;
 }
@@ -242,17 +250,17 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     if (!isfinite(llo)) llo = 0, lhi = 1;
     if (!isfinite(qlo)) qlo = 0, qhi = 1;
     /* The plot starts below the legend's last row (laid out first). */
-    Frame f = {560, 300, 58, 58, 34, 44};
+    HtmlFrame f = {560, 300, 58, 58, 34, 44};
     double rows_y = curves_legend(NULL, &f, fc, n, stop_rule, pruned, kept);
     f.t += rows_y - 13;
     f.h += rows_y - 13;
-    Axis ax = axis_nice(max_e > 1 ? 1 : 0, max_e > 1 ? max_e : 2, 8, 1), al = axis_nice(llo, lhi, 5, 0),
-         aq = axis_nice(qlo * 100, qhi * 100, 5, 0);
+    HtmlAxis ax = html_axis_nice(max_e > 1 ? 1 : 0, max_e > 1 ? max_e : 2, 8, 1), al = html_axis_nice(llo, lhi, 5, 0),
+         aq = html_axis_nice(qlo * 100, qhi * 100, 5, 0);
     if (max_e > 1 && ax.lo < 1) ax.lo = 1; /* epochs start at 1 */
-    svg_open(out, &f, "curves", series, "Loss and validation Q3 per epoch, every fold (a shade per fold)");
-    axis_y(out, &f, &al, 0, "loss (cross-entropy, nats)");
-    axis_y(out, &f, &aq, 1, "validation Q3 (%)");
-    axis_x(out, &f, &ax, "epoch");
+    html_svg_open(out, &f, "curves", series, "Loss and validation Q3 per epoch, every fold (a shade per fold)");
+    html_axis_y(out, &f, &al, 0, "loss (cross-entropy, nats)");
+    html_axis_y(out, &f, &aq, 1, "validation Q3 (%)");
+    html_axis_x(out, &f, &ax, "epoch");
     curves_legend(out, &f, fc, n, stop_rule, pruned, kept);
     double pw = f.w - f.l - f.r, ph = f.h - f.t - f.b, sx = pw / (ax.hi - ax.lo);
     fprintf(out, "<g class=\"curves\" transform=\"matrix(%.4f 0 0 %.5f %.3f %.3f)\">\n", sx, -ph / 1000, f.l - ax.lo * sx,
@@ -279,90 +287,27 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
         /* The ring sits on the curve that chose the epoch. */
         int b = c->best_epoch;
         const float *on = by_q3 ? c->val_q3 : c->val_loss;
-        const Axis *a = by_q3 ? &aq : &al;
+        const HtmlAxis *a = by_q3 ? &aq : &al;
         if (on && b >= 1 && b <= c->epochs && isfinite(on[b - 1])) {
             double v = on[b - 1] * (by_q3 ? 100.0 : 1.0);
             v = v > a->hi ? a->hi : v < a->lo ? a->lo : v;
-            fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>", fx(&f, &ax, b), fy(&f, a, v));
+            fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>", html_fx(&f, &ax, b), html_fy(&f, a, v));
         }
         if (c->halted && c->epochs >= 1) vmark(out, &f, &ax, "stop", c->epochs);
         if (c->pruned && c->epochs >= 1) vmark(out, &f, &ax, "pruned", c->epochs);
         if (c->diverged_epoch >= 1) {
             int e = c->diverged_epoch <= max_e ? c->diverged_epoch : max_e;
             fprintf(out, "<text class=\"diverged\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&#x2715;<title>",
-                    fx(&f, &ax, e), f.t + 12);
+                    html_fx(&f, &ax, e), f.t + 12);
             html_esc(out, c->name);
             fprintf(out, ": diverged in epoch %d</title></text>\n", c->diverged_epoch);
         }
     }
-    svg_close(out);
+    html_svg_close(out);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Strip plot, bars, scatter                                               */
-
-static unsigned jitter_hash(unsigned v)
-{
-    v ^= v >> 16, v *= 0x7feb352dU, v ^= v >> 15, v *= 0x846ca68bU, v ^= v >> 16;
-    return v;
-}
-
-void html_chart_strip(FILE *out, const HtmlStrip *s)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < s->n; i++)
-        if (isfinite(s->y[i])) lo = fmin(lo, s->y[i]), hi = fmax(hi, s->y[i]);
-    if (!isfinite(lo) || s->n_cat < 1) {
-        html_no_chart(out, "No complete trial has a Q3 for this option's values.");
-        return;
-    }
-    int tilt = s->n_cat > 6;
-    Frame f = {560, tilt ? 330 : 290, 58, 16, 30, tilt ? 108 : 66};
-    Axis ay = axis_nice(lo, hi, 5, 0), ax = {0, s->n_cat, 1, 0};
-    svg_open(out, &f, "strip", s->n_cat, s->title);
-    fprintf(out, "<text class=\"ctitle\" x=\"%.1f\" y=\"18\">", f.l);
-    html_esc(out, s->title);
-    fputs("</text>\n", out);
-    axis_y(out, &f, &ay, 0, s->ylabel);
-    double base = f.h - f.b, band = (f.w - f.l - f.r) / s->n_cat;
-    fprintf(out, "<path class=\"axis\" d=\"M%.1f %.1fH%.1f\"/>\n", f.l, base, f.w - f.r);
-    for (int c = 0; c < s->n_cat; c++) {
-        double cx = fx(&f, &ax, c + 0.5), sum = 0;
-        int k = 0;
-        fprintf(out, "<g class=\"group\" data-value=\"");
-        html_esc(out, s->cat[c]);
-        fputs("\">", out);
-        for (int i = 0; i < s->n; i++) {
-            if (s->point_cat[i] != c || !isfinite(s->y[i])) continue;
-            double jit = ((jitter_hash((unsigned)i * 2654435761U + (unsigned)c) % 1000) / 1000.0 - 0.5) * band * 0.5;
-            fputs("<a href=\"#t-", out);
-            html_esc(out, s->link[i]);
-            fprintf(out, "\"><circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>", cx + jit, fy(&f, &ay, s->y[i]));
-            html_esc(out, s->link[i]);
-            fprintf(out, ": %s%%</title></circle></a>", fs_percent_text(s->y[i] / 100)); /* y is in % */
-            sum += s->y[i], k++;
-        }
-        if (k) {
-            double my = fy(&f, &ay, sum / k);
-            fprintf(out, "<line class=\"mean\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"><title>mean %s%%</title></line>",
-                    cx - band * 0.35, cx + band * 0.35, my, my, fs_percent_text(sum / k / 100));
-        }
-        if (tilt) fprintf(out, "<text class=\"tick\" transform=\"translate(%.1f %.1f) rotate(-35)\" text-anchor=\"end\">", cx + 4, base + 14);
-        else fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, base + 16);
-        html_esc_cut(out, s->cat[c], tilt ? 18 : (size_t)(band / 6.5));
-        fputs("</text>", out);
-        if (s->notes && s->notes[c] && !tilt) {
-            fprintf(out, "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", cx, base + 31);
-            html_esc(out, s->notes[c]);
-            fputs("</text>", out);
-        }
-        fputs("</g>\n", out);
-    }
-    fprintf(out, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", (f.l + f.w - f.r) / 2, f.h - 6);
-    html_esc(out, s->xlabel);
-    fputs("</text>\n", out);
-    svg_close(out);
-}
 
 void html_chart_bars(FILE *out, const char *title, const char *xlabel, int n, const char *const *label, const double *v,
                      const char *fmt, const char *unit)
@@ -374,20 +319,20 @@ void html_chart_bars(FILE *out, const char *title, const char *xlabel, int n, co
         html_no_chart(out, "Nothing to show.");
         return;
     }
-    Frame f = {560, 34 + 26.0 * n + 44, 170, 70, 34, 44};
-    Axis ax = axis_nice(0, hi > 0 ? hi : 1, 5, 0);
+    HtmlFrame f = {560, 34 + 26.0 * n + 44, 170, 70, 34, 44};
+    HtmlAxis ax = html_axis_nice(0, hi > 0 ? hi : 1, 5, 0);
     ax.lo = 0;
-    svg_open(out, &f, "bars", 1, title);
+    html_svg_open(out, &f, "bars", 1, title);
     fprintf(out, "<text class=\"ctitle\" x=\"%.1f\" y=\"18\">", 4.0);
     html_esc(out, title);
     fputs("</text>\n", out);
     fputs("<path class=\"grid\" d=\"", out);
     for (double t = ax.lo; t <= ax.hi + ax.step * 1e-6; t += ax.step)
-        fprintf(out, "M%.1f %.1fV%.1f", fx(&f, &ax, t), f.t, f.h - f.b);
+        fprintf(out, "M%.1f %.1fV%.1f", html_fx(&f, &ax, t), f.t, f.h - f.b);
     fputs("\"/>", out);
-    axis_x(out, &f, &ax, xlabel);
+    html_axis_x(out, &f, &ax, xlabel);
     for (int i = 0; i < n; i++) {
-        double y = f.t + 26.0 * i + 4, w = isfinite(v[i]) && v[i] > 0 ? fx(&f, &ax, v[i]) - f.l : 0;
+        double y = f.t + 26.0 * i + 4, w = isfinite(v[i]) && v[i] > 0 ? html_fx(&f, &ax, v[i]) - f.l : 0;
         fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", f.l - 6, y + 13);
         html_esc_cut(out, label[i], 26);
         fprintf(out, "</text><rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"18\"><title>", f.l, y, w);
@@ -397,7 +342,7 @@ void html_chart_bars(FILE *out, const char *title, const char *xlabel, int n, co
         html_num(out, fmt, v[i], 1);
         fprintf(out, "%s</text>\n", unit);
     }
-    svg_close(out);
+    html_svg_close(out);
 }
 
 void html_chart_scatter(FILE *out, const char *title, const char *xlabel, const char *ylabel, int n, const double *x,
@@ -412,24 +357,24 @@ void html_chart_scatter(FILE *out, const char *title, const char *xlabel, const 
         return;
     }
     if (isfinite(ref)) ylo = fmin(ylo, ref), yhi = fmax(yhi, ref);
-    Frame f = {560, 290, 70, 30, 30, 44};
-    Axis ax = axis_nice(xlo, xhi, 6, 0), ay = axis_nice(ylo > 0 ? 0 : ylo, yhi, 5, 0);
-    svg_open(out, &f, "scatter", isfinite(ref) ? 2 : 1, title);
+    HtmlFrame f = {560, 290, 70, 30, 30, 44};
+    HtmlAxis ax = html_axis_nice(xlo, xhi, 6, 0), ay = html_axis_nice(ylo > 0 ? 0 : ylo, yhi, 5, 0);
+    html_svg_open(out, &f, "scatter", isfinite(ref) ? 2 : 1, title);
     fprintf(out, "<text class=\"ctitle\" x=\"%.1f\" y=\"18\">", f.l);
     html_esc(out, title);
     fputs("</text>\n", out);
-    axis_y(out, &f, &ay, 0, ylabel);
-    axis_x(out, &f, &ax, xlabel);
+    html_axis_y(out, &f, &ay, 0, ylabel);
+    html_axis_x(out, &f, &ax, xlabel);
     for (int i = 0; i < n; i++)
         if (isfinite(x[i]) && isfinite(y[i]))
-            fprintf(out, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>", fx(&f, &ax, x[i]), fy(&f, &ay, y[i]));
+            fprintf(out, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>", html_fx(&f, &ax, x[i]), html_fy(&f, &ay, y[i]));
     if (isfinite(ref)) {
-        double ry = fy(&f, &ay, ref);
+        double ry = html_fy(&f, &ay, ref);
         fprintf(out, "\n<line class=\"ref\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", f.l, f.w - f.r, ry, ry);
         fprintf(out, "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", f.w - f.r - 4, ry - 5);
         html_esc(out, ref_label);
         fputs("</text>", out);
     }
     fputs("\n", out);
-    svg_close(out);
+    html_svg_close(out);
 }

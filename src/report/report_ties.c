@@ -69,6 +69,11 @@ static void pareto(FsReport *rep)
     free(front), free(at), free(v);
 }
 
+double report_objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
+{
+    return metrics_objective_higher(o) ? objective(rep, row, o) : -objective(rep, row, o);
+}
+
 double report_alpha(const FsReportSpec *spec) { return spec->alpha > 0.0 ? spec->alpha : FS_ALPHA_DEFAULT; }
 
 void report_ties(FsReport *rep)
