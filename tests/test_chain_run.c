@@ -1,0 +1,144 @@
+/*
+ * Chain models through the whole product (issue #28, item 2):
+ *
+ * 1. The sweep: data.window: chain with model.dilation, training.batch_residues
+ *    and layer lists with a dilation; the other kind's batching options are
+ *    refused where given (line:col), as is a dilation in a window model;
+ *    plan shows each trial's receptive field and says the GPU path does
+ *    not take them.
+ * 2. The same leaderboard and the same model files bit for bit on 1 and 2
+ *    threads and 3 MPI ranks, and after a kill and a resume.
+ * 3. export and predict: the exported ensemble predicts a FASTA file, and
+ *    evaluate scores the sweep's own data with it.
+ */
+#include "sweep/sweep.h"
+#include "test_mpirun.h"
+#include "test_runs.h"
+#include "test_sweep_expect.h"
+
+static const char *SWEEP = "data:\n  synth: {proteins: 90, seed: 4}\n  window: chain\n  folds: 3\n"
+                           "model:\n  depth: 2\n  filters: [8, 12]\n  kernel: 5\n  dilation: [1, 3]\n"
+                           "  batchnorm: true\n  dropout: 0.1\n  dense: 8\n"
+                           "training:\n  epochs: 3\n  learning_rate: 0.003\n  batch_residues: 700\n  seed: 2\n";
+
+static void sweeps(void)
+{
+    FsSweep sw;
+    char why[2000];
+    CHECK_MSG(sweep_text(&sw, SWEEP, why, sizeof why) == 0, "%s", why);
+    CHECK(sw.n_trials == 4 && sw.chain && sw.window == 0);
+    int dilated = 0;
+    for (int i = 0; i < sw.n_trials; i++) {
+        const FsArch *a = &sw.trials[i].arch;
+        CHECK(a->chain && sw.trials[i].train.batch_residues == 700);
+        if (a->layers[2].dilation == 3) {
+            dilated++;
+            CHECK(sweep_trial_receptive_field(&sw.trials[i]) == 1 + 4 + 12);
+        }
+    }
+    CHECK(dilated == 2); /* the second convolution (after batch norm) of the dilation: 3 trials */
+    CHECK(strstr(sw.canonical, "window: chain") && strstr(sw.canonical, "batch_residues: 700"));
+    CHECK(strstr(sw.canonical, "batch_size") == NULL);
+    sweep_free(&sw);
+
+    /* Refusals, each at its key. */
+    EXPECT("data:\n  synth: {proteins: 20}\n  window: chain\ntraining:\n  batch_size: 8\n", "5:15", "training.batch_size: has no effect with a chain model");
+    EXPECT("data:\n  synth: {proteins: 20}\ntraining:\n  batch_residues: 512\n", "4:19", "training.batch_residues: has no effect without data.window: chain");
+    EXPECT("data:\n  synth: {proteins: 20}\nmodel:\n  dilation: 2\n", "4:13", "model.dilation: 2 needs a chain model");
+    EXPECT("data:\n  synth: {proteins: 20}\nmodel:\n  layers:\n    - conv1d: {filters: 4, width: 3, "
+                       "dilation: 2}\n", "5:48", "a dilation needs a chain model");
+    EXPECT("data:\n  synth: {proteins: 20}\n  window: chain\nmodel:\n  depth: 4\n  dilation: 5\n", "6:13", "dilation above 64");
+    EXPECT("data:\n  synth: {proteins: 20}\n  window: chian\n", "3:11", "expected an odd integer from 1 "
+                                                                                  "to 255 or chain");
+    /* A layer list with a dilated conv and a dilated highway. */
+    CHECK(sweep_text(&sw, "data:\n  synth: {proteins: 20}\n  window: chain\nmodel:\n  layers:\n"
+                          "    - conv1d: {filters: 4, width: 3}\n    - conv1d: {filters: 4, width: 3, dilation: 4}\n"
+                          "    - highway: {width: 3, dilation: 2}\n",
+                     why, sizeof why) == 0);
+    CHECK(sw.trials[0].arch.layers[1].dilation == 4 && sw.trials[0].arch.layers[2].dilation == 2);
+    CHECK(sweep_trial_receptive_field(&sw.trials[0]) == 1 + 2 + 8 + 4);
+    CHECK(strstr(sw.trials[0].config, "\"dilation\":4") && strstr(sw.trials[0].config, "\"window\":\"chain\""));
+    sweep_free(&sw);
+}
+
+static void runs(const char *tmp)
+{
+    char sweep[400], one[400], two[400], mpi[400], kill_dir[400], log[500];
+    snprintf(sweep, sizeof sweep, "%s/chain.yaml", tmp);
+    tp_write_text(sweep, SWEEP);
+    snprintf(log, sizeof log, "%s/plan.txt", tmp);
+    char *plan[] = {"foldsweep", "plan", sweep, NULL};
+    CHECK(tp_run_argv(plan, log) == 0);
+    CHECK(tp_count_in_file(log, "chain rf17") == 2 && tp_count_in_file(log, "chain rf9") == 2);
+    CHECK(tp_count_in_file(log, "trains on the CPU only") == 4);
+
+    snprintf(one, sizeof one, "%s/one", tmp);
+    snprintf(two, sizeof two, "%s/two", tmp);
+    snprintf(log, sizeof log, "%s/run.log", tmp);
+    CHECK(tr_run(sweep, one, "1", log) == 0);
+    CHECK(tr_run(sweep, two, "2", log) == 0);
+    char *b1 = tr_board(one, tmp), *b2 = tr_board(two, tmp);
+    CHECK(tp_count_in_file(log, "error") == 0);
+    CHECK_MSG(!strcmp(b1, b2), "1 and 2 threads differ:\n%s\n%s", b1, b2);
+    CHECK(tr_same_models(one, two, "2 threads") == 12);
+    printf("%s", b1);
+    CHECK(strstr(b1, ",ok,") != NULL);
+
+    /* Killed mid-sweep, then resumed: the same numbers. */
+    snprintf(kill_dir, sizeof kill_dir, "%s/killed", tmp);
+    tr_kill_after(sweep, kill_dir, "2", 4, log);
+    tr_wait_unlocked(kill_dir);
+    CHECK(tr_run(sweep, kill_dir, "2", log) == 0);
+    char *bk = tr_board(kill_dir, tmp);
+    CHECK_MSG(!strcmp(b1, bk), "killed and resumed differs:\n%s\n%s", b1, bk);
+    CHECK(tr_same_models(one, kill_dir, "resumed") == 12);
+    free(bk);
+
+    if (system("command -v mpirun >/dev/null 2>&1") != 0) {
+        printf("mpirun is not on PATH: the 3-rank run is skipped\n");
+    } else {
+        setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's own allocations (as test_mpi) */
+        snprintf(mpi, sizeof mpi, "%s/mpi", tmp);
+        CHECK(tr_mpirun(sweep, mpi, 3, log) == 0);
+        char *b3 = tr_board(mpi, tmp);
+        CHECK_MSG(!strcmp(b1, b3), "1 thread and 3 ranks differ:\n%s\n%s", b1, b3);
+        CHECK(tr_same_models(one, mpi, "3 ranks") == 12);
+        free(b3);
+        unsetenv("ASAN_OPTIONS");
+    }
+
+    /* Export, predict, evaluate. */
+    char exp_dir[400], fa[400], out[500];
+    snprintf(exp_dir, sizeof exp_dir, "%s/export", tmp);
+    snprintf(fa, sizeof fa, "%s/q.fa", tmp);
+    snprintf(out, sizeof out, "%s/pred.txt", tmp);
+    tp_write_text(fa, ">short\nMKV\n>longer\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQV\n");
+    CHECK(tp_run("export '%s' --rank 1 -o '%s'", one, exp_dir) == 0);
+    snprintf(log, sizeof log, "%s/model.json", exp_dir);
+    CHECK(tp_count_in_file(log, "\"window\": \"chain\"") == 1); /* model.json's own member */
+    char *pred[] = {"foldsweep", "predict", exp_dir, fa, "--format", "fasta", NULL};
+    CHECK(tp_run_argv(pred, out) == 0);
+    CHECK(tp_count_in_file(out, ">short") == 1 && tp_count_in_file(out, ">longer") == 1);
+    /* evaluate: the ensemble on other synthetic proteins, scored as a chain model reads them. */
+    char test_set[400];
+    snprintf(test_set, sizeof test_set, "%s/test.txt", tmp);
+    snprintf(log, sizeof log, "%s/eval.json", tmp);
+    CHECK(tp_run("synth -o '%s' --proteins 25 --seed 77", test_set) == 0);
+    CHECK(tp_run("evaluate '%s' '%s' --format json >'%s' 2>&1", exp_dir, test_set, log) == 0);
+    CHECK(tp_count_in_file(log, "\"q3\"") >= 1);
+    free(b1);
+    free(b2);
+}
+
+int main(void)
+{
+    (void)TR_SWEEP; /* test_runs.h's sweep: this test has its own */
+    sweeps();
+    char tmp[256];
+    tp_tmpdir(tmp, sizeof tmp, "chain_run");
+    runs(tmp);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    return test_finish();
+}
