@@ -107,7 +107,7 @@ static void test_ranking(void)
 {
     FsJournal j;
     ranking_journal(&j);
-    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 10, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 10, NULL, 0, 0, {0}, 0, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const char *q3_order[] = {"bb", "aa", "cc", "gin", "ddiv", "ediv", "ffail", "hfold"};
@@ -159,7 +159,7 @@ static void test_ties_and_orphans(void)
         for (int f = 0; f < 2; f++) add_fold(&j, ids[t], f, FS_FIT_OK, 1, 2, 1.0f, 1, 1, 0.5);
     add_fold(&j, "orphan", 0, FS_FIT_OK, 2, 2, 1.0f, 1, 1, 0.5);
     add_fold(&j, "orphan", 1, FS_FIT_OK, 2, 2, 1.0f, 1, 1, 0.5);
-    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 0, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 0, NULL, 0, 0, {0}, 0, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const char *order[] = {"orphan", "zz", "yy", "xx"};
@@ -170,7 +170,7 @@ static void test_ties_and_orphans(void)
     /* A predefined split: one fold, id FS_FOLD_PREDEFINED. */
     add_trial(&j, "pre", 3, 1);
     add_fold(&j, "pre", FS_FOLD_PREDEFINED, FS_FIT_OK, 3, 4, 0.5f, 2, 3, 2.0);
-    FsReportSpec pspec = {FS_METRIC_Q3, 1, 1, 0, NULL, 0, 0, {0}, 0};
+    FsReportSpec pspec = {FS_METRIC_Q3, 1, 1, 0, NULL, 0, 0, {0}, 0, 0};
     report_build(&rep, &j, &pspec);
     CHECK(rep.rows[0].status == FS_TRIAL_OK && !strcmp(rep.rows[0].id, "pre"));
     CHECK(rep.rows[0].folds[0].fold == FS_FOLD_PREDEFINED && rep.rows[0].mean == 0.75);
@@ -237,7 +237,7 @@ static void test_formats(void)
 {
     FsJournal j;
     small_journal(&j, tmp_dir("small"));
-    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 4, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 4, NULL, 0, 0, {0}, 0, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const char *arch = "w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8";
@@ -293,7 +293,7 @@ static void test_formats(void)
     CHECK(tp_count(c, "\n") == 4);
     CHECK_LINE(
         c, 0,
-        "rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,mcc_H,mcc_E,mcc_C,fold0_q3,fold0_loss,fold0_best_epoch,"
+        "rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,seeds,mcc_H,mcc_E,mcc_C,fold0_q3,fold0_loss,fold0_best_epoch,"
         "fold0_epochs,fold0_status,fold1_q3,fold1_loss,fold1_best_epoch,fold1_epochs,fold1_status,"
         "seconds,params,architecture,note,config");
     char want[2048];
@@ -392,7 +392,7 @@ static void test_files(void)
     FsJournal j;
     const char *dir = tmp_dir("files");
     small_journal(&j, dir);
-    FsReportSpec spec = {FS_METRIC_LOSS, 2, 0, 4, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_LOSS, 2, 0, 4, NULL, 0, 0, {0}, 0, 0};
     FsErr err = {0};
     CHECK(report_write_files_spec(dir, &j, &spec, &err) == 0);
     CHECK(report_write_files_spec(dir, &j, &spec, &err) == 0); /* over the old ones */
