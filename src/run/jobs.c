@@ -7,6 +7,7 @@
  * progress line's sample and the --progress epoch lines are read from the
  * same counters.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,18 @@ static int pruned_fold(RunState *st, int i)
     return 1;
 }
 
+/* Test hook KILL_AFTER_REPLICATE=N (util/faults.c): SIGKILL right after
+ * the Nth seed replicate's record, for the resume tests of the replicates. */
+static void maybe_die_after_replicate(void)
+{
+    static int count;
+    const char *s = fs_test_fault("KILL_AFTER_REPLICATE");
+    if (s && ++count == atoi(s)) {
+        fflush(NULL);
+        raise(SIGKILL);
+    }
+}
+
 /* A seed replicate's result: a fold record with its seed index, whatever
  * its status (a failed replicate fails no trial), without a model file. */
 static void record_replicate(RunState *st, int i)
@@ -166,6 +179,7 @@ static void record_replicate(RunState *st, int i)
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
     }
+    maybe_die_after_replicate();
     st->busy += r->seconds;
     st->val += r->val_seconds;
     st->train_examples += (double)r->train_examples;

@@ -16,7 +16,11 @@
 #include "report/report.h"
 #include "run/state.h"
 
-int run_replicates_choose(const FsSweep *sw, const FsJournal *j, const FsFolds *folds, int *top)
+/* The trials search.replicates chooses, best first, from the journal
+ * alone: the leaderboard's ranking over each trial's own seeds (its
+ * replicates left out), the complete ok trials, at most top of them;
+ * their ids into ids (room for sw->replicate_top). Returns how many. */
+static int choose_ids(const FsSweep *sw, const FsJournal *j, const FsFolds *folds, char (*ids)[FS_TRIAL_ID_LEN + 1])
 {
     if (sw->replicate_seeds < 2) return 0;
     FsReportSpec spec;
@@ -26,14 +30,39 @@ int run_replicates_choose(const FsSweep *sw, const FsJournal *j, const FsFolds *
     FsReport rep;
     report_build(&rep, j, &spec);
     int n = 0;
-    for (int i = 0; i < rep.n_rows && n < sw->replicate_top; i++) {
-        const FsReportRow *row = &rep.rows[i];
-        if (row->status != FS_TRIAL_OK || row->n_done != folds->n) continue; /* ok rows come first */
-        if (row->index < 0 || row->index >= sw->n_trials || strcmp(sw->trials[row->index].id, row->id) != 0) continue;
-        top[n++] = row->index;
-    }
+    for (int i = 0; i < rep.n_rows && n < sw->replicate_top; i++) /* ok rows come first */
+        if (rep.rows[i].status == FS_TRIAL_OK && rep.rows[i].n_done == folds->n)
+            snprintf(ids[n++], sizeof ids[0], "%s", rep.rows[i].id);
     report_free(&rep);
     return n;
+}
+
+int run_replicates_choose(const FsSweep *sw, const FsJournal *j, const FsFolds *folds, int *top)
+{
+    char(*ids)[FS_TRIAL_ID_LEN + 1] = fs_calloc((size_t)sw->replicate_top + 1, sizeof *ids);
+    int n = choose_ids(sw, j, folds, ids), m = 0;
+    for (int i = 0; i < n; i++) {
+        const FsTrialRecord *t = journal_find_trial(j, ids[i]);
+        if (t && t->index >= 0 && t->index < sw->n_trials && !strcmp(sw->trials[t->index].id, ids[i]))
+            top[m++] = t->index;
+    }
+    free(ids);
+    return m;
+}
+
+void run_replicates_count(const FsSweep *sw, const FsJournal *j, const FsFolds *folds, int own_done, long *planned,
+                          long *done)
+{
+    *planned = run_replicates_jobs(sw, folds->n);
+    *done = 0;
+    if (*planned <= 0) return;
+    char(*ids)[FS_TRIAL_ID_LEN + 1] = fs_calloc((size_t)sw->replicate_top + 1, sizeof *ids);
+    int n = choose_ids(sw, j, folds, ids);
+    for (int i = 0; i < n; i++)
+        for (int s = 1; s < sw->replicate_seeds; s++)
+            for (int k = 0; k < folds->n; k++) *done += journal_find_fold_seed(j, ids[i], data_fold_id(folds, k), s) != NULL;
+    if (own_done) *planned = (long)n * (sw->replicate_seeds - 1) * folds->n;
+    free(ids);
 }
 
 int run_replicates_jobs(const FsSweep *sw, int folds)

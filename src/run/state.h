@@ -99,8 +99,6 @@ int run_replicates_choose(const FsSweep *sw, const FsJournal *j, const FsFolds *
 int run_replicates_list(RunState *st, FsErr *err);
 /* 1 while the replicates may still be listed (a waiting pool thread stays). */
 int run_replicates_pending(const RunState *st);
-/* The job budget of the replicates: sw.replicate_top x (seeds - 1) x folds. */
-int run_replicates_jobs(const FsSweep *sw, int folds);
 /* Job n_jobs: trial t's fold in slot k with seed index seed, queued
  * (jobs.c; restore: only its lost model file is wanted). */
 void state_list_job(RunState *st, int t, int k, int seed, int restore);
