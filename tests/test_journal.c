@@ -437,7 +437,7 @@ static void test_many(void)
         journal_add_trial(&j, id, t, t, "{}", 0);
         for (int f = 0; f < 3; f++) {
             r.epochs = 1 + (t + f) % 3;
-            journal_add_fold(&j, id, f, &r, 0);
+            journal_add_fold(&j, id, f, 0, &r, 0);
         }
     }
     int bad = 0;

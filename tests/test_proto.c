@@ -14,7 +14,7 @@ int main(void)
     int32_t cap = -1, cancel = -1, code = -1;
 
     /* Round trips. */
-    FsWorkItem held[FS_PROTO_MAX_ITEMS], two[2] = {{4, 1, "0123456789abcdef"}, {7, 2, "fedcba9876543210"}};
+    FsWorkItem held[FS_PROTO_MAX_ITEMS], two[2] = {{4, 1, "0123456789abcdef", 0}, {7, 2, "fedcba9876543210", 0}};
     int n_held = -1;
     proto_encode_request(&b, 3, two, 2);
     CHECK(proto_check(b.p, b.n, FS_MSG_REQUEST, why, sizeof why) == 0);
@@ -27,13 +27,15 @@ int main(void)
     proto_encode_request(&b, 3, NULL, 0);
     CHECK(proto_decode_request(b.p, b.n, &cap, held, &n_held, why, sizeof why) == 0 && n_held == 0);
 
-    FsWorkItem items[3] = {{0, 0, "0123456789abcdef"}, {7, 2, "fedcba9876543210"}, {1, FS_FOLD_PREDEFINED, "00000000000000ff"}};
+    FsWorkItem items[3] = {{0, 0, "0123456789abcdef", 0}, {7, 2, "fedcba9876543210", 3}, {1, FS_FOLD_PREDEFINED, "00000000000000ff", 0}};
     proto_encode_trials(&b, items, 3);
     static FsWorkItem got[FS_PROTO_MAX_ITEMS];
     int n = 0;
     CHECK(proto_decode_trials(b.p, b.n, got, &n, why, sizeof why) == 0);
     CHECK(n == 3 && got[1].trial == 7 && got[1].fold == 2 && !strcmp(got[1].id, "fedcba9876543210"));
     CHECK(got[2].fold == FS_FOLD_PREDEFINED);
+    /* A seed replicate's item keeps its seed (search.replicates); the others are seed 0. */
+    CHECK(got[1].seed == 3 && got[0].seed == 0 && got[2].seed == 0);
 
     FsFitResult r;
     train_result_alloc(&r, 4);
@@ -113,14 +115,18 @@ int main(void)
     proto_encode_request(&b, -5, NULL, 0);
     CHECK(proto_decode_request(b.p, b.n, &cap, held, &n_held, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "capacity -5");
-    FsWorkItem badid = {1, 0, "not-hex-at-all!!"};
+    FsWorkItem badid = {1, 0, "not-hex-at-all!!", 0};
     proto_encode_trials(&b, &badid, 1);
     CHECK(proto_decode_trials(b.p, b.n, got, &n, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "hex");
-    FsWorkItem badfold = {1, 999, "0123456789abcdef"};
+    FsWorkItem badfold = {1, 999, "0123456789abcdef", 0};
     proto_encode_trials(&b, &badfold, 1);
     CHECK(proto_decode_trials(b.p, b.n, got, &n, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "fold 999");
+    FsWorkItem badseed = {1, 0, "0123456789abcdef", FS_MAX_SEEDS};
+    proto_encode_trials(&b, &badseed, 1);
+    CHECK(proto_decode_trials(b.p, b.n, got, &n, why, sizeof why) != 0);
+    CHECK_CONTAINS(why, "seed 100 out of range");
     /* A result whose curve length disagrees with its epochs. */
     r.status = FS_FIT_OK;
     proto_encode_result(&b, &items[0], &r);

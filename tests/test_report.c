@@ -107,7 +107,7 @@ static void test_ranking(void)
 {
     FsJournal j;
     ranking_journal(&j);
-    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 10, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 10, NULL, 0, 0, {0}, 0, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const char *q3_order[] = {"bb", "aa", "cc", "gin", "ddiv", "ediv", "ffail", "hfold"};
@@ -159,7 +159,7 @@ static void test_ties_and_orphans(void)
         for (int f = 0; f < 2; f++) add_fold(&j, ids[t], f, FS_FIT_OK, 1, 2, 1.0f, 1, 1, 0.5);
     add_fold(&j, "orphan", 0, FS_FIT_OK, 2, 2, 1.0f, 1, 1, 0.5);
     add_fold(&j, "orphan", 1, FS_FIT_OK, 2, 2, 1.0f, 1, 1, 0.5);
-    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 0, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 0, NULL, 0, 0, {0}, 0, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const char *order[] = {"orphan", "zz", "yy", "xx"};
@@ -170,7 +170,7 @@ static void test_ties_and_orphans(void)
     /* A predefined split: one fold, id FS_FOLD_PREDEFINED. */
     add_trial(&j, "pre", 3, 1);
     add_fold(&j, "pre", FS_FOLD_PREDEFINED, FS_FIT_OK, 3, 4, 0.5f, 2, 3, 2.0);
-    FsReportSpec pspec = {FS_METRIC_Q3, 1, 1, 0, NULL, 0, 0, {0}, 0};
+    FsReportSpec pspec = {FS_METRIC_Q3, 1, 1, 0, NULL, 0, 0, {0}, 0, 0};
     report_build(&rep, &j, &pspec);
     CHECK(rep.rows[0].status == FS_TRIAL_OK && !strcmp(rep.rows[0].id, "pre"));
     CHECK(rep.rows[0].folds[0].fold == FS_FOLD_PREDEFINED && rep.rows[0].mean == 0.75);
@@ -237,7 +237,7 @@ static void test_formats(void)
 {
     FsJournal j;
     small_journal(&j, tmp_dir("small"));
-    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 4, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 2, 0, 4, NULL, 0, 0, {0}, 0, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const char *arch = "w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8";
@@ -293,12 +293,12 @@ static void test_formats(void)
     CHECK(tp_count(c, "\n") == 4);
     CHECK_LINE(
         c, 0,
-        "rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,mcc_H,mcc_E,mcc_C,fold0_q3,fold0_loss,fold0_best_epoch,"
+        "rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,seeds,mcc_H,mcc_E,mcc_C,fold0_q3,fold0_loss,fold0_best_epoch,"
         "fold0_epochs,fold0_status,fold1_q3,fold1_loss,fold1_best_epoch,fold1_epochs,fold1_status,"
         "seconds,params,architecture,note,config");
     char want[2048];
     snprintf(want, sizeof want,
-             "1,a1,0,ok,q3,0.75,0.25,,,,,2,0,0,0,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,1234,%s,,\"%s\"", arch,
+             "1,a1,0,ok,q3,0.75,0.25,,,,,2,1,0,0,0,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,1234,%s,,\"%s\"", arch,
              "{\"\"data\"\":{\"\"split\"\":\"\"folds\"\"},\"\"model\"\":{\"\"init\"\":\"\"he\"\","
              "\"\"layers\"\":"
              "[{\"\"activation\"\":\"\"relu\"\",\"\"filters\"\":64,\"\"kind\"\":\"\"conv1d\"\","
@@ -310,10 +310,10 @@ static void test_formats(void)
              "\"\"learning_rate\"\":0.001,\"\"optimizer\"\":\"\"adam\"\"}}");
     CHECK_LINE(c, 1, want);
     line_of(c, 2, want, sizeof want);
-    CHECK_PREFIX(want, "2,c3,2,incomplete,q3,0.75,0,,,,,1,0,0,0,,,,,missing,0.75,0.75,2,2,ok,0.500,7,w15 ");
+    CHECK_PREFIX(want, "2,c3,2,incomplete,q3,0.75,0,,,,,1,1,0,0,0,,,,,missing,0.75,0.75,2,2,ok,0.500,7,w15 ");
     line_of(c, 3, want, sizeof want);
     CHECK_PREFIX(
-        want, "3,b2,1,diverged,q3,0.75,0,,,,,2,0,0,0,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,99,w15 ");
+        want, "3,b2,1,diverged,q3,0.75,0,,,,,2,1,0,0,0,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,99,w15 ");
     CHECK_CONTAINS(want, ",fold 1 diverged at epoch 3 step 41,");
     free(c);
     char *top = render(&rep, FS_REPORT_CSV, 1);
@@ -392,7 +392,7 @@ static void test_files(void)
     FsJournal j;
     const char *dir = tmp_dir("files");
     small_journal(&j, dir);
-    FsReportSpec spec = {FS_METRIC_LOSS, 2, 0, 4, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_LOSS, 2, 0, 4, NULL, 0, 0, {0}, 0, 0};
     FsErr err = {0};
     CHECK(report_write_files_spec(dir, &j, &spec, &err) == 0);
     CHECK(report_write_files_spec(dir, &j, &spec, &err) == 0); /* over the old ones */

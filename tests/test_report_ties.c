@@ -87,7 +87,7 @@ int main(void)
     add_trial(&j, "far", 2, far, lf, 3);
     add_trial(&j, "inc", 3, inc, li, 2);
 
-    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 4, NULL, 0, 0, {0}, 0};
+    FsReportSpec spec = {FS_METRIC_Q3, 3, 0, 4, NULL, 0, 0, {0}, 0, 0};
     FsReport rep;
     report_build(&rep, &j, &spec);
     const FsReportRow *b = row_of(&rep, "best"), *n = row_of(&rep, "near"), *f = row_of(&rep, "far"),

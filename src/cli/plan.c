@@ -101,6 +101,9 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
         printf("trials: %d\n", sw->n_trials);
     if (sw->prune.kind != FS_PRUNER_NONE)
         printf("pruner: %s (trials clearly behind stop early; docs/sweep-format.md)\n", prune_kind_name(sw->prune.kind));
+    if (sw->replicate_seeds)
+        printf("replicates: the top %d trials train again with %d more seeds: at most %d more folds after the sweep's\n",
+               sw->replicate_top, sw->replicate_seeds - 1, run_replicates_jobs(sw, sweep_fold_count(sw)));
     if (sw->note) printf("note: %s\n", sw->note);
     if (sw->has_test)
         printf("test: %s, the top %d trials' fold ensembles%s, evaluated when every fold is trained\n",

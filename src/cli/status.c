@@ -130,7 +130,9 @@ static StatusState state_of(const char *dir, const FsJournal *j, StatusView *v)
         if (run && run->pid > 0 && !strcmp(host, run->host) && process_stopped(run->pid)) return ST_STOPPED;
         return ST_RUNNING;
     }
-    return v->left == 0 && v->unfinished == 0 && v->n_trials > 0 ? ST_FINISHED : ST_INTERRUPTED;
+    return v->left == 0 && v->unfinished == 0 && v->n_trials > 0 && v->replicate_folds_done >= v->replicate_folds
+               ? ST_FINISHED
+               : ST_INTERRUPTED;
 }
 
 /* A live run's own view (DIR/progress.json, rewritten every 2 s): the folds
@@ -170,8 +172,8 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     v->dir = dir;
     if (cli_folder_read(dir, j, &f)) return -1;
     cli_folder_study(&f, j, &v->study); /* search.stop, replayed as the run decided it */
-    report_folder_free(&f); /* status needs no swept options */
-    const FsReportSpec rs = f.spec;
+    FsReportSpec rs = f.spec;
+    rs.sweep = NULL; /* status needs no swept options */
     v->from_journal = f.from_journal;
     report_build(rep, j, &rs);
     v->n_trials = rs.n_trials;
@@ -183,6 +185,15 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     v->left = planned > 0 ? planned - v->done - v->unfinished : -1;
     if (v->left < 0 && planned > 0) v->left = 0;
     v->folds_total = planned > 0 ? (long)planned * v->folds : -1;
+    /* search.replicates: their folds count with the sweep's own. */
+    if (f.has_sweep) {
+        FsFolds folds = data_folds_of(rs.predefined, rs.folds);
+        run_replicates_count(&f.sweep, j, &folds, v->left == 0 && v->unfinished == 0, &v->replicate_folds,
+                             &v->replicate_folds_done);
+    }
+    report_folder_free(&f);
+    v->folds_done += v->replicate_folds_done;
+    if (v->folds_total > 0) v->folds_total += v->replicate_folds;
     v->state = state_of(dir, j, v);
     int going = v->state == ST_RUNNING || v->state == ST_STOPPED;
     v->elapsed = elapsed(j, going, (double)time(NULL));

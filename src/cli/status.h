@@ -28,7 +28,10 @@ typedef struct {
     /* Trials by state; unfinished: begun, folds missing (in flight while a
      * run goes, interrupted otherwise); left: not begun (-1 unknown). */
     int done, ok, diverged, failed, pruned, unfinished, left;
-    long folds_done, folds_total; /* folds_total -1: unknown */
+    long folds_done, folds_total; /* folds_total -1: unknown; both with the seed replicates' */
+    /* search.replicates: their folds planned (the most the sweep may train until its own trials
+     * are all resolved, then the chosen trials'; 0: none) and recorded (run_replicates_count). */
+    long replicate_folds, replicate_folds_done;
     double elapsed;
     int n_runs;
     /* From the live run's progress.json (live = 0 without one). */

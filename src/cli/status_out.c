@@ -117,6 +117,9 @@ void status_print_text(FILE *out, const StatusView *v)
         fprintf(out, "folds        %ld of %ld\n", v->folds_done, v->folds_total);
     else
         fprintf(out, "folds        %ld\n", v->folds_done);
+    if (v->replicate_folds > 0)
+        fprintf(out, "replicates   %ld of %ld seed replicate folds (search.replicates; counted in the folds)\n",
+                v->replicate_folds_done, v->replicate_folds);
     char e[32];
     duration(v->elapsed, e, sizeof e);
     fprintf(out, "elapsed      %s over %d run%s\n", e, v->n_runs, v->n_runs == 1 ? "" : "s");
@@ -197,6 +200,8 @@ void status_print_json(FILE *out, const StatusView *v)
     num(&w, "trials_left", v->left, v->left >= 0);
     num(&w, "folds_done", (double)v->folds_done, 1);
     num(&w, "folds_total", (double)v->folds_total, v->folds_total > 0);
+    num(&w, "replicate_folds_done", (double)v->replicate_folds_done, 1);
+    num(&w, "replicate_folds_total", (double)v->replicate_folds, 1);
     num(&w, "folds_in_flight", v->folds_in_flight, v->live);
     num(&w, "elapsed_seconds", v->elapsed, v->elapsed >= 0);
     num(&w, "runs", v->n_runs, 1);

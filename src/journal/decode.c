@@ -63,7 +63,7 @@ static int get_model(const FsJson *rec, FsModelRef *m)
  * fold, how it ended, its epoch counts, the monitored value. */
 typedef struct {
     char trial[FS_TRIAL_ID_LEN + 1];
-    long long fold, epochs, best, halted, dep, dstep;
+    long long fold, seed, epochs, best, halted, dep, dstep;
     FsFitStatus status;
     FsMonitor monitor;
 } FoldHead;
@@ -71,7 +71,7 @@ typedef struct {
 static int fold_head(const FsJson *rec, FoldHead *h, const char **what)
 {
     const FsJson *st = json_get(rec, "status");
-    h->halted = h->dep = h->dstep = 0;
+    h->halted = h->dep = h->dstep = h->seed = 0;
     *what = "a fold record with trial, fold, status, epochs, best_epoch, best_val_loss, confusion";
     if (get_id(rec, h->trial) || get_int(rec, "fold", -1, 1 << 20, &h->fold) || !st ||
         st->type != FS_JSON_STRING || get_int(rec, "epochs", 0, FS_TRAIN_MAX_EPOCHS, &h->epochs) ||
@@ -86,6 +86,9 @@ static int fold_head(const FsJson *rec, FoldHead *h, const char **what)
     else
         return *what = "status ok, diverged or failed", -1;
     if (json_get(rec, "halted_by") && get_int(rec, "halted_by", 0, 1, &h->halted)) return -1;
+    /* A seed replicate's index (search.replicates); absent: the trial's own seeds. */
+    if (json_get(rec, "seed") && get_int(rec, "seed", 0, FS_MAX_SEEDS - 1, &h->seed))
+        return *what = "seed: a seed replicate's index in range", -1;
     if (json_get(rec, "diverged_epoch") && get_int(rec, "diverged_epoch", 0, h->epochs + 1, &h->dep))
         return -1;
     if (json_get(rec, "diverged_step") &&
@@ -162,9 +165,9 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     if (!bad && journal_sense_fold(j->check, (int)h.fold, &r, json_get(rec, "curves") != NULL, sense, sense_n))
         bad = 1;
     if (!bad) {
-        if (!journal_add_fold(j, h.trial, (int)h.fold, &r, t))
+        if (!journal_add_fold(j, h.trial, (int)h.fold, (int)h.seed, &r, t))
             j->duplicates++;
-        else if (model.file[0])
+        else if (model.file[0] && !h.seed)
             journal_set_model(j, h.trial, (int)h.fold, &model);
     }
     train_result_free(&r);

@@ -55,6 +55,7 @@ typedef struct {
 typedef struct {
     char trial[FS_TRIAL_ID_LEN + 1];
     int fold;      /* 0..k-1, or FS_FOLD_PREDEFINED */
+    int seed;      /* 0: the trial's own seeds; 1..FS_MAX_SEEDS-1: a seed replicate (search.replicates) */
     FsFitResult r; /* status, epochs, best epoch, confusion, curves (allocated), ... */
     double time;   /* Unix seconds when appended */
     FsModelRef model; /* the fold record's, or a later "model" record's */
@@ -170,6 +171,7 @@ typedef struct {
     int n_evals, cap_evals;
     FsRefitRecord *refits;
     int n_refits, cap_refits;
+    int max_seed;                  /* the highest seed index of a fold record (0: no replicates) */
     FsCutRecord *cuts;             /* trials pruned by the sweep's pruner */
     int n_cuts, cap_cuts;
     int dropped_tail;              /* 1 if a torn last line was dropped on open */
@@ -223,6 +225,10 @@ int journal_append_trial(FsJournal *j, const char *trial, int index, long n_para
  * or NULL. */
 int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r,
                         const FsModelRef *model, FsErr *err);
+/* The same for seed index `seed` (0: journal_append_fold; 1..FS_MAX_SEEDS-1:
+ * a seed replicate, its record's "seed"; (trial, fold, seed) is its key). */
+int journal_append_fold_seed(FsJournal *j, const char *trial, int fold, int seed, const FsFitResult *r,
+                             const FsModelRef *model, FsErr *err);
 /* "model": weights saved again for a fold already recorded (its file was
  * lost or damaged and the fold retrained); the latest one counts. */
 int journal_append_model(FsJournal *j, const char *trial, int fold, const FsModelRef *model, FsErr *err);
@@ -259,8 +265,11 @@ int journal_append_run_record(FsJournal *j, const FsRunRecord *run, FsErr *err);
  * only when the latest one differs. */
 int journal_append_sweep(FsJournal *j, const char *canonical, const uint64_t *val_residues, int n_val, FsErr *err);
 
-/* Lookups over what has been read or appended (NULL if absent). */
+/* Lookups over what has been read or appended (NULL if absent). A fold
+ * of the trial's own seeds (seed 0); with journal_find_fold_seed, of seed
+ * index `seed`. */
 const FsFoldRecord *journal_find_fold(const FsJournal *j, const char *trial, int fold);
+const FsFoldRecord *journal_find_fold_seed(const FsJournal *j, const char *trial, int fold, int seed);
 const FsTrialRecord *journal_find_trial(const FsJournal *j, const char *trial);
 const FsFailureRecord *journal_find_failure(const FsJournal *j, const char *trial);
 /* The latest run record, or NULL. */

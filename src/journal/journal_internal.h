@@ -33,7 +33,7 @@ int journal_decode_line(FsJournal *j, const char *s, size_t n, char *why, size_t
  * scratch, as on load), else -1 with why. */
 int journal_check_line(FsJournal *scratch, const char *s, size_t n, char *why, size_t why_n);
 /* The JSON of a fold record, its object left open for journal_frame. */
-void journal_fold_json(FsJsonOut *w, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
+void journal_fold_json(FsJsonOut *w, const char *trial, int fold, int seed, const FsFitResult *r, const FsModelRef *model,
                        double t);
 /* "model":{"file":...,"bytes":N,"crc32":"8hex"}, a member of the record. */
 void journal_model_json(FsJsonOut *w, const FsModelRef *m);
@@ -55,7 +55,7 @@ void journal_set_sweep_record(FsJournal *j, const char *text, const uint64_t *va
  * first record of a key: returns 1 if added, 0 if it was a duplicate. */
 int journal_add_trial(FsJournal *j, const char *trial, int index, long n_params, const char *config,
                       double t);
-int journal_add_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, double t);
+int journal_add_fold(FsJournal *j, const char *trial, int fold, int seed, const FsFitResult *r, double t);
 int journal_add_failure(FsJournal *j, const char *trial, const char *message, double t);
 void journal_add_run(FsJournal *j, const FsRunRecord *run);
 /* Sets the model of a recorded fold (0), or -1 if the fold is not recorded. */

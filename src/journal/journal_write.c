@@ -14,6 +14,7 @@
  *            train_examples val_examples seconds val_seconds
  *            curves {train_loss, val_loss, val_q3, seconds} (epochs entries) message
  *            [model {file bytes crc32}] (the saved weights, when kept);
+ *            [seed] (a seed replicate's index, 1..; absent: the trial's own seeds);
  *            monitor "q3" when validation Q3 chose best_epoch (absent: the loss)
  *   model:   v kind time trial fold model {file bytes crc32}
  *   sweep:   v kind time text (the canonical sweep) val_residues (per fold)
@@ -114,12 +115,13 @@ static void put_confusion(FsJsonOut *w, const uint64_t (*m)[FS_CLASSES])
     json_end(w);
 }
 
-void journal_fold_json(FsJsonOut *w, const char *trial, int fold, const FsFitResult *r, const FsModelRef *model,
-                       double t)
+void journal_fold_json(FsJsonOut *w, const char *trial, int fold, int seed, const FsFitResult *r,
+                       const FsModelRef *model, double t)
 {
     begin_trial(w, "fold", t, trial);
     int epochs = r->epochs > 0 ? r->epochs : 0;
     json_member_int(w, "fold", fold);
+    if (seed) json_member_int(w, "seed", seed); /* absent: the trial's own seeds */
     json_member_str(w, "status", status_text(r->status));
     json_member_int(w, "epochs", epochs);
     json_member_int(w, "best_epoch", r->best_epoch);
@@ -238,14 +240,23 @@ int journal_append_trial(FsJournal *j, const char *trial, int index, long n_para
 int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r,
                         const FsModelRef *model, FsErr *err)
 {
+    return journal_append_fold_seed(j, trial, fold, 0, r, model, err);
+}
+
+int journal_append_fold_seed(FsJournal *j, const char *trial, int fold, int seed, const FsFitResult *r,
+                             const FsModelRef *model, FsErr *err)
+{
     if (check_id(trial, err)) return -1;
+    if (seed < 0 || seed >= FS_MAX_SEEDS)
+        return fs_err_set(err, "journal: trial %s fold %d: seed %d out of range 0..%d", trial, fold, seed,
+                          FS_MAX_SEEDS - 1), -1;
     if (r->status != FS_FIT_OK && r->status != FS_FIT_DIVERGED && r->status != FS_FIT_FAILED) {
         /* A cancelled fold is no result: it is trained again on resume. */
         fs_err_set(err, "journal: trial %s fold %d: status %s is not a result to record", trial,
                    fold, train_status_name(r->status));
         return -1;
     }
-    if (journal_find_fold(j, trial, fold)) return 0;
+    if (journal_find_fold_seed(j, trial, fold, seed)) return 0;
     char why[160];
     if (train_result_check(r, why, sizeof why) != 0) {
         fs_err_set(err, "journal: trial %s fold %d: %s: not written (it could not be read back)", trial, fold, why);
@@ -253,9 +264,11 @@ int journal_append_fold(FsJournal *j, const char *trial, int fold, const FsFitRe
     }
     double t = journal_wall_time();
     FsJsonOut w;
-    journal_fold_json(&w, trial, fold, r, model, t);
+    journal_fold_json(&w, trial, fold, seed, r, model, t);
     int rc = append_line(j, &w, err);
-    if (rc == 0 && journal_add_fold(j, trial, fold, r, t) && model) journal_set_model(j, trial, fold, model);
+    /* A replicate's weights are not kept: its record names no model file. */
+    if (rc == 0 && journal_add_fold(j, trial, fold, seed, r, t) && model && !seed)
+        journal_set_model(j, trial, fold, model);
     return rc;
 }
 

@@ -11,13 +11,23 @@
 #include "journal/journal_internal.h"
 
 /* ---------------------------------------------------------------------- */
-/* Hash indexes: (trial, fold) -> folds[i], trial -> trials[i]              */
+/* Hash indexes: (trial, fold, seed) -> folds[i], trial -> trials[i]        */
 
 static uint64_t key_hash(const char *trial, int fold)
 {
     uint64_t h = fs_fnv1a64(trial, strlen(trial), FS_FNV_OFFSET);
     uint32_t f = (uint32_t)fold;
     return fs_fnv1a64(&f, sizeof f, h);
+}
+
+/* A seed replicate's fold hashes apart from the trial's own (seed 0 keeps
+ * key_hash's value). */
+static uint64_t fold_hash(const char *trial, int fold, int seed)
+{
+    uint64_t h = key_hash(trial, fold);
+    if (!seed) return h;
+    uint32_t s = (uint32_t)seed;
+    return fs_fnv1a64(&s, sizeof s, h);
 }
 
 static void index_put(int **tab, int *cap, int n_used, uint64_t h, int value,
@@ -45,20 +55,24 @@ static void index_put(int **tab, int *cap, int n_used, uint64_t h, int value,
 
 static uint64_t fold_rehash(const FsJournal *j, int i)
 {
-    return key_hash(j->folds[i].trial, j->folds[i].fold);
+    return fold_hash(j->folds[i].trial, j->folds[i].fold, j->folds[i].seed);
 }
 static uint64_t trial_rehash(const FsJournal *j, int i) { return key_hash(j->trials[i].trial, 0); }
 
-const FsFoldRecord *journal_find_fold(const FsJournal *j, const char *trial, int fold)
+const FsFoldRecord *journal_find_fold_seed(const FsJournal *j, const char *trial, int fold, int seed)
 {
     if (!j->fold_index_cap) return NULL;
     int m = j->fold_index_cap - 1;
-    for (int s = (int)(key_hash(trial, fold) & (uint64_t)m); j->fold_index[s] >= 0;
-         s = (s + 1) & m) {
+    for (int s = (int)(fold_hash(trial, fold, seed) & (uint64_t)m); j->fold_index[s] >= 0; s = (s + 1) & m) {
         const FsFoldRecord *r = &j->folds[j->fold_index[s]];
-        if (r->fold == fold && !strcmp(r->trial, trial)) return r;
+        if (r->fold == fold && r->seed == seed && !strcmp(r->trial, trial)) return r;
     }
     return NULL;
+}
+
+const FsFoldRecord *journal_find_fold(const FsJournal *j, const char *trial, int fold)
+{
+    return journal_find_fold_seed(j, trial, fold, 0);
 }
 
 const FsTrialRecord *journal_find_trial(const FsJournal *j, const char *trial)
@@ -118,14 +132,16 @@ static void copy_curve(float *dst, const float *src, int n)
     if (src && n > 0) memcpy(dst, src, (size_t)n * sizeof *dst);
 }
 
-int journal_add_fold(FsJournal *j, const char *trial, int fold, const FsFitResult *r, double t)
+int journal_add_fold(FsJournal *j, const char *trial, int fold, int seed, const FsFitResult *r, double t)
 {
-    if (journal_find_fold(j, trial, fold)) return 0;
+    if (journal_find_fold_seed(j, trial, fold, seed)) return 0;
     GROW(j->folds, j->n_folds, j->cap_folds);
     FsFoldRecord *f = &j->folds[j->n_folds];
     memset(f, 0, sizeof *f);
     snprintf(f->trial, sizeof f->trial, "%s", trial);
     f->fold = fold;
+    f->seed = seed;
+    if (seed > j->max_seed) j->max_seed = seed;
     f->time = t;
     int epochs = r->epochs > 0 ? r->epochs : 0;
     train_result_alloc(&f->r, epochs);
@@ -139,7 +155,7 @@ int journal_add_fold(FsJournal *j, const char *trial, int fold, const FsFitResul
     copy_curve(c.val_loss, r->curves.val_loss, epochs);
     copy_curve(c.val_q3, r->curves.val_q3, epochs);
     copy_curve(c.seconds, r->curves.seconds, epochs);
-    index_put(&j->fold_index, &j->fold_index_cap, j->n_folds, key_hash(trial, fold), j->n_folds,
+    index_put(&j->fold_index, &j->fold_index_cap, j->n_folds, fold_hash(trial, fold, seed), j->n_folds,
               fold_rehash, j);
     j->n_folds++;
     return 1;

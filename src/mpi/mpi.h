@@ -28,8 +28,8 @@
 /* Protocol                                                                */
 
 #define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
-#define FS_PROTO_VERSION 6u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
-                                5: CKPT, PROGRESS, EPOCH with every curve; 6: FAIL */
+#define FS_PROTO_VERSION 7u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
+                                5: CKPT, PROGRESS, EPOCH with every curve; 6: FAIL; 7: an item's seed */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
 #define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS
@@ -57,6 +57,7 @@ typedef struct {
     int32_t trial; /* index into the sweep's trials */
     int32_t fold;  /* 0..k-1 or FS_FOLD_PREDEFINED */
     char id[FS_TRIAL_ID_LEN + 1]; /* the trial's id, checked by both sides */
+    int32_t seed;  /* 0: the trial's own seeds; 1..FS_MAX_SEEDS-1: a seed replicate (sweep_seed_spec) */
 } FsWorkItem;
 
 /* A growable byte buffer for encoding. */

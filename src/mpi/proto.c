@@ -58,6 +58,7 @@ static void put_item(FsBuf *b, const FsWorkItem *it)
     put_i32(b, it->trial);
     put_i32(b, it->fold);
     put(b, it->id, FS_TRIAL_ID_LEN);
+    put_i32(b, it->seed);
 }
 
 void proto_encode_request(FsBuf *b, int32_t capacity, const FsWorkItem *held, int n_held)
@@ -309,6 +310,7 @@ static int get_item(FsRd *r, FsWorkItem *it, char *why, size_t why_n)
     it->fold = get_i32(r);
     get(r, it->id, FS_TRIAL_ID_LEN);
     it->id[FS_TRIAL_ID_LEN] = 0;
+    it->seed = get_i32(r);
     if (r->bad) return -1;
     for (int i = 0; i < FS_TRIAL_ID_LEN; i++) {
         char c = it->id[i];
@@ -317,6 +319,7 @@ static int get_item(FsRd *r, FsWorkItem *it, char *why, size_t why_n)
     }
     if (it->trial < 0) return fail(why, why_n, "negative trial index %d", it->trial);
     if (it->fold < FS_FOLD_PREDEFINED || it->fold >= FS_MAX_FOLDS) return fail(why, why_n, "fold %d out of range", it->fold);
+    if (it->seed < 0 || it->seed >= FS_MAX_SEEDS) return fail(why, why_n, "seed %d out of range", it->seed);
     return 0;
 }
 

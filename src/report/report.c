@@ -291,6 +291,9 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
         }
         row->std = sqrt(ss / n_ok); /* population: over the folds, not an estimate beyond them */
     }
+    row->seeds = 1;
+    row->seed_sd = NAN;
+    if (!spec->own_seeds && j->max_seed > 0 && row->status == FS_TRIAL_OK) report_seeds(row, j, spec);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -433,6 +436,7 @@ void report_free(FsReport *rep)
         for (int d = 0; rep->rows[i].param && d < rep->n_param; d++) free(rep->rows[i].param[d]);
         free(rep->rows[i].param);
         free(rep->rows[i].folds);
+        free(rep->rows[i].split);
         free(rep->rows[i].arch);
     }
     for (int d = 0; d < rep->n_param; d++) free(rep->param_col[d]);

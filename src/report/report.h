@@ -52,6 +52,9 @@ typedef struct {
     int repeats; /* data.repeats (0 or 1: one k-fold split, or not known) */
     double alpha; /* run.alpha (0: FS_ALPHA_DEFAULT) */
     int objectives[FS_OBJ_COUNT], n_objectives; /* run.objectives (0: no Pareto front) */
+    /* 1: each trial's own seeds only, its seed replicates left out: the ranking
+     * search.replicates chooses by (run/replicates.c). 0: replicates count. */
+    int own_seeds;
 } FsReportSpec;
 
 typedef struct {
@@ -75,7 +78,14 @@ typedef struct {
     const char *config;  /* canonical JSON (borrowed from the journal; "{}" if none) */
     char *arch;          /* the architecture summary from the config, whole (owned) */
     int n_done;          /* folds present */
-    double mean, std;    /* of the metric over the ok folds present (NAN if none) */
+    double mean, std;    /* of the metric over the ok folds present (NAN if none); with seeds > 1, over
+                            the splits' means over the seeds (report_seeds.c, docs/statistics.md) */
+    /* search.replicates (report_seeds.c): the seeds whose every fold is ok with its metric, the
+     * trial's own included (1: none more, or not such a trial); with seeds > 1, split holds each
+     * split's mean over them (spec.folds entries; NULL otherwise) and seed_sd the pooled
+     * standard deviation across seeds within a split (NAN with one seed). */
+    int seeds;
+    double *split, seed_sd;
     double seconds;      /* training seconds summed over the folds present */
     FsReportFold *folds; /* spec.folds entries, in fold order */
     char reason[1100];   /* why diverged / failed / incomplete / pruned ("" if ok) */

@@ -19,5 +19,14 @@ void report_ties(FsReport *rep);
 /* Objective o of a row with every fold ok, as the Pareto front weighs it
  * and in its own units (Q3 as a fraction, parameters, seconds). */
 double report_objective(const FsReport *rep, const FsReportRow *row, FsObjective o);
+/* An ok trial with every fold of its own seeds: its seed replicates in j
+ * (report_seeds.c) as row->seeds, split, seed_sd, and its mean and std
+ * over the splits' seed means (left as they are with one seed). */
+void report_seeds(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec);
+/* A fold's value of the ranking metric (Q3 or the loss at its best epoch). */
+static inline double report_fold_metric(const FsReportSpec *spec, const FsReportFold *f)
+{
+    return spec->metric == FS_METRIC_LOSS ? f->loss : f->q3;
+}
 
 #endif

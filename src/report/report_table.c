@@ -115,6 +115,15 @@ static void grid_open(Grid *g, int n, int max_cols)
     g->cell = fs_calloc((size_t)max_cols, sizeof *g->cell); /* the headers, until the columns are known */
 }
 
+/* search.replicates: some of the first n trials have more than one seed
+ * (then the table has a seeds column). */
+static int more_seeds(const FsReport *rep, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (rep->rows[i].seeds > 1) return 1;
+    return 0;
+}
+
 static void grid_build(Grid *g, const FsReport *rep, int top, int table)
 {
     const int k = rep->spec.folds, n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
@@ -128,6 +137,7 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
     /* Against the best (report_ties.c): the interval's half-width and
      * whether the folds can tell the trial from rank 1. */
     const int c_ci = add_col(g, "+-95%", C_RIGHT), c_tied = add_col(g, "tied", 0);
+    const int c_seeds = more_seeds(rep, n) ? add_col(g, "seeds", C_RIGHT) : -1;
     const int c_front = rep->spec.n_objectives ? add_col(g, "front", 0) : -1, c_fold = g->n_cols;
     for (int s = 0; s < k; s++) {
         report_fold_header(rep, s, h, sizeof h);
@@ -160,6 +170,7 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
         set(g, i, c_std, report_metric_text(buf, sizeof buf, m, row->std));
         set(g, i, c_ci, report_metric_text(buf, sizeof buf, m, row->has_ci ? 0.5 * (row->ci_hi - row->ci_lo) : NAN));
         set(g, i, c_tied, row->tied < 0 ? "-" : i == 0 ? "best" : row->tied ? "yes" : "no");
+        if (c_seeds >= 0) set(g, i, c_seeds, (snprintf(buf, sizeof buf, "%d", row->seeds), buf));
         if (c_front >= 0) set(g, i, c_front, row->pareto < 0 ? "-" : row->pareto ? "yes" : "no");
         for (int s = 0; s < k; s++) {
             fold_cell(rep, &row->folds[s], buf, sizeof buf);

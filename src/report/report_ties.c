@@ -14,7 +14,8 @@
 #include "metrics/metrics.h"
 #include "report/report_int.h"
 
-/* The row's metric on every fold, and its folds' validation / training
+/* The row's metric on every fold (with seed replicates, each split's mean
+ * over the seeds: report_seeds.c), and its folds' validation / training
  * examples; 0 when some fold lacks it (then it is not compared). */
 static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, double *ratio)
 {
@@ -23,7 +24,7 @@ static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, do
     double tr = 0.0, va = 0.0;
     for (int s = 0; s < k; s++) {
         const FsReportFold *f = &row->folds[s];
-        x[s] = rep->spec.metric == FS_METRIC_LOSS ? f->loss : f->q3;
+        x[s] = row->seeds > 1 ? row->split[s] : report_fold_metric(&rep->spec, f);
         if (!f->present || f->status != FS_FIT_OK || !isfinite(x[s])) return 0;
         tr += (double)f->train_examples;
         va += (double)f->val_examples;

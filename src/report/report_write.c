@@ -54,7 +54,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
 {
     int k = rep->spec.folds;
     int n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
-    fputs("rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done", out);
+    fputs("rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,seeds", out);
     for (int c = 0; c < FS_CLASSES; c++) fprintf(out, ",mcc_%c", FS_CLASS_LETTERS[c]);
     for (int d = 0; d < rep->n_param; d++) csv_text(out, rep->param_col[d], 1);
     for (int s = 0; s < k; s++) {
@@ -78,7 +78,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
         csv_num(out, row->ci_hi);
         csv_num(out, row->p_vs_best);
         fputs(row->tied < 0 ? "," : row->tied ? ",true" : ",false", out);
-        fprintf(out, ",%d", row->n_done);
+        fprintf(out, ",%d,%d", row->n_done, row->seeds);
         for (int c = 0; c < FS_CLASSES; c++) csv_num(out, row->pooled.n ? row->pooled.mcc[c] : NAN);
         for (int d = 0; d < rep->n_param; d++) csv_text(out, row->param[d] ? row->param[d] : "", 1);
         for (int s = 0; s < k; s++) {
@@ -246,6 +246,8 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     }
     json_member_int(w, "folds_done", row->n_done);
     json_member_int(w, "repeats", rep->spec.repeats > 1 ? rep->spec.repeats : 1);
+    json_member_int(w, "seeds", row->seeds);
+    put_num(w, "seed_sd", row->seed_sd);
     if (row->pooled.n)
         for (int c = 0; c < FS_CLASSES; c++)
             put_num(w, (char[]){'m', 'c', 'c', '_', FS_CLASS_LETTERS[c], 0}, row->pooled.mcc[c]);

@@ -37,7 +37,9 @@ static int local_next(void *ctx, const FsJob **job, int *id, int wait)
         i = run_queue_take(&st->queue);
         /* Nothing queued: done, unless a running fold may still bring the
          * sampler's next batch. */
-        if (i >= 0 || (run_queue_empty(&st->queue) && !(run_sampler_more(st) && run_queue_running(&st->queue)))) break;
+        if (i >= 0 || (run_queue_empty(&st->queue) &&
+                       !((run_sampler_more(st) || run_replicates_pending(st)) && run_queue_running(&st->queue))))
+            break;
         if (!wait) {
             r = FS_TAKE_NONE;
             break;
@@ -149,6 +151,7 @@ static void coord_open(RunCoord *c, RunState *st, FsMpi *m)
     size_t slots = (size_t)st->sw.n_trials * (size_t)st->folds.n + 1;
     c->job_of = fs_malloc(slots * sizeof(int));
     for (size_t s = 0; s < slots; s++) c->job_of[s] = -1;
+    c->first_seed_job = -1;
     run_coord_sync_jobs(c);
 }
 

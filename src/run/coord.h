@@ -47,12 +47,16 @@ typedef struct {
     int cuts_seen;     /* st->cuts_made when worker ranks were last told */
     int local_inflight;
     int jobs_known;    /* st->n_jobs when jobs and job_of were last brought up to date */
+    int first_seed_job; /* the first seed replicate's job (search.replicates), or jobs_known: none yet */
     double timeout;    /* the heartbeat's (coord_watch.c) */
     int stranded; /* every worker rank is gone and rank 0 trains nothing: the run stops */
 } RunCoord;
-/* Jobs listed since (a new batch of the sampler): queued, and findable by
- * (trial, fold) (lock held). */
+/* Jobs listed since (a new batch of the sampler, the seed replicates):
+ * queued, and findable by (trial, fold, seed) (lock held). */
 void run_coord_sync_jobs(RunCoord *c);
+/* The job of trial index `trial`'s fold slot k with seed index seed, or -1
+ * (job_of for the trial's own seeds; the few replicates are scanned). */
+int run_coord_job(const RunCoord *c, int trial, int k, int seed);
 /* One message from a worker rank, checked, then acted on; a bad one is
  * reported and dropped, and so is one from a rank given up on (told to
  * stop instead). It counts as the rank heard from (the heartbeat). After

@@ -25,17 +25,26 @@ void run_coord_sync_jobs(RunCoord *c)
     for (; c->jobs_known < st->n_jobs; c->jobs_known++) {
         int i = c->jobs_known;
         c->jobs[i].owner = -1;
-        c->job_of[st->jobs[i].trial * st->folds.n + st->jobs[i].slot] = i;
+        if (st->jobs[i].seed && c->first_seed_job < 0) c->first_seed_job = i;
+        if (!st->jobs[i].seed) c->job_of[st->jobs[i].trial * st->folds.n + st->jobs[i].slot] = i;
     }
+}
+
+int run_coord_job(const RunCoord *c, int trial, int k, int seed)
+{
+    const RunState *st = c->st;
+    if (trial < 0 || trial >= st->sw.n_trials || k < 0) return -1;
+    if (!seed) return c->job_of[trial * st->folds.n + k];
+    for (int i = c->first_seed_job; i >= 0 && i < c->jobs_known; i++)
+        if (st->jobs[i].trial == trial && st->jobs[i].slot == k && st->jobs[i].seed == seed) return i;
+    return -1;
 }
 
 /* The job of a message's item, or -1. */
 static int job_of_item(const RunCoord *c, const FsWorkItem *it)
 {
     const RunState *st = c->st;
-    int k = data_fold_slot(&st->folds, it->fold, NULL);
-    if (it->trial >= st->sw.n_trials || k < 0) return -1;
-    int i = c->job_of[it->trial * st->folds.n + k];
+    int i = run_coord_job(c, it->trial, data_fold_slot(&st->folds, it->fold, NULL), it->seed);
     return i >= 0 && !strcmp(st->sw.trials[it->trial].id, it->id) ? i : -1;
 }
 
@@ -62,6 +71,7 @@ static void send_trials(RunCoord *c, int rank, int capacity)
         const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
         items[n].trial = tr->index;
         items[n].fold = st->jobs[i].job.fold;
+        items[n].seed = st->jobs[i].seed;
         memcpy(items[n].id, tr->id, 17);
         n++;
     }
@@ -72,6 +82,7 @@ static void send_trials(RunCoord *c, int rank, int capacity)
     for (int k = 0; k < n && (st->sw.checkpoint > 0 || run_ckpt_test_steps()) && !st->use_gpu; k++) {
         uint64_t nb;
         char path[FS_PATH_IN_DIR];
+        if (items[k].seed) continue; /* a seed replicate keeps no checkpoint */
         uint8_t *bytes = run_ckpt_read(st->dir, items[k].id, items[k].fold, &nb, path, sizeof path);
         if (!bytes) continue;
         proto_encode_ckpt(&b, &items[k], bytes, nb);
@@ -94,8 +105,7 @@ static void reconcile(RunCoord *c, int rank, const FsWorkItem *held, int n_held)
     RunState *st = c->st;
     c->serial++;
     for (int h = 0; h < n_held; h++) {
-        int k = data_fold_slot(&st->folds, held[h].fold, NULL);
-        int i = held[h].trial < st->sw.n_trials && k >= 0 ? c->job_of[held[h].trial * st->folds.n + k] : -1;
+        int i = run_coord_job(c, held[h].trial, data_fold_slot(&st->folds, held[h].fold, NULL), held[h].seed);
         if (i >= 0 && c->jobs[i].owner == rank) c->jobs[i].seen = c->serial;
     }
     pthread_mutex_lock(&st->lock);
@@ -188,7 +198,7 @@ static void take_ckpt(RunCoord *c, const FsMsg *msg)
         return;
     }
     int i = job_of_item(c, &it);
-    if (i < 0 || c->jobs[i].owner != msg->source) return; /* pruned or reassigned meanwhile */
+    if (i < 0 || c->jobs[i].owner != msg->source || it.seed) return; /* pruned or reassigned meanwhile */
     FsErr err = {0};
     double t0 = fs_now();
     if (run_ckpt_write(st->dir, it.id, it.fold, bytes, n, &err) != 0)
@@ -211,8 +221,7 @@ static void take_result(RunCoord *c, const FsMsg *msg)
         bad_message(msg, why);
         return;
     }
-    int k = data_fold_slot(&st->folds, it.fold, NULL);
-    int i = (it.trial < st->sw.n_trials && k >= 0) ? c->job_of[it.trial * st->folds.n + k] : -1;
+    int i = run_coord_job(c, it.trial, data_fold_slot(&st->folds, it.fold, NULL), it.seed);
     if (i >= 0 && c->jobs[i].owner == -2 && st->jobs[i].prune) { /* finished before it heard of its pruning */
         train_result_free(&r);
         return;
@@ -338,7 +347,7 @@ void run_coord_tell_cuts(RunCoord *c)
         int r = c->jobs[i].owner;
         if (r < 1 || !st->jobs[i].prune) continue;
         const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
-        FsWorkItem it = {tr->index, st->jobs[i].job.fold, ""};
+        FsWorkItem it = {tr->index, st->jobs[i].job.fold, "", st->jobs[i].seed};
         memcpy(it.id, tr->id, 17);
         proto_encode_prune(&b, &it);
         fsmpi_send(c->m, r, FS_MSG_PRUNE, &b);

@@ -27,7 +27,7 @@ static int apply_cut(RunState *st, const FsPruneDecision *d)
     if (e.msg[0]) state_fail(st, &e);
     st->trials[t].cut = cut;
     for (int i = 0; i < st->n_jobs; i++)
-        if (st->jobs[i].trial == t && st->jobs[i].slot >= cut) st->jobs[i].prune = 1;
+        if (st->jobs[i].trial == t && st->jobs[i].slot >= cut && !st->jobs[i].seed) st->jobs[i].prune = 1;
     progress_trial_pruned(&st->prog, run_queue_drop(&st->queue, t, cut));
     st->cuts_made++;
     return 0;
@@ -48,6 +48,18 @@ static void add_batch(RunState *st)
     pthread_cond_broadcast(&st->cv);
 }
 
+/* search.replicates: their jobs, once every job so far has its outcome
+ * and the sampler proposes no more (replicates.c). */
+static void add_replicates(RunState *st)
+{
+    if (!run_replicates_pending(st) || state_work_left(st) || run_sampler_more(st)) return;
+    int jobs = st->n_jobs;
+    FsErr e = {0};
+    if (run_replicates_list(st, &e) != 0) state_fail(st, &e);
+    progress_add_folds(&st->prog, st->n_jobs - jobs);
+    pthread_cond_broadcast(&st->cv);
+}
+
 int run_decide(RunState *st)
 {
     int pruned = 0;
@@ -60,6 +72,7 @@ int run_decide(RunState *st)
     }
     /* A pruned or recorded trial may finish the batch. */
     if (!*run_stop_flag() && !st->io_failed) add_batch(st);
+    if (!*run_stop_flag() && !st->io_failed) add_replicates(st);
     return pruned;
 }
 

@@ -7,6 +7,7 @@
  * progress line's sample and the --progress epoch lines are read from the
  * same counters.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,17 +16,17 @@
 #include "run/decide.h"
 #include "run/state.h"
 
-/* Job n_jobs: trial t's fold in slot k, ready to be queued. */
-static void list_job(RunState *st, int t, int k, int restore)
+void state_list_job(RunState *st, int t, int k, int seed, int restore)
 {
     const FsTrial *tr = &st->sw.trials[t];
     int fold = data_fold_id(&st->folds, k);
     RunJob *jb = &st->jobs[st->n_jobs++];
     jb->trial = t;
     jb->slot = k;
+    jb->seed = seed;
     jb->restore = restore;
     jb->base = UINT64_MAX;
-    sweep_fold_spec(&jb->spec, tr, fold);
+    sweep_seed_spec(&jb->spec, tr, fold, seed);
     train_result_alloc(&jb->res, jb->spec.stop.max_epochs);
     jb->job = (FsJob){&tr->arch, &jb->spec, &st->ds, fold, &jb->res, NULL, run_cancel_flag(),
                       &jb->prune, &jb->progress, &jb->examples, NULL};
@@ -56,7 +57,7 @@ int state_add_trial(RunState *st, int t, FsErr *err)
             restore = 1;
         }
         if (st->n_jobs >= st->cap_jobs) return fs_err_set(err, "internal: more jobs than the sweep's budget"), -1;
-        list_job(st, t, k, restore);
+        state_list_job(st, t, k, 0, restore);
     }
     if (st->trials[t].folds == st->folds.n) st->trials_done++;
     /* Folds without their trial record (dropped by `foldsweep repair`):
@@ -141,7 +142,7 @@ static void job_restored(RunState *st, int i)
  * (it counts as done). Returns 1 when the fold is dropped. */
 static int pruned_fold(RunState *st, int i)
 {
-    if (!st->pruner) return 0;
+    if (!st->pruner || st->jobs[i].seed) return 0;
     int t = st->jobs[i].trial;
     if (st->jobs[i].slot < st->trials[t].cut) return 0;
     st->pruned_seconds += st->jobs[i].res.seconds;
@@ -152,11 +153,48 @@ static int pruned_fold(RunState *st, int i)
     return 1;
 }
 
+/* Test hook KILL_AFTER_REPLICATE=N (util/faults.c): SIGKILL right after
+ * the Nth seed replicate's record, for the resume tests of the replicates. */
+static void maybe_die_after_replicate(void)
+{
+    static int count;
+    const char *s = fs_test_fault("KILL_AFTER_REPLICATE");
+    if (s && ++count == atoi(s)) {
+        fflush(NULL);
+        raise(SIGKILL);
+    }
+}
+
+/* A seed replicate's result: a fold record with its seed index, whatever
+ * its status (a failed replicate fails no trial), without a model file. */
+static void record_replicate(RunState *st, int i)
+{
+    const FsFitResult *r = &st->jobs[i].res;
+    const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
+    FsErr e = {0};
+    int rc = journal_append_fold_seed(&st->j, tr->id, st->jobs[i].job.fold, st->jobs[i].seed, r, NULL, &e);
+    train_result_drop_weights(&st->jobs[i].res);
+    if (rc != 0) {
+        state_fail(st, &e);
+        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        return;
+    }
+    maybe_die_after_replicate();
+    st->busy += r->seconds;
+    st->val += r->val_seconds;
+    st->train_examples += (double)r->train_examples;
+    progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+}
+
 /* Job i's result into the journal and the counters (lock held). */
 static void state_record_fold(RunState *st, int i)
 {
     const FsFitResult *r = &st->jobs[i].res;
     int t = st->jobs[i].trial;
+    if (st->jobs[i].seed) {
+        record_replicate(st, i);
+        return;
+    }
     const FsTrial *tr = &st->sw.trials[t];
     FsErr e = {0};
     FsModelRef model;
@@ -192,7 +230,7 @@ void state_job_ended(RunState *st, int i)
     if (st->epoch_lines && jb->res.status != FS_FIT_CANCELLED) print_epochs(st, i, jb->res.epochs);
     run_queue_done(&st->queue, i);
     pthread_cond_broadcast(&st->cv);
-    if (st->pruner && !jb->restore && jb->res.status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
+    if (st->pruner && !jb->restore && !jb->seed && jb->res.status != FS_FIT_CANCELLED) run_pruning_job_finished(st, i);
 }
 
 void state_job_record(RunState *st, int i)
@@ -206,7 +244,7 @@ void state_job_record(RunState *st, int i)
         progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
         return;
     }
-    run_trial_set_slot_done(&st->trials[st->jobs[i].trial], st->jobs[i].slot);
+    if (!st->jobs[i].seed) run_trial_set_slot_done(&st->trials[st->jobs[i].trial], st->jobs[i].slot);
     state_record_fold(st, i);
 }
 

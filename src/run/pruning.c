@@ -77,7 +77,7 @@ void run_pruning_record(const RunState *st, const FsPruneDecision *d, FsCutRecor
      * after a resume (the fold itself is not kept). */
     float *curve = NULL;
     for (int i = 0; i < st->n_jobs && d->epoch; i++)
-        if (st->jobs[i].trial == t && st->jobs[i].job.fold == c->fold)
+        if (st->jobs[i].trial == t && st->jobs[i].job.fold == c->fold && !st->jobs[i].seed)
             curve = (float *)metric_curve(st, &st->jobs[i].res);
     c->curve = curve;
     c->n_curve = curve ? d->epoch : 0;
@@ -85,7 +85,7 @@ void run_pruning_record(const RunState *st, const FsPruneDecision *d, FsCutRecor
 
 void run_pruning_feed_epochs(RunState *st, int i, int upto)
 {
-    if (!st->pruner) return;
+    if (!st->pruner || st->jobs[i].seed) return; /* a seed replicate is never pruned */
     const float *c = metric_curve(st, &st->jobs[i].res);
     for (int e = st->jobs[i].fed + 1; c && e <= upto; e++)
         pruner_epoch(st->pruner, prank(st, st->jobs[i].trial), st->jobs[i].slot, e, c[e - 1]);
@@ -105,7 +105,7 @@ void run_pruning_poll_local(RunState *st)
 
 void run_pruning_job_finished(RunState *st, int i)
 {
-    if (!st->pruner || st->jobs[i].res.status == FS_FIT_CANCELLED) return;
+    if (!st->pruner || st->jobs[i].seed || st->jobs[i].res.status == FS_FIT_CANCELLED) return;
     feed_result(st, st->jobs[i].trial, st->jobs[i].slot, &st->jobs[i].res);
 }
 

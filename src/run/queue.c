@@ -44,7 +44,7 @@ void run_queue_fold_major(RunQueue *q)
 /* Ready: nothing before it in its trial is still to be recorded. */
 static int ready(const RunQueue *q, const RunJob *jb)
 {
-    if (!q->serial || jb->restore || jb->slot == 0) return 1;
+    if (!q->serial || jb->restore || jb->seed || jb->slot == 0) return 1; /* a replicate waits for nothing */
     return run_trial_slot_done(&q->trials[jb->trial], jb->slot - 1);
 }
 
@@ -73,7 +73,7 @@ int run_queue_drop(RunQueue *q, int t, int from_slot)
     int dropped = 0;
     for (int i = 0; i < q->n; i++) {
         RunJob *jb = &q->jobs[i];
-        if (jb->trial != t || jb->slot < from_slot || jb->state != FS_JOB_QUEUED) continue;
+        if (jb->trial != t || jb->slot < from_slot || jb->seed || jb->state != FS_JOB_QUEUED) continue;
         jb->state = FS_JOB_DONE;
         q->n_queued--;
         dropped++;

@@ -38,6 +38,8 @@ typedef struct {
     FsFitResult res;
     int trial;          /* its trial, an index in the sweep's trials */
     int slot;           /* its fold's slot (data_fold_slot) */
+    int seed;           /* 0: the trial's own seeds; > 0: a seed replicate (replicates.c: never pruned,
+                           checkpointed or kept as a model file) */
     int restore;        /* 1: the fold is recorded, only its lost model file is wanted */
     int state;          /* FS_JOB_QUEUED, RUNNING or DONE (queue.c); a job whose result was lost is queued again */
     volatile int prune;         /* its trial was pruned: stop at the next batch */

@@ -91,6 +91,16 @@ void run_study_replay(const FsSweep *sw, const FsJournal *j, const FsFolds *fold
  * report): "stopped by search.stop after T trials: ...". */
 void run_study_text(const FsStudyStop *s, char *out, size_t n);
 
+/* search.replicates (run/replicates.c): the most seed replicate folds a
+ * sweep may train, min(top, trials) x (seeds - 1) x folds (0: off; -1:
+ * more than a run may list). */
+int run_replicates_jobs(const FsSweep *sw, int folds);
+/* A run folder's seed replicate folds (status): planned (once own_done,
+ * every trial of the sweep's own resolved, those of the trials chosen as
+ * the run chooses them; before, run_replicates_jobs) and recorded in j. */
+void run_replicates_count(const FsSweep *sw, const FsJournal *j, const FsFolds *folds, int own_done, long *planned,
+                          long *done);
+
 /* `foldsweep refit DIR`: the trial of whole id `id` trained
  * on all of the sweep's training proteins and saved in DIR/refits/ (once:
  * a recorded, intact refit is kept), on threads threads (0: as

@@ -195,7 +195,13 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
     FsErr err = {0};
     int nt = sw->n_trials, budget = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : nt;
     /* Never grown: the trainers hold pointers into the records (records.h). */
-    st->cap_jobs = budget * st->folds.n + 1;
+    const int replicates = run_replicates_jobs(sw, st->folds.n);
+    if (replicates < 0) {
+        fprintf(stderr, "foldsweep: %s: search.replicates: top x (seeds - 1) x folds is more jobs than a run may "
+                "list (%d); choose fewer\n", sw->path, FS_SWEEP_MAX_TRIALS * FS_MAX_FOLDS);
+        return FS_EXIT_USAGE;
+    }
+    st->cap_jobs = budget * st->folds.n + replicates + 1;
     st->jobs = fs_calloc((size_t)st->cap_jobs + 1, sizeof(RunJob));
     st->trials = fs_calloc((size_t)nt + 1, sizeof(RunTrial));
     for (int t = 0; t < nt; t++) st->trials[t].cut = st->folds.n; /* none pruned */
@@ -235,7 +241,9 @@ int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out)
     if (st->sw.prune.kind == FS_PRUNER_MEDIAN || st->sw.prune.kind == FS_PRUNER_ASHA) run_queue_fold_major(&st->queue);
     FsErr perr = {0};
     if (run_pruning_open(st, &perr) != 0) state_fail(st, &perr); /* the run stops with it (exit 1) */
-    if (st->pruner) run_decide(st); /* what the journal's values settle already */
+    /* What the journal's values settle already: pruning decisions, and the
+     * seed replicates of a sweep whose own jobs are all done. */
+    run_decide(st);
     st->epoch_lines = o->epoch_lines;
     st->prog.sample = state_progress_sample;
     st->prog.sample_ctx = st;

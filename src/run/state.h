@@ -44,6 +44,9 @@ typedef struct RunState {
     int *proposed, n_proposed, n_batches; /* the trials of this run, in proposal order */
     FsStudyStop study_stop;               /* search.stop's decision (sampler.c) */
     int n_prunable;                       /* trials the pruner may see: the sweep's, or the tpe budget */
+    /* search.replicates (replicates.c): decided once the sweep's own trials are all resolved;
+     * the replicate jobs are st->jobs[first_replicate ..]. */
+    int replicates_listed, first_replicate, n_replicate_trials;
     pthread_cond_t cv; /* a job finished or was dropped: a waiting take may go on */
     RunTrial *trials; /* per trial of the sweep (records.h) */
     int trials_done;
@@ -83,6 +86,22 @@ int state_add_trial(RunState *st, int t, FsErr *err);
 
 /* Stops the run with an error (exit 1) and keeps the first reason (lock held). */
 void state_fail(RunState *st, const FsErr *e);
+
+/* search.replicates (replicates.c): the trials that train again with
+ * more seeds, best first, into top (room for sw.replicate_top): the
+ * leaderboard's ranking of the complete ok trials by their own seeds,
+ * from the journal alone, so every rank count and every resume chooses
+ * the same. Returns how many. */
+int run_replicates_choose(const FsSweep *sw, const FsJournal *j, const FsFolds *folds, int *top);
+/* When the sweep's own jobs are all resolved and the sampler proposes no
+ * more: lists the replicate jobs not in the journal (once; lock held).
+ * 0, or -1 with err. */
+int run_replicates_list(RunState *st, FsErr *err);
+/* 1 while the replicates may still be listed (a waiting pool thread stays). */
+int run_replicates_pending(const RunState *st);
+/* Job n_jobs: trial t's fold in slot k with seed index seed, queued
+ * (jobs.c; restore: only its lost model file is wanted). */
+void state_list_job(RunState *st, int t, int k, int seed, int restore);
 
 /* Progress: the sample for the progress line and progress.json (takes
  * st->lock); epochs 1..upto of job i are known (a worker's EPOCH). */

@@ -124,7 +124,7 @@ static void take_trials(RunWorker *w, const FsMsg *msg, int *exhausted)
         RunWorkerJob *jb = &w->jobs[i];
         const FsTrial *tr = &w->sw.trials[items[k].trial];
         jb->item = items[k];
-        sweep_fold_spec(&jb->spec, tr, items[k].fold);
+        sweep_seed_spec(&jb->spec, tr, items[k].fold, items[k].seed);
         train_result_alloc(&jb->res, jb->spec.stop.max_epochs);
         jb->job = (FsJob){&tr->arch, &jb->spec, &w->ds, items[k].fold, &jb->res,
                           train_result_alloc_weights(&jb->res, &tr->arch), (const volatile int *)&w->cancel,
@@ -149,7 +149,7 @@ static void take_prune(RunWorker *w, const FsMsg *msg)
     pthread_mutex_lock(&w->lock);
     for (int i = 0; i < w->n_jobs; i++) {
         const FsWorkItem *held = &w->jobs[i].item;
-        if (held->trial == it.trial && held->fold == it.fold && !strcmp(held->id, it.id)) w->jobs[i].prune = 1;
+        if (held->trial == it.trial && held->fold == it.fold && held->seed == it.seed && !strcmp(held->id, it.id)) w->jobs[i].prune = 1;
     }
     pthread_mutex_unlock(&w->lock);
 }

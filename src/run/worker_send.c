@@ -80,7 +80,8 @@ void run_worker_ckpt_free(RunWorker *w)
 
 void run_worker_attach_ckpt(RunWorker *w, int i)
 {
-    if ((w->ckpt_every <= 0 && w->ckpt_steps <= 0) || w->use_gpu) return;
+    /* A seed replicate keeps no checkpoint (it trains from its start again). */
+    if ((w->ckpt_every <= 0 && w->ckpt_steps <= 0) || w->use_gpu || w->jobs[i].item.seed) return;
     RunWorkerJob *jb = &w->jobs[i];
     FsCheckpointing *cs = &jb->ck;
     jb->w = w;
@@ -94,7 +95,9 @@ void run_worker_attach_ckpt(RunWorker *w, int i)
     const FsWorkItem *it = &w->jobs[i].item;
     for (RunOutgoing **p = &w->resumes; *p; p = &(*p)->next) {
         RunOutgoing *o = *p;
-        if (o->item.trial != it->trial || o->item.fold != it->fold || strcmp(o->item.id, it->id) != 0) continue;
+        if (o->item.trial != it->trial || o->item.fold != it->fold || o->item.seed != it->seed ||
+            strcmp(o->item.id, it->id) != 0)
+            continue;
         jb->resume = o->bytes;
         cs->resume = jb->resume;
         cs->resume_n = o->n;
@@ -245,7 +248,7 @@ void run_worker_inject_bad(RunWorker *w)
     fsmpi_send(w->m, 0, FS_MSG_REQUEST, &b); /* impossible capacity */
     proto_encode_trials(&b, NULL, 0);
     fsmpi_send(w->m, 0, FS_MSG_TRIALS, &b); /* a coordinator's message */
-    FsWorkItem it = {0, data_fold_id(&w->folds, 0), ""};
+    FsWorkItem it = {0, data_fold_id(&w->folds, 0), "", 0};
     memcpy(it.id, w->sw.trials[0].id, 17);
     FsFitResult r;
     train_result_alloc(&r, 1);

@@ -141,13 +141,15 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
     sb_puts(&b, "  early_stopping:\n");
     for (int o = 0; o < O_COUNT; o++)
         if (sw_opts[o].sec == SEC_STOP) put_opt(&b, "    ", o, &sp->opt[o]);
-    if (sw->random_n || sw->prune.kind != FS_PRUNER_NONE) sb_puts(&b, "search:\n");
+    if (sw->random_n || sw->prune.kind != FS_PRUNER_NONE || sw->replicate_seeds) sb_puts(&b, "search:\n");
     if (sw->random_n) sb_printf(&b, "  random: %d\n  seed: %llu\n", sw->random_n, (unsigned long long)sw->search_seed);
     if (sw->sampler == FS_SAMPLER_TPE) sb_printf(&b, "  sampler: tpe\n  batch: %d\n", sw->batch);
     if (sw->stop_after) {
         if (sw->sampler != FS_SAMPLER_TPE) sb_printf(&b, "  batch: %d\n", sw->batch);
         sb_printf(&b, "  stop: {after: %d}\n", sw->stop_after);
     }
+    if (sw->replicate_seeds)
+        sb_printf(&b, "  replicates: {top: %d, seeds: %d}\n", sw->replicate_top, sw->replicate_seeds);
     const FsPruneSpec *ps = &sw->prune;
     char z[40];
     fs_format_float(z, sizeof z, (float)ps->z);
@@ -286,6 +288,13 @@ void sweep_fold_spec(FsTrainSpec *ts, const FsTrial *tr, int fold)
     *ts = tr->train;
     ts->seed[1] = strtoull(tr->id, NULL, 16);
     ts->seed[2] = (uint64_t)(fold + 1);
+}
+
+void sweep_seed_spec(FsTrainSpec *ts, const FsTrial *tr, int fold, int seed)
+{
+    sweep_fold_spec(ts, tr, fold);
+    uint64_t word = ts->seed[0] ^ ((uint64_t)seed << 40); /* training seeds stay below 2^40 in practice */
+    if (seed > 0) ts->seed[0] = fs_splitmix64(&word);
 }
 
 const char *sweep_backend_name(FsBackend b)

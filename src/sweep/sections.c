@@ -460,17 +460,36 @@ static void parse_pruner(FsSweep *sw, const YNode *v, SwErrs *e)
         ps->z = (float)zv; /* kept as a float, as the canonical text writes it */
 }
 
+/* search.replicates: {top: N, seeds: S}, both required. */
+static void parse_replicates(FsSweep *sw, const YNode *v, SwErrs *e)
+{
+    static const char *const keys[] = {"top", "seeds"};
+    const YNode *t = v->kind == YN_MAP ? ytree_get(v, "top") : NULL;
+    const YNode *s = v->kind == YN_MAP ? ytree_get(v, "seeds") : NULL;
+    long long top, seeds;
+    if (v->kind == YN_MAP) sw_check_keys(v, "search.replicates", keys, 2, e);
+    if (!t || sw_scalar_int(t, &top) || top < 1 || top > FS_SWEEP_MAX_TRIALS)
+        swerr_add(e, (t ? t : v)->line, (t ? t : v)->col, "search.replicates: expected {top: N, seeds: S}, top from 1 to "
+                  "%d: the best N trials train again with more seeds", FS_SWEEP_MAX_TRIALS);
+    else if (!s || sw_scalar_int(s, &seeds) || seeds < 2 || seeds > FS_MAX_SEEDS)
+        swerr_add(e, (s ? s : v)->line, (s ? s : v)->col, "search.replicates: expected seeds from 2 to %d: the seeds "
+                  "each of the top trials trains with, its own included", FS_MAX_SEEDS);
+    else
+        sw->replicate_top = (int)top, sw->replicate_seeds = (int)seeds;
+}
+
 void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
 {
-    static const char *const keys[] = {"random", "seed", "pruner", "sampler", "batch", "stop"};
+    static const char *const keys[] = {"random", "seed", "pruner", "sampler", "batch", "stop", "replicates"};
     if (s->kind != YN_MAP) {
         swerr_add(e, s->line, s->col, "search: expected {random: N, seed: S, sampler: random|tpe, pruner: RULE}");
         return;
     }
-    sw_check_keys(s, "search", keys, 6, e);
+    sw_check_keys(s, "search", keys, 7, e);
     const YNode *v;
     long long n;
     if ((v = ytree_get(s, "pruner"))) parse_pruner(sw, v, e);
+    if ((v = ytree_get(s, "replicates"))) parse_replicates(sw, v, e);
     sw->batch = 8;
     if ((v = ytree_get(s, "sampler"))) {
         if (v->kind == YN_SCALAR && !strcmp(v->value, "random"))
@@ -510,7 +529,7 @@ void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
         else
             sw->random_n = (int)n;
         if (sw->sampler == FS_SAMPLER_GRID) sw->sampler = FS_SAMPLER_RANDOM;
-    } else if (!ytree_get(s, "pruner")) {
+    } else if (!ytree_get(s, "pruner") && !ytree_get(s, "replicates")) {
         swerr_add(e, s->line, s->col, "search: missing 'random' (the number of trials to sample)");
     }
     if ((v = ytree_get(s, "seed")) && sw_scalar_u64(v, &sw->search_seed))

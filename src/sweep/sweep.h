@@ -113,6 +113,9 @@ typedef struct {
     int batch;            /* search.batch: trials per proposal (tpe, or random with stop) */
     int stop_after;       /* search.stop.after: the study ends after this many trials in a row did not beat
                              the best by more than its corrected standard error (0: off; run/sampler.c) */
+    /* search.replicates: once the sweep's own trials are done, the best replicate_top complete
+     * ones train again with seeds 1 .. replicate_seeds - 1 (run/replicates.c; 0: off) */
+    int replicate_top, replicate_seeds;
     FsSweepDim dims[FS_SWEEP_MAX_DIMS];
     int n_dims;
     struct SwSpace *space; /* the options' values, for sweep_trial_value (owned; freed by sweep_free) */
@@ -175,6 +178,11 @@ void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);
  * rank that trains the fold computes the same, so its result does not
  * depend on where it trains. */
 void sweep_fold_spec(FsTrainSpec *ts, const FsTrial *tr, int fold);
+/* The same for seed index `seed` (search.replicates): 0 is sweep_fold_spec;
+ * seed s > 0 changes the first seed word (the sweep's training seed) to a
+ * value derived from it and s alone, so every rank, thread count and
+ * resume trains the replicate the same. */
+void sweep_seed_spec(FsTrainSpec *ts, const FsTrial *tr, int fold, int seed);
 
 /* The trial's trainable parameters, as `plan` shows them and the journal's
  * trial record keeps them (0 for an architecture that does not compile,

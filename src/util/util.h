@@ -30,6 +30,10 @@ enum { FS_EXIT_OK = 0, FS_EXIT_ERROR = 1, FS_EXIT_USAGE = 2, FS_EXIT_INTERRUPTED
 /* A trial's id: the 64-bit hash of its canonical config as 16 lower-case
  * hex digits (sweep_assign_ids); held in char[FS_TRIAL_ID_LEN + 1]. */
 #define FS_TRIAL_ID_LEN 16
+/* The most seeds a trial may train with (search.replicates.seeds): the
+ * sweep's limit, and the range of a fold record's and a work item's seed
+ * index (0 .. FS_MAX_SEEDS - 1; 0 is the trial's own training seed). */
+#define FS_MAX_SEEDS 100
 
 /* Path buffers. A path as given (a folder, a file) fits FS_PATH_MAX bytes
  * with its NUL, Linux's PATH_MAX; a path the program builds in such a

@@ -18,7 +18,8 @@ static float q3[FS_PROTO_MAX_EPOCHS], loss[FS_PROTO_MAX_EPOCHS], tl[FS_PROTO_MAX
 static void same_items(const FsWorkItem *a, const FsWorkItem *b, int n)
 {
     for (int i = 0; i < n; i++)
-        FUZZ_REQUIRE(a[i].trial == b[i].trial && a[i].fold == b[i].fold && !strcmp(a[i].id, b[i].id));
+        FUZZ_REQUIRE(a[i].trial == b[i].trial && a[i].fold == b[i].fold && a[i].seed == b[i].seed &&
+                     !strcmp(a[i].id, b[i].id));
 }
 
 static void request(const uint8_t *p, size_t n, FsBuf *b)

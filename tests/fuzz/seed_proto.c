@@ -64,9 +64,9 @@ int main(int argc, char **argv)
     }
     dir = argv[1];
     FsBuf b = {0};
-    FsWorkItem items[3] = {{0, 0, "0123456789abcdef"},
-                           {1, 2, "fedcba9876543210"},
-                           {5, FS_FOLD_PREDEFINED, "00000000deadbeef"}};
+    FsWorkItem items[3] = {{0, 0, "0123456789abcdef", 0},
+                           {1, 2, "fedcba9876543210", 0},
+                           {5, FS_FOLD_PREDEFINED, "00000000deadbeef", 0}};
     proto_encode_request(&b, 2, NULL, 0);
     save("request", &b, FS_MSG_REQUEST);
     proto_encode_request(&b, 1, items, 2);

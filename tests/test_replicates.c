@@ -1,0 +1,157 @@
+/*
+ * Seed replicates (search.replicates: {top: N, seeds: S}, run/replicates.c,
+ * report_seeds.c):
+ *
+ * 1. The sweep: {top, seeds} in the canonical sweep, allowed without
+ *    search.random; bad values refused at their line:col with the range.
+ * 2. A run with data.repeats: 2 and the top 2 of 4 trials replicated with
+ *    3 seeds: after the sweep's own 24 folds, 2 x 2 x 6 replicate fold
+ *    records (each with its seed index, none with a model file); the
+ *    leaderboard says seeds 3 for two trials and 1 for the others, with a
+ *    seed_sd only where seeds > 1; status counts the replicate folds and
+ *    says finished; running again trains nothing.
+ * 3. The same leaderboard, statistics included (timings aside), on 1 and
+ *    2 threads, after a kill in the middle of the replicates
+ *    (FOLDSWEEP_TEST_KILL_AFTER_REPLICATE) and its resume, and on 3 MPI
+ *    ranks (real mpirun).
+ * The statistics themselves are checked against SciPy by
+ * tests/replicates_scipy.py.
+ */
+#include "json/json.h"
+#include "sweep/sweep.h"
+#include "test_mpirun.h"
+#include "test_sweep_expect.h"
+
+static const char *SWEEP = "data:\n  synth: {proteins: 40, seed: 2}\n  window: 9\n  folds: 3\n  repeats: 2\n"
+                           "model:\n  depth: 1\n  filters: [4, 6, 8, 12]\n  kernel: 3\n  dense: 8\n"
+                           "training:\n  epochs: 2\n  batch_size: 16\n"
+                           "search:\n  replicates: %s\n";
+
+static void sweeps(void)
+{
+    char text[800], why[1000];
+    FsSweep sw;
+    snprintf(text, sizeof text, SWEEP, "{top: 2, seeds: 3}");
+    CHECK_MSG(sweep_text(&sw, text, why, sizeof why) == 0, "%s", why);
+    CHECK(sw.replicate_top == 2 && sw.replicate_seeds == 3 && sw.random_n == 0 && sw.n_trials == 4);
+    CHECK_CONTAINS(sw.canonical, "search:\n  replicates: {top: 2, seeds: 3}\n");
+    sweep_free(&sw);
+    snprintf(text, sizeof text, SWEEP, "{top: 2, seeds: 1}");
+    EXPECT(text, "15:31", "search.replicates: expected seeds from 2 to 100");
+    snprintf(text, sizeof text, SWEEP, "{top: 0, seeds: 3}");
+    EXPECT(text, "15:21", "search.replicates: expected {top: N, seeds: S}, top from 1 to 100000");
+    snprintf(text, sizeof text, SWEEP, "{top: 2}");
+    EXPECT(text, "15:15", "search.replicates: expected seeds from 2 to 100");
+    snprintf(text, sizeof text, SWEEP, "{top: 2, seeds: 3, seed: 4}");
+    EXPECT(text, "15:34", "unknown key 'seed' in search.replicates (did you mean 'seeds'?)");
+}
+
+/* The leaderboard's JSON without its timings (every "...seconds" member). */
+static char *board(const char *dir)
+{
+    CHECK(tp_run("leaderboard '%s' --format json", dir) == 0);
+    char *s = strdup(out_text);
+    for (char *p = s; (p = strstr(p, "seconds\":")) != NULL;) {
+        char *b = p;
+        while (b > s && *b != ',' && *b != '{') b--;
+        if (*b == '{') b++; /* the first member: keep the brace, drop its comma after */
+        char *e = p + 9;
+        while (*e && *e != ',' && *e != '}') e++;
+        if (*b != ',' && *e == ',') e++;
+        memmove(b, e, strlen(e) + 1);
+        p = b;
+    }
+    return s;
+}
+
+/* Seeds per row and seed_sd's presence, checked; returns rows with seeds 3. */
+static int check_seeds(const char *b)
+{
+    FsJsonDoc d;
+    char why[200];
+    CHECK_MSG(json_parse(&d, b, strlen(b), why, sizeof why) == 0, "%s", why);
+    int three = 0;
+    for (int i = 0; i < d.root->n; i++) {
+        const FsJson *row = json_at(d.root, i), *sd = json_get(row, "seed_sd");
+        long long seeds = 0;
+        CHECK(json_i64(json_get(row, "seeds"), &seeds) == 0 && (seeds == 1 || seeds == 3));
+        CHECK(sd && (seeds > 1 ? sd->type == FS_JSON_NUMBER : sd->type == FS_JSON_NULL));
+        three += seeds == 3;
+        if (i == 0) CHECK(seeds == 3); /* the best of the sweep's own is replicated; rank 1 has its seeds */
+    }
+    json_free(&d);
+    return three;
+}
+
+static void run_once(const char *sweep, const char *dir, int threads)
+{
+    CHECK(tp_run("run '%s' -o '%s' --threads %d --quiet", sweep, dir, threads) == 0);
+}
+
+static void runs(const char *tmp)
+{
+    char sweep[400], one[400], two[400], killed[400], mpi[400], path[500], text[800];
+    snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);
+    snprintf(text, sizeof text, SWEEP, "{top: 2, seeds: 3}");
+    tp_write_text(sweep, text);
+    snprintf(one, sizeof one, "%s/one", tmp);
+    snprintf(two, sizeof two, "%s/two", tmp);
+    snprintf(killed, sizeof killed, "%s/killed", tmp);
+    run_once(sweep, one, 1);
+    run_once(sweep, two, 2);
+    snprintf(path, sizeof path, "%s/journal.jsonl", one);
+    CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 4 * 6 + 2 * 2 * 6);
+    CHECK(tp_count_in_file(path, ",\"seed\":1,\"status\"") == 2 * 6);
+    CHECK(tp_count_in_file(path, ",\"seed\":2,\"status\"") == 2 * 6);
+    CHECK(tp_count_in_file(path, "\"model\":{\"file\"") == 4 * 6); /* replicates keep no model file */
+    char *b1 = board(one), *b2 = board(two);
+    CHECK(check_seeds(b1) == 2);
+    CHECK_MSG(!strcmp(b1, b2), "1 and 2 threads differ:\n%s\n%s", b1, b2);
+    CHECK(tp_run("status '%s' --json", one) == 0);
+    CHECK_CONTAINS(out_text, "\"state\":\"finished\"");
+    CHECK_CONTAINS(out_text, "\"replicate_folds_done\":24,\"replicate_folds_total\":24");
+    run_once(sweep, one, 2); /* finished: nothing more */
+    CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 48);
+
+    /* Killed after the 5th replicate record, then resumed on 1 thread. */
+    setenv("FOLDSWEEP_TEST_KILL_AFTER_REPLICATE", "5", 1);
+    CHECK(tp_run("run '%s' -o '%s' --threads 2 --quiet", sweep, killed) == 128 + SIGKILL);
+    unsetenv("FOLDSWEEP_TEST_KILL_AFTER_REPLICATE");
+    CHECK(tp_run("status '%s' --json", killed) == 0);
+    CHECK_CONTAINS(out_text, "\"state\":\"interrupted\"");
+    CHECK_CONTAINS(out_text, "\"replicate_folds_done\":5,\"replicate_folds_total\":24");
+    run_once(sweep, killed, 1);
+    char *bk = board(killed);
+    CHECK_MSG(!strcmp(b1, bk), "a kill and resume differs:\n%s\n%s", b1, bk);
+    snprintf(path, sizeof path, "%s/journal.jsonl", killed);
+    CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 48);
+
+    if (system("command -v mpirun >/dev/null 2>&1") != 0) {
+        printf("mpirun is not on PATH: the 3-rank run is skipped\n");
+    } else {
+        setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's own allocations (as test_study_stop) */
+        snprintf(mpi, sizeof mpi, "%s/mpi", tmp);
+        char cmd[2000], log[500];
+        snprintf(log, sizeof log, "%s/mpi.log", tmp);
+        snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), FS_TEST_BIN,
+                 sweep, mpi);
+        CHECK(tm_sh(cmd, log, 300) == 0);
+        char *b3 = board(mpi);
+        CHECK_MSG(!strcmp(b1, b3), "1 thread and 3 ranks differ:\n%s\n%s", b1, b3);
+        free(b3);
+        unsetenv("ASAN_OPTIONS");
+    }
+    free(b1), free(b2), free(bk);
+}
+
+int main(void)
+{
+    sweeps();
+    char tmp[256];
+    tp_tmpdir(tmp, sizeof tmp, "replicates");
+    runs(tmp);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    return test_finish();
+}
