@@ -20,6 +20,7 @@
 #include "metrics/metrics.h"
 #include "synth/synth.h"
 #include "test.h"
+#include "grad_check.h"
 #include "train/core.h"
 
 static FsDataset ds;
@@ -85,6 +86,8 @@ static double batch_loss(Harness *h)
     return step_loss(&h->m, 1, 0, 0) / h->m.scored;
 }
 
+static double loss_of(void *h) { return batch_loss((Harness *)h); }
+
 /* Every parameter (or an even sample of 300) against central differences
  * of the mean loss over the batch's scored residues. */
 static void grad_check(const char *name, const FsArch *arch, const uint32_t *chains, int n)
@@ -96,28 +99,7 @@ static void grad_check(const char *name, const FsArch *arch, const uint32_t *cha
     step_forward(&h.m, 1, 1);
     step_loss(&h.m, 1, 1, 0);
     step_backward(&h.m, 1, NULL);
-    const double eps = 2e-3, tol = 2e-2;
-    long np = h.net.n_params, stride = np > 300 ? np / 300 : 1, bad = 0, checked = 0;
-    double worst = 0.0;
-    for (long i = 0; i < np; i += stride) {
-        float keep = h.m.w[i];
-        h.m.w[i] = keep + (float)eps;
-        double lp = batch_loss(&h);
-        h.m.w[i] = keep - (float)eps;
-        double lm = batch_loss(&h);
-        h.m.w[i] = keep;
-        double num = (lp - lm) / (2.0 * eps), ana = h.m.g[i];
-        double e = fabs(num - ana) / (fabs(num) + fabs(ana) + 1e-2);
-        if (e > worst) worst = e;
-        if (e > tol) {
-            if (bad < 5) fprintf(stderr, "  %s: param %ld analytic %.6g numeric %.6g\n", name, i, ana, num);
-            bad++;
-        }
-        checked++;
-    }
-    printf("%-36s %4ld params checked, worst relative error %.2e\n", name, checked, worst);
-    CHECK_MSG(bad == 0, "%s: %ld of %ld gradients off", name, bad, checked);
-    CHECK(checked > 10);
+    gc_compare(name, h.m.w, h.m.g, h.net.n_params, 300, loss_of, &h, 2e-3, 2e-2);
     free(h.buf);
 }
 

@@ -6,6 +6,7 @@
 
 #include "data/data.h"
 #include "test.h"
+#include "grad_check.h"
 #include "train/core.h"
 
 typedef struct {
@@ -48,6 +49,17 @@ static double batch_loss(Harness *h, int B)
     return step_loss(&h->m, B, 0, 0) / B;
 }
 
+typedef struct {
+    Harness *h;
+    int B;
+} Loss;
+
+static double loss_of(void *ctx)
+{
+    Loss *l = ctx;
+    return batch_loss(l->h, l->B);
+}
+
 /* Checks every parameter (or an even sample of 400) of the net. */
 static void grad_check(const char *name, const FsArch *arch, int B, double eps, double tol)
 {
@@ -56,27 +68,8 @@ static void grad_check(const char *name, const FsArch *arch, int B, double eps, 
     step_forward(&h.m, B, 1);
     step_loss(&h.m, B, 1, 0);
     step_backward(&h.m, B, NULL);
-    long np = h.net.n_params, stride = np > 400 ? np / 400 : 1, bad = 0, checked = 0;
-    double worst = 0.0;
-    for (long i = 0; i < np; i += stride) {
-        float keep = h.m.w[i];
-        h.m.w[i] = keep + (float)eps;
-        double lp = batch_loss(&h, B);
-        h.m.w[i] = keep - (float)eps;
-        double lm = batch_loss(&h, B);
-        h.m.w[i] = keep;
-        double num = (lp - lm) / (2.0 * eps), ana = h.m.g[i];
-        double e = fabs(num - ana) / (fabs(num) + fabs(ana) + 1e-2);
-        if (e > worst) worst = e;
-        if (e > tol) {
-            if (bad < 5) fprintf(stderr, "  %s: param %ld analytic %.6g numeric %.6g\n", name, i, ana, num);
-            bad++;
-        }
-        checked++;
-    }
-    printf("%-28s %5ld params checked, worst relative error %.2e\n", name, checked, worst);
-    CHECK_MSG(bad == 0, "%s: %ld of %ld gradients off", name, bad, checked);
-    CHECK(checked > 10);
+    Loss l = {&h, B};
+    gc_compare(name, h.m.w, h.m.g, h.net.n_params, 400, loss_of, &l, eps, tol);
     free(h.buf);
 }
 
