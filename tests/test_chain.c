@@ -140,6 +140,20 @@ static void test_gradients(void)
     a.layers[1] = layer(FS_LAYER_HIGHWAY, 0, FS_ACT_SWISH);
     a.layers[2] = conv(4, 7, 4, FS_ACT_SWISH);
     grad_check("dense-highway(dil 2)-conv(dil 4)", &a, c, 3);
+
+    /* Residual blocks: an identity skip over two convolutions, then one
+     * through a projection (the block widens 6 -> 9), with batch norm. */
+    memset(&a, 0, sizeof a);
+    a.chain = 1;
+    a.n_layers = 7;
+    a.layers[0] = conv(6, 3, 1, FS_ACT_SWISH);
+    a.layers[1] = conv(6, 3, 2, FS_ACT_SWISH);
+    a.layers[2] = conv(6, 3, 4, FS_ACT_TANH);
+    a.layers[3] = layer(FS_LAYER_ADD, 2, FS_ACT_LINEAR);
+    a.layers[4] = conv(9, 5, 2, FS_ACT_SWISH);
+    a.layers[5] = layer(FS_LAYER_BATCHNORM, 0, FS_ACT_LINEAR);
+    a.layers[6] = layer(FS_LAYER_ADD, 2, FS_ACT_LINEAR);
+    grad_check("residual: identity and projected", &a, c, 3);
 }
 
 /* ---------------------------------------------------------------------- */

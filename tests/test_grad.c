@@ -182,6 +182,22 @@ int main(void)
         grad_check(name, &a, 4, kink ? 3e-4 : EPS, kink ? 3e-2 : TOL);
     }
 
+    /* Residual adds in a window model: an identity skip over one
+     * convolution, then a projected one (5 -> 7 channels) over the next,
+     * whose block input is the first add's output. */
+    memset(&a, 0, sizeof a);
+    a.window = 9;
+    a.n_layers = 6;
+    a.layers[0] = conv(5, 3, FS_ACT_SWISH);
+    a.layers[1] = conv(5, 3, FS_ACT_TANH);
+    a.layers[2] = other(FS_LAYER_ADD, 0, FS_ACT_LINEAR);
+    a.layers[2].units = 1;
+    a.layers[3] = conv(7, 5, FS_ACT_SWISH);
+    a.layers[4] = other(FS_LAYER_ADD, 0, FS_ACT_LINEAR);
+    a.layers[4].units = 1;
+    a.layers[5] = dense(6, FS_ACT_TANH);
+    grad_check("conv-conv-add-conv-add(proj)-dense", &a, 4, EPS, TOL);
+
     /* Highway after dense (L = 1, width 1). */
     memset(&a, 0, sizeof a);
     a.window = 5;

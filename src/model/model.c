@@ -10,8 +10,8 @@
 
 const char *const model_act_names[FS_ACT_COUNT] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
 const char *const model_init_names[FS_INIT_COUNT] = {"he", "glorot"};
-const char *const model_layer_names[FS_LAYER_OUTPUT + 1] = {"conv1d", "dense", "dropout", "batchnorm", "highway",
-                                                            "output"};
+const char *const model_layer_names[FS_LAYER_OUTPUT + 1] = {"conv1d", "dense",   "dropout", "batchnorm",
+                                                            "highway", "add", "output"};
 
 const char *model_act_name(FsAct a) { return (unsigned)a < FS_ACT_COUNT ? model_act_names[a] : "?"; }
 const char *model_layer_name(FsLayerKind k) { return (unsigned)k <= FS_LAYER_OUTPUT ? model_layer_names[k] : "?"; }
@@ -97,6 +97,16 @@ static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsE
         y->out_l = l;
         y->out_c = c;
         break;
+    case FS_LAYER_ADD:
+        if (s->units < 1 || s->units > i - 1)
+            return fs_err_set(err, "layer %d (add): its block must span 1 to %d layers (from the second on: the first "
+                                   "layer's input is the one-hot residues), got %d",
+                              i + 1, i - 1 > 0 ? i - 1 : 0, s->units),
+                   -1;
+        y->src = i - 1 - s->units;
+        y->out_l = l;
+        y->out_c = c;
+        break;
     case FS_LAYER_BATCHNORM:
         if (!(s->eps > 0.0f) || !(s->momentum >= 0.0f && s->momentum < 1.0f))
             return fs_err_set(err, "layer %d (batchnorm): eps must be > 0 and momentum in [0, 1), got %g and %g",
@@ -143,6 +153,17 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
         long fl = 2 * (long)y->out_l * fan_rows * y->out_c * (s->kind == FS_LAYER_HIGHWAY ? 2 : 1);
         net->flops_fwd += fl;
         net->flops_bwd += y->gather ? fl : 2 * fl;
+    } else if (s->kind == FS_LAYER_ADD) {
+        /* A 1x1 projection (no bias) where the block changes the width. */
+        const int cs = net->layer[y->src].out_c;
+        if (cs != y->out_c) {
+            y->n_w = (long)cs * y->out_c;
+            y->w = *p;
+            *p += y->n_w;
+            if (y->n_w > *scratch) *scratch = y->n_w;
+            net->flops_fwd += 2 * (long)y->out_l * y->n_w;
+            net->flops_bwd += 4 * (long)y->out_l * y->n_w;
+        }
     } else if (s->kind == FS_LAYER_BATCHNORM) {
         y->w = *p; /* gamma */
         *p += y->out_c;
@@ -152,7 +173,7 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
 }
 
 /* Layer y's tensors in the activation workspace from *work on. */
-static void layer_workspace(FsLayer *y, long *work)
+static void layer_workspace(FsLayer *y, long src_size, long *work)
 {
     const FsLayerSpec *s = &y->spec;
     y->z = y->h = y->t = y->bn_mean = y->bn_istd = -1;
@@ -169,6 +190,10 @@ static void layer_workspace(FsLayer *y, long *work)
         *work += y->out_size;
         y->t = *work;
         *work += y->out_size;
+    }
+    if (s->kind == FS_LAYER_ADD && y->w >= 0) {
+        y->h = *work; /* the skip path's gradient: the source's shape */
+        *work += src_size;
     }
     if (s->kind == FS_LAYER_BATCHNORM) {
         y->bn_mean = *work;
@@ -204,6 +229,11 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
             y->spec.act = FS_ACT_LINEAR;
         }
         if (layer_shape(y, i, l, c, net->chain, &pad, err) != 0) return -1;
+        if (y->spec.kind == FS_LAYER_ADD && net->layer[y->src].out_l != l)
+            return fs_err_set(err, "layer %d (add): its block's input has %d positions and its output %d (a dense "
+                                   "layer between them flattens the window)",
+                              i + 1, net->layer[y->src].out_l, l),
+                   -1;
         l = y->out_l;
         c = y->out_c;
     }
@@ -220,7 +250,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
         y->out_pad = y->out_l > 1 ? pad : 0;
         y->out_size = tensor_floats(net->max_batch, y->out_l, y->out_c, y->out_pad);
         layer_params(net, y, &p, &scratch);
-        layer_workspace(y, &work);
+        layer_workspace(y, y->spec.kind == FS_LAYER_ADD ? net->layer[y->src].out_size : 0, &work);
     }
     net->n_params = p;
     long st = p;

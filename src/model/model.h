@@ -29,6 +29,8 @@ typedef enum {
     FS_LAYER_DROPOUT,  /* dropout: rate (inverted scaling at training time) */
     FS_LAYER_BATCHNORM,/* batch norm over batch (and positions): eps, momentum */
     FS_LAYER_HIGHWAY,  /* y = T*H + (1-T)*x, H = act(conv_K(x)), T = sigmoid(conv_K(x)) */
+    FS_LAYER_ADD,      /* residual: y = x + the input of the `units` layers before it (through a
+                          1x1 projection where the widths differ) */
     FS_LAYER_OUTPUT    /* implicit last layer: dense to 3 classes, softmax */
 } FsLayerKind;
 
@@ -49,7 +51,7 @@ extern const char *const model_layer_names[FS_LAYER_OUTPUT + 1];
 
 typedef struct {
     FsLayerKind kind;
-    int units;       /* conv filters / dense units */
+    int units;       /* conv filters / dense units / the layers an add's block spans */
     int width;       /* conv / highway kernel width (odd) */
     FsAct act;       /* conv, dense, highway H */
     float act_param; /* leaky_relu slope, elu alpha */
@@ -89,12 +91,14 @@ typedef struct {
     int gather;          /* first layer: input is one-hot codes, forward is a gather */
     int per_residue;     /* a chain model's dense or output layer: a width-1 convolution */
     int dil;             /* conv / highway taps' spacing in rows (>= 1) */
+    int src;             /* add: the layer whose output is the block's input (its skip path) */
     long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN */
     long w2, b2;         /* highway gate weights and bias */
     long s_mean, s_var;  /* batch norm running statistics (in the state region) */
     long n_w;            /* floats in w (and in w2) */
     /* workspace: a = output, d = gradient of output, z = activation aux
-     * (sigmoid for swish, x-hat for BN, mask for dropout), h/t = highway. */
+     * (sigmoid for swish, x-hat for BN, mask for dropout), h/t = highway;
+     * an add's h: its skip path's gradient through the projection. */
     long a, d, z, h, t, bn_mean, bn_istd;
     long out_size; /* floats in one output tensor for the maximum batch */
 } FsLayer;

@@ -71,6 +71,10 @@ int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
         case FS_LAYER_DROPOUT:
             idx++;
             break;
+        case FS_LAYER_ADD: /* Residual(from, projection): Conv1d(C_src, C, 1, bias=False) where widths differ */
+            if (y->w >= 0) ADD("%d.proj.weight", idx, LAYOUT_CONV, y->w, 3, F, y->n_w / F, 1);
+            idx++;
+            break;
         }
     }
 #undef ADD

@@ -194,3 +194,74 @@ FS_DEVICE FS_NOINLINE void highway_backward(FsModel *m, const FsLayer *y, const 
     conv_dgrad(y, m->w + y->w, m->scratch, hv, dx, B, C);
     conv_dgrad(y, m->w + y->w2, m->scratch + y->n_w, tv, dx, B, C);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Residual add: out = x + S(a_src), S the identity or a 1x1 projection    */
+/* W [C_src][C] (no bias) where the block changes the width.               */
+
+/* The projection as a width-1 convolution from the block input's shape. */
+FS_DEVICE static inline FsLayer add_projection(const FsModel *m, const FsLayer *y)
+{
+    const FsLayer *s = &m->net->layer[y->src];
+    FsLayer p = *y;
+    p.spec.width = 1;
+    p.dil = 1;
+    p.in_l = y->out_l;
+    p.in_c = s->out_c;
+    p.in_pad = s->out_pad;
+    return p;
+}
+
+FS_DEVICE FS_NOINLINE void add_forward(FsModel *m, const FsLayer *y, const float *x, int B)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const float *skip = m->work + m->net->layer[y->src].a;
+    float *out = m->work + y->a;
+    const int project = y->w >= 0;
+    FS_PARFOR(r, (long)B * L)
+    {
+        long o = row_off(r, L, P, C);
+        for (int c = 0; c < C; c++) out[o + c] = project ? x[o + c] : x[o + c] + skip[o + c];
+    }
+    FS_SYNC();
+    if (project) {
+        FsLayer p = add_projection(m, y);
+        conv_gemm(&p, m->w + y->w, skip, out, B, C);
+    }
+}
+
+FS_DEVICE FS_NOINLINE void add_backward(FsModel *m, const FsLayer *y, float *dx, int B)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const float *d = m->work + y->d;
+    FS_PARFOR(r, (long)B * L)
+    {
+        long o = row_off(r, L, P, C);
+        for (int c = 0; c < C; c++) dx[o + c] = d[o + c];
+    }
+    FS_SYNC();
+    if (y->w >= 0) {
+        FsLayer p = add_projection(m, y);
+        conv_wgrad(&p, m->g + y->w, m->work + m->net->layer[y->src].a, d, B, C);
+        rows_set(m->work + y->h, 0, B, L, p.in_pad, p.in_c);
+        conv_dgrad(&p, m->w + y->w, m->scratch, d, m->work + y->h, B, C);
+    }
+}
+
+FS_DEVICE FS_NOINLINE void add_skips(FsModel *m, int src, int B)
+{
+    for (int j = src + 2; j < m->net->n; j++) {
+        const FsLayer *y = &m->net->layer[j];
+        if (y->spec.kind != FS_LAYER_ADD || y->src != src) continue;
+        const FsLayer *s = &m->net->layer[src];
+        const int L = m->net->chain ? m->rows : s->out_l, P = s->out_pad, C = s->out_c;
+        const float *g = m->work + (y->w >= 0 ? y->h : y->d);
+        float *ds = m->work + s->d;
+        FS_PARFOR(r, (long)B * L)
+        {
+            long o = row_off(r, L, P, C);
+            for (int c = 0; c < C; c++) ds[o + c] += g[o + c];
+        }
+        FS_SYNC();
+    }
+}

@@ -44,6 +44,9 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     case FS_LAYER_HIGHWAY:
         highway_forward(m, y, x, B);
         break;
+    case FS_LAYER_ADD:
+        add_forward(m, y, x, B);
+        break;
     default:
         break;
     }
@@ -92,10 +95,16 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
     case FS_LAYER_HIGHWAY:
         highway_backward(m, y, x, dx, B);
         break;
+    case FS_LAYER_ADD:
+        add_backward(m, y, dx, B);
+        break;
     default:
         break;
     }
     if (m->net->chain && dx) chain_mask_rows(m, dx, y->in_c);
+    /* Layer i wrote layer i-1's output gradient: the skip paths of the
+     * residual blocks that start there add theirs. */
+    if (dx) add_skips(m, i - 1, B);
     return bad;
 }
 

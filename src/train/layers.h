@@ -76,6 +76,13 @@ FS_DEVICE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B
 FS_DEVICE void dropout_forward(FsModel *m, const FsLayer *y, long li, const float *x, int B, int train);
 FS_DEVICE void dropout_backward(FsModel *m, const FsLayer *y, float *dx, int B);
 FS_DEVICE void highway_forward(FsModel *m, const FsLayer *y, const float *x, int B);
+/* Residual add (blocks.c): out = x + the block input (projected where the
+ * widths differ); backward passes d to x and keeps the skip path's share
+ * (y->d itself, or through the projection in y->h) for add_skips, which
+ * adds it to the block input's gradient once layer src + 1 has written it. */
+FS_DEVICE void add_forward(FsModel *m, const FsLayer *y, const float *x, int B);
+FS_DEVICE void add_backward(FsModel *m, const FsLayer *y, float *dx, int B);
+FS_DEVICE void add_skips(FsModel *m, int src, int B);
 FS_DEVICE void highway_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B);
 
 #endif

@@ -19,6 +19,9 @@
 #define OPS_RENAME(name) OPS_CAT(OPS_PREFIX, name)
 
 #define act_backward OPS_RENAME(act_backward)
+#define add_backward OPS_RENAME(add_backward)
+#define add_forward OPS_RENAME(add_forward)
+#define add_skips OPS_RENAME(add_skips)
 #define act_forward OPS_RENAME(act_forward)
 #define act_grad OPS_RENAME(act_grad)
 #define batchnorm_backward OPS_RENAME(batchnorm_backward)
