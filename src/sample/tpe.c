@@ -1,6 +1,12 @@
 /*
  * tpe.c: the batch proposals of sample.h: random for the first batches,
- * then tree-structured Parzen estimators with a constant liar.
+ * then tree-structured Parzen estimators with a constant liar. A range
+ * dimension (FsSweepDim.range) has a Parzen density over [low, high] (in
+ * log space with log): a uniform prior of weight 1 and a normal kernel at
+ * each trial's value, truncated to the range, of bandwidth
+ * (high - low) / 4 x (n + 1)^(-1/5) for n trials, at least 1/100 of the
+ * range. The candidates are the sweep's trials (for ranges, a pool drawn
+ * from the prior: sweep_tpe_pool), each scored by l(x) / g(x).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +30,7 @@ static int by_score(const void *a, const void *b)
 static void count(const FsSweep *sw, const FsTrial *t, double **c, double w)
 {
     for (int d = 0; d < sw->n_dims; d++) {
+        if (sw->dims[d].range) continue; /* its density: Parzen below */
         int v = t->at[d], n = sw->dims[d].n;
         c[d][v] += w;
         if (sw->dims[d].ordered) {
@@ -53,8 +60,86 @@ static double merit(const FsSweep *sw, const FsTrial *t, double **good, double *
                     const double *tot_b)
 {
     double m = 0;
-    for (int d = 0; d < sw->n_dims; d++) m += log(good[d][t->at[d]] / tot_g[d]) - log(bad[d][t->at[d]] / tot_b[d]);
+    for (int d = 0; d < sw->n_dims; d++)
+        if (!sw->dims[d].range) m += log(good[d][t->at[d]] / tot_g[d]) - log(bad[d][t->at[d]] / tot_b[d]);
     return m;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Range dimensions: Parzen densities                                      */
+
+typedef struct {
+    double a, b;       /* the range in the sampler's space (logarithms with log) */
+    double h_good, h_bad;
+    double *log_l;     /* per trial: log l(x), the good trials' density (fixed for the batch) */
+    double *sum_bad;   /* per trial: the bad trials' kernels at x (grows with each liar) */
+    int n_bad;
+} Parzen;
+
+static double space_of(const FsSweepDim *dm, double x) { return dm->log ? log(x) : x; }
+
+static double bandwidth(double a, double b, int n)
+{
+    double h = (b - a) / 4.0 * pow((double)n + 1.0, -0.2);
+    return h > (b - a) / 100.0 ? h : (b - a) / 100.0;
+}
+
+/* A normal kernel at m of width h, truncated to [a, b], at u. */
+static double kernel(double u, double m, double h, double a, double b)
+{
+    const double z = (u - m) / h, mass = 0.5 * (erfc(-(b - m) / h / sqrt(2.0)) - erfc(-(a - m) / h / sqrt(2.0)));
+    return exp(-0.5 * z * z) / (h * 2.5066282746310002 /* sqrt(2 pi) */) / (mass > 1e-300 ? mass : 1e-300);
+}
+
+/* Dimension d's densities at every trial's value from the scored trials s[] (best first). */
+static void parzen_open(const FsSweep *sw, int d, const Scored *s, int n_hist, int n_good, Parzen *p)
+{
+    const FsSweepDim *dm = &sw->dims[d];
+    p->a = space_of(dm, dm->low);
+    p->b = space_of(dm, dm->high);
+    p->h_good = bandwidth(p->a, p->b, n_good);
+    p->h_bad = bandwidth(p->a, p->b, n_hist - n_good);
+    p->n_bad = n_hist - n_good;
+    p->log_l = fs_calloc((size_t)sw->n_trials + 1, sizeof(double));
+    p->sum_bad = fs_calloc((size_t)sw->n_trials + 1, sizeof(double));
+    for (int t = 0; t < sw->n_trials; t++) {
+        const double u = space_of(dm, sw->trials[t].x[d]);
+        double good = 1.0 / (p->b - p->a); /* the prior */
+        for (int i = 0; i < n_hist; i++) {
+            const double m = space_of(dm, sw->trials[s[i].trial].x[d]);
+            if (i < n_good) good += kernel(u, m, p->h_good, p->a, p->b);
+            else p->sum_bad[t] += kernel(u, m, p->h_bad, p->a, p->b);
+        }
+        p->log_l[t] = log(good / (n_good + 1));
+    }
+}
+
+/* The liar: trial `pick` counts as a bad trial from here on. */
+static void parzen_lie(const FsSweep *sw, int d, Parzen *p, int pick)
+{
+    const double m = space_of(&sw->dims[d], sw->trials[pick].x[d]);
+    for (int t = 0; t < sw->n_trials; t++)
+        p->sum_bad[t] += kernel(space_of(&sw->dims[d], sw->trials[t].x[d]), m, p->h_bad, p->a, p->b);
+    p->n_bad++;
+}
+
+static double parzen_merit(const Parzen *p, int t)
+{
+    return p->log_l[t] - log((1.0 / (p->b - p->a) + p->sum_bad[t]) / (p->n_bad + 1));
+}
+
+static Parzen *parzen_all(const FsSweep *sw, const Scored *s, int n_hist, int n_good)
+{
+    Parzen *p = fs_calloc((size_t)sw->n_dims + 1, sizeof *p);
+    for (int d = 0; d < sw->n_dims; d++)
+        if (sw->dims[d].range) parzen_open(sw, d, s, n_hist, n_good, &p[d]);
+    return p;
+}
+
+static void parzen_free(const FsSweep *sw, Parzen *p)
+{
+    for (int d = 0; d < sw->n_dims; d++) free(p[d].log_l), free(p[d].sum_bad);
+    free(p);
 }
 
 static int propose_random(const FsSweep *sw, const unsigned char *taken, int batch, int batch_index, int *out)
@@ -90,6 +175,7 @@ int sample_propose(const FsSweep *sw, const int *hist, const double *score, int 
     for (int d = 0; d < sw->n_dims; d++)
         for (int v = 0; v < sw->dims[d].n; v++) tot_g[d] += good[d][v], tot_b[d] += bad[d][v];
     unsigned char *mine = fs_calloc((size_t)sw->n_trials + 1, 1);
+    Parzen *pz = parzen_all(sw, s, n_hist, n_good);
     int k = 0;
     for (; k < batch; k++) {
         int best = -1;
@@ -97,6 +183,8 @@ int sample_propose(const FsSweep *sw, const int *hist, const double *score, int 
         for (int t = 0; t < sw->n_trials; t++) {
             if (taken[t] || mine[t]) continue;
             double m = merit(sw, &sw->trials[t], good, bad, tot_g, tot_b);
+            for (int d = 0; d < sw->n_dims; d++)
+                if (sw->dims[d].range) m += parzen_merit(&pz[d], t);
             if (best < 0 || m > best_m) best = t, best_m = m;
         }
         if (best < 0) break;
@@ -104,12 +192,15 @@ int sample_propose(const FsSweep *sw, const int *hist, const double *score, int 
         mine[best] = 1;
         /* The constant liar: the pick counts as a bad trial for the rest. */
         count(sw, &sw->trials[best], bad, 1.0);
+        for (int d = 0; d < sw->n_dims; d++)
+            if (sw->dims[d].range) parzen_lie(sw, d, &pz[d], best);
         for (int d = 0; d < sw->n_dims; d++) {
             tot_b[d] = 0;
             for (int v = 0; v < sw->dims[d].n; v++) tot_b[d] += bad[d][v];
         }
     }
     free(mine);
+    parzen_free(sw, pz);
     free(tot_g);
     free(tot_b);
     counts_free(sw, good);
