@@ -87,12 +87,6 @@ static int read_shape(int o, const YNode *v, const char *where, SwRange *r, SwEr
         swerr_add(e, st->line, st->col, "%s: step and log: true do not go together; give one", where);
         return -1;
     }
-    if (sw_opts[o].odd && fmod(r->low, 2.0) == 0.0) {
-        swerr_add(e, ytree_get(v, "low")->line, ytree_get(v, "low")->col,
-                  "%s.low: expected an odd width: kernel widths stay odd (low, low + step, ... with an even step)",
-                  where);
-        return -1;
-    }
     return 0;
 }
 
@@ -129,7 +123,13 @@ int sw_parse_range(SwSpace *sp, int o, const YNode *v, const char *where, int al
     snprintf(r.key, sizeof r.key, "%s", where);
     if (read_ends(o, v, where, &r, e) || read_shape(o, v, where, &r, e)) return -1;
     const YNode *g = ytree_get(v, "grid_points");
-    if (g) return grid_values(&r, g, where, vals, e);
+    if (g) {
+        /* Points between the ends as written (1e-4 and 1e-2 give 0.001 between, not its float's neighbour). */
+        SwRange written = r;
+        sw_scalar_float(ytree_get(v, "low"), &written.low);
+        sw_scalar_float(ytree_get(v, "high"), &written.high);
+        return grid_values(&written, g, where, vals, e);
+    }
     if (sp->n_ranges == SW_MAX_RANGES) {
         swerr_add(e, v->line, v->col, "%s: more than %d ranges in one sweep", where, SW_MAX_RANGES);
         return -1;
