@@ -13,7 +13,8 @@
  * of good and other trials with value v (a uniform prior of weight 1;
  * for ordered dimensions a trial also counts half at the neighbouring
  * values). A candidate's merit is the sum over dimensions of
- * log l(v) - log g(v); the batch takes the best candidate, counts it as a
+ * log l(v) - log g(v) (a range's: its densities at the trial's value,
+ * tpe.c); the batch takes the best candidate, counts it as a
  * bad trial (the "constant liar", so a batch spreads out) and repeats.
  * Ties go to the lower trial index.
  */
