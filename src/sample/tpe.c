@@ -84,15 +84,25 @@ static double bandwidth(double a, double b, int n)
     return h > (b - a) / 100.0 ? h : (b - a) / 100.0;
 }
 
-/* A normal kernel at m of width h, truncated to [a, b], at u. */
-static double kernel(double u, double m, double h, double a, double b)
+/* A normal kernel of width h at m, truncated to [a, b]: its height at m
+ * (the truncation's mass taken out once per kernel, not per candidate). */
+static double kernel_peak(double m, double h, double a, double b)
 {
-    const double z = (u - m) / h, mass = 0.5 * (erfc(-(b - m) / h / sqrt(2.0)) - erfc(-(a - m) / h / sqrt(2.0)));
-    return exp(-0.5 * z * z) / (h * 2.5066282746310002 /* sqrt(2 pi) */) / (mass > 1e-300 ? mass : 1e-300);
+    const double mass = 0.5 * (erfc(-(b - m) / h / sqrt(2.0)) - erfc(-(a - m) / h / sqrt(2.0)));
+    return 1.0 / (h * 2.5066282746310002 /* sqrt(2 pi) */) / (mass > 1e-300 ? mass : 1e-300);
 }
 
-/* Dimension d's densities at every trial's value from the scored trials s[] (best first). */
-static void parzen_open(const FsSweep *sw, int d, const Scored *s, int n_hist, int n_good, Parzen *p)
+/* The kernel at u; beyond 8 widths it is below 1e-14 of its peak and counted as 0. */
+static double kernel_at(double u, double m, double h, double peak)
+{
+    const double z = (u - m) / h;
+    return z > 8.0 || z < -8.0 ? 0.0 : peak * exp(-0.5 * z * z);
+}
+
+/* Dimension d's densities at the value of every trial not taken, from the
+ * scored trials s[] (best first). */
+static void parzen_open(const FsSweep *sw, int d, const Scored *s, int n_hist, int n_good,
+                        const unsigned char *taken, Parzen *p)
 {
     const FsSweepDim *dm = &sw->dims[d];
     p->a = space_of(dm, dm->low);
@@ -102,24 +112,29 @@ static void parzen_open(const FsSweep *sw, int d, const Scored *s, int n_hist, i
     p->n_bad = n_hist - n_good;
     p->log_l = fs_calloc((size_t)sw->n_trials + 1, sizeof(double));
     p->sum_bad = fs_calloc((size_t)sw->n_trials + 1, sizeof(double));
+    double *m = fs_calloc((size_t)n_hist + 1, sizeof(double)), *peak = fs_calloc((size_t)n_hist + 1, sizeof(double));
+    for (int i = 0; i < n_hist; i++) {
+        m[i] = space_of(dm, sw->trials[s[i].trial].x[d]);
+        peak[i] = kernel_peak(m[i], i < n_good ? p->h_good : p->h_bad, p->a, p->b);
+    }
     for (int t = 0; t < sw->n_trials; t++) {
+        if (taken[t]) continue;
         const double u = space_of(dm, sw->trials[t].x[d]);
         double good = 1.0 / (p->b - p->a); /* the prior */
-        for (int i = 0; i < n_hist; i++) {
-            const double m = space_of(dm, sw->trials[s[i].trial].x[d]);
-            if (i < n_good) good += kernel(u, m, p->h_good, p->a, p->b);
-            else p->sum_bad[t] += kernel(u, m, p->h_bad, p->a, p->b);
-        }
+        for (int i = 0; i < n_good; i++) good += kernel_at(u, m[i], p->h_good, peak[i]);
+        for (int i = n_good; i < n_hist; i++) p->sum_bad[t] += kernel_at(u, m[i], p->h_bad, peak[i]);
         p->log_l[t] = log(good / (n_good + 1));
     }
+    free(m);
+    free(peak);
 }
 
 /* The liar: trial `pick` counts as a bad trial from here on. */
-static void parzen_lie(const FsSweep *sw, int d, Parzen *p, int pick)
+static void parzen_lie(const FsSweep *sw, int d, Parzen *p, int pick, const unsigned char *taken)
 {
-    const double m = space_of(&sw->dims[d], sw->trials[pick].x[d]);
+    const double m = space_of(&sw->dims[d], sw->trials[pick].x[d]), peak = kernel_peak(m, p->h_bad, p->a, p->b);
     for (int t = 0; t < sw->n_trials; t++)
-        p->sum_bad[t] += kernel(space_of(&sw->dims[d], sw->trials[t].x[d]), m, p->h_bad, p->a, p->b);
+        if (!taken[t]) p->sum_bad[t] += kernel_at(space_of(&sw->dims[d], sw->trials[t].x[d]), m, p->h_bad, peak);
     p->n_bad++;
 }
 
@@ -128,11 +143,11 @@ static double parzen_merit(const Parzen *p, int t)
     return p->log_l[t] - log((1.0 / (p->b - p->a) + p->sum_bad[t]) / (p->n_bad + 1));
 }
 
-static Parzen *parzen_all(const FsSweep *sw, const Scored *s, int n_hist, int n_good)
+static Parzen *parzen_all(const FsSweep *sw, const Scored *s, int n_hist, int n_good, const unsigned char *taken)
 {
     Parzen *p = fs_calloc((size_t)sw->n_dims + 1, sizeof *p);
     for (int d = 0; d < sw->n_dims; d++)
-        if (sw->dims[d].range) parzen_open(sw, d, s, n_hist, n_good, &p[d]);
+        if (sw->dims[d].range) parzen_open(sw, d, s, n_hist, n_good, taken, &p[d]);
     return p;
 }
 
@@ -175,7 +190,7 @@ int sample_propose(const FsSweep *sw, const int *hist, const double *score, int 
     for (int d = 0; d < sw->n_dims; d++)
         for (int v = 0; v < sw->dims[d].n; v++) tot_g[d] += good[d][v], tot_b[d] += bad[d][v];
     unsigned char *mine = fs_calloc((size_t)sw->n_trials + 1, 1);
-    Parzen *pz = parzen_all(sw, s, n_hist, n_good);
+    Parzen *pz = parzen_all(sw, s, n_hist, n_good, taken);
     int k = 0;
     for (; k < batch; k++) {
         int best = -1;
@@ -193,7 +208,7 @@ int sample_propose(const FsSweep *sw, const int *hist, const double *score, int 
         /* The constant liar: the pick counts as a bad trial for the rest. */
         count(sw, &sw->trials[best], bad, 1.0);
         for (int d = 0; d < sw->n_dims; d++)
-            if (sw->dims[d].range) parzen_lie(sw, d, &pz[d], best);
+            if (sw->dims[d].range) parzen_lie(sw, d, &pz[d], best, taken);
         for (int d = 0; d < sw->n_dims; d++) {
             tot_b[d] = 0;
             for (int v = 0; v < sw->dims[d].n; v++) tot_b[d] += bad[d][v];
