@@ -6,8 +6,9 @@
  *    (the leaderboard's param_training_learning_rate column), the same
  *    leaderboard on 1 and 2 threads.
  * 2. tpe over ranges (a float range in log space and an integer one with a
- *    step) gives the same trials and leaderboard on 1 and 2 threads, and
- *    after a SIGKILL and resume; a resumed run trains no fold twice.
+ *    step) gives the same trials and leaderboard on 1 and 2 threads, on 2
+ *    MPI ranks (where mpirun exists), and after a SIGKILL and resume; a
+ *    resumed run trains no fold twice.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -92,6 +93,14 @@ static void tpe_resume(void)
     char *got = board(dir);
     CHECK_MSG(!strcmp(ref, got), "2 threads:\n%s\nvs 1 thread:\n%s", got, ref);
     free(got);
+    if (system("command -v mpirun >/dev/null 2>&1") == 0) {
+        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+        snprintf(dir, sizeof dir, "%s/np2", tmp);
+        CHECK(tr_mpirun(sweep, dir, 2, log) == 0);
+        got = board(dir);
+        CHECK_MSG(!strcmp(ref, got), "2 MPI ranks:\n%s\nvs 1 thread:\n%s", got, ref);
+        free(got);
+    }
     snprintf(dir, sizeof dir, "%s/kill", tmp);
     snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
     tr_kill_after(sweep, dir, "2", 10, log);
