@@ -65,16 +65,16 @@ static void bounds(void)
     if (load(&sw, D "model:\n  depth: 1\n  filters: {low: 16, high: 128, step: 16}\n  kernel: {low: 3, high: 9}\n"
                     "  dropout: {low: 0.0, high: 0.5}\n  dense: {low: 8, high: 40, step: 16}\n"
                     "training:\n  learning_rate: {low: 1e-4, high: 1e-2, log: true}\n  momentum: {low: 0.5, high: 0.99}\n"
-                    "  optimizer: sgd\nsearch: {random: 300}\n"))
+                    "  optimizer: sgd\n  clip_norm: {low: 0.0, high: 0.5, step: 0.1}\nsearch: {random: 300}\n"))
         return;
-    CHECK(sw.n_trials == 300 && sw.n_dims == 6);
+    CHECK(sw.n_trials == 300 && sw.n_dims == 7);
     const int f = dim_of(&sw, "model.filters"), k = dim_of(&sw, "model.kernel"), dr = dim_of(&sw, "model.dropout");
     const int de = dim_of(&sw, "model.dense"), lr = dim_of(&sw, "training.learning_rate");
-    const int mo = dim_of(&sw, "training.momentum");
-    CHECK(f >= 0 && k >= 0 && dr >= 0 && de >= 0 && lr >= 0 && mo >= 0);
-    if (f < 0 || k < 0 || dr < 0 || de < 0 || lr < 0 || mo < 0) return sweep_free(&sw);
+    const int mo = dim_of(&sw, "training.momentum"), cn = dim_of(&sw, "training.clip_norm");
+    CHECK(f >= 0 && k >= 0 && dr >= 0 && de >= 0 && lr >= 0 && mo >= 0 && cn >= 0);
+    if (f < 0 || k < 0 || dr < 0 || de < 0 || lr < 0 || mo < 0 || cn < 0) return sweep_free(&sw);
     CHECK(sw.dims[lr].range && sw.dims[lr].log && !sw.dims[f].log && sw.dims[f].n == 0);
-    int seen_k[10] = {0}, seen_d[3] = {0};
+    int seen_k[10] = {0}, seen_d[3] = {0}, seen_c[6] = {0};
     for (int i = 0; i < sw.n_trials; i++) {
         const FsTrial *t = &sw.trials[i];
         const FsLayerSpec *conv = &t->arch.layers[0];
@@ -85,12 +85,16 @@ static void bounds(void)
         CHECK(t->x[mo] >= 0.5 && t->x[mo] <= (double)0.99f && t->train.momentum == (float)t->x[mo]);
         CHECK(t->train.lr == (float)t->x[lr]);
         seen_k[(int)t->x[k]]++;
+        const int step = (int)lround(t->x[cn] / 0.1); /* 0, 0.1, ..., 0.5 as floats */
+        CHECK_MSG(step >= 0 && step <= 5 && (float)t->x[cn] == (float)(step * 0.1f), "clip_norm %.9g", t->x[cn]);
+        if (step >= 0 && step <= 5) seen_c[step]++;
         seen_d[((int)t->x[de] - 8) / 16]++;
         check_text(&sw, t, lr);
         check_text(&sw, t, dr);
     }
     CHECK(seen_k[3] && seen_k[5] && seen_k[7] && seen_k[9]); /* every odd width, the ends too */
     CHECK(seen_d[0] && seen_d[1] && seen_d[2]);
+    CHECK(seen_c[0] && seen_c[1] && seen_c[2] && seen_c[3] && seen_c[4] && seen_c[5]); /* high itself too */
     CHECK_CONTAINS(sw.canonical, "  learning_rate: {low: 0.0001, high: 0.01, log: true}\n");
     CHECK_CONTAINS(sw.canonical, "  filters: {low: 16, high: 128, step: 16}\n");
     CHECK_CONTAINS(sw.canonical, "  kernel: {low: 3, high: 9}\n");

@@ -146,7 +146,8 @@ double sw_range_at(const SwRange *r, double u)
     x = x < r->low ? r->low : x > r->high ? r->high : x;
     if (r->step > 0) {
         /* The values low + k step <= high: u picks k evenly; log space (integers only) takes the nearest. */
-        const double kmax = floor((r->high - r->low) / r->step + 1e-9);
+        /* A float step is a float32 (0.1 is 0.100000001): a relative slack keeps high itself a value. */
+        const double kmax = floor((r->high - r->low) / r->step + 1e-6);
         double k = r->log ? floor((x - r->low) / r->step + 0.5) : floor(u * (kmax + 1));
         k = k < 0 ? 0 : k > kmax ? kmax : k;
         x = r->low + k * r->step;
