@@ -78,6 +78,44 @@ static void print_json(const FsSweep *sw, char **gpu_why)
     json_out_free(&w);
 }
 
+/* run.constraints' exclusions, with why (they are never trained). */
+static void print_excluded(const FsSweep *sw)
+{
+    if (!sw->n_excluded) return;
+    printf("\nexcluded by run.constraints: %d trial%s, never trained%s:\n", sw->n_excluded,
+           sw->n_excluded == 1 ? "" : "s", sw->n_excluded > sw->n_excluded_kept ? " (the first listed)" : "");
+    char why[160];
+    for (int i = 0; i < sw->n_excluded_kept; i++) {
+        const FsExcluded *x = &sw->excluded[i];
+        printf("  %s  %9ld  %s  (%s)\n", x->id, x->params, x->arch, sweep_excluded_why(sw, x->params, why, sizeof why));
+    }
+}
+
+/* How the trials come from the sweep: the first line of the plan. */
+static void print_origin(const FsSweep *sw)
+{
+    int ranges = 0;
+    for (int d = 0; d < sw->n_dims; d++) ranges += sw->dims[d].range;
+    char grid[96];
+    if (ranges)
+        snprintf(grid, sizeof grid, "%d range%s and a grid of %llu", ranges, ranges == 1 ? "" : "s",
+                 (unsigned long long)sw->grid_size);
+    else
+        snprintf(grid, sizeof grid, "a grid of %llu", (unsigned long long)sw->grid_size);
+    if (sw->sampler == FS_SAMPLER_TPE)
+        printf("trials: %d proposed by tpe in batches of %d from these %d candidates (%s; seed %llu)\n",
+               sw->random_n < sw->n_trials ? sw->random_n : sw->n_trials, sw->batch, sw->n_trials, grid,
+               (unsigned long long)sw->search_seed);
+    else if (sw->random_n)
+        printf("trials: %d, sampled from %s (search.random: %d, seed %llu)\n", sw->n_trials, grid, sw->random_n,
+               (unsigned long long)sw->search_seed);
+    else if ((uint64_t)sw->n_trials != sw->grid_size)
+        printf("trials: %d (grid of %llu; equal trials counted once%s)\n", sw->n_trials,
+               (unsigned long long)sw->grid_size, sw->n_excluded ? ", those run.constraints exclude left out" : "");
+    else
+        printf("trials: %d\n", sw->n_trials);
+}
+
 static void print_text(const FsSweep *sw, const FsDataset *ds, const char *target, char **gpu_why, int refused)
 {
     printf("sweep: %s\n", sw->path);
@@ -87,18 +125,7 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
     else
         printf("%u folds", ds->n_folds);
     printf(" (fingerprint %016llx)\n", (unsigned long long)ds->fingerprint);
-    if (sw->sampler == FS_SAMPLER_TPE)
-        printf("trials: %d proposed by tpe in batches of %d from these %d candidates (grid of %llu; seed %llu)\n",
-               sw->random_n < sw->n_trials ? sw->random_n : sw->n_trials, sw->batch, sw->n_trials,
-               (unsigned long long)sw->grid_size, (unsigned long long)sw->search_seed);
-    else if (sw->random_n)
-        printf("trials: %d, sampled from a grid of %llu (search.random: %d, seed %llu)\n", sw->n_trials,
-               (unsigned long long)sw->grid_size, sw->random_n, (unsigned long long)sw->search_seed);
-    else if ((uint64_t)sw->n_trials != sw->grid_size)
-        printf("trials: %d (grid of %llu; equal trials counted once)\n", sw->n_trials,
-               (unsigned long long)sw->grid_size);
-    else
-        printf("trials: %d\n", sw->n_trials);
+    print_origin(sw);
     if (sw->prune.kind != FS_PRUNER_NONE)
         printf("pruner: %s (trials clearly behind stop early; docs/sweep-format.md)\n", prune_kind_name(sw->prune.kind));
     if (sw->replicate_seeds)
@@ -119,6 +146,7 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
         printf("%5d  %s  %9ld  %-3s  %s | %s\n", t->index, t->id, sweep_trial_params(t), gpu_why[i][0] ? "no" : "yes",
                arch, train);
     }
+    print_excluded(sw);
     if (!refused) {
         printf("\ngpu: the GPU path (--backend cuda) takes every trial on the %s\n", target);
         return;

@@ -2,9 +2,9 @@
  * sample: which trials of a grid a sweep trains when it does not train them
  * all. sampler: tpe proposes them in fixed-size batches, each batch from the
  * scores of the trials of all earlier batches only (never from what is
- * still running), with tree-structured Parzen estimators over the grid's
- * dimensions (categories, and ordered values whose neighbours share
- * evidence). The first batches (at least 10 trials) are drawn at random.
+ * still running), with tree-structured Parzen estimators over the swept
+ * dimensions (categories, ordered values whose neighbours share evidence,
+ * and ranges, each with a Parzen density over [low, high]: tpe.c). The first batches (at least 10 trials) are drawn at random.
  * Everything is a function of the sweep, its seed and those scores, so the
  * proposals are the same on any number of ranks and after a resume.
  *
@@ -13,7 +13,8 @@
  * of good and other trials with value v (a uniform prior of weight 1;
  * for ordered dimensions a trial also counts half at the neighbouring
  * values). A candidate's merit is the sum over dimensions of
- * log l(v) - log g(v); the batch takes the best candidate, counts it as a
+ * log l(v) - log g(v) (a range's: its densities at the trial's value,
+ * tpe.c); the batch takes the best candidate, counts it as a
  * bad trial (the "constant liar", so a batch spreads out) and repeats.
  * Ties go to the lower trial index.
  */

@@ -50,10 +50,15 @@ static void put_val(SwBuf *b, int o, const SwVal *v)
     sb_puts(b, text);
 }
 
-/* "  key: v" or "  key: [a, b]"; one value is written as a scalar. */
-static void put_opt(SwBuf *b, const char *indent, int o, const SwOpt *opt)
+/* "  key: v", "  key: [a, b]" or "  key: {low: a, high: b}"; one value is written as a scalar. */
+static void put_opt(SwBuf *b, const char *indent, int o, const SwOpt *opt, const SwSpace *sp)
 {
     sb_printf(b, "%s%s: ", indent, sw_opts[o].key);
+    if (opt->range) {
+        sw_range_canon(b, &sp->ranges[opt->range - 1]);
+        sb_puts(b, "\n");
+        return;
+    }
     if (opt->n > 1) sb_puts(b, "[");
     for (int i = 0; i < opt->n; i++) {
         if (i) sb_puts(b, ", ");
@@ -62,28 +67,52 @@ static void put_opt(SwBuf *b, const char *indent, int o, const SwOpt *opt)
     sb_puts(b, opt->n > 1 ? "]\n" : "\n");
 }
 
-static void put_layer(SwBuf *b, const SwLayer *ly)
+/* Layer i of alternative a's range of option o, or NULL. */
+static const SwRange *layer_range(const SwSpace *sp, int a, int i, int o)
 {
+    for (int k = 0; k < sp->n_ranges; k++)
+        if (sp->ranges[k].alt == a && sp->ranges[k].layer == i && sp->ranges[k].opt == o) return &sp->ranges[k];
+    return NULL;
+}
+
+/* ", key: value" (the first without the comma): the range where the layer has one. */
+static void put_param(SwBuf *b, const char **sep, const char *key, const SwRange *r, const char *value)
+{
+    sb_printf(b, "%s%s: ", *sep, key);
+    if (r)
+        sw_range_canon(b, r);
+    else
+        sb_puts(b, value);
+    *sep = ", ";
+}
+
+static void put_layer(SwBuf *b, const SwSpace *sp, int a, int i)
+{
+    const SwLayer *ly = &sp->alts[a].l[i];
     const FsLayerSpec *s = &ly->spec;
     char num[40];
     sb_printf(b, "%s: {", model_layer_name(s->kind));
     const char *sep = "";
-    if (s->kind == FS_LAYER_CONV) sb_printf(b, "filters: %d", s->units), sep = ", ";
-    if (s->kind == FS_LAYER_DENSE) sb_printf(b, "units: %d", s->units), sep = ", ";
-    if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY) sb_printf(b, "%swidth: %d", sep, s->width), sep = ", ";
-    if (s->dilation > 1) sb_printf(b, "%sdilation: %d", sep, s->dilation);
-    if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_HIGHWAY)
-        sb_printf(b, "%sactivation: %s", sep, model_act_name(s->act)), sep = ", ";
+    const int conv = s->kind == FS_LAYER_CONV, dense = s->kind == FS_LAYER_DENSE, hw = s->kind == FS_LAYER_HIGHWAY;
+    snprintf(num, sizeof num, "%d", s->units);
+    if (conv) put_param(b, &sep, "filters", layer_range(sp, a, i, O_FILTERS), num);
+    if (dense) put_param(b, &sep, "units", layer_range(sp, a, i, O_DENSE), num);
+    snprintf(num, sizeof num, "%d", s->width);
+    if (conv || hw) put_param(b, &sep, "width", layer_range(sp, a, i, O_KERNEL), num);
+    snprintf(num, sizeof num, "%d", s->dilation);
+    if (layer_range(sp, a, i, O_DILATION) || s->dilation > 1)
+        put_param(b, &sep, "dilation", layer_range(sp, a, i, O_DILATION), num);
+    if (conv || dense || hw) put_param(b, &sep, "activation", NULL, model_act_name(s->act));
     /* Parameters are kept as floats: written as the shortest text that reads back to the same float. */
-    struct { unsigned bit; const char *key; float v; } opt[] = {
-        {LS_LEAKY, "leaky_slope", ly->leaky}, {LS_ELU, "elu_alpha", ly->elu}, {LS_GATE, "gate_bias", s->gate_bias},
-        {LS_EPS, "epsilon", s->eps}, {LS_MOM, "momentum", s->momentum}};
-    if (s->kind == FS_LAYER_DROPOUT) fs_format_float(num, sizeof num, s->rate), sb_printf(b, "rate: %s", num);
-    for (int i = 0; i < 5; i++)
-        if (ly->set & opt[i].bit) {
-            fs_format_float(num, sizeof num, opt[i].v);
-            sb_printf(b, "%s%s: %s", sep, opt[i].key, num), sep = ", ";
-        }
+    struct { unsigned bit; const char *key; float v; int o; } opt[] = {
+        {LS_LEAKY, "leaky_slope", ly->leaky, O_LEAKY_SLOPE}, {LS_ELU, "elu_alpha", ly->elu, O_ELU_ALPHA},
+        {LS_GATE, "gate_bias", s->gate_bias, O_GATE_BIAS}, {LS_EPS, "epsilon", s->eps, O_BN_EPSILON},
+        {LS_MOM, "momentum", s->momentum, O_BN_MOMENTUM}};
+    if (s->kind == FS_LAYER_DROPOUT)
+        put_param(b, &sep, "rate", layer_range(sp, a, i, O_DROPOUT), fs_format_float(num, sizeof num, s->rate));
+    for (int k = 0; k < 5; k++)
+        if (ly->set & opt[k].bit)
+            put_param(b, &sep, opt[k].key, layer_range(sp, a, i, opt[k].o), fs_format_float(num, sizeof num, opt[k].v));
     sb_puts(b, "}");
 }
 
@@ -127,20 +156,20 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
         for (int a = 0; a < sp->n_alts; a++)
             for (int i = 0; i < sp->alts[a].n; i++) {
                 sb_puts(&b, i ? "      - " : "    - - ");
-                put_layer(&b, &sp->alts[a].l[i]);
+                put_layer(&b, sp, a, i);
                 sb_puts(&b, "\n");
             }
     }
     for (int o = 0; o < O_COUNT; o++)
         if (sw_opts[o].sec == SEC_MODEL && !(sp->n_alts && o <= O_STRUCT_LAST) && !sw_opt_hidden_default(o, &sp->opt[o]))
-            put_opt(&b, "  ", o, &sp->opt[o]);
+            put_opt(&b, "  ", o, &sp->opt[o], sp);
     sb_puts(&b, "training:\n");
     for (int o = 0; o < O_COUNT; o++)
         if (sw_opts[o].sec == SEC_TRAINING && !sw_opt_hidden_default(o, &sp->opt[o]) && !sw_batching_moot(sw, o))
-            put_opt(&b, "  ", o, &sp->opt[o]);
+            put_opt(&b, "  ", o, &sp->opt[o], sp);
     sb_puts(&b, "  early_stopping:\n");
     for (int o = 0; o < O_COUNT; o++)
-        if (sw_opts[o].sec == SEC_STOP) put_opt(&b, "    ", o, &sp->opt[o]);
+        if (sw_opts[o].sec == SEC_STOP) put_opt(&b, "    ", o, &sp->opt[o], sp);
     if (sw->random_n || sw->prune.kind != FS_PRUNER_NONE || sw->replicate_seeds) sb_puts(&b, "search:\n");
     if (sw->random_n) sb_printf(&b, "  random: %d\n  seed: %llu\n", sw->random_n, (unsigned long long)sw->search_seed);
     if (sw->sampler == FS_SAMPLER_TPE) sb_printf(&b, "  sampler: tpe\n  batch: %d\n", sw->batch);
@@ -165,6 +194,7 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
     for (int k = 0; k < sw->n_objectives; k++)
         sb_printf(&b, "%s%s%s", k ? ", " : "  objectives: [", metrics_objective_names[sw->objectives[k]],
                   k + 1 == sw->n_objectives ? "]\n" : "");
+    sw_constraints_canon(&b, &sw->constraints);
     return b.s;
 }
 
@@ -275,11 +305,12 @@ void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint)
 {
     char fp[17];
     snprintf(fp, sizeof fp, "%016llx", (unsigned long long)data_fingerprint);
-    for (int i = 0; i < sw->n_trials; i++) {
-        FsTrial *t = &sw->trials[i];
-        uint64_t h = fs_fnv1a64(t->config, strlen(t->config), FS_FNV_OFFSET);
+    for (int i = 0; i < sw->n_trials + sw->n_excluded_kept; i++) { /* the excluded too, for plan */
+        const char *config = i < sw->n_trials ? sw->trials[i].config : sw->excluded[i - sw->n_trials].config;
+        uint64_t h = fs_fnv1a64(config, strlen(config), FS_FNV_OFFSET);
         h = fs_fnv1a64(fp, 16, h);
-        snprintf(t->id, sizeof t->id, "%0*llx", FS_TRIAL_ID_LEN, (unsigned long long)h);
+        snprintf(i < sw->n_trials ? sw->trials[i].id : sw->excluded[i - sw->n_trials].id, FS_TRIAL_ID_LEN + 1,
+                 "%0*llx", FS_TRIAL_ID_LEN, (unsigned long long)h);
     }
 }
 

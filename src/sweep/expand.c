@@ -4,12 +4,21 @@
  * options in sw_opts order; the last varies fastest). `search.random: N`
  * walks a lazily shuffled permutation of those numbers (a partial
  * Fisher-Yates with a sparse swap table), so any grid size works and the
- * first M trials of random: N are the trials of random: M.
+ * first M trials of random: N are the trials of random: M. A sweep with
+ * ranges (ranges.c) is drawn instead: draw i, a grid point and a value in
+ * each range from a stream of the seed and i, so that there too the first
+ * trials stay when the budget grows; tpe gets a pool of such draws
+ * (sweep_tpe_pool) to propose from. A grid refuses ranges.
+ *
+ * run.constraints (constraints.c) exclude a trial as it is met: it is
+ * never a trial of the sweep (a random draw that breaks them is not
+ * counted: the walk draws on), and sw->excluded keeps it for `plan`.
  *
  * A trial's config names only what affects its training (momentum only
  * for SGD, the leaky slope only for leaky_relu layers, ...). Grid points
  * whose configs are equal would train identically; only the first is kept.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,235 +77,75 @@ static void map_free(U64Map *m)
 }
 
 /* ---------------------------------------------------------------------- */
-/* One grid point                                                          */
-
-#define N_DIMS (O_COUNT + 1) /* dimension 0: layer-list alternative */
-
-static int dim_size(const SwSpace *sp, int d) { return d == 0 ? (sp->n_alts ? sp->n_alts : 1) : sp->opt[d - 1].n; }
-
-static const SwVal *pick(const SwSpace *sp, const int *at, int o) { return &sp->opt[o].v[at[o + 1]]; }
-#define D(o) (pick(sp, at, (o))->d)
-
-static float act_param(const SwSpace *sp, const int *at, FsAct act, const SwLayer *ly)
-{
-    if (act == FS_ACT_LEAKY_RELU) return ly && (ly->set & LS_LEAKY) ? ly->leaky : (float)D(O_LEAKY_SLOPE);
-    if (act == FS_ACT_ELU) return ly && (ly->set & LS_ELU) ? ly->elu : (float)D(O_ELU_ALPHA);
-    return 0.0f; /* unused by the activation: zero keeps equal layers equal */
-}
-
-static void add(FsArch *a, FsLayerSpec s) { a->layers[a->n_layers++] = s; }
-
-static void build_arch(const FsSweep *sw, const SwSpace *sp, const int *at, FsArch *a)
-{
-    memset(a, 0, sizeof *a);
-    a->window = sw->chain ? 0 : sw->window;
-    a->chain = sw->chain;
-    a->init = (FsInit)(int)D(O_INIT);
-    const float eps = (float)D(O_BN_EPSILON), mom = (float)D(O_BN_MOMENTUM), gate = (float)D(O_GATE_BIAS);
-    if (sp->n_alts) {
-        const SwLayerList *alt = &sp->alts[at[0]];
-        for (int i = 0; i < alt->n; i++) {
-            const SwLayer *ly = &alt->l[i];
-            FsLayerSpec s = {.kind = ly->spec.kind};
-            switch (s.kind) {
-            case FS_LAYER_CONV:
-            case FS_LAYER_DENSE:
-            case FS_LAYER_HIGHWAY:
-                s.units = s.kind == FS_LAYER_HIGHWAY ? 0 : ly->spec.units;
-                s.width = s.kind == FS_LAYER_DENSE ? 0 : ly->spec.width;
-                s.act = ly->spec.act;
-                s.act_param = act_param(sp, at, s.act, ly);
-                s.dilation = ly->spec.dilation > 1 ? ly->spec.dilation : 0;
-                if (s.kind == FS_LAYER_HIGHWAY) s.gate_bias = ly->set & LS_GATE ? ly->spec.gate_bias : gate;
-                break;
-            case FS_LAYER_DROPOUT: s.rate = ly->spec.rate; break;
-            case FS_LAYER_BATCHNORM:
-                s.eps = ly->set & LS_EPS ? ly->spec.eps : eps;
-                s.momentum = ly->set & LS_MOM ? ly->spec.momentum : mom;
-                break;
-            default: break;
-            }
-            add(a, s);
-        }
-        return;
-    }
-    /* Structured: depth x (conv [+ BN]), highway layers, dropout, dense, dropout. */
-    const FsAct act = (FsAct)(int)D(O_ACTIVATION);
-    const float ap = act_param(sp, at, act, NULL), rate = (float)D(O_DROPOUT);
-    const int kernel = (int)D(O_KERNEL), dense = (int)D(O_DENSE), growth = (int)D(O_DILATION);
-    for (int i = 0, dil = 1; i < (int)D(O_DEPTH); i++, dil *= growth) {
-        add(a, (FsLayerSpec){.kind = FS_LAYER_CONV, .units = (int)D(O_FILTERS), .width = kernel, .act = act,
-                             .act_param = ap, .dilation = dil > 1 ? dil : 0});
-        if (D(O_BATCHNORM) > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = eps, .momentum = mom});
-    }
-    for (int i = 0; i < (int)D(O_HIGHWAY); i++)
-        add(a, (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = kernel, .act = act, .act_param = ap, .gate_bias = gate});
-    if (rate > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = rate});
-    if (dense > 0) {
-        add(a, (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = dense, .act = act, .act_param = ap});
-        if (rate > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = rate});
-    }
-}
-
-static void build_spec(const SwSpace *sp, const int *at, FsTrainSpec *ts)
-{
-    train_spec_defaults(ts);
-    ts->opt = (FsOptKind)(int)D(O_OPTIMIZER);
-    ts->lr = (float)D(O_LR);
-    ts->momentum = (float)D(O_MOMENTUM);
-    ts->beta1 = (float)D(O_BETA1);
-    ts->beta2 = (float)D(O_BETA2);
-    ts->eps = (float)D(O_EPSILON);
-    ts->weight_decay = (float)D(O_WEIGHT_DECAY);
-    ts->clip_norm = (float)D(O_CLIP_NORM);
-    ts->batch = (int)D(O_BATCH);
-    ts->eval_batch = (int)D(O_EVAL_BATCH);
-    ts->seed[0] = pick(sp, at, O_SEED)->u;
-    ts->stop.max_epochs = (int)D(O_EPOCHS);
-    ts->stop.kind = (FsStopKind)(int)D(O_CRITERION);
-    ts->stop.alpha = (float)D(O_ALPHA);
-    ts->stop.strip = (int)D(O_STRIP);
-    ts->stop.s = (int)D(O_S);
-    ts->stop.patience = (int)D(O_PATIENCE);
-    ts->stop.min_delta = (float)D(O_MIN_DELTA);
-    ts->monitor = (FsMonitor)(int)D(O_MONITOR);
-    ts->lr_schedule = (FsLrSchedule)(int)D(O_LR_SCHEDULE);
-    ts->lr_step_every = (int)D(O_LR_STEP_EVERY);
-    ts->lr_step_factor = (float)D(O_LR_STEP_FACTOR);
-    ts->warmup_epochs = (int)D(O_WARMUP);
-    ts->class_weights = (FsClassWeights)(int)D(O_CLASS_WEIGHTS);
-    ts->batch_residues = (int)D(O_BATCH_RESIDUES);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Trial config: canonical JSON, keys sorted, floats as the shortest text
- * that reads back as the same float (fs_format_float). The trial id
- * hashes this text: changing how a value is written changes every id. */
-
-static void act_json(SwBuf *b, const FsLayerSpec *s)
-{
-    sb_printf(b, "\"activation\":\"%s\",", model_act_name(s->act));
-    if (s->act == FS_ACT_ELU) sb_printf(b, "\"elu_alpha\":%s,", fs_float_text(s->act_param));
-}
-
-static void layer_json(SwBuf *b, const FsLayerSpec *s)
-{
-    sb_puts(b, "{");
-    switch (s->kind) {
-    case FS_LAYER_CONV:
-        act_json(b, s);
-        if (s->dilation > 1) sb_printf(b, "\"dilation\":%d,", s->dilation);
-        sb_printf(b, "\"filters\":%d,\"kind\":\"conv1d\",", s->units);
-        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%s,", fs_float_text(s->act_param));
-        sb_printf(b, "\"width\":%d", s->width);
-        break;
-    case FS_LAYER_DENSE:
-        act_json(b, s);
-        sb_puts(b, "\"kind\":\"dense\",");
-        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%s,", fs_float_text(s->act_param));
-        sb_printf(b, "\"units\":%d", s->units);
-        break;
-    case FS_LAYER_HIGHWAY:
-        act_json(b, s);
-        if (s->dilation > 1) sb_printf(b, "\"dilation\":%d,", s->dilation);
-        sb_printf(b, "\"gate_bias\":%s,\"kind\":\"highway\",", fs_float_text(s->gate_bias));
-        if (s->act == FS_ACT_LEAKY_RELU) sb_printf(b, "\"leaky_slope\":%s,", fs_float_text(s->act_param));
-        sb_printf(b, "\"width\":%d", s->width);
-        break;
-    case FS_LAYER_DROPOUT: sb_printf(b, "\"kind\":\"dropout\",\"rate\":%s", fs_float_text(s->rate)); break;
-    case FS_LAYER_BATCHNORM:
-        sb_printf(b, "\"epsilon\":%s,\"kind\":\"batchnorm\",\"momentum\":%s", fs_float_text(s->eps),
-                  fs_float_text(s->momentum));
-        break;
-    default: break;
-    }
-    sb_puts(b, "}");
-}
-
-char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
-{
-    SwBuf b = {0};
-    sb_printf(&b, "{\"data\":{\"split\":\"%s\"},\"model\":{\"init\":\"%s\",\"layers\":[",
-              sw->predefined ? "predefined" : "kfold", model_init_names[a->init == FS_INIT_GLOROT]);
-    for (int i = 0; i < a->n_layers; i++) {
-        if (i) sb_puts(&b, ",");
-        layer_json(&b, &a->layers[i]);
-    }
-    /* A chain model: "window":"chain", and its batches' row budget (which
-     * a window model does not have); window models' ids stay as they were. */
-    if (a->chain)
-        sb_printf(&b, "],\"window\":\"chain\"},\"training\":{\"batch_residues\":%d,\"batch_size\":%d,",
-                  ts->batch_residues, ts->batch);
-    else
-        sb_printf(&b, "],\"window\":%d},\"training\":{\"batch_size\":%d,", a->window, ts->batch);
-    int adam = ts->opt != FS_OPT_SGD;
-    if (adam) sb_printf(&b, "\"beta1\":%s,\"beta2\":%s,", fs_float_text(ts->beta1), fs_float_text(ts->beta2));
-    /* Options added later appear only away from their defaults: the ids of
-     * sweeps that do not use them stay what they were. Keys sorted. */
-    if (ts->class_weights != FS_CW_NONE)
-        sb_printf(&b, "\"class_weights\":\"%s\",", train_class_weights_name(ts->class_weights));
-    sb_printf(&b, "\"clip_norm\":%s,\"early_stopping\":{", fs_float_text(ts->clip_norm));
-    const FsStopSpec *st = &ts->stop;
-    if (st->kind == FS_STOP_GL || st->kind == FS_STOP_PQ) sb_printf(&b, "\"alpha\":%s,", fs_float_text(st->alpha));
-    sb_printf(&b, "\"criterion\":\"%s\"", stop_kind_name(st->kind));
-    if (st->kind == FS_STOP_PATIENCE)
-        sb_printf(&b, ",\"min_delta\":%s,\"patience\":%d", fs_float_text(st->min_delta), st->patience);
-    if (st->kind == FS_STOP_UP) sb_printf(&b, ",\"s\":%d", st->s);
-    if (st->kind == FS_STOP_PQ || st->kind == FS_STOP_UP) sb_printf(&b, ",\"strip\":%d", st->strip);
-    sb_printf(&b, "},\"epochs\":%d,", st->max_epochs);
-    if (adam) sb_printf(&b, "\"epsilon\":%s,", fs_float_text(ts->eps));
-    sb_printf(&b, "\"eval_batch\":%d,\"learning_rate\":%s,", ts->eval_batch, fs_float_text(ts->lr));
-    if (ts->lr_schedule != FS_LR_CONSTANT)
-        sb_printf(&b, "\"lr_schedule\":\"%s\",", train_lr_schedule_name(ts->lr_schedule));
-    if (ts->lr_schedule == FS_LR_STEP)
-        sb_printf(&b, "\"lr_step_every\":%d,\"lr_step_factor\":%s,", ts->lr_step_every, fs_float_text(ts->lr_step_factor));
-    if (!adam) sb_printf(&b, "\"momentum\":%s,", fs_float_text(ts->momentum));
-    /* The default (loss) is left out: the ids of sweeps without
-     * training.monitor stay what they were before it existed. */
-    if (ts->monitor != FS_MONITOR_LOSS) sb_printf(&b, "\"monitor\":\"%s\",", train_monitor_name(ts->monitor));
-    sb_printf(&b, "\"optimizer\":\"%s\",\"seed\":%llu,", train_opt_name(ts->opt), (unsigned long long)ts->seed[0]);
-    if (ts->warmup_epochs > 0) sb_printf(&b, "\"warmup_epochs\":%d,", ts->warmup_epochs);
-    sb_printf(&b, "\"weight_decay\":%s}}", fs_float_text(ts->weight_decay));
-    return b.s;
-}
-
-/* ---------------------------------------------------------------------- */
 /* Expansion                                                               */
 
 typedef struct {
     FsSweep *sw;
     const SwSpace *sp;
-    U64Map seen; /* config hash -> trial index */
-    int cap;
+    U64Map seen; /* config hash -> trial index, or EXCLUDED | its place in sw->excluded */
+    int cap, cap_excluded;
 } Expander;
 
-/* Adds grid point g unless an equal trial exists. Returns 1 if added. */
-static int add_point(Expander *x, uint64_t g)
+#define EXCLUDED (UINT64_C(1) << 63)
+#define NOT_KEPT UINT64_C(0xffffffff) /* an excluded trial beyond FS_SWEEP_MAX_EXCLUDED: its hash alone */
+
+static void trial_drop(FsTrial *t) { free(t->config), free(t->at), free(t->x); }
+
+/* The config of the trial the map holds at idx (NULL: excluded, not kept). */
+static const char *seen_config(const FsSweep *sw, uint64_t idx)
 {
-    int at[N_DIMS];
-    for (int d = N_DIMS - 1; d >= 0; d--) {
-        uint64_t n = (uint64_t)dim_size(x->sp, d);
-        at[d] = (int)(g % n);
-        g /= n;
+    if (!(idx & EXCLUDED)) return sw->trials[idx].config;
+    idx &= ~EXCLUDED;
+    return idx == NOT_KEPT ? NULL : sw->excluded[idx].config;
+}
+
+/* t breaks run.constraints: kept for `plan` (the first FS_SWEEP_MAX_EXCLUDED), never trained. */
+static void exclude(Expander *x, FsTrial *t, long params, uint64_t h)
+{
+    FsSweep *sw = x->sw;
+    sw->n_excluded++;
+    if (sw->n_excluded_kept == FS_SWEEP_MAX_EXCLUDED) {
+        map_put(&x->seen, h, EXCLUDED | NOT_KEPT);
+        trial_drop(t);
+        return;
     }
-    FsTrial t = {0};
-    FsSweep *sw0 = x->sw;
-    t.at = fs_calloc((size_t)sw0->n_dims + 1, sizeof *t.at);
-    for (int d = 0, k = 0; d < N_DIMS; d++)
-        if (dim_size(x->sp, d) > 1 && k < sw0->n_dims) t.at[k++] = (uint16_t)at[d];
-    build_arch(x->sw, x->sp, at, &t.arch);
-    build_spec(x->sp, at, &t.train);
-    t.config = sw_trial_config(x->sw, &t.arch, &t.train);
+    if (sw->n_excluded_kept == x->cap_excluded) {
+        x->cap_excluded = x->cap_excluded ? 2 * x->cap_excluded : 16;
+        sw->excluded = fs_realloc(sw->excluded, (size_t)x->cap_excluded * sizeof *sw->excluded);
+    }
+    FsExcluded *ex = &sw->excluded[sw->n_excluded_kept];
+    memset(ex, 0, sizeof *ex);
+    char arch[512];
+    sweep_arch_summary(&t->arch, arch, sizeof arch);
+    ex->arch = fs_strdup(arch);
+    ex->params = params;
+    ex->config = t->config;
+    t->config = NULL;
+    map_put(&x->seen, h, EXCLUDED | (uint64_t)sw->n_excluded_kept++);
+    trial_drop(t);
+}
+
+/* Adds the trial at pt unless an equal trial exists or run.constraints
+ * excludes it. Returns 1 if added. */
+static int add_point(Expander *x, const SwPoint *pt)
+{
+    FsSweep *sw = x->sw;
+    FsTrial t;
+    sw_point_trial(sw, x->sp, pt, &t);
     uint64_t h = fs_fnv1a64(t.config, strlen(t.config), FS_FNV_OFFSET), idx;
     while (map_get(&x->seen, h, &idx)) {
-        if (!strcmp(x->sw->trials[idx].config, t.config)) {
-            free(t.config);
-            free(t.at);
+        const char *cfg = seen_config(sw, idx);
+        if (!cfg || !strcmp(cfg, t.config)) {
+            trial_drop(&t);
             return 0;
         }
         h = fs_splitmix64(&h); /* a 64-bit collision of different configs: probe on */
     }
-    FsSweep *sw = x->sw;
+    const long params = sw->constraints.given ? sweep_trial_params(&t) : 0;
+    if (sw->constraints.given && !sw_constraints_allow(&sw->constraints, params)) {
+        exclude(x, &t, params, h);
+        return 0;
+    }
     if (sw->n_trials == x->cap) {
         x->cap = x->cap ? 2 * x->cap : 64;
         sw->trials = fs_realloc(sw->trials, (size_t)x->cap * sizeof *sw->trials);
@@ -316,59 +165,118 @@ static uint64_t below(FsRng *r, uint64_t n)
     }
 }
 
-/* The swept dimensions, for the model-based sampler. */
-static void list_dims(FsSweep *sw, const SwSpace *sp)
+/* Grid point number g (mixed radix, the last dimension fastest). */
+static void grid_point(const SwSpace *sp, uint64_t g, SwPoint *pt)
 {
-    sw->n_dims = 0;
-    for (int d = 0; d < N_DIMS && sw->n_dims < FS_SWEEP_MAX_DIMS; d++) {
-        if (dim_size(sp, d) < 2) continue;
-        FsSweepDim *dm = &sw->dims[sw->n_dims++];
-        dm->n = dim_size(sp, d);
-        dm->ordered = d > 0 && sw_opts[d - 1].type != OT_ENUM && sw_opts[d - 1].type != OT_BOOL;
-        if (d == 0) snprintf(dm->key, sizeof dm->key, "model.layers");
-        else snprintf(dm->key, sizeof dm->key, "%s.%s", sw_section_key(sw_opts[d - 1].sec), sw_opts[d - 1].key);
+    memset(pt, 0, sizeof *pt);
+    for (int d = SW_GRID_DIMS - 1; d >= 0; d--) {
+        uint64_t n = (uint64_t)sw_grid_dim_size(sp, d);
+        pt->at[d] = (int)(g % n);
+        g /= n;
     }
 }
 
-/* The option does not change the trial when every other value of it gives
- * the same config (the grid kept the trial at the first such point). */
-const char *sweep_trial_value(const FsSweep *sw, const FsTrial *t, int d, char *buf, size_t n)
+/* Draw i of a sweep with ranges: a grid point and a value in each range,
+ * from a stream of its own (the seed and i), so that draw i is the same
+ * whatever the budget and whichever draws were kept before it. */
+static void draw_point(const FsSweep *sw, const SwSpace *sp, uint64_t i, SwPoint *pt)
 {
-    const SwSpace *sp = sw->space;
-    if (!sp || d < 0 || d >= sw->n_dims || !t->at || !n) return NULL;
-    int at[N_DIMS], dim = -1;
-    for (int g = 0, k = 0; g < N_DIMS; g++) { /* t->at holds the swept dimensions only */
-        at[g] = 0;
-        if (dim_size(sp, g) < 2) continue;
-        if (k == d) dim = g;
-        if (k < sw->n_dims) at[g] = t->at[k];
-        k++;
+    FsRng r;
+    const uint64_t words[3] = {sw->search_seed, i, 0x72616e676531ULL /* "range1": the purpose */};
+    fs_rng_seed(&r, words, 3);
+    grid_point(sp, below(&r, sw->grid_size), pt);
+    for (int k = 0; k < sp->n_ranges; k++)
+        pt->r[k] = sw_range_at(&sp->ranges[k], ldexp((double)(fs_rng_u64(&r) >> 11), -53)); /* u in [0, 1) */
+}
+
+static void note_short(FsSweep *sw, int want, uint64_t drawn, int exhausted)
+{
+    char note[320];
+    if (exhausted)
+        snprintf(note, sizeof note, "search.random asks for %d trials but the grid has only %d distinct "
+                 "trials%s; all of them run", want, sw->n_trials, sw->n_excluded ? " within run.constraints" : "");
+    else
+        snprintf(note, sizeof note, "search.random asks for %d trials; only %d distinct ones%s were found "
+                 "in %llu points sampled", want, sw->n_trials, sw->n_excluded ? " within run.constraints" : "",
+                 (unsigned long long)drawn);
+    sw->note = fs_strdup(note);
+}
+
+/* A grid cannot enumerate a range: each is refused where it is written. */
+static int refuse_ranges(const FsSweep *sw, const SwSpace *sp, SwErrs *e)
+{
+    if (!sp->n_ranges || sw->random_n) return 0;
+    for (int k = 0; k < sp->n_ranges; k++)
+        swerr_add(e, sp->ranges[k].line, sp->ranges[k].col,
+                  "%s: a range is sampled, and this sweep is a grid (no search.random); give a list of values, "
+                  "[a, b, c], or grid_points: N in the range for N values from low to high, or sample it with "
+                  "search: {random: N}", sp->ranges[k].key);
+    return -1;
+}
+
+static void expand_grid(Expander *x, uint64_t g)
+{
+    SwPoint pt;
+    for (uint64_t i = 0; i < g && x->sw->n_trials < FS_SWEEP_MAX_TRIALS; i++) {
+        grid_point(x->sp, i, &pt);
+        add_point(x, &pt);
     }
-    if (dim < 0) return NULL;
-    const int mine = at[dim];
-    int changes = 0;
-    for (int v = 0; v < dim_size(sp, dim) && !changes; v++) {
-        if (v == mine) continue;
-        at[dim] = v;
-        FsTrial o = {0};
-        build_arch(sw, sp, at, &o.arch);
-        build_spec(sp, at, &o.train);
-        char *cfg = sw_trial_config(sw, &o.arch, &o.train);
-        changes = strcmp(cfg, t->config) != 0;
-        free(cfg);
+}
+
+/* search.random over a grid: a lazily shuffled permutation of its points. */
+static void expand_walk(Expander *x, uint64_t g)
+{
+    FsSweep *sw = x->sw;
+    FsRng r;
+    const uint64_t words[2] = {sw->search_seed, 0x737765657031ULL /* "sweep1": the purpose */};
+    fs_rng_seed(&r, words, 2);
+    U64Map perm = {0}; /* position -> grid point, where a swap moved it */
+    /* Many grid points may collapse into one trial (an option unused by
+     * the rest of the config); bound the walk when the grid is huge. */
+    uint64_t budget = (uint64_t)sw->random_n * 1000 + 100000, i;
+    SwPoint pt;
+    for (i = 0; i < g && i < budget && sw->n_trials < sw->random_n; i++) {
+        uint64_t j = i + below(&r, g - i), vj = j, vi = i;
+        map_get(&perm, j, &vj);
+        map_get(&perm, i, &vi);
+        map_put(&perm, j, vi);
+        grid_point(x->sp, vj, &pt);
+        add_point(x, &pt);
     }
-    if (!changes) return NULL;
-    if (dim == 0) snprintf(buf, n, "%d", mine + 1);
-    else sw_value_text(dim - 1, &sp->opt[dim - 1].v[mine], buf, n);
-    return buf;
+    map_free(&perm);
+    if (sw->n_trials < sw->random_n) note_short(sw, sw->random_n, i, i >= g);
+}
+
+/* A sweep with ranges: draws 0, 1, ... until `want` distinct trials
+ * (search.random's, or tpe's candidates). */
+static void expand_draws(Expander *x, int want)
+{
+    FsSweep *sw = x->sw;
+    const uint64_t budget = (uint64_t)want * 1000 + 100000;
+    uint64_t i;
+    SwPoint pt;
+    for (i = 0; i < budget && sw->n_trials < want; i++) {
+        draw_point(sw, x->sp, i, &pt);
+        add_point(x, &pt);
+    }
+    if (sw->n_trials < want && sw->sampler != FS_SAMPLER_TPE) note_short(sw, want, i, 0);
+}
+
+int sweep_tpe_pool(int budget)
+{
+    long n = 16L * budget;
+    if (n < 1024) n = 1024;
+    if (n > FS_SWEEP_MAX_TRIALS) n = FS_SWEEP_MAX_TRIALS;
+    return (int)n;
 }
 
 int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e)
 {
-    list_dims(sw, sp);
+    sw_list_dims(sw, sp);
+    if (refuse_ranges(sw, sp, e)) return -1;
     uint64_t g = 1;
-    for (int d = 0; d < N_DIMS; d++) {
-        uint64_t n = (uint64_t)dim_size(sp, d);
+    for (int d = 0; d < SW_GRID_DIMS; d++) {
+        uint64_t n = (uint64_t)sw_grid_dim_size(sp, d);
         if (g > (UINT64_C(1) << 62) / n) {
             swerr_add(e, 1, 1, "the grid has more than 2^62 points; split the sweep");
             return -1;
@@ -376,47 +284,24 @@ int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e)
         g *= n;
     }
     sw->grid_size = g;
-    if ((!sw->random_n || sw->sampler == FS_SAMPLER_TPE) && g > FS_SWEEP_MAX_GRID) {
+    const int whole = !sp->n_ranges && (!sw->random_n || sw->sampler == FS_SAMPLER_TPE);
+    if (whole && g > FS_SWEEP_MAX_GRID) {
         swerr_add(e, 1, 1, "the grid has %llu points (more than %d); sample it with search: {random: N}",
                   (unsigned long long)g, FS_SWEEP_MAX_GRID);
         return -1;
     }
     Expander x = {.sw = sw, .sp = sp};
-    if (!sw->random_n || sw->sampler == FS_SAMPLER_TPE) { /* tpe: every candidate; the run proposes */
-        for (uint64_t i = 0; i < g && sw->n_trials < FS_SWEEP_MAX_TRIALS; i++) add_point(&x, i);
-        if (sw->n_trials >= FS_SWEEP_MAX_TRIALS && g > (uint64_t)sw->n_trials) {
-            map_free(&x.seen);
-            swerr_add(e, 1, 1, "the grid has more than %d distinct trials; sample it with search: {random: N}",
-                      FS_SWEEP_MAX_TRIALS);
-            return -1;
-        }
-    } else {
-        FsRng r;
-        const uint64_t words[2] = {sw->search_seed, 0x737765657031ULL /* "sweep1": the purpose */};
-        fs_rng_seed(&r, words, 2);
-        U64Map perm = {0}; /* position -> grid point, where a swap moved it */
-        /* Many grid points may collapse into one trial (an option unused by
-         * the rest of the config); bound the walk when the grid is huge. */
-        uint64_t budget = (uint64_t)sw->random_n * 1000 + 100000, i;
-        for (i = 0; i < g && i < budget && sw->n_trials < sw->random_n; i++) {
-            uint64_t j = i + below(&r, g - i), vj = j, vi = i;
-            map_get(&perm, j, &vj);
-            map_get(&perm, i, &vi);
-            map_put(&perm, j, vi);
-            add_point(&x, vj);
-        }
-        map_free(&perm);
-        if (sw->n_trials < sw->random_n) {
-            char note[256];
-            if (i < g)
-                snprintf(note, sizeof note, "search.random asks for %d trials; only %d distinct ones were found "
-                         "in %llu grid points sampled", sw->random_n, sw->n_trials, (unsigned long long)i);
-            else
-                snprintf(note, sizeof note, "search.random asks for %d trials but the grid has only %d distinct "
-                         "trials; all of them run", sw->random_n, sw->n_trials);
-            sw->note = fs_strdup(note);
-        }
-    }
+    if (sp->n_ranges) /* tpe: a pool of candidates drawn alike, which the run proposes from */
+        expand_draws(&x, sw->sampler == FS_SAMPLER_TPE ? sweep_tpe_pool(sw->random_n) : sw->random_n);
+    else if (whole) /* tpe: every candidate; the run proposes */
+        expand_grid(&x, g);
+    else
+        expand_walk(&x, g);
     map_free(&x.seen);
-    return 0;
+    if (whole && sw->n_trials >= FS_SWEEP_MAX_TRIALS && g > (uint64_t)sw->n_trials) {
+        swerr_add(e, 1, 1, "the grid has more than %d distinct trials; sample it with search: {random: N}",
+                  FS_SWEEP_MAX_TRIALS);
+        return -1;
+    }
+    return sw_constraints_check(sw, e);
 }

@@ -84,46 +84,57 @@ static int layer_keys(const YNode *args, const char *where, int kind, SwErrs *e)
     return e->n > before;
 }
 
+void sw_layer_set(SwLayer *ly, int opt, double x)
+{
+    FsLayerSpec *s = &ly->spec;
+    switch (opt) {
+    case O_FILTERS:
+    case O_DENSE: s->units = (int)x; break;
+    case O_KERNEL: s->width = (int)x; break;
+    case O_ACTIVATION: s->act = (FsAct)(int)x; break;
+    case O_LEAKY_SLOPE: ly->leaky = (float)x, ly->set |= LS_LEAKY; break;
+    case O_ELU_ALPHA: ly->elu = (float)x, ly->set |= LS_ELU; break;
+    case O_DROPOUT: s->rate = (float)x; break;
+    case O_BN_EPSILON: s->eps = (float)x, ly->set |= LS_EPS; break;
+    case O_BN_MOMENTUM: s->momentum = (float)x, ly->set |= LS_MOM; break;
+    case O_GATE_BIAS: s->gate_bias = (float)x, ly->set |= LS_GATE; break;
+    case O_DILATION: s->dilation = (int)x; break;
+    }
+}
+
 /* One parameter's value x (read from v, named w) into the layer: 1 if it
  * breaks a rule of its own (checked here, where its position is known). */
 static int layer_param(int opt, SwVal x, const YNode *v, const char *w, int window, SwLayer *out, SwErrs *e)
 {
-    FsLayerSpec *s = &out->spec;
-    switch (opt) {
-    case O_FILTERS: s->units = (int)x.d; break;
-    case O_DENSE:
-        s->units = (int)x.d;
-        if (s->units < 1) {
-            swerr_add(e, v->line, v->col, "%s: a dense layer needs at least 1 unit", w);
-            return 1;
-        }
-        break;
-    case O_KERNEL:
-        s->width = (int)x.d;
-        if (window > 0 && s->width > window) {
-            swerr_add(e, v->line, v->col, "%s: kernel width %d is wider than the window (%d)", w, s->width, window);
-            return 1;
-        }
-        break;
-    case O_ACTIVATION: s->act = (FsAct)(int)x.d; break;
-    case O_LEAKY_SLOPE: out->leaky = (float)x.d, out->set |= LS_LEAKY; break;
-    case O_ELU_ALPHA: out->elu = (float)x.d, out->set |= LS_ELU; break;
-    case O_DROPOUT: s->rate = (float)x.d; break;
-    case O_BN_EPSILON: s->eps = (float)x.d, out->set |= LS_EPS; break;
-    case O_BN_MOMENTUM: s->momentum = (float)x.d, out->set |= LS_MOM; break;
-    case O_GATE_BIAS: s->gate_bias = (float)x.d, out->set |= LS_GATE; break;
-    case O_DILATION:
-        s->dilation = (int)x.d;
-        if (window > 0 && s->dilation > 1) {
-            swerr_add(e, v->line, v->col, "%s: a dilation needs a chain model (data.window: chain)", w);
-            return 1;
-        }
-        break;
+    sw_layer_set(out, opt, x.d);
+    if (opt == O_DENSE && out->spec.units < 1) {
+        swerr_add(e, v->line, v->col, "%s: a dense layer needs at least 1 unit", w);
+        return 1;
+    }
+    if (opt == O_KERNEL && window > 0 && out->spec.width > window) {
+        swerr_add(e, v->line, v->col, "%s: kernel width %d is wider than the window (%d)", w, out->spec.width, window);
+        return 1;
+    }
+    if (opt == O_DILATION && window > 0 && out->spec.dilation > 1) {
+        swerr_add(e, v->line, v->col, "%s: a dilation needs a chain model (data.window: chain)", w);
+        return 1;
     }
     return 0;
 }
 
-static int read_layer(const YNode *ly, const char *where, int window, SwLayer *out, SwErrs *e)
+/* A parameter written as a range (sp->ranges, for this alternative and
+ * layer): its high is checked as a value, its low stands in for the shape
+ * check. 1 if it is bad. */
+static int layer_range(SwSpace *sp, int opt, const YNode *v, const char *w, int at[2], int window, SwLayer *out,
+                       SwErrs *e)
+{
+    if (sw_parse_range(sp, opt, v, w, at[0], at[1], NULL, e)) return 1;
+    const SwRange *r = &sp->ranges[sp->n_ranges - 1];
+    if (layer_param(opt, (SwVal){.d = r->high}, v, w, window, out, e)) return 1;
+    return layer_param(opt, (SwVal){.d = r->low}, v, w, window, out, e);
+}
+
+static int read_layer(SwSpace *sp, const YNode *ly, const char *where, int at[2], int window, SwLayer *out, SwErrs *e)
 {
     memset(out, 0, sizeof *out);
     const YNode *kn, *args;
@@ -142,6 +153,11 @@ static int read_layer(const YNode *ly, const char *where, int window, SwLayer *o
                 swerr_add(e, kn->line, kn->col, "%s (%s): missing '%s'", where, kinds[kind], params[p].key);
                 bad = 1;
             }
+            continue;
+        }
+        const int numeric = sw_opts[params[p].opt].type == OT_INT || sw_opts[params[p].opt].type == OT_FLOAT;
+        if (numeric && sw_is_range(v)) {
+            bad |= layer_range(sp, params[p].opt, v, w, at, window, out, e);
             continue;
         }
         SwVal x;
@@ -175,7 +191,8 @@ static void read_alt(SwSpace *sp, const YNode *list, int idx, int window, SwErrs
     for (int i = 0; i < list->n; i++) {
         char w[192];
         snprintf(w, sizeof w, "%s[%d]", where, i + 1);
-        bad |= read_layer(list->item[i], w, window, &alt->l[i], e) != 0;
+        int at[2] = {idx, i};
+        bad |= read_layer(sp, list->item[i], w, at, window, &alt->l[i], e) != 0;
     }
     alt->n = list->n;
     if (bad) return;
@@ -218,8 +235,10 @@ static void read_layers(SwSpace *sp, const YNode *v, int window, SwErrs *e)
 
 static void check_structured(const SwSpace *sp, int window, int line, int col, SwErrs *e);
 
-static double max_of(const SwOpt *o)
+/* The largest value of a list, or a range's high. */
+static double max_of(const SwSpace *sp, const SwOpt *o)
 {
+    if (o->range) return sp->ranges[o->range - 1].high;
     double m = o->v[0].d;
     for (int i = 1; i < o->n; i++)
         if (o->v[i].d > m) m = o->v[i].d;
@@ -259,7 +278,7 @@ void sw_parse_model(SwSpace *sp, const YNode *m, int window, int wline, int wcol
         char where[96];
         snprintf(where, sizeof where, "model.%s", sw_opts[o].key);
         int before = e->n;
-        sw_parse_opt(o, v, where, &sp->opt[o], e);
+        sw_parse_opt(sp, o, v, where, e);
         bad |= e->n > before;
     }
     if (layers) {
@@ -271,29 +290,41 @@ void sw_parse_model(SwSpace *sp, const YNode *m, int window, int wline, int wcol
 
 /* Cross-option checks of the structured form. Defaults have no position
  * of their own: their errors point at (line, col). */
+/* model.dilation's values (a range: its high, the largest) against the
+ * window and the deepest convolution of the grid. */
+static void check_dilation(const SwSpace *sp, int window, SwErrs *e)
+{
+    const SwOpt *dl = &sp->opt[O_DILATION];
+    for (int i = 0; i < dl->n; i++) {
+        const double d = dl->range ? max_of(sp, dl) : dl->v[i].d;
+        const int line = dl->range ? dl->line : dl->v[i].line, col = dl->range ? dl->col : dl->v[i].col;
+        long reach = 1;
+        for (int j = 1; j < (int)max_of(sp, &sp->opt[O_DEPTH]) && reach <= FS_MAX_DILATION; j++) reach *= (long)d;
+        if (d > 1 && window > 0)
+            swerr_add(e, line, col, "model.dilation: %d needs a chain model (data.window: chain)", (int)d);
+        else if (reach > FS_MAX_DILATION)
+            swerr_add(e, line, col,
+                      "model.dilation: %d gives the deepest convolution of the grid a dilation above %d "
+                      "(dilation^(depth - 1)); use a smaller dilation or depth", (int)d, FS_MAX_DILATION);
+    }
+}
+
 static void check_structured(const SwSpace *sp, int window, int line, int col, SwErrs *e)
 {
-    const SwOpt *k = &sp->opt[O_KERNEL], *dl = &sp->opt[O_DILATION];
-    for (int i = 0; i < dl->n; i++) {
-        long reach = 1;
-        for (int j = 1; j < (int)max_of(&sp->opt[O_DEPTH]) && reach <= FS_MAX_DILATION; j++) reach *= (long)dl->v[i].d;
-        if (dl->v[i].d > 1 && window > 0)
-            swerr_add(e, dl->v[i].line, dl->v[i].col, "model.dilation: %d needs a chain model (data.window: chain)",
-                      (int)dl->v[i].d);
-        else if (reach > FS_MAX_DILATION)
-            swerr_add(e, dl->v[i].line, dl->v[i].col,
-                      "model.dilation: %d gives the deepest convolution of the grid a dilation above %d "
-                      "(dilation^(depth - 1)); use a smaller dilation or depth", (int)dl->v[i].d, FS_MAX_DILATION);
-    }
-    for (int i = 0; i < k->n && window > 0; i++)
+    const SwOpt *k = &sp->opt[O_KERNEL];
+    check_dilation(sp, window, e);
+    if (k->range && window > 0 && max_of(sp, k) > window)
+        swerr_add(e, k->line, k->col, "model.kernel: the range's high %d is wider than the window (%d)",
+                  (int)max_of(sp, k), window);
+    for (int i = 0; i < k->n && window > 0 && !k->range; i++)
         if (k->v[i].d > window)
             swerr_add(e, k->given ? k->v[i].line : line, k->given ? k->v[i].col : col,
                       "model.kernel: width %d%s is wider than the window (%d)", (int)k->v[i].d,
                       k->given ? "" : " (the default)", window);
     /* The largest combination of the grid must fit model.h's layer array. */
-    int any_bn = max_of(&sp->opt[O_BATCHNORM]) > 0, any_drop = max_of(&sp->opt[O_DROPOUT]) > 0;
-    int any_dense = max_of(&sp->opt[O_DENSE]) > 0;
-    int layers_max = (int)max_of(&sp->opt[O_DEPTH]) * (1 + any_bn) + (int)max_of(&sp->opt[O_HIGHWAY]) + any_drop +
+    int any_bn = max_of(sp, &sp->opt[O_BATCHNORM]) > 0, any_drop = max_of(sp, &sp->opt[O_DROPOUT]) > 0;
+    int any_dense = max_of(sp, &sp->opt[O_DENSE]) > 0;
+    int layers_max = (int)max_of(sp, &sp->opt[O_DEPTH]) * (1 + any_bn) + (int)max_of(sp, &sp->opt[O_HIGHWAY]) + any_drop +
                      any_dense * (1 + any_drop);
     if (layers_max > FS_MAX_LAYERS) {
         const SwOpt *d = &sp->opt[O_DEPTH];

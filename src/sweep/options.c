@@ -111,7 +111,7 @@ int sw_opt_hidden_default(int o, const SwOpt *opt)
     static const int later[] = {O_MONITOR,  O_LR_SCHEDULE,  O_LR_STEP_EVERY,     O_LR_STEP_FACTOR,
                                 O_WARMUP,   O_CLASS_WEIGHTS, O_DILATION, O_BATCH_RESIDUES};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
-        if (o == later[i]) return opt->n == 1 && opt->v[0].d == sw_opt_default(o);
+        if (o == later[i]) return !opt->range && opt->n == 1 && opt->v[0].d == sw_opt_default(o);
     return 0;
 }
 
@@ -180,8 +180,9 @@ static int in_bounds(const SwOptDesc *d, double x)
     return 1;
 }
 
-static int read_value(const SwOptDesc *d, const YNode *v, SwVal *out)
+int sw_read_value(int o, const YNode *v, SwVal *out)
 {
+    const SwOptDesc *d = &sw_opts[o];
     long long i;
     double x;
     out->line = v->line;
@@ -237,8 +238,9 @@ static const char *monitor_hint(const char *s)
     return NULL;
 }
 
-static void value_error(const SwOptDesc *d, const YNode *v, const char *where, SwErrs *e)
+void sw_value_error(int o, const YNode *v, const char *where, SwErrs *e)
 {
+    const SwOptDesc *d = &sw_opts[o];
     char buf[80], ex[160];
     const char *expect = expect_of(d, ex, sizeof ex);
     const char *hint = NULL;
@@ -254,19 +256,32 @@ static void value_error(const SwOptDesc *d, const YNode *v, const char *where, S
         swerr_add(e, v->line, v->col, "%s: expected %s, got %s", where, expect, shown(v, buf, sizeof buf));
 }
 
-void sw_parse_opt(int o, const YNode *v, const char *where, SwOpt *out, SwErrs *e)
+void sw_parse_opt(SwSpace *sp, int o, const YNode *v, const char *where, SwErrs *e)
 {
     const SwOptDesc *d = &sw_opts[o];
+    SwOpt *out = &sp->opt[o];
     free(out->v);
     out->v = NULL;
     out->n = 0;
+    out->range = 0;
     out->given = 1;
     out->line = v->line;
     out->col = v->col;
+    const int numeric = d->type == OT_INT || d->type == OT_FLOAT;
+    if (numeric && sw_is_range(v)) {
+        int n = sw_parse_range(sp, o, v, where, -1, -1, &out->v, e);
+        if (n > 0) out->n = n;
+        if (n != 0) return;
+        out->range = sp->n_ranges; /* its low stands for it where one value is needed (the default's place) */
+        out->v = fs_calloc(1, sizeof *out->v);
+        out->v[0] = (SwVal){.d = sp->ranges[sp->n_ranges - 1].low, .line = v->line, .col = v->col};
+        out->n = 1;
+        return;
+    }
     if (v->kind == YN_MAP) {
         char ex[160];
-        swerr_add(e, v->line, v->col, "%s: expected %s, or a list of them; got a mapping", where,
-                  expect_of(d, ex, sizeof ex));
+        swerr_add(e, v->line, v->col, "%s: expected %s, or a list of them%s; got a mapping", where,
+                  expect_of(d, ex, sizeof ex), numeric ? ", or a range {low: A, high: B}" : "");
         return;
     }
     if (v->kind == YN_SEQ && v->n == 0) {
@@ -282,10 +297,10 @@ void sw_parse_opt(int o, const YNode *v, const char *where, SwOpt *out, SwErrs *
             snprintf(w, sizeof w, "%s[%d]", where, k + 1);
         else
             snprintf(w, sizeof w, "%s", where);
-        if (read_value(d, item, &out->v[out->n]) == 0)
+        if (sw_read_value(o, item, &out->v[out->n]) == 0)
             out->n++;
         else
-            value_error(d, item, w, e);
+            sw_value_error(o, item, w, e);
     }
 }
 
@@ -325,12 +340,12 @@ void sw_parse_training(SwSpace *sp, const YNode *t, SwErrs *e)
         const YNode *v = ytree_get(t, sw_opts[o].key);
         char where[64];
         snprintf(where, sizeof where, "training.%s", sw_opts[o].key);
-        if (v) sw_parse_opt(o, v, where, &sp->opt[o], e);
+        if (v) sw_parse_opt(sp, o, v, where, e);
     }
     const YNode *es = ytree_get(t, "early_stopping");
     if (!es) return;
     if (es->kind == YN_SCALAR) { /* early_stopping: gl  ==  {criterion: gl} */
-        sw_parse_opt(O_CRITERION, es, sw_section_key(SEC_STOP), &sp->opt[O_CRITERION], e);
+        sw_parse_opt(sp, O_CRITERION, es, sw_section_key(SEC_STOP), e);
         return;
     }
     if (es->kind != YN_MAP) {
@@ -347,7 +362,7 @@ void sw_parse_training(SwSpace *sp, const YNode *t, SwErrs *e)
         const YNode *v = ytree_get(es, sw_opts[o].key);
         char where[64];
         snprintf(where, sizeof where, "training.early_stopping.%s", sw_opts[o].key);
-        if (v) sw_parse_opt(o, v, where, &sp->opt[o], e);
+        if (v) sw_parse_opt(sp, o, v, where, e);
     }
 }
 
@@ -360,7 +375,7 @@ int sw_read_one(int o, const YNode *v, const char *where, SwVal *out, SwErrs *e)
                   v->kind == YN_SEQ ? "a list" : "a mapping");
         return -1;
     }
-    if (read_value(&sw_opts[o], v, out) == 0) return 0;
-    value_error(&sw_opts[o], v, where, e);
+    if (sw_read_value(o, v, out) == 0) return 0;
+    sw_value_error(o, v, where, e);
     return -1;
 }

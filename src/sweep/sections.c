@@ -343,16 +343,18 @@ static void parse_objectives(FsSweep *sw, const YNode *v, SwErrs *e)
 
 void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
 {
-    static const char *const keys[] = {"backend",    "threads",    "out",  "metric",
-                                       "keep_models", "checkpoint", "alpha", "objectives"};
+    static const char *const keys[] = {"backend",    "threads",    "out",   "metric",    "keep_models",
+                                       "checkpoint", "alpha",      "objectives", "constraints"};
     if (r->kind != YN_MAP) {
         swerr_add(e, r->line, r->col,
-                  "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint, alpha, objectives)");
+                  "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint, alpha, objectives, "
+                  "constraints)");
         return;
     }
-    sw_check_keys(r, "run", keys, 8, e);
+    sw_check_keys(r, "run", keys, 9, e);
     const YNode *v;
     if ((v = ytree_get(r, "objectives"))) parse_objectives(sw, v, e);
+    if ((v = ytree_get(r, "constraints"))) sw_parse_constraints(sw, ytree_key(r, "constraints"), v, e);
     if ((v = ytree_get(r, "backend"))) {
         int k = -1;
         for (int i = 0; i <= FS_BACKEND_CUDA && v->kind == YN_SCALAR; i++)

@@ -35,19 +35,45 @@ typedef struct {
     char *config;   /* canonical JSON object of this trial's model and training options
                        (sorted keys, fixed number format): what the id hashes */
     uint16_t *at;   /* its value index in each swept dimension (FsSweep.dims): for the sampler */
+    double *x;      /* its value in each swept dimension that is a range (FsSweepDim.range), else 0 */
 } FsTrial;
 
-/* One swept dimension of the grid (an option with several values, or the
- * layer-list alternatives). */
+/* One swept dimension: an option with several values, the layer-list
+ * alternatives, or a range (docs/sweep-format.md, "Ranges"). */
 #define FS_SWEEP_MAX_DIMS 64
 typedef struct {
     char key[48]; /* the option's dotted sweep key: "model.filters", "training.early_stopping.alpha",
-                     "model.layers" (the alternatives) */
-    int n;        /* values */
+                     "model.layers" (the alternatives), "model.layers[1][2].filters" (a layer's range) */
+    int n;        /* values (0 for a range) */
     int ordered;  /* numbers (ordered) or names (categories) */
+    int range;    /* a range, {low, high[, log]}: a trial's value is FsTrial.x, anywhere in [low, high] */
+    double low, high;
+    int log;      /* sampled uniformly in log space (the sampler's density is in log space too) */
 } FsSweepDim;
 
 struct SwSpace; /* the parsed options, private to the sweep module */
+
+/* run.constraints: trials outside them are excluded before training
+ * (docs/sweep-format.md, "Constraints"): never trials of the sweep. */
+typedef struct {
+    int given;
+    long params_min, params_max; /* on sweep_trial_params: 0 and LONG_MAX where not given */
+    int line, col;               /* of run.constraints */
+} FsConstraints;
+
+/* A trial run.constraints excluded (never trained; `plan` lists it). */
+typedef struct {
+    char id[FS_TRIAL_ID_LEN + 1]; /* set by sweep_assign_ids */
+    char *config;                 /* its trial config */
+    char *arch;                   /* sweep_arch_summary */
+    long params;                  /* sweep_trial_params */
+} FsExcluded;
+#define FS_SWEEP_MAX_EXCLUDED 10000 /* kept for plan; more are counted */
+
+/* tpe over ranges proposes from this many candidates, drawn as
+ * search.random draws its trials: max(1024, 16 x budget), at most
+ * FS_SWEEP_MAX_TRIALS. */
+int sweep_tpe_pool(int budget);
 
 typedef enum { FS_SAMPLER_GRID = 0, FS_SAMPLER_RANDOM, FS_SAMPLER_TPE } FsSampler;
 
@@ -86,6 +112,7 @@ typedef struct {
     int objectives[FS_OBJ_COUNT], n_objectives; /* run.objectives (FsObjective): the leaderboard's Pareto front */
     double checkpoint; /* run.checkpoint: seconds of a fold's training between checkpoints; 0 = off */
     int keep_models; /* run.keep_models: trials whose fold models stay at the end; FS_KEEP_ALL, 0 = none */
+    FsConstraints constraints; /* run.constraints */
     /* test: a held-out set evaluated when the sweep finishes. Not part of the
      * canonical sweep or the ids, so one may be added to a finished sweep. */
     int has_test;
@@ -104,6 +131,8 @@ typedef struct {
     uint64_t grid_size; /* size of the full grid (before random sampling and before
                            dropping duplicate trials) */
     char *canonical;    /* canonical YAML of the whole sweep (written to the run folder) */
+    FsExcluded *excluded; /* trials run.constraints excluded, in the order met: the first n_excluded_kept */
+    int n_excluded, n_excluded_kept; /* every distinct one met, and those kept */
     /* search */
     int random_n;         /* search.random: trials sampled from the grid; 0 = the whole grid */
     uint64_t search_seed; /* search.seed */
@@ -191,6 +220,10 @@ long sweep_trial_params(const FsTrial *t);
 /* The residues one of its outputs sees (model_receptive_field): a chain
  * model's context, what `plan` prints. */
 int sweep_trial_receptive_field(const FsTrial *t);
+
+/* Why run.constraints exclude a trial of `params` parameters, into buf
+ * ("params 312064 > max 200000"); returns buf ("" when they allow it). */
+const char *sweep_excluded_why(const FsSweep *sw, long params, char *buf, size_t n);
 
 /* Lists the differences between two canonical sweeps, one "key: A -> B" per
  * line, into out. Returns the number of differences (0 = same sweep). */

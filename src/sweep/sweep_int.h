@@ -54,6 +54,14 @@ void swerr_add(SwErrs *l, long line, long col, const char *fmt, ...) FS_PRINTF(4
 /* Sorts by position and moves every message into out as "NAME:L:C: msg". */
 void swerr_flush(SwErrs *l, FsErrList *out);
 
+/* A growable string. */
+typedef struct {
+    char *s;
+    size_t n, cap;
+} SwBuf;
+void sb_puts(SwBuf *b, const char *s);
+void sb_printf(SwBuf *b, const char *fmt, ...) FS_PRINTF(2, 3);
+
 /* ---------------------------------------------------------------------- */
 /* Options                                                                 */
 
@@ -107,7 +115,22 @@ typedef struct SwOpt {
     int n;
     int given; /* written in the file (else one default value) */
     int line, col;
+    int range; /* 1 + its index in SwSpace.ranges when a range, not values (then n is 1, v[0] its low) */
 } SwOpt;
+
+/* A range instead of a list of values (ranges.c; docs/sweep-format.md,
+ * "Ranges"): search.random and tpe sample it, a grid refuses it. The model
+ * options, training options and a layer list's parameters take one. */
+#define SW_MAX_RANGES 24 /* with the grid's O_COUNT + 1 dimensions, within FS_SWEEP_MAX_DIMS */
+typedef struct {
+    int opt;              /* the option whose type and bounds apply */
+    int alt, layer;       /* a layer parameter: its list and layer (from 0); alt < 0: a model or training option */
+    double low, high;     /* as the trainer holds them (floats rounded to float32, as the canonical text writes them) */
+    double step;          /* integers: values low, low + step, ... <= high; floats: 0 (continuous) or the same */
+    int log;              /* sampled uniformly in log space */
+    int line, col;        /* of the range's mapping */
+    char key[48];         /* its dotted key: "training.learning_rate", "model.layers[1][2].filters" */
+} SwRange;
 
 /* A layer of an explicit layer list; `set` marks per-layer overrides of
  * the model-wide parameters (activation parameter, BN eps/momentum, gate). */
@@ -129,7 +152,28 @@ typedef struct SwSpace {
     SwLayerList *alts; /* explicit layer lists; n_alts == 0: structured options */
     int n_alts;
     int layers_line, layers_col;
+    SwRange ranges[SW_MAX_RANGES]; /* in parse order: model options, layer lists, training */
+    int n_ranges;
 } SwSpace;
+
+/* ranges.c. Whether v is written as a range ({low: .., high: ..}). */
+int sw_is_range(const YNode *v);
+/* Reads v, a range of option o named `where`. With grid_points: N its
+ * values go to *vals (malloc'd; NULL where the caller takes no values:
+ * a layer's parameter), returning N; else the range is appended to
+ * sp->ranges with alt and layer (-1, -1 for a model or training option),
+ * returning 0. -1 with the error added. */
+int sw_parse_range(SwSpace *sp, int o, const YNode *v, const char *where, int alt, int layer, SwVal **vals,
+                   SwErrs *e);
+/* The range's value at u in [0, 1): uniform over [low, high] (in log space
+ * with log), integers the nearest of low + k step, floats as float32. */
+double sw_range_at(const SwRange *r, double u);
+/* Its value x as text, the shortest that reads back ("0.00042", "48"). */
+void sw_range_value_text(const SwRange *r, double x, char *out, size_t n);
+/* The range as the canonical sweep writes it: "{low: 0.0001, high: 0.01, log: true}". */
+void sw_range_canon(SwBuf *b, const SwRange *r);
+/* A layer's parameter set to x, as a layer list's value of it (model_space.c). */
+void sw_layer_set(SwLayer *ly, int opt, double x);
 
 /* parse_*.c */
 void sw_space_defaults(SwSpace *sp);
@@ -169,16 +213,46 @@ int sw_batching_moot(const FsSweep *sw, int o);
 void sw_check_batching(const FsSweep *sw, const SwSpace *sp, SwErrs *e);
 void sw_parse_run(FsSweep *sw, const YNode *run, SwErrs *e);
 void sw_parse_search(FsSweep *sw, const YNode *search, SwErrs *e);
-/* One scalar or a list of scalars into an option; messages name `where`. */
-void sw_parse_opt(int o, const YNode *v, const char *where, SwOpt *out, SwErrs *e);
+/* One scalar, a list of scalars or a range (sp->ranges) into option o; messages name `where`. */
+void sw_parse_opt(SwSpace *sp, int o, const YNode *v, const char *where, SwErrs *e);
 /* Exactly one value of option o's type; 0, or -1 with an error added. */
 int sw_read_one(int o, const YNode *v, const char *where, SwVal *out, SwErrs *e);
 /* A mapping's keys against the allowed ones; unknown keys get a suggestion. */
 void sw_check_keys(const YNode *map, const char *where, const char *const *keys, int n, SwErrs *e);
+/* One value of option o (a range's low, high, step) from v: 0, or -1 (no error added). */
+int sw_read_value(int o, const YNode *v, SwVal *out);
+/* The error for v, a bad value of option o named where. */
+void sw_value_error(int o, const YNode *v, const char *where, SwErrs *e);
 /* Scalar readers: 0, or -1 when the scalar is not of that type. */
 int sw_scalar_int(const YNode *v, long long *out);
 int sw_scalar_u64(const YNode *v, uint64_t *out);
 int sw_scalar_float(const YNode *v, double *out);
+
+/* point.c: one point of the space (a value index in each grid dimension,
+ * 0 the layer-list alternative and 1 + o option o; a value in each range). */
+#define SW_GRID_DIMS (O_COUNT + 1)
+typedef struct {
+    int at[SW_GRID_DIMS];
+    double r[SW_MAX_RANGES];
+} SwPoint;
+/* Values of grid dimension d (1 for a range). */
+int sw_grid_dim_size(const SwSpace *sp, int d);
+/* The swept dimensions in FsSweep.dims order, each a grid dimension (d >= 0)
+ * or range k (-1 - k) into src; returns how many. */
+int sw_swept(const SwSpace *sp, int *src);
+/* sw->dims from the space. */
+void sw_list_dims(FsSweep *sw, const SwSpace *sp);
+/* The trial at pt: its architecture, training options, config, at and x (malloc'd). */
+void sw_point_trial(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, FsTrial *t);
+
+/* constraints.c: run.constraints (v is its value, key its key). */
+void sw_parse_constraints(FsSweep *sw, const YNode *key, const YNode *v, SwErrs *e);
+/* Whether a trial of `params` parameters is within them. */
+int sw_constraints_allow(const FsConstraints *c, long params);
+/* After expansion: 0, or -1 with an error when they excluded every trial. */
+int sw_constraints_check(const FsSweep *sw, SwErrs *e);
+/* The constraints as the canonical sweep writes them (nothing when none). */
+void sw_constraints_canon(SwBuf *b, const FsConstraints *c);
 
 /* expand.c: the grid (or the random sample) into sw->trials. */
 int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e);
@@ -190,12 +264,5 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp);
 /* Option o's value v as the canonical text writes it ("0.001", "adam", "true"). */
 void sw_value_text(int o, const SwVal *v, char *out, size_t n);
 
-/* A growable string. */
-typedef struct {
-    char *s;
-    size_t n, cap;
-} SwBuf;
-void sb_puts(SwBuf *b, const char *s);
-void sb_printf(SwBuf *b, const char *fmt, ...) FS_PRINTF(2, 3);
 
 #endif
