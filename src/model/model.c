@@ -229,6 +229,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
             y->spec.act = FS_ACT_LINEAR;
         }
         if (layer_shape(y, i, l, c, net->chain, &pad, err) != 0) return -1;
+        y->op = y->per_residue ? FS_LAYER_CONV : y->spec.kind;
         if (y->spec.kind == FS_LAYER_ADD && net->layer[y->src].out_l != l)
             return fs_err_set(err, "layer %d (add): its block's input has %d positions and its output %d (a dense "
                                    "layer between them flattens the window)",

@@ -90,6 +90,7 @@ typedef struct {
     int in_pad, out_pad; /* pad rows of input and output tensors (0 when L == 1) */
     int gather;          /* first layer: input is one-hot codes, forward is a gather */
     int per_residue;     /* a chain model's dense or output layer: a width-1 convolution */
+    FsLayerKind op;      /* what the layer code runs it as: its kind, or conv1d where per_residue */
     int dil;             /* conv / highway taps' spacing in rows (>= 1) */
     int src;             /* add: the layer whose output is the block's input (its skip path) */
     long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN */

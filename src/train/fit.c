@@ -16,7 +16,7 @@ FS_DEVICE static void copy_floats(float *dst, const float *src, long n)
 
 /* The examples the next batch takes from idx[0..left): `batch` of them
  * (fewer at the end), or a chain model's chains that fit its rows. */
-FS_DEVICE static int fit_batch_size(const FsModel *m, const FsFoldData *fd, const uint32_t *idx, uint32_t left,
+FS_DEVICE FS_NOINLINE static int fit_batch_size(const FsModel *m, const FsFoldData *fd, const uint32_t *idx, uint32_t left,
                                     int batch)
 {
     if (m->net->chain) return step_chain_batch(fd, idx, left, m->net->in_rows, m->net->pad);
@@ -25,7 +25,7 @@ FS_DEVICE static int fit_batch_size(const FsModel *m, const FsFoldData *fd, cons
 
 /* Loads that batch; returns the B its layers run with (a chain batch is
  * one example of m->rows rows). */
-FS_DEVICE static int fit_load(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int nb)
+FS_DEVICE FS_NOINLINE static int fit_load(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int nb)
 {
     if (!m->net->chain) {
         step_load_batch(m, fd, idx, nb);
@@ -36,7 +36,7 @@ FS_DEVICE static int fit_load(FsModel *m, const FsFoldData *fd, const uint32_t *
 }
 
 /* Batches in an epoch over order[0..n). */
-FS_DEVICE static long fit_steps(const FsModel *m, const FsFoldData *fd, const uint32_t *order, uint32_t n, int batch)
+FS_DEVICE FS_NOINLINE static long fit_steps(const FsModel *m, const FsFoldData *fd, const uint32_t *order, uint32_t n, int batch)
 {
     if (!m->net->chain) return ((long)n + batch - 1) / batch;
     long steps = 0;
@@ -48,17 +48,23 @@ FS_DEVICE static long fit_steps(const FsModel *m, const FsFoldData *fd, const ui
 FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, int eval_batch,
                                              uint64_t conf[FS_CLASSES][FS_CLASSES])
 {
-    double loss = 0.0;
+    /* What the loop keeps across its calls, in memory (FS_IN_MEMORY). */
+    struct {
+        double loss;
+        uint32_t s;
+        int nb, B;
+    } k = {0.0, 0, 0, 0};
     for (int a = 0; a < FS_CLASSES; a++)
         for (int b = 0; b < FS_CLASSES; b++) conf[a][b] = 0;
-    for (uint32_t s = 0; s < fd->n_valid;) {
-        int nb = fit_batch_size(m, fd, fd->valid + s, fd->n_valid - s, eval_batch);
-        int B = fit_load(m, fd, fd->valid + s, nb);
-        step_forward(m, B, 0);
-        loss += step_loss(m, B, 0, conf);
-        s += (uint32_t)nb;
+    for (; k.s < fd->n_valid; k.s += (uint32_t)k.nb) {
+        k.nb = fit_batch_size(m, fd, fd->valid + k.s, fd->n_valid - k.s, eval_batch);
+        k.B = fit_load(m, fd, fd->valid + k.s, k.nb);
+        FS_IN_MEMORY(&k);
+        step_forward(m, k.B, 0);
+        k.loss += step_loss(m, k.B, 0, conf);
+        FS_IN_MEMORY(&k);
     }
-    return fd->n_valid_res ? loss / (double)fd->n_valid_res : 0.0;
+    return fd->n_valid_res ? k.loss / (double)fd->n_valid_res : 0.0;
 }
 
 /* Validation Q3 from the confusion; with wrong set, its error 1 - Q3
@@ -150,7 +156,7 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_batches(FsModel *m, const FsFoldDat
         const FsFitResult *out;
         double t_start, l;
         long steps;
-        int nb;
+        int nb, B;
     } k;
     k.out = out;
     k.t_start = t_start;
@@ -170,10 +176,13 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_batches(FsModel *m, const FsFoldDat
         }
         FS_SYNC();
         k.nb = fit_batch_size(m, fd, m->perm + s->next, fd->n_train - s->next, ts->batch);
-        const int B = fit_load(m, fd, m->perm + s->next, k.nb);
-        step_forward(m, B, 1);
-        k.l = step_loss(m, B, 1, 0);
-        int bad = step_backward(m, B, ts);
+        /* In memory (k), as nb: a value computed here would hold a register
+         * down every call below (device.h). */
+        k.B = fit_load(m, fd, m->perm + s->next, k.nb);
+        FS_IN_MEMORY(&k);
+        step_forward(m, k.B, 1);
+        k.l = step_loss(m, k.B, 1, 0);
+        int bad = step_backward(m, k.B, ts);
         float norm = bad ? NAN : step_update(m, ts, 1);
         if (!isfinite(k.l) || !isfinite(norm)) return FS_FIT_DIVERGED;
         s->loss_sum += k.l;

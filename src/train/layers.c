@@ -16,8 +16,8 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     const FsLayer *y = layer_view(m, i, &tmp);
     float *out = m->work + y->a;
     const float *x = i > 0 ? m->work + m->net->layer[i - 1].a : 0;
-    /* A chain model's dense layers are width-1 convolutions (model.h). */
-    switch (y->per_residue ? FS_LAYER_CONV : y->spec.kind) {
+    /* As its op: a chain model's dense layers run as width-1 convolutions. */
+    switch (y->op) {
     case FS_LAYER_CONV:
         if (y->gather) {
             gather_forward(y, m->w, m->codes, out, B);
@@ -50,7 +50,6 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     default:
         break;
     }
-    if (m->net->chain) chain_mask_rows(m, out, y->out_c);
 }
 
 FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptStep *fuse)
@@ -60,8 +59,7 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
     float *d = m->work + y->d;
     const float *x = i > 0 ? m->work + m->net->layer[i - 1].a : 0;
     float *dx = i > 0 ? m->work + m->net->layer[i - 1].d : 0;
-    int bad = 0;
-    switch (y->per_residue ? FS_LAYER_CONV : y->spec.kind) {
+    switch (y->op) {
     case FS_LAYER_CONV:
         act_backward(y->spec.act, y->spec.act_param, m->work + y->a, m->work + y->z, d, B, y->out_l,
                      y->out_pad, y->out_c);
@@ -81,7 +79,7 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
             rows_colsum(m->g + y->b, d, B, 1, 0, y->out_c);
             gather_backward(y, m->g, m->codes, d, B);
         } else if (fuse) {
-            bad = dense_backward_fused(y, m->w, m->g, m->m1, m->m2, m->scratch, x, d, dx, B, fuse);
+            return dense_backward_fused(y, m->w, m->g, m->m1, m->m2, m->scratch, x, d, dx, B, fuse);
         } else {
             dense_backward(y, m->w, m->g, m->scratch, x, d, dx, B);
         }
@@ -101,11 +99,26 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
     default:
         break;
     }
-    if (m->net->chain && dx) chain_mask_rows(m, dx, y->in_c);
+    return 0;
+}
+
+/* Nothing is left to do after a layer's own pass in layer_forward and
+ * layer_backward: on the GPU a value they kept across their GEMMs would
+ * hold a register down the deepest chain of calls (device.h). What follows
+ * a layer runs here, called by the step with its state in memory. */
+FS_DEVICE FS_NOINLINE void layer_forward_done(FsModel *m, int i)
+{
+    if (m->net->chain) chain_mask_rows(m, m->work + m->net->layer[i].a, m->net->layer[i].out_c);
+}
+
+FS_DEVICE FS_NOINLINE void layer_backward_done(FsModel *m, int i, int B)
+{
+    if (i == 0) return;
+    const FsLayer *x = &m->net->layer[i - 1];
+    if (m->net->chain) chain_mask_rows(m, m->work + x->d, x->out_c);
     /* Layer i wrote layer i-1's output gradient: the skip paths of the
      * residual blocks that start there add theirs. */
-    if (dx) add_skips(m, i - 1, B);
-    return bad;
+    add_skips(m, i - 1, B);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -53,6 +53,11 @@ FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train);
  * With fuse, a dense layer updates its weights instead of storing their
  * gradient; returns nonzero if this thread saw it non-finite. */
 FS_DEVICE int layer_backward(FsModel *m, int i, int B, const FsOptStep *fuse);
+/* After layer i's forward pass: a chain batch's pad rows of its output
+ * zeroed. After its backward pass: those of its input's gradient, and the
+ * residual skips that start at its input added to that gradient. */
+FS_DEVICE void layer_forward_done(FsModel *m, int i);
+FS_DEVICE void layer_backward_done(FsModel *m, int i, int B);
 
 /* The first layer (conv.c): out = bias + the weight rows its one-hot codes
  * pick (a gather), and the weight gradient's scatter-add. */

@@ -30,7 +30,10 @@ FS_DEVICE FS_NOINLINE void step_load_batch(FsModel *m, const FsFoldData *fd, con
 
 FS_DEVICE void step_forward(FsModel *m, int B, int train)
 {
-    for (int i = 0; i < m->net->n; i++) layer_forward(m, i, B, train);
+    for (int i = 0; i < m->net->n; i++) {
+        layer_forward(m, i, B, train);
+        layer_forward_done(m, i);
+    }
 }
 
 /* A chain batch: its proteins (idx: each one's first residue) one after
@@ -281,6 +284,8 @@ FS_DEVICE FS_NOINLINE int step_backward(FsModel *m, int B, const FsTrainSpec *ts
     for (; k.i >= 0; k.i--) {
         FS_IN_MEMORY(&k);
         k.bad |= layer_backward(m, k.i, k.B, k.fused ? &o : 0);
+        FS_IN_MEMORY(&k);
+        layer_backward_done(m, k.i, k.B);
     }
     FS_IN_MEMORY(&k);
     return k.fused ? FS_SYNC_ANY(k.bad) : 0;
