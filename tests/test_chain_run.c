@@ -59,6 +59,40 @@ static void sweeps(void)
     CHECK(sweep_trial_receptive_field(&sw.trials[0]) == 1 + 2 + 8 + 4);
     CHECK(strstr(sw.trials[0].config, "\"dilation\":4") && strstr(sw.trials[0].config, "\"window\":\"chain\""));
     sweep_free(&sw);
+
+    /* Residual blocks: structured (blocks of 2 convolutions with their
+     * batch norm after the first: adds after the 3rd and 5th) and in a
+     * layer list (add's default block of 2 layers; add: {layers: 1}). */
+    CHECK_MSG(sweep_text(&sw, "data:\n  synth: {proteins: 20}\n  window: chain\nmodel:\n  depth: 6\n  filters: 4\n"
+                              "  batchnorm: true\n  residual: [0, 2]\n  dense: 0\n",
+                         why, sizeof why) == 0,
+              "%s", why);
+    CHECK(sw.n_trials == 2);
+    const FsArch *r0 = &sw.trials[0].arch, *r2 = &sw.trials[1].arch;
+    CHECK(r0->n_layers == 12 && r2->n_layers == 14);
+    CHECK(r2->layers[6].kind == FS_LAYER_ADD && r2->layers[6].units == 4);
+    CHECK(r2->layers[11].kind == FS_LAYER_ADD && r2->layers[11].units == 4);
+    CHECK(strstr(sw.trials[1].config, "{\"kind\":\"add\",\"layers\":4}") != NULL);
+    CHECK(strstr(sw.canonical, "residual: [0, 2]") != NULL);
+    sweep_free(&sw);
+    CHECK_MSG(sweep_text(&sw, "data:\n  synth: {proteins: 20}\n  window: chain\nmodel:\n  layers:\n"
+                              "    - [{conv1d: {filters: 4, width: 3}}, {conv1d: {filters: 4, width: 3}}, "
+                              "{add: {layers: 1}}, {conv1d: {filters: 6, width: 3}}, {conv1d: {filters: 6, width: 3}}, "
+                              "add]\n",
+                         why, sizeof why) == 0,
+              "%s", why);
+    CHECK(sw.trials[0].arch.layers[2].units == 1 && sw.trials[0].arch.layers[5].units == 2);
+    CHECK(strstr(sw.canonical, "add: {layers: 2}") != NULL);
+    sweep_free(&sw);
+    EXPECT("data:\n  synth: {proteins: 20}\n  window: chain\nmodel:\n  layers:\n    - [{conv1d: {filters: 4, width: 3}}, "
+           "add]\n",
+           "6:7", "layer 2 (add): a residual block starts after the first layer");
+    EXPECT("data:\n  synth: {proteins: 20}\n  window: chain\nmodel:\n  layers:\n    - [{conv1d: {filters: 4, width: 3}}, "
+           "{conv1d: {filters: 4, width: 3}}, add]\n",
+           "6:7", "layer 3 (add): its block spans 1 to 1 of the layers before it, got 2");
+    EXPECT("data:\n  synth: {proteins: 20}\nmodel:\n  layers:\n    - [{conv1d: {filters: 4, width: 3}}, "
+           "{add: {layers: 0}}]\n",
+           "5:57", "an add spans at least 1 layer");
 }
 
 static void runs(const char *tmp)

@@ -98,10 +98,16 @@ static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsE
         y->out_c = c;
         break;
     case FS_LAYER_ADD:
+        /* The block's input is a layer's output: the first layer's input is
+         * the one-hot residues, which no block may start from. */
+        if (i < 2)
+            return fs_err_set(err, "layer %d (add): a residual block starts after the first layer (whose input is "
+                                   "the one-hot residues): an add needs at least 2 layers before it",
+                              i + 1),
+                   -1;
         if (s->units < 1 || s->units > i - 1)
-            return fs_err_set(err, "layer %d (add): its block must span 1 to %d layers (from the second on: the first "
-                                   "layer's input is the one-hot residues), got %d",
-                              i + 1, i - 1 > 0 ? i - 1 : 0, s->units),
+            return fs_err_set(err, "layer %d (add): its block spans 1 to %d of the layers before it, got %d", i + 1,
+                              i - 1, s->units),
                    -1;
         y->src = i - 1 - s->units;
         y->out_l = l;

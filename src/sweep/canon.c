@@ -110,6 +110,8 @@ static void put_layer(SwBuf *b, const SwSpace *sp, int a, int i)
         {LS_MOM, "momentum", s->momentum, O_BN_MOMENTUM}};
     if (s->kind == FS_LAYER_DROPOUT)
         put_param(b, &sep, "rate", layer_range(sp, a, i, O_DROPOUT), fs_format_float(num, sizeof num, s->rate));
+    snprintf(num, sizeof num, "%d", s->units);
+    if (s->kind == FS_LAYER_ADD) put_param(b, &sep, "layers", layer_range(sp, a, i, O_RESIDUAL), num);
     for (int k = 0; k < 5; k++)
         if (ly->set & opt[k].bit)
             put_param(b, &sep, opt[k].key, layer_range(sp, a, i, opt[k].o), fs_format_float(num, sizeof num, opt[k].v));

@@ -39,6 +39,7 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
         sb_printf(b, "\"width\":%d", s->width);
         break;
     case FS_LAYER_DROPOUT: sb_printf(b, "\"kind\":\"dropout\",\"rate\":%s", fs_float_text(s->rate)); break;
+    case FS_LAYER_ADD: sb_printf(b, "\"kind\":\"add\",\"layers\":%d", s->units); break;
     case FS_LAYER_BATCHNORM:
         sb_printf(b, "\"epsilon\":%s,\"kind\":\"batchnorm\",\"momentum\":%s", fs_float_text(s->eps),
                   fs_float_text(s->momentum));

@@ -31,6 +31,7 @@ static const LayerParam params[] = {
     {"momentum", O_BN_MOMENTUM, K(FS_LAYER_BATCHNORM), 0},
     {"gate_bias", O_GATE_BIAS, K(FS_LAYER_HIGHWAY), 0},
     {"dilation", O_DILATION, K(FS_LAYER_CONV) | K(FS_LAYER_HIGHWAY), 0},
+    {"layers", O_RESIDUAL, K(FS_LAYER_ADD), 0},
 };
 #define N_PARAMS (int)(sizeof params / sizeof params[0])
 
@@ -47,7 +48,7 @@ static int layer_head(const YNode *ly, const char *where, const YNode **kn_out, 
         args = ly->item[0];
     } else {
         swerr_add(e, ly->line, ly->col, "%s: expected one layer, {KIND: {PARAMS}} with KIND one of "
-                  "conv1d, dense, dropout, batchnorm, highway", where);
+                  "conv1d, dense, dropout, batchnorm, highway, add", where);
         return -1;
     }
     int kind = -1;
@@ -56,7 +57,7 @@ static int layer_head(const YNode *ly, const char *where, const YNode **kn_out, 
     if (kind < 0) {
         const char *near = fs_nearest(kn->value, kinds, FS_LAYER_OUTPUT);
         swerr_add(e, kn->line, kn->col, "%s: unknown layer kind '%s'%s%s%s; expected conv1d, dense, dropout, "
-                  "batchnorm or highway", where, kn->value, near ? " (did you mean '" : "", near ? near : "",
+                  "batchnorm, highway or add", where, kn->value, near ? " (did you mean '" : "", near ? near : "",
                   near ? "'?)" : "");
         return -1;
     }
@@ -99,6 +100,7 @@ void sw_layer_set(SwLayer *ly, int opt, double x)
     case O_BN_MOMENTUM: s->momentum = (float)x, ly->set |= LS_MOM; break;
     case O_GATE_BIAS: s->gate_bias = (float)x, ly->set |= LS_GATE; break;
     case O_DILATION: s->dilation = (int)x; break;
+    case O_RESIDUAL: s->units = (int)x; break;
     }
 }
 
@@ -113,6 +115,10 @@ static int layer_param(int opt, SwVal x, const YNode *v, const char *w, int wind
     }
     if (opt == O_KERNEL && window > 0 && out->spec.width > window) {
         swerr_add(e, v->line, v->col, "%s: kernel width %d is wider than the window (%d)", w, out->spec.width, window);
+        return 1;
+    }
+    if (opt == O_RESIDUAL && out->spec.units < 1) {
+        swerr_add(e, v->line, v->col, "%s: an add spans at least 1 layer", w);
         return 1;
     }
     if (opt == O_DILATION && window > 0 && out->spec.dilation > 1) {
@@ -143,6 +149,7 @@ static int read_layer(SwSpace *sp, const YNode *ly, const char *where, int at[2]
     int bad = args ? layer_keys(args, where, kind, e) : 0;
     out->spec.kind = (FsLayerKind)kind;
     out->spec.act = FS_ACT_SWISH;
+    if (kind == FS_LAYER_ADD) out->spec.units = 2; /* a block of two layers, unless `layers` says */
     for (int p = 0; p < N_PARAMS; p++) {
         if (!(params[p].takes & K(kind))) continue;
         const YNode *v = args ? ytree_get(args, params[p].key) : NULL;
@@ -309,6 +316,18 @@ static void check_dilation(const SwSpace *sp, int window, SwErrs *e)
     }
 }
 
+/* The smallest residual block size above 0 of the grid (the most adds), 0
+ * for none; a range counts as 1, the most it could draw. */
+static int sw_residual_min(const SwSpace *sp)
+{
+    const SwOpt *r = &sp->opt[O_RESIDUAL];
+    if (r->range) return 1;
+    int best = 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->v[i].d > 0 && (best == 0 || (int)r->v[i].d < best)) best = (int)r->v[i].d;
+    return best;
+}
+
 static void check_structured(const SwSpace *sp, int window, int line, int col, SwErrs *e)
 {
     const SwOpt *k = &sp->opt[O_KERNEL];
@@ -324,12 +343,13 @@ static void check_structured(const SwSpace *sp, int window, int line, int col, S
     /* The largest combination of the grid must fit model.h's layer array. */
     int any_bn = max_of(sp, &sp->opt[O_BATCHNORM]) > 0, any_drop = max_of(sp, &sp->opt[O_DROPOUT]) > 0;
     int any_dense = max_of(sp, &sp->opt[O_DENSE]) > 0;
-    int layers_max = (int)max_of(sp, &sp->opt[O_DEPTH]) * (1 + any_bn) + (int)max_of(sp, &sp->opt[O_HIGHWAY]) + any_drop +
-                     any_dense * (1 + any_drop);
+    const int depth_max = (int)max_of(sp, &sp->opt[O_DEPTH]), res_min = sw_residual_min(sp);
+    int layers_max = depth_max * (1 + any_bn) + (int)max_of(sp, &sp->opt[O_HIGHWAY]) + any_drop +
+                     any_dense * (1 + any_drop) + (res_min > 0 ? (depth_max - 1) / res_min : 0);
     if (layers_max > FS_MAX_LAYERS) {
         const SwOpt *d = &sp->opt[O_DEPTH];
         swerr_add(e, d->given ? d->line : line, d->given ? d->col : col,
                   "model: the largest architecture of the grid has %d layers; at most %d (depth x (1 + batchnorm) "
-                  "+ highway + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
+                  "+ residual adds + highway + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
     }
 }

@@ -32,6 +32,10 @@ const SwOptDesc sw_opts[O_COUNT] = {
      * a layer list's conv1d or highway names its own (model_space.c). */
     [O_DILATION] = {"dilation", SEC_MODEL, OT_INT, 1, FS_MAX_DILATION, 0, 0, 0, NULL, 0,
                     "an integer from 1 (none) to 64"},
+    /* Structured: residual blocks of this many convolutions after the first
+     * (point.c); a layer list's `add` spans its own (model_space.c). */
+    [O_RESIDUAL] = {"residual", SEC_MODEL, OT_INT, 0, 8, 0, 0, 0, NULL, 0,
+                    "an integer from 0 (none) to 8 (convolutions per residual block)"},
     [O_INIT] = {"init", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_init_names, FS_INIT_COUNT)},
     [O_LEAKY_SLOPE] = {"leaky_slope", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_ELU_ALPHA] = {"elu_alpha", SEC_MODEL, OT_FLOAT, 0, 100, 1, 0, 0, NULL, 0, "a number > 0 and <= 100"},
@@ -101,7 +105,7 @@ double sw_opt_default(int o)
         [O_S] = ts.stop.s, [O_PATIENCE] = ts.stop.patience, [O_MIN_DELTA] = ts.stop.min_delta,
         [O_LR_SCHEDULE] = ts.lr_schedule, [O_LR_STEP_EVERY] = ts.lr_step_every,
         [O_LR_STEP_FACTOR] = ts.lr_step_factor, [O_WARMUP] = ts.warmup_epochs, [O_CLASS_WEIGHTS] = ts.class_weights,
-        [O_DILATION] = 1, [O_BATCH_RESIDUES] = ts.batch_residues,
+        [O_DILATION] = 1, [O_RESIDUAL] = 0, [O_BATCH_RESIDUES] = ts.batch_residues,
     };
     return o >= 0 && o < O_COUNT ? d[o] : 0.0;
 }
@@ -109,7 +113,7 @@ double sw_opt_default(int o)
 int sw_opt_hidden_default(int o, const SwOpt *opt)
 {
     static const int later[] = {O_MONITOR,  O_LR_SCHEDULE,  O_LR_STEP_EVERY,     O_LR_STEP_FACTOR,
-                                O_WARMUP,   O_CLASS_WEIGHTS, O_DILATION, O_BATCH_RESIDUES};
+                                O_WARMUP,   O_CLASS_WEIGHTS, O_DILATION, O_BATCH_RESIDUES, O_RESIDUAL};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (o == later[i]) return !opt->range && opt->n == 1 && opt->v[0].d == sw_opt_default(o);
     return 0;

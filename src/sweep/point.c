@@ -62,6 +62,7 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
                 if (s.kind == FS_LAYER_HIGHWAY) s.gate_bias = ly->set & LS_GATE ? ly->spec.gate_bias : gate;
                 break;
             case FS_LAYER_DROPOUT: s.rate = ly->spec.rate; break;
+            case FS_LAYER_ADD: s.units = ly->spec.units; break;
             case FS_LAYER_BATCHNORM:
                 s.eps = ly->set & LS_EPS ? ly->spec.eps : eps;
                 s.momentum = ly->set & LS_MOM ? ly->spec.momentum : mom;
@@ -76,10 +77,15 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
     const FsAct act = (FsAct)(int)D(O_ACTIVATION);
     const float ap = act_param(sp, pt, act, NULL), rate = (float)D(O_DROPOUT);
     const int kernel = (int)D(O_KERNEL), dense = (int)D(O_DENSE), growth = (int)D(O_DILATION);
+    const int bn = D(O_BATCHNORM) > 0, res = (int)D(O_RESIDUAL);
     for (int i = 0, dil = 1; i < (int)D(O_DEPTH); i++, dil *= growth) {
         add(a, (FsLayerSpec){.kind = FS_LAYER_CONV, .units = (int)D(O_FILTERS), .width = kernel, .act = act,
                              .act_param = ap, .dilation = dil > 1 ? dil : 0});
-        if (D(O_BATCHNORM) > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = eps, .momentum = mom});
+        if (bn) add(a, (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = eps, .momentum = mom});
+        /* Residual blocks of `res` convolutions after the first (whose input
+         * is the one-hot residues); a shorter remainder has no add. */
+        if (res > 0 && i > 0 && i % res == 0)
+            add(a, (FsLayerSpec){.kind = FS_LAYER_ADD, .units = res * (1 + bn)});
     }
     for (int i = 0; i < (int)D(O_HIGHWAY); i++)
         add(a, (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = kernel, .act = act, .act_param = ap, .gate_bias = gate});
