@@ -7,7 +7,8 @@
  *    plan shows each trial's receptive field and says the GPU path does
  *    not take them.
  * 2. The same leaderboard and the same model files bit for bit on 1 and 2
- *    threads and 3 MPI ranks, and after a kill and a resume.
+ *    threads and 3 MPI ranks, after a kill and a resume, and after a kill
+ *    right after a mid-fold checkpoint and a resume from it.
  * 3. export and predict: the exported ensemble predicts a FASTA file, and
  *    evaluate scores the sweep's own data with it.
  */
@@ -127,6 +128,23 @@ static void runs(const char *tmp)
     CHECK_MSG(!strcmp(b1, bk), "killed and resumed differs:\n%s\n%s", b1, bk);
     CHECK(tr_same_models(one, kill_dir, "resumed") == 12);
     free(bk);
+
+    /* Killed right after a mid-fold checkpoint (every 10 steps), then
+     * resumed from it: the same numbers and model files. */
+    char mid[400];
+    snprintf(mid, sizeof mid, "%s/midfold", tmp);
+    setenv("FOLDSWEEP_TEST_CKPT_STEPS", "10", 1);
+    setenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT", "4", 1);
+    CHECK(tr_run(sweep, mid, "1", log) != 0);
+    unsetenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT");
+    tr_wait_unlocked(mid);
+    CHECK(tr_run(sweep, mid, "1", log) == 0);
+    unsetenv("FOLDSWEEP_TEST_CKPT_STEPS");
+    CHECK_MSG(tp_count_in_file(log, "resumed from its checkpoint") >= 1, "no chain fold resumed mid-fold");
+    char *bm = tr_board(mid, tmp);
+    CHECK_MSG(!strcmp(b1, bm), "resumed mid-fold differs:\n%s\n%s", b1, bm);
+    CHECK(tr_same_models(one, mid, "mid-fold") == 12);
+    free(bm);
 
     if (system("command -v mpirun >/dev/null 2>&1") != 0) {
         printf("mpirun is not on PATH: the 3-rank run is skipped\n");
