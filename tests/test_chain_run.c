@@ -9,7 +9,8 @@
  * 2. The same leaderboard and the same model files bit for bit on 1 and 2
  *    threads and 3 MPI ranks, after a kill and a resume, and after a kill
  *    right after a mid-fold checkpoint and a resume from it.
- * 3. export and predict: the exported ensemble predicts a FASTA file, and
+ * 3. A median pruner: the same decisions on 1 and 2 threads.
+ * 4. export and predict: the exported ensemble predicts a FASTA file, and
  *    evaluate scores the sweep's own data with it.
  */
 #include "sweep/sweep.h"
@@ -158,6 +159,22 @@ static void runs(const char *tmp)
         free(b3);
         unsetenv("ASAN_OPTIONS");
     }
+
+    /* With a pruner (the median rule from the first epoch): the same
+     * decisions and numbers on 1 and 2 threads. */
+    char pruned_sweep[400], p1[400], p2[400], text[2000];
+    snprintf(pruned_sweep, sizeof pruned_sweep, "%s/pruned.yaml", tmp);
+    snprintf(text, sizeof text, "%ssearch:\n  pruner: {kind: median, warmup: 1, min_trials: 1}\n", SWEEP);
+    tp_write_text(pruned_sweep, text);
+    snprintf(p1, sizeof p1, "%s/pruned1", tmp);
+    snprintf(p2, sizeof p2, "%s/pruned2", tmp);
+    CHECK(tr_run(pruned_sweep, p1, "1", log) == 0);
+    CHECK(tr_run(pruned_sweep, p2, "2", log) == 0);
+    char *q1 = tr_board(p1, tmp), *q2 = tr_board(p2, tmp);
+    CHECK_MSG(!strcmp(q1, q2), "pruned: 1 and 2 threads differ:\n%s\n%s", q1, q2);
+    CHECK(strstr(q1, ",pruned,") != NULL); /* the rule stopped at least one trial */
+    free(q1);
+    free(q2);
 
     /* Export, predict, evaluate. */
     char exp_dir[400], fa[400], out[500];
