@@ -11,7 +11,7 @@
  *    right after a mid-fold checkpoint and a resume from it.
  * 3. A median pruner: the same decisions on 1 and 2 threads.
  * 4. export and predict: the exported ensemble predicts a FASTA file, and
- *    evaluate scores the sweep's own data with it.
+ *    evaluate scores other synthetic proteins with it.
  */
 #include "sweep/sweep.h"
 #include "test_mpirun.h"
