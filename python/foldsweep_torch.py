@@ -7,6 +7,12 @@ nothing but PyTorch needs installing.
     models = ft.load_ensemble("r1-best")     # folder from `foldsweep export`
     probs = ft.predict(models, "MKVLAAGIVAL") # [length, 3], H E C
 
+Window models are an nn.Sequential over one-hot windows [batch, 21, W]
+returning [batch, 3] logits; chain models (`data.window: chain`) a
+Residual (an nn.Sequential whose Add modules reach back to an earlier
+module's output) over whole chains [batch, 21, length] returning
+[batch, 3, length]. predict takes either kind.
+
 Command line: python3 foldsweep_torch.py MODEL... INPUT.fasta
 (MODEL: an exported folder or .safetensors files) prints, per protein, the
 three lines `>id`, the sequence and the predicted states.
@@ -31,22 +37,66 @@ CLASSES = "HEC"
 FORMAT = "foldsweep-model"
 FORMAT_VERSION = "1"
 MAX_LAYERS = 16  # foldsweep's limit, the output layer not counted
+MAX_DILATION = 64  # foldsweep's widest spacing of a chain model's taps
 _INDEX = {a: i for i, a in enumerate(ALPHABET)}
 _X = ALPHABET.index("X")
 
 
 class Highway(nn.Module if nn is not None else object):
-    """y = T*H + (1 - T)*x, H = act(h(x)), T = sigmoid(t(x)); h, t keep the channels."""
+    """y = T*H + (1 - T)*x, H = act(h(x)), T = sigmoid(t(x)); h, t keep the channels.
 
-    def __init__(self, channels, width, act=None):
+    padding: K//2 (a window model's) or 'same' (a chain model's); dilation:
+    the taps' spacing (chain models)."""
+
+    def __init__(self, channels, width, act=None, dilation=1, padding=None):
         super().__init__()
-        self.h = nn.Conv1d(channels, channels, width, padding=width // 2)
-        self.t = nn.Conv1d(channels, channels, width, padding=width // 2)
+        if padding is None:
+            padding = width // 2 * dilation
+        self.h = nn.Conv1d(channels, channels, width, padding=padding, dilation=dilation)
+        self.t = nn.Conv1d(channels, channels, width, padding=padding, dilation=dilation)
         self.act = act if act is not None else nn.Identity()
 
     def forward(self, x):
         t = torch.sigmoid(self.t(x))
         return t * self.act(self.h(x)) + (1.0 - t) * x
+
+
+class Add(nn.Module if nn is not None else object):
+    """A residual block's end (foldsweep's add layer): x + proj(skip), skip the
+    output of module `source` of the Residual holding it (the block's input).
+    proj is Conv1d(C_src, C, 1, bias=False) where the widths differ, else
+    absent (the identity). Called by Residual.forward, never alone."""
+
+    def __init__(self, source, c_src, c):
+        super().__init__()
+        self.source = source
+        self.proj = nn.Conv1d(c_src, c, 1, bias=False) if c_src != c else None
+
+    def forward(self, x, skip):
+        if self.proj is not None:
+            # A window model's block may start or end at a dense layer of one
+            # position ([B, C]): the projection reads [B, C, 1].
+            skip = self.proj(skip.unsqueeze(-1) if skip.dim() == 2 else skip)
+        return x + skip.reshape(x.shape)
+
+    def extra_repr(self):
+        return f"source={self.source}"
+
+
+class Residual(nn.Sequential if nn is not None else object):
+    """An nn.Sequential whose Add modules add the output of an earlier module
+    (its `source` index) to their input: the state-dict names are those of
+    the plain Sequential (docs/models.md), and forward walks the modules in
+    order, keeping the outputs a later Add reads."""
+
+    def forward(self, x):
+        keep = {m.source for m in self if isinstance(m, Add)}
+        outs = {}
+        for i, m in enumerate(self):
+            x = m(x, outs[m.source]) if isinstance(m, Add) else m(x)
+            if i in keep:
+                outs[i] = x
+        return x
 
 
 # ---------------------------------------------------------------------------
@@ -155,17 +205,33 @@ def _num(layer, key, where):
 
 
 def build(arch):
-    """The nn.Sequential (untrained) of an arch object ({"window", "layers"}), by docs/models.md."""
+    """The model (untrained) of an arch object ({"window", "layers"}), by docs/models.md.
+
+    A window model ("window": W, odd) is an nn.Sequential over [batch, 21, W]
+    returning [batch, 3]; a chain model ("window": "chain") a Residual over
+    [batch, 21, length] returning [batch, 3, length]. A window model with a
+    residual add is a Residual too. The result has .chain (bool) and
+    .window (W, or "chain")."""
     if not isinstance(arch, dict) or not isinstance(arch.get("layers"), list):
-        raise ValueError('arch: expected {"window": W, "layers": [...]}')
-    window = _int(arch, "window", 1, 255, "arch")
-    if window % 2 == 0:
-        raise ValueError(f"arch: window must be odd, got {window}")
+        raise ValueError('arch: expected {"window": W or "chain", "layers": [...]}')
+    chain = arch.get("window") == "chain"
+    if chain:
+        window = "chain"
+    else:
+        if isinstance(arch.get("window"), str):
+            raise ValueError(f'arch: window must be an odd integer from 1 to 255 or "chain", got {arch["window"]!r}')
+        window = _int(arch, "window", 1, 255, "arch")
+        if window % 2 == 0:
+            raise ValueError(f"arch: window must be odd, got {window}")
     layers = arch["layers"]
     if not 1 <= len(layers) <= MAX_LAYERS + 1:
         raise ValueError(f"arch: expected 1 to {MAX_LAYERS + 1} layers (the output last), got {len(layers)}")
     mods = []
-    c, l, flat = len(ALPHABET), window, False
+    # l: positions (None along a chain); ends[i], chans[i], lens[i]: the module
+    # index, channels and positions of foldsweep layer i's output.
+    c, l, flat = len(ALPHABET), (None if chain else window), False
+    ends, chans, lens = [], [], []
+    residual = chain
     for i, y in enumerate(layers):
         kind = y.get("kind") if isinstance(y, dict) else None
         where = f"arch: layer {i + 1} ({kind})"
@@ -173,23 +239,31 @@ def build(arch):
         if (kind == "output") != last:
             raise ValueError(f"{where}: the output layer must be last, and only last")
         if i == 0 and kind not in ("conv1d", "dense", "output"):
-            raise ValueError(f"{where}: the first layer must be conv1d or dense (it reads the one-hot window)")
+            raise ValueError(f"{where}: the first layer must be conv1d or dense (it reads the one-hot input)")
+        if isinstance(y, dict) and "dilation" in y and kind not in ("conv1d", "highway"):
+            raise ValueError(f"{where}: only conv1d and highway layers take a dilation")
         if kind in ("conv1d", "highway"):
             k = _int(y, "width", 1, 255, where)
+            d = _int(y, "dilation", 1, MAX_DILATION, where) if "dilation" in y else 1
             if flat:
                 mods.append(nn.Unflatten(1, (c, 1)))
                 flat = False
-            if k % 2 == 0 or k > l:
+            if k % 2 == 0 or (not chain and k > l):
                 raise ValueError(f"{where}: width must be odd and at most the input length {l}, got {k}")
+            if not chain and d > 1:
+                raise ValueError(f"{where}: dilation needs a chain model (window \"chain\"), got {d}")
+            # A window model's padding K//2 equals 'same' for odd K; the chain
+            # model's is spelled as PyTorch users write it.
+            pad = "same" if chain else k // 2
             act = _activation(y, where)
             if kind == "conv1d":
                 f = _int(y, "filters", 1, 1 << 20, where)
-                mods.append(nn.Conv1d(c, f, k, padding=k // 2))
+                mods.append(nn.Conv1d(c, f, k, padding=pad, dilation=d))
                 if act is not None:
                     mods.append(act)
                 c = f
             else:
-                mods.append(Highway(c, k, act))
+                mods.append(Highway(c, k, act, dilation=d, padding=pad))
         elif kind in ("dense", "output"):
             if kind == "output":
                 u = _int(y, "units", len(CLASSES), len(CLASSES), where)
@@ -197,13 +271,17 @@ def build(arch):
             else:
                 u = _int(y, "units", 1, 1 << 20, where)
                 act = _activation(y, where)
-            if not flat:
-                mods.append(nn.Flatten())
-                flat = True
-            mods.append(nn.Linear(c * l, u))
+            if chain:  # on each residue: a width-1 convolution, no Flatten
+                mods.append(nn.Conv1d(c, u, 1))
+            else:
+                if not flat:
+                    mods.append(nn.Flatten())
+                    flat = True
+                mods.append(nn.Linear(c * l, u))
+                l = 1
             if act is not None:
                 mods.append(act)
-            c, l = u, 1
+            c = u
         elif kind == "batchnorm":
             eps, m = _num(y, "eps", where), _num(y, "momentum", where)
             if not eps > 0 or not 0 <= m < 1:
@@ -214,15 +292,40 @@ def build(arch):
             if not 0 <= r < 1:
                 raise ValueError(f"{where}: rate must be in [0, 1), got {r}")
             mods.append(nn.Dropout(r))
+        elif kind == "add":
+            # The block's input is the output of the layer `layers` layers
+            # before this one's input (foldsweep's src = i - 1 - layers).
+            n = _int(y, "layers", 1, MAX_LAYERS, where)
+            if i < 2 or n > i - 1:
+                raise ValueError(
+                    f"{where}: a residual block spans 1 to {max(i - 1, 0)} layers after the first "
+                    f"(the one-hot input starts none), got {n}"
+                )
+            src = i - 1 - n
+            if lens[src] != l:
+                raise ValueError(
+                    f"{where}: its block's input has {lens[src]} positions and its output {l} "
+                    "(a dense layer between them flattens the window)"
+                )
+            mods.append(Add(ends[src], chans[src], c))
+            residual = True
         else:
             raise ValueError(f"arch: layer {i + 1}: unknown kind {kind!r}")
-    return nn.Sequential(*mods)
+        ends.append(len(mods) - 1)
+        chans.append(c)
+        lens.append(l)
+    model = (Residual if residual else nn.Sequential)(*mods)
+    model.chain = chain
+    model.window = window
+    return model
 
 
 def load(path):
-    """(nn.Sequential in eval mode, metadata dict) of one foldsweep model file.
+    """(model in eval mode, metadata dict) of one foldsweep model file.
 
-    The Sequential has `.window` (the input window) and `.metadata` set too."""
+    The model (build's: an nn.Sequential of a window model, a Residual of a
+    chain model) has `.window` (the input window, or "chain"), `.chain` and
+    `.metadata` set too."""
     tensors, meta = read_safetensors(path)
     where = str(path)
     if meta.get("format") != FORMAT:
@@ -263,7 +366,6 @@ def load(path):
         raise ValueError(f"{where}: does not match its arch: " + "; ".join(problems))
     model.load_state_dict(state, strict=True)
     model.eval()
-    model.window = arch["window"]
     model.metadata = meta
     return model, meta
 
@@ -292,8 +394,9 @@ def _model_json_files(folder):
 
 
 def load_ensemble(path):
-    """[nn.Sequential, ...] from an exported folder (model.json's files, else its *.safetensors,
-    sorted), one .safetensors file, or a list of files."""
+    """[model, ...] from an exported folder (model.json's files, else its *.safetensors,
+    sorted), one .safetensors file, or a list of files. The models must all
+    be window models of one window, or all chain models."""
     if isinstance(path, (list, tuple)):
         files = [os.fspath(p) for p in path]
     elif os.path.isdir(path):
@@ -305,9 +408,22 @@ def load_ensemble(path):
     else:
         files = [os.fspath(path)]
     models = [load(f)[0] for f in files]
-    if len({m.window for m in models}) > 1:
-        raise ValueError("ensemble: the models have different windows: " + ", ".join(str(m.window) for m in models))
+    _same_kind(models, files)
     return models
+
+
+def _kind(m):
+    return "a chain model" if getattr(m, "chain", False) else f"a window model (window {getattr(m, 'window', '?')})"
+
+
+def _same_kind(models, names=None):
+    """Refuses an ensemble mixing chain and window models, or windows."""
+    if len({str(getattr(m, "window", None)) for m in models}) > 1:
+        names = names or [f"model {k}" for k in range(len(models))]
+        what = ", ".join(f"{n}: {_kind(m)}" for n, m in zip(names, models))
+        raise ValueError(
+            "ensemble: the models must all be chain models or all window models of one window, got " + what
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -321,6 +437,8 @@ def encode(seq):
 
 def one_hot_windows(seq, window):
     """FloatTensor [len, 21, window]: residue i's one-hot window i-W//2..i+W//2, zero beyond the ends."""
+    if window == "chain":
+        raise ValueError('window "chain": a chain model reads the whole chain (one_hot_chain), not windows')
     if not isinstance(window, int) or window < 1 or window % 2 == 0:
         raise ValueError(f"window must be an odd positive integer, got {window!r}")
     codes = encode(seq)
@@ -332,10 +450,34 @@ def one_hot_windows(seq, window):
     return pad.unfold(1, window, 1).permute(1, 0, 2).contiguous()
 
 
+def one_hot_chain(seq):
+    """FloatTensor [1, 21, len]: a chain model's input, residue i's one-hot in column i."""
+    codes = encode(seq)
+    x = torch.zeros(1, len(ALPHABET), len(codes))
+    x[0, codes, torch.arange(len(codes))] = 1.0
+    return x
+
+
+def predict_chain(models, seq):
+    """[len(seq), 3] mean softmax of chain models over one pass of the whole chain."""
+    if isinstance(models, nn.Module):
+        models = [models]
+    x = one_hot_chain(seq)
+    acc = torch.zeros(len(CLASSES), x.shape[2])
+    if x.shape[2] == 0:
+        return acc.t().contiguous()
+    with torch.no_grad():
+        for m in models:
+            acc += torch.softmax(m(x)[0], dim=0)
+    return (acc / len(models)).t().contiguous()
+
+
 def predict_windows(models, x, batch=256):
     """[n, 3] mean softmax of the models over one-hot windows x [n, 21, W]."""
     if isinstance(models, nn.Module):
         models = [models]
+    if any(getattr(m, "chain", False) for m in models):
+        raise ValueError("predict_windows: a chain model reads whole chains (predict_chain), not windows")
     out = torch.empty(x.shape[0], len(CLASSES))
     with torch.no_grad():
         for s in range(0, x.shape[0], batch):
@@ -348,15 +490,21 @@ def predict_windows(models, x, batch=256):
 
 
 def predict(models, seq, batch=256):
-    """FloatTensor [len(seq), 3]: the ensemble's mean probabilities, H E C."""
+    """FloatTensor [len(seq), 3]: the ensemble's mean probabilities, H E C.
+
+    Window models: one window per residue, `batch` windows a pass; chain
+    models: one pass over the whole chain (batch unused)."""
     if isinstance(models, nn.Module):
         models = [models]
     if not models:
         raise ValueError("predict: no models")
+    _same_kind(models)
     was = [m.training for m in models]
     for m in models:
         m.eval()
     try:
+        if getattr(models[0], "chain", False):
+            return predict_chain(models, seq)
         return predict_windows(models, one_hot_windows(seq, models[0].window), batch)
     finally:
         for m, t in zip(models, was):

@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""PyTorch parity of foldsweep's chain models and residual adds (docs/models.md, issue #28).
+
+usage: torch_chain_parity.py FOLDSWEEP_BINARY [DATA_DIR]
+
+Trains a small chain sweep with the binary (synthetic data, 2 folds, 3
+epochs) and a window model with a residual add, exports them, and checks
+that python/foldsweep_torch.py gives the probabilities `foldsweep predict
+--format csv` prints on every residue: |torch - csv| <= 1e-5 + 5e-7 (the
+CSV holds %.6f). The chain cases cover dilated convolutions, batch norm, a
+dilated highway, dropout, a residual add without a projection (same widths)
+and one with a projection (12 from 8 channels), per-residue dense layers, a
+dense first layer and a kernel wider than a chain. Inputs: synthetic
+proteins, proteins of 1 and 3 residues, and the 115 TS115 proteins of
+DATA_DIR/ts115 (default: the source tree's ../shared/data; that part is
+skipped, with a message, when the file is absent).
+
+It must be able to fail: a dilation set to 1, a flipped dilated kernel, an
+add reading the wrong module, a dropped or perturbed projection, a highway
+without its dilation and a perturbed batch norm must NOT match; a chain
+file read as a window model, an ensemble mixing chain and window models,
+and archs foldsweep refuses must raise ValueError.
+
+Exit status: 0 passed, 1 failed, 77 skipped (no PyTorch).
+Set FS_KEEP_TMP=1 to keep the work folder.
+"""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import torch_parity as tp  # noqa: E402  (re-executes under /usr/bin/python3 when this python3 lacks torch)
+
+ft = tp.ft
+torch = tp.torch
+TOL = tp.TOL
+FOLDS = 2
+WINDOW = 11
+
+# (name, description, layers); one chain sweep, the alternatives in order.
+CHAIN_CASES = [
+    (
+        "chain-a",
+        "dilated convs, bn, add (same width), dilated highway, dropout, add (projection 8->12), dense, bn",
+        "[{conv1d: {filters: 8, width: 5, activation: swish}},"
+        " {conv1d: {filters: 8, width: 3, dilation: 2, activation: relu}}, batchnorm,"
+        " {conv1d: {filters: 8, width: 3, dilation: 4, activation: elu}}, {add: {layers: 3}},"
+        " {highway: {width: 3, dilation: 3, activation: tanh}}, {dropout: {rate: 0.1}},"
+        " {conv1d: {filters: 12, width: 5, dilation: 2, activation: leaky_relu, leaky_slope: 0.2}},"
+        " {add: {layers: 2}}, {dense: {units: 10, activation: swish}}, batchnorm]",
+    ),
+    (
+        "chain-b",
+        "dense first, wide dilated conv, add (projection 6->10) over conv+bn, dense",
+        "[{dense: {units: 6, activation: tanh}}, {conv1d: {filters: 6, width: 3, activation: relu}},"
+        " {conv1d: {filters: 10, width: 9, dilation: 3, activation: swish}}, batchnorm, {add: {layers: 2}},"
+        " {dense: {units: 8, activation: relu}}]",
+    ),
+]
+
+# A window model with a residual add (a Residual, not a plain Sequential).
+WINDOW_CASE = (
+    "window-add",
+    "window model: conv, conv, conv (8->6), add (projection), dense",
+    "[{conv1d: {filters: 8, width: 5, activation: relu}}, {conv1d: {filters: 8, width: 3, activation: swish}},"
+    " {conv1d: {filters: 6, width: 3, activation: tanh}}, {add: {layers: 2}}, {dense: {units: 8, activation: relu}}]",
+)
+
+
+def sweep_text(cases, window):
+    alts = "\n".join(f"    - {layers}" for _, _, layers in cases)
+    batch = "batch_residues: 512" if window == "chain" else "batch_size: 16"
+    return f"""data:
+  synth: {{proteins: 30, seed: 7}}
+  window: {window}
+  folds: {FOLDS}
+model:
+  bn_momentum: 0.9
+  layers:
+{alts}
+training:
+  epochs: 3
+  {batch}
+  learning_rate: 0.01
+run:
+  keep_models: all
+"""
+
+
+def ts115_proteins(data_dir):
+    """[(id, sequence)] of TS115 (NetSurfP-2.0 CSV: the `input` column's tokens), or None if absent."""
+    path = os.path.join(data_dir, "ts115", "TS115_HHblits.csv")
+    if not os.path.isfile(path):
+        return None, path
+    out = []
+    with open(path) as f:
+        head = [h.strip() for h in f.readline().split(",")]
+        col = head.index("input")
+        for k, line in enumerate(f, 1):
+            if line.strip():
+                out.append((f"ts115_{k:03d}", "".join(line.split(",")[col].split())))
+    return out, path
+
+
+def perturbations(models):
+    """(what, perturbed copy of the chain-a ensemble); each must NOT match foldsweep."""
+    out = []
+
+    def variant(what, f):
+        ms = [copy.deepcopy(m) for m in models]
+        with torch.no_grad():
+            f(ms[0])
+        out.append((what, ms))
+
+    def of(m, cls):
+        return [x for x in m if isinstance(x, cls)]
+
+    def dilated(m):
+        return [c for c in of(m, torch.nn.Conv1d) if c.dilation[0] > 1]
+
+    def undilate(m):
+        dilated(m)[0].dilation = (1,)
+
+    def highway_undilate(m):
+        h = of(m, ft.Highway)[0]
+        h.h.dilation = h.t.dilation = (1,)
+
+    def wrong_source(m):
+        a = of(m, ft.Add)[0]
+        a.source -= 1  # the conv before its activation
+
+    def no_skip(m):
+        a = of(m, ft.Add)[0]  # the add without a projection: drop its skip path
+        a.forward = lambda x, skip: x
+
+    def no_proj(m):
+        a = [x for x in of(m, ft.Add) if x.proj is not None][0]
+        a.proj.weight.zero_()
+
+    variant("dilated conv with dilation 1", undilate)
+    variant("dilated conv kernel flipped", lambda m: dilated(m)[0].weight.copy_(dilated(m)[0].weight.flip(2)))
+    variant("highway without its dilation", highway_undilate)
+    variant("add reading the module before its source", wrong_source)
+    variant("add without its skip path", no_skip)
+    variant("projection zeroed", no_proj)
+    variant("projection weight [0, 0] + 0.5",
+            lambda m: [x for x in of(m, ft.Add) if x.proj is not None][0].proj.weight[0, 0, 0].add_(0.5))
+    variant("batchnorm running_var[0] x 4", lambda m: of(m, torch.nn.BatchNorm1d)[0].running_var[0].mul_(4))
+    variant("per-residue dense bias[0] + 0.5",
+            lambda m: [c for c in of(m, torch.nn.Conv1d) if c.kernel_size[0] == 1][-2].bias[0].add_(0.5))
+    return out
+
+
+def expect_refusal(what, f, needle=None):
+    try:
+        f()
+    except ValueError as e:
+        msg = str(e)
+        if needle and needle not in msg:
+            tp.fail(f"{what}: refused, but without {needle!r}: {msg}")
+        else:
+            print(f"  refused ({what}): {msg[:140]}")
+        return
+    tp.fail(f"{what}: no ValueError")
+
+
+def refusals(chain_file, window_file, tmp):
+    chain_arch = json.loads(ft.load(chain_file)[1]["arch"])
+
+    def as_window(h):  # the chain file's arch read as a window model's (no dilations)
+        a = json.loads(h["__metadata__"]["arch"])
+        a["window"] = 7
+        for y in a["layers"]:
+            y.pop("dilation", None)
+        h["__metadata__"]["arch"] = json.dumps(a)
+        h["__metadata__"]["window"] = "7"
+
+    dst = os.path.join(tmp, "as-window.safetensors")
+    tp.rewrite(chain_file, dst, as_window)
+    expect_refusal("a chain file whose arch says window 7", lambda: ft.load(dst), "does not match its arch")
+    expect_refusal("an ensemble of a chain and a window model",
+                   lambda: ft.load_ensemble([chain_file, window_file]), "chain")
+    chain = ft.load(chain_file)[0]
+    win = ft.load(window_file)[0]
+    expect_refusal("predict with a chain and a window model", lambda: ft.predict([chain, win], "MKV"), "chain")
+    expect_refusal("one_hot_windows(seq, 'chain')", lambda: ft.one_hot_windows("MKV", "chain"), "chain")
+    expect_refusal("predict_windows with a chain model",
+                   lambda: ft.predict_windows([chain], ft.one_hot_windows("MKV", 11)), "chain")
+
+    def arch_with(edit):
+        a = copy.deepcopy(chain_arch)
+        edit(a)
+        return lambda: ft.build(a)
+
+    def set_layer(i, key, v):
+        def f(a):
+            a["layers"][i][key] = v
+        return f
+
+    add = next(i for i, y in enumerate(chain_arch["layers"]) if y["kind"] == "add")
+    expect_refusal("an add spanning more layers than there are", arch_with(set_layer(add, "layers", add)))
+    expect_refusal("a dilation of 65", arch_with(set_layer(1, "dilation", 65)))
+    dense = next(i for i, y in enumerate(chain_arch["layers"]) if y["kind"] == "dense")
+    expect_refusal("a dilation on a dense layer", arch_with(set_layer(dense, "dilation", 2)), "dilation")
+    expect_refusal("window 'chains'", arch_with(lambda a: a.__setitem__("window", "chains")))
+    w = json.loads(ft.load(window_file)[1]["arch"])
+    w["layers"][1]["dilation"] = 2
+    expect_refusal("a dilation in a window model", lambda: ft.build(w), "chain")
+
+
+def check_chain_input():
+    x = ft.one_hot_chain("aBk")
+    want = torch.zeros(1, 21, 3)
+    want[0, 0, 0] = want[0, 20, 1] = want[0, ft.ALPHABET.index("K"), 2] = 1
+    if x.dtype != torch.float32 or not torch.equal(x, want):
+        tp.fail("one_hot_chain('aBk') is not the expected [1, 21, 3] one-hot")
+    if ft.one_hot_chain("").shape != (1, 21, 0):
+        tp.fail("one_hot_chain('') is not [1, 21, 0]")
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        print(__doc__)
+        return 2
+    fs = os.path.abspath(sys.argv[1])
+    data_dir = sys.argv[2] if len(sys.argv) == 3 else os.path.join(HERE, "..", "..", "shared", "data")
+    if torch is None:
+        print(f"torch_chain_parity: SKIPPED: {tp.NO_TORCH}")
+        return 77
+    if not os.access(fs, os.X_OK):
+        print(f"torch_chain_parity: {fs} is not an executable")
+        return 1
+    torch.set_num_threads(1)
+    t0 = time.time()
+    keep = os.environ.get("FS_KEEP_TMP")
+    tmpobj = None if keep else tempfile.TemporaryDirectory(prefix="fs-torch-chain-")
+    tmp = tempfile.mkdtemp(prefix="fs-torch-chain-") if keep else tmpobj.name
+    if keep:
+        print(f"work folder: {tmp}")
+    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {fs}")
+    check_chain_input()
+
+    syn = os.path.join(tmp, "input")
+    tp.must([fs, "synth", "-o", syn, "--proteins", "12", "--seed", "99", "--format", "fasta"])
+    synthetic = ft.read_fasta(syn + ".sequences.fasta")
+    synthetic += [("one", "M"), ("three", "mkV"), ("odd", "ACDBZUOJXacdefghiklmnpqrstvwyMKV")]
+    ts115, ts115_path = ts115_proteins(data_dir)
+    if ts115 is None:
+        print(f"TS115 part SKIPPED: {ts115_path} is absent (the shared data sets, ../shared/data)")
+    inputs = [("synthetic", synthetic)] + ([("TS115", ts115)] if ts115 else [])
+    fastas = {}
+    for tag, proteins in inputs:
+        fastas[tag] = os.path.join(tmp, f"{tag}.fasta")
+        tp.write_fasta(fastas[tag], proteins)
+
+    results, exports = [], {}
+    for tag, cases, window in (("chain", CHAIN_CASES, "chain"), ("window", [WINDOW_CASE], WINDOW)):
+        y = os.path.join(tmp, f"{tag}.yaml")
+        open(y, "w").write(sweep_text(cases, window))
+        plan = json.loads(tp.must([fs, "plan", y, "--json"]))
+        if len(plan) != len(cases):
+            tp.fail(f"{tag}.yaml: plan lists {len(plan)} trials, expected {len(cases)}")
+            continue
+        run = os.path.join(tmp, f"run-{tag}")
+        tp.must([fs, "run", y, "--out", run, "--threads", "2", "--quiet"])
+        for (name, desc, _), trial in zip(cases, plan):
+            exp = os.path.join(tmp, f"exp-{name}")
+            tp.must([fs, "export", run, "--trial", trial["id"], "-o", exp])
+            exports[name] = exp
+            try:
+                models = ft.load_ensemble(exp)
+            except ValueError as e:
+                tp.fail(f"case {name}: {e}")
+                continue
+            kind = ft.Residual if (window == "chain" or "add" in desc) else torch.nn.Sequential
+            if len(models) != FOLDS or not all(type(m) is kind for m in models):
+                tp.fail(f"case {name}: {[type(m).__name__ for m in models]}, expected {FOLDS} {kind.__name__}")
+            if window == "chain" and not all(m.chain and m.window == "chain" for m in models):
+                tp.fail(f"case {name}: .chain / .window not set for a chain model")
+            for itag, proteins in inputs:
+                if itag == "TS115" and window != "chain":
+                    continue
+                out = os.path.join(tmp, f"pred-{name}-{itag}.csv")
+                tp.must([fs, "predict", exp, fastas[itag], "--format", "csv", "-o", out])
+                rows = tp.read_csv(out)
+                n_res = sum(len(s) for _, s in proteins)
+                worst, n = tp.compare(f"case {name} ({itag})", models, proteins, rows)
+                ok = worst <= TOL and n == n_res
+                if not ok:
+                    tp.fail(f"case {name} ({desc}) on {itag}: max |torch - foldsweep| = {worst:.3g} > {TOL:.3g}")
+                results.append((name, itag, worst, n))
+                print(f"case {name:10s} {itag:9s} {len(proteins):3d} proteins, {n:5d} residues x {len(models)} folds: "
+                      f"max |torch - foldsweep| = {worst:.2e} {'ok' if ok else 'FAIL'}", flush=True)
+                if name == "chain-a" and itag == "synthetic":
+                    for what, ms in perturbations(models):
+                        w, _ = tp.compare("perturbed", ms, proteins, rows, quiet=True)
+                        caught = w > TOL
+                        print(f"  perturbed ({what}): max diff {w:.2e} {'detected' if caught else 'NOT DETECTED'}")
+                        if not caught:
+                            tp.fail(f"a perturbed chain model ({what}) still matches foldsweep within {TOL:.3g}")
+                    # The command line predicts chain models too, as foldsweep does.
+                    r = tp.sh([sys.executable, os.path.join(HERE, "..", "python", "foldsweep_torch.py"), exp,
+                               fastas[itag]])
+                    got = r.stdout.splitlines()
+                    p = tp.torch_probs(models, proteins)
+                    want = [x for name_, seq in ft.read_fasta(fastas[itag])  # the model's view: upper case, X
+                            for x in (f">{name_}", seq, "".join(ft.CLASSES[k] for k in p[name_].argmax(1).tolist()))]
+                    if r.returncode != 0 or got != want:
+                        tp.fail(f"foldsweep_torch.py {exp}: exit {r.returncode}, {r.stderr.strip()[:200]}; "
+                                f"printed {len(got)} lines, first difference "
+                                f"{next(((a, b) for a, b in zip(got, want) if a != b), None)}")
+                    else:
+                        print(f"  foldsweep_torch.py {os.path.basename(exp)} FASTA: {len(got) // 3} proteins' states "
+                              "as predict_chain gives them")
+
+    if "chain-a" in exports and "window-add" in exports:
+        refusals(os.path.join(exports["chain-a"], "fold0.safetensors"),
+                 os.path.join(exports["window-add"], "fold0.safetensors"), tmp)
+    else:
+        tp.fail("chain-a or window-add did not run")
+
+    print(f"torch_chain_parity: {len(results)} comparisons, {time.time() - t0:.1f} s, tolerance {TOL:.3g}"
+          f"{'' if ts115 else ' (TS115 skipped)'}: {'FAILED' if tp.failures else 'passed'}")
+    if tmpobj:
+        tmpobj.cleanup()
+    return 1 if tp.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
