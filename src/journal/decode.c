@@ -242,7 +242,9 @@ static int decode_cut(FsJournal *j, const FsJson *rec, double t, char *sense, si
     float curve[1];
     c.n_curve = cv->n;
     c.curve = cv->n ? fs_calloc((size_t)cv->n, sizeof(float)) : curve;
-    int bad = get_curve(rec, "curve", c.curve, c.n_curve) || journal_sense_cut(j->check, &c, sense, sense_n);
+    /* An earlier sweep version's decision stands, whatever pruner this sweep has. */
+    int bad = get_curve(rec, "curve", c.curve, c.n_curve) ||
+              (journal_sense_current(j) && journal_sense_cut(j->check, &c, sense, sense_n));
     if (!bad) journal_add_cut(j, &c);
     if (c.curve != curve) free(c.curve);
     return bad;
@@ -299,7 +301,8 @@ static int kind_trial(Decode *d)
     const FsJson *cfg = json_get(d->rec, "config");
     if (get_id(d->rec, trial) || get_int(d->rec, "index", 0, 1 << 30, &index) ||
         get_int(d->rec, "params", 0, (long long)1 << 62, &params) || !cfg ||
-        journal_sense_trial(d->j->check, trial, (int)index, d->sense, sizeof d->sense))
+        journal_sense_trial(d->j->check, trial, journal_sense_current(d->j) ? (int)index : -1, d->sense,
+                            sizeof d->sense))
         return -1;
     /* verbatim: the config round-trips byte for byte */
     size_t len = cfg->end - cfg->off;

@@ -204,6 +204,8 @@ static void free_records(FsJournal *j)
     free(j->trial_index);
     free(j->sweep_text);
     free(j->sweep_val);
+    for (int i = 0; i < j->n_sweep_versions; i++) free(j->sweep_versions[i]);
+    free(j->sweep_versions);
 }
 
 void journal_close(FsJournal *j)
@@ -220,6 +222,8 @@ int journal_set_sweep(FsJournal *j, const FsJournalSweep *s, FsErr *err)
 {
     FsJournalCheck *check = journal_check_new(s); /* first: s may point into j's records */
     FsJournal keep = *j;
+    /* Records before the first sweep record belong to the first version. */
+    journal_check_first_version(check, keep.n_sweep_versions ? keep.sweep_versions[0] : NULL);
     free_records(j);
     memset(j, 0, sizeof *j);
     j->path = keep.path;

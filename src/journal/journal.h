@@ -16,7 +16,8 @@
  * sweep's pruner everywhere else), "refit" (a trial trained on all its training
  * proteins, and its file), "evaluation" (test data looked at: what, on which
  * data, the scores), "failure" (a trial that could not train, with the
- * message), "sweep" (the canonical sweep and its folds' validation residues),
+ * message), "sweep" (the canonical sweep and its folds' validation residues:
+ * one per sweep version, so an extended run's journal holds every sweep it ran),
  * "run" (a run or resume started: wall-clock time, pid, host, the sweep's trial count,
  * folds and metric, its MPI ranks and backend; for status, ETA and the
  * report). Every record carries the format
@@ -67,6 +68,9 @@ typedef struct {
     long n_params;
     char *config; /* canonical JSON */
     double time;
+    /* The sweep version it was first recorded under (FsJournal.sweep_versions:
+     * 1 is the folder's first sweep; a journal without sweep records is all 1). */
+    int version;
 } FsTrialRecord;
 
 typedef struct {
@@ -150,6 +154,12 @@ typedef struct {
      * the journal's sweep record; NULL: not known, and a fold record's
      * confusion must then add up to its own val_examples / epochs. */
     const uint64_t *val_residues;
+    /* The canonical sweep being checked against, or NULL. Given, a record
+     * written under another sweep version (an extended run's earlier
+     * sweeps: FsJournal.sweep_versions) is checked for its trial and fold
+     * only: its trial record's index and its pruner's rule were those of
+     * its own sweep. */
+    const char *canonical;
 } FsJournalSweep;
 
 typedef struct FsJournalCheck FsJournalCheck; /* a private copy of an FsJournalSweep */
@@ -184,6 +194,11 @@ typedef struct {
     char first_bad_why[256];
     int read_only;                 /* opened by journal_read */
     char *sweep_text;              /* the latest "sweep" record's canonical sweep, or NULL */
+    /* Every sweep version, in order: each "sweep" record whose text differs
+     * from the one before it (an extended run adds one; the last is
+     * sweep_text). Records before the first belong to version 1. */
+    char **sweep_versions;
+    int n_sweep_versions;
     uint64_t *sweep_val;           /* and its folds' validation residues (n_sweep_val), or NULL */
     int n_sweep_val;
     FsJournalCheck *check;         /* journal_set_sweep's, or NULL */

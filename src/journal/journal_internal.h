@@ -42,6 +42,14 @@ void journal_model_json(FsJsonOut *w, const FsModelRef *m);
  * or the record fits the sweep, else -1 with why ("expected ..."). */
 FsJournalCheck *journal_check_new(const FsJournalSweep *s);
 void journal_check_free(FsJournalCheck *c);
+/* The text of the journal's first sweep version (NULL: none), to which the
+ * records before any sweep record belong. */
+void journal_check_first_version(FsJournalCheck *c, const char *first);
+/* 1 when the records being read now (after the latest sweep record read)
+ * were written under the checked sweep, or no sweep text is checked; 0
+ * for an earlier version's (an extended run): their trial index and
+ * pruner rule are not judged. */
+int journal_sense_current(const FsJournal *j);
 /* index: the trial record's, or -1 for records that name the trial only. */
 int journal_sense_trial(const FsJournalCheck *c, const char *trial, int index, char *why, size_t n);
 int journal_sense_fold_id(const FsJournalCheck *c, int fold, char *why, size_t n);

@@ -121,6 +121,7 @@ int journal_add_trial(FsJournal *j, const char *trial, int index, long n_params,
     r->n_params = n_params;
     r->config = fs_strdup(config);
     r->time = t;
+    r->version = j->n_sweep_versions > 1 ? j->n_sweep_versions : 1;
     index_put(&j->trial_index, &j->trial_index_cap, j->n_trials, key_hash(trial, 0), j->n_trials,
               trial_rehash, j);
     j->n_trials++;
@@ -250,6 +251,10 @@ void journal_add_discard(FsJournal *j, const char *trial)
 
 void journal_set_sweep_record(FsJournal *j, const char *text, const uint64_t *val, int n_val)
 {
+    if (!j->sweep_text || strcmp(j->sweep_text, text)) { /* a new version (not the same one's residues) */
+        j->sweep_versions = fs_realloc(j->sweep_versions, (size_t)(j->n_sweep_versions + 1) * sizeof *j->sweep_versions);
+        j->sweep_versions[j->n_sweep_versions++] = fs_strdup(text);
+    }
     free(j->sweep_text);
     free(j->sweep_val);
     j->sweep_text = fs_strdup(text);

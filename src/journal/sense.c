@@ -27,6 +27,8 @@ struct FsJournalCheck {
     char pruner[8];
     int known_val; /* val[] holds each fold slot's validation residues */
     uint64_t val[FS_MAX_FOLDS];
+    char *canonical;   /* FsJournalSweep.canonical (NULL: every record is the checked sweep's) */
+    int first_current; /* records before any sweep record are the checked sweep's */
 };
 
 static int cmp_id(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
@@ -46,12 +48,27 @@ FsJournalCheck *journal_check_new(const FsJournalSweep *s)
     snprintf(c->pruner, sizeof c->pruner, "%s", s->pruner ? s->pruner : "");
     c->known_val = s->val_residues != NULL && c->known_folds;
     for (int k = 0; c->known_val && k < c->folds.n; k++) c->val[k] = s->val_residues[k];
+    c->canonical = s->canonical ? fs_strdup(s->canonical) : NULL;
+    c->first_current = 1;
     return c;
+}
+
+void journal_check_first_version(FsJournalCheck *c, const char *first)
+{
+    if (c) c->first_current = !c->canonical || !first || !strcmp(first, c->canonical);
+}
+
+int journal_sense_current(const FsJournal *j)
+{
+    const FsJournalCheck *c = j->check;
+    if (!c || !c->canonical) return 1;
+    return j->sweep_text ? !strcmp(j->sweep_text, c->canonical) : c->first_current;
 }
 
 void journal_check_free(FsJournalCheck *c)
 {
     if (!c) return;
+    free(c->canonical);
     free(c->ids);
     free(c);
 }

@@ -144,6 +144,10 @@ static void leaderboard(FILE *out, const FsReport *rep)
                  "below shows each complete trial's mean with its interval as a bar, the tied group in orange with a "
                  "black outline.</p>\n",
             report_alpha(&rep->spec));
+    if (rep->n_versions > 1)
+        fprintf(out, "<p class=\"why\">This run was extended %d time%s (the sweep edited and run again on its "
+                "folder): the <em>sweep</em> column is the sweep version each trial was first trained under, "
+                "1 the first.</p>\n", rep->n_versions - 1, rep->n_versions == 2 ? "" : "s");
     if (!rep->n_rows) {
         html_no_chart(out, "No trial is in the journal yet.");
         fputs("</section>\n", out);
@@ -152,8 +156,9 @@ static void leaderboard(FILE *out, const FsReport *rep)
     fputs("<div class=\"scroll\"><table class=\"sortable\" id=\"board\"><thead><tr>", out);
     th(out, "rank", 1), th(out, "trial", 0), th(out, "status", 0);
     th(out, loss ? "loss mean" : "Q3 mean (%)", 1), th(out, "std", 1), th(out, "&plusmn;95%", 1);
-    th(out, "tied", 0), th(out, "folds", 1);
-    th(out, "seconds", 1), th(out, "params", 1), th(out, "architecture", 0), th(out, "reason", 0);
+    th(out, "tied", 0), th(out, "folds", 1), th(out, "seconds", 1);
+    if (rep->n_versions > 1) th(out, "sweep", 1);
+    th(out, "params", 1), th(out, "architecture", 0), th(out, "reason", 0);
     fputs("</tr></thead><tbody>\n", out);
     for (int i = 0; i < rep->n_rows; i++) {
         const FsReportRow *r = &rep->rows[i];
@@ -171,6 +176,7 @@ static void leaderboard(FILE *out, const FsReport *rep)
         fprintf(out, "<td class=\"tie\">%s</td>", r->tied < 0 ? "-" : i == 0 ? "best" : r->tied ? "yes" : "no");
         fprintf(out, "<td class=\"n\" data-v=\"%d\">%d/%d</td><td class=\"n\" data-v=\"%.3f\">%.1f</td>", r->n_done,
                 r->n_done, rep->spec.folds, r->seconds, r->seconds);
+        if (rep->n_versions > 1) fprintf(out, "<td class=\"n\" data-v=\"%d\">v%d</td>", r->sweep_version, r->sweep_version);
         fprintf(out, "<td class=\"n\" data-v=\"%ld\">%ld</td><td>", r->n_params, r->n_params);
         html_esc(out, r->arch);
         fputs("</td><td class=\"reason\">", out);

@@ -355,6 +355,7 @@ static FsReportRow *new_row(FsReport *rep, int *cap, const char *id, const FsJou
     snprintf(row->id, sizeof row->id, "%s", id);
     const FsTrialRecord *t = journal_find_trial(j, id);
     row->index = t ? t->index : -1;
+    row->sweep_version = t ? t->version : 0;
     row->n_params = t ? t->n_params : 0;
     row->config = t && t->config ? t->config : "{}";
     char arch[FS_REPORT_ARCH_TEXT];
@@ -392,6 +393,8 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
     for (int i = 0; i < j->n_failures; i++)
         add_orphan(rep, &cap, j->failures[i].trial, j, first_orphan);
     for (int i = 0; i < j->n_cuts; i++) add_orphan(rep, &cap, j->cuts[i].trial, j, first_orphan);
+    rep->n_versions = j->n_sweep_versions;
+    if (spec->sweep) report_sweep_index(rep, spec->sweep);
     if (spec->sweep) param_columns(rep, spec->sweep);
     for (int i = 0; spec->sweep && i < rep->n_rows; i++) row_params(&rep->rows[i], rep, spec->sweep);
 

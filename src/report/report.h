@@ -72,7 +72,10 @@ typedef struct {
 typedef struct {
     int rank; /* 1-based */
     char id[FS_TRIAL_ID_LEN + 1];
-    int index; /* the trial's index in the sweep (-1 if no trial record) */
+    int index; /* the trial's index in the sweep (the folder's sweep, when known; else the trial
+                  record's; -1 if neither) */
+    int sweep_version; /* the sweep version its trial record was written under (FsTrialRecord.version:
+                          1 unless the run was extended); 0 without a trial record */
     FsTrialStatus status;
     long n_params;
     const char *config;  /* canonical JSON (borrowed from the journal; "{}" if none) */
@@ -122,6 +125,7 @@ typedef struct {
     int has_test, has_refit; /* some row has a test result (of the ensemble, of a refit) */
     int n_folds_done; /* fold records that belong to a listed trial */
     int n_param;      /* swept options (0 without spec.sweep) */
+    int n_versions;   /* sweep versions the journal records (> 1: an extended run; 0 or 1: one) */
     char **param_col; /* their column names: "param_" + the dotted sweep key, dots as '_' */
 } FsReport;
 

@@ -23,6 +23,10 @@ double report_objective(const FsReport *rep, const FsReportRow *row, FsObjective
  * (report_seeds.c) as row->seeds, split, seed_sd, and its mean and std
  * over the splits' seed means (left as they are with one seed). */
 void report_seeds(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec);
+/* report_versions.c: each row's index in sw, the folder's sweep (by trial
+ * id, when sw's ids are known: an extended run's kept trials have the new
+ * sweep's index, not the one their record was written with). */
+void report_sweep_index(FsReport *rep, const FsSweep *sw);
 /* A fold's value of the ranking metric (Q3 or the loss at its best epoch). */
 static inline double report_fold_metric(const FsReportSpec *spec, const FsReportFold *f)
 {

@@ -99,6 +99,7 @@ static int check_journal(FsJournal *j, FsSweep *sw, FsErr *err)
     if (fp) sweep_assign_ids(sw, fp);
     FsJournalSweep js;
     report_journal_sweep(&js, ids, sw, folds, j->n_sweep_val == folds ? j->sweep_val : NULL);
+    js.canonical = j->sweep_text; /* an extended run's earlier versions: their own indexes and pruners */
     int rc = journal_set_sweep(j, &js, err);
     free(ids);
     return rc;

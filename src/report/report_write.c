@@ -65,6 +65,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
     fputs(",seconds,params,architecture,note,config", out);
     if (rep->has_test) fputs(",test_q3,test_q3_lo,test_q3_hi,test_sov,test_proteins,refit_q3,refit_sov", out);
     if (rep->spec.n_objectives) fputs(",pareto", out);
+    if (rep->n_versions > 1) fputs(",sweep_version", out); /* an extended run */
     fputc('\n', out);
     for (int i = 0; i < n; i++) {
         const FsReportRow *row = &rep->rows[i];
@@ -107,6 +108,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
             csv_num(out, rf ? rf->sov : NAN);
         }
         if (rep->spec.n_objectives) fputs(row->pareto < 0 ? "," : row->pareto ? ",true" : ",false", out);
+        if (rep->n_versions > 1) fprintf(out, ",%d", row->sweep_version);
         fputc('\n', out);
     }
 }
@@ -205,6 +207,7 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     json_member_int(w, "rank", row->rank);
     json_member_str(w, "id", row->id);
     json_member_int(w, "index", row->index);
+    json_member_int(w, "sweep_version", row->sweep_version);
     json_member_str(w, "status", report_status_name(row->status));
     json_member_str(w, "reason", row->reason);
     if (row->cut) {

@@ -88,29 +88,59 @@ static int claim_damaged(const char *dir, const char *path, const char *old, FsE
     return -1;
 }
 
-int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err)
+int run_folder_claim(const char *dir, const FsSweep *sw, char **old_out, int *fresh, FsErr *err)
 {
     char path[FS_PATH_IN_DIR];
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
     char *old = run_read_file(path);
-    if (!old) return fs_write_file_atomic(path, sw->canonical, strlen(sw->canonical), err);
+    *old_out = NULL;
+    *fresh = old == NULL;
+    if (!old) return 0;
     if (strcmp(old, sw->canonical) && claim_damaged(dir, path, old, err) != 0) return free(old), -1;
     char diff[2048];
-    int n = sweep_diff(old, sw->canonical, diff, sizeof diff);
-    free(old);
+    if (sweep_diff(old, sw->canonical, diff, sizeof diff) == 0) return free(old), 0;
+    /* An extension: every change must leave the trials trained as they were. */
+    int n = sweep_diff_fixed(old, sw->canonical, diff, sizeof diff);
     if (n > 0) {
+        free(old);
         fs_err_set(err,
-                   "%s holds a different sweep (%d difference%s); use another --out folder, or rerun the "
-                   "sweep it holds:\n%s",
-                   dir, n, n == 1 ? "" : "s", diff);
+                   "%s holds a different sweep, and %d of the changes alter the trials it has trained, so the run "
+                   "cannot extend it:\n%sUse another --out folder, rerun the sweep it holds, or add --restart to "
+                   "set this folder's run aside (kept in %s/previous-N) and start again",
+                   dir, n, diff, dir);
         return -1;
     }
+    *old_out = old;
     return 0;
+}
+
+int run_folder_write_sweep(const char *dir, const FsSweep *sw, FsErr *err)
+{
+    char path[FS_PATH_IN_DIR];
+    snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+    return fs_write_file_atomic(path, sw->canonical, strlen(sw->canonical), err);
 }
 
 static int cmp_id(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err)
+/* An extension drops trials the journal holds: the changes that may have
+ * dropped them are named. */
+static int dropped_by_extension(const char *dir, const char *old, const FsSweep *sw, int unknown, const char *first,
+                                FsErr *err)
+{
+    char diff[2048];
+    sweep_diff(old, sw->canonical, diff, sizeof diff);
+    fs_err_set(err,
+               "%s: the edited sweep no longer has %d trial%s that this folder has trained (trial %s%s), so the run "
+               "cannot extend it: an extension keeps every trained trial (a changed epochs, seed or other training "
+               "option, a removed value, or search.random with another grid or a smaller budget makes other "
+               "trials). The changes:\n%sPut back what those trials need, use another --out folder, or add "
+               "--restart to set this folder's run aside (kept in %s/previous-N) and start again",
+               dir, unknown, unknown == 1 ? "" : "s", first, unknown > 1 ? ", ..." : "", diff, dir);
+    return -1;
+}
+
+int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *sw, const char *old, FsErr *err)
 {
     /* The same sweep.yaml and the same data give the same trial ids, so a
      * trial record with an id this sweep does not have was written by a
@@ -130,6 +160,7 @@ int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *
     }
     free(ids);
     if (!unknown) return 0;
+    if (old) return dropped_by_extension(dir, old, sw, unknown, first, err);
     fs_err_set(err,
                "%s: the journal names %d trial%s that this sweep does not have (trial %s%s), though its "
                "sweep.yaml and data match: the folder was written by an earlier foldsweep, which computed trial "
@@ -141,14 +172,18 @@ int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *
     return -1;
 }
 
-int run_folder_sense(RunState *st, FsErr *err)
+int run_folder_sense(RunState *st, const char *old, FsErr *err)
 {
     const FsSweep *sw = &st->sw;
     uint64_t val[FS_MAX_FOLDS];
     for (int k = 0; k < st->folds.n; k++) val[k] = data_examples(&st->ds, data_fold_id(&st->folds, k), 1, NULL);
     const char **ids = fs_calloc((size_t)sw->n_trials + 1, sizeof *ids);
     FsJournalSweep js;
+    /* A journal from before sweep records that is extended records the
+     * sweep its trials were trained under first (its first version). */
+    if (old && !st->j.sweep_text && journal_append_sweep(&st->j, old, val, st->folds.n, err) != 0) return free(ids), -1;
     report_journal_sweep(&js, ids, sw, st->folds.n, val);
+    js.canonical = sw->canonical;
     int rc = journal_set_sweep(&st->j, &js, err);
     free(ids);
     if (rc != 0) return -1;

@@ -127,7 +127,7 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
     FsFolds folds = data_folds_of(sw.predefined, (int)ds.n_folds);
     uint64_t *seen = NULL;
     uint32_t n_seen = data_seen_hashes(&ds, &seen);
-    if (journal_open(&j, dir, &err) != 0 || run_folder_check_trials(dir, &j, &sw, &err) != 0) goto out;
+    if (journal_open(&j, dir, &err) != 0 || run_folder_check_trials(dir, &j, &sw, NULL, &err) != 0) goto out;
     /* The command line resolved --trial / --rank to a whole id
      * (predict_trial_id, the one resolver of both). */
     const FsTrial *tr = NULL;

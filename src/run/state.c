@@ -149,20 +149,53 @@ static int open_inputs(RunState *st, const FsRunOptions *o, const FsMpi *m)
     return FS_EXIT_OK;
 }
 
-/* The run folder: locked, set aside (--restart), claimed for this sweep and
- * checked against its data and trials, then a run record; and the sweep's
- * folds. */
+/* An extension's trials: those of the sweep already in the journal (kept)
+ * and those still to train (new; with tpe, of its budget). -1 with err
+ * when a tpe budget is below the trials kept. */
+static int extension_counts(const RunState *st, int *kept, int *fresh, FsErr *err)
+{
+    const FsSweep *sw = &st->sw;
+    *kept = 0;
+    for (int t = 0; t < sw->n_trials; t++) *kept += journal_find_trial(&st->j, sw->trials[t].id) != NULL;
+    const int budget = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials;
+    *fresh = budget - *kept;
+    if (*fresh >= 0) return 0;
+    return fs_err_set(err, "%s: search.random: %d is fewer than the %d trials this folder has trained; an extension "
+                      "keeps them all: give at least %d, or add --restart", sw->path, sw->random_n, *kept, *kept),
+           -1;
+}
+
+/* Locked, set aside (--restart), claimed for this sweep (the same, or one
+ * that extends the folder's: *old) and checked against its data and
+ * trials; then the sweep is written. */
+static int claim_folder(RunState *st, const FsRunOptions *o, FILE *out, char **old, FsErr *err)
+{
+    FsSweep *sw = &st->sw;
+    int fresh = 0, kept = 0, added = 0;
+    /* The journal's lock first: two runs started at once on a new folder
+     * must not both write its sweep.yaml; the second gets "in use". */
+    if (fs_mkdir_p(st->dir, err) != 0 || journal_open(&st->j, st->dir, err) != 0 ||
+        (o->restart && run_folder_set_aside(st->dir, &st->j, out, err) != 0) ||
+        run_folder_claim(st->dir, sw, old, &fresh, err) != 0 || check_data(st, err) != 0 ||
+        run_folder_check_trials(st->dir, &st->j, sw, *old, err) != 0 ||
+        (*old && extension_counts(st, &kept, &added, err) != 0) ||
+        ((fresh || *old) && run_folder_write_sweep(st->dir, sw, err) != 0))
+        return -1;
+    if (*old && !o->quiet) fprintf(out, "extends %s: %d trial%s kept, %d new\n", st->dir, kept, kept == 1 ? "" : "s", added);
+    return 0;
+}
+
+/* The run folder: claimed (claim_folder), the journal checked against the
+ * sweep and a sweep record (a new version on an extension), then a run
+ * record; and the sweep's folds. */
 static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
 {
     FsSweep *sw = &st->sw;
     FsErr err = {0};
+    char *old = NULL;
     snprintf(st->dir, sizeof st->dir, "%s", st->set.out_dir);
-    /* The journal's lock first: two runs started at once on a new folder
-     * must not both write its sweep.yaml; the second gets "in use". */
-    if (fs_mkdir_p(st->dir, &err) != 0 || journal_open(&st->j, st->dir, &err) != 0 ||
-        (o->restart && run_folder_set_aside(st->dir, &st->j, out, &err) != 0) ||
-        run_folder_claim(st->dir, sw, &err) != 0 || check_data(st, &err) != 0 ||
-        run_folder_check_trials(st->dir, &st->j, sw, &err) != 0) {
+    if (claim_folder(st, o, out, &old, &err) != 0) {
+        free(old);
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
@@ -176,7 +209,9 @@ static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
     snprintf(run.metric, sizeof run.metric, "%s", metrics_kind_name(sw->metric));
     snprintf(run.backend, sizeof run.backend, "%s", st->use_gpu ? "cuda" : "cpu");
     run_backend_describe(st->use_gpu, st->gpu_device, run.device, sizeof run.device);
-    if (run_folder_sense(st, &err) != 0 || journal_append_run_record(&st->j, &run, &err) != 0) {
+    int rc = run_folder_sense(st, old, &err) != 0 || journal_append_run_record(&st->j, &run, &err) != 0;
+    free(old);
+    if (rc) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }

@@ -160,16 +160,26 @@ char *run_read_file(const char *path);
 /* --restart: moves everything in DIR (a run's files, models, journal) into
  * DIR/previous-N, nothing deleted, and reopens j as a new, locked journal. */
 int run_folder_set_aside(const char *dir, FsJournal *j, FILE *out, FsErr *err);
-/* Writes DIR/sweep.yaml, or checks that the one there is the same sweep. */
-int run_folder_claim(const char *dir, const FsSweep *sw, FsErr *err);
+/* Checks DIR/sweep.yaml against sw, writing nothing: 0 with *fresh (no
+ * sweep.yaml yet) and *old NULL when it is absent or the same sweep, or
+ * *old its (malloc'd) canonical text when sw may extend it
+ * (sweep_diff_fixed finds nothing); -1 with err (damaged, or a change an
+ * extension may not make, named). */
+int run_folder_claim(const char *dir, const FsSweep *sw, char **old, int *fresh, FsErr *err);
+/* DIR/sweep.yaml := sw's canonical sweep, durably (after every check). */
+int run_folder_write_sweep(const char *dir, const FsSweep *sw, FsErr *err);
 /* After run_folder_claim: every trial the journal names must be one of
- * the sweep's (ids are computed the same way); -1 with err if not. */
-int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err);
+ * the sweep's (ids are computed the same way; an extension, old given,
+ * keeps every trial trained); -1 with err if not. */
+int run_folder_check_trials(const char *dir, const FsJournal *j, const FsSweep *sw, const char *old, FsErr *err);
 /* After run_folder_check_trials, with the fold ids set: the journal read
  * again checked against the sweep and each fold's validation residues in
  * the data (a record that does not fit is a damaged line: an error naming
- * it and `foldsweep repair`), then the sweep record (journal_append_sweep). */
-int run_folder_sense(RunState *st, FsErr *err);
+ * it and `foldsweep repair`; an earlier sweep version's records are judged
+ * as FsJournalSweep.canonical says), then the sweep record
+ * (journal_append_sweep: a new sweep version on an extension, old, which a
+ * journal without sweep records gets first). */
+int run_folder_sense(RunState *st, const char *old, FsErr *err);
 
 
 

@@ -1,8 +1,8 @@
 /*
  * canon.c: the canonical sweep text (normalised YAML of everything that
  * affects results, itself a loadable sweep; run-only options and the test
- * set are left out), the difference between two of them, trial ids and
- * the seeds a trial's fold trains with (from its id).
+ * set are left out), trial ids and the seeds a trial's fold trains with
+ * (from its id). The difference between two canonical sweeps: diff.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -198,107 +198,6 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
                   k + 1 == sw->n_objectives ? "]\n" : "");
     sw_constraints_canon(&b, &sw->constraints);
     return b.s;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Differences: both texts flattened to "dotted.key = value" pairs.        */
-
-typedef struct {
-    char **key, **val;
-    int n;
-} Flat;
-
-static void flat_add(Flat *f, const char *k, char *v)
-{
-    f->key = fs_realloc(f->key, (size_t)(f->n + 1) * sizeof *f->key);
-    f->val = fs_realloc(f->val, (size_t)(f->n + 1) * sizeof *f->val);
-    f->key[f->n] = fs_strdup(k);
-    f->val[f->n++] = v;
-}
-
-static void flatten(Flat *f, const YNode *n, const char *prefix)
-{
-    char k[512];
-    if (n->kind == YN_MAP) {
-        for (int i = 0; i < n->n; i++) {
-            snprintf(k, sizeof k, "%s%s%s", prefix, *prefix ? "." : "", n->key[i]->value);
-            flatten(f, n->item[i], k);
-        }
-        return;
-    }
-    int scalars = n->kind == YN_SEQ;
-    for (int i = 0; i < n->n && scalars; i++) scalars = n->item[i]->kind == YN_SCALAR;
-    if (n->kind == YN_SEQ && !scalars) {
-        for (int i = 0; i < n->n; i++) {
-            snprintf(k, sizeof k, "%s[%d]", prefix, i + 1);
-            flatten(f, n->item[i], k);
-        }
-        return;
-    }
-    SwBuf b = {0};
-    sb_puts(&b, "");
-    if (n->kind == YN_SCALAR) {
-        sb_puts(&b, n->value);
-    } else {
-        sb_puts(&b, "[");
-        for (int i = 0; i < n->n; i++) sb_printf(&b, "%s%s", i ? ", " : "", n->item[i]->value);
-        sb_puts(&b, "]");
-    }
-    flat_add(f, prefix, b.s);
-}
-
-static void flat_free(Flat *f)
-{
-    for (int i = 0; i < f->n; i++) free(f->key[i]), free(f->val[i]);
-    free(f->key), free(f->val);
-}
-
-static int flat_find(const Flat *f, const char *k)
-{
-    for (int i = 0; i < f->n; i++)
-        if (!strcmp(f->key[i], k)) return i;
-    return -1;
-}
-
-static int read_flat(const char *text, Flat *f)
-{
-    memset(f, 0, sizeof *f);
-    FsErr err = {0};
-    int failed;
-    YNode *root = ytree_parse(text, strlen(text), "sweep", &failed, &err);
-    if (failed) return -1;
-    if (root) flatten(f, root, "");
-    ytree_free(root);
-    return 0;
-}
-
-int sweep_diff(const char *a, const char *b, char *out, size_t n)
-{
-    SwBuf o = {0};
-    sb_puts(&o, "");
-    Flat fa, fb;
-    int na = read_flat(a ? a : "", &fa), nb = read_flat(b ? b : "", &fb), diffs = 0;
-    if (na || nb) {
-        sb_printf(&o, "sweep: %s is not a readable sweep\n", na ? "the first" : "the second");
-        diffs = 1;
-    } else {
-        for (int i = 0; i < fa.n; i++) {
-            int j = flat_find(&fb, fa.key[i]);
-            if (j >= 0 && !strcmp(fa.val[i], fb.val[j])) continue;
-            sb_printf(&o, "%s: %s -> %s\n", fa.key[i], fa.val[i], j >= 0 ? fb.val[j] : "(absent)");
-            diffs++;
-        }
-        for (int j = 0; j < fb.n; j++)
-            if (flat_find(&fa, fb.key[j]) < 0) {
-                sb_printf(&o, "%s: (absent) -> %s\n", fb.key[j], fb.val[j]);
-                diffs++;
-            }
-    }
-    if (na == 0) flat_free(&fa);
-    if (nb == 0) flat_free(&fb);
-    if (n) snprintf(out, n, "%s", o.s);
-    free(o.s);
-    return diffs;
 }
 
 /* ---------------------------------------------------------------------- */

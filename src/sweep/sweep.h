@@ -228,6 +228,16 @@ const char *sweep_excluded_why(const FsSweep *sw, long params, char *buf, size_t
 /* Lists the differences between two canonical sweeps, one "key: A -> B" per
  * line, into out. Returns the number of differences (0 = same sweep). */
 int sweep_diff(const char *canonical_a, const char *canonical_b, char *out, size_t n);
+/* Extending a run (docs/sweep-format.md, "Extending a run"): the
+ * differences between the folder's canonical sweep a and the new one b
+ * that a rerun on the same folder may not make, "key: A -> B (why)" per
+ * line, into out. Returns how many (0: b may extend a). The data and
+ * folds, search.seed, sampler and batch, run.metric, and any change to a
+ * sweep with search.stop or search.replicates are fixed; model, training,
+ * search.random, search.pruner, run.alpha, run.objectives and
+ * run.constraints may change (the runner then requires that every trial
+ * already trained is still a trial of b). */
+int sweep_diff_fixed(const char *canonical_a, const char *canonical_b, char *out, size_t n);
 
 /* One-line summaries: "conv64x5-conv64x5-dense128 swish w17" and
  * "adam lr=0.001 batch=8 epochs=5 stop=none seed=1"; a chain model's:
