@@ -7,6 +7,12 @@
  * lists their jobs); on resume the same batches are proposed again from the
  * journal, so a resumed run (on any number of ranks) trains the same trials.
  *
+ * An extended run (docs/sweep-format.md, "Extending a run"): the trials an
+ * earlier sweep version recorded come first, as one batch in the sweep's
+ * order (the kept trials: a set fixed by the journal before this version's
+ * sweep record, so every resume and rank count starts the same), and tpe's
+ * estimator starts from their scores.
+ *
  * search.stop: {after: N} ends the study before its budget once N trials in
  * a row, in proposal order, did not beat the best mean so far by more than
  * the best's corrected standard error (metrics_se_corrected: the folds'
@@ -153,6 +159,18 @@ static void study_back(RunState *st, const Study *s)
     st->study_stop = s->stop;
 }
 
+/* The trials earlier sweep versions recorded (an extended run), in the
+ * sweep's order, as the first batch. */
+static void propose_kept(Study *s)
+{
+    const int version = s->j->n_sweep_versions;
+    for (int t = 0; t < s->sw->n_trials; t++) {
+        const FsTrialRecord *r = journal_find_trial(s->j, s->sw->trials[t].id);
+        if (r && r->version < version) s->proposed[s->n_proposed++] = t;
+    }
+    if (s->n_proposed) s->n_batches = 1;
+}
+
 void run_sampler_open(RunState *st)
 {
     const FsSweep *sw = &st->sw;
@@ -165,6 +183,7 @@ void run_sampler_open(RunState *st)
     /* Replay: each batch from the journal's scores of the ones before, as
      * long as those are all finished. */
     Study s = study_of(st);
+    propose_kept(&s);
     replay(&s);
     study_back(st, &s);
 }
