@@ -39,6 +39,36 @@ static void write_sweep(const char *path, const char *model, int epochs, int fol
     tp_write_text(path, text);
 }
 
+/* The journal's sweep versions: trials before any sweep record (an older
+ * journal) are version 1, a record with the same text is no new version;
+ * checked against the latest sweep, an earlier version's trial record may
+ * name another index, the latest's may not. */
+static void journal_versions(void)
+{
+    static const char *const ids[] = {"000000000000000c", "000000000000000a", "000000000000000b"};
+    const uint64_t val[2] = {10, 10};
+    char dir[320];
+    for (int bad = 0; bad < 2; bad++) {
+        snprintf(dir, sizeof dir, "%s/journal%d", tmp, bad);
+        FsJournal j;
+        FsErr err = {0};
+        CHECK(journal_open(&j, dir, &err) == 0);
+        CHECK(journal_append_trial(&j, ids[1], 0, 10, "{}", &err) == 0);
+        CHECK(journal_append_sweep(&j, "v: 1\n", val, 2, &err) == 0);
+        CHECK(journal_append_trial(&j, ids[2], 1, 10, "{}", &err) == 0);
+        CHECK(journal_append_sweep(&j, "v: 2\n", val, 2, &err) == 0);
+        CHECK(journal_append_trial(&j, ids[0], bad ? 2 : 0, 10, "{}", &err) == 0);
+        journal_close(&j);
+        CHECK(journal_read(&j, dir, &err) == 0);
+        CHECK(j.n_sweep_versions == 2 && j.n_trials == 3);
+        for (int i = 0; i < 3; i++) CHECK(journal_find_trial(&j, ids[i])->version == (i ? 1 : 2));
+        FsJournalSweep js = {.n_trials = 3, .ids = ids, .canonical = "v: 2\n"};
+        CHECK(journal_set_sweep(&j, &js, &err) == 0);
+        CHECK_MSG(j.bad_lines == bad, "%ld damaged lines (index %s)", j.bad_lines, bad ? "wrong" : "right");
+        journal_close(&j);
+    }
+}
+
 static const char *const GRID_A = "  depth: 1\n  filters: [4]\n  kernel: [3, 5]\n  dense: 0\n";
 static const char *const GRID_B = "  depth: 1\n  filters: [4, 8]\n  kernel: [3, 5]\n  dense: 0\n";
 
@@ -94,6 +124,9 @@ static void grid_extend(void)
     char *json = tp_read_file(out, NULL);
     CHECK(json && tp_count(json, "\"sweep_version\":1,") == 2 && tp_count(json, "\"sweep_version\":2,") == 2);
     free(json);
+    char *sargv[] = {"foldsweep", "status", dir, NULL};
+    CHECK(tp_run_argv(sargv, out) == 0);
+    CHECK(tp_count_in_file(out, ", extended (sweep version 2)\n") == 1);
     /* A fresh run has one version: no sweep_version column. */
     char *fargv[] = {"foldsweep", "leaderboard", fresh, "--format", "csv", NULL};
     CHECK(tp_run_argv(fargv, out) == 0);
@@ -277,6 +310,7 @@ int main(void)
 {
     tp_tmpdir(tmp, sizeof tmp, "extend");
     (void)TR_SWEEP;
+    journal_versions();
     grid_extend();
     layers_extend();
     refusals();

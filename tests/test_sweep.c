@@ -364,6 +364,24 @@ static void test_canonical(void)
     CHECK(sweep_diff(a.canonical, "data: [", diff, sizeof diff) >= 1);
     sweep_free(&a);
 
+    /* Extending a run: model, training, search.random and the pruner may
+     * change; data, search.seed, run.metric and a sweep with search.stop
+     * may not, each named with why. */
+    static const char *const ext_a = "data:\n  folds: 3\nmodel:\n  filters: 8\nsearch:\n  random: 4\n  seed: 1\n"
+                                     "run:\n  metric: q3\n";
+    CHECK(sweep_diff_fixed(ext_a, "data:\n  folds: 3\nmodel:\n  filters: [8, 16]\nsearch:\n  random: 8\n  seed: 1\n"
+                                  "  pruner: {kind: median}\nrun:\n  metric: q3\n", diff, sizeof diff) == 0);
+    CHECK(diff[0] == '\0');
+    CHECK(sweep_diff_fixed(ext_a, "data:\n  folds: 4\nmodel:\n  filters: [8, 16]\nsearch:\n  random: 4\n  seed: 2\n"
+                                  "run:\n  metric: loss\n", diff, sizeof diff) == 3);
+    CHECK_CONTAINS(diff, "data.folds: 3 -> 4 (");
+    CHECK_CONTAINS(diff, "search.seed: 1 -> 2 (");
+    CHECK_CONTAINS(diff, "run.metric: q3 -> loss (");
+    CHECK(!strstr(diff, "model.filters"));
+    CHECK(sweep_diff_fixed(ext_a, "data:\n  folds: 3\nmodel:\n  filters: [8, 16]\nsearch:\n  random: 4\n  seed: 1\n"
+                                  "  stop: {after: 3}\nrun:\n  metric: q3\n", diff, sizeof diff) == 2);
+    CHECK_CONTAINS(diff, "model.filters: 8 -> [8, 16] (search.stop and search.replicates");
+
     /* Equal spellings, equal canonical text: [x] is x, 0.10 is 0.1, key order free. */
     FsSweep c, d;
     if (load(&c, DATA "training: {learning_rate: [0.10], batch_size: 8}\nmodel: {filters: [16]}\n")) return;

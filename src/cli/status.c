@@ -179,6 +179,7 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     v->n_trials = rs.n_trials;
     v->folds = rep->spec.folds;
     v->metric = rs.metric;
+    v->versions = j->n_sweep_versions;
     count_trials(rep, v);
     /* A study search.stop ended trains only what it proposed. */
     const int planned = v->study.stopped ? v->study.proposed : rs.n_trials;

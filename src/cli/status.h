@@ -25,6 +25,7 @@ typedef struct {
     /* The sweep: trials (0 unknown), folds per trial, metric. */
     int n_trials, folds, from_journal;
     FsMetricKind metric;
+    int versions; /* sweep versions the journal records (> 1: the run was extended; 0: none recorded) */
     /* Trials by state; unfinished: begun, folds missing (in flight while a
      * run goes, interrupted otherwise); left: not begun (-1 unknown). */
     int done, ok, diverged, failed, pruned, unfinished, left;

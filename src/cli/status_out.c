@@ -103,9 +103,11 @@ void status_print_text(FILE *out, const StatusView *v)
     int k = v->folds;
     fprintf(out, "run folder   %s%s\n", v->dir, v->state == ST_RUNNING ? " (a run is writing it now)" : "");
     print_state(out, v);
+    char extended[64] = ""; /* an extended run's latest sweep */
+    if (v->versions > 1) snprintf(extended, sizeof extended, ", extended (sweep version %d)", v->versions);
     if (v->n_trials > 0)
-        fprintf(out, "sweep        %d trials x %d fold%s, metric %s%s\n", v->n_trials, k, k == 1 ? "" : "s",
-                metrics_kind_name(v->metric), v->from_journal ? " (from the journal; no sweep.yaml)" : "");
+        fprintf(out, "sweep        %d trials x %d fold%s, metric %s%s%s\n", v->n_trials, k, k == 1 ? "" : "s",
+                metrics_kind_name(v->metric), v->from_journal ? " (from the journal; no sweep.yaml)" : "", extended);
     fprintf(out, "trials       %d done (%d ok, %d diverged, %d failed", v->done, v->ok, v->diverged, v->failed);
     if (v->pruned) fprintf(out, ", %d pruned", v->pruned);
     fprintf(out, "), %d %s, ", v->unfinished, going(v) ? "in flight" : "interrupted");
@@ -191,6 +193,7 @@ void status_print_json(FILE *out, const StatusView *v)
     num(&w, "folds_per_trial", v->folds, v->folds > 0);
     str(&w, "metric", metrics_kind_name(v->metric));
     flag(&w, "sweep_from_journal", v->from_journal);
+    num(&w, "sweep_versions", v->versions, v->versions > 0);
     num(&w, "trials_done", v->done, 1);
     num(&w, "trials_ok", v->ok, 1);
     num(&w, "trials_diverged", v->diverged, 1);

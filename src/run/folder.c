@@ -131,11 +131,12 @@ static int dropped_by_extension(const char *dir, const char *old, const FsSweep 
     char diff[2048];
     sweep_diff(old, sw->canonical, diff, sizeof diff);
     fs_err_set(err,
-               "%s: the edited sweep no longer has %d trial%s that this folder has trained (trial %s%s), so the run "
-               "cannot extend it: an extension keeps every trained trial (a changed epochs, seed or other training "
-               "option, a removed value, or search.random with another grid or a smaller budget makes other "
-               "trials). The changes:\n%sPut back what those trials need, use another --out folder, or add "
-               "--restart to set this folder's run aside (kept in %s/previous-N) and start again",
+               "%s holds a different sweep, and this one no longer has %d trial%s that the folder has trained "
+               "(trial %s%s), so the run cannot extend it: an extension keeps every trained trial (a changed "
+               "epochs, seed or other training option, a removed value, or search.random over another grid or "
+               "with a smaller budget gives other trials). The changes:\n%sPut back what those trials need, use "
+               "another --out folder, or add --restart to set this folder's run aside (kept in %s/previous-N) "
+               "and start again",
                dir, unknown, unknown == 1 ? "" : "s", first, unknown > 1 ? ", ..." : "", diff, dir);
     return -1;
 }
