@@ -43,8 +43,35 @@ static int check_arch(const FsArch *arch, int max_batch, FsErr *err)
     return 0;
 }
 
+/* A conv1d or highway layer i's width, dilation and filters checked, its
+ * output shape from its input (l x c); *pad grows to the widest reach. */
+static int conv_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsErr *err)
+{
+    const FsLayerSpec *s = &y->spec;
+    /* A window model's kernel fits its window; a chain is as long as it
+     * is, and zero padding covers a kernel longer than a protein. */
+    if (s->width < 1 || s->width % 2 == 0 || (!chain && s->width > l) || s->width > 255)
+        return fs_err_set(err, chain ? "layer %d (%s): kernel width must be odd and at most %d, got %d"
+                                     : "layer %d (%s): kernel width must be odd and at most the input length %d, "
+                                       "got %d",
+                          i + 1, model_layer_name(s->kind), chain ? 255 : l, s->width),
+               -1;
+    if (s->dilation < 0 || s->dilation > FS_MAX_DILATION || (!chain && s->dilation > 1))
+        return fs_err_set(err, chain ? "layer %d (%s): dilation must be from 1 to %d, got %d"
+                                     : "layer %d (%s): dilation needs a chain model (data.window: chain), got %d",
+                          i + 1, model_layer_name(s->kind), chain ? FS_MAX_DILATION : s->dilation, s->dilation),
+               -1;
+    if (s->kind == FS_LAYER_CONV && s->units < 1)
+        return fs_err_set(err, "layer %d (conv1d): filters must be at least 1, got %d", i + 1, s->units), -1;
+    y->dil = s->dilation > 1 ? s->dilation : 1;
+    y->out_l = l;
+    y->out_c = s->kind == FS_LAYER_CONV ? s->units : c;
+    if (s->width / 2 * y->dil > *pad) *pad = s->width / 2 * y->dil;
+    return 0;
+}
+
 /* Layer i's options checked and its output shape from its input (l x c);
- * *pad grows to half the widest kernel. */
+ * *pad grows to half the widest kernel's reach. */
 static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsErr *err)
 {
     FsLayerSpec *s = &y->spec;
@@ -60,25 +87,7 @@ static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsE
     switch (s->kind) {
     case FS_LAYER_CONV:
     case FS_LAYER_HIGHWAY:
-        /* A window model's kernel fits its window; a chain is as long as
-         * it is, and zero padding covers a kernel longer than a protein. */
-        if (s->width < 1 || s->width % 2 == 0 || (!chain && s->width > l) || s->width > 255)
-            return fs_err_set(err, chain ? "layer %d (%s): kernel width must be odd and at most %d, got %d"
-                                         : "layer %d (%s): kernel width must be odd and at most the input length %d, "
-                                           "got %d",
-                              i + 1, model_layer_name(s->kind), chain ? 255 : l, s->width),
-                   -1;
-        if (s->dilation < 0 || s->dilation > FS_MAX_DILATION || (!chain && s->dilation > 1))
-            return fs_err_set(err, chain ? "layer %d (%s): dilation must be from 1 to %d, got %d"
-                                         : "layer %d (%s): dilation needs a chain model (data.window: chain), got %d",
-                              i + 1, model_layer_name(s->kind), chain ? FS_MAX_DILATION : s->dilation, s->dilation),
-                   -1;
-        if (s->kind == FS_LAYER_CONV && s->units < 1)
-            return fs_err_set(err, "layer %d (conv1d): filters must be at least 1, got %d", i + 1, s->units), -1;
-        y->dil = s->dilation > 1 ? s->dilation : 1;
-        y->out_l = l;
-        y->out_c = s->kind == FS_LAYER_CONV ? s->units : c;
-        if (s->width / 2 * y->dil > *pad) *pad = s->width / 2 * y->dil;
+        if (conv_shape(y, i, l, c, chain, pad, err) != 0) return -1;
         break;
     case FS_LAYER_DENSE:
     case FS_LAYER_OUTPUT:
