@@ -74,6 +74,16 @@ static void weights(void)
     train_class_weights(&ts, absent, w);
     CHECK(w[0] == 1.0f);
     CHECK_NEAR(w[1], 100.0 / 150.0, 1e-6);
+    /* Explicit weights are the spec's own, whatever the counts. */
+    ts.class_weights = FS_CW_EXPLICIT;
+    ts.class_w[0] = 2.0f, ts.class_w[1] = 0.5f, ts.class_w[2] = 1.25f;
+    train_class_weights(&ts, c, w);
+    CHECK(w[0] == 2.0f && w[1] == 0.5f && w[2] == 1.25f);
+    FsErr err = {0};
+    CHECK(train_spec_check(&ts, &err) == 0);
+    ts.class_w[1] = 0.0f;
+    CHECK(train_spec_check(&ts, &err) != 0);
+    CHECK_CONTAINS(err.msg, "class E's weight must be > 0");
     const uint8_t ss[5] = {FS_SS_H, FS_SS_E, FS_SS_C, FS_SS_C, FS_SS_H};
     const uint32_t idx[4] = {0, 2, 3, 4};
     uint64_t n[3];
@@ -167,6 +177,37 @@ static void sweeps(void)
         CHECK_CONTAINS(sw.canonical, "lr_schedule: [constant, step]");
     }
     sweep_free(&sw);
+    /* Explicit weights: a mapping, alone or beside the names in a list. */
+    snprintf(text, sizeof text, "%s  class_weights: [none, {H: 1, E: 2.5, C: 0.5}, {C: 3, E: 1, H: 1}]\n", base);
+    CHECK_MSG(sweep_text(&sw, text, why, sizeof why) == 0, "%s", why);
+    CHECK(sw.n_trials == 3);
+    if (sw.n_trials == 3) {
+        const FsTrainSpec *t = &sw.trials[1].train;
+        CHECK(t->class_weights == FS_CW_EXPLICIT && t->class_w[0] == 1.0f && t->class_w[1] == 2.5f &&
+              t->class_w[2] == 0.5f);
+        CHECK(sw.trials[2].train.class_w[2] == 3.0f);
+        CHECK_CONTAINS(sw.trials[1].config, "\"class_weights\":{\"C\":0.5,\"E\":2.5,\"H\":1},\"clip_norm\"");
+        CHECK(strstr(sw.trials[0].config, "class_weights") == NULL);
+        CHECK_CONTAINS(sw.canonical, "class_weights: [none, {H: 1, E: 2.5, C: 0.5}, {H: 1, E: 1, C: 3}]");
+        /* The canonical text reads back to the same trials. */
+        FsSweep back;
+        CHECK_MSG(sweep_text(&back, sw.canonical, why, sizeof why) == 0, "%s", why);
+        for (int i = 0; i < 3 && back.n_trials == 3; i++) CHECK(!strcmp(back.trials[i].id, sw.trials[i].id));
+        sweep_free(&back);
+    }
+    sweep_free(&sw);
+    /* (A key given twice is the YAML reader's: every mapping refuses it.) */
+    const char *bad[][3] = {{"{H: 1, E: 2}", "9:18", "missing class C"},
+                            {"{H: 1, E: 2, C: 0}", "9:34", "class_weights.C: expected a weight > 0"},
+                            {"{H: 1, E: 2, C: 1, X: 1}", "9:37", "unknown class 'X'"},
+                            {"[balanced, {H: 1, H: 2, E: 1, C: 1}]", "9:36", "duplicate key 'H'"}};
+    for (int i = 0; i < 4; i++) {
+        snprintf(text, sizeof text, "%s  class_weights: %s\n", base, bad[i][0]);
+        CHECK(sweep_text(&sw, text, why, sizeof why) != 0);
+        CHECK_CONTAINS(why, bad[i][1]);
+        CHECK_CONTAINS(why, bad[i][2]);
+        sweep_free(&sw);
+    }
     snprintf(text, sizeof text, "%s  lr_schedule: linear\n", base);
     CHECK(sweep_text(&sw, text, why, sizeof why) != 0);
     CHECK_CONTAINS(why, "9:");

@@ -38,7 +38,12 @@ void sw_value_text(int o, const SwVal *v, char *out, size_t n)
     case OT_INT: snprintf(out, n, "%lld", (long long)v->d); break;
     case OT_U64: snprintf(out, n, "%llu", (unsigned long long)v->u); break;
     case OT_BOOL: snprintf(out, n, "%s", v->d > 0 ? "true" : "false"); break;
-    case OT_ENUM: snprintf(out, n, "%s", d->names[(int)v->d]); break;
+    case OT_ENUM:
+        if (o == O_CLASS_WEIGHTS && (int)v->d == FS_CW_EXPLICIT)
+            sw_class_weights_text(v, out, n);
+        else
+            snprintf(out, n, "%s", d->names[(int)v->d]);
+        break;
     case OT_FLOAT: fs_format_float(out, n, (float)v->d); break; /* the trainer holds a float: equal floats, equal text */
     }
 }

@@ -69,8 +69,13 @@ char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
     if (adam) sb_printf(&b, "\"beta1\":%s,\"beta2\":%s,", fs_float_text(ts->beta1), fs_float_text(ts->beta2));
     /* Options added later appear only away from their defaults: the ids of
      * sweeps that do not use them stay what they were. Keys sorted. */
-    if (ts->class_weights != FS_CW_NONE)
+    if (ts->class_weights == FS_CW_EXPLICIT) {
+        char w[160];
+        sw_class_weights_json(ts->class_w, w, sizeof w);
+        sb_printf(&b, "\"class_weights\":%s,", w);
+    } else if (ts->class_weights != FS_CW_NONE) {
         sb_printf(&b, "\"class_weights\":\"%s\",", train_class_weights_name(ts->class_weights));
+    }
     sb_printf(&b, "\"clip_norm\":%s,\"early_stopping\":{", fs_float_text(ts->clip_norm));
     const FsStopSpec *st = &ts->stop;
     if (st->kind == FS_STOP_GL || st->kind == FS_STOP_PQ) sb_printf(&b, "\"alpha\":%s,", fs_float_text(st->alpha));

@@ -63,7 +63,7 @@ const SwOptDesc sw_opts[O_COUNT] = {
     [O_WARMUP] = {"warmup_epochs", SEC_TRAINING, OT_INT, 0, 100000, 0, 0, 0, NULL, 0,
                   "an integer from 0 (no warm-up) to 100000"},
     [O_CLASS_WEIGHTS] = {"class_weights", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0,
-                         E(train_class_weights_names, FS_CW_COUNT)},
+                         E(train_class_weights_names, FS_CW_NAMED)}, /* or a mapping: class_weights.c */
     [O_BATCH_RESIDUES] = {"batch_residues", SEC_TRAINING, OT_INT, 1, FS_TRAIN_MAX_BATCH_RESIDUES, 0, 0, 0, NULL, 0,
                           "an integer from 1 to 1048576 (a chain model's rows per batch)"},
     [O_CRITERION] = {"criterion", SEC_STOP, OT_ENUM, 0, 0, 0, 0, 0, E(stop_kind_names, FS_STOP_KIND_COUNT)},
@@ -282,6 +282,11 @@ void sw_parse_opt(SwSpace *sp, int o, const YNode *v, const char *where, SwErrs 
         out->n = 1;
         return;
     }
+    if (o == O_CLASS_WEIGHTS && v->kind == YN_MAP) { /* one explicit mapping */
+        out->v = fs_calloc(1, sizeof *out->v);
+        out->n = sw_class_weights_read(v, where, &out->v[0], e) == 0;
+        return;
+    }
     if (v->kind == YN_MAP) {
         char ex[160];
         swerr_add(e, v->line, v->col, "%s: expected %s, or a list of them%s; got a mapping", where,
@@ -301,7 +306,9 @@ void sw_parse_opt(SwSpace *sp, int o, const YNode *v, const char *where, SwErrs 
             snprintf(w, sizeof w, "%s[%d]", where, k + 1);
         else
             snprintf(w, sizeof w, "%s", where);
-        if (sw_read_value(o, item, &out->v[out->n]) == 0)
+        if (o == O_CLASS_WEIGHTS && item->kind == YN_MAP)
+            out->n += sw_class_weights_read(item, w, &out->v[out->n], e) == 0;
+        else if (sw_read_value(o, item, &out->v[out->n]) == 0)
             out->n++;
         else
             sw_value_error(o, item, w, e);

@@ -123,6 +123,8 @@ static void build_spec(const SwSpace *sp, const SwPoint *pt, FsTrainSpec *ts)
     ts->lr_step_factor = (float)D(O_LR_STEP_FACTOR);
     ts->warmup_epochs = (int)D(O_WARMUP);
     ts->class_weights = (FsClassWeights)(int)D(O_CLASS_WEIGHTS);
+    if (ts->class_weights == FS_CW_EXPLICIT) /* an enum has no range: the point's value itself */
+        memcpy(ts->class_w, sp->opt[O_CLASS_WEIGHTS].v[pt->at[O_CLASS_WEIGHTS + 1]].w, sizeof ts->class_w);
     ts->batch_residues = (int)D(O_BATCH_RESIDUES);
 }
 

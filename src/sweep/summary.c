@@ -93,9 +93,16 @@ void sweep_train_summary(const FsTrainSpec *ts, int chain, char *out, size_t n)
                  train_lr_schedule_name(ts->lr_schedule));
     if (ts->warmup_epochs > 0)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " warmup=%d", ts->warmup_epochs);
-    if (ts->class_weights != FS_CW_NONE)
+    if (ts->class_weights == FS_CW_EXPLICIT) {
+        char num[FS_FLOAT_TEXT];
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " class_weights=");
+        for (int c = 0; c < FS_CLASSES; c++)
+            snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s%c%s", c ? "/" : "", FS_CLASS_LETTERS[c],
+                     fs_format_float(num, sizeof num, ts->class_w[c]));
+    } else if (ts->class_weights != FS_CW_NONE) {
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " class_weights=%s",
                  train_class_weights_name(ts->class_weights));
+    }
     char batch[48];
     snprintf(batch, sizeof batch, chain ? "batch_residues=%d" : "batch=%d", chain ? ts->batch_residues : ts->batch);
     snprintf(out, n, "%s lr=%s %s epochs=%d stop=%s%s seed=%llu", train_opt_name(ts->opt), fs_float_text(ts->lr),

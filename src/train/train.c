@@ -41,7 +41,7 @@ void train_spec_defaults(FsTrainSpec *ts)
 const char *const train_opt_names[FS_OPT_COUNT] = {"sgd", "adam", "adamw"};
 const char *const train_monitor_names[FS_MONITOR_COUNT] = {"loss", "q3"};
 const char *const train_lr_schedule_names[FS_LR_SCHEDULE_COUNT] = {"constant", "step", "cosine"};
-const char *const train_class_weights_names[FS_CW_COUNT] = {"none", "balanced"};
+const char *const train_class_weights_names[FS_CW_COUNT] = {"none", "balanced", "explicit"};
 static const char *status_names[] = {"ok", "diverged", "failed", "cancelled"};
 
 const char *train_opt_name(FsOptKind k) { return (unsigned)k < FS_OPT_COUNT ? train_opt_names[k] : "?"; }
@@ -90,7 +90,13 @@ int train_spec_check(const FsTrainSpec *ts, FsErr *err)
     if (ts->warmup_epochs < 0 || ts->warmup_epochs > FS_TRAIN_MAX_EPOCHS)
         return fs_err_set(err, "warmup_epochs must be from 0 to %d, got %d", FS_TRAIN_MAX_EPOCHS, ts->warmup_epochs), -1;
     if ((unsigned)ts->class_weights >= FS_CW_COUNT)
-        return fs_err_set(err, "class_weights: expected none or balanced, got %d", (int)ts->class_weights), -1;
+        return fs_err_set(err, "class_weights: expected none, balanced or explicit, got %d", (int)ts->class_weights),
+               -1;
+    for (int c = 0; c < FS_CLASSES && ts->class_weights == FS_CW_EXPLICIT; c++)
+        if (!(ts->class_w[c] > 0.0f && ts->class_w[c] <= FS_CW_MAX))
+            return fs_err_set(err, "class_weights: class %c's weight must be > 0 and at most %g, got %g",
+                              FS_CLASS_LETTERS[c], (double)FS_CW_MAX, (double)ts->class_w[c]),
+                   -1;
     return stop_spec_check(&ts->stop, err);
 }
 
@@ -272,8 +278,9 @@ void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES
     for (int c = 0; c < FS_CLASSES; c++) total += counts[c];
     const double n = (double)total;
     for (int c = 0; c < FS_CLASSES; c++)
-        w[c] = ts->class_weights == FS_CW_BALANCED && counts[c] ? (float)(n / (FS_CLASSES * (double)counts[c]))
-                                                                : 1.0f;
+        w[c] = ts->class_weights == FS_CW_EXPLICIT                 ? ts->class_w[c]
+               : ts->class_weights == FS_CW_BALANCED && counts[c] ? (float)(n / (FS_CLASSES * (double)counts[c]))
+                                                                   : 1.0f;
 }
 
 /* The model's per-class loss weights for its fold's training examples. */

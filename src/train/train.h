@@ -43,12 +43,17 @@ typedef enum { FS_LR_CONSTANT = 0, FS_LR_STEP, FS_LR_COSINE } FsLrSchedule;
 #define FS_LR_SCHEDULE_COUNT 3
 extern const char *const train_lr_schedule_names[FS_LR_SCHEDULE_COUNT];
 
-/* Class weights of the training loss (training.class_weights): none, or
+/* Class weights of the training loss (training.class_weights): none,
  * balanced (each class weighted N / (3 N_c) over the fold's training
- * residues, as scikit-learn's and Keras users' "balanced"). Validation
- * loss, the kept epoch and early stopping stay unweighted. */
-typedef enum { FS_CW_NONE = 0, FS_CW_BALANCED } FsClassWeights;
-#define FS_CW_COUNT 2
+ * residues, as scikit-learn's and Keras users' "balanced"), or explicit
+ * (FsTrainSpec.class_w, a sweep's {H: w, E: w, C: w}). Validation loss,
+ * the kept epoch and early stopping stay unweighted. A sweep names the
+ * first FS_CW_NAMED; explicit weights are a mapping. */
+typedef enum { FS_CW_NONE = 0, FS_CW_BALANCED, FS_CW_EXPLICIT } FsClassWeights;
+#define FS_CW_COUNT 3
+#define FS_CW_NAMED 2
+/* The largest explicit class weight. */
+#define FS_CW_MAX 1000.0f
 extern const char *const train_class_weights_names[FS_CW_COUNT];
 
 /* The most epochs a sweep may ask for (training.epochs); every count read
@@ -77,6 +82,7 @@ typedef struct {
     float lr_step_factor; /* FS_LR_STEP: multiplier, in (0, 1] */
     int warmup_epochs;    /* linear warm-up epochs, 0 = none */
     FsClassWeights class_weights;
+    float class_w[FS_CLASSES]; /* FS_CW_EXPLICIT: the weights, in class order (> 0) */
     uint64_t seed[3];    /* sweep seed, trial hash, fold: the model's random streams */
 } FsTrainSpec;
 
