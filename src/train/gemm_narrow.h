@@ -4,8 +4,8 @@
  * model's output layer (3 classes per residue, a width-1 convolution) in
  * its forward pass and its weight gradient. gemm.c's tiles put C's columns
  * in vector lanes, so 3 columns left 13 of 16 lanes idle, or (B's row
- * stride under 8) fell to the scalar tile_edge: about a sixth of an R1
- * chain model's step for 2% of its multiply-adds (bench/run-chain). Here
+ * stride under 8) fell to the scalar tile_edge: about a fifth of an R1
+ * chain model's step for 1% of its multiply-adds (bench/run-chain). Here
  * the lanes are 8 rows of C. Every element is still one multiply-add chain
  * over k in ascending order from zero, added to C once, as in every tile of
  * gemm.c, so the results are bit for bit the same.
