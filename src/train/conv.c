@@ -154,12 +154,26 @@ FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float
              out + (long)P * F, st_rows(L, P, F), 1);
 }
 
-/* gW += x^T d for a conv: rows of gW are the K*Cin window inputs. */
+/* gW += x^T d for a conv: rows of gW are the K*Cin window inputs. A
+ * dilated one as one GEMM per tap (Cin rows each): the two-level row
+ * stride of all K taps at once keeps the GEMM off its fastest tile (rows
+ * of adjacent floats, gemm.c's pairs), and each element of gW is the same
+ * sum over positions in the same order either way, so the split changes
+ * no bit of it (the GPU's tiles have no such path: one GEMM there). */
 FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F)
 {
     const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2 * y->dil;
-    ops_gemm(K * C, F, B * L, x + (long)(P - h) * C, conv_taps(C, y->dil), st_rows(L, P, C), d + (long)P * F,
-             st_rows(L, P, F), gW, st_plain(F), 1);
+    const float *x0 = x + (long)(P - h) * C;
+#ifdef FS_SIMD
+    if (y->dil > 1) {
+        for (int k = 0; k < K; k++)
+            ops_gemm(C, F, B * L, x0 + (long)k * y->dil * C, st_plain(1), st_rows(L, P, C), d + (long)P * F,
+                     st_rows(L, P, F), gW + (long)k * C * F, st_plain(F), 1);
+        return;
+    }
+#endif
+    ops_gemm(K * C, F, B * L, x0, conv_taps(C, y->dil), st_rows(L, P, C), d + (long)P * F, st_rows(L, P, F), gW,
+             st_plain(F), 1);
 }
 
 /* dx += conv^T(d): a "same" convolution of d with the flipped, transposed

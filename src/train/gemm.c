@@ -413,6 +413,10 @@ static inline void gemm_pair(long t, long nt, int W, int M, int N, int K, const 
 }
 #endif
 
+#ifdef FS_SIMD
+#include "train/gemm_narrow.h"
+#endif
+
 #ifdef FS_TEAM
 /* One GEMM as a loop over tiles of C that team_for can share: tiles are
  * disjoint and each runs its whole k loop, so who runs a tile does not
@@ -457,6 +461,14 @@ static void gemm_range(void *arg, long lo, long hi)
 FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                         FsStride bk, float *C, FsStride cm, long cn)
 {
+#ifdef FS_SIMD
+    /* At most 4 columns (gemm_narrow.h): rows of 8 there, the rest here. */
+    const long m8 = gemm_narrow(M, N, K, A, am, ak, B, bk, C, cm, cn);
+    if (m8 > 0) {
+        if (m8 < M) ops_gemm_rows(m8, (int)(M - m8), M, N, K, A, am, ak, B, bk, C, cm, cn);
+        return;
+    }
+#endif
     const int W = gemm_width(ak, bk);
     long mt = (M + MR - 1) / MR, nt = (N + W - 1) / W;
 #ifdef FS_TEAM
