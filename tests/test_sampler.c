@@ -169,6 +169,45 @@ static void test_with_pruner(void)
     free(rb);
 }
 
+/* The trial ids of a board (its second column), sorted, one a line. */
+static char *trial_set(const char *board_text)
+{
+    char ids[64][20];
+    int n = 0;
+    for (const char *line = strchr(board_text, '\n'); line && line[1] && n < 64; line = strchr(line + 1, '\n')) {
+        const char *c = strchr(line + 1, ',');
+        if (!c) break;
+        snprintf(ids[n++], sizeof ids[0], "%.16s", c + 1);
+    }
+    qsort(ids, (size_t)n, sizeof ids[0], (int (*)(const void *, const void *))strcmp);
+    char *out = calloc((size_t)n * 20 + 1, 1);
+    for (int i = 0; i < n; i++) strcat(strcat(out, ids[i]), "\n");
+    return out;
+}
+
+/* tpe with run.objectives: trials split by non-dominated sorting of
+ * (Q3, parameters) (run/sampler.c): other trials than by Q3 alone, the
+ * same on 1 and 2 threads. */
+static void test_with_objectives(void)
+{
+    char sweep[320], a[320], b[320], ref[320], log[320], text[1200];
+    snprintf(sweep, sizeof sweep, "%s/tpe-objectives.yaml", tmp);
+    snprintf(log, sizeof log, "%s/log-objectives.txt", tmp);
+    snprintf(text, sizeof text, "%srun:\n  objectives: [q3, params]\n", TPE_SWEEP);
+    tp_write_text(sweep, text);
+    snprintf(a, sizeof a, "%s/objectives1", tmp);
+    snprintf(b, sizeof b, "%s/objectives2", tmp);
+    snprintf(ref, sizeof ref, "%s/ref", tmp); /* test_runs' run by Q3 alone */
+    CHECK(tr_run(sweep, a, "1", log) == 0);
+    CHECK(tr_run(sweep, b, "2", log) == 0);
+    char *ra = board(a), *rb = board(b), *rr = board(ref);
+    CHECK_MSG(!strcmp(ra, rb), "2 threads:\n%s\nvs 1 thread:\n%s", rb, ra);
+    char *sa = trial_set(ra), *sr = trial_set(rr);
+    CHECK(tp_count(sa, "\n") == 14 && tp_count(sr, "\n") == 14);
+    CHECK_MSG(strcmp(sa, sr) != 0, "the objectives changed no proposal:\n%s", sa);
+    free(ra), free(rb), free(rr), free(sa), free(sr);
+}
+
 int main(void)
 {
     tp_tmpdir(tmp, sizeof tmp, "sampler");
@@ -176,6 +215,7 @@ int main(void)
     test_proposals();
     test_runs();
     test_with_pruner();
+    test_with_objectives();
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);
     if (!t_failures && system(rm) != 0) printf("could not remove %s\n", tmp);

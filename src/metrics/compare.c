@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/util.h"
 
@@ -155,9 +156,14 @@ double metrics_ttest_corrected(const double *a, const double *b, int n, double r
     return p;
 }
 
-const char *const metrics_objective_names[FS_OBJ_COUNT] = {"q3", "loss", "params", "train_seconds"};
+const char *const metrics_objective_names[FS_OBJ_COUNT] = {"q3", "loss", "params", "train_seconds", "predict_us"};
 
 int metrics_objective_higher(FsObjective o) { return o == FS_OBJ_Q3; }
+
+double metrics_predict_us(double val_seconds, uint64_t val_examples)
+{
+    return val_examples ? val_seconds * 1e6 / (double)val_examples : NAN;
+}
 
 static int has_nan(const double *x, int m)
 {
@@ -181,6 +187,31 @@ void metrics_pareto(const double *v, int n, int m, unsigned char *front)
         }
         front[i] = (unsigned char)on;
     }
+}
+
+void metrics_pareto_ranks(const double *v, int n, int m, int *rank)
+{
+    if (n <= 0) return;
+    double *rest = fs_malloc(sizeof(double) * (size_t)n * (size_t)m);
+    unsigned char *front = fs_malloc((size_t)n);
+    for (int i = 0; i < n; i++) rank[i] = n;
+    /* Each round, the points already ranked become NaN: never on a front,
+     * dominating nothing, so the next front is that of the rest. */
+    memcpy(rest, v, sizeof(double) * (size_t)n * (size_t)m);
+    for (int r = 0, left = n; r < n && left > 0; r++) {
+        metrics_pareto(rest, n, m, front);
+        int found = 0;
+        for (int i = 0; i < n; i++)
+            if (front[i]) {
+                rank[i] = r;
+                rest[(size_t)i * m] = NAN;
+                found++;
+            }
+        if (!found) break; /* only NaN points are left */
+        left -= found;
+    }
+    free(rest);
+    free(front);
 }
 
 typedef struct {

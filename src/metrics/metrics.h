@@ -106,18 +106,34 @@ double metrics_se_corrected(const double *x, int n, double ratio);
  * number, NAN under metrics_ci_corrected's conditions for -1. */
 double metrics_ttest_corrected(const double *a, const double *b, int n, double ratio);
 /* Objectives a sweep may trade off (run.objectives): validation Q3 (higher
- * is better), validation loss, trainable parameters and training seconds
- * (lower is better); names in this order. */
-typedef enum { FS_OBJ_Q3 = 0, FS_OBJ_LOSS, FS_OBJ_PARAMS, FS_OBJ_TRAIN_SECONDS, FS_OBJ_COUNT } FsObjective;
+ * is better), validation loss, trainable parameters, training seconds and
+ * the measured forward time per residue in microseconds (the validation
+ * passes' time over the residues they scored; lower is better); names in
+ * this order. */
+typedef enum {
+    FS_OBJ_Q3 = 0,
+    FS_OBJ_LOSS,
+    FS_OBJ_PARAMS,
+    FS_OBJ_TRAIN_SECONDS,
+    FS_OBJ_PREDICT_US,
+    FS_OBJ_COUNT
+} FsObjective;
 extern const char *const metrics_objective_names[FS_OBJ_COUNT];
 /* 1 when higher is better. */
 int metrics_objective_higher(FsObjective o);
+/* FS_OBJ_PREDICT_US of one fold: its validation passes' seconds over the
+ * residues they scored, in microseconds (NaN without any). */
+double metrics_predict_us(double val_seconds, uint64_t val_examples);
 /* The Pareto front of n points of m objectives (v[i * m + k], every one
  * higher-is-better: callers negate the others): front[i] = 1 when no other
  * point is at least as good in every objective and better in one. Of
  * points with equal vectors only the first is on the front (ties broken
  * by order). A point with a NaN is never on it and dominates nothing. */
 void metrics_pareto(const double *v, int n, int m, unsigned char *front);
+/* Non-dominated sorting: rank[i] = 0 for the Pareto front, 1 for the front
+ * of what is left without it, and so on (metrics_pareto's rules, ties
+ * included); a point with a NaN gets rank n. */
+void metrics_pareto_ranks(const double *v, int n, int m, int *rank);
 
 /* Holm's step-down adjustment of n p-values in place (NaN entries are left
  * as they are and not counted among the comparisons). */

@@ -20,6 +20,7 @@ static const char *const AXIS_LABEL[FS_OBJ_COUNT] = {
     [FS_OBJ_LOSS] = "validation loss (mean over folds)",
     [FS_OBJ_PARAMS] = "trainable parameters",
     [FS_OBJ_TRAIN_SECONDS] = "training seconds (all folds)",
+    [FS_OBJ_PREDICT_US] = "forward time per residue (us, validation passes)",
 };
 
 typedef struct {

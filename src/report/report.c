@@ -193,6 +193,7 @@ static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
     f->seconds = r->seconds;
     f->train_examples = r->train_examples;
     f->val_examples = r->val_examples;
+    f->val_seconds = r->val_seconds;
 }
 
 static FsFolds folds_of(const FsReportSpec *spec) { return data_folds_of(spec->predefined, spec->folds); }

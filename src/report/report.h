@@ -67,6 +67,7 @@ typedef struct {
     long diverged_step;
     double seconds;
     uint64_t train_examples, val_examples; /* over its epochs: their ratio is the split's n_val / n_train */
+    double val_seconds;                    /* its validation passes' time (FS_OBJ_PREDICT_US) */
 } FsReportFold;
 
 typedef struct {

@@ -34,6 +34,15 @@ static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, do
 }
 
 /* Objective o of a trial with every fold ok, higher-is-better. */
+/* The mean over a trial's folds of each one's forward time per residue. */
+static double report_predict_us(const FsReport *rep, const FsReportRow *row)
+{
+    double sum = 0.0;
+    for (int s = 0; s < rep->spec.folds; s++)
+        sum += metrics_predict_us(row->folds[s].val_seconds, row->folds[s].val_examples);
+    return rep->spec.folds ? sum / rep->spec.folds : NAN;
+}
+
 static double objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
 {
     const int k = rep->spec.folds;
@@ -41,6 +50,7 @@ static double objective(const FsReport *rep, const FsReportRow *row, FsObjective
     switch (o) {
     case FS_OBJ_PARAMS: return -(double)row->n_params;
     case FS_OBJ_TRAIN_SECONDS: return -row->seconds;
+    case FS_OBJ_PREDICT_US: return -report_predict_us(rep, row);
     default:
         for (int s = 0; s < k; s++) sum += o == FS_OBJ_Q3 ? row->folds[s].q3 : row->folds[s].loss;
         return metrics_objective_higher(o) ? sum / k : -sum / k;

@@ -77,6 +77,47 @@ static double score(const Study *s, int t, double *se)
     return sum / n;
 }
 
+/* Trial t's value of objective o, higher is better (NaN where a fold is
+ * missing or failed): the same quantities as the leaderboard's front. */
+static double objective_of(const Study *s, int t, FsObjective o)
+{
+    const FsTrial *tr = &s->sw->trials[t];
+    const int n = s->folds->n;
+    if (o == FS_OBJ_PARAMS) return -(double)sweep_trial_params(tr);
+    double sum = 0.0;
+    for (int k = 0; k < n; k++) {
+        const FsFoldRecord *fr = journal_find_fold(s->j, tr->id, data_fold_id(s->folds, k));
+        if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return NAN;
+        sum += o == FS_OBJ_Q3                ? train_result_metric(&fr->r, FS_METRIC_Q3) / n
+               : o == FS_OBJ_LOSS            ? -train_result_metric(&fr->r, FS_METRIC_LOSS) / n
+               : o == FS_OBJ_TRAIN_SECONDS ? -fr->r.seconds
+                                             : -metrics_predict_us(fr->r.val_seconds, fr->r.val_examples) / n;
+    }
+    return sum;
+}
+
+/* With run.objectives (two or more), tpe splits the trials so far as MOTPE
+ * does (Ozaki et al., GECCO 2020): by non-dominated sorting of their
+ * objectives, the Pareto front first, then the front of the rest, ...;
+ * within a front by the ranking metric. scores[k] (the metric's) become
+ * that order: less the front's rank times a gap wider than any metric's
+ * spread, which only the order of scores matters to (sample_propose). */
+static void objective_scores(const Study *s, double *scores)
+{
+    const int n = s->n_proposed, m = s->sw->n_objectives;
+    if (m < 2 || n == 0) return;
+    double *v = fs_malloc(sizeof(double) * (size_t)n * (size_t)m);
+    int *rank = fs_malloc(sizeof(int) * (size_t)n);
+    for (int k = 0; k < n; k++)
+        for (int o = 0; o < m; o++)
+            v[(size_t)k * m + o] = isfinite(scores[k]) ? objective_of(s, s->proposed[k], s->sw->objectives[o]) : NAN;
+    metrics_pareto_ranks(v, n, m, rank);
+    for (int k = 0; k < n; k++)
+        if (isfinite(scores[k])) scores[k] -= 1e9 * rank[k];
+    free(v);
+    free(rank);
+}
+
 /* search.stop over the proposals so far (all resolved): 1 when it ended
  * the study, with s->stop saying where and why. */
 static int study_check(Study *s)
@@ -123,6 +164,7 @@ static int propose(Study *s)
             taken[s->proposed[k]] = 1;
             scores[k] = score(s, s->proposed[k], &se);
         }
+        objective_scores(s, scores);
         n = sample_propose(sw, s->proposed, scores, s->n_proposed, taken, want, s->n_batches,
                            s->proposed + s->n_proposed);
         free(taken);

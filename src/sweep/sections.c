@@ -320,7 +320,7 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
 /* run.objectives: two or more distinct names of metrics_objective_names. */
 static void parse_objectives(FsSweep *sw, const YNode *v, SwErrs *e)
 {
-    const char *want = "run.objectives: expected a list of two or more of q3, loss, params, train_seconds";
+    const char *want = "run.objectives: expected a list of two or more of q3, loss, params, train_seconds, predict_us";
     if (v->kind != YN_SEQ || v->n < 2 || v->n > FS_OBJ_COUNT) {
         swerr_add(e, v->line, v->col, "%s", want);
         return;
