@@ -115,8 +115,9 @@ static void test_startup(const char *sweep)
      * little more memory (54000 here) got through MPI's start-up, and the
      * rank then could start no training thread and took jobs it never
      * trained: a hang too. Where each limit bites depends on the machine's
-     * load and libraries; either way the run must end at once, naming what
-     * failed: the watchdog the stage, or the rank its threads. */
+     * load, libraries and the binary's own size; either way the run must
+     * end at once, naming what failed: the watchdog the stage, or the rank
+     * its threads or the job records it could not allocate. */
     const int limits[] = {45000, 54000};
 #if defined(__SANITIZE_ADDRESS__)
     /* AddressSanitizer reserves terabytes of address space for its shadow:
@@ -142,7 +143,7 @@ static void test_startup(const char *sweep)
         }
         CHECK_MSG(rc != -1, "a rank under ulimit -v %d hung", limits[k]);
         CHECK_MSG(log_has("MPI start-up did not finish within 5 s: stuck in") ||
-                      log_has("could not start its training thread"),
+                      log_has("could not start its training thread") || log_has("out of memory for its"),
                   "ulimit -v %d: neither the watchdog nor the rank named what failed:\n%s", limits[k],
                   tp_read_file(log_path, NULL));
     }

@@ -198,8 +198,16 @@ static int worker_setup(RunWorker *w)
      * never grown: the trainers hold pointers into the records. */
     int trials = w->sw.sampler == FS_SAMPLER_TPE && w->sw.random_n < w->sw.n_trials ? w->sw.random_n : w->sw.n_trials;
     w->cap = 2 * trials * w->folds.n + 16;
-    w->jobs = fs_calloc((size_t)w->cap + 1, sizeof *w->jobs);
-    w->outbox = fs_calloc((size_t)w->cap + 1, sizeof(int));
+    /* A rank short of memory (a cluster's limit) says so and ends, as a
+     * rank that cannot load the data does: rank 0 then ends the run. */
+    w->jobs = calloc((size_t)w->cap + 1, sizeof *w->jobs);
+    w->outbox = calloc((size_t)w->cap + 1, sizeof(int));
+    if (!w->jobs || !w->outbox) {
+        snprintf(why, sizeof why, "%s: out of memory for its %d job records (%zu bytes)", w->m->host, w->cap,
+                 ((size_t)w->cap + 1) * (sizeof *w->jobs + sizeof(int)));
+        fsmpi_report_setup(w->m, why, 0, "", NULL);
+        return FS_EXIT_ERROR;
+    }
     w->ckpt_steps = run_ckpt_test_steps();
     return FS_EXIT_OK;
 }
