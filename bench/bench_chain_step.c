@@ -60,7 +60,7 @@ int main(int argc, char **argv)
     FsTrainSpec ts;
     void *buf;
     if (setup(&m, &net, &ds, argv[1], dil, &ts, &buf) != 0) return 1;
-    FsFoldData fd = {ds.aa, ds.ss, ds.left, ds.right, NULL, 0, NULL, 0, 0, 0};
+    FsFoldData fd = {ds.aa, ds.ss, ds.left, ds.right, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0};
     uint32_t starts[256];
     int nc = 0;
     for (uint32_t s = 0; s < ds.n_seg && nc < 256; s++) starts[nc++] = ds.seg_off[s];

@@ -52,6 +52,7 @@ struct FsGpu {
     FsGpuLimits lim;
     const FsDataset *ds;
     uint8_t *d_aa, *d_ss, *d_left, *d_right;
+    void *d_feat; /* the residues' feature columns (FsDataset.feat), as stored: resident like the codes */
     /* By fold_slot: FS_FOLD_ALL (a refit) is slot 0, FS_FOLD_PREDEFINED 1,
      * fold k slot k + 2. */
     FoldLists folds[FS_MAX_FOLDS + 2];
@@ -143,7 +144,8 @@ FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err)
     }
     size_t n = ds->n_res;
     if (upload((void **)&g->d_aa, ds->aa, n, err) || upload((void **)&g->d_ss, ds->ss, n, err) ||
-        upload((void **)&g->d_left, ds->left, n, err) || upload((void **)&g->d_right, ds->right, n, err)) {
+        upload((void **)&g->d_left, ds->left, n, err) || upload((void **)&g->d_right, ds->right, n, err) ||
+        upload(&g->d_feat, ds->feat, n * ds->feat_dim * (ds->feat_half ? 2 : 4), err)) {
         gpu_close(g);
         return NULL;
     }
@@ -157,6 +159,7 @@ void gpu_close(FsGpu *g)
     cudaFree(g->d_ss);
     cudaFree(g->d_left);
     cudaFree(g->d_right);
+    cudaFree(g->d_feat);
     for (int i = 0; i < FS_MAX_FOLDS + 2; i++) cudaFree(g->folds[i].d_idx);
     free(g);
 }
@@ -352,7 +355,8 @@ static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf,
     m->examples = &d_watch[s].examples;
     const FoldLists *fl = &g->folds[fold_slot(job->fold)];
     FsFoldData fd = {g->d_aa, g->d_ss, g->d_left, g->d_right, fl->d_idx, fl->n_train, fl->d_idx + fl->n_train,
-                     fl->n_valid, fl->n_train, fl->n_valid};
+                     fl->n_valid, fl->n_train, fl->n_valid, g->ds->feat_dim ? g->d_feat : NULL,
+                     g->ds->feat_dim, g->ds->feat_half};
     L->folds[s] = fd;
     L->specs[s] = *job->spec;
     /* The curves go to mapped memory: the host reads each epoch's as it lands. */

@@ -76,7 +76,7 @@ static void harness_init(Harness *h, const FsArch *arch, int rows)
     for (long i = 0; i < h->net.n_params; i++) h->m.w[i] += 0.1f * (fs_rng_uniform(&rng) - 0.5f);
     h->m.drop_key = 12345;
     h->m.step = 3;
-    FsFoldData fd = {ds.aa, ds.ss, ds.left, ds.right, NULL, 0, NULL, 0, 0, 0};
+    FsFoldData fd = {ds.aa, ds.ss, ds.left, ds.right, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0};
     h->fd = fd;
 }
 
@@ -386,7 +386,7 @@ static void test_small_budget(void)
     FsErr err = {0};
     CHECK(train_chain_rows(&a, &ts, data_longest_chain(&ds), &net, &err) == 0);
     CHECK(net.in_rows == (int)data_longest_chain(&ds) + net.pad);
-    FsFoldData fd = {ds.aa, ds.ss, ds.left, ds.right, NULL, 0, NULL, 0, 0, 0};
+    FsFoldData fd = {ds.aa, ds.ss, ds.left, ds.right, NULL, 0, NULL, 0, 0, 0, NULL, 0, 0};
     uint32_t c[4];
     first_chains(c, 4);
     CHECK(step_chain_batch(&fd, c, 4, ts.batch_residues, net.pad) == 1);

@@ -59,7 +59,13 @@ typedef struct {
     uint64_t fold_seed;
     FsDataStats stats;
     uint64_t fingerprint; /* hash of the residue/label/segment content and folds */
+    uint32_t feat_dim; /* feature columns per residue from data.features' files (0: none) */
+    uint8_t feat_half; /* feat holds IEEE binary16 (uint16_t) values, else float */
+    void *feat;        /* [n_res][feat_dim] in residue order; NULL when feat_dim is 0 */
 } FsDataset;
+
+/* The most feature columns a residue may have (data.features). */
+#define FS_FEAT_MAX_DIM 8192
 
 /* What to read. For FS_FMT_FASTA set sequences/labels (mask optional); for
  * the others list the input files, concatenated in order. FS_FMT_AUTO

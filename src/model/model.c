@@ -36,6 +36,12 @@ static int check_arch(const FsArch *arch, int max_batch, FsErr *err)
     if (max_batch < 1) return fs_err_set(err, "batch size must be at least 1, got %d", max_batch), -1;
     if (arch->n_layers < 0 || arch->n_layers > FS_MAX_LAYERS)
         return fs_err_set(err, "at most %d layers, got %d", FS_MAX_LAYERS, arch->n_layers), -1;
+    if (arch->feat_dim < 0 || arch->feat_dim > FS_FEAT_MAX_DIM || (arch->no_onehot && arch->feat_dim == 0))
+        return fs_err_set(err, arch->no_onehot && arch->feat_dim == 0
+                                   ? "the model has no input: data.features lists neither onehot nor a feature file"
+                                   : "feature columns must be from 0 to %d, got %d",
+                          FS_FEAT_MAX_DIM, arch->feat_dim),
+               -1;
     if (arch->n_layers > 0 && arch->layers[0].kind != FS_LAYER_CONV && arch->layers[0].kind != FS_LAYER_DENSE)
         return fs_err_set(err, "layer 1: the first layer must be conv1d or dense (it reads the one-hot window), got %s",
                           model_layer_name(arch->layers[0].kind)),
@@ -145,13 +151,23 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
     long fan_rows = 0;
     if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY || y->per_residue) fan_rows = (long)s->width * y->in_c;
     else if (s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_OUTPUT) fan_rows = (long)y->in_l * y->in_c;
-    y->w = y->b = y->w2 = y->b2 = y->s_mean = y->s_var = -1;
+    y->w = y->b = y->w2 = y->b2 = y->s_mean = y->s_var = y->wf = -1;
+    y->n_wf = 0;
     if (fan_rows) {
-        y->n_w = fan_rows * y->out_c;
+        /* The first layer's feature columns have weights of their own
+         * (wf), after the one-hot rows and the bias: the gather reads the
+         * one-hot rows as before, a GEMM the feature rows. */
+        const long feat_rows = fan_rows / y->in_c * y->feat;
+        y->n_w = (fan_rows - feat_rows) * y->out_c;
         y->w = *p;
         *p += y->n_w;
         y->b = *p;
         *p += y->out_c;
+        if (feat_rows) {
+            y->n_wf = feat_rows * y->out_c;
+            y->wf = *p;
+            *p += y->n_wf;
+        }
         if (s->kind == FS_LAYER_HIGHWAY) {
             y->w2 = *p;
             *p += y->n_w;
@@ -231,7 +247,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
      * batch's tensor of max_batch rows (model.h). */
     if (arch->chain) net->max_batch = 1;
     net->chain = arch->chain != 0;
-    int l = arch->chain ? max_batch : arch->window, c = FS_AA_INPUTS, pad = 0;
+    int l = arch->chain ? max_batch : arch->window, c = FS_ARCH_ONEHOT_C(arch) + arch->feat_dim, pad = 0;
     net->n = arch->n_layers + 1;
     for (int i = 0; i < net->n; i++) {
         FsLayer *y = &net->layer[i];
@@ -244,6 +260,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
             y->spec.act = FS_ACT_LINEAR;
         }
         if (layer_shape(y, i, l, c, net->chain, &pad, err) != 0) return -1;
+        y->feat = i == 0 ? arch->feat_dim : 0;
         y->op = y->per_residue ? FS_LAYER_CONV : y->spec.kind;
         if (y->spec.kind == FS_LAYER_ADD && net->layer[y->src].out_l != l)
             return fs_err_set(err, "layer %d (add): its block's input has %d positions and its output %d (a dense "
@@ -267,6 +284,12 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
         y->out_size = tensor_floats(net->max_batch, y->out_l, y->out_c, y->out_pad);
         layer_params(net, y, &p, &scratch);
         layer_workspace(y, y->spec.kind == FS_LAYER_ADD ? net->layer[y->src].out_size : 0, &work);
+    }
+    net->feat_in = -1;
+    if (net->layer[0].feat) {
+        const FsLayer *y = &net->layer[0];
+        net->feat_in = work;
+        work += (tensor_floats(net->max_batch, y->in_l, y->feat, y->in_pad) + 15) / 16 * 16;
     }
     net->n_params = p;
     long st = p;
@@ -299,13 +322,14 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
             continue;
         }
         if (y->w < 0) continue;
-        long fan_in = y->n_w / y->out_c;
+        long fan_in = (y->n_w + y->n_wf) / y->out_c;
         long fan_out = (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY || y->per_residue)
                            ? (long)s->width * y->out_c
                            : y->out_c;
         double limit = net->arch.init == FS_INIT_GLOROT ? sqrt(6.0 / (double)(fan_in + fan_out))
                                                         : sqrt(6.0 / (double)fan_in);
         for (long k = 0; k < y->n_w; k++) weights[y->w + k] = (float)limit * (2.0f * fs_rng_uniform(rng) - 1.0f);
+        for (long k = 0; k < y->n_wf; k++) weights[y->wf + k] = (float)limit * (2.0f * fs_rng_uniform(rng) - 1.0f);
         if (s->kind == FS_LAYER_HIGHWAY) {
             for (long k = 0; k < y->n_w; k++)
                 weights[y->w2 + k] = (float)limit * (2.0f * fs_rng_uniform(rng) - 1.0f);

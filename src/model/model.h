@@ -80,7 +80,15 @@ typedef struct {
     int n_layers;
     FsLayerSpec layers[FS_MAX_LAYERS]; /* the output layer is added by model_compile */
     FsInit init;
+    /* The input (data.features): each residue's one-hot code (unless
+     * no_onehot) and feat_dim per-residue feature columns read from files
+     * (the data set's feat, FsDataset). Zero: one-hot only, as before. */
+    int no_onehot;
+    int feat_dim;
 } FsArch;
+
+/* The first layer's input channels: the one-hot codes', then the features'. */
+#define FS_ARCH_ONEHOT_C(a) ((a)->no_onehot ? 0 : FS_AA_INPUTS)
 
 /* One compiled layer: shapes, parameter offsets (floats into the weight
  * buffer) and workspace offsets (floats into the activation workspace). */
@@ -89,6 +97,8 @@ typedef struct {
     int in_l, in_c, out_l, out_c;
     int in_pad, out_pad; /* pad rows of input and output tensors (0 when L == 1) */
     int gather;          /* first layer: input is one-hot codes, forward is a gather */
+    int feat;            /* first layer: its input's feature columns (in_c - feat one-hot channels; w holds
+                            the one-hot rows, wf the feature rows, [K*feat or in_l*feat][out_c]) */
     int per_residue;     /* a chain model's dense or output layer: a width-1 convolution */
     FsLayerKind op;      /* what the layer code runs it as: its kind, or conv1d where per_residue */
     int dil;             /* conv / highway taps' spacing in rows (>= 1) */
@@ -97,6 +107,7 @@ typedef struct {
     long w2, b2;         /* highway gate weights and bias */
     long s_mean, s_var;  /* batch norm running statistics (in the state region) */
     long n_w;            /* floats in w (and in w2) */
+    long wf, n_wf;       /* first layer: the feature columns' weights, floats in them (0: none) */
     /* workspace: a = output, d = gradient of output, z = activation aux
      * (sigmoid for swish, x-hat for BN, mask for dropout), h/t = highway;
      * an add's h: its skip path's gradient through the projection. */
@@ -120,6 +131,8 @@ typedef struct {
     int max_batch;
     long n_params, n_state; /* floats */
     long n_work;            /* floats of activation workspace */
+    long feat_in;           /* workspace offset of the first layer's feature input, a padded
+                               [max_batch][in_rows][feat] tensor (-1: no feature columns) */
     long n_scratch;         /* floats of transposed-weight scratch */
     long flops_fwd;         /* dense-equivalent multiply-adds x2 per example, forward */
     long flops_bwd;

@@ -134,6 +134,53 @@ FS_DEVICE FS_NOINLINE void gather_backward(const FsLayer *y, float *gw, const ui
     FS_SYNC();
 }
 
+/* The first layer's input: one-hot codes (the gather, unless the net
+ * reads none: then the bias alone) and feature columns (FsNet.feat_in, a
+ * padded tensor like any layer's input) through their own weights wf: a
+ * convolution's GEMM, or a dense layer's over the flattened window. */
+FS_DEVICE static inline FsLayer input_features_view(const FsLayer *y)
+{
+    FsLayer v = *y;
+    v.in_c = y->feat;
+    v.w = y->wf;
+    v.n_w = y->n_wf;
+    return v;
+}
+
+FS_DEVICE FS_NOINLINE void input_forward(const FsModel *m, const FsLayer *y, float *out, int B)
+{
+    if (y->n_w)
+        gather_forward(y, m->w, m->codes, out, B);
+    else
+        rows_set(out, m->w + y->b, B, y->out_l, y->out_pad, y->out_c);
+    if (!y->feat) return;
+    const FsLayer v = input_features_view(y);
+    const float *x = m->work + m->net->feat_in;
+    if (gather_is_conv(y)) {
+        conv_gemm(&v, m->w + v.w, x, out, B, v.out_c);
+    } else {
+        const long xs = (long)(v.in_l + 2 * v.in_pad) * v.in_c;
+        ops_gemm(B, v.out_c, v.in_l * v.in_c, x + (long)v.in_pad * v.in_c, st_plain(xs), st_plain(1), m->w + v.w,
+                 st_plain(v.out_c), out, st_plain(v.out_c), 1);
+    }
+}
+
+/* The first layer's weight gradients (the bias's is the caller's). */
+FS_DEVICE FS_NOINLINE void input_backward(const FsModel *m, const FsLayer *y, const float *d, int B)
+{
+    if (y->n_w) gather_backward(y, m->g, m->codes, d, B);
+    if (!y->feat) return;
+    const FsLayer v = input_features_view(y);
+    const float *x = m->work + m->net->feat_in;
+    if (gather_is_conv(y)) {
+        conv_wgrad(&v, m->g + v.w, x, d, B, v.out_c);
+    } else {
+        const long xs = (long)(v.in_l + 2 * v.in_pad) * v.in_c;
+        ops_gemm(v.in_l * v.in_c, v.out_c, B, x + (long)v.in_pad * v.in_c, st_plain(1), st_plain(xs), d,
+                 st_plain(v.out_c), m->g + v.w, st_plain(v.out_c), 1);
+    }
+}
+
 /* ---------------------------------------------------------------------- */
 /* Convolution ("same", stride 1) and dense as GEMMs on padded tensors.   */
 

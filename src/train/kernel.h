@@ -70,6 +70,10 @@ typedef struct {
     const uint32_t *valid;
     uint32_t n_valid;
     uint64_t n_train_res, n_valid_res; /* scored residues of the examples */
+    /* Per-residue feature columns (FsDataset.feat): feat_dim per residue,
+     * binary16 where feat_half, else float; NULL when the net reads none. */
+    const void *feat;
+    uint32_t feat_dim, feat_half;
 } FsFoldData;
 
 /* A chain batch's label for a row that is not scored (a pad row, or a

@@ -83,7 +83,9 @@ void train_predict(const FsNet *net_in, const float *weights, const FsDataset *d
     FsModel m;
     core_model_bind(&m, &net, buf, 0);
     memcpy(m.w, weights, sizeof(float) * (size_t)(net.n_params + net.n_state));
-    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, NULL, 0, NULL, 0, 0, 0};
+    if ((uint32_t)net.arch.feat_dim != ds->feat_dim)
+        FS_DIE("train_predict: the model reads %d feature columns, the data has %u", net.arch.feat_dim, ds->feat_dim);
+    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, NULL, 0, NULL, 0, 0, 0, ds->feat, ds->feat_dim, ds->feat_half};
     if (net.chain) {
         predict_chains(&m, ds, &fd, idx, n, probs, pred);
         free(buf);

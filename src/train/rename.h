@@ -38,6 +38,8 @@
 #define fit_model OPS_RENAME(fit_model)
 #define gather_backward OPS_RENAME(gather_backward)
 #define gather_forward OPS_RENAME(gather_forward)
+#define input_backward OPS_RENAME(input_backward)
+#define input_forward OPS_RENAME(input_forward)
 #define highway_backward OPS_RENAME(highway_backward)
 #define highway_forward OPS_RENAME(highway_forward)
 #define layer_backward OPS_RENAME(layer_backward)

@@ -9,8 +9,43 @@
 #include "train/layers.h"
 #include "train/team.h"
 
+/* Residue r's feature columns into out (D floats), or zeros for r < 0
+ * (outside the residue's segment, or a pad row). */
+FS_DEVICE static inline void feat_row(const FsFoldData *fd, long r, float *out, int D)
+{
+    if (r < 0) {
+        for (int j = 0; j < D; j++) out[j] = 0.0f;
+    } else if (fd->feat_half) {
+        const uint16_t *h = (const uint16_t *)fd->feat + r * D;
+        for (int j = 0; j < D; j++) out[j] = util_float_from_half(h[j]);
+    } else {
+        const float *f = (const float *)fd->feat + r * D;
+        for (int j = 0; j < D; j++) out[j] = f[j];
+    }
+}
+
+/* A window batch's feature tensor (FsNet.feat_in: each example's window
+ * rows between pad rows, all of them written): the window's residues'
+ * columns, zeros beyond its segment as the padding code reads zero one-hot. */
+FS_DEVICE FS_NOINLINE static void step_load_features(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int B)
+{
+    const FsLayer *y = &m->net->layer[0];
+    const int L = y->in_l, P = y->in_pad, D = y->feat, h = L / 2;
+    float *x = m->work + m->net->feat_in;
+    FS_PARFOR(t, (long)B * (L + 2 * P))
+    {
+        const long b = t / (L + 2 * P);
+        const int q = (int)(t % (L + 2 * P)) - P, o = q - h;
+        const uint32_t r = idx[b];
+        const int out = q < 0 || q >= L || (o < 0 && -o > fd->left[r]) || (o > 0 && o > fd->right[r]);
+        feat_row(fd, out ? -1 : (long)r + o, x + t * D, D);
+    }
+    FS_SYNC();
+}
+
 FS_DEVICE FS_NOINLINE void step_load_batch(FsModel *m, const FsFoldData *fd, const uint32_t *idx, int B)
 {
+    if (m->net->feat_in >= 0) step_load_features(m, fd, idx, B);
     const int L = m->net->arch.window, h = L / 2;
     FS_PARFOR(b, B)
     {
@@ -34,6 +69,28 @@ FS_DEVICE void step_forward(FsModel *m, int B, int train)
         layer_forward(m, i, B, train);
         layer_forward_done(m, i);
     }
+}
+
+/* A chain batch's feature tensor: its rows as step_load_chain lays them
+ * out (a protein's residues, then its pad rows of zeros), the tensor's pad
+ * rows before and after them zero (a batch may be shorter than the last). */
+FS_DEVICE FS_NOINLINE static void step_load_chain_features(FsModel *m, const FsFoldData *fd, const uint32_t *idx,
+                                                           int n)
+{
+    const int P = m->net->pad, D = m->net->layer[0].feat;
+    float *x = m->work + m->net->feat_in;
+    FS_MASTER
+    {
+        long t = -P;
+        for (; t < 0; t++) feat_row(fd, -1, x + (t + P) * D, D);
+        for (int b = 0; b < n; b++) {
+            const uint32_t r0 = idx[b], len = step_chain_length(fd, r0);
+            for (uint32_t i = 0; i < len; i++, t++) feat_row(fd, (long)r0 + i, x + (t + P) * D, D);
+            for (int q = 0; q < P; q++, t++) feat_row(fd, -1, x + (t + P) * D, D);
+        }
+        for (int q = 0; q < P; q++, t++) feat_row(fd, -1, x + (t + P) * D, D);
+    }
+    FS_SYNC();
 }
 
 /* A chain batch: its proteins (idx: each one's first residue) one after
@@ -63,6 +120,7 @@ FS_DEVICE FS_NOINLINE void step_load_chain(FsModel *m, const FsFoldData *fd, con
         m->scored = scored;
     }
     FS_SYNC();
+    if (m->net->feat_in >= 0) step_load_chain_features(m, fd, idx, n);
 }
 
 FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[FS_CLASSES][FS_CLASSES])

@@ -228,6 +228,12 @@ int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n
     if (job->arch->chain ? train_chain_rows(job->arch, ts, data_longest_chain(ds), net, &err) != 0
                          : model_compile(net, job->arch, max_batch, &err) != 0)
         return job_fail(job, err.msg);
+    if ((uint32_t)job->arch->feat_dim != ds->feat_dim) {
+        char why[160];
+        snprintf(why, sizeof why, "the model reads %d feature columns per residue, the data has %u (data.features)",
+                 job->arch->feat_dim, ds->feat_dim);
+        return job_fail(job, why);
+    }
     if (job->fold != FS_FOLD_PREDEFINED && job->fold != FS_FOLD_ALL &&
         (job->fold < 0 || (uint32_t)job->fold >= ds->n_folds))
         return job_fail(job, "fold out of range for the prepared data");
@@ -294,7 +300,8 @@ uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *
 {
     uint32_t n_train, n_valid;
     uint32_t *idx = data_fold_examples(ds, fold, chains, &n_train, &n_valid);
-    FsFoldData f = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid, n_train, n_valid};
+    FsFoldData f = {ds->aa, ds->ss, ds->left, ds->right, idx, n_train, idx + n_train, n_valid, n_train, n_valid,
+                    ds->feat, ds->feat_dim, ds->feat_half};
     if (chains) {
         f.n_train_res = data_examples(ds, fold, 0, NULL);
         f.n_valid_res = data_examples(ds, fold, 1, NULL);

@@ -262,4 +262,7 @@ int fs_cpu_has(const char *feature);
  * instead of a SIGILL later. */
 void fs_cpu_gate(void);
 
+/* binary16 <-> float (features stored as halves; host and device). */
+#include "util/half.h"
+
 #endif
