@@ -37,7 +37,7 @@ typedef struct {
     const char *no_arg;       /* the mistake of no operand, or NULL where none is needed */
 } CliSpec;
 
-#define CLI_MAX_OPTIONS 16
+#define CLI_MAX_OPTIONS 24
 /* A macro's value as a string literal, for a help line that names a
  * default or a limit kept elsewhere: "default " CLI_TEXT(FS_EVAL_SEED). */
 #define CLI_TEXT_OF(x) #x

@@ -17,7 +17,7 @@
 
 enum {
     OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_INPUT_FORMAT, OPT_SEQUENCES, OPT_LABELS, OPT_MASK, OPT_ALLOW, OPT_EXCLUDE,
-    OPT_MAX_IDENTITY, OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_HELP
+    OPT_MAX_IDENTITY, OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_FEATURES, OPT_HELP
 };
 
 
@@ -42,6 +42,9 @@ static const CliOption options[] = {
     [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
     [OPT_MIXED] = {"--mixed", NULL, NULL, "score model files from different trials, runs or data\n"
                                           "as one ensemble (refused otherwise; recorded as mixed)"},
+    [OPT_FEATURES] = {"--features", NULL, "K:P,...", "models that read feature columns: their sources for\n"
+                                                     "the test proteins (as for predict; default: the files\n"
+                                                     "they trained on)"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
@@ -190,6 +193,7 @@ int cli_evaluate(int argc, char **argv)
     char mixed[24] = "";
     data_name(&a, &o, ev->data, sizeof ev->data);
     int ok = load_models(set, e, &a, &o, mixed, sizeof mixed, &err) == 0 && load_data(&ds, &a, o.n_models, &err) == 0 &&
+             predict_features(e, a.val[OPT_FEATURES], &ds, &err) == 0 &&
              score(ev, set, e, &ds, &o, mixed, &err) == 0;
     if (!ok) cli_error("%s", err.msg);
     data_free(&ds);

@@ -125,6 +125,12 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
     else
         printf("%u folds", ds->n_folds);
     printf(" (fingerprint %016llx)\n", (unsigned long long)ds->fingerprint);
+    if (ds->feat_dim) {
+        const unsigned per = ds->feat_dim * (ds->feat_half ? 2u : 4u);
+        printf("features: %s%u columns from %d file source%s, stored as %s: %u bytes per residue, %.1f MiB per rank\n",
+               sw->no_onehot ? "" : "one-hot + ", ds->feat_dim, sw->features.n, sw->features.n == 1 ? "" : "s",
+               ds->feat_half ? "half floats" : "floats", per, (double)per * ds->n_res / (1 << 20));
+    }
     print_origin(sw);
     if (sw->prune.kind != FS_PRUNER_NONE)
         printf("pruner: %s (trials clearly behind stop early; docs/sweep-format.md)\n", prune_kind_name(sw->prune.kind));
@@ -180,7 +186,7 @@ int cli_plan(int argc, char **argv)
         sweep_free(&sw);
         return FS_EXIT_ERROR;
     }
-    sweep_assign_ids(&sw, ds.fingerprint);
+    sweep_bind_data(&sw, &ds);
     char target[128], **why = NULL;
     FsErr err = {0};
     int refused = run_gpu_plan(&sw, &ds, gpu[0] ? gpu : NULL, target, sizeof target, &why, &err);

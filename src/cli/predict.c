@@ -15,7 +15,7 @@
 #include "predict/predict.h"
 #include "run/run.h" /* run_solo_threads */
 
-enum { OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_OUT, OPT_INPUT_FORMAT, OPT_THREADS, OPT_BATCH, OPT_MIXED, OPT_HELP };
+enum { OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_OUT, OPT_INPUT_FORMAT, OPT_THREADS, OPT_BATCH, OPT_MIXED, OPT_FEATURES, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_TRIAL] = {"--trial", NULL, "ID", "in a run folder: this trial (an id or a unique prefix)"},
@@ -35,6 +35,9 @@ static const CliOption options[] = {
                                          "depend on it)"},
     [OPT_MIXED] = {"--mixed", NULL, NULL, "use model files from different trials, runs or data\n"
                                           "together (refused otherwise)"},
+    [OPT_FEATURES] = {"--features", NULL, "K:P,...", "models that read feature columns: their sources for\n"
+                                                     "these proteins (pssm:DIR, hhm:DIR, h5:FILE, npy:DIR, in\n"
+                                                     "the models' order; default: the files they trained on)"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
@@ -205,6 +208,12 @@ int cli_predict(int argc, char **argv)
         FsErr e2 = {0};
         if (load_input(&ds, a.args[i], a.val[OPT_INPUT_FORMAT], &e2) != 0) {
             cli_error("%s", e2.msg);
+            data_free(&ds);
+            ok = 0;
+            break;
+        }
+        if (predict_features(ens, a.val[OPT_FEATURES], &ds, &e2) != 0) {
+            cli_error("%s: %s", a.args[i], e2.msg);
             data_free(&ds);
             ok = 0;
             break;

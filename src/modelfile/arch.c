@@ -36,6 +36,17 @@ char *modelfile_arch_json(const FsNet *net)
         json_member_str(&w, "window", "chain");
     else
         json_member_int(&w, "window", net->arch.window);
+    /* The input, where it is not the one-hot codes alone (data.features):
+     * whether they are read, and the feature columns after them. Left out
+     * otherwise, so one-hot models' files stay as they were. */
+    if (net->arch.feat_dim || net->arch.no_onehot) {
+        json_key(&w, "input");
+        json_object_begin(&w);
+        json_key(&w, "onehot");
+        json_bool(&w, !net->arch.no_onehot);
+        json_member_int(&w, "features", net->arch.feat_dim);
+        json_end(&w);
+    }
     json_key(&w, "layers");
     json_array_begin(&w);
     for (int i = 0; i < net->n; i++) {
@@ -97,6 +108,18 @@ static int get_dilation(const FsJson *o, FsLayerSpec *l)
     return 0;
 }
 
+/* The optional "input": {"onehot": true|false, "features": 0..FS_FEAT_MAX_DIM}. */
+static int get_input(const FsJson *o, FsArch *arch)
+{
+    const FsJson *in = json_get(o, "input"), *oh = in ? json_get(in, "onehot") : NULL;
+    if (!in) return 0;
+    if (in->type != FS_JSON_OBJECT || !oh || (oh->type != FS_JSON_TRUE && oh->type != FS_JSON_FALSE) ||
+        get_i(in, "features", 0, FS_FEAT_MAX_DIM, &arch->feat_dim))
+        return -1;
+    arch->no_onehot = oh->type == FS_JSON_FALSE;
+    return arch->no_onehot && arch->feat_dim == 0 ? -1 : 0;
+}
+
 /* "window": 1..255, or "chain". */
 static int get_window(const FsJson *o, FsArch *arch)
 {
@@ -126,10 +149,11 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
         return fs_err_set(err, "arch is not JSON (%s)", why), -1;
     const FsJson *layers = json_get(doc.root, "layers");
     int rc = -1;
-    if (get_window(doc.root, arch) || !layers || layers->type != FS_JSON_ARRAY || layers->n < 1 ||
-        layers->n > FS_MAX_LAYERS + 1) {
-        fs_err_set(err, "arch: expected {\"window\": 1..255 or \"chain\", \"layers\": [1..%d layers, the output last]}",
-                   FS_MAX_LAYERS + 1);
+    if (get_window(doc.root, arch) || get_input(doc.root, arch) || !layers || layers->type != FS_JSON_ARRAY ||
+        layers->n < 1 || layers->n > FS_MAX_LAYERS + 1) {
+        fs_err_set(err, "arch: expected {\"window\": 1..255 or \"chain\", \"input\" (optional): {\"onehot\": true or "
+                        "false, \"features\": 0..%d, not both absent}, \"layers\": [1..%d layers, the output last]}",
+                   FS_FEAT_MAX_DIM, FS_MAX_LAYERS + 1);
         goto out;
     }
     int i = 0;

@@ -92,14 +92,20 @@ long layout_numel(const LayoutEntry *e)
 static long fs_index(const FsNet *net, const LayoutEntry *e, long t)
 {
     const FsLayer *y = &net->layer[e->layer];
+    /* The first layer's input channels are the one-hot codes' (weights w)
+     * then the feature columns' (weights wf, offsets here relative to w). */
+    const int first = e->off == y->w && y->feat > 0;
+    const long C1 = first ? y->in_c - y->feat : 0;
     if (e->kind == LAYOUT_CONV) { /* pt[f][c][k] = W[k*C + c][f] */
         long F = (long)e->shape[0], C = (long)e->shape[1], K = (long)e->shape[2];
         long f = t / (C * K), c = t / K % C, k = t % K;
+        if (first) return c < C1 ? (k * C1 + c) * F + f : y->wf - y->w + (k * y->feat + c - C1) * F + f;
         return (k * C + c) * F + f;
     }
     if (e->kind == LAYOUT_DENSE) { /* pt[u][c*L + q] = W[q*C + c][u] */
         long U = (long)e->shape[0], C = y->in_c, L = y->in_l;
         long u = t / (C * L), c = t % (C * L) / L, q = t % L;
+        if (first) return c < C1 ? (q * C1 + c) * U + u : y->wf - y->w + (q * y->feat + c - C1) * U + u;
         return (q * C + c) * U + u;
     }
     return t;

@@ -99,7 +99,7 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
     snprintf(epochs, sizeof epochs, "%d", info->epochs);
     for (int i = 0, k = 0; i < info->n_fold_best && i < FS_MAX_FOLDS; i++)
         k += snprintf(fold_best + k, sizeof fold_best - (size_t)k, "%s%d", i ? "," : "", info->fold_best[i]);
-    FsMetaEntry meta[20] = {
+    FsMetaEntry meta[24] = {
         {"format", MODEL_FORMAT},      {"format_version", MODEL_FORMAT_VERSION},
         {"foldsweep_version", FS_VERSION}, {"arch", arch},
         {"config", info->config ? info->config : "{}"}, {"trial", info->trial},
@@ -110,6 +110,7 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
     };
     int nm = 14;
     /* No score is written that the model does not have (a refit's). */
+    if (info->features) meta[nm++] = (FsMetaEntry){"features", info->features};
     if (isfinite(info->val_q3)) meta[nm++] = (FsMetaEntry){"val_q3", q3};
     if (isfinite(info->val_loss)) meta[nm++] = (FsMetaEntry){"val_loss", loss};
     if (info->epochs > 0) {
@@ -332,6 +333,7 @@ static void read_info(FsSavedModel *m, const FsSafetensors *st)
     }
     if ((v = safetensors_meta(st, "data_fingerprint"))) in->data_fingerprint = strtoull(v, NULL, 16);
     in->config = fs_strdup((v = safetensors_meta(st, "config")) ? v : "{}");
+    in->features = (v = safetensors_meta(st, "features")) ? fs_strdup(v) : NULL;
     snprintf(m->version, sizeof m->version, "%s", (v = safetensors_meta(st, "foldsweep_version")) ? v : "?");
 }
 
@@ -349,6 +351,22 @@ static int model_from(FsSavedModel *m, FsSafetensors *st, const char *origin, in
     }
     if (rc == 0) rc = read_weights(m, st, origin, err);
     if (rc == 0) read_info(m, st);
+    /* The sources must be there and readable exactly when the net reads
+     * feature columns: predict takes new proteins' columns from them. */
+    FsFeatSpec spec;
+    if (rc == 0 && (m->info.features != NULL) != (arch.feat_dim > 0)) {
+        fs_err_set(err, "%s: metadata %s", origin,
+                   arch.feat_dim ? "lacks \"features\" (the arch reads feature columns)"
+                                 : "has \"features\" but the arch reads no feature columns");
+        rc = -1;
+    } else if (rc == 0 && m->info.features) {
+        if (modelfile_features_parse(&spec, m->info.features, &e2) != 0) {
+            fs_err_set(err, "%s: metadata %s", origin, e2.msg);
+            rc = -1;
+        } else {
+            modelfile_features_free(&spec);
+        }
+    }
     safetensors_free(st);
     if (rc != 0) modelfile_free(m);
     return rc;
@@ -377,5 +395,6 @@ void modelfile_free(FsSavedModel *m)
     if (m->info.seen_seqs) data_seqset_free(m->info.seen_seqs);
     free(m->info.seen_seqs);
     free(m->info.config);
+    free(m->info.features);
     memset(m, 0, sizeof *m);
 }

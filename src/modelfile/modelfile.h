@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "data/data.h"
+#include "features/features.h"
 #include "model/model.h"
 
 /* Where a model came from (metadata). */
@@ -35,6 +36,9 @@ typedef struct {
     int fold_best[FS_MAX_FOLDS];
     uint64_t data_fingerprint;
     char *config; /* the trial's canonical config (JSON); NULL allowed when saving */
+    /* The feature sources the model was trained on (modelfile_features_json;
+     * metadata "features"), NULL for a one-hot model. */
+    char *features;
     /* Fingerprints (data_seen_hashes: sorted) of every protein the run
      * trained or validated on: the leakage guard of `evaluate`. Stored as
      * the U64 tensor "foldsweep.seen_proteins". */
@@ -81,6 +85,12 @@ int modelfile_fold_parse(const char *s, int *fold);
 
 /* The architecture as the metadata's "arch" JSON (malloc'd), and back. */
 char *modelfile_arch_json(const FsNet *net);
+/* A model's feature sources (data.features) as its "features" metadata
+ * (features.c), and back (each value checked; 0, or -1 with err; the
+ * strings are malloc'd: modelfile_features_free). */
+char *modelfile_features_json(const FsFeatSpec *spec);
+int modelfile_features_parse(FsFeatSpec *spec, const char *json, FsErr *err);
+void modelfile_features_free(FsFeatSpec *spec);
 int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err);
 
 #endif

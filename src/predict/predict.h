@@ -80,6 +80,13 @@ enum { FS_MIX_TRIAL = 1, FS_MIX_RUN = 2, FS_MIX_DATA = 4 };
  * journal's short form, "mixed: trials,runs,data" (at most 23 bytes). */
 int predict_mixed(const FsEnsemble *e, const FsModelSet *set, char *what, size_t wn, char *key, size_t kn);
 
+/* The feature columns (data.features) of ds's proteins for an ensemble
+ * that reads them (features.c): from the sources its model files name, or
+ * with their paths replaced by `paths` ("KIND:PATH,...", the same kinds in
+ * the same order; NULL: the models'). Nothing for one-hot models (paths
+ * must be NULL). 0, or -1 with err naming what differs or which file. */
+int predict_features(const FsEnsemble *e, const char *paths, FsDataset *ds, FsErr *err);
+
 /* Loads every file of the set; they must share one window. */
 int predict_load(FsEnsemble *e, const FsModelSet *set, int batch, FsErr *err);
 void predict_free(FsEnsemble *e);

@@ -63,7 +63,9 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
     FsSeqSet seqs; /* the proteins themselves, for evaluate's identity check (a copy: milliseconds on FLIP) */
     data_seqset_of(&seqs, &st->ds);
     info.seen_seqs = &seqs;
+    info.features = st->sw.features.n ? modelfile_features_json(&st->sw.features) : NULL;
     modelfile_serialize(&net, r->weights, &info, &bytes, &n);
+    free(info.features);
     data_seqset_free(&seqs);
     char rel[128], path[FS_PATH_IN_DIR];
     run_model_file(rel, sizeof rel, tr->id, fold);

@@ -37,7 +37,8 @@ void run_refit_file(char *out, size_t n, const char *trial)
     snprintf(out, n, "refits/%s/refit.safetensors", trial);
 }
 
-int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, const FsFolds *folds,
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsFeatSpec *features, const FsTrial *tr,
+                    const FsFolds *folds,
                     const uint64_t *seen, uint32_t n_seen, int threads, int gpu, FsErr *err)
 {
     FsModelInfo info = {.trial_index = tr->index, .fold = FS_FOLD_ALL, .folds = folds->n, .val_q3 = NAN,
@@ -79,7 +80,9 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     FsSeqSet seqs;
     data_seqset_of(&seqs, ds);
     info.seen_seqs = &seqs;
+    info.features = features && features->n ? modelfile_features_json(features) : NULL;
     modelfile_serialize(&net, r.weights, &info, &bytes, &n);
+    free(info.features);
     data_seqset_free(&seqs);
     char rel[128], path[FS_PATH_IN_DIR];
     FsModelRef ref;
@@ -123,7 +126,7 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
         data_free(&ds);
         return -1;
     }
-    sweep_assign_ids(&sw, ds.fingerprint);
+    sweep_bind_data(&sw, &ds);
     FsFolds folds = data_folds_of(sw.predefined, (int)ds.n_folds);
     uint64_t *seen = NULL;
     uint32_t n_seen = data_seen_hashes(&ds, &seen);
@@ -153,7 +156,7 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
         FsMpi alone;
         fsmpi_alone(&alone);
         run_settings(&set, &o, &sw, &alone);
-        if (run_refit_trial(dir, &j, &ds, tr, &folds, seen, n_seen, set.solo_threads, -1, &err) != 0) goto out;
+        if (run_refit_trial(dir, &j, &ds, &sw.features, tr, &folds, seen, n_seen, set.solo_threads, -1, &err) != 0) goto out;
         rr = journal_find_refit(&j, tr->id);
         snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
         fprintf(out, "saved %s\n", path);

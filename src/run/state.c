@@ -142,7 +142,7 @@ static int open_inputs(RunState *st, const FsRunOptions *o, const FsMpi *m)
         print_errs(&errs);
         return FS_EXIT_ERROR;
     }
-    sweep_assign_ids(sw, st->ds.fingerprint);
+    sweep_bind_data(sw, &st->ds);
     st->n_seen = data_seen_hashes(&st->ds, &st->seen);
     if (sw->has_test && open_test(st, o->sweep_path) != 0) return FS_EXIT_ERROR;
     st->t_data = fs_now() - t0;

@@ -147,7 +147,8 @@ int run_models_discard(RunState *st, FsErr *err);
 #define FS_REFIT_RULE "median of the folds' best epochs"
 int run_refit_epochs(const FsJournal *j, const char *trial, const FsFolds *folds, int *best);
 void run_refit_file(char *out, size_t n, const char *trial);
-int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsTrial *tr, const FsFolds *folds,
+int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const FsFeatSpec *features, const FsTrial *tr,
+                    const FsFolds *folds,
                     const uint64_t *seen, uint32_t n_seen, int threads, int gpu, FsErr *err);
 /* The sweep's test section once every fold is trained (testphase.c):
  * evaluations of the top test.top trials not yet in the journal, and their

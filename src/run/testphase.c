@@ -53,7 +53,7 @@ static int refit_of(RunState *st, const FsTrial *tr, FsModelSet *set, FsErr *err
     char why[200], path[FS_PATH_IN_DIR];
     if (rr) snprintf(path, sizeof path, "%s/%s", st->dir, rr->model.file);
     if (!rr || modelfile_verify(path, rr->model.bytes, rr->model.crc32, why, sizeof why) != 0) {
-        if (run_refit_trial(st->dir, &st->j, &st->ds, tr, &st->folds, st->seen, st->n_seen, st->set.solo_threads,
+        if (run_refit_trial(st->dir, &st->j, &st->ds, &st->sw.features, tr, &st->folds, st->seen, st->n_seen, st->set.solo_threads,
                             st->use_gpu ? st->gpu_device : -1, err) != 0)
             return -1;
         rr = journal_find_refit(&st->j, tr->id);

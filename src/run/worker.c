@@ -192,7 +192,7 @@ static int worker_setup(RunWorker *w)
         fsmpi_report_setup(w->m, why, 0, "", NULL);
         return FS_EXIT_ERROR;
     }
-    sweep_assign_ids(&w->sw, w->ds.fingerprint);
+    sweep_bind_data(&w->sw, &w->ds);
     w->folds = data_folds_of(w->sw.predefined, (int)w->ds.n_folds);
     /* Room for every job rank 0 can send, twice (a lost one comes again);
      * never grown: the trainers hold pointers into the records. */

@@ -9,7 +9,7 @@
 
 #include "sweep/sweep_int.h"
 
-static void put_str(SwBuf *b, const char *s)
+void sw_put_str(SwBuf *b, const char *s)
 {
     if (!fs_utf8_valid(s)) {
         /* YAML text is UTF-8: bytes that are not (a path under a Latin-1
@@ -131,18 +131,18 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
                 "# are not part of it.\n");
     sb_puts(&b, "data:\n");
     if (sw->prepared) {
-        sb_puts(&b, "  prepared: "), put_str(&b, sw->prepared), sb_puts(&b, "\n");
+        sb_puts(&b, "  prepared: "), sw_put_str(&b, sw->prepared), sb_puts(&b, "\n");
     } else if (sw->synth_proteins) {
         sb_printf(&b, "  synth: {proteins: %u, seed: %llu}\n", sw->synth_proteins, (unsigned long long)sw->synth_seed);
     } else if (sw->sequences) {
-        sb_puts(&b, "  sequences: "), put_str(&b, sw->sequences), sb_puts(&b, "\n");
-        sb_puts(&b, "  labels: "), put_str(&b, sw->labels), sb_puts(&b, "\n");
-        if (sw->mask) sb_puts(&b, "  mask: "), put_str(&b, sw->mask), sb_puts(&b, "\n");
+        sb_puts(&b, "  sequences: "), sw_put_str(&b, sw->sequences), sb_puts(&b, "\n");
+        sb_puts(&b, "  labels: "), sw_put_str(&b, sw->labels), sb_puts(&b, "\n");
+        if (sw->mask) sb_puts(&b, "  mask: "), sw_put_str(&b, sw->mask), sb_puts(&b, "\n");
     } else {
         sb_printf(&b, "  format: %s\n  inputs: [", data_format_name(sw->format));
         for (int i = 0; i < sw->n_inputs; i++) {
             if (i) sb_puts(&b, ", ");
-            put_str(&b, sw->inputs[i]);
+            sw_put_str(&b, sw->inputs[i]);
         }
         sb_puts(&b, "]\n");
     }
@@ -156,6 +156,7 @@ char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
         sb_printf(&b, "  split: kfold\n  folds: %d\n  fold_seed: %llu\n", sw->folds, (unsigned long long)sw->fold_seed);
     /* One repeat is left out: run folders from before repeats keep their sweep. */
     if (!sw->predefined && !sw->prepared && sw->repeats > 1) sb_printf(&b, "  repeats: %d\n", sw->repeats);
+    sw_features_canon(&b, sw);
 
     sb_puts(&b, "model:\n");
     if (sp->n_alts) {

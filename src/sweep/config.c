@@ -52,7 +52,9 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
 char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
 {
     SwBuf b = {0};
-    sb_printf(&b, "{\"data\":{\"split\":\"%s\"},\"model\":{\"init\":\"%s\",\"layers\":[",
+    sb_puts(&b, "{\"data\":{");
+    sw_features_config(&b, sw);
+    sb_printf(&b, "\"split\":\"%s\"},\"model\":{\"init\":\"%s\",\"layers\":[",
               sw->predefined ? "predefined" : "kfold", model_init_names[a->init == FS_INIT_GLOROT]);
     for (int i = 0; i < a->n_layers; i++) {
         if (i) sb_puts(&b, ",");

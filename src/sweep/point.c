@@ -39,6 +39,8 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
     memset(a, 0, sizeof *a);
     a->window = sw->chain ? 0 : sw->window;
     a->chain = sw->chain;
+    a->no_onehot = sw->no_onehot;
+    a->feat_dim = sw->feat_dim;
     a->init = (FsInit)(int)D(O_INIT);
     const float eps = (float)D(O_BN_EPSILON), mom = (float)D(O_BN_MOMENTUM), gate = (float)D(O_GATE_BIAS);
     if (sp->n_alts) {

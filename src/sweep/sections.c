@@ -115,7 +115,8 @@ static void key_pos(const YNode *map, const char *key, int *line, int *col)
 /* data                                                                    */
 
 static const char *const data_keys[] = {"format", "inputs", "files", "sequences", "labels", "mask", "prepared",
-                                        "synth", "window", "folds", "fold_seed", "split", "repeats"};
+                                        "synth", "window", "folds", "fold_seed", "split", "repeats",
+                                        "features", "feature_store"};
 
 void sw_parse_files(FsSweep *sw, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e)
 {
@@ -312,6 +313,7 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
     int has_prep = data_source(sw, d, e);
     data_window(sw, d, e);
     data_folds(sw, d, has_prep, e);
+    sw_parse_features(sw, d, e);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -143,6 +143,7 @@ void sweep_free(FsSweep *sw)
     for (int i = 0; i < sw->n_inputs; i++) free(sw->inputs[i]);
     free(sw->inputs);
     free(sw->sequences), free(sw->labels), free(sw->mask), free(sw->prepared);
+    sw_features_free(sw);
     free(sw->out_dir);
     for (int i = 0; i < sw->n_test_inputs; i++) free(sw->test_inputs[i]);
     free(sw->test_inputs);
@@ -218,6 +219,11 @@ int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs)
     }
     if (rc) {
         sw_file_error(sw, &err, "data", sw->data_line, sw->data_col, errs);
+        data_free(ds);
+        return -1;
+    }
+    if (sw->features.n && features_load(ds, &sw->features, &err)) {
+        sw_file_error(sw, &err, "data.features", sw->features_line, sw->features_col, errs);
         data_free(ds);
         return -1;
     }

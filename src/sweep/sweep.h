@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "data/data.h"
+#include "features/features.h" /* FsFeatSpec */
 #include "metrics/metrics.h" /* FsMetricKind */
 #include "model/model.h"
 #include "train/train.h"
@@ -101,6 +102,13 @@ typedef struct {
     int predefined; /* use the data's own train/validation split (FASTA SET=) */
     int window;     /* 0 for a chain model */
     int chain;      /* data.window: chain */
+    /* data.features: the sources of per-residue columns (none: one-hot
+     * input only) and whether the one-hot codes are left out; feat_dim,
+     * the columns they hold, is known once the data is (sweep_bind_data). */
+    FsFeatSpec features;
+    int no_onehot;
+    int feat_dim;
+    int features_line, features_col;
     uint32_t synth_proteins; /* > 0: a synthetic set (synth_generate) is the data */
     uint64_t synth_seed;
     /* run */
@@ -201,6 +209,10 @@ const char *sweep_trial_value(const FsSweep *sw, const FsTrial *t, int d, char *
 
 /* Trial id = hash of the trial's canonical config and the data fingerprint. */
 void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);
+/* After the data is loaded (or received): its feature columns into every
+ * trial's architecture (and sweep_point's later ones), then
+ * sweep_assign_ids with its fingerprint. */
+void sweep_bind_data(FsSweep *sw, const FsDataset *ds);
 
 /* The training options of trial tr's fold `fold` (a fold id): the trial's,
  * with its seeds: the sweep's training seed, the trial id, the fold. Every

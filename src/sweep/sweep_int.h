@@ -228,6 +228,14 @@ void sw_parse_opt(SwSpace *sp, int o, const YNode *v, const char *where, SwErrs 
 /* Exactly one value of option o's type; 0, or -1 with an error added. */
 int sw_read_one(int o, const YNode *v, const char *where, SwVal *out, SwErrs *e);
 /* A mapping's keys against the allowed ones; unknown keys get a suggestion. */
+/* data.features and data.feature_store (features.c): parsed into sw, freed,
+ * written into the canonical sweep and into a trial config's data part. */
+void sw_parse_features(FsSweep *sw, const YNode *d, SwErrs *e);
+void sw_features_free(FsSweep *sw);
+void sw_features_canon(SwBuf *b, const FsSweep *sw);
+void sw_features_config(SwBuf *b, const FsSweep *sw);
+/* s as a double-quoted YAML string (canon.c). */
+void sw_put_str(SwBuf *b, const char *s);
 void sw_check_keys(const YNode *map, const char *where, const char *const *keys, int n, SwErrs *e);
 /* One value of option o (a range's low, high, step) from v: 0, or -1 (no error added). */
 int sw_read_value(int o, const YNode *v, SwVal *out);

@@ -148,6 +148,13 @@ int sweep_load_test(const FsSweep *sw, FsDataset *test, FsErrList *errs)
         data_free(test);
         return -1;
     }
+    /* The test proteins' columns from the same sources as the training
+     * proteins' (one HDF5 file or folder holds both, by protein id). */
+    if (sw->features.n && features_load(test, &sw->features, &err)) {
+        sw_file_error(sw, &err, "data.features", sw->features_line, sw->features_col, errs);
+        data_free(test);
+        return -1;
+    }
     /* Every residue masked out: there would be nothing to score. */
     if (!test->stats.scored) {
         errlist_add(errs, "%s:%d:%d: test: the test set has no scored residue to evaluate", sw->path,
