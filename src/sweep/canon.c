@@ -123,40 +123,46 @@ static void put_layer(SwBuf *b, const SwSpace *sp, int a, int i)
     sb_puts(b, "}");
 }
 
+/* The data section: where the data is, the window, the folds, the inputs. */
+static void canon_data(SwBuf *b, const FsSweep *sw)
+{
+    sb_puts(b, "data:\n");
+    if (sw->prepared) {
+        sb_puts(b, "  prepared: "), sw_put_str(b, sw->prepared), sb_puts(b, "\n");
+    } else if (sw->synth_proteins) {
+        sb_printf(b, "  synth: {proteins: %u, seed: %llu}\n", sw->synth_proteins, (unsigned long long)sw->synth_seed);
+    } else if (sw->sequences) {
+        sb_puts(b, "  sequences: "), sw_put_str(b, sw->sequences), sb_puts(b, "\n");
+        sb_puts(b, "  labels: "), sw_put_str(b, sw->labels), sb_puts(b, "\n");
+        if (sw->mask) sb_puts(b, "  mask: "), sw_put_str(b, sw->mask), sb_puts(b, "\n");
+    } else {
+        sb_printf(b, "  format: %s\n  inputs: [", data_format_name(sw->format));
+        for (int i = 0; i < sw->n_inputs; i++) {
+            if (i) sb_puts(b, ", ");
+            sw_put_str(b, sw->inputs[i]);
+        }
+        sb_puts(b, "]\n");
+    }
+    if (sw->chain)
+        sb_puts(b, "  window: chain\n");
+    else
+        sb_printf(b, "  window: %d\n", sw->window);
+    if (sw->predefined)
+        sb_puts(b, "  split: predefined\n");
+    else if (!sw->prepared)
+        sb_printf(b, "  split: kfold\n  folds: %d\n  fold_seed: %llu\n", sw->folds, (unsigned long long)sw->fold_seed);
+    /* One repeat is left out: run folders from before repeats keep their sweep. */
+    if (!sw->predefined && !sw->prepared && sw->repeats > 1) sb_printf(b, "  repeats: %d\n", sw->repeats);
+    sw_features_canon(b, sw);
+}
+
 char *sw_canonical(const FsSweep *sw, const SwSpace *sp)
 {
     SwBuf b = {0};
     sb_puts(&b, "# foldsweep canonical sweep: every option that affects results, normalised.\n"
                 "# Written by foldsweep; run-only options (backend, threads, out) and the test set\n"
                 "# are not part of it.\n");
-    sb_puts(&b, "data:\n");
-    if (sw->prepared) {
-        sb_puts(&b, "  prepared: "), sw_put_str(&b, sw->prepared), sb_puts(&b, "\n");
-    } else if (sw->synth_proteins) {
-        sb_printf(&b, "  synth: {proteins: %u, seed: %llu}\n", sw->synth_proteins, (unsigned long long)sw->synth_seed);
-    } else if (sw->sequences) {
-        sb_puts(&b, "  sequences: "), sw_put_str(&b, sw->sequences), sb_puts(&b, "\n");
-        sb_puts(&b, "  labels: "), sw_put_str(&b, sw->labels), sb_puts(&b, "\n");
-        if (sw->mask) sb_puts(&b, "  mask: "), sw_put_str(&b, sw->mask), sb_puts(&b, "\n");
-    } else {
-        sb_printf(&b, "  format: %s\n  inputs: [", data_format_name(sw->format));
-        for (int i = 0; i < sw->n_inputs; i++) {
-            if (i) sb_puts(&b, ", ");
-            sw_put_str(&b, sw->inputs[i]);
-        }
-        sb_puts(&b, "]\n");
-    }
-    if (sw->chain)
-        sb_puts(&b, "  window: chain\n");
-    else
-        sb_printf(&b, "  window: %d\n", sw->window);
-    if (sw->predefined)
-        sb_puts(&b, "  split: predefined\n");
-    else if (!sw->prepared)
-        sb_printf(&b, "  split: kfold\n  folds: %d\n  fold_seed: %llu\n", sw->folds, (unsigned long long)sw->fold_seed);
-    /* One repeat is left out: run folders from before repeats keep their sweep. */
-    if (!sw->predefined && !sw->prepared && sw->repeats > 1) sb_printf(&b, "  repeats: %d\n", sw->repeats);
-    sw_features_canon(&b, sw);
+    canon_data(&b, sw);
 
     sb_puts(&b, "model:\n");
     if (sp->n_alts) {
