@@ -11,7 +11,10 @@ Window models are an nn.Sequential over one-hot windows [batch, 21, W]
 returning [batch, 3] logits; chain models (`data.window: chain`) a
 Residual (an nn.Sequential whose Add modules reach back to an earlier
 module's output) over whole chains [batch, 21, length] returning
-[batch, 3, length]. predict takes either kind.
+[batch, 3, length]. predict takes either kind. A model trained with
+feature columns (`data.features`) reads 21 + D channels (one-hot first, or
+the D alone without onehot): pass the protein's [length, D] columns as
+predict's `features`.
 
 Command line: python3 foldsweep_torch.py MODEL... INPUT.fasta
 (MODEL: an exported folder or .safetensors files) prints, per protein, the
@@ -38,6 +41,7 @@ FORMAT = "foldsweep-model"
 FORMAT_VERSION = "1"
 MAX_LAYERS = 16  # foldsweep's limit, the output layer not counted
 MAX_DILATION = 64  # foldsweep's widest spacing of a chain model's taps
+MAX_FEATURES = 8192  # foldsweep's most feature columns per residue (FS_FEAT_MAX_DIM)
 _INDEX = {a: i for i, a in enumerate(ALPHABET)}
 _X = ALPHABET.index("X")
 
@@ -229,7 +233,8 @@ def build(arch):
     mods = []
     # l: positions (None along a chain); ends[i], chans[i], lens[i]: the module
     # index, channels and positions of foldsweep layer i's output.
-    c, l, flat = len(ALPHABET), (None if chain else window), False
+    onehot, n_features = _input(arch)
+    c, l, flat = (len(ALPHABET) if onehot else 0) + n_features, (None if chain else window), False
     ends, chans, lens = [], [], []
     residual = chain
     for i, y in enumerate(layers):
@@ -317,7 +322,22 @@ def build(arch):
     model = (Residual if residual else nn.Sequential)(*mods)
     model.chain = chain
     model.window = window
+    model.onehot = onehot
+    model.features = n_features
     return model
+
+
+def _input(arch):
+    """(one-hot read, feature columns) of an arch: its optional "input"."""
+    inp = arch.get("input")
+    if inp is None:
+        return True, 0
+    if not isinstance(inp, dict) or not isinstance(inp.get("onehot"), bool):
+        raise ValueError('arch: input: expected {"onehot": true or false, "features": 0..8192}')
+    d = _int(inp, "features", 0, MAX_FEATURES, "arch: input")
+    if not inp["onehot"] and d == 0:
+        raise ValueError("arch: input: neither one-hot codes nor feature columns")
+    return inp["onehot"], d
 
 
 def load(path):
@@ -418,6 +438,8 @@ def _kind(m):
 
 def _same_kind(models, names=None):
     """Refuses an ensemble mixing chain and window models, or windows."""
+    if len({(getattr(m, "onehot", True), getattr(m, "features", 0)) for m in models}) > 1:
+        raise ValueError("ensemble: the models must read the same inputs (one-hot codes and feature columns)")
     if len({str(getattr(m, "window", None)) for m in models}) > 1:
         names = names or [f"model {k}" for k in range(len(models))]
         what = ", ".join(f"{n}: {_kind(m)}" for n, m in zip(names, models))
@@ -458,11 +480,46 @@ def one_hot_chain(seq):
     return x
 
 
-def predict_chain(models, seq):
+def _columns(model, seq, features):
+    """The protein's feature columns as a FloatTensor [len, D] checked
+    against what the model reads (None for a one-hot model)."""
+    d = getattr(model, "features", 0)
+    if d == 0:
+        if features is not None:
+            raise ValueError("features: the model reads no feature columns (one-hot input only)")
+        return None
+    if features is None:
+        raise ValueError(f"features: the model reads {d} columns per residue: pass features [len, {d}]")
+    f = torch.as_tensor(features, dtype=torch.float32)
+    if f.dim() != 2 or f.shape[0] != len(seq) or f.shape[1] != d:
+        raise ValueError(f"features: expected [{len(seq)}, {d}] (residues, columns), got {list(f.shape)}")
+    return f
+
+
+def model_input(model, seq, features=None):
+    """The model's whole input for one protein: a window model's [len, C, W]
+    (residue i's window), a chain model's [1, C, len]; C = the 21 one-hot
+    channels (unless the model reads none) then its D feature columns."""
+    f = _columns(model, seq, features)
+    onehot = getattr(model, "onehot", True)
+    if getattr(model, "chain", False):
+        parts = ([one_hot_chain(seq)] if onehot else []) + ([f.t().unsqueeze(0)] if f is not None else [])
+        return torch.cat(parts, dim=1)
+    w = model.window
+    parts = [one_hot_windows(seq, w)] if onehot else []
+    if f is not None:
+        n, h = len(seq), w // 2
+        pad = torch.zeros(f.shape[1], n + 2 * h)
+        pad[:, h : h + n] = f.t()
+        parts.append(pad.unfold(1, w, 1).permute(1, 0, 2).contiguous() if n else torch.zeros(0, f.shape[1], w))
+    return torch.cat(parts, dim=1)
+
+
+def predict_chain(models, seq, features=None):
     """[len(seq), 3] mean softmax of chain models over one pass of the whole chain."""
     if isinstance(models, nn.Module):
         models = [models]
-    x = one_hot_chain(seq)
+    x = model_input(models[0], seq, features)
     acc = torch.zeros(len(CLASSES), x.shape[2])
     if x.shape[2] == 0:
         return acc.t().contiguous()
@@ -489,11 +546,13 @@ def predict_windows(models, x, batch=256):
     return out
 
 
-def predict(models, seq, batch=256):
+def predict(models, seq, batch=256, features=None):
     """FloatTensor [len(seq), 3]: the ensemble's mean probabilities, H E C.
 
     Window models: one window per residue, `batch` windows a pass; chain
-    models: one pass over the whole chain (batch unused)."""
+    models: one pass over the whole chain (batch unused). Models trained
+    with feature columns (data.features) take the protein's [len(seq), D]
+    columns, as foldsweep read them (docs/sweep-format.md), in `features`."""
     if isinstance(models, nn.Module):
         models = [models]
     if not models:
@@ -504,8 +563,8 @@ def predict(models, seq, batch=256):
         m.eval()
     try:
         if getattr(models[0], "chain", False):
-            return predict_chain(models, seq)
-        return predict_windows(models, one_hot_windows(seq, models[0].window), batch)
+            return predict_chain(models, seq, features)
+        return predict_windows(models, model_input(models[0], seq, features), batch)
     finally:
         for m, t in zip(models, was):
             m.train(t)
@@ -594,6 +653,9 @@ def main(argv=None):
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     models = load_ensemble(a.models[0] if len(a.models) == 1 else a.models)
+    if getattr(models[0], "features", 0):
+        ap.error("the models read feature columns (data.features): call predict(models, seq, features=...) from "
+                 "Python with each protein's columns")
     with open(a.fasta, "rb") as f:
         proteins, unknown = parse_fasta(f.read(), a.fasta)
     n = sum(unknown.values())
