@@ -8,7 +8,8 @@
  * prepared fold file (binary, versioned, checksummed) that runs load in one
  * read and rank 0 broadcasts.
  *
- * Memory: 4 bytes per residue (aa, ss, left, right) plus per-protein tables.
+ * Memory: 4 bytes per residue (aa, ss, left, right) plus per-protein tables,
+ * and the per-residue feature matrix (feat) when data.features names files.
  */
 #ifndef FS_DATA_H
 #define FS_DATA_H
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/half.h"
 #include "util/util.h"
 
 /* Residue codes (FS_AA_*) and classes (FS_SS_H.., FS_CLASSES) are util's
@@ -58,14 +60,35 @@ typedef struct {
     uint32_t n_repeats; /* repeated k-fold (data.repeats): fold id r * k + f is fold f of repeat r */
     uint64_t fold_seed;
     FsDataStats stats;
-    uint64_t fingerprint; /* hash of the residue/label/segment content and folds */
+    uint64_t fingerprint; /* hash of the residue/label/segment content and folds (and features) */
+    /* Per-residue input features (data.features, src/features): */
     uint32_t feat_dim; /* feature columns per residue from data.features' files (0: none) */
     uint8_t feat_half; /* feat holds IEEE binary16 (uint16_t) values, else float */
     void *feat;        /* [n_res][feat_dim] in residue order; NULL when feat_dim is 0 */
 } FsDataset;
 
-/* The most feature columns a residue may have (data.features). */
+/* The most feature columns a residue may have (all sources together): what
+ * the features loader and the prepared file's reader accept. */
 #define FS_FEAT_MAX_DIM 8192
+
+/* Feature j (0..feat_dim-1) of residue r as a float (a half widened). */
+static inline float data_feature(const FsDataset *ds, uint32_t r, uint32_t j)
+{
+    const size_t i = (size_t)r * ds->feat_dim + j;
+    return ds->feat_half ? util_float_from_half(((const uint16_t *)ds->feat)[i]) : ((const float *)ds->feat)[i];
+}
+/* Residue r's feat_dim features into out[0..feat_dim). */
+static inline void data_feature_row(const FsDataset *ds, uint32_t r, float *out)
+{
+    const size_t i0 = (size_t)r * ds->feat_dim;
+    if (ds->feat_half) {
+        const uint16_t *h = (const uint16_t *)ds->feat + i0;
+        for (uint32_t j = 0; j < ds->feat_dim; j++) out[j] = util_float_from_half(h[j]);
+    } else {
+        const float *f = (const float *)ds->feat + i0;
+        for (uint32_t j = 0; j < ds->feat_dim; j++) out[j] = f[j];
+    }
+}
 
 /* What to read. For FS_FMT_FASTA set sequences/labels (mask optional); for
  * the others list the input files, concatenated in order. FS_FMT_AUTO
@@ -170,8 +193,11 @@ int data_ss_code(int ch);
 uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out);
 /* The fingerprint of the current content and folds (what data_finish stores). */
 uint64_t data_fingerprint(const FsDataset *ds);
-/* Bytes held by the dataset's arrays (for the memory budget check). */
+/* Bytes held by the dataset's arrays, features included (for the memory
+ * budget check). */
 uint64_t data_bytes(const FsDataset *ds);
+/* Bytes of the feature matrix alone: n_res x feat_dim x (2 or 4). */
+uint64_t data_feature_bytes(const FsDataset *ds);
 /* The layout of a file from its content (FS_FMT_FASTA: '>' headers that are
  * not record files; FS_FMT_AUTO: none recognised), or -1 with err when it
  * cannot be read. */

@@ -193,6 +193,7 @@ void data_free(FsDataset *ds)
     free(ds->prot_fold);
     free(ds->name_off);
     free(ds->names);
+    free(ds->feat);
     memset(ds, 0, sizeof *ds);
 }
 
@@ -206,7 +207,12 @@ uint64_t data_bytes(const FsDataset *ds)
     uint64_t n = 4ull * ds->n_res;
     n += 4ull * (ds->n_seg + 1) + 4ull * (ds->n_prot + 1) * 2 + 2ull * ds->n_prot;
     n += ds->n_prot ? ds->name_off[ds->n_prot] : 0;
-    return n;
+    return n + data_feature_bytes(ds);
+}
+
+uint64_t data_feature_bytes(const FsDataset *ds)
+{
+    return ds->feat ? (uint64_t)ds->n_res * ds->feat_dim * (ds->feat_half ? 2u : 4u) : 0;
 }
 
 /* Little-endian words hashed in chunks, so the value is the same on every
@@ -230,6 +236,25 @@ static uint64_t hash_u32s(const uint32_t *v, size_t n, uint64_t h)
     return h;
 }
 
+/* The feature matrix as little-endian values (halves: 2 bytes, floats: 4),
+ * after its shape and storage: the same numbers stored as halves and as
+ * floats are different inputs to the trainer, so they hash apart. */
+static uint64_t hash_features(const FsDataset *ds, uint64_t h)
+{
+    h = fs_fnv1a64("features", 8, h);
+    uint32_t shape[2] = {ds->feat_dim, ds->feat_half};
+    h = hash_u32s(shape, 2, h);
+    const size_t n = (size_t)ds->n_res * ds->feat_dim;
+    unsigned char buf[4096];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = ds->feat_half ? ((const uint16_t *)ds->feat)[i] : util_float_bits(((const float *)ds->feat)[i]);
+        for (int b = 0; b < (ds->feat_half ? 2 : 4); b++) buf[k++] = (unsigned char)(v >> (8 * b));
+        if (k + 4 > sizeof buf) h = fs_fnv1a64(buf, k, h), k = 0;
+    }
+    return k ? fs_fnv1a64(buf, k, h) : h;
+}
+
 uint64_t data_fingerprint(const FsDataset *ds)
 {
     /* Content and folds only: names and the fold seed do not change what
@@ -244,6 +269,9 @@ uint64_t data_fingerprint(const FsDataset *ds)
     h = fs_fnv1a64(ds->prot_set, ds->n_prot, h);
     /* Every repeat's folds (one repeat: the bytes hashed before repeats). */
     h = fs_fnv1a64(ds->prot_fold, (size_t)ds->n_prot * (ds->n_repeats > 1 ? ds->n_repeats : 1), h);
+    /* Features only where there are any: a data set without them keeps the
+     * fingerprint it had before features existed (journals hold it). */
+    if (ds->feat_dim && ds->feat) h = hash_features(ds, h);
     return h;
 }
 

@@ -11,8 +11,13 @@
  *   64  u64 unknown letter counts [26] and unknown other
  *   280 (version 2 only: repeated k-fold) u32 repeats r >= 2, u32 folds per
  *       repeat k, with n_folds = k x r; version 1 is one repeat of n_folds
- *   280 or 288 aa[n_res], ss[n_res], prot_set[n_prot], prot_fold[r][n_prot],
+ *   288 (version 3 only: per-residue features) u32 feature columns D
+ *       (1..FS_FEAT_MAX_DIM), u32 storage (0 float, 1 IEEE binary16); its
+ *       repeats field may be 1 (one repeat, k = n_folds)
+ *   280, 288 or 296: aa[n_res], ss[n_res], prot_set[n_prot], prot_fold[r][n_prot],
  *       u32 seg_off[n_seg+1], prot_seg[n_prot+1], name_off[n_prot+1], names
+ *       (version 3: then the features, n_res x D values in residue order,
+ *       each a little-endian float (4 bytes) or half (2 bytes))
  *   end u32 CRC-32 of every byte before it
  * left/right and stats are derived on load (data_finish), never stored.
  */
@@ -31,6 +36,10 @@
 #define PREP_HEADER 280u
 #define PREP_VERSION_REPEATS 2u
 #define PREP_HEADER_REPEATS 288u
+/* Version 3 only where the data set has features: a file without them is
+ * byte for byte what the earlier versions wrote. */
+#define PREP_VERSION_FEATURES 3u
+#define PREP_HEADER_FEATURES 296u
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -46,10 +55,44 @@ static uint32_t get32(const uint8_t *p)
 }
 static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* Every count is at most 2^32 and feat_bytes at most 2^32 x 2^15: no sum wraps. */
 static uint64_t prep_size(uint64_t header, uint64_t n_res, uint64_t n_seg, uint64_t n_prot, uint64_t repeats,
-                          uint64_t names)
+                          uint64_t names, uint64_t feat_bytes)
 {
-    return header + 2 * n_res + n_prot * (1 + repeats) + 4 * (n_seg + 1) + 8 * (n_prot + 1) + names + 4;
+    return header + 2 * n_res + n_prot * (1 + repeats) + 4 * (n_seg + 1) + 8 * (n_prot + 1) + names +
+           feat_bytes + 4;
+}
+
+/* The features' bytes in the file: n_res x dim values of 2 or 4 bytes. */
+static uint64_t prep_feat_bytes(uint64_t n_res, uint32_t dim, uint32_t half)
+{
+    return n_res * dim * (half ? 2u : 4u);
+}
+
+static uint8_t *put_features(uint8_t *p, const FsDataset *ds)
+{
+    const size_t n = (size_t)ds->n_res * ds->feat_dim;
+    if (ds->feat_half)
+        for (size_t i = 0; i < n; i++, p += 2) put16(p, ((const uint16_t *)ds->feat)[i]);
+    else
+        for (size_t i = 0; i < n; i++, p += 4) put32(p, util_float_bits(((const float *)ds->feat)[i]));
+    return p;
+}
+
+static void *get_features(const uint8_t **p, uint64_t n_res, uint32_t dim, uint32_t half)
+{
+    const size_t n = (size_t)(n_res * dim);
+    if (half) {
+        uint16_t *v = fs_malloc(n ? n * 2 : 1);
+        for (size_t i = 0; i < n; i++, *p += 2) v[i] = get16(*p);
+        return v;
+    }
+    float *v = fs_malloc(n ? n * 4 : 1);
+    for (size_t i = 0; i < n; i++, *p += 4) v[i] = util_bits_float(get32(*p));
+    return v;
 }
 
 static uint8_t *put32s(uint8_t *p, const uint32_t *v, uint64_t n)
@@ -66,8 +109,15 @@ int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err
     }
     uint64_t names = ds->n_prot ? ds->name_off[ds->n_prot] : 0;
     const uint32_t reps = ds->n_repeats > 1 ? ds->n_repeats : 1;
-    const uint32_t header = reps > 1 ? PREP_HEADER_REPEATS : PREP_HEADER;
-    uint64_t total = prep_size(header, ds->n_res, ds->n_seg, ds->n_prot, reps, names);
+    const int feats = ds->feat_dim > 0 && ds->feat;
+    if (feats && ds->feat_dim > FS_FEAT_MAX_DIM) {
+        fs_err_set(err, "cannot serialize %u feature columns (at most %u)", ds->feat_dim, FS_FEAT_MAX_DIM);
+        return -1;
+    }
+    const uint32_t header = feats ? PREP_HEADER_FEATURES : reps > 1 ? PREP_HEADER_REPEATS : PREP_HEADER;
+    const uint32_t version = feats ? PREP_VERSION_FEATURES : reps > 1 ? PREP_VERSION_REPEATS : PREP_VERSION;
+    const uint64_t feat_bytes = feats ? prep_feat_bytes(ds->n_res, ds->feat_dim, ds->feat_half) : 0;
+    uint64_t total = prep_size(header, ds->n_res, ds->n_seg, ds->n_prot, reps, names, feat_bytes);
     if (total > (uint64_t)SIZE_MAX) {
         fs_err_set(err, "data set too large to serialize (%llu bytes)", (unsigned long long)total);
         return -1;
@@ -75,7 +125,7 @@ int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err
     uint8_t *b = fs_malloc((size_t)total), *p = b;
     memset(b, 0, header);
     memcpy(b, PREP_MAGIC, 8);
-    put32(b + 8, reps > 1 ? PREP_VERSION_REPEATS : PREP_VERSION);
+    put32(b + 8, version);
     put32(b + 12, header);
     put64(b + 16, total);
     put32(b + 24, ds->n_res);
@@ -87,7 +137,9 @@ int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err
     put64(b + 56, data_fingerprint(ds));
     for (int i = 0; i < 26; i++) put64(b + 64 + 8 * i, ds->stats.unknown_letters[i]);
     put64(b + 64 + 8 * 26, ds->stats.unknown_other);
-    if (reps > 1) put32(b + PREP_HEADER, reps), put32(b + PREP_HEADER + 4, ds->fold_k);
+    if (header > PREP_HEADER) /* k: n_folds for one repeat (fold_k may be 0 without folds) */
+        put32(b + PREP_HEADER, reps), put32(b + PREP_HEADER + 4, reps > 1 ? ds->fold_k : ds->n_folds);
+    if (feats) put32(b + PREP_HEADER_REPEATS, ds->feat_dim), put32(b + PREP_HEADER_REPEATS + 4, ds->feat_half ? 1 : 0);
     p = b + header;
     memcpy(p, ds->aa, ds->n_res), p += ds->n_res;
     memcpy(p, ds->ss, ds->n_res), p += ds->n_res;
@@ -97,6 +149,7 @@ int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err
     p = put32s(p, ds->prot_seg, ds->n_prot + 1ull);
     p = put32s(p, ds->name_off, ds->n_prot + 1ull);
     if (names) memcpy(p, ds->names, names), p += names;
+    if (feats) p = put_features(p, ds);
     put32(p, fs_crc32(b, (size_t)(total - 4), 0));
     *bytes = b;
     *n = total;
@@ -164,10 +217,11 @@ static uint32_t check_envelope(const uint8_t *b, uint64_t n, const char *origin,
     }
     uint32_t version = get32(b + 8), header = get32(b + 12);
     if (!(version == PREP_VERSION && header == PREP_HEADER) &&
-        !(version == PREP_VERSION_REPEATS && header == PREP_HEADER_REPEATS)) {
+        !(version == PREP_VERSION_REPEATS && header == PREP_HEADER_REPEATS) &&
+        !(version == PREP_VERSION_FEATURES && header == PREP_HEADER_FEATURES)) {
         fs_err_at(err, origin, 0, 0,
-                  "prepared file version %u, this build reads %u and %u (run prepare again)", version,
-                  PREP_VERSION, PREP_VERSION_REPEATS);
+                  "prepared file version %u, this build reads %u, %u and %u (run prepare again)", version,
+                  PREP_VERSION, PREP_VERSION_REPEATS, PREP_VERSION_FEATURES);
         return 0;
     }
     if (n < header) {
@@ -201,14 +255,25 @@ int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *or
     if (!header) return -1;
     uint32_t n_res = get32(b + 24), n_seg = get32(b + 28), n_prot = get32(b + 32);
     uint64_t names = get64(b + 48);
-    /* Repeats are read before any size is trusted: they size the folds. */
-    const uint32_t n_folds = get32(b + 36), reps = header == PREP_HEADER_REPEATS ? get32(b + PREP_HEADER) : 1,
-                   k = header == PREP_HEADER_REPEATS ? get32(b + PREP_HEADER + 4) : n_folds;
-    if (reps < 1 || reps > FS_MAX_FOLDS || (header == PREP_HEADER_REPEATS && (reps < 2 || (uint64_t)k * reps != n_folds))) {
+    /* Repeats and features are read before any size is trusted: they size
+     * the folds and the feature matrix. */
+    const int has_reps = header >= PREP_HEADER_REPEATS, feats = header == PREP_HEADER_FEATURES;
+    const uint32_t n_folds = get32(b + 36), reps = has_reps ? get32(b + PREP_HEADER) : 1,
+                   k = has_reps ? get32(b + PREP_HEADER + 4) : n_folds;
+    if (reps < 1 || reps > FS_MAX_FOLDS ||
+        (has_reps && ((!feats && reps < 2) || (uint64_t)k * reps != n_folds))) {
         fs_err_at(err, origin, 0, 0, "header: %u repeats of %u folds for %u fold ids: file is corrupt", reps, k, n_folds);
         return -1;
     }
-    if (names > n || prep_size(header, n_res, n_seg, n_prot, reps, names) != n || names > UINT32_MAX) {
+    const uint32_t feat_dim = feats ? get32(b + PREP_HEADER_REPEATS) : 0,
+                   feat_half = feats ? get32(b + PREP_HEADER_REPEATS + 4) : 0;
+    if (feats && (feat_dim < 1 || feat_dim > FS_FEAT_MAX_DIM || feat_half > 1)) {
+        fs_err_at(err, origin, 0, 0, "header: %u feature columns stored as %s (expected 1 to %u, float or half): file is corrupt",
+                  feat_dim, feat_half == 0 ? "float" : feat_half == 1 ? "half" : "an unknown type", FS_FEAT_MAX_DIM);
+        return -1;
+    }
+    const uint64_t feat_bytes = feats ? prep_feat_bytes(n_res, feat_dim, feat_half) : 0;
+    if (names > n || prep_size(header, n_res, n_seg, n_prot, reps, names, feat_bytes) != n || names > UINT32_MAX) {
         fs_err_at(err, origin, 0, 0, "header counts do not match the file size: file is corrupt");
         return -1;
     }
@@ -230,6 +295,11 @@ int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *or
     ds->prot_seg = get32s(&p, n_prot + 1ull);
     ds->name_off = get32s(&p, n_prot + 1ull);
     ds->names = copy(&p, names);
+    if (feats) {
+        ds->feat_dim = feat_dim;
+        ds->feat_half = (uint8_t)feat_half;
+        ds->feat = get_features(&p, n_res, feat_dim, feat_half);
+    }
     const char *bad = invalid(ds, names);
     if (bad) {
         fs_err_at(err, origin, 0, 0, "invalid %s: file is corrupt", bad);

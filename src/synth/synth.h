@@ -46,6 +46,25 @@
  * identical. synth_write_fasta writes a FASTA set (sequences, labels,
  * mask) that keeps the masks: only chain breaks are lost. No text layout
  * the loaders read keeps both (UCI keeps breaks but not masks).
+ *
+ * Features (`synth --features D`, synth_features). D per-residue feature
+ * columns with a known signal, for data.features (docs/sweep-format.md):
+ * column k < SYNTH_FEAT_SIGNAL (3) of a residue of class k (H 0, E 1, C 2:
+ * its true class, unscored residues too) is SYNTH_FEAT_LEVEL (1.0), the
+ * other columns 0, and every column adds noise of standard deviation
+ * SYNTH_FEAT_NOISE (1.0), independent per residue and column; columns 3..D-1
+ * are noise alone. One residue's features alone name its class about 60% of
+ * the time (three unit-distance means under unit noise); a window of a
+ * segment's residues averages the noise away, so a model given them beats
+ * one-hot residues clearly, yet not perfectly (segment ends stay hard).
+ * The noise is a sum of 12 uniform 16-bit integer draws, centred and
+ * scaled by 2^16, from protein i's own stream seeded from (seed, i,
+ * "synfeats"): the same seed gives the same floats on every machine, and
+ * the residues' own stream is untouched (a set with features has the same
+ * residues and labels as one without). Files: SYNTH_FEAT_H5 writes one
+ * HDF5 file (OUT.features.h5) with one float32 dataset of shape (L, D) per
+ * protein, named by the protein (synth0001, ...); SYNTH_FEAT_NPY a folder
+ * (OUT.features/) of one <id>.npy each (format 1.0, '<f4').
  */
 #ifndef FS_SYNTH_H
 #define FS_SYNTH_H
@@ -76,5 +95,21 @@ int synth_write_fasta(const FsDataset *ds, const char *seq_path, const char *lab
  * (records only; 0 for FASTA) and chain breaks joined (segments minus
  * proteins). */
 void synth_losses(const FsDataset *ds, FsFormat fmt, uint64_t *unmasked, uint64_t *joined);
+
+/* Features (above). */
+#define SYNTH_FEAT_SIGNAL 3u
+#define SYNTH_FEAT_LEVEL 1.0f
+#define SYNTH_FEAT_NOISE 1.0f
+typedef enum { SYNTH_FEAT_H5 = 0, SYNTH_FEAT_NPY } SynthFeatFormat;
+/* ds's features, [n_res][dim] floats in residue order (malloc'd; the
+ * caller frees them). seed: the set's generator seed. */
+float *synth_features(const FsDataset *ds, uint32_t dim, uint64_t seed);
+/* The file (h5) or folder (npy) the features of output OUT go to:
+ * OUT.features.h5 or OUT.features. 0, or -1 with err when it does not fit. */
+int synth_features_path(const char *out, SynthFeatFormat fmt, char *path, size_t n, FsErr *err);
+/* Writes ds's features to path in that layout. 0, or -1 with err (dim out
+ * of 1..FS_FEAT_MAX_DIM, no libhdf5 for h5, a file that cannot be written). */
+int synth_write_features(const FsDataset *ds, uint32_t dim, uint64_t seed, SynthFeatFormat fmt, const char *path,
+                         FsErr *err);
 
 #endif
