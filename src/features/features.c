@@ -96,9 +96,10 @@ static int npy_dim(const FsDataset *ds, const FsFeatSource *src, FsErr *err)
 {
     char path[FS_PATH_MAX];
     for (uint32_t p = 0; p < ds->n_prot; p++) {
-        if (features_file_path(src, data_protein_name(ds, p), path, sizeof path, err)) return -1;
+        const char *protein = data_protein_name(ds, p);
+        if (features_file_path(src, protein, path, sizeof path, err)) return -1;
         uint32_t cols;
-        int rc = feat_npy_cols(path, &cols, err);
+        int rc = feat_npy_cols(path, protein, &cols, err);
         if (rc < 0) return -1;
         if (rc > 0) return (int)cols;
     }
@@ -111,14 +112,15 @@ static int h5_dim(const FsDataset *ds, const FsFeatSource *src, FeatH5 *h, FsErr
 {
     char name[FS_PATH_MAX];
     for (uint32_t p = 0; p < ds->n_prot; p++) {
-        if (h5_dataset_name(src, data_protein_name(ds, p), name, sizeof name, err)) return -1;
+        const char *protein = data_protein_name(ds, p);
+        if (h5_dataset_name(src, protein, name, sizeof name, err)) return -1;
         uint64_t rows, cols;
-        int rc = feat_h5_shape(h, name, &rows, &cols, err);
+        int rc = feat_h5_shape(h, name, protein, &rows, &cols, err);
         if (rc < 0) return -1;
         if (rc > 0) {
             if (cols < 1 || cols > FS_FEAT_MAX_DIM) {
-                fs_err_at(err, src->path, 0, 0, "dataset %s has %llu columns; expected 1 to %u", name,
-                          (unsigned long long)cols, FS_FEAT_MAX_DIM);
+                fs_err_at(err, src->path, 0, 0, "dataset %s (protein %s) has %llu columns; expected 1 to %u", name,
+                          protein, (unsigned long long)cols, FS_FEAT_MAX_DIM);
                 return -1;
             }
             return (int)cols;

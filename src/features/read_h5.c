@@ -8,6 +8,7 @@
  * datasets without time stamps, so the same content gives the same bytes.
  * Without libhdf5 every entry fails with FS_FEAT_NO_H5_MSG.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,7 @@ FeatH5 *feat_h5_open(const char *path, FsErr *err)
     quiet();
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fs_err_at(err, path, 0, 0, "cannot open the h5 file of data.features");
+        fs_err_at(err, path, 0, 0, "cannot open the h5 file of data.features: %s", strerror(errno));
         return NULL;
     }
     fclose(f);
@@ -82,11 +83,12 @@ static int exists(hid_t file, const char *name)
 
 /* Opens dataset name and checks it is 2-D floating point: the open id, 0
  * missing, -1 with err. */
-static hid_t open_dataset(FeatH5 *h, const char *name, uint64_t *rows, uint64_t *cols, FsErr *err)
+static hid_t open_dataset(FeatH5 *h, const char *name, const char *protein, uint64_t *rows, uint64_t *cols,
+                          FsErr *err)
 {
     if (!exists(h->file, name)) return 0;
     hid_t d = H5Dopen2(h->file, name, H5P_DEFAULT);
-    if (d < 0) return fs_err_at(err, h->path, 0, 0, "%s is not a dataset", name), -1;
+    if (d < 0) return fs_err_at(err, h->path, 0, 0, "%s (protein %s) is not a dataset", name, protein), -1;
     hid_t type = H5Dget_type(d), space = H5Dget_space(d);
     H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
     int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
@@ -96,7 +98,7 @@ static hid_t open_dataset(FeatH5 *h, const char *name, uint64_t *rows, uint64_t 
     if (space >= 0) H5Sclose(space);
     const char *why = cls != H5T_FLOAT ? "its values are not floating point" : nd != 2 ? "it is not 2-D (residues, features)" : NULL;
     if (why) {
-        fs_err_at(err, h->path, 0, 0, "dataset %s: %s (%d dimensions)", name, why, nd);
+        fs_err_at(err, h->path, 0, 0, "dataset %s (protein %s): %s (%d dimensions)", name, protein, why, nd);
         H5Dclose(d);
         return -1;
     }
@@ -105,9 +107,9 @@ static hid_t open_dataset(FeatH5 *h, const char *name, uint64_t *rows, uint64_t 
     return d;
 }
 
-int feat_h5_shape(FeatH5 *h, const char *name, uint64_t *rows, uint64_t *cols, FsErr *err)
+int feat_h5_shape(FeatH5 *h, const char *name, const char *protein, uint64_t *rows, uint64_t *cols, FsErr *err)
 {
-    hid_t d = open_dataset(h, name, rows, cols, err);
+    hid_t d = open_dataset(h, name, protein, rows, cols, err);
     if (d <= 0) return (int)d;
     H5Dclose(d);
     return 1;
@@ -116,13 +118,14 @@ int feat_h5_shape(FeatH5 *h, const char *name, uint64_t *rows, uint64_t *cols, F
 int feat_h5_read(FeatH5 *h, const char *name, const FeatTarget *t, float *out, FsErr *err)
 {
     uint64_t rows, cols;
-    hid_t d = open_dataset(h, name, &rows, &cols, err);
+    hid_t d = open_dataset(h, name, t->protein, &rows, &cols, err);
     if (d <= 0) return (int)d;
     int rc = 1;
     if (rows != t->n || cols != t->dim) {
-        fs_err_at(err, h->path, 0, 0, "dataset %s (protein %s): shape (%llu, %llu), expected (%u, %u): %u residues, %u columns as %s",
-                  name, t->protein, (unsigned long long)rows, (unsigned long long)cols, t->n, t->dim, t->n, t->dim,
-                  rows != t->n ? "in the data set" : "in the source's first dataset");
+        fs_err_at(err, h->path, 0, 0,
+                  "dataset %s (protein %s): shape (%llu, %llu), expected (%u, %u): the protein has %u residues in the "
+                  "data set, and the source's first dataset %u columns",
+                  name, t->protein, (unsigned long long)rows, (unsigned long long)cols, t->n, t->dim, t->n, t->dim);
         rc = -1;
     } else if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
         fs_err_at(err, h->path, 0, 0, "dataset %s (protein %s): libhdf5 cannot read it", name, t->protein);
@@ -183,7 +186,7 @@ FeatH5 *feat_h5_open(const char *path, FsErr *err)
 
 void feat_h5_close(FeatH5 *h) { (void)h; }
 
-int feat_h5_shape(FeatH5 *h, const char *name, uint64_t *rows, uint64_t *cols, FsErr *err)
+int feat_h5_shape(FeatH5 *h, const char *name, const char *protein, uint64_t *rows, uint64_t *cols, FsErr *err)
 {
     fs_err_set(err, "%s", FS_FEAT_NO_H5_MSG);
     return -1;

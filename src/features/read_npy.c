@@ -109,53 +109,56 @@ static const char *py_dict(const char *s, const char *end, char *descr, size_t d
 
 /* The file's header from its first bytes (pre: n bytes read, n <= 10 +
  * NPY_HEADER_MAX). 0, or -1 with err. */
-static int parse_header(const char *path, const uint8_t *b, size_t n, NpyHeader *h, FsErr *err)
+static int parse_header(const char *path, const char *who, const uint8_t *b, size_t n, NpyHeader *h, FsErr *err)
 {
-    if (n < 10 || memcmp(b, "\x93NUMPY", 6)) return fs_err_at(err, path, 0, 0, "not a NumPy .npy file (no \\x93NUMPY magic)"), -1;
+    if (n < 10 || memcmp(b, "\x93NUMPY", 6)) return fs_err_at(err, path, 0, 0, "%snot a NumPy .npy file (no \\x93NUMPY magic)", who), -1;
     if ((b[6] != 1 && b[6] != 2) || b[7] != 0)
-        return fs_err_at(err, path, 0, 0, ".npy format %u.%u; this build reads 1.0 and 2.0", b[6], b[7]), -1;
+        return fs_err_at(err, path, 0, 0, "%s.npy format %u.%u; this build reads 1.0 and 2.0", who, b[6], b[7]), -1;
     const uint32_t pre = b[6] == 1 ? 10 : 12;
     const uint32_t hl = b[6] == 1 ? (uint32_t)(b[8] | b[9] << 8)
                                   : (n < 12 ? 0 : (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 | (uint32_t)b[11] << 24);
-    if (hl == 0 || hl > NPY_HEADER_MAX) return fs_err_at(err, path, 0, 0, ".npy header of %u bytes; expected 1 to %u", hl, NPY_HEADER_MAX), -1;
-    if (pre + hl > n) return fs_err_at(err, path, 0, 0, "truncated .npy file: the header says %u bytes, the file is shorter", hl), -1;
+    if (hl == 0 || hl > NPY_HEADER_MAX) return fs_err_at(err, path, 0, 0, "%s.npy header of %u bytes; expected 1 to %u", who, hl, NPY_HEADER_MAX), -1;
+    if (pre + hl > n) return fs_err_at(err, path, 0, 0, "%struncated .npy file: the header says %u bytes, the file is shorter", who, hl), -1;
     char descr[32];
     int fortran = 0, nd = 0;
     const char *why = py_dict((const char *)b + pre, (const char *)b + pre + hl, descr, sizeof descr, &fortran, h->shape, &nd);
-    if (why) return fs_err_at(err, path, 0, 0, ".npy header: %s", why), -1;
+    if (why) return fs_err_at(err, path, 0, 0, "%s.npy header: %s", who, why), -1;
     if (strcmp(descr, "<f4") && strcmp(descr, "<f2"))
-        return fs_err_at(err, path, 0, 0, ".npy dtype '%s'; expected '<f4' (float32) or '<f2' (float16), little-endian", descr), -1;
-    if (fortran) return fs_err_at(err, path, 0, 0, ".npy array in Fortran order; expected C order (fortran_order False)"), -1;
-    if (nd != 2) return fs_err_at(err, path, 0, 0, ".npy array of %d dimensions; expected 2, (residues, features)", nd), -1;
+        return fs_err_at(err, path, 0, 0, "%s.npy dtype '%s'; expected '<f4' (float32) or '<f2' (float16), little-endian", who, descr), -1;
+    if (fortran) return fs_err_at(err, path, 0, 0, "%s.npy array in Fortran order; expected C order (fortran_order False)", who), -1;
+    if (nd != 2) return fs_err_at(err, path, 0, 0, "%s.npy array of %d dimensions; expected 2, (residues, features)", who, nd), -1;
     if (h->shape[1] < 1 || h->shape[1] > FS_FEAT_MAX_DIM)
-        return fs_err_at(err, path, 0, 0, ".npy shape (%llu, %llu): expected 1 to %u feature columns", (unsigned long long)h->shape[0],
+        return fs_err_at(err, path, 0, 0, "%s.npy shape (%llu, %llu): expected 1 to %u feature columns", who, (unsigned long long)h->shape[0],
                          (unsigned long long)h->shape[1], FS_FEAT_MAX_DIM), -1;
     h->offset = pre + hl;
     h->item = descr[2] == '4' ? 4 : 2;
     return 0;
 }
 
-/* Opens path and reads its header. 1 with f open, 0 missing, -1 with err. */
-static int open_npy(const char *path, FILE **f, NpyHeader *h, FsErr *err)
+/* Opens path and reads its header. 1 with f open, 0 missing, -1 with err
+ * (naming protein, which may be NULL). */
+static int open_npy(const char *path, const char *protein, FILE **f, NpyHeader *h, FsErr *err)
 {
+    char who[300] = "";
+    if (protein) snprintf(who, sizeof who, "protein %.256s: ", protein);
     *f = fopen(path, "rb");
     if (!*f) {
         if (errno == ENOENT || errno == ENOTDIR) return 0;
-        return fs_err_at(err, path, 0, 0, "cannot open: %s", strerror(errno)), -1;
+        return fs_err_at(err, path, 0, 0, "%scannot open: %s", who, strerror(errno)), -1;
     }
     uint8_t *b = fs_malloc(12 + NPY_HEADER_MAX);
     size_t got = fread(b, 1, 12 + NPY_HEADER_MAX, *f);
-    int rc = parse_header(path, b, got, h, err);
+    int rc = parse_header(path, who, b, got, h, err);
     free(b);
     struct stat st;
     if (!rc && (fstat(fileno(*f), &st) || !S_ISREG(st.st_mode))) {
-        fs_err_at(err, path, 0, 0, "not a regular file");
+        fs_err_at(err, path, 0, 0, "%snot a regular file", who);
         rc = -1;
     }
     /* shape[1] <= FS_FEAT_MAX_DIM; shape[0] has at most 12 digits: no wrap. */
     const uint64_t want = rc ? 0 : h->offset + h->shape[0] * h->shape[1] * (uint64_t)h->item;
     if (!rc && (uint64_t)st.st_size != want) {
-        fs_err_at(err, path, 0, 0, "%s .npy file: %llu bytes, its header (shape (%llu, %llu)) says %llu",
+        fs_err_at(err, path, 0, 0, "%s%s .npy file: %llu bytes, its header (shape (%llu, %llu)) says %llu", who,
                   (uint64_t)st.st_size < want ? "truncated" : "corrupt", (unsigned long long)st.st_size,
                   (unsigned long long)h->shape[0], (unsigned long long)h->shape[1], (unsigned long long)want);
         rc = -1;
@@ -164,11 +167,11 @@ static int open_npy(const char *path, FILE **f, NpyHeader *h, FsErr *err)
     return rc ? -1 : 1;
 }
 
-int feat_npy_cols(const char *path, uint32_t *cols, FsErr *err)
+int feat_npy_cols(const char *path, const char *protein, uint32_t *cols, FsErr *err)
 {
     FILE *f;
     NpyHeader h;
-    int rc = open_npy(path, &f, &h, err);
+    int rc = open_npy(path, protein, &f, &h, err);
     if (rc > 0) *cols = (uint32_t)h.shape[1], fclose(f);
     return rc;
 }
@@ -177,12 +180,13 @@ int feat_read_npy(const FeatTarget *t, float *out, FsErr *err)
 {
     FILE *f;
     NpyHeader h;
-    int rc = open_npy(t->path, &f, &h, err);
+    int rc = open_npy(t->path, t->protein, &f, &h, err);
     if (rc <= 0) return rc;
     if (h.shape[0] != t->n || h.shape[1] != t->dim) {
-        fs_err_at(err, t->path, 0, 0, "protein %s: shape (%llu, %llu), expected (%u, %u): %u residues, %u columns as %s",
-                  t->protein, (unsigned long long)h.shape[0], (unsigned long long)h.shape[1], t->n, t->dim, t->n, t->dim,
-                  h.shape[0] != t->n ? "in the data set" : "in the source's first file");
+        fs_err_at(err, t->path, 0, 0,
+                  "protein %s: shape (%llu, %llu), expected (%u, %u): the protein has %u residues in the data set, "
+                  "and the source's first file %u columns",
+                  t->protein, (unsigned long long)h.shape[0], (unsigned long long)h.shape[1], t->n, t->dim, t->n, t->dim);
         fclose(f);
         return -1;
     }

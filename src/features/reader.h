@@ -46,8 +46,9 @@ int feat_letter_agrees(int letter, uint8_t code);
 int feat_read_pssm(const FeatTarget *t, float *out, FsErr *err);
 int feat_read_hhm(const FeatTarget *t, float *out, FsErr *err);
 int feat_read_npy(const FeatTarget *t, float *out, FsErr *err);
-/* An .npy file's columns (its header alone): 1 with *cols, 0 missing, -1. */
-int feat_npy_cols(const char *path, uint32_t *cols, FsErr *err);
+/* An .npy file's columns (its header alone): 1 with *cols, 0 missing, -1
+ * (naming protein, the file's). */
+int feat_npy_cols(const char *path, const char *protein, uint32_t *cols, FsErr *err);
 
 /* HDF5 (read_h5.c). Without libhdf5 feat_h5_open fails with FS_FEAT_NO_H5_MSG. */
 typedef struct FeatH5 FeatH5;
@@ -55,7 +56,7 @@ FeatH5 *feat_h5_open(const char *path, FsErr *err);
 void feat_h5_close(FeatH5 *h);
 /* Dataset `name`'s shape (2-D, floating point): 1 with rows and cols, 0
  * no such dataset, -1 with err. */
-int feat_h5_shape(FeatH5 *h, const char *name, uint64_t *rows, uint64_t *cols, FsErr *err);
+int feat_h5_shape(FeatH5 *h, const char *name, const char *protein, uint64_t *rows, uint64_t *cols, FsErr *err);
 /* Dataset `name` into out[t->n][t->dim] after checking its shape is that. */
 int feat_h5_read(FeatH5 *h, const char *name, const FeatTarget *t, float *out, FsErr *err);
 
