@@ -19,7 +19,6 @@
 #include "synth/synth.h"
 #include "test_data_util.h"
 #include "test_proc.h"
-#include "util/half.h"
 
 #if defined(FS_HAVE_HDF5)
 #include <hdf5.h>

@@ -17,8 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "util/half.h"
-#include "util/util.h"
+#include "util/util.h" /* and util/half.h */
 
 /* Residue codes (FS_AA_*) and classes (FS_SS_H.., FS_CLASSES) are util's
  * (util/alphabet.h). Labels: the class in the low two bits; FS_SS_UNSCORED

@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 
+/* util.h includes this file at its end, after FS_HOST_DEVICE; included
+ * first, this brings util.h (whose own include of it is then a no-op). */
 #include "util/util.h" /* FS_HOST_DEVICE */
 
 /* A float's bits and back, without memcpy (device code) and without

@@ -262,7 +262,9 @@ int fs_cpu_has(const char *feature);
  * instead of a SIGILL later. */
 void fs_cpu_gate(void);
 
-/* binary16 <-> float (features stored as halves; host and device). */
+/* IEEE binary16 <-> float (half.h: util_half_from_float,
+ * util_float_from_half), FS_HOST_DEVICE like the random stream: the
+ * per-residue feature matrix may be stored as halves. */
 #include "util/half.h"
 
 #endif
