@@ -324,7 +324,7 @@ static void write_npy(const char *name, int version, const char *descr, const ch
     b[pre + hl - 1] = '\n';
     for (size_t i = 0; i < n; i++) {
         float v = (float)(i / cols) / 8.0f + (float)(i % cols);
-        uint32_t bits = item == 4 ? util_float_bits(v) : util_half_from_float(v);
+        uint64_t bits = item == 2 ? util_half_from_float(v) : util_float_bits(v); /* 8: any bytes */
         for (int k = 0; k < item; k++) b[pre + hl + i * (size_t)item + (size_t)k] = (uint8_t)(bits >> (8 * k));
     }
     td_write_bytes(name, b, total - (size_t)cut);
@@ -411,6 +411,14 @@ static void test_half_store(void)
     spec.store = FS_FEAT_STORE_HALF;
     CHECK(features_load(&ds, &spec, &err) == 0);
     CHECK(ds.feat_half == 1 && ds.fingerprint == fp_half);
+    /* Two sources of 5000 columns: more than FS_FEAT_MAX_DIM in all. */
+    float *big = calloc(10 * 5000, sizeof *big);
+    CHECK(features_write_npy(td_path("wide/w1.npy"), 10, 5000, big, &err) == 0);
+    free(big);
+    FsFeatSpec two = one_source(FS_FEAT_NPY, td_path("wide"));
+    two.n = 2;
+    two.src[1] = two.src[0];
+    expect_fail(&ds, &two, "10000 columns in all with source 2", "at most 8192");
     data_free(&ds);
     load_records(&ds, "narrow.records", ">w1\nACDEFGHIKL\nHHHCCEEECC\n\n");
     CHECK(features_write_npy(td_path("wide/w1.npy"), 10, 64, v, &err) == 0);
@@ -505,6 +513,17 @@ static void test_fingerprint_and_prepared(void)
     CHECK(data_deserialize(&back, b, n, "mem", &err) == 0);
     CHECK(back.feat_half == 1 && back.fingerprint == ds.fingerprint && data_feature(&back, 7, 3) == data_feature(&ds, 7, 3));
     data_free(&back);
+    free(b);
+    /* Without folds (a predefined split, predict's sequences): still version 3. */
+    FsDataset nofold;
+    load_records(&nofold, "fp2.records", ">f1\nACDEF\nHHHCC\n\n>f2\nGHIKL\nEECCC\n\n>f3\nMNPQR\nHHHHC\n\n");
+    CHECK(features_load(&nofold, &spec, &err) == 0 && nofold.n_folds == 0);
+    CHECK(data_serialize(&nofold, &b, &n, &err) == 0 && b[8] == 3);
+    CHECK(data_deserialize(&back, b, n, "mem", &err) == 0);
+    if (err.set) fprintf(stderr, "%s\n", err.msg);
+    CHECK(back.n_folds == 0 && back.feat_dim == 4 && back.fingerprint == nofold.fingerprint);
+    data_free(&back);
+    data_free(&nofold);
     free(b);
     /* Freed features: the old fingerprint again. */
     free(ds.feat);
