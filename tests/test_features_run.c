@@ -117,8 +117,9 @@ static void sweep_runs(const char *features)
     CHECK(tr_run(sw, run, "1", log) == 0 && tr_run(sw, other, "2", log) == 0);
     char *c1 = tr_board(run, dir), *c2 = tr_board(other, dir);
     CHECK_MSG(!strcmp(c1, c2), "chain, 2 threads:\n%s\nvs 1:\n%s", c2, c1);
-    snprintf(log, sizeof log, "%s/journal.jsonl", run);
-    CHECK(tp_count_in_file(log, "onehot+") > 0); /* the trial config names its inputs */
+    char journal[700];
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", run);
+    CHECK(tp_count_in_file(journal, "onehot+") > 0); /* the trial config names its inputs */
     free(c1), free(c2);
 }
 
