@@ -34,8 +34,12 @@ FS_DEVICE static inline void gather_forward_row(const FsLayer *y, const float *w
     long b = r / OL;
     int p = (int)(r % OL);
     float *o = out + (b * (OL + 2 * P) + P + p) * (long)F;
-    for (int f = 0; f < F; f++) o[f] = bias[f];
-    for (int k = 0; k < K; k++) {
+    /* With feature columns the batch's load has written the bias and their
+     * part already (step.c): the one-hot rows add to it; without one-hot
+     * codes (no rows) nothing is added. */
+    if (!y->feat)
+        for (int f = 0; f < F; f++) o[f] = bias[f];
+    for (int k = 0; k < (y->n_w ? K : 0); k++) {
         int q = conv ? p + (k - h) * dil : k;
         if (q < 0 || q >= L) continue;
         int code = codes[b * L + q];
@@ -116,6 +120,7 @@ FS_DEVICE FS_NOINLINE void gather_backward(const FsLayer *y, float *gw, const ui
 {
     const int F = y->out_c;
     float *GW = gw + y->w;
+    if (!y->n_w) return; /* no one-hot rows: a net of feature columns alone */
     /* Parallel over column chunks, rows in order: deterministic scatter. */
 #ifdef FS_TEAM
     const int K = gather_is_conv(y) ? y->spec.width : y->in_l;
@@ -147,38 +152,24 @@ FS_DEVICE static inline FsLayer input_features_view(const FsLayer *y)
     return v;
 }
 
-FS_DEVICE FS_NOINLINE void input_forward(const FsModel *m, const FsLayer *y, float *out, int B)
+/* The feature columns' part of the first layer: a convolution's GEMM, or
+ * a dense layer's over the flattened window; forward into out (which
+ * holds the bias), backward into the weight gradient. */
+FS_DEVICE FS_NOINLINE void input_features(const FsModel *m, const FsLayer *y, float *out, const float *d, int B)
 {
-    if (y->n_w)
-        gather_forward(y, m->w, m->codes, out, B);
-    else
-        rows_set(out, m->w + y->b, B, y->out_l, y->out_pad, y->out_c);
-    if (!y->feat) return;
     const FsLayer v = input_features_view(y);
     const float *x = m->work + m->net->feat_in;
-    if (gather_is_conv(y)) {
-        conv_gemm(&v, m->w + v.w, x, out, B, v.out_c);
-    } else {
-        const long xs = (long)(v.in_l + 2 * v.in_pad) * v.in_c;
-        ops_gemm(B, v.out_c, v.in_l * v.in_c, x + (long)v.in_pad * v.in_c, st_plain(xs), st_plain(1), m->w + v.w,
-                 st_plain(v.out_c), out, st_plain(v.out_c), 1);
-    }
-}
-
-/* The first layer's weight gradients (the bias's is the caller's). */
-FS_DEVICE FS_NOINLINE void input_backward(const FsModel *m, const FsLayer *y, const float *d, int B)
-{
-    if (y->n_w) gather_backward(y, m->g, m->codes, d, B);
-    if (!y->feat) return;
-    const FsLayer v = input_features_view(y);
-    const float *x = m->work + m->net->feat_in;
-    if (gather_is_conv(y)) {
+    const long xs = (long)(v.in_l + 2 * v.in_pad) * v.in_c;
+    if (gather_is_conv(y) && d)
         conv_wgrad(&v, m->g + v.w, x, d, B, v.out_c);
-    } else {
-        const long xs = (long)(v.in_l + 2 * v.in_pad) * v.in_c;
+    else if (gather_is_conv(y))
+        conv_gemm(&v, m->w + v.w, x, out, B, v.out_c);
+    else if (d)
         ops_gemm(v.in_l * v.in_c, v.out_c, B, x + (long)v.in_pad * v.in_c, st_plain(1), st_plain(xs), d,
                  st_plain(v.out_c), m->g + v.w, st_plain(v.out_c), 1);
-    }
+    else
+        ops_gemm(B, v.out_c, v.in_l * v.in_c, x + (long)v.in_pad * v.in_c, st_plain(xs), st_plain(1), m->w + v.w,
+                 st_plain(v.out_c), out, st_plain(v.out_c), 1);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -20,7 +20,7 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     switch (y->op) {
     case FS_LAYER_CONV:
         if (y->gather) {
-            input_forward(m, y, out, B);
+            gather_forward(y, m->w, m->codes, out, B);
         } else {
             rows_set(out, m->w + y->b, B, y->out_l, y->out_pad, y->out_c);
             conv_gemm(y, m->w + y->w, x, out, B, y->out_c);
@@ -30,7 +30,7 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     case FS_LAYER_DENSE:
     case FS_LAYER_OUTPUT:
         if (y->gather)
-            input_forward(m, y, out, B);
+            gather_forward(y, m->w, m->codes, out, B);
         else
             dense_forward(y, m->w, x, out, B);
         act_forward(y->spec.act, y->spec.act_param, out, m->work + y->z, B, 1, 0, y->out_c);
@@ -65,7 +65,7 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
                      y->out_pad, y->out_c);
         rows_colsum(m->g + y->b, d, B, y->out_l, y->out_pad, y->out_c);
         if (y->gather) {
-            input_backward(m, y, d, B);
+            gather_backward(y, m->g, m->codes, d, B);
         } else {
             conv_wgrad(y, m->g + y->w, x, d, B, y->out_c);
             rows_set(dx, 0, B, y->in_l, y->in_pad, y->in_c);
@@ -77,7 +77,7 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
         act_backward(y->spec.act, y->spec.act_param, m->work + y->a, m->work + y->z, d, B, 1, 0, y->out_c);
         if (y->gather) {
             rows_colsum(m->g + y->b, d, B, 1, 0, y->out_c);
-            input_backward(m, y, d, B);
+            gather_backward(y, m->g, m->codes, d, B);
         } else if (fuse) {
             return dense_backward_fused(y, m->w, m->g, m->m1, m->m2, m->scratch, x, d, dx, B, fuse);
         } else {
@@ -113,6 +113,12 @@ FS_DEVICE FS_NOINLINE void layer_forward_done(FsModel *m, int i)
 
 FS_DEVICE FS_NOINLINE void layer_backward_done(FsModel *m, int i, int B)
 {
+    /* The first layer's feature weights: their gradient from its output's. */
+    if (i == 0 && m->net->layer[0].feat) {
+        FsLayer tmp;
+        const FsLayer *y = layer_view(m, 0, &tmp);
+        input_features(m, y, NULL, m->work + y->d, B);
+    }
     if (i == 0) return;
     const FsLayer *x = &m->net->layer[i - 1];
     if (m->net->chain) chain_mask_rows(m, m->work + x->d, x->out_c);

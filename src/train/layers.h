@@ -63,11 +63,11 @@ FS_DEVICE void layer_backward_done(FsModel *m, int i, int B);
  * pick (a gather), and the weight gradient's scatter-add. */
 FS_DEVICE void gather_forward(const FsLayer *y, const float *w, const uint8_t *codes, float *out, int B);
 FS_DEVICE void gather_backward(const FsLayer *y, float *gw, const uint8_t *codes, const float *d, int B);
-/* The first layer's whole input side: the gather (or the bias alone where
- * the net reads no one-hot codes) and the feature columns' GEMM; backward,
- * their weight gradients. */
-FS_DEVICE void input_forward(const FsModel *m, const FsLayer *y, float *out, int B);
-FS_DEVICE void input_backward(const FsModel *m, const FsLayer *y, const float *d, int B);
+/* The first layer's feature columns (FsNet.feat_in, weights wf): out +=
+ * their GEMM (d NULL; out holds the bias: the batch's load calls it, and
+ * the gather then adds the one-hot rows), or their weight gradient from
+ * the layer's output gradient d (layer_backward_done). */
+FS_DEVICE void input_features(const FsModel *m, const FsLayer *y, float *out, const float *d, int B);
 /* Convolution pieces (conv.c), shared by conv1d and highway (weights W [K*Cin][F]). */
 FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F);
 FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F);

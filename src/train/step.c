@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "data/data.h"
+#include "train/act.h"
 #include "train/layers.h"
 #include "train/team.h"
 
@@ -63,8 +64,20 @@ FS_DEVICE FS_NOINLINE void step_load_batch(FsModel *m, const FsFoldData *fd, con
     FS_SYNC();
 }
 
+/* The first layer's bias and feature columns' part, before its gather
+ * adds the one-hot rows (conv.c). */
+FS_DEVICE FS_NOINLINE static void step_input_features(FsModel *m, int B)
+{
+    FsLayer tmp;
+    const FsLayer *y = layer_view(m, 0, &tmp);
+    float *out = m->work + y->a;
+    rows_set(out, m->w + y->b, B, y->out_l, y->out_pad, y->out_c);
+    input_features(m, y, out, NULL, B);
+}
+
 FS_DEVICE void step_forward(FsModel *m, int B, int train)
 {
+    if (m->net->feat_in >= 0) step_input_features(m, B);
     for (int i = 0; i < m->net->n; i++) {
         layer_forward(m, i, B, train);
         layer_forward_done(m, i);
