@@ -252,6 +252,20 @@ static void pareto_ranks(void)
     CHECK(isnan(metrics_predict_us(0.5, 0)));
 }
 
+/* A trial's objectives from its folds (the sampler's and the front's one
+ * mapping): means of Q3, loss and forward time, summed seconds, params. */
+static void objectives(void)
+{
+    const FsObjectiveFold f[2] = {{0.75, 0.5, 10.0, 0.5, 250000}, {0.25, 1.5, 30.0, 1.0, 250000}};
+    CHECK(metrics_objective(FS_OBJ_Q3, f, 2, 7.0) == 0.5);
+    CHECK(metrics_objective(FS_OBJ_LOSS, f, 2, 7.0) == 1.0);
+    CHECK(metrics_objective(FS_OBJ_PARAMS, f, 2, 7.0) == 7.0);
+    CHECK(metrics_objective(FS_OBJ_TRAIN_SECONDS, f, 2, 7.0) == 40.0);
+    CHECK(metrics_objective(FS_OBJ_PREDICT_US, f, 2, 7.0) == 3.0);
+    CHECK(isnan(metrics_objective(FS_OBJ_Q3, f, 0, 7.0)));
+    CHECK(metrics_objective(FS_OBJ_PARAMS, f, 0, 7.0) == 7.0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--dump")) return dump(strtoull(argv[2], NULL, 10), atoi(argv[3]));
@@ -259,6 +273,7 @@ int main(int argc, char **argv)
     worked_examples();
     pareto();
     pareto_ranks();
+    objectives();
     false_positives(3, 1);
     false_positives(3, 2);
     false_positives(5, 1);

@@ -4,9 +4,10 @@
  *
  * 1. A grid given a new filter value trains exactly the new (trial, fold)
  *    jobs (the journal's fold records), says "extends DIR: 2 trials kept,
- *    2 new", and its leaderboard equals a fresh run of the final sweep on
- *    another thread count; the CSV and JSON say which sweep version each
- *    trial came from. A second extension adds a layer-list alternative.
+ *    2 new", and its leaderboard, extended on 1 or 2 threads or killed and
+ *    resumed (4), equals a fresh run of the final sweep; the CSV and JSON
+ *    say which sweep version each trial came from. A second extension adds
+ *    a layer-list alternative.
  * 2. A change that alters the kept trials (epochs, data.folds, search.seed)
  *    is refused naming its key, and leaves the folder's sweep.yaml as it
  *    was; --restart starts over as before.
@@ -74,36 +75,46 @@ static const char *const GRID_B = "  depth: 1\n  filters: [4, 8]\n  kernel: [3, 
 
 static char *board(const char *dir) { return tr_board(dir, tmp); }
 
-static int folds_in(const char *dir)
-{
-    char journal[400];
-    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    return tp_count_in_file(journal, "\"kind\":\"fold\"");
-}
-
 static void path_in(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", tmp, name); }
 
+/* The run's log says "extends DIR: <counts>" (the trials kept and new). */
+static void says_extends(const char *log, const char *dir, const char *counts)
+{
+    char *text = tp_read_file(log, NULL), want[400];
+    snprintf(want, sizeof want, "extends %s: %s\n", dir, counts);
+    CHECK_MSG(text && strstr(text, want), "no '%s' in:\n%s", want, text ? text : "");
+    free(text);
+}
+
+/* The extension killed after its second new model file, before that
+ * fold's record (the first one's is in the journal). */
+static void grid_killed(const char *dir)
+{
+    CHECK_MSG(tr_folds_in(dir) == 5, "%d fold records after the kill", tr_folds_in(dir));
+}
+
+/* GRID_A (2 trials x 2 folds) extended to GRID_B on 1 and 2 threads, and
+ * killed and resumed: 8 fold records in each (the 4 new folds only were to
+ * train) and the same leaderboard, a fresh run's of GRID_B. */
 static void grid_extend(void)
 {
-    char a[320], b[320], dir[320], fresh[320], log[320];
+    char a[320], b[320], dir[320], fresh[320], log[340];
     path_in(a, sizeof a, "a.yaml");
     path_in(b, sizeof b, "b.yaml");
-    path_in(log, sizeof log, "grid.log");
-    path_in(dir, sizeof dir, "grid");
     path_in(fresh, sizeof fresh, "grid-fresh");
     write_sweep(a, GRID_A, 1, 2, "");
     write_sweep(b, GRID_B, 1, 2, "");
-    CHECK(tr_run(a, dir, "1", log) == 0);
-    CHECK(folds_in(dir) == 4);
-    CHECK(tr_run(b, dir, "1", log) == 0);
-    char *text = tp_read_file(log, NULL), want[400];
-    snprintf(want, sizeof want, "extends %s: 2 trials kept, 2 new\n", dir);
-    CHECK_MSG(text && strstr(text, want), "no '%s' in:\n%s", want, text ? text : "");
-    free(text);
-    CHECK_MSG(folds_in(dir) == 8, "%d fold records: the 4 new folds only were to train", folds_in(dir));
+    const TrSame same = {.sweep = b, .scratch = tmp, .tag = "grid", .board = board, .threads = 2,
+                         .kill_env = "FOLDSWEEP_TEST_KILL_AFTER_MODEL", .kill_at = "2", .folds = 8,
+                         .extends = a, .extends_folds = 4, .killed = grid_killed};
+    char *ref = tr_same_everywhere(&same);
+    path_in(dir, sizeof dir, "grid1");
+    snprintf(log, sizeof log, "%s.log", dir);
+    says_extends(log, dir, "2 trials kept, 2 new");
+    path_in(log, sizeof log, "grid.log");
     CHECK(tr_run(b, fresh, "2", log) == 0);
-    char *ref = board(fresh), *got = board(dir);
-    CHECK_MSG(!strcmp(ref, got), "extended:\n%s\nvs a fresh run of the final sweep:\n%s", got, ref);
+    char *got = board(fresh);
+    CHECK_MSG(!strcmp(ref, got), "extended:\n%s\nvs a fresh run of the final sweep:\n%s", ref, got);
     free(ref);
     free(got);
     /* Which version each trial came from: the kept filters: 4, the new 8. */
@@ -150,11 +161,8 @@ static void layers_extend(void)
     write_sweep(b, two, 1, 2, "");
     CHECK(tr_run(a, dir, "1", log) == 0);
     CHECK(tr_run(b, dir, "1", log) == 0);
-    char *text = tp_read_file(log, NULL), want[400];
-    snprintf(want, sizeof want, "extends %s: 1 trial kept, 1 new\n", dir);
-    CHECK_MSG(text && strstr(text, want), "no '%s' in:\n%s", want, text ? text : "");
-    free(text);
-    CHECK(folds_in(dir) == 4);
+    says_extends(log, dir, "1 trial kept, 1 new");
+    CHECK(tr_folds_in(dir) == 4);
 }
 
 /* Runs `sweep` on dir, which must be refused naming key; sweep.yaml stays. */
@@ -164,12 +172,12 @@ static void refused(const char *dir, const char *sweep, const char *key)
     path_in(log, sizeof log, "refused.log");
     snprintf(yaml, sizeof yaml, "%s/sweep.yaml", dir);
     char *before = tp_read_file(yaml, NULL);
-    const int folds = folds_in(dir);
+    const int folds = tr_folds_in(dir);
     CHECK(tr_run(sweep, dir, "1", log) == FS_EXIT_ERROR);
     char *text = tp_read_file(log, NULL), *after = tp_read_file(yaml, NULL);
     CHECK_MSG(text && strstr(text, key) && strstr(text, "--restart"), "%s not named:\n%s", key, text ? text : "");
     CHECK_MSG(before && after && !strcmp(before, after), "%s: sweep.yaml changed by a refused run", key);
-    CHECK(folds_in(dir) == folds);
+    CHECK(tr_folds_in(dir) == folds);
     free(text);
     free(before);
     free(after);
@@ -178,7 +186,7 @@ static void refused(const char *dir, const char *sweep, const char *key)
 static void refusals(void)
 {
     char dir[320], s[320], log[320];
-    path_in(dir, sizeof dir, "grid");
+    path_in(dir, sizeof dir, "grid1");
     path_in(s, sizeof s, "changed.yaml");
     write_sweep(s, GRID_B, 2, 2, "");
     refused(dir, s, "training.epochs: 1 -> 2");
@@ -194,7 +202,7 @@ static void refusals(void)
     write_sweep(s, GRID_B, 2, 2, "");
     char *argv[] = {"foldsweep", "run", s, "--out", dir, "--threads", "1", "--restart", "--quiet", NULL};
     CHECK(tp_run_argv(argv, log) == 0);
-    CHECK(folds_in(dir) == 8);
+    CHECK(tr_folds_in(dir) == 8);
 }
 
 /* The first trials of random: 3 are those of random: 6 (a grid walk, and
@@ -231,39 +239,16 @@ static void random_prefix(void)
             tp_write_text(b, text);
             CHECK(tr_run(a, dir, "1", log) == 0);
             CHECK(tr_run(b, dir, "2", log) == 0);
-            char *out = tp_read_file(log, NULL), want[400];
-            snprintf(want, sizeof want, "extends %s: 3 trials kept, 3 new\n", dir);
-            CHECK_MSG(out && strstr(out, want), "no '%s' in:\n%s", want, out ? out : "");
-            free(out);
-            CHECK(folds_in(dir) == 12);
+            says_extends(log, dir, "3 trials kept, 3 new");
+            CHECK(tr_folds_in(dir) == 12);
         }
         sweep_free(&small);
         sweep_free(&big);
     }
 }
 
-/* An extension killed after its first new model file (before that fold's
- * record) and resumed: the same leaderboard as a fresh run, no fold twice. */
-static void kill_extension(void)
-{
-    char a[320], b[320], dir[320], fresh[320], log[320];
-    path_in(a, sizeof a, "a.yaml");
-    path_in(b, sizeof b, "b.yaml");
-    path_in(dir, sizeof dir, "killed");
-    path_in(fresh, sizeof fresh, "grid-fresh");
-    path_in(log, sizeof log, "kill.log");
-    CHECK(tr_run(a, dir, "2", log) == 0);
-    setenv("FOLDSWEEP_TEST_KILL_AFTER_MODEL", "2", 1);
-    CHECK(tr_run(b, dir, "1", log) != 0);
-    unsetenv("FOLDSWEEP_TEST_KILL_AFTER_MODEL");
-    CHECK_MSG(folds_in(dir) == 5, "%d fold records after the kill", folds_in(dir));
-    CHECK(tr_run(b, dir, "2", log) == 0);
-    CHECK_MSG(folds_in(dir) == 8, "%d fold records after the resume", folds_in(dir));
-    char *ref = board(fresh), *got = board(dir);
-    CHECK_MSG(!strcmp(ref, got), "killed and resumed:\n%s\nvs fresh:\n%s", got, ref);
-    free(ref);
-    free(got);
-}
+/* Killed after its second new model file, before that fold's record. */
+static void tpe_killed(const char *dir) { CHECK(tr_folds_in(dir) == 21); }
 
 /* tpe: a budget of 10 over 24 grid points extended to 16 over 30 (a new
  * filter value: the grid's order changes), on 1 and 2 threads, and killed
@@ -271,39 +256,21 @@ static void kill_extension(void)
  * FS_SAMPLE_STARTUP, so the first new batch is already tpe's). */
 static void tpe_extend(void)
 {
-    char a[320], b[320], dir[320], log[320];
+    char a[320], b[320], dir[320], log[340];
     path_in(a, sizeof a, "tpe10.yaml");
     path_in(b, sizeof b, "tpe16.yaml");
-    path_in(log, sizeof log, "tpe.log");
     write_sweep(a, "  depth: 1\n  filters: [2, 4, 6, 8]\n  kernel: [3, 5, 7]\n  dense: [0, 8]\n", 1, 2,
                 "search: {random: 10, sampler: tpe, batch: 5, seed: 2}\n");
     write_sweep(b, "  depth: 1\n  filters: [2, 3, 4, 6, 8]\n  kernel: [3, 5, 7]\n  dense: [0, 8]\n", 1, 2,
                 "search: {random: 16, sampler: tpe, batch: 5, seed: 2}\n");
-    char *ref = NULL;
-    for (int v = 0; v < 3; v++) {
-        snprintf(dir, sizeof dir, "%s/tpe%d", tmp, v);
-        CHECK(tr_run(a, dir, v == 1 ? "2" : "1", log) == 0);
-        CHECK(folds_in(dir) == 20);
-        if (v == 2) { /* killed after its second new model file, then resumed */
-            setenv("FOLDSWEEP_TEST_KILL_AFTER_MODEL", "2", 1);
-            CHECK(tr_run(b, dir, "2", log) != 0);
-            unsetenv("FOLDSWEEP_TEST_KILL_AFTER_MODEL");
-            CHECK(folds_in(dir) == 21);
-        }
-        CHECK(tr_run(b, dir, v == 1 ? "2" : "1", log) == 0);
-        if (v == 0) {
-            char *text = tp_read_file(log, NULL), want[400];
-            snprintf(want, sizeof want, "extends %s: 10 trials kept, 6 new\n", dir);
-            CHECK_MSG(text && strstr(text, want), "no '%s' in:\n%s", want, text ? text : "");
-            free(text);
-        }
-        CHECK_MSG(folds_in(dir) == 32, "%d fold records: 16 trials x 2 folds", folds_in(dir));
-        char *got = board(dir);
-        if (!ref) ref = got;
-        else CHECK_MSG(!strcmp(ref, got), "tpe extension %d:\n%s\nvs\n%s", v, got, ref);
-        if (got != ref) free(got);
-    }
-    free(ref);
+    /* 16 trials x 2 folds in every folder: no fold trained twice. */
+    const TrSame same = {.sweep = b, .scratch = tmp, .tag = "tpe", .board = board, .threads = 2,
+                         .kill_env = "FOLDSWEEP_TEST_KILL_AFTER_MODEL", .kill_at = "2", .folds = 32,
+                         .extends = a, .extends_folds = 20, .killed = tpe_killed};
+    free(tr_same_everywhere(&same));
+    path_in(dir, sizeof dir, "tpe1");
+    snprintf(log, sizeof log, "%s.log", dir);
+    says_extends(log, dir, "10 trials kept, 6 new");
 }
 
 int main(void)
@@ -315,7 +282,6 @@ int main(void)
     layers_extend();
     refusals();
     random_prefix();
-    kill_extension();
     tpe_extend();
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);

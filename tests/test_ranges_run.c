@@ -52,13 +52,11 @@ static int csv_field(const char *csv, const char *name, int r, char *out, size_t
 
 static void done_when(void)
 {
-    char sweep[320], dir[320], log[320];
+    char sweep[320];
     snprintf(sweep, sizeof sweep, "%s/lr.yaml", tmp);
-    snprintf(log, sizeof log, "%s/log.txt", tmp);
     tp_write_text(sweep, RANDOM_SWEEP);
-    snprintf(dir, sizeof dir, "%s/lr1", tmp);
-    CHECK(tr_run(sweep, dir, "1", log) == 0);
-    char *ref = board(dir);
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "lr", .board = board, .threads = 2};
+    char *ref = tr_same_everywhere(&same);
     CHECK_MSG(tp_count(ref, "\n") == 9, "not 8 trials:\n%s", ref);
     double seen[8];
     for (int r = 1; r <= 8; r++) {
@@ -70,45 +68,19 @@ static void done_when(void)
         for (int k = 0; k < r - 1; k++) CHECK_MSG(seen[k] != lr, "rows %d and %d: both %s", k + 1, r, text);
         seen[r - 1] = lr;
     }
-    snprintf(dir, sizeof dir, "%s/lr2", tmp);
-    CHECK(tr_run(sweep, dir, "2", log) == 0);
-    char *got = board(dir);
-    CHECK_MSG(!strcmp(ref, got), "2 threads:\n%s\nvs 1 thread:\n%s", got, ref);
-    free(got);
     free(ref);
 }
 
+/* A resumed run trains no fold twice: 12 trials x 2 folds in every folder. */
 static void tpe_resume(void)
 {
-    char sweep[320], dir[320], log[320], journal[360];
+    char sweep[320];
     snprintf(sweep, sizeof sweep, "%s/tpe.yaml", tmp);
-    snprintf(log, sizeof log, "%s/log-tpe.txt", tmp);
     tp_write_text(sweep, TPE_SWEEP);
-    snprintf(dir, sizeof dir, "%s/tpe1", tmp);
-    CHECK(tr_run(sweep, dir, "1", log) == 0);
-    char *ref = board(dir);
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "tpe", .board = board, .threads = 2,
+                         .kill_folds = 10, .ranks = 2, .folds = 24};
+    char *ref = tr_same_everywhere(&same);
     CHECK_MSG(tp_count(ref, "\n") == 13, "not the 12 trials of the budget:\n%s", ref);
-    snprintf(dir, sizeof dir, "%s/tpe2", tmp);
-    CHECK(tr_run(sweep, dir, "2", log) == 0);
-    char *got = board(dir);
-    CHECK_MSG(!strcmp(ref, got), "2 threads:\n%s\nvs 1 thread:\n%s", got, ref);
-    free(got);
-    if (system("command -v mpirun >/dev/null 2>&1") == 0) {
-        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-        snprintf(dir, sizeof dir, "%s/np2", tmp);
-        CHECK(tr_mpirun(sweep, dir, 2, log) == 0);
-        got = board(dir);
-        CHECK_MSG(!strcmp(ref, got), "2 MPI ranks:\n%s\nvs 1 thread:\n%s", got, ref);
-        free(got);
-    }
-    snprintf(dir, sizeof dir, "%s/kill", tmp);
-    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    tr_kill_after(sweep, dir, "2", 10, log);
-    CHECK(tr_run(sweep, dir, "1", log) == 0);
-    got = board(dir);
-    CHECK_MSG(!strcmp(ref, got), "after SIGKILL and resume:\n%s\nvs\n%s", got, ref);
-    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
-    free(got);
     free(ref);
 }
 

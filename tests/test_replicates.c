@@ -19,7 +19,8 @@
  */
 #include "json/json.h"
 #include "sweep/sweep.h"
-#include "test_mpirun.h"
+#include "test_proc.h"
+#include "test_runs.h"
 #include "test_sweep_expect.h"
 
 static const char *SWEEP = "data:\n  synth: {proteins: 40, seed: 2}\n  window: 9\n  folds: 3\n  repeats: 2\n"
@@ -83,69 +84,44 @@ static int check_seeds(const char *b)
     return three;
 }
 
-static void run_once(const char *sweep, const char *dir, int threads)
+/* Killed after the 5th replicate record: status says so. */
+static void killed(const char *dir)
 {
-    CHECK(tp_run("run '%s' -o '%s' --threads %d --quiet", sweep, dir, threads) == 0);
+    CHECK(tp_run("status '%s' --json", dir) == 0);
+    CHECK_CONTAINS(out_text, "\"state\":\"interrupted\"");
+    CHECK_CONTAINS(out_text, "\"replicate_folds_done\":5,\"replicate_folds_total\":24");
 }
 
 static void runs(const char *tmp)
 {
-    char sweep[400], one[400], two[400], killed[400], mpi[400], path[500], text[800];
+    char sweep[400], one[400], path[500], text[800];
     snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);
     snprintf(text, sizeof text, SWEEP, "{top: 2, seeds: 3}");
     tp_write_text(sweep, text);
-    snprintf(one, sizeof one, "%s/one", tmp);
-    snprintf(two, sizeof two, "%s/two", tmp);
-    snprintf(killed, sizeof killed, "%s/killed", tmp);
-    run_once(sweep, one, 1);
-    run_once(sweep, two, 2);
+    /* 1 and 2 threads, killed after the 5th replicate record and resumed on
+     * 1 thread, 3 MPI ranks: the sweep's own 24 folds and 2 x 2 x 6
+     * replicate folds in each. */
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "run", .board = board, .threads = 2,
+                         .kill_env = "FOLDSWEEP_TEST_KILL_AFTER_REPLICATE", .kill_at = "5", .ranks = 3,
+                         .folds = 4 * 6 + 2 * 2 * 6, .killed = killed};
+    char *b1 = tr_same_everywhere(&same);
+    CHECK(check_seeds(b1) == 2);
+    snprintf(one, sizeof one, "%s/run1", tmp);
     snprintf(path, sizeof path, "%s/journal.jsonl", one);
-    CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 4 * 6 + 2 * 2 * 6);
     CHECK(tp_count_in_file(path, ",\"seed\":1,\"status\"") == 2 * 6);
     CHECK(tp_count_in_file(path, ",\"seed\":2,\"status\"") == 2 * 6);
     CHECK(tp_count_in_file(path, "\"model\":{\"file\"") == 4 * 6); /* replicates keep no model file */
-    char *b1 = board(one), *b2 = board(two);
-    CHECK(check_seeds(b1) == 2);
-    CHECK_MSG(!strcmp(b1, b2), "1 and 2 threads differ:\n%s\n%s", b1, b2);
     CHECK(tp_run("status '%s' --json", one) == 0);
     CHECK_CONTAINS(out_text, "\"state\":\"finished\"");
     CHECK_CONTAINS(out_text, "\"replicate_folds_done\":24,\"replicate_folds_total\":24");
-    run_once(sweep, one, 2); /* finished: nothing more */
+    CHECK(tp_run("run '%s' -o '%s' --threads 2 --quiet", sweep, one) == 0); /* finished: nothing more */
     CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 48);
-
-    /* Killed after the 5th replicate record, then resumed on 1 thread. */
-    setenv("FOLDSWEEP_TEST_KILL_AFTER_REPLICATE", "5", 1);
-    CHECK(tp_run("run '%s' -o '%s' --threads 2 --quiet", sweep, killed) == 128 + SIGKILL);
-    unsetenv("FOLDSWEEP_TEST_KILL_AFTER_REPLICATE");
-    CHECK(tp_run("status '%s' --json", killed) == 0);
-    CHECK_CONTAINS(out_text, "\"state\":\"interrupted\"");
-    CHECK_CONTAINS(out_text, "\"replicate_folds_done\":5,\"replicate_folds_total\":24");
-    run_once(sweep, killed, 1);
-    char *bk = board(killed);
-    CHECK_MSG(!strcmp(b1, bk), "a kill and resume differs:\n%s\n%s", b1, bk);
-    snprintf(path, sizeof path, "%s/journal.jsonl", killed);
-    CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 48);
-
-    if (system("command -v mpirun >/dev/null 2>&1") != 0) {
-        printf("mpirun is not on PATH: the 3-rank run is skipped\n");
-    } else {
-        setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's own allocations (as test_study_stop) */
-        snprintf(mpi, sizeof mpi, "%s/mpi", tmp);
-        char cmd[2000], log[500];
-        snprintf(log, sizeof log, "%s/mpi.log", tmp);
-        snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), FS_TEST_BIN,
-                 sweep, mpi);
-        CHECK(tm_sh(cmd, log, 300) == 0);
-        char *b3 = board(mpi);
-        CHECK_MSG(!strcmp(b1, b3), "1 thread and 3 ranks differ:\n%s\n%s", b1, b3);
-        free(b3);
-        unsetenv("ASAN_OPTIONS");
-    }
-    free(b1), free(b2), free(bk);
+    free(b1);
 }
 
 int main(void)
 {
+    (void)TR_SWEEP;
     sweeps();
     char tmp[256];
     tp_tmpdir(tmp, sizeof tmp, "replicates");

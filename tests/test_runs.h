@@ -1,7 +1,9 @@
 /*
  * test_runs.h: what the whole-run tests (test_run, test_mpi) share: a small
- * sweep that trains in seconds, and the leaderboard of a run folder without
- * its timing columns, so two runs can be compared metric for metric.
+ * sweep that trains in seconds, the leaderboard of a run folder without
+ * its timing columns, so two runs can be compared metric for metric, and
+ * the one check that a sweep gives the same leaderboard on 1 and 2
+ * threads, on MPI ranks and across a kill and resume (tr_same_everywhere).
  * Include after test_proc.h.
  */
 #ifndef FS_TEST_RUNS_H
@@ -10,6 +12,7 @@
 #include <dirent.h>
 
 #include "journal/journal.h"
+#include "test_mpirun.h"
 
 /* mpirun may end before a killed rank has (a sanitizer build takes long to
  * unmap its memory); the next run would then be told, rightly, that the
@@ -131,6 +134,145 @@ static inline int tr_kill_after(const char *sweep, const char *dir, const char *
     int n = tp_count_in_file(journal, "\"kind\":\"fold\"");
     printf("killed after %d fold records\n", n);
     return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The same leaderboard everywhere                                         */
+
+/* A run folder's leaderboard as text that no thread count, rank count or
+ * resume may change (timings left out); malloc'd. */
+typedef char *(*TrBoard)(const char *dir);
+
+/* The runs of one sweep that tr_same_everywhere compares. Each goes to the
+ * folder <scratch>/<tag><what>, its output to that folder's name + ".log":
+ * "1" (1 thread, the reference), "2" (2 threads), "-kill" (killed on 2
+ * threads, resumed on 1), "-np<ranks>" (mpirun). */
+typedef struct {
+    const char *sweep, *scratch, *tag;
+    TrBoard board;
+    int threads;          /* nonzero: the board on 2 threads too */
+    int kill_folds;       /* > 0: SIGKILLed (tr_kill_after) once the journal holds this many fold records */
+    const char *kill_env; /* else non-NULL: the FOLDSWEEP_TEST_* hook, set to kill_at, that SIGKILLs it */
+    const char *kill_at;
+    int ranks;            /* > 0: on this many MPI ranks too (said and skipped without mpirun) */
+    int folds;            /* > 0: every folder's fold records at the end (a resume trains no fold twice) */
+    /* Optional: an earlier sweep version each folder trains first (on 2
+     * threads in the "2" folder, else on 1), so that the runs compared extend
+     * it (test_extend), and the fold records each folder holds after it. */
+    const char *extends;
+    int extends_folds;
+    /* Optional: checks of the killed folder before its resume. */
+    void (*killed)(const char *dir);
+} TrSame;
+
+static inline int tr_folds_in(const char *dir)
+{
+    char journal[600];
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    return tp_count_in_file(journal, "\"kind\":\"fold\"");
+}
+
+/* The folder holds s->folds fold records (when s->folds > 0). */
+static inline void tr_same_folds(const TrSame *s, const char *dir)
+{
+    if (s->folds > 0)
+        CHECK_MSG(tr_folds_in(dir) == s->folds, "%s: %d fold records, not %d", dir, tr_folds_in(dir), s->folds);
+}
+
+/* Folder <tag><what> and its log. */
+static inline void tr_same_paths(const TrSame *s, const char *what, char *dir, char *log)
+{
+    snprintf(dir, 400, "%s/%s%s", s->scratch, s->tag, what);
+    snprintf(log, 420, "%s.log", dir);
+}
+
+/* The folder's board is ref, byte for byte, and it holds s->folds fold records. */
+static inline void tr_same_board(const TrSame *s, const char *dir, const char *ref, const char *what)
+{
+    char *got = s->board(dir);
+    CHECK_MSG(ref && got && !strcmp(ref, got), "%s, %s:\n%s\nvs 1 thread:\n%s", s->sweep, what, got ? got : "",
+              ref ? ref : "");
+    tr_same_folds(s, dir);
+    free(got);
+}
+
+/* Folder <tag><what> and its log, trained on s->extends first (when set). */
+static inline void tr_same_start(const TrSame *s, const char *what, const char *threads, char *dir, char *log)
+{
+    tr_same_paths(s, what, dir, log);
+    if (!s->extends) return;
+    CHECK(tr_run(s->extends, dir, threads, log) == 0);
+    CHECK_MSG(tr_folds_in(dir) == s->extends_folds, "%s: %d fold records after %s, not %d", dir, tr_folds_in(dir),
+              s->extends, s->extends_folds);
+}
+
+/* The sweep run on `threads` into <tag><what>. */
+static inline void tr_same_run(const TrSame *s, const char *what, const char *threads, char *dir, char *log)
+{
+    tr_same_start(s, what, threads, dir, log);
+    CHECK(tr_run(s->sweep, dir, threads, log) == 0);
+}
+
+/* Killed (s->kill_folds or s->kill_env) on 2 threads, s->killed, resumed on 1. */
+static inline void tr_same_kill(const TrSame *s, char *dir, char *log)
+{
+    tr_same_start(s, "-kill", "1", dir, log);
+    if (s->kill_folds > 0) {
+        tr_kill_after(s->sweep, dir, "2", s->kill_folds, log);
+    } else {
+        setenv(s->kill_env, s->kill_at, 1);
+        CHECK_MSG(tr_run(s->sweep, dir, "2", log) == 128 + SIGKILL, "%s=%s did not kill the run", s->kill_env,
+                  s->kill_at);
+        unsetenv(s->kill_env);
+    }
+    if (s->killed) s->killed(dir);
+    CHECK(tr_run(s->sweep, dir, "1", log) == 0);
+}
+
+/* On s->ranks MPI ranks (a hang fails after 300 s); 0 when skipped without
+ * mpirun. Open MPI's own allocations show as leaks in a sanitizer build, so
+ * leak checks are off for mpirun alone. */
+static inline int tr_same_mpirun(const TrSame *s, char *dir, char *log)
+{
+    if (system("command -v mpirun >/dev/null 2>&1") != 0) {
+        printf("mpirun is not on PATH: the %d-rank run is skipped\n", s->ranks);
+        return 0;
+    }
+    char what[32], cmd[2000], *asan = getenv("ASAN_OPTIONS");
+    asan = asan ? strdup(asan) : NULL;
+    snprintf(what, sizeof what, "-np%d", s->ranks);
+    tr_same_start(s, what, "1", dir, log);
+    snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), s->ranks,
+             FS_TEST_BIN, s->sweep, dir);
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+    CHECK(tm_sh(cmd, log, 300) == 0);
+    if (asan) setenv("ASAN_OPTIONS", asan, 1), free(asan);
+    else unsetenv("ASAN_OPTIONS");
+    return 1;
+}
+
+/* The sweep's leaderboard on 1 thread, and the same byte for byte on every
+ * other run s asks for; returns the reference board (malloc'd) for the
+ * caller's own checks. */
+static inline char *tr_same_everywhere(const TrSame *s)
+{
+    char dir[400], log[420], what[64];
+    tr_same_run(s, "1", "1", dir, log);
+    char *ref = s->board(dir);
+    tr_same_folds(s, dir);
+    if (s->threads) {
+        tr_same_run(s, "2", "2", dir, log);
+        tr_same_board(s, dir, ref, "2 threads");
+    }
+    if (s->kill_folds > 0 || s->kill_env) {
+        tr_same_kill(s, dir, log);
+        tr_same_board(s, dir, ref, "after a SIGKILL and resume");
+    }
+    if (s->ranks > 0 && tr_same_mpirun(s, dir, log)) {
+        snprintf(what, sizeof what, "%d MPI ranks", s->ranks);
+        tr_same_board(s, dir, ref, what);
+    }
+    return ref;
 }
 
 #endif

@@ -94,47 +94,21 @@ static const char *const TPE_SWEEP =
     "training:\n  epochs: 3\n  batch_size: 16\n  learning_rate: [0.001, 0.0001]\n  seed: 5\n"
     "search:\n  random: 14\n  sampler: tpe\n  batch: 4\n";
 
+/* Every folder ends with 14 trials x 3 folds: a resume trains no fold twice. */
 static void test_runs(void)
 {
-    char sweep[320], dir[320], log[320], journal[360];
+    char sweep[320], log[320];
     snprintf(sweep, sizeof sweep, "%s/tpe.yaml", tmp);
     snprintf(log, sizeof log, "%s/log.txt", tmp);
     tp_write_text(sweep, TPE_SWEEP);
     char *plan[] = {"foldsweep", "plan", sweep, NULL};
     CHECK(tp_run_argv(plan, log) == 0);
     CHECK(tp_count_in_file(log, "trials: 14 proposed by tpe in batches of 4 from these 24 candidates") == 1);
-    snprintf(dir, sizeof dir, "%s/ref", tmp);
-    char *ref_run[] = {"foldsweep", "run", sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
-    CHECK(tp_run_argv(ref_run, log) == 0);
-    char *ref = board(dir);
-    CHECK(tp_count(ref, "\n") == 15); /* the header and the 14 trials of the budget */
-
-    snprintf(dir, sizeof dir, "%s/t2", tmp);
-    char *t2[] = {"foldsweep", "run", sweep, "--out", dir, "--threads", "2", "--quiet", NULL};
-    CHECK(tp_run_argv(t2, log) == 0);
-    char *got = board(dir);
-    CHECK_MSG(!strcmp(ref, got), "2 threads:\n%s\nvs\n%s", got, ref);
-    free(got);
-
-    if (system("command -v mpirun >/dev/null 2>&1") == 0) {
-        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-        snprintf(dir, sizeof dir, "%s/np2", tmp);
-        CHECK(tr_mpirun(sweep, dir, 2, log) == 0);
-        got = board(dir);
-        CHECK_MSG(!strcmp(ref, got), "2 MPI ranks:\n%s\nvs\n%s", got, ref);
-        free(got);
-    }
-
     /* SIGKILL in the middle (after the first batch), then resume. */
-    snprintf(dir, sizeof dir, "%s/kill", tmp);
-    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    tr_kill_after(sweep, dir, "2", 16, log);
-    char *resume[] = {"foldsweep", "run", sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
-    CHECK(tp_run_argv(resume, log) == 0);
-    got = board(dir);
-    CHECK_MSG(!strcmp(ref, got), "after SIGKILL and resume:\n%s\nvs\n%s", got, ref);
-    free(got);
-    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 42);
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "tpe", .board = board, .threads = 2,
+                         .kill_folds = 16, .ranks = 2, .folds = 42};
+    char *ref = tr_same_everywhere(&same);
+    CHECK(tp_count(ref, "\n") == 15); /* the header and the 14 trials of the budget */
     free(ref);
 }
 
@@ -142,31 +116,15 @@ static void test_runs(void)
  * pruned trial finishes its batch (the budget is spent in full). */
 static void test_with_pruner(void)
 {
-    char sweep[320], a[320], b[320], log[320];
+    char sweep[320], text[1200];
     snprintf(sweep, sizeof sweep, "%s/tpe-pruned.yaml", tmp);
-    snprintf(log, sizeof log, "%s/log-pruned.txt", tmp);
-    char text[1200];
     snprintf(text, sizeof text, "%s  pruner: {kind: median, warmup: 1, min_trials: 2}\n", TPE_SWEEP);
     tp_write_text(sweep, text);
-    snprintf(a, sizeof a, "%s/pruned1", tmp);
-    snprintf(b, sizeof b, "%s/pruned2", tmp);
-    char *one[] = {"foldsweep", "run", sweep, "--out", a, "--threads", "1", "--quiet", NULL};
-    char *two[] = {"foldsweep", "run", sweep, "--out", b, "--threads", "2", "--quiet", NULL};
-    CHECK(tp_run_argv(one, log) == 0);
-    CHECK(tp_run_argv(two, log) == 0);
-    char *ra = board(a), *rb = board(b);
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "pruned", .board = board, .threads = 2, .ranks = 3};
+    char *ra = tr_same_everywhere(&same);
     CHECK_MSG(tp_count(ra, "\n") == 15, "not the 14 trials of the budget:\n%s", ra);
     CHECK_MSG(tp_count(ra, ",pruned,") >= 1, "nothing pruned:\n%s", ra);
-    CHECK_MSG(!strcmp(ra, rb), "2 threads:\n%s\nvs 1 thread:\n%s", rb, ra);
-    if (system("command -v mpirun >/dev/null 2>&1") == 0) {
-        snprintf(b, sizeof b, "%s/pruned-np3", tmp);
-        CHECK(tr_mpirun(sweep, b, 3, log) == 0);
-        free(rb);
-        rb = board(b);
-        CHECK_MSG(!strcmp(ra, rb), "3 MPI ranks:\n%s\nvs 1 thread:\n%s", rb, ra);
-    }
     free(ra);
-    free(rb);
 }
 
 /* The trial ids of a board (its second column), sorted, one a line. */
@@ -190,22 +148,17 @@ static char *trial_set(const char *board_text)
  * same on 1 and 2 threads. */
 static void test_with_objectives(void)
 {
-    char sweep[320], a[320], b[320], ref[320], log[320], text[1200];
+    char sweep[320], ref[320], text[1200];
     snprintf(sweep, sizeof sweep, "%s/tpe-objectives.yaml", tmp);
-    snprintf(log, sizeof log, "%s/log-objectives.txt", tmp);
     snprintf(text, sizeof text, "%srun:\n  objectives: [q3, params]\n", TPE_SWEEP);
     tp_write_text(sweep, text);
-    snprintf(a, sizeof a, "%s/objectives1", tmp);
-    snprintf(b, sizeof b, "%s/objectives2", tmp);
-    snprintf(ref, sizeof ref, "%s/ref", tmp); /* test_runs' run by Q3 alone */
-    CHECK(tr_run(sweep, a, "1", log) == 0);
-    CHECK(tr_run(sweep, b, "2", log) == 0);
-    char *ra = board(a), *rb = board(b), *rr = board(ref);
-    CHECK_MSG(!strcmp(ra, rb), "2 threads:\n%s\nvs 1 thread:\n%s", rb, ra);
+    snprintf(ref, sizeof ref, "%s/tpe1", tmp); /* test_runs' run by Q3 alone */
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "objectives", .board = board, .threads = 2};
+    char *ra = tr_same_everywhere(&same), *rr = board(ref);
     char *sa = trial_set(ra), *sr = trial_set(rr);
     CHECK(tp_count(sa, "\n") == 14 && tp_count(sr, "\n") == 14);
     CHECK_MSG(strcmp(sa, sr) != 0, "the objectives changed no proposal:\n%s", sa);
-    free(ra), free(rb), free(rr), free(sa), free(sr);
+    free(ra), free(rr), free(sa), free(sr);
 }
 
 int main(void)

@@ -15,7 +15,8 @@
  */
 #include "json/json.h"
 #include "sweep/sweep.h"
-#include "test_mpirun.h"
+#include "test_proc.h"
+#include "test_runs.h"
 #include "test_sweep_expect.h"
 
 static const char *SWEEP = "data:\n  synth: {proteins: 60, seed: 2}\n  window: 9\n  folds: 3\n"
@@ -43,17 +44,17 @@ static void sweeps(void)
 }
 
 /* Trial ids in rank order with their fold records' count, from the
- * leaderboard's CSV (timing columns aside), and the number of trials. */
-static int board(const char *dir, char *out, size_t n)
+ * leaderboard's CSV (timing columns aside); malloc'd. */
+static char *board(const char *dir)
 {
     CHECK(tp_run("leaderboard '%s' --format csv", dir) == 0);
+    char *out = malloc(strlen(out_text) + 2);
     size_t at = 0;
-    int rows = -1;
-    for (const char *l = out_text; *l; rows++) {
+    for (const char *l = out_text; *l;) {
         const char *e = strchr(l, '\n');
         if (!e) break;
         int commas = 0;
-        for (const char *c = l; c < e && commas < 11 && at + 2 < n; c++) {
+        for (const char *c = l; c < e && commas < 11; c++) {
             commas += *c == ',';
             out[at++] = *c;
         }
@@ -61,23 +62,26 @@ static int board(const char *dir, char *out, size_t n)
         l = e + 1;
     }
     out[at] = 0;
-    return rows;
+    return out;
 }
+
+/* The trials on a board. */
+static int rows(const char *b) { return tp_count(b, "\n") - 1; }
 
 static void study(const char *tmp)
 {
-    char sweep[400], one[400], two[400], mpi[400], text[800], b1[8192], b2[8192], b3[8192];
+    char sweep[400], one[400], two[400], text[800], log[500];
     snprintf(sweep, sizeof sweep, "%s/stop.yaml", tmp);
     snprintf(text, sizeof text, SWEEP, 3);
     tp_write_text(sweep, text);
-    snprintf(one, sizeof one, "%s/one", tmp);
-    snprintf(two, sizeof two, "%s/two", tmp);
-    CHECK(tp_run("run '%s' -o '%s' --threads 1", sweep, one) == 0);
-    CHECK_CONTAINS(out_text, "study: stopped by search.stop after ");
-    CHECK(tp_run("run '%s' -o '%s' --threads 2 --quiet", sweep, two) == 0);
-    const int trained = board(one, b1, sizeof b1);
-    CHECK(board(two, b2, sizeof b2) == trained);
-    CHECK_MSG(!strcmp(b1, b2), "1 and 2 threads differ:\n%s\n%s", b1, b2);
+    /* 1 and 2 threads, 3 MPI ranks: the same trials, the same leaderboard. */
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "stop", .board = board, .threads = 2, .ranks = 3};
+    char *b1 = tr_same_everywhere(&same);
+    snprintf(one, sizeof one, "%s/stop1", tmp);
+    snprintf(log, sizeof log, "%s.log", one);
+    CHECK(tp_count_in_file(log, "study: stopped by search.stop after ") >= 1);
+    const int trained = rows(b1);
+    free(b1);
     CHECK_MSG(trained >= 4 && trained < 16 && trained % 2 == 0, "%d trials trained of 16", trained);
 
     /* The rule from the leaderboard's numbers: in trial order (the sampled
@@ -132,35 +136,19 @@ static void study(const char *tmp)
     CHECK(tp_run("run '%s' -o '%s' --quiet", sweep, one) == 0);
     CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == folds);
 
-    /* 3 MPI ranks decide the same. */
-    if (system("command -v mpirun >/dev/null 2>&1") != 0) {
-        printf("mpirun is not on PATH: the 3-rank run is skipped\n");
-    } else {
-        /* Open MPI's own allocations show up as leaks at exit in a
-         * sanitizer build (test_mpi does the same); the 1-process runs
-         * above are leak-checked. */
-        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-        snprintf(mpi, sizeof mpi, "%s/mpi", tmp);
-        char cmd[2000], log[500];
-        snprintf(log, sizeof log, "%s/mpi.log", tmp);
-        snprintf(cmd, sizeof cmd, "mpirun %s -np 3 '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), FS_TEST_BIN,
-                 sweep, mpi);
-        CHECK(tm_sh(cmd, log, 300) == 0);
-        CHECK(board(mpi, b3, sizeof b3) == trained);
-        CHECK_MSG(!strcmp(b1, b3), "1 thread and 3 ranks differ:\n%s\n%s", b1, b3);
-        unsetenv("ASAN_OPTIONS");
-    }
-
     /* Never reached: the whole budget. */
     snprintf(text, sizeof text, SWEEP, 100);
     tp_write_text(sweep, text);
     snprintf(two, sizeof two, "%s/full", tmp);
     CHECK(tp_run("run '%s' -o '%s' --threads 2 --quiet", sweep, two) == 0);
-    CHECK(board(two, b2, sizeof b2) == 16);
+    char *b2 = board(two);
+    CHECK(rows(b2) == 16);
+    free(b2);
 }
 
 int main(void)
 {
+    (void)TR_SWEEP;
     sweeps();
     char tmp[256];
     tp_tmpdir(tmp, sizeof tmp, "study_stop");

@@ -28,20 +28,18 @@ Set FS_KEEP_TMP=1 to keep the work folder.
 import copy
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import torch_parity as tp  # noqa: E402  (re-executes under /usr/bin/python3 when this python3 lacks torch)
+import torch_common as tc  # noqa: E402  (re-executes under /usr/bin/python3 when this python3 lacks torch)
 
-ft = tp.ft
-torch = tp.torch
-TOL = tp.TOL
-FOLDS = 2
-WINDOW = 11
+ft = tc.ft
+torch = tc.torch
+TOL = tc.TOL
+FOLDS = tc.FOLDS
+WINDOW = tc.WINDOW
 
 # (name, description, layers); one chain sweep, the alternatives in order.
 CHAIN_CASES = [
@@ -73,26 +71,6 @@ WINDOW_CASE = (
 )
 
 
-def sweep_text(cases, window):
-    alts = "\n".join(f"    - {layers}" for _, _, layers in cases)
-    batch = "batch_residues: 512" if window == "chain" else "batch_size: 16"
-    return f"""data:
-  synth: {{proteins: 30, seed: 7}}
-  window: {window}
-  folds: {FOLDS}
-model:
-  bn_momentum: 0.9
-  layers:
-{alts}
-training:
-  epochs: 3
-  {batch}
-  learning_rate: 0.01
-run:
-  keep_models: all
-"""
-
-
 def ts115_proteins(data_dir):
     """[(id, sequence)] of TS115 (NetSurfP-2.0 CSV: the `input` column's tokens), or None if absent."""
     path = os.path.join(data_dir, "ts115", "TS115_HHblits.csv")
@@ -110,14 +88,6 @@ def ts115_proteins(data_dir):
 
 def perturbations(models):
     """(what, perturbed copy of the chain-a ensemble); each must NOT match foldsweep."""
-    out = []
-
-    def variant(what, f):
-        ms = [copy.deepcopy(m) for m in models]
-        with torch.no_grad():
-            f(ms[0])
-        out.append((what, ms))
-
     def of(m, cls):
         return [x for x in m if isinstance(x, cls)]
 
@@ -143,18 +113,19 @@ def perturbations(models):
         a = [x for x in of(m, ft.Add) if x.proj is not None][0]
         a.proj.weight.zero_()
 
-    variant("dilated conv with dilation 1", undilate)
-    variant("dilated conv kernel flipped", lambda m: dilated(m)[0].weight.copy_(dilated(m)[0].weight.flip(2)))
-    variant("highway without its dilation", highway_undilate)
-    variant("add reading the module before its source", wrong_source)
-    variant("add without its skip path", no_skip)
-    variant("projection zeroed", no_proj)
-    variant("projection weight [0, 0] + 0.5",
-            lambda m: [x for x in of(m, ft.Add) if x.proj is not None][0].proj.weight[0, 0, 0].add_(0.5))
-    variant("batchnorm running_var[0] x 4", lambda m: of(m, torch.nn.BatchNorm1d)[0].running_var[0].mul_(4))
-    variant("per-residue dense bias[0] + 0.5",
-            lambda m: [c for c in of(m, torch.nn.Conv1d) if c.kernel_size[0] == 1][-2].bias[0].add_(0.5))
-    return out
+    return tc.perturbed(models, [
+        ("dilated conv with dilation 1", undilate),
+        ("dilated conv kernel flipped", lambda m: dilated(m)[0].weight.copy_(dilated(m)[0].weight.flip(2))),
+        ("highway without its dilation", highway_undilate),
+        ("add reading the module before its source", wrong_source),
+        ("add without its skip path", no_skip),
+        ("projection zeroed", no_proj),
+        ("projection weight [0, 0] + 0.5",
+         lambda m: [x for x in of(m, ft.Add) if x.proj is not None][0].proj.weight[0, 0, 0].add_(0.5)),
+        ("batchnorm running_var[0] x 4", lambda m: of(m, torch.nn.BatchNorm1d)[0].running_var[0].mul_(4)),
+        ("per-residue dense bias[0] + 0.5",
+         lambda m: [c for c in of(m, torch.nn.Conv1d) if c.kernel_size[0] == 1][-2].bias[0].add_(0.5)),
+    ])
 
 
 def expect_refusal(what, f, needle=None):
@@ -163,11 +134,11 @@ def expect_refusal(what, f, needle=None):
     except ValueError as e:
         msg = str(e)
         if needle and needle not in msg:
-            tp.fail(f"{what}: refused, but without {needle!r}: {msg}")
+            tc.fail(f"{what}: refused, but without {needle!r}: {msg}")
         else:
             print(f"  refused ({what}): {msg[:140]}")
         return
-    tp.fail(f"{what}: no ValueError")
+    tc.fail(f"{what}: no ValueError")
 
 
 def refusals(chain_file, window_file, tmp):
@@ -182,7 +153,7 @@ def refusals(chain_file, window_file, tmp):
         h["__metadata__"]["window"] = "7"
 
     dst = os.path.join(tmp, "as-window.safetensors")
-    tp.rewrite(chain_file, dst, as_window)
+    tc.rewrite(chain_file, dst, as_window)
     expect_refusal("a chain file whose arch says window 7", lambda: ft.load(dst), "does not match its arch")
     expect_refusal("an ensemble of a chain and a window model",
                    lambda: ft.load_ensemble([chain_file, window_file]), "chain")
@@ -219,9 +190,9 @@ def check_chain_input():
     want = torch.zeros(1, 21, 3)
     want[0, 0, 0] = want[0, 20, 1] = want[0, ft.ALPHABET.index("K"), 2] = 1
     if x.dtype != torch.float32 or not torch.equal(x, want):
-        tp.fail("one_hot_chain('aBk') is not the expected [1, 21, 3] one-hot")
+        tc.fail("one_hot_chain('aBk') is not the expected [1, 21, 3] one-hot")
     if ft.one_hot_chain("").shape != (1, 21, 0):
-        tp.fail("one_hot_chain('') is not [1, 21, 0]")
+        tc.fail("one_hot_chain('') is not [1, 21, 0]")
 
 
 def main():
@@ -231,23 +202,19 @@ def main():
     fs = os.path.abspath(sys.argv[1])
     data_dir = sys.argv[2] if len(sys.argv) == 3 else os.path.join(HERE, "..", "..", "shared", "data")
     if torch is None:
-        print(f"torch_chain_parity: SKIPPED: {tp.NO_TORCH}")
+        print(f"torch_chain_parity: SKIPPED: {tc.NO_TORCH}")
         return 77
     if not os.access(fs, os.X_OK):
         print(f"torch_chain_parity: {fs} is not an executable")
         return 1
     torch.set_num_threads(1)
     t0 = time.time()
-    keep = os.environ.get("FS_KEEP_TMP")
-    tmpobj = None if keep else tempfile.TemporaryDirectory(prefix="fs-torch-chain-")
-    tmp = tempfile.mkdtemp(prefix="fs-torch-chain-") if keep else tmpobj.name
-    if keep:
-        print(f"work folder: {tmp}")
+    tmp, cleanup = tc.work_folder("fs-torch-chain-")
     print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {fs}")
     check_chain_input()
 
     syn = os.path.join(tmp, "input")
-    tp.must([fs, "synth", "-o", syn, "--proteins", "12", "--seed", "99", "--format", "fasta"])
+    tc.must([fs, "synth", "-o", syn, "--proteins", "12", "--seed", "99", "--format", "fasta"])
     synthetic = ft.read_fasta(syn + ".sequences.fasta")
     synthetic += [("one", "M"), ("three", "mkV"), ("odd", "ACDBZUOJXacdefghiklmnpqrstvwyMKV")]
     ts115, ts115_path = ts115_proteins(data_dir)
@@ -257,62 +224,48 @@ def main():
     fastas = {}
     for tag, proteins in inputs:
         fastas[tag] = os.path.join(tmp, f"{tag}.fasta")
-        tp.write_fasta(fastas[tag], proteins)
+        tc.write_fasta(fastas[tag], proteins)
 
     results, exports = [], {}
     for tag, cases, window in (("chain", CHAIN_CASES, "chain"), ("window", [WINDOW_CASE], WINDOW)):
-        y = os.path.join(tmp, f"{tag}.yaml")
-        open(y, "w").write(sweep_text(cases, window))
-        plan = json.loads(tp.must([fs, "plan", y, "--json"]))
-        if len(plan) != len(cases):
-            tp.fail(f"{tag}.yaml: plan lists {len(plan)} trials, expected {len(cases)}")
-            continue
-        run = os.path.join(tmp, f"run-{tag}")
-        tp.must([fs, "run", y, "--out", run, "--threads", "2", "--quiet"])
-        for (name, desc, _), trial in zip(cases, plan):
-            exp = os.path.join(tmp, f"exp-{name}")
-            tp.must([fs, "export", run, "--trial", trial["id"], "-o", exp])
+        text = tc.sweep_text(cases, window, epochs=3)
+        for (name, desc, _), _tid, _run, exp in tc.trained_cases(fs, tmp, tag, cases, text):
             exports[name] = exp
             try:
                 models = ft.load_ensemble(exp)
             except ValueError as e:
-                tp.fail(f"case {name}: {e}")
+                tc.fail(f"case {name}: {e}")
                 continue
             kind = ft.Residual if (window == "chain" or "add" in desc) else torch.nn.Sequential
             if len(models) != FOLDS or not all(type(m) is kind for m in models):
-                tp.fail(f"case {name}: {[type(m).__name__ for m in models]}, expected {FOLDS} {kind.__name__}")
+                tc.fail(f"case {name}: {[type(m).__name__ for m in models]}, expected {FOLDS} {kind.__name__}")
             if window == "chain" and not all(m.chain and m.window == "chain" for m in models):
-                tp.fail(f"case {name}: .chain / .window not set for a chain model")
+                tc.fail(f"case {name}: .chain / .window not set for a chain model")
             for itag, proteins in inputs:
                 if itag == "TS115" and window != "chain":
                     continue
                 out = os.path.join(tmp, f"pred-{name}-{itag}.csv")
-                tp.must([fs, "predict", exp, fastas[itag], "--format", "csv", "-o", out])
-                rows = tp.read_csv(out)
+                tc.must([fs, "predict", exp, fastas[itag], "--format", "csv", "-o", out])
+                rows = tc.read_csv(out)
                 n_res = sum(len(s) for _, s in proteins)
-                worst, n = tp.compare(f"case {name} ({itag})", models, proteins, rows)
+                worst, n = tc.compare(f"case {name} ({itag})", models, proteins, rows)
                 ok = worst <= TOL and n == n_res
                 if not ok:
-                    tp.fail(f"case {name} ({desc}) on {itag}: max |torch - foldsweep| = {worst:.3g} > {TOL:.3g}")
+                    tc.fail(f"case {name} ({desc}) on {itag}: max |torch - foldsweep| = {worst:.3g} > {TOL:.3g}")
                 results.append((name, itag, worst, n))
                 print(f"case {name:10s} {itag:9s} {len(proteins):3d} proteins, {n:5d} residues x {len(models)} folds: "
                       f"max |torch - foldsweep| = {worst:.2e} {'ok' if ok else 'FAIL'}", flush=True)
                 if name == "chain-a" and itag == "synthetic":
-                    for what, ms in perturbations(models):
-                        w, _ = tp.compare("perturbed", ms, proteins, rows, quiet=True)
-                        caught = w > TOL
-                        print(f"  perturbed ({what}): max diff {w:.2e} {'detected' if caught else 'NOT DETECTED'}")
-                        if not caught:
-                            tp.fail(f"a perturbed chain model ({what}) still matches foldsweep within {TOL:.3g}")
+                    tc.check_perturbed("chain model", perturbations(models), proteins, rows)
                     # The command line predicts chain models too, as foldsweep does.
-                    r = tp.sh([sys.executable, os.path.join(HERE, "..", "python", "foldsweep_torch.py"), exp,
+                    r = tc.sh([sys.executable, os.path.join(HERE, "..", "python", "foldsweep_torch.py"), exp,
                                fastas[itag]])
                     got = r.stdout.splitlines()
-                    p = tp.torch_probs(models, proteins)
+                    p = tc.torch_probs(models, proteins)
                     want = [x for name_, seq in ft.read_fasta(fastas[itag])  # the model's view: upper case, X
                             for x in (f">{name_}", seq, "".join(ft.CLASSES[k] for k in p[name_].argmax(1).tolist()))]
                     if r.returncode != 0 or got != want:
-                        tp.fail(f"foldsweep_torch.py {exp}: exit {r.returncode}, {r.stderr.strip()[:200]}; "
+                        tc.fail(f"foldsweep_torch.py {exp}: exit {r.returncode}, {r.stderr.strip()[:200]}; "
                                 f"printed {len(got)} lines, first difference "
                                 f"{next(((a, b) for a, b in zip(got, want) if a != b), None)}")
                     else:
@@ -323,13 +276,12 @@ def main():
         refusals(os.path.join(exports["chain-a"], "fold0.safetensors"),
                  os.path.join(exports["window-add"], "fold0.safetensors"), tmp)
     else:
-        tp.fail("chain-a or window-add did not run")
+        tc.fail("chain-a or window-add did not run")
 
     print(f"torch_chain_parity: {len(results)} comparisons, {time.time() - t0:.1f} s, tolerance {TOL:.3g}"
-          f"{'' if ts115 else ' (TS115 skipped)'}: {'FAILED' if tp.failures else 'passed'}")
-    if tmpobj:
-        tmpobj.cleanup()
-    return 1 if tp.failures else 0
+          f"{'' if ts115 else ' (TS115 skipped)'}: {'FAILED' if tc.failures else 'passed'}")
+    cleanup()
+    return 1 if tc.failures else 0
 
 
 if __name__ == "__main__":

@@ -24,59 +24,33 @@ need none passed).
 Set FS_KEEP_TMP=1 to keep the work folder.
 """
 
-import copy
-import csv
 import json
 import os
-import struct
-import subprocess
 import sys
-import tempfile
 import time
 
-try:
-    import torch
-except ImportError as e:
-    # CTest's python3 may be another interpreter (pyenv, venv) than the
-    # system one Debian's python3-torch installs into: try that one once.
-    alt = "/usr/bin/python3"
-    if (
-        not os.environ.get("FS_TORCH_PARITY_REEXEC")
-        and os.access(alt, os.X_OK)
-        and os.path.realpath(sys.executable) != os.path.realpath(alt)
-    ):
-        os.environ["FS_TORCH_PARITY_REEXEC"] = "1"
-        os.execv(alt, [alt] + sys.argv)
-    torch = None  # the FASTA rule and the file formats are still checked
-    NO_TORCH = f"PyTorch is not importable ({e}); apt-get install python3-torch"
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
-import foldsweep_torch as ft  # noqa: E402
-
-TOL = 1e-5 + 5e-7  # parity tolerance plus the CSV's %.6f rounding
-WINDOW = 11
-FOLDS = 2
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print(f"FAIL: {msg}", flush=True)
-
-
-def sh(args, **kw):
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
-    return r
-
-
-def must(args):
-    r = sh(args)
-    if r.returncode != 0:
-        print(f"torch_parity: command failed ({r.returncode}): {' '.join(map(str, args))}\n{r.stdout}{r.stderr}")
-        sys.exit(1)
-    return r.stdout
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_common import (  # noqa: E402  (re-executes under /usr/bin/python3 when this python3 lacks torch)
+    FOLDS,
+    NO_TORCH,
+    TOL,
+    WINDOW,
+    check_perturbed,
+    compare,
+    fail,
+    failures,
+    ft,
+    must,
+    perturbed,
+    read_csv,
+    rewrite,
+    sh,
+    sweep_text,
+    torch,
+    trained_cases,
+    work_folder,
+    write_fasta,
+)
 
 # ---------------------------------------------------------------------------
 # the models
@@ -123,122 +97,8 @@ CASE_D = (
 )
 
 
-def sweep_text(cases):
-    alts = "\n".join(f"    - {layers}" for _, _, layers in cases)
-    return f"""data:
-  synth: {{proteins: 30, seed: 7}}
-  window: {WINDOW}
-  folds: {FOLDS}
-model:
-  bn_momentum: 0.9
-  layers:
-{alts}
-training:
-  epochs: 2
-  batch_size: 16
-  learning_rate: 0.01
-run:
-  keep_models: all
-"""
-
-
-# ---------------------------------------------------------------------------
-# input proteins
-
-
-def write_fasta(path, proteins):
-    with open(path, "w") as f:
-        for name, seq in proteins:
-            f.write(f">{name} test protein\n")
-            for i in range(0, len(seq), 50):
-                f.write(seq[i : i + 50] + "\n")
-
-
-def read_csv(path):
-    """{id: [row, ...]} in file order."""
-    out = {}
-    with open(path, newline="") as f:
-        r = csv.reader(f)
-        head = next(r)
-        want = ["id", "seq", "n", "q3", "p[q3_H]", "p[q3_E]", "p[q3_C]", "agree"]
-        if head != want:
-            fail(f"{path}: CSV header {head}, expected {want}")
-            return {}
-        for row in r:
-            out.setdefault(row[0], []).append(row)
-    return out
-
-
-# ---------------------------------------------------------------------------
-# comparison
-
-
-def margin(p):
-    """Top-1 minus top-2 of each row."""
-    s = torch.sort(p, dim=1, descending=True).values
-    return s[:, 0] - s[:, 1]
-
-
-def torch_probs(models, proteins):
-    return {name: ft.predict(models, seq) for name, seq in proteins}
-
-
-def compare(label, models, proteins, rows, quiet=False):
-    """Max |torch - csv| over every residue; also checks n, seq, q3 and agree."""
-    worst = 0.0
-    checked = 0
-    probs = torch_probs(models, proteins)
-    for name, seq in proteins:
-        got = rows.get(name, [])
-        if len(got) != len(seq):
-            fail(f"{label}: {name}: foldsweep printed {len(got)} residues, the protein has {len(seq)}")
-            continue
-        p = probs[name]
-        c = torch.tensor([[float(x) for x in row[4:7]] for row in got], dtype=torch.float64).reshape(-1, 3)
-        d = (p.double() - c).abs()
-        worst = max(worst, d.max().item() if d.numel() else 0.0)
-        checked += len(seq)
-        if quiet:
-            continue
-        for i, row in enumerate(got):
-            a = seq[i].upper()
-            if row[2] != str(i + 1) or not (row[1].upper() == a or (row[1] == "X" and a not in ft.ALPHABET[:20])):
-                fail(f"{label}: {name} residue {i + 1}: CSV row {row[:3]} does not match residue {a!r}")
-                break
-        sure = margin(p) > 2 * TOL
-        states = [ft.CLASSES[k] for k in p.argmax(dim=1).tolist()]
-        bad = [i for i in range(len(seq)) if sure[i] and got[i][3] != states[i]]
-        if bad:
-            i = bad[0]
-            fail(f"{label}: {name} residue {i + 1}: foldsweep q3 {got[i][3]}, torch {states[i]} ({p[i].tolist()})")
-        # agree: the fraction of fold models whose own prediction is the ensemble's
-        each = [ft.predict(m, seq) for m in models]
-        ens = p.argmax(dim=1)
-        for i in range(len(seq)):
-            if not sure[i] or any(margin(e[i : i + 1])[0] <= 2 * TOL for e in each):
-                continue
-            frac = sum(int(e[i].argmax() == ens[i]) for e in each) / len(each)
-            if abs(float(got[i][7]) - frac) > 1e-3:
-                fail(f"{label}: {name} residue {i + 1}: agree {got[i][7]}, torch's fold models give {frac}")
-                break
-    return worst, checked
-
-
 # ---------------------------------------------------------------------------
 # damaged files
-
-
-def rewrite(src, dst, edit=None, cut=None):
-    """Copies a safetensors file, letting edit(header) change the header."""
-    raw = open(src, "rb").read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8 : 8 + n])
-    if edit:
-        edit(header)
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
-    out = struct.pack("<Q", len(h)) + h + raw[8 + n :]
-    open(dst, "wb").write(out[:cut] if cut else out)
 
 
 def first_tensor(header, suffix, ndim):
@@ -316,22 +176,8 @@ def check_one_hot():
 
 def perturbations(models):
     """(what, perturbed copy of the ensemble); each must NOT match foldsweep."""
-    out = []
-
-    def variant(what, f):
-        ms = [copy.deepcopy(m) for m in models]
-        with torch.no_grad():
-            f(ms[0])
-        out.append((what, ms))
-
     mods = lambda m, cls: [x for x in m if isinstance(x, cls)]  # noqa: E731
     L = ft.ALPHABET.index("L")
-    variant("conv weight [0, L, centre] + 0.5", lambda m: mods(m, torch.nn.Conv1d)[0].weight[0, L, 2].add_(0.5))
-    variant("conv kernel flipped", lambda m: mods(m, torch.nn.Conv1d)[0].weight.copy_(
-        mods(m, torch.nn.Conv1d)[0].weight.flip(2)))
-    variant("batchnorm running_var[0] x 4", lambda m: mods(m, torch.nn.BatchNorm1d)[0].running_var[0].mul_(4))
-    variant("batchnorm running_mean[0] + 0.5", lambda m: mods(m, torch.nn.BatchNorm1d)[0].running_mean[0].add_(0.5))
-    variant("highway gate bias[0] + 1", lambda m: mods(m, ft.Highway)[0].t.bias[0].add_(1.0))
 
     def flatten_order(m):  # position-major instead of PyTorch's channel-major
         lin = mods(m, torch.nn.Linear)[0]
@@ -339,9 +185,16 @@ def perturbations(models):
         c = cl // WINDOW  # the first dense layer of case a reads [C, WINDOW]
         lin.weight.copy_(lin.weight.reshape(u, cl // c, c).transpose(1, 2).reshape(u, cl))
 
-    variant("dense weight in position-major flatten order", flatten_order)
-    variant("output bias[2] + 0.05", lambda m: mods(m, torch.nn.Linear)[-1].bias[2].add_(0.05))
-    return out
+    return perturbed(models, [
+        ("conv weight [0, L, centre] + 0.5", lambda m: mods(m, torch.nn.Conv1d)[0].weight[0, L, 2].add_(0.5)),
+        ("conv kernel flipped", lambda m: mods(m, torch.nn.Conv1d)[0].weight.copy_(
+            mods(m, torch.nn.Conv1d)[0].weight.flip(2))),
+        ("batchnorm running_var[0] x 4", lambda m: mods(m, torch.nn.BatchNorm1d)[0].running_var[0].mul_(4)),
+        ("batchnorm running_mean[0] + 0.5", lambda m: mods(m, torch.nn.BatchNorm1d)[0].running_mean[0].add_(0.5)),
+        ("highway gate bias[0] + 1", lambda m: mods(m, ft.Highway)[0].t.bias[0].add_(1.0)),
+        ("dense weight in position-major flatten order", flatten_order),
+        ("output bias[2] + 0.05", lambda m: mods(m, torch.nn.Linear)[-1].bias[2].add_(0.05)),
+    ])
 
 
 # ---------------------------------------------------------------------------
@@ -443,15 +296,11 @@ def main():
             print(f"torch_parity: '{os.path.basename(fs)} {cmd}' is missing (docs/models.md)")
             return 1
     t0 = time.time()
-    keep = os.environ.get("FS_KEEP_TMP")
-    tmpobj = None if keep else tempfile.TemporaryDirectory(prefix="fs-torch-parity-")
-    tmp = tempfile.mkdtemp(prefix="fs-torch-parity-") if keep else tmpobj.name
-    if keep:
-        print(f"work folder: {tmp}")
+    tmp, cleanup = work_folder("fs-torch-parity-")
 
     # Without PyTorch: one tiny model for the binary to read FASTA with.
     y = os.path.join(tmp, "rule.yaml")
-    open(y, "w").write(sweep_text([case_layers()[1]]).replace("epochs: 2", "epochs: 1"))
+    open(y, "w").write(sweep_text([case_layers()[1]], epochs=1))
     must([fs, "run", y, "--out", os.path.join(tmp, "run-rule"), "--threads", "2", "--quiet"])
     must([fs, "export", os.path.join(tmp, "run-rule"), "--rank", "1", "-o", os.path.join(tmp, "exp-rule")])
     check_fasta_rule(fs, os.path.join(tmp, "exp-rule"), tmp)
@@ -459,8 +308,7 @@ def main():
     if torch is None:
         print(f"torch_parity: the FASTA rule and PSIPRED layout {'FAILED' if failures else 'passed'}; "
               f"parity SKIPPED: {NO_TORCH}", flush=True)
-        if tmpobj:
-            tmpobj.cleanup()
+        cleanup()
         return 1 if failures else 77
 
     torch.set_num_threads(1)  # small tensors; and no OpenMP threads spinning beside foldsweep
@@ -496,18 +344,7 @@ def main():
     results = []
     case_a = None
     for tag, cs in runs:
-        y = os.path.join(tmp, f"{tag}.yaml")
-        open(y, "w").write(sweep_text(cs))
-        plan = json.loads(must([fs, "plan", y, "--json"]))
-        if len(plan) != len(cs):
-            fail(f"{tag}.yaml: plan lists {len(plan)} trials, expected {len(cs)}")
-            continue
-        run = os.path.join(tmp, f"run-{tag}")
-        must([fs, "run", y, "--out", run, "--threads", "2", "--quiet"])
-        for (name, desc, _), trial in zip(cs, plan):
-            tid = trial["id"]
-            exp = os.path.join(tmp, f"exp-{name}")
-            must([fs, "export", run, "--trial", tid, "-o", exp])
+        for (name, desc, _), tid, run, exp in trained_cases(fs, tmp, tag, cs, sweep_text(cs)):
             out = os.path.join(tmp, f"pred-{name}.csv")
             must([fs, "predict", exp, fasta, "--format", "csv", "-o", out])
             try:
@@ -543,20 +380,14 @@ def main():
         if w > TOL:
             fail(f"case a from {files}: {w:.3g}")
         # Sensitivity: each of these must be caught.
-        for what, ms in perturbations(models):
-            w, _ = compare("perturbed", ms, proteins, rows, quiet=True)
-            caught = w > TOL
-            print(f"  perturbed ({what}): max diff {w:.2e} {'detected' if caught else 'NOT DETECTED'}")
-            if not caught:
-                fail(f"a perturbed model ({what}) still matches foldsweep within {TOL:.3g}")
+        check_perturbed("model", perturbations(models), proteins, rows)
         damaged_files(files[0], tmp)
     else:
         fail("case a did not run")
 
     print(f"torch_parity: {len(results)} cases, {n_res} residues each, {time.time() - t0:.1f} s, "
           f"tolerance {TOL:.3g}: {'FAILED' if failures else 'passed'}")
-    if tmpobj:
-        tmpobj.cleanup()
+    cleanup()
     return 1 if failures else 0
 
 

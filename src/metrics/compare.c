@@ -165,6 +165,21 @@ double metrics_predict_us(double val_seconds, uint64_t val_examples)
     return val_examples ? val_seconds * 1e6 / (double)val_examples : NAN;
 }
 
+double metrics_objective(FsObjective o, const FsObjectiveFold *folds, int k, double params)
+{
+    if (o == FS_OBJ_PARAMS) return params;
+    if (k < 1) return NAN;
+    double sum = 0.0;
+    for (int s = 0; s < k; s++) {
+        const FsObjectiveFold *f = &folds[s];
+        sum += o == FS_OBJ_Q3              ? f->q3
+               : o == FS_OBJ_LOSS          ? f->loss
+               : o == FS_OBJ_TRAIN_SECONDS ? f->seconds
+                                           : metrics_predict_us(f->val_seconds, f->val_examples);
+    }
+    return o == FS_OBJ_TRAIN_SECONDS ? sum : sum / k;
+}
+
 static int has_nan(const double *x, int m)
 {
     for (int k = 0; k < m; k++)

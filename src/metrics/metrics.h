@@ -124,6 +124,20 @@ int metrics_objective_higher(FsObjective o);
 /* FS_OBJ_PREDICT_US of one fold: its validation passes' seconds over the
  * residues they scored, in microseconds (NaN without any). */
 double metrics_predict_us(double val_seconds, uint64_t val_examples);
+/* One fold's values that the objectives read: its best epoch's validation
+ * Q3 and loss, its training seconds, its validation passes' seconds and the
+ * residues they scored. */
+typedef struct {
+    double q3, loss, seconds, val_seconds;
+    uint64_t val_examples;
+} FsObjectiveFold;
+/* A trial's value of objective o, in o's own units (metrics_objective_higher
+ * says which way is better), from its k folds' values and its trainable
+ * parameters: the mean Q3 or loss over the folds, the parameters, the
+ * training seconds summed, the mean of each fold's metrics_predict_us. NaN
+ * for k < 1 (params excepted). The one mapping the sampler (run.objectives'
+ * MOTPE) and the leaderboard's front both use. */
+double metrics_objective(FsObjective o, const FsObjectiveFold *folds, int k, double params);
 /* The Pareto front of n points of m objectives (v[i * m + k], every one
  * higher-is-better: callers negate the others): front[i] = 1 when no other
  * point is at least as good in every objective and better in one. Of

@@ -33,28 +33,26 @@ static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, do
     return isfinite(*ratio);
 }
 
-/* Objective o of a trial with every fold ok, higher-is-better. */
-/* The mean over a trial's folds of each one's forward time per residue. */
-static double report_predict_us(const FsReport *rep, const FsReportRow *row)
-{
-    double sum = 0.0;
-    for (int s = 0; s < rep->spec.folds; s++)
-        sum += metrics_predict_us(row->folds[s].val_seconds, row->folds[s].val_examples);
-    return rep->spec.folds ? sum / rep->spec.folds : NAN;
-}
-
-static double objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
+/* Objective o of a trial, in o's own units: metrics_objective over its
+ * folds (the sampler's mapping too, run/sampler.c). */
+double report_objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
 {
     const int k = rep->spec.folds;
-    double sum = 0.0;
-    switch (o) {
-    case FS_OBJ_PARAMS: return -(double)row->n_params;
-    case FS_OBJ_TRAIN_SECONDS: return -row->seconds;
-    case FS_OBJ_PREDICT_US: return -report_predict_us(rep, row);
-    default:
-        for (int s = 0; s < k; s++) sum += o == FS_OBJ_Q3 ? row->folds[s].q3 : row->folds[s].loss;
-        return metrics_objective_higher(o) ? sum / k : -sum / k;
+    FsObjectiveFold *f = fs_malloc(sizeof *f * (size_t)(k > 0 ? k : 1));
+    for (int s = 0; s < k; s++) {
+        const FsReportFold *x = &row->folds[s];
+        f[s] = (FsObjectiveFold){x->q3, x->loss, x->seconds, x->val_seconds, x->val_examples};
     }
+    const double v = metrics_objective(o, f, k, (double)row->n_params);
+    free(f);
+    return v;
+}
+
+/* Objective o of a trial with every fold ok, higher-is-better. */
+static double objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
+{
+    const double v = report_objective(rep, row, o);
+    return metrics_objective_higher(o) ? v : -v;
 }
 
 /* run.objectives: the Pareto front of the ok trials with every fold, in
@@ -78,11 +76,6 @@ static void pareto(FsReport *rep)
     metrics_pareto(v, c, m, front);
     for (int i = 0; i < c; i++) rep->rows[at[i]].pareto = front[i];
     free(front), free(at), free(v);
-}
-
-double report_objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
-{
-    return metrics_objective_higher(o) ? objective(rep, row, o) : -objective(rep, row, o);
 }
 
 double report_alpha(const FsReportSpec *spec) { return spec->alpha > 0.0 ? spec->alpha : FS_ALPHA_DEFAULT; }

@@ -78,22 +78,22 @@ static double score(const Study *s, int t, double *se)
 }
 
 /* Trial t's value of objective o, higher is better (NaN where a fold is
- * missing or failed): the same quantities as the leaderboard's front. */
+ * missing or failed): metrics_objective over its folds' records, the
+ * leaderboard's front's mapping (report_ties.c). */
 static double objective_of(const Study *s, int t, FsObjective o)
 {
     const FsTrial *tr = &s->sw->trials[t];
     const int n = s->folds->n;
-    if (o == FS_OBJ_PARAMS) return -(double)sweep_trial_params(tr);
-    double sum = 0.0;
+    FsObjectiveFold *f = fs_malloc(sizeof *f * (size_t)(n > 0 ? n : 1));
     for (int k = 0; k < n; k++) {
         const FsFoldRecord *fr = journal_find_fold(s->j, tr->id, data_fold_id(s->folds, k));
-        if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return NAN;
-        sum += o == FS_OBJ_Q3                ? train_result_metric(&fr->r, FS_METRIC_Q3) / n
-               : o == FS_OBJ_LOSS            ? -train_result_metric(&fr->r, FS_METRIC_LOSS) / n
-               : o == FS_OBJ_TRAIN_SECONDS ? -fr->r.seconds
-                                             : -metrics_predict_us(fr->r.val_seconds, fr->r.val_examples) / n;
+        if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return free(f), NAN;
+        f[k] = (FsObjectiveFold){train_result_metric(&fr->r, FS_METRIC_Q3), train_result_metric(&fr->r, FS_METRIC_LOSS),
+                                 fr->r.seconds, fr->r.val_seconds, fr->r.val_examples};
     }
-    return sum;
+    const double v = metrics_objective(o, f, n, (double)sweep_trial_params(tr));
+    free(f);
+    return metrics_objective_higher(o) ? v : -v;
 }
 
 /* With run.objectives (two or more), tpe splits the trials so far as MOTPE

@@ -12,7 +12,6 @@
 
 #include "sweep/sweep_int.h"
 
-
 typedef struct {
     char **key, **val;
     int n;
@@ -82,35 +81,48 @@ static int read_flat(const char *text, Flat *f)
     return 0;
 }
 
-int sweep_diff(const char *a, const char *b, char *out, size_t n)
+/* What is said of one difference (key's value in a and in b, "(absent)"
+ * where a sweep lacks it; fa and fb are the two sweeps): appended to o,
+ * returning how many it counts (0 or 1). */
+typedef int (*DiffVisit)(const Flat *fa, const Flat *fb, const char *key, const char *va, const char *vb,
+                         SwBuf *o);
+
+/* Both sweeps flattened, visit called on each key whose value differs (a's
+ * keys in a's order, then the keys only b has), what it said into out.
+ * Returns the count (1 with a message when a sweep is not readable). */
+static int diff_walk(const char *a, const char *b, char *out, size_t n, DiffVisit visit)
 {
     SwBuf o = {0};
     sb_puts(&o, "");
     Flat fa, fb;
-    int na = read_flat(a ? a : "", &fa), nb = read_flat(b ? b : "", &fb), diffs = 0;
+    int na = read_flat(a ? a : "", &fa), nb = read_flat(b ? b : "", &fb), count = 0;
     if (na || nb) {
         sb_printf(&o, "sweep: %s is not a readable sweep\n", na ? "the first" : "the second");
-        diffs = 1;
+        count = 1;
     } else {
         for (int i = 0; i < fa.n; i++) {
             int j = flat_find(&fb, fa.key[i]);
-            if (j >= 0 && !strcmp(fa.val[i], fb.val[j])) continue;
-            sb_printf(&o, "%s: %s -> %s\n", fa.key[i], fa.val[i], j >= 0 ? fb.val[j] : "(absent)");
-            diffs++;
+            if (j < 0 || strcmp(fa.val[i], fb.val[j]))
+                count += visit(&fa, &fb, fa.key[i], fa.val[i], j >= 0 ? fb.val[j] : "(absent)", &o);
         }
         for (int j = 0; j < fb.n; j++)
-            if (flat_find(&fa, fb.key[j]) < 0) {
-                sb_printf(&o, "%s: (absent) -> %s\n", fb.key[j], fb.val[j]);
-                diffs++;
-            }
+            if (flat_find(&fa, fb.key[j]) < 0) count += visit(&fa, &fb, fb.key[j], "(absent)", fb.val[j], &o);
     }
     if (na == 0) flat_free(&fa);
     if (nb == 0) flat_free(&fb);
     if (n) snprintf(out, n, "%s", o.s);
     free(o.s);
-    return diffs;
+    return count;
 }
 
+static int say_diff(const Flat *fa, const Flat *fb, const char *key, const char *va, const char *vb, SwBuf *o)
+{
+    (void)fa, (void)fb;
+    sb_printf(o, "%s: %s -> %s\n", key, va, vb);
+    return 1;
+}
+
+int sweep_diff(const char *a, const char *b, char *out, size_t n) { return diff_walk(a, b, out, n, say_diff); }
 
 /* Keys whose change only adds trials or settles what comes next: the
  * model and training lists (a trial whose config changed is a new trial;
@@ -144,37 +156,22 @@ static const char *fixed_why(const char *key, int study)
     return "not a key an extension may change";
 }
 
-static void add_fixed(SwBuf *o, int *n, const char *key, const char *a, const char *b, int study)
+/* A sweep with search.stop or search.replicates (either of the two). */
+static int study(const Flat *fa, const Flat *fb)
 {
-    const char *why = fixed_why(key, study);
-    if (!why) return;
-    sb_printf(o, "%s: %s -> %s (%s)\n", key, a, b, why);
-    (*n)++;
+    return flat_has(fa, "search.stop") || flat_has(fa, "search.replicates") || flat_has(fb, "search.stop") ||
+           flat_has(fb, "search.replicates");
+}
+
+static int say_fixed(const Flat *fa, const Flat *fb, const char *key, const char *va, const char *vb, SwBuf *o)
+{
+    const char *why = fixed_why(key, study(fa, fb));
+    if (!why) return 0;
+    sb_printf(o, "%s: %s -> %s (%s)\n", key, va, vb, why);
+    return 1;
 }
 
 int sweep_diff_fixed(const char *a, const char *b, char *out, size_t n)
 {
-    SwBuf o = {0};
-    sb_puts(&o, "");
-    Flat fa, fb;
-    int na = read_flat(a ? a : "", &fa), nb = read_flat(b ? b : "", &fb), fixed = 0;
-    if (na || nb) {
-        sb_printf(&o, "sweep: %s is not a readable sweep\n", na ? "the first" : "the second");
-        fixed = 1;
-    } else {
-        int study = flat_has(&fa, "search.stop") || flat_has(&fa, "search.replicates") ||
-                    flat_has(&fb, "search.stop") || flat_has(&fb, "search.replicates");
-        for (int i = 0; i < fa.n; i++) {
-            int j = flat_find(&fb, fa.key[i]);
-            if (j < 0 || strcmp(fa.val[i], fb.val[j]))
-                add_fixed(&o, &fixed, fa.key[i], fa.val[i], j >= 0 ? fb.val[j] : "(absent)", study);
-        }
-        for (int j = 0; j < fb.n; j++)
-            if (flat_find(&fa, fb.key[j]) < 0) add_fixed(&o, &fixed, fb.key[j], "(absent)", fb.val[j], study);
-    }
-    if (na == 0) flat_free(&fa);
-    if (nb == 0) flat_free(&fb);
-    if (n) snprintf(out, n, "%s", o.s);
-    free(o.s);
-    return fixed;
+    return diff_walk(a, b, out, n, say_fixed);
 }
