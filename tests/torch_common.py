@@ -169,15 +169,16 @@ def margin(p):
     return s[:, 0] - s[:, 1]
 
 
-def torch_probs(models, proteins):
-    return {name: ft.predict(models, seq) for name, seq in proteins}
+def torch_probs(models, proteins, features=None):
+    """{name: probabilities}; features: {name: [len, D] columns} for models that read them."""
+    return {name: ft.predict(models, seq, features=features[name] if features else None) for name, seq in proteins}
 
 
-def compare(label, models, proteins, rows, quiet=False):
+def compare(label, models, proteins, rows, quiet=False, features=None):
     """Max |torch - csv| over every residue; also checks n, seq, q3 and agree."""
     worst = 0.0
     checked = 0
-    probs = torch_probs(models, proteins)
+    probs = torch_probs(models, proteins, features)
     for name, seq in proteins:
         got = rows.get(name, [])
         if len(got) != len(seq):
@@ -202,7 +203,7 @@ def compare(label, models, proteins, rows, quiet=False):
             i = bad[0]
             fail(f"{label}: {name} residue {i + 1}: foldsweep q3 {got[i][3]}, torch {states[i]} ({p[i].tolist()})")
         # agree: the fraction of fold models whose own prediction is the ensemble's
-        each = [ft.predict(m, seq) for m in models]
+        each = [ft.predict(m, seq, features=features[name] if features else None) for m in models]
         ens = p.argmax(dim=1)
         for i in range(len(seq)):
             if not sure[i] or any(margin(e[i : i + 1])[0] <= 2 * TOL for e in each):
@@ -229,10 +230,10 @@ def perturbed(models, edits):
     return out
 
 
-def check_perturbed(kind, variants, proteins, rows):
+def check_perturbed(kind, variants, proteins, rows, features=None):
     """Each perturbed ensemble of variants [(what, models)] must NOT match foldsweep's rows."""
     for what, ms in variants:
-        w, _ = compare("perturbed", ms, proteins, rows, quiet=True)
+        w, _ = compare("perturbed", ms, proteins, rows, quiet=True, features=features)
         caught = w > TOL
         print(f"  perturbed ({what}): max diff {w:.2e} {'detected' if caught else 'NOT DETECTED'}")
         if not caught:
