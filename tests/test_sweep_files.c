@@ -61,6 +61,11 @@ static int check_data(const FsSweep *sw, const char *name)
     for (int i = 0; i < sw->n_inputs; i++)
         if (access(sw->inputs[i], R_OK) != 0) return 0;
     if (sw->prepared) return 0;
+    const char *fasta[3] = {sw->sequences, sw->labels, sw->mask};
+    for (int i = 0; i < 3; i++)
+        if (fasta[i] && access(fasta[i], R_OK) != 0) return 0;
+    for (int i = 0; i < sw->features.n; i++) /* made by `foldsweep synth`, say, first */
+        if (access(sw->features.src[i].path, R_OK) != 0) return 0;
     FsDataset ds;
     FsErrList e = {0};
     int rc = sweep_load_data(sw, &ds, &e);
