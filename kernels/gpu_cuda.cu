@@ -145,7 +145,7 @@ FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err)
     size_t n = ds->n_res;
     if (upload((void **)&g->d_aa, ds->aa, n, err) || upload((void **)&g->d_ss, ds->ss, n, err) ||
         upload((void **)&g->d_left, ds->left, n, err) || upload((void **)&g->d_right, ds->right, n, err) ||
-        upload(&g->d_feat, ds->feat, n * ds->feat_dim * (ds->feat_half ? 2 : 4), err)) {
+        (ds->feat_dim && upload(&g->d_feat, ds->feat, n * ds->feat_dim * (ds->feat_half ? 2 : 4), err))) {
         gpu_close(g);
         return NULL;
     }
