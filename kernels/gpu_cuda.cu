@@ -44,7 +44,7 @@ extern "C" {
 typedef struct {
     uint32_t *d_idx; /* train then valid indices */
     uint32_t n_train, n_valid;
-    uint64_t counts[FS_CLASSES]; /* the training examples' classes (training.class_weights) */
+    uint64_t counts[FS_MAX_CLASSES]; /* the training examples' classes (training.class_weights) */
 } FoldLists;
 
 struct FsGpu {

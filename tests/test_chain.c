@@ -285,10 +285,10 @@ static void test_batchnorm_mask(void)
 /* ---------------------------------------------------------------------- */
 /* Real fits.                                                              */
 
-static double q3_of(const uint64_t conf[FS_CLASSES][FS_CLASSES])
+static double q3_of(const uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES])
 {
     FsMetrics m;
-    metrics_from_confusion(&m, conf);
+    metrics_from_classes(&m, FS_CLASSES, conf);
     return m.q3;
 }
 

@@ -94,7 +94,7 @@ static void check_round_trip(const char *sweep_path, const char *dir)
         float *p = malloc(sizeof(float) * 3 * n);
         uint8_t *pred = malloc(n);
         train_predict(&m.net, m.weights, &ds, idx, n, 64, p, pred);
-        uint64_t conf[3][3] = {{0}};
+        uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES] = {{0}};
         for (uint32_t k = 0; k < n; k++) conf[FS_SS_CLASS(ds.ss[idx[k]])][pred[k]]++;
         CHECK_MSG(memcmp(conf, fr->r.best_confusion, sizeof conf) == 0, "trial %s fold %d: the saved model scores "
                   "its validation fold differently from the journal", fr->trial, fr->fold);

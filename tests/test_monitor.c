@@ -188,7 +188,7 @@ static float predict_q3(const FsArch *a, const float *w, const FsDataset *ds, in
     return nv ? (float)((double)ok / (double)nv) : 0.0f;
 }
 
-static float confusion_q3(const uint64_t c[3][3])
+static float confusion_q3(const uint64_t c[][FS_MAX_CLASSES])
 {
     uint64_t n = 0;
     for (int a = 0; a < 3; a++)

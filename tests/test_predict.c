@@ -81,7 +81,7 @@ static char *render(FsPredFormat fmt, const FsDataset *ds, long prot, const floa
     char path[400];
     snprintf(path, sizeof path, "%s/out.txt", tmp);
     FILE *f = fopen(path, "w");
-    predict_write(f, fmt, ds, prot, probs, agree, 1);
+    predict_write(f, fmt, ds, prot, probs, agree, 1, FS_CLASSES);
     fclose(f);
     return tp_read_file(path, NULL);
 }
@@ -97,10 +97,10 @@ static void test_formats(void)
     const float probs[] = {0.7f, 0.2f, 0.1f,   0.1f, 0.6f, 0.3f, 0.25f, 0.25f, 0.5f,
                            0.34f, 0.33f, 0.33f, 0.05f, 0.05f, 0.9f};
     const float agree[] = {1.0f, 2.0f / 3.0f, 1.0f, 1.0f / 3.0f, 1.0f};
-    CHECK(predict_state(probs) == 'H' && predict_state(probs + 3) == 'E' && predict_state(probs + 6) == 'C');
+    CHECK(predict_state(probs, 3) == 'H' && predict_state(probs + 3, 3) == 'E' && predict_state(probs + 6, 3) == 'C');
     /* ties: the first class wins, as in training's argmax */
     const float tie[] = {0.4f, 0.4f, 0.2f};
-    CHECK(predict_state(tie) == 'H');
+    CHECK(predict_state(tie, 3) == 'H');
 
     char *s = render(FS_PRED_FASTA, &ds, -1, probs, agree);
     CHECK_MSG(s && !strcmp(s, ">one\nACD\nHEC\n>two\nKX\nHC\n"), "fasta:\n%s", s);
@@ -218,7 +218,7 @@ static void test_ensemble(void)
     int mean_ok = 1, agree_ok = 1, disagree = 0;
     for (uint32_t i = 0; i < n; i++) {
         for (int c = 0; c < 3; c++) mean_ok &= pe[3 * i + c] == (0.0f + p1[3 * i + c] + p2[3 * i + c]) / 2.0f;
-        char s = predict_state(pe + 3 * i);
+        char s = predict_state(pe + 3 * i, 3);
         int want = (int)("HEC"[c1[i]] == s) + (int)("HEC"[c2[i]] == s);
         agree_ok &= ae[i] == (float)want / 2.0f;
         disagree += c1[i] != c2[i];

@@ -64,20 +64,20 @@ static void weights(void)
     train_spec_defaults(&ts);
     const uint64_t c[3] = {10, 30, 60}, absent[3] = {0, 50, 50};
     float w[3];
-    train_class_weights(&ts, c, w);
+    train_class_weights(&ts, FS_CLASSES, c, w);
     CHECK(w[0] == 1.0f && w[1] == 1.0f && w[2] == 1.0f);
     ts.class_weights = FS_CW_BALANCED;
-    train_class_weights(&ts, c, w);
+    train_class_weights(&ts, FS_CLASSES, c, w);
     CHECK_NEAR(w[0], 100.0 / 30.0, 1e-6);
     CHECK_NEAR(w[1], 100.0 / 90.0, 1e-6);
     CHECK_NEAR(w[2], 100.0 / 180.0, 1e-6);
-    train_class_weights(&ts, absent, w);
+    train_class_weights(&ts, FS_CLASSES, absent, w);
     CHECK(w[0] == 1.0f);
     CHECK_NEAR(w[1], 100.0 / 150.0, 1e-6);
     /* Explicit weights are the spec's own, whatever the counts. */
     ts.class_weights = FS_CW_EXPLICIT;
     ts.class_w[0] = 2.0f, ts.class_w[1] = 0.5f, ts.class_w[2] = 1.25f;
-    train_class_weights(&ts, c, w);
+    train_class_weights(&ts, FS_CLASSES, c, w);
     CHECK(w[0] == 2.0f && w[1] == 0.5f && w[2] == 1.25f);
     FsErr err = {0};
     CHECK(train_spec_check(&ts, &err) == 0);

@@ -51,7 +51,7 @@ int main(void)
     for (int f = 0; f < FOLDS; f++) {
         CHECK(res[f].status == FS_FIT_OK);
         FsMetrics m;
-        metrics_from_confusion(&m, res[f].best_confusion);
+        metrics_from_classes(&m, res[f].classes, res[f].best_confusion);
         uint64_t rows[3] = {0, 0, 0}, total = 0, most = 0;
         for (int t = 0; t < 3; t++)
             for (int p = 0; p < 3; p++) rows[t] += res[f].best_confusion[t][p];

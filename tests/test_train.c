@@ -45,7 +45,7 @@ static void on_finished(int i, void *ctx)
 static double q3_of(const FsFitResult *r)
 {
     FsMetrics m;
-    metrics_from_confusion(&m, r->best_confusion);
+    metrics_from_classes(&m, r->classes, r->best_confusion);
     return m.q3;
 }
 

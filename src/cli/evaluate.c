@@ -67,15 +67,16 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_evaluate_spec = &spec; /* for cli.c's table */
 
-static int load_data(FsDataset *ds, const CliArgs *a, int first, FsErr *err)
+/* The data's labels are read as the models' classes (8: DSSP-8). */
+static int load_data(FsDataset *ds, const CliArgs *a, int first, int classes, FsErr *err)
 {
     if (a->val[OPT_SEQUENCES] || a->val[OPT_LABELS]) {
         FsLoadSpec ls = {FS_FMT_FASTA, NULL, 0, a->val[OPT_SEQUENCES], a->val[OPT_LABELS], a->val[OPT_MASK]};
-        return data_load(ds, &ls, err);
+        return data_load_classes(ds, &ls, classes, err);
     }
     int f = a->val[OPT_INPUT_FORMAT] ? data_format_parse(a->val[OPT_INPUT_FORMAT]) : FS_FMT_AUTO;
     FsLoadSpec ls = {(FsFormat)f, (const char **)a->args + first, a->n_args - first, NULL, NULL, NULL};
-    return data_load(ds, &ls, err);
+    return data_load_classes(ds, &ls, classes, err);
 }
 
 /* The options, checked; n_models: the operands that are models (the rest
@@ -192,7 +193,7 @@ int cli_evaluate(int argc, char **argv)
     FsErr err = {0};
     char mixed[24] = "";
     data_name(&a, &o, ev->data, sizeof ev->data);
-    int ok = load_models(set, e, &a, &o, mixed, sizeof mixed, &err) == 0 && load_data(&ds, &a, o.n_models, &err) == 0 &&
+    int ok = load_models(set, e, &a, &o, mixed, sizeof mixed, &err) == 0 && load_data(&ds, &a, o.n_models, e->m[0].net.classes, &err) == 0 &&
              predict_features(e, a.val[OPT_FEATURES], &ds, &err) == 0 &&
              score(ev, set, e, &ds, &o, mixed, &err) == 0;
     if (!ok) cli_error("%s", err.msg);

@@ -100,7 +100,7 @@ static int is_dir(const char *p)
 
 /* One file per protein in the folder out; names stay unique over the run. */
 static int write_each(const char *out, FsPredFormat fmt, const FsDataset *ds, const float *probs, const float *agree,
-                      FsNameSet *names)
+                      FsNameSet *names, int classes)
 {
     FsErr e = {0};
     if (fs_mkdir_p(out, &e) != 0) return cli_error("%s", e.msg), -1;
@@ -114,7 +114,7 @@ static int write_each(const char *out, FsPredFormat fmt, const FsDataset *ds, co
                  predict_format_ext(fmt));
         FILE *f = fopen(path, "w");
         if (!f) return cli_error("%s: cannot write: %s", path, strerror(errno)), -1;
-        predict_write(f, fmt, ds, (long)i, probs, agree, 1);
+        predict_write(f, fmt, ds, (long)i, probs, agree, 1, classes);
         if (cli_output_close(f, path) != 0) return -1;
     }
     return 0;
@@ -141,17 +141,17 @@ static int psipred_one(const char *out, FsPredFormat fmt, const char *input, uin
 
 /* One input's predictions: to stdout, to a file, or one file per protein. */
 static int write_out(const char *out, FsPredFormat fmt, const FsDataset *ds, const float *probs, const float *agree,
-                     int n_inputs, int first, FsNameSet *names)
+                     int n_inputs, int first, FsNameSet *names, int classes)
 {
     if (!out) {
-        predict_write(stdout, fmt, ds, -1, probs, agree, first);
+        predict_write(stdout, fmt, ds, -1, probs, agree, first, classes);
         return 0;
     }
-    if (per_protein(out, fmt, n_inputs)) return write_each(out, fmt, ds, probs, agree, names);
+    if (per_protein(out, fmt, n_inputs)) return write_each(out, fmt, ds, probs, agree, names, classes);
     if (is_dir(out)) return cli_error("%s is a folder: --format %s writes one file", out, predict_format_ext(fmt)), -1;
     FILE *f = fopen(out, first ? "w" : "a");
     if (!f) return cli_error("%s: cannot write: %s", out, strerror(errno)), -1;
-    predict_write(f, fmt, ds, -1, probs, agree, first);
+    predict_write(f, fmt, ds, -1, probs, agree, first, classes);
     return cli_output_close(f, out);
 }
 
@@ -224,11 +224,11 @@ int cli_predict(int argc, char **argv)
             break;
         }
         warn_unknown(&ds, a.args[i]);
-        float *probs = fs_malloc(sizeof(float) * FS_CLASSES * ((size_t)ds.n_res + 1));
+        float *probs = fs_malloc(sizeof(float) * (size_t)ens->classes * ((size_t)ds.n_res + 1));
         float *agree = fs_malloc(sizeof(float) * ((size_t)ds.n_res + 1));
         predict_run(ens, &ds, run_solo_threads((int)threads), (int)batch, probs, agree);
         ok = write_out(a.val[OPT_OUT], (FsPredFormat)fmt, &ds, probs, agree, a.n_args - n_models, i == n_models,
-                       &names) == 0;
+                       &names, ens->classes) == 0;
         free(probs);
         free(agree);
         data_free(&ds);

@@ -19,12 +19,16 @@
 
 #include "util/util.h" /* and util/half.h */
 
-/* Residue codes (FS_AA_*) and classes (FS_SS_H.., FS_CLASSES) are util's
- * (util/alphabet.h). Labels: the class in the low two bits; FS_SS_UNSCORED
- * marks a residue that stays as window context but is neither trained on
- * nor scored. */
+/* Residue codes (FS_AA_*) and classes (FS_SS_H.., FS_CLASSES, the
+ * 8-state FS_SS8_*) are util's (util/alphabet.h). A label byte holds the
+ * class, 0..7, in bits 0, 1 and 3 (FS_SS_LABEL; bit 3 is the 8-state
+ * index's bit 2), so that a 3-state label's byte is what it was before 8
+ * states: every 3-state data set, prepared file and fingerprint is
+ * unchanged. FS_SS_UNSCORED (bit 2) marks a residue that stays as window
+ * context but is neither trained on nor scored. */
 enum { FS_SS_UNSCORED = 4 };
-#define FS_SS_CLASS(b) ((b) & 3)
+#define FS_SS_LABEL(c) ((uint8_t)(((c) & 3) | (((c) & 4) << 1)))
+#define FS_SS_CLASS(b) (((b) & 3) | (((b) >> 1) & 4))
 #define FS_SS_SCORED(b) (!((b) & FS_SS_UNSCORED))
 
 typedef enum { FS_FMT_AUTO = 0, FS_FMT_UCI, FS_FMT_FASTA, FS_FMT_RECORDS, FS_FMT_CSV } FsFormat;
@@ -36,7 +40,7 @@ typedef struct {
     uint64_t proteins, segments, residues;
     uint64_t scored;                    /* residues trained on / scored */
     uint64_t unknown;                   /* residues with code FS_AA_UNKNOWN */
-    uint64_t label_counts[FS_CLASSES]; /* by class, scored residues only */
+    uint64_t label_counts[FS_MAX_CLASSES]; /* by class (the set's classes), scored residues only */
     uint64_t unknown_letters[26];       /* which letters mapped to unknown ('A'..'Z') */
     uint64_t unknown_other;             /* non-letter residue symbols mapped to unknown */
     uint64_t set_proteins[4];           /* proteins per FsSet */
@@ -64,6 +68,7 @@ typedef struct {
     uint32_t feat_dim; /* feature columns per residue from data.features' files (0: none) */
     uint8_t feat_half; /* feat holds IEEE binary16 (uint16_t) values, else float */
     void *feat;        /* [n_res][feat_dim] in residue order; NULL when feat_dim is 0 */
+    int classes;          /* the labels' classes: 3 (0 reads as 3) or 8 (DSSP-8, data_load_classes) */
 } FsDataset;
 
 /* The most feature columns a residue may have (all sources together): what
@@ -99,8 +104,14 @@ typedef struct {
     const char *sequences, *labels, *mask;
 } FsLoadSpec;
 
-/* Returns 0, or -1 with err naming file:line[:col] and what was expected. */
+/* Returns 0, or -1 with err naming file:line[:col] and what was expected.
+ * Labels are read as 3 states (DSSP's 8 reduced). */
 int data_load(FsDataset *ds, const FsLoadSpec *spec, FsErr *err);
+/* data_load with the labels' classes: 3 (or 0), as data_load, or 8: DSSP-8
+ * labels kept (ds->classes 8); a UCI file, a CSV without a dssp8 column,
+ * or a file whose labels hold no 8-state letter (G I B T S: 3-state
+ * labels) is an error naming the file. */
+int data_load_classes(FsDataset *ds, const FsLoadSpec *spec, int classes, FsErr *err);
 void data_free(FsDataset *ds);
 
 const char *data_format_name(FsFormat f);
@@ -187,6 +198,11 @@ int data_aa_code(int ch);
  * H E C; UCI h e _; DSSP 8-state H G I (helix), E B (strand), T S L P
  * and ' ' '-' (coil); letters in either case. */
 int data_ss_code(int ch);
+/* Label letter -> 8-state class (FS_SS8_*), -1 if not accepted: DSSP's
+ * H G I E B T S, and coil as C, L, P, ' ', '-' or '_' (either case). */
+int data_ss8_code(int ch);
+/* The class of a label letter in a run of `classes` (data_ss_code or data_ss8_code). */
+int data_label_code(int classes, int ch);
 /* Scored residues of every protein in one predefined set (e.g. FS_SET_TEST),
  * ascending; out may be NULL to count only. */
 uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out);

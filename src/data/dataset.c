@@ -31,6 +31,21 @@ int data_ss_code(int ch)
     return -1;
 }
 
+int data_ss8_code(int ch)
+{
+    /* DSSP's blank, '-', loops and polyproline (DSSP 4) are coil, C. */
+    static const char coil[] = "CLPclp_- ";
+    if (ch <= 0 || ch > 255) return -1;
+    if (strchr(coil, ch)) return FS_SS8_C;
+    const char *at = strchr(FS_CLASS8_LETTERS, toupper(ch));
+    return at ? (int)(at - FS_CLASS8_LETTERS) : -1;
+}
+
+int data_label_code(int classes, int ch)
+{
+    return fs_classes(classes) == FS_CLASSES8 ? data_ss8_code(ch) : data_ss_code(ch);
+}
+
 const char *data_format_name(FsFormat f)
 {
     switch (f) {
@@ -145,6 +160,25 @@ int data_build_residue(DataBuilder *b, int ch, uint8_t ss, const char *path, lon
     ds->ss[ds->n_res] = ss;
     ds->n_res++;
     return 0;
+}
+
+int data_build_label(DataBuilder *b, int ch)
+{
+    const int c = data_label_code(b->classes, ch);
+    if (c < 0) return -1;
+    if (b->classes == FS_CLASSES8 && c != FS_SS8_H && c != FS_SS8_E && c != FS_SS8_C) b->seen8 = 1;
+    return FS_SS_LABEL(c);
+}
+
+int data_build_check8(DataBuilder *b, const char *path, FsErr *err)
+{
+    const int seen = b->seen8;
+    b->seen8 = 0;
+    if (b->classes != FS_CLASSES8 || seen) return 0;
+    fs_err_at(err, path, 0, 0,
+              "data.classes: 8 needs DSSP 8-state labels, but every label here is H, E or coil (3-state "
+              "labels: no G I B T S); give the DSSP-8 labels or use data.classes: 3");
+    return -1;
 }
 
 uint32_t data_build_end(DataBuilder *b)
@@ -272,6 +306,8 @@ uint64_t data_fingerprint(const FsDataset *ds)
     /* Features only where there are any: a data set without them keeps the
      * fingerprint it had before features existed (journals hold it). */
     if (ds->feat_dim && ds->feat) h = hash_features(ds, h);
+    /* An 8-state set hashes its class count too (a 3-state one as before). */
+    if (fs_classes(ds->classes) == FS_CLASSES8) h = fs_fnv1a64("classes 8", 9, h);
     return h;
 }
 

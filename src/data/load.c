@@ -94,7 +94,11 @@ static int load_input(DataBuilder *b, FsFormat declared, const char *path, FsErr
                   "(--sequences S.fasta --labels L.fasta [--mask M.fasta])");
     } else {
         uint32_t before = b->ds->n_prot;
-        if (use == FS_FMT_UCI)
+        if (use == FS_FMT_UCI && b->classes == FS_CLASSES8)
+            fs_err_at(err, path, 0, 0,
+                      "data.classes: 8 needs DSSP 8-state labels, and a UCI pair file's are 3-state (h e _); "
+                      "use data.classes: 3");
+        else if (use == FS_FMT_UCI)
             rc = data_read_uci(b, &t, err);
         else if (use == FS_FMT_RECORDS)
             rc = data_read_records(b, &t, err);
@@ -104,15 +108,19 @@ static int load_input(DataBuilder *b, FsFormat declared, const char *path, FsErr
             fs_err_at(err, path, 0, 0, "no proteins found (expected %s)", data_format_desc(use));
             rc = -1;
         }
+        if (rc == 0) rc = data_build_check8(b, path, err);
     }
     data_text_free(&t);
     return rc;
 }
 
-int data_load(FsDataset *ds, const FsLoadSpec *spec, FsErr *err)
+int data_load(FsDataset *ds, const FsLoadSpec *spec, FsErr *err) { return data_load_classes(ds, spec, FS_CLASSES, err); }
+
+int data_load_classes(FsDataset *ds, const FsLoadSpec *spec, int classes, FsErr *err)
 {
     DataBuilder b;
     data_build_init(&b, ds);
+    b.classes = ds->classes = fs_classes(classes);
     int rc = 0;
     if (spec->sequences || spec->labels || spec->mask) {
         if (spec->format != FS_FMT_AUTO && spec->format != FS_FMT_FASTA) {
@@ -127,6 +135,7 @@ int data_load(FsDataset *ds, const FsLoadSpec *spec, FsErr *err)
             rc = -1;
         } else {
             rc = data_read_fasta_set(&b, spec->sequences, spec->labels, spec->mask, err);
+            if (rc == 0) rc = data_build_check8(&b, spec->labels, err);
         }
     } else if (spec->format == FS_FMT_FASTA) {
         fs_err_set(err, "the FASTA layout needs a sequences file and a labels file");

@@ -4,7 +4,7 @@
  *
  * Layout, all integers little-endian whatever the machine:
  *   0   magic "\x89FSPREP\n" (the high byte and newline catch text-mode mangling)
- *   8   u32 version, u32 header bytes
+ *   8   u32 version (with bit 0x100 for an 8-state set), u32 header bytes
  *   16  u64 total file bytes
  *   24  u32 n_res, n_seg, n_prot, n_folds
  *   40  u64 fold seed, u64 name bytes, u64 fingerprint
@@ -40,6 +40,9 @@
  * byte for byte what the earlier versions wrote. */
 #define PREP_VERSION_FEATURES 3u
 #define PREP_HEADER_FEATURES 296u
+/* An 8-state set's version has this bit too (its labels are DSSP-8 classes;
+ * a 3-state set's file is as before). */
+#define PREP_VERSION_CLASSES8 0x100u
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -125,7 +128,7 @@ int data_serialize(const FsDataset *ds, uint8_t **bytes, uint64_t *n, FsErr *err
     uint8_t *b = fs_malloc((size_t)total), *p = b;
     memset(b, 0, header);
     memcpy(b, PREP_MAGIC, 8);
-    put32(b + 8, version);
+    put32(b + 8, version | (fs_classes(ds->classes) == FS_CLASSES8 ? PREP_VERSION_CLASSES8 : 0u));
     put32(b + 12, header);
     put64(b + 16, total);
     put32(b + 24, ds->n_res);
@@ -185,7 +188,8 @@ static const char *invalid(const FsDataset *ds, uint64_t names)
     for (uint32_t p = 0; p < ds->n_prot; p++)
         if (ds->prot_seg[p] >= ds->prot_seg[p + 1]) return "protein table";
     for (uint32_t i = 0; i < ds->n_res; i++)
-        if (ds->aa[i] > FS_AA_UNKNOWN || (ds->ss[i] & ~FS_SS_UNSCORED) >= FS_CLASSES)
+        if (ds->aa[i] > FS_AA_UNKNOWN || (ds->ss[i] & ~(FS_SS_UNSCORED | FS_SS_LABEL(7))) ||
+            FS_SS_CLASS(ds->ss[i]) >= fs_classes(ds->classes))
             return "residue codes";
     if (ds->n_folds == 1 || ds->n_folds > FS_MAX_FOLDS || ds->fold_k == 1 ||
         (uint64_t)ds->fold_k * ds->n_repeats != ds->n_folds)
@@ -215,7 +219,7 @@ static uint32_t check_envelope(const uint8_t *b, uint64_t n, const char *origin,
         fs_err_at(err, origin, 0, 0, "truncated prepared file (%llu bytes)", (unsigned long long)n);
         return 0;
     }
-    uint32_t version = get32(b + 8), header = get32(b + 12);
+    uint32_t version = get32(b + 8) & ~PREP_VERSION_CLASSES8, header = get32(b + 12);
     if (!(version == PREP_VERSION && header == PREP_HEADER) &&
         !(version == PREP_VERSION_REPEATS && header == PREP_HEADER_REPEATS) &&
         !(version == PREP_VERSION_FEATURES && header == PREP_HEADER_FEATURES)) {
@@ -284,6 +288,7 @@ int data_deserialize(FsDataset *ds, const uint8_t *b, uint64_t n, const char *or
     ds->fold_k = k;
     ds->n_repeats = reps;
     ds->fold_seed = get64(b + 40);
+    ds->classes = get32(b + 8) & PREP_VERSION_CLASSES8 ? FS_CLASSES8 : FS_CLASSES;
     for (int i = 0; i < 26; i++) ds->stats.unknown_letters[i] = get64(b + 64 + 8 * i);
     ds->stats.unknown_other = get64(b + 64 + 8 * 26);
     const uint8_t *p = b + header;

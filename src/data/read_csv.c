@@ -151,10 +151,10 @@ static int row_residue(DataBuilder *b, const CsvReader *r, const char *line, lon
 {
     const Tokens *in = &r->tok[r->kind_col[COL_INPUT]], *lab = &r->tok[r->kind_col[r->lab_kind]];
     const char *ls = line + lab->start[i];
-    int ss = lab->len[i] == 1 ? data_ss_code((unsigned char)ls[0]) : -1;
+    int ss = lab->len[i] == 1 ? data_build_label(b, (unsigned char)ls[0]) : -1;
     if (ss < 0) {
         fs_err_at(err, r->path, no, (long)lab->start[i] + 1, "unknown label '%.*s' in '%s' (expected one of %s)",
-                  (int)(lab->len[i] > 20 ? 20 : lab->len[i]), ls, col_names[r->lab_kind], DATA_LABELS_EXPECTED);
+                  (int)(lab->len[i] > 20 ? 20 : lab->len[i]), ls, col_names[r->lab_kind], DATA_LABELS_EXPECTED_OF(b));
         return -1;
     }
     for (int f = COL_DISORDER; f <= COL_MASK; f++) {
@@ -203,6 +203,11 @@ int data_read_csv(DataBuilder *b, const DataText *t, FsErr *err)
     if (!data_text_line(t, &pos, &line, &len) || parse_header(r.path, line, len, r.kind_col, &r.n_cols, err))
         return -1;
     r.lab_kind = r.kind_col[COL_DSSP3] >= 0 ? COL_DSSP3 : COL_DSSP8;
+    if (b->classes == FS_CLASSES8) {
+        if (r.kind_col[COL_DSSP8] < 0)
+            return fs_err_at(err, r.path, 1, 0, "data.classes: 8 reads the 'dssp8' column, which this CSV lacks"), -1;
+        r.lab_kind = COL_DSSP8;
+    }
     unsigned count = 0;
     int rc = 0;
     while (!rc && data_text_line(t, &pos, &line, &len)) {

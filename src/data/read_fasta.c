@@ -230,11 +230,11 @@ static int build_all(DataBuilder *b, FaFile *fs, FaFile *fl, FaFile *fm, FsErr *
         const char *aa = fs->seq + rs->off, *lab = fl->seq + rl->off;
         const char *mk = rm ? fm->seq + rm->off : NULL;
         for (uint32_t i = 0; i < rs->len; i++) {
-            int ss = data_ss_code((unsigned char)lab[i]);
+            int ss = data_build_label(b, (unsigned char)lab[i]);
             if (ss < 0) {
                 fa_where(fl, rl, i, &ln, &cl);
                 fs_err_at(err, fl->text.path, ln, cl, "unknown label '%c' (expected %s)", lab[i],
-                          DATA_LABELS_EXPECTED);
+                          DATA_LABELS_EXPECTED_OF(b));
                 return -1;
             }
             if (mk && mk[i] != '1') {

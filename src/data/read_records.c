@@ -67,10 +67,10 @@ int data_read_records(DataBuilder *b, const DataText *t, FsErr *err)
         }
         data_build_protein(b, name, name_len, FS_SET_NONE);
         for (size_t i = 0; i < n_seq; i++) {
-            int ss = data_ss_code((unsigned char)line[i]);
+            int ss = data_build_label(b, (unsigned char)line[i]);
             if (ss < 0) {
                 fs_err_at(err, path, no, (long)i + 1, "unknown label '%c' (expected %s)", line[i],
-                          DATA_LABELS_EXPECTED);
+                          DATA_LABELS_EXPECTED_OF(b));
                 return -1;
             }
             if (data_build_residue(b, (unsigned char)seq[i], (uint8_t)ss, path, seq_no, (long)i + 1,

@@ -61,10 +61,10 @@ int data_read_uci(DataBuilder *b, const DataText *t, FsErr *err)
                       "'<end>'");
             return -1;
         }
-        int ss = data_ss_code((unsigned char)s[j]);
+        int ss = data_build_label(b, (unsigned char)s[j]);
         if (ss < 0) {
             fs_err_at(err, path, no, (long)(a + j) + 1, "unknown label '%c' (expected %s)", s[j],
-                      DATA_LABELS_EXPECTED);
+                      DATA_LABELS_EXPECTED_OF(b));
             return -1;
         }
         if (!open) {

@@ -34,12 +34,24 @@ FsFormat data_detect(const DataText *t);
 
 /* The label letters accepted, for error messages. */
 #define DATA_LABELS_EXPECTED "H E C, DSSP H G I E B T S L P -, or UCI h e _"
+#define DATA_LABELS8_EXPECTED "DSSP-8 H G I E B T S C (coil also L P - or blank)"
+#define DATA_LABELS_EXPECTED_OF(b) ((b)->classes == FS_CLASSES8 ? DATA_LABELS8_EXPECTED : DATA_LABELS_EXPECTED)
 
 typedef struct {
     FsDataset *ds;
     size_t cap_res, cap_seg, cap_prot, cap_names, n_names;
-    int open; /* a protein is being built */
+    int open;    /* a protein is being built */
+    int classes; /* data_load_classes' classes: 3 or 8 */
+    int seen8;   /* an 8-state-only label (G I B T S) read since the last data_build_check8 */
 } DataBuilder;
+
+/* A label letter's byte (FS_SS_LABEL of its class in the builder's
+ * classes), or -1 if the letter is not a label. */
+int data_build_label(DataBuilder *b, int ch);
+/* With 8 classes, -1 with err when the labels read since the last call
+ * carry no 8-state information (no G I B T S: 3-state labels), naming
+ * path; 0 otherwise. */
+int data_build_check8(DataBuilder *b, const char *path, FsErr *err);
 
 /* Starts an empty dataset in ds (which it owns from now on; data_free
  * releases it whether or not the build finished). */

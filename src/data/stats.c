@@ -46,12 +46,11 @@ static void print_text(const FsDataset *ds, FILE *out)
         }
     if (st->unknown_other) fprintf(out, "%sother %" PRIu64, sep, st->unknown_other), sep = ", ";
     fprintf(out, "%s\n", sep[0] == ',' ? ")" : "");
-    fprintf(out,
-            "labels (scored)   H %" PRIu64 " (%.1f%%)  E %" PRIu64 " (%.1f%%)  C %" PRIu64
-            " (%.1f%%)\n",
-            st->label_counts[0], pct(st->label_counts[0], st->scored), st->label_counts[1],
-            pct(st->label_counts[1], st->scored), st->label_counts[2],
-            pct(st->label_counts[2], st->scored));
+    const int k = fs_classes(ds->classes);
+    fprintf(out, "labels (scored)  ");
+    for (int c = 0; c < k; c++)
+        fprintf(out, " %c %" PRIu64 " (%.1f%%)%s", fs_class_letters(k)[c], st->label_counts[c],
+                pct(st->label_counts[c], st->scored), c + 1 < k ? " " : "\n");
     if (st->set_proteins[0] != st->proteins) {
         fprintf(out, "predefined sets  ");
         for (int s = 1; s < 4; s++) fprintf(out, " %s %" PRIu64, set_names[s], st->set_proteins[s]);
@@ -89,8 +88,8 @@ static void print_json(const FsDataset *ds, FILE *out)
     json_end(&w);
     json_key(&w, "label_counts");
     json_object_begin(&w);
-    for (int c = 0; c < FS_CLASSES; c++)
-        json_member_uint(&w, (char[]){FS_CLASS_LETTERS[c], 0}, st->label_counts[c]);
+    for (int c = 0; c < fs_classes(ds->classes); c++)
+        json_member_uint(&w, (char[]){fs_class_letters(ds->classes)[c], 0}, st->label_counts[c]);
     json_end(&w);
     json_key(&w, "sets");
     json_object_begin(&w);

@@ -113,10 +113,12 @@ static int fold_result(const FsJson *rec, FsFitResult *r, const char **what)
 {
     int bad = json_f32(json_get(rec, "best_val_loss"), &r->best_val_loss);
     const FsJson *cm = json_get(rec, "confusion");
-    for (int a = 0; a < FS_CLASSES && !bad; a++)
-        for (int b = 0; b < FS_CLASSES && !bad; b++)
-            bad = json_u64(json_at(json_at(cm, a), b),
-                                   &r->best_confusion[a][b]);
+    /* 3 x 3, or 8 x 8 in an 8-state run: the rows say which. */
+    r->classes = cm && cm->type == FS_JSON_ARRAY && cm->n == FS_CLASSES8 ? FS_CLASSES8 : FS_CLASSES;
+    for (int a = 0; a < r->classes && !bad; a++) {
+        bad = r->classes == FS_CLASSES8 && json_at(cm, a) && json_at(cm, a)->n != r->classes;
+        for (int b = 0; b < r->classes && !bad; b++) bad = json_u64(json_at(json_at(cm, a), b), &r->best_confusion[a][b]);
+    }
     const FsJson *v;
     if (!bad && (v = json_get(rec, "train_examples")))
         bad = json_u64(v, &r->train_examples);

@@ -103,13 +103,16 @@ void journal_model_json(FsJsonOut *w, const FsModelRef *m)
     json_end(w);
 }
 
-static void put_confusion(FsJsonOut *w, const uint64_t (*m)[FS_CLASSES])
+/* The result's classes by its classes (3 x 3 as before 8 states, or 8 x 8:
+ * the reader takes the class count from the rows). */
+static void put_confusion(FsJsonOut *w, const uint64_t (*m)[FS_MAX_CLASSES], int classes)
 {
+    const int K = fs_classes(classes);
     json_key(w, "confusion");
     json_array_begin(w);
-    for (int i = 0; i < FS_CLASSES; i++) {
+    for (int i = 0; i < K; i++) {
         json_array_begin(w);
-        for (int k = 0; k < FS_CLASSES; k++) json_uint(w, (unsigned long long)m[i][k]);
+        for (int k = 0; k < K; k++) json_uint(w, (unsigned long long)m[i][k]);
         json_end(w);
     }
     json_end(w);
@@ -133,7 +136,7 @@ void journal_fold_json(FsJsonOut *w, const char *trial, int fold, int seed, cons
     if (r->monitor != FS_MONITOR_LOSS) json_member_str(w, "monitor", train_monitor_name(r->monitor));
     json_key(w, "best_val_loss");
     json_num32_full(w, r->best_val_loss);
-    put_confusion(w, (const uint64_t(*)[FS_CLASSES])r->best_confusion);
+    put_confusion(w, (const uint64_t(*)[FS_MAX_CLASSES])r->best_confusion, r->classes);
     json_member_uint(w, "train_examples", (unsigned long long)r->train_examples);
     json_member_uint(w, "val_examples", (unsigned long long)r->val_examples);
     json_key(w, "seconds");

@@ -96,20 +96,20 @@ int journal_sense_fold_id(const FsJournalCheck *c, int fold, char *why, size_t n
 
 /* The Q3 the trainer records for a confusion (fit.c's q3_of: the same
  * expression, so the same float). */
-static float q3_of(const uint64_t conf[FS_CLASSES][FS_CLASSES], uint64_t total)
+static float q3_of(const uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES], uint64_t total)
 {
     uint64_t ok = 0;
-    for (int a = 0; a < FS_CLASSES; a++) ok += conf[a][a];
+    for (int a = 0; a < FS_MAX_CLASSES; a++) ok += conf[a][a];
     return total ? (float)((double)ok / (double)total) : 0.0f;
 }
 
 /* The confusion's total, or -1 when a cell is beyond any data set (2^48
  * residues) and the sum could overflow. */
-static int confusion_total(const uint64_t conf[FS_CLASSES][FS_CLASSES], uint64_t *total)
+static int confusion_total(const uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES], uint64_t *total)
 {
     *total = 0;
-    for (int a = 0; a < FS_CLASSES; a++)
-        for (int b = 0; b < FS_CLASSES; b++) {
+    for (int a = 0; a < FS_MAX_CLASSES; a++)
+        for (int b = 0; b < FS_MAX_CLASSES; b++) {
             if (conf[a][b] > ((uint64_t)1 << 48)) return -1;
             *total += conf[a][b];
         }

@@ -1,7 +1,8 @@
 /*
  * metrics: scores on scored residues only, from a confusion matrix of the
- * classes (rows = true class H E C, columns = predicted). Q3, per-class precision,
- * recall and Matthews correlation.
+ * classes (rows = true class, columns = predicted; H E C, or the eight
+ * DSSP states H G I E B T S C of an 8-state run). Q3, Q8, per-class
+ * precision, recall and Matthews correlation.
  */
 #ifndef FS_METRICS_H
 #define FS_METRICS_H
@@ -11,18 +12,31 @@
 #include "util/util.h"
 
 typedef struct {
-    uint64_t confusion[FS_CLASSES][FS_CLASSES];
+    int classes; /* 3 or 8: the confusion's rows and columns (the rest is 0) */
+    uint64_t confusion[FS_MAX_CLASSES][FS_MAX_CLASSES];
     uint64_t n;
+    /* Q3: the 3-state accuracy. With 8 classes, through the standard
+     * reduction (H G I -> H, E B -> E, T S C -> C) of each residue's
+     * 8-state truth and of its 8-state prediction (the argmax over the
+     * eight, then reduced): the reduced matrix's trace over n. */
     double q3;
-    /* 0 where undefined (no predictions / no examples) */
-    double precision[FS_CLASSES], recall[FS_CLASSES], mcc[FS_CLASSES];
+    double q8; /* with 8 classes, the accuracy over the eight; NAN with 3 */
+    /* Per class of the run's classes; 0 where undefined (no predictions / no examples) */
+    double precision[FS_MAX_CLASSES], recall[FS_MAX_CLASSES], mcc[FS_MAX_CLASSES];
 } FsMetrics;
 
+/* classes: 3 (or 0) or 8; confusion's first classes x classes cells count. */
+void metrics_from_classes(FsMetrics *m, int classes, const uint64_t confusion[FS_MAX_CLASSES][FS_MAX_CLASSES]);
+/* A 3-state confusion (H E C by H E C). */
 void metrics_from_confusion(FsMetrics *m, const uint64_t confusion[FS_CLASSES][FS_CLASSES]);
+/* An 8-state confusion reduced to 3 states (a 3-state one copied). */
+void metrics_reduce_confusion(int classes, const uint64_t in[FS_MAX_CLASSES][FS_MAX_CLASSES],
+                              uint64_t out[FS_MAX_CLASSES][FS_MAX_CLASSES]);
 
 /* The metric that ranks trials (run.metric): a fold's best epoch's
  * validation Q3 (higher is better) or cross-entropy (lower is better). */
-typedef enum { FS_METRIC_Q3 = 0, FS_METRIC_LOSS, FS_METRIC_COUNT } FsMetricKind;
+/* FS_METRIC_Q8 (an 8-state run's): the best epoch's validation Q8. */
+typedef enum { FS_METRIC_Q3 = 0, FS_METRIC_LOSS, FS_METRIC_Q8, FS_METRIC_COUNT } FsMetricKind;
 /* Their names, the one table of them: the sweep's run.metric, the journal's
  * run record, the leaderboard, the pruner's reasons. */
 extern const char *const metrics_kind_names[FS_METRIC_COUNT];

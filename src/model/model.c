@@ -34,6 +34,8 @@ static int check_arch(const FsArch *arch, int max_batch, FsErr *err)
                           arch->window),
                -1;
     if (max_batch < 1) return fs_err_set(err, "batch size must be at least 1, got %d", max_batch), -1;
+    if (arch->classes != 0 && arch->classes != FS_CLASSES && arch->classes != FS_CLASSES8)
+        return fs_err_set(err, "classes must be 3 or 8, got %d", arch->classes), -1;
     if (arch->n_layers < 0 || arch->n_layers > FS_MAX_LAYERS)
         return fs_err_set(err, "at most %d layers, got %d", FS_MAX_LAYERS, arch->n_layers), -1;
     if (arch->feat_dim < 0 || arch->feat_dim > FS_FEAT_MAX_DIM || (arch->no_onehot && arch->feat_dim == 0))
@@ -247,6 +249,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
      * batch's tensor of max_batch rows (model.h). */
     if (arch->chain) net->max_batch = 1;
     net->chain = arch->chain != 0;
+    net->classes = fs_classes(arch->classes);
     int l = arch->chain ? max_batch : arch->window, c = FS_ARCH_ONEHOT_C(arch) + arch->feat_dim, pad = 0;
     net->n = arch->n_layers + 1;
     for (int i = 0; i < net->n; i++) {
@@ -256,7 +259,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
         } else {
             memset(&y->spec, 0, sizeof y->spec);
             y->spec.kind = FS_LAYER_OUTPUT;
-            y->spec.units = FS_CLASSES;
+            y->spec.units = net->classes;
             y->spec.act = FS_ACT_LINEAR;
         }
         if (layer_shape(y, i, l, c, net->chain, &pad, err) != 0) return -1;

@@ -85,6 +85,7 @@ typedef struct {
      * (the data set's feat, FsDataset). Zero: one-hot only, as before. */
     int no_onehot;
     int feat_dim;
+    int classes; /* the output layer's width: 0 or 3 (3-state), or 8 (DSSP-8, data.classes) */
 } FsArch;
 
 /* The first layer's input channels: the one-hot codes', then the features'. */
@@ -123,6 +124,7 @@ typedef struct {
 typedef struct {
     FsArch arch;
     int chain;    /* arch.chain */
+    int classes;  /* the output layer's width, fs_classes(arch.classes): 3 or 8 */
     int in_rows;  /* rows of one example's input: the window, or a chain batch's rows */
     int out_rows; /* rows of one example's output: 1, or a chain batch's rows */
     int pad;      /* pad rows on each side of every tensor (and between a chain batch's proteins) */

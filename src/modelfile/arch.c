@@ -185,15 +185,18 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
             l.kind = FS_LAYER_DROPOUT;
             bad = get_f(o, "rate", 0, 0.999999f, &l.rate);
         } else if (!strcmp(kind, "output")) {
+            /* 3 classes, or 8 (an 8-state model, data.classes: 8). */
             int units = 0;
-            bad = !last || get_i(o, "units", FS_CLASSES, FS_CLASSES, &units);
+            bad = !last || get_i(o, "units", FS_CLASSES, FS_CLASSES8, &units) ||
+                  (units != FS_CLASSES && units != FS_CLASSES8);
+            if (!bad && units == FS_CLASSES8) arch->classes = FS_CLASSES8;
         } else {
             bad = 1;
         }
         if (!bad && last && strcmp(kind, "output") != 0) bad = 1;
         if (bad) {
             fs_err_set(err, "arch: layer %d (%s): expected the fields of docs/models.md (and the output layer, "
-                            "3 units, last)", i + 1, kind);
+                            "3 or 8 units, last)", i + 1, kind);
             goto out;
         }
         if (!last) arch->layers[arch->n_layers++] = l;

@@ -106,7 +106,7 @@ void modelfile_serialize(const FsNet *net, const float *weights, const FsModelIn
         {"trial_index", idx},          {"fold", fold},
         {"folds", folds},              {"best_epoch", best},
         {"data_fingerprint", fp},      {"window", win},
-        {"alphabet", FS_AA_ALPHABET},  {"classes", FS_CLASS_LETTERS},
+        {"alphabet", FS_AA_ALPHABET},  {"classes", fs_class_letters(net->classes)},
     };
     int nm = 14;
     /* No score is written that the model does not have (a refit's). */

@@ -90,8 +90,10 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
     put_i32(b, r->diverged_epoch);
     put_u64(b, (uint64_t)r->diverged_step);
     put_f32(b, r->best_val_loss);
-    for (int i = 0; i < FS_CLASSES; i++)
-        for (int k = 0; k < FS_CLASSES; k++) put_u64(b, r->best_confusion[i][k]);
+    const int K = fs_classes(r->classes);
+    put_i32(b, K);
+    for (int i = 0; i < K; i++)
+        for (int k = 0; k < K; k++) put_u64(b, r->best_confusion[i][k]);
     put_u64(b, r->train_examples);
     put_u64(b, r->val_examples);
     put_f64(b, r->seconds);
@@ -369,8 +371,12 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
     res->diverged_epoch = get_i32(&r);
     res->diverged_step = (long)get_u64(&r);
     res->best_val_loss = get_f32(&r);
-    for (int i = 0; i < FS_CLASSES; i++)
-        for (int k = 0; k < FS_CLASSES; k++) res->best_confusion[i][k] = get_u64(&r);
+    const int32_t classes = get_i32(&r);
+    if (!r.bad && classes != FS_CLASSES && classes != FS_CLASSES8)
+        return fail(why, why_n, "RESULT class count %d (expected 3 or 8)", classes);
+    res->classes = classes;
+    for (int i = 0; i < classes && !r.bad; i++)
+        for (int k = 0; k < classes; k++) res->best_confusion[i][k] = get_u64(&r);
     res->train_examples = get_u64(&r);
     res->val_examples = get_u64(&r);
     res->seconds = get_f64(&r);

@@ -32,7 +32,11 @@ uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset
 
 void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int reps, uint64_t seed)
 {
-    uint64_t conf[FS_CLASSES][FS_CLASSES] = {{0}};
+    /* With 8 classes: the 8 x 8 confusion; SOV, per-protein Q3 and its
+     * interval on the reduced states (the 8-state argmax reduced). */
+    const int K = fs_classes(ds->classes);
+    uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES] = {{0}};
+    uint8_t *obs8 = fs_malloc((size_t)ds->n_res + 1), *pred8 = fs_malloc((size_t)ds->n_res + 1);
     memset(&ev->sov, 0, sizeof ev->sov);
     uint64_t *correct = fs_calloc((size_t)ds->n_prot + 1, sizeof(uint64_t));
     uint64_t *total = fs_calloc((size_t)ds->n_prot + 1, sizeof(uint64_t));
@@ -40,8 +44,10 @@ void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, i
     uint8_t *obs = fs_malloc((size_t)ds->n_res + 1), *pred = fs_malloc((size_t)ds->n_res + 1);
     uint8_t *scored = fs_malloc((size_t)ds->n_res + 1);
     for (uint32_t r = 0; r < ds->n_res; r++) {
-        obs[r] = (uint8_t)FS_SS_CLASS(ds->ss[r]);
-        pred[r] = (uint8_t)predict_class(probs + (size_t)r * FS_CLASSES);
+        obs8[r] = (uint8_t)FS_SS_CLASS(ds->ss[r]);
+        pred8[r] = (uint8_t)predict_class(probs + (size_t)r * (size_t)K, K);
+        obs[r] = (uint8_t)fs_class_reduce(K, obs8[r]);
+        pred[r] = (uint8_t)fs_class_reduce(K, pred8[r]);
         scored[r] = (uint8_t)FS_SS_SCORED(ds->ss[r]);
     }
     ev->residues = ds->n_res;
@@ -55,7 +61,7 @@ void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, i
             metrics_sov_add(&ev->sov, obs + lo, pred + lo, scored + lo, hi - lo);
             for (uint32_t r = lo; r < hi; r++) {
                 if (!scored[r]) continue;
-                conf[obs[r]][pred[r]]++;
+                conf[obs8[r]][pred8[r]]++;
                 total[np]++;
                 correct[np] += obs[r] == pred[r];
             }
@@ -69,7 +75,7 @@ void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, i
         }
     }
     ev->proteins = (uint32_t)np;
-    metrics_from_confusion(&ev->m, conf);
+    metrics_from_classes(&ev->m, K, conf);
     double sum = 0.0;
     for (int i = 0; i < np; i++) sum += q3[i];
     ev->prot_mean = np ? sum / np : NAN;
@@ -79,7 +85,7 @@ void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, i
     ev->seed = seed;
     if (metrics_bootstrap_q3(correct, total, np, reps, seed, &ev->ci_lo, &ev->ci_hi) != 0) ev->ci_lo = ev->ci_hi = NAN;
     ev->data_fingerprint = ds->fingerprint;
-    free(correct), free(total), free(q3), free(obs), free(pred), free(scored);
+    free(correct), free(total), free(q3), free(obs), free(pred), free(scored), free(obs8), free(pred8);
 }
 
 /* The journal record of an evaluation: of trial's `models` ("ensemble",
@@ -112,7 +118,11 @@ int predict_evaluate(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const
     uint64_t scored = 0;
     for (uint32_t r = 0; r < ds->n_res; r++) scored += FS_SS_SCORED(ds->ss[r]);
     if (scored == 0) return fs_err_set(err, "%s: no scored residues to evaluate on", ev->data), -1;
-    float *probs = fs_malloc(sizeof(float) * FS_CLASSES * ((size_t)ds->n_res + 1));
+    if (fs_classes(ds->classes) != fs_classes(e->classes))
+        return fs_err_set(err, "%s: labels of %d classes, but the models predict %d", ev->data,
+                          fs_classes(ds->classes), fs_classes(e->classes)),
+               -1;
+    float *probs = fs_malloc(sizeof(float) * (size_t)fs_classes(e->classes) * ((size_t)ds->n_res + 1));
     predict_run(e, ds, spec->threads, FS_PREDICT_BATCH, probs, NULL);
     evaluate_score(ev, ds, probs, spec->reps, spec->seed);
     free(probs);

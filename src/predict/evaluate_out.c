@@ -90,9 +90,9 @@ static void confusion(FsJsonOut *w, const FsMetrics *m)
 {
     json_key(w, "confusion");
     json_array_begin(w);
-    for (int a = 0; a < FS_CLASSES; a++) {
+    for (int a = 0; a < m->classes; a++) {
         json_array_begin(w);
-        for (int p = 0; p < FS_CLASSES; p++) json_uint(w, (unsigned long long)m->confusion[a][p]);
+        for (int p = 0; p < m->classes; p++) json_uint(w, (unsigned long long)m->confusion[a][p]);
         json_end(w);
     }
     json_end(w);
@@ -111,6 +111,11 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, Fs
     json_member_uint(&w, "residues", (unsigned long long)ev->residues);
     json_member_uint(&w, "scored", (unsigned long long)ev->scored);
     put_num(&w, "q3", m->q3);
+    if (m->classes == FS_CLASSES8) {
+        /* Q3 above is the 8-state prediction reduced (H G I -> H, E B -> E, T S C -> C). */
+        put_num(&w, "q8", m->q8);
+        json_member_str(&w, "reduction", FS_CLASS8_REDUCTION_TEXT);
+    }
     json_key(&w, "q3_ci95");
     json_array_begin(&w);
     json_num64(&w, ev->ci_lo);
@@ -129,8 +134,8 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, Fs
     json_end(&w);
     json_key(&w, "classes");
     json_object_begin(&w);
-    for (int c = 0; c < FS_CLASSES; c++) {
-        json_key(&w, (char[]){FS_CLASS_LETTERS[c], 0});
+    for (int c = 0; c < m->classes; c++) {
+        json_key(&w, (char[]){fs_class_letters(m->classes)[c], 0});
         json_object_begin(&w);
         put_num(&w, "precision", m->precision[c]);
         put_num(&w, "recall", m->recall[c]);
@@ -162,17 +167,42 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, Fs
     json_out_free(&w);
 }
 
+/* An 8-state evaluation's CSV: the 3-state columns (Q3, SOV, per-protein Q3
+ * on the reduced states), then q8 and each class's MCC by letter. */
+static void csv_extra(FILE *out, const FsMetrics *m, int header)
+{
+    if (m->classes != FS_CLASSES8) return;
+    if (header) {
+        fputs(",q8", out);
+        for (int c = 0; c < m->classes; c++) fprintf(out, ",mcc8_%c", FS_CLASS8_LETTERS[c]);
+        return;
+    }
+    fputc(',', out);
+    num(out, m->q8);
+    for (int c = 0; c < m->classes; c++) {
+        fputc(',', out);
+        num(out, m->mcc[c]);
+    }
+}
+
 static void write_csv(FILE *out, const FsEvaluation *ev, const char *models)
 {
     fputs("models,data,proteins,scored,q3,q3_lo,q3_hi,sov,sov_H,sov_E,sov_C,mcc_H,mcc_E,mcc_C,"
           "protein_q3_mean,protein_q3_median,protein_q3_p10,overlap", out);
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++) fprintf(out, ",identity_above_%g", fs_identity_levels[l]);
-    fputs(",identity_left_out\n", out);
+    fputs(",identity_left_out", out);
+    csv_extra(out, &ev->m, 1);
+    fputs("\n", out);
     fprintf(out, "\"%s\",\"%s\",%u,%llu,", models, ev->data, ev->proteins, (unsigned long long)ev->scored);
     /* In the header's order: sov (all classes), then H, E, C. */
+    /* mcc_H, mcc_E, mcc_C: of the 3 states (an 8-state matrix reduced). */
+    FsMetrics m3;
+    uint64_t r3[FS_MAX_CLASSES][FS_MAX_CLASSES];
+    metrics_reduce_confusion(ev->m.classes, ev->m.confusion, r3);
+    metrics_from_classes(&m3, FS_CLASSES, r3);
     double v[] = {ev->m.q3, ev->ci_lo, ev->ci_hi, metrics_sov(&ev->sov, FS_CLASSES), metrics_sov(&ev->sov, FS_SS_H),
-                  metrics_sov(&ev->sov, FS_SS_E), metrics_sov(&ev->sov, FS_SS_C), ev->m.mcc[FS_SS_H],
-                  ev->m.mcc[FS_SS_E], ev->m.mcc[FS_SS_C], ev->prot_mean, ev->prot_median, ev->prot_p10};
+                  metrics_sov(&ev->sov, FS_SS_E), metrics_sov(&ev->sov, FS_SS_C), m3.mcc[FS_SS_H],
+                  m3.mcc[FS_SS_E], m3.mcc[FS_SS_C], ev->prot_mean, ev->prot_median, ev->prot_p10};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         num(out, v[i]);
         fputc(',', out);
@@ -185,7 +215,35 @@ static void write_csv(FILE *out, const FsEvaluation *ev, const char *models)
     }
     if (id->checked) fprintf(out, ",%u", id->left_out);
     else fputc(',', out);
+    csv_extra(out, &ev->m, 0);
     fputc('\n', out);
+}
+
+/* Per class: precision, recall, MCC and the confusion row (3 x 3, or 8 x 8). */
+static void class_rows(FILE *out, const FsMetrics *m, int md)
+{
+    const int K = m->classes;
+    const char *letters = fs_class_letters(K);
+    if (md) {
+        fputs("| true class | precision | recall | MCC |", out);
+        for (int c = 0; c < K; c++) fprintf(out, " predicted %c |", letters[c]);
+        fputs("\n|---|---|---|---|", out);
+        for (int c = 0; c < K; c++) fputs("---|", out);
+        fputs("\n", out);
+    } else {
+        fputs("class  precision  recall   MCC      (confusion: rows true, columns predicted", out);
+        for (int c = 0; c < K; c++) fprintf(out, " %c", letters[c]);
+        fputs(")\n", out);
+    }
+    for (int c = 0; c < K; c++) {
+        const uint64_t *row = m->confusion[c]; /* by predicted class, in the header's order */
+        if (md)
+            fprintf(out, "| %c | %.4f | %.4f | %.4f |", letters[c], m->precision[c], m->recall[c], m->mcc[c]);
+        else
+            fprintf(out, "%c      %.4f     %.4f   %.4f  ", letters[c], m->precision[c], m->recall[c], m->mcc[c]);
+        for (int p = 0; p < K; p++) fprintf(out, md ? " %llu |" : " %8llu", (unsigned long long)row[p]);
+        fputs("\n", out);
+    }
 }
 
 /* Table and Markdown share their content; md uses pipes. */
@@ -198,6 +256,9 @@ static void write_text(FILE *out, const FsEvaluation *ev, const char *models, in
     if (md) fputs("| measure | value |\n|---|---|\n", out);
     const char *l = md ? "| " : "", *mid = md ? " | " : "  ", *r = md ? " |" : "";
     /* Q3 and SOV in percent (fs_format_percent); the CSV and JSON keep fractions. */
+    if (m->classes == FS_CLASSES8)
+        fprintf(out, "%sQ8%s%s%% (Q3 and SOV below: the 8-state predictions reduced, %s)%s\n", l,
+                md ? mid : "                  ", fs_percent_text(m->q8), FS_CLASS8_REDUCTION_TEXT, r);
     fprintf(out, "%sQ3%s%s%% (95%% interval %s-%s%%: bootstrap over proteins, %d resamples, seed %llu)%s\n", l,
             md ? mid : "                  ", fs_percent_text(m->q3), fs_percent_text(ev->ci_lo),
             fs_percent_text(ev->ci_hi), ev->reps, (unsigned long long)ev->seed, r);
@@ -206,19 +267,7 @@ static void write_text(FILE *out, const FsEvaluation *ev, const char *models, in
             fs_percent_text(metrics_sov(&ev->sov, FS_SS_E)), fs_percent_text(metrics_sov(&ev->sov, FS_SS_C)), r);
     fprintf(out, "%sQ3 per protein%smean %s%%, median %s%%, 10th percentile %s%%%s\n\n", l, md ? mid : "      ",
             fs_percent_text(ev->prot_mean), fs_percent_text(ev->prot_median), fs_percent_text(ev->prot_p10), r);
-    if (md) fputs("| true class | precision | recall | MCC | predicted H | predicted E | predicted C |\n|---|---|---|---|---|---|---|\n", out);
-    else fputs("class  precision  recall   MCC      (confusion: rows true, columns predicted H E C)\n", out);
-    for (int c = 0; c < FS_CLASSES; c++) {
-        const uint64_t *row = m->confusion[c]; /* by predicted class, in the header's order */
-        if (md)
-            fprintf(out, "| %c | %.4f | %.4f | %.4f | %llu | %llu | %llu |\n", FS_CLASS_LETTERS[c], m->precision[c],
-                    m->recall[c], m->mcc[c], (unsigned long long)row[FS_SS_H], (unsigned long long)row[FS_SS_E],
-                    (unsigned long long)row[FS_SS_C]);
-        else
-            fprintf(out, "%c      %.4f     %.4f   %.4f   %8llu %8llu %8llu\n", FS_CLASS_LETTERS[c], m->precision[c],
-                    m->recall[c], m->mcc[c], (unsigned long long)row[FS_SS_H], (unsigned long long)row[FS_SS_E],
-                    (unsigned long long)row[FS_SS_C]);
-    }
+    class_rows(out, m, md);
     if (ev->overlap) {
         fprintf(out, "\n%s%u test protein%s identical to proteins the models were trained or validated on (%s",
                 md ? "**Overlap:** " : "overlap: ", ev->overlap, ev->overlap == 1 ? " is" : "s are", ev->names[0]);

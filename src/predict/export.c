@@ -144,7 +144,7 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
     else
         json_member_int(&w, "window", e->window);
     json_member_str(&w, "alphabet", FS_AA_ALPHABET);
-    json_member_str(&w, "classes", FS_CLASS_LETTERS);
+    json_member_str(&w, "classes", fs_class_letters(e->classes));
     json_key(&w, "data_fingerprint");
     json_strf(&w, "%016llx", (unsigned long long)m0->info.data_fingerprint);
     json_key(&w, "arch");

@@ -25,19 +25,20 @@ typedef struct {
 static void chunk(Work *w, uint32_t lo, uint32_t n, uint32_t *idx, float *p, uint8_t *pred, uint8_t *votes)
 {
     const FsEnsemble *e = w->e;
-    float *out = w->probs + (size_t)lo * FS_CLASSES;
+    const uint32_t K = (uint32_t)fs_classes(e->classes);
+    float *out = w->probs + (size_t)lo * K;
     for (uint32_t r = 0; r < n; r++) idx[r] = lo + r;
-    memset(out, 0, sizeof(float) * FS_CLASSES * n);
-    memset(votes, 0, (size_t)n * FS_CLASSES);
+    memset(out, 0, sizeof(float) * K * n);
+    memset(votes, 0, (size_t)n * K);
     for (int k = 0; k < e->n; k++) {
         train_predict(&e->m[k].net, e->m[k].weights, w->ds, idx, n, w->batch, p, pred);
-        for (uint32_t r = 0; r < FS_CLASSES * n; r++) out[r] += p[r];
-        for (uint32_t r = 0; r < n; r++) votes[r * FS_CLASSES + pred[r]]++;
+        for (uint32_t r = 0; r < K * n; r++) out[r] += p[r];
+        for (uint32_t r = 0; r < n; r++) votes[r * K + pred[r]]++;
     }
     for (uint32_t r = 0; r < n; r++) {
-        float *q = out + (size_t)r * FS_CLASSES;
-        for (int c = 0; c < FS_CLASSES; c++) q[c] /= (float)e->n;
-        if (w->agree) w->agree[lo + r] = (float)votes[r * FS_CLASSES + predict_class(q)] / (float)e->n;
+        float *q = out + (size_t)r * K;
+        for (uint32_t c = 0; c < K; c++) q[c] /= (float)e->n;
+        if (w->agree) w->agree[lo + r] = (float)votes[r * K + (uint32_t)predict_class(q, (int)K)] / (float)e->n;
     }
 }
 
@@ -45,8 +46,8 @@ static void *worker(void *arg)
 {
     Work *w = arg;
     uint32_t *idx = fs_malloc(sizeof(uint32_t) * CHUNK);
-    float *p = fs_malloc(sizeof(float) * FS_CLASSES * CHUNK);
-    uint8_t *pred = fs_malloc(CHUNK), *votes = fs_malloc(FS_CLASSES * CHUNK);
+    float *p = fs_malloc(sizeof(float) * FS_MAX_CLASSES * CHUNK);
+    uint8_t *pred = fs_malloc(CHUNK), *votes = fs_malloc(FS_MAX_CLASSES * CHUNK);
     for (;;) {
         pthread_mutex_lock(&w->lock);
         uint32_t lo = w->next;

@@ -69,6 +69,7 @@ typedef struct {
     int n;
     FsSavedModel m[FS_PREDICT_MAX_MODELS];
     int window;
+    int classes; /* every model's: 3, or 8 (DSSP-8) */
 } FsEnsemble;
 
 /* What the models of an ensemble do not share, as bits: one trial, one
@@ -94,7 +95,7 @@ void predict_free(FsEnsemble *e);
 const char *predict_set_trial(const FsModelSet *set, const FsEnsemble *e);
 
 /* The ensemble over every residue of ds, in residue order: probs (n_res x 3,
- * H E C) the mean of the models' softmax, agree (n_res, may be NULL) the
+ * H E C, or e->classes per residue) the mean of the models' softmax, agree (n_res, may be NULL) the
  * fraction of models whose own prediction is the ensemble's. Deterministic
  * whatever the thread count (each residue's sums run over the models in
  * order). */
@@ -104,14 +105,19 @@ typedef enum { FS_PRED_SS2 = 0, FS_PRED_HORIZ, FS_PRED_CSV, FS_PRED_FASTA } FsPr
 /* "ss2", "horiz", "csv", "fasta" -> format, or -1. */
 int predict_format_parse(const char *s);
 const char *predict_format_ext(FsPredFormat f);
-/* The class of one residue (FS_SS_*): argmax of its FS_CLASSES
- * probabilities, the first on a tie; predict_state is its letter. */
-int predict_class(const float *p);
-char predict_state(const float *p);
-/* Writes protein `prot` (or every protein, prot < 0) of ds. The CSV header
- * is written when header is set. */
+/* The class of one residue (FS_SS_* or FS_SS8_*): argmax of its
+ * `classes` probabilities, the first on a tie; predict_state is its letter. */
+int predict_class(const float *p, int classes);
+char predict_state(const float *p, int classes);
+/* Writes protein `prot` (or every protein, prot < 0) of ds, probs having
+ * `classes` (3 or 8) per residue. The CSV header is written when header is
+ * set. With 8 classes: csv has the 8-state letter and its 8 probabilities
+ * (p[q8_H] .. p[q8_C]) after the 3-state letter (the 8-state argmax
+ * reduced) and the 3-state probabilities (sums over the reduction); fasta
+ * and horiz write 8-state letters; ss2 (PSIPRED's 3-state format) the
+ * reduced letter and probabilities. */
 void predict_write(FILE *out, FsPredFormat fmt, const FsDataset *ds, long prot, const float *probs,
-                   const float *agree, int header);
+                   const float *agree, int header, int classes);
 
 /* The names of per-protein output files within one run (names.c). */
 typedef struct {

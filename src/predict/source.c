@@ -95,6 +95,13 @@ int predict_load(FsEnsemble *e, const FsModelSet *set, int batch, FsErr *err)
             return -1;
         }
         e->window = w;
+        if (i > 0 && e->m[i].net.classes != e->classes) {
+            fs_err_set(err, "%s: %d classes, but %s has %d: models of one ensemble predict the same classes",
+                       set->path[i], e->m[i].net.classes, set->path[0], e->classes);
+            predict_free(e);
+            return -1;
+        }
+        e->classes = e->m[i].net.classes;
     }
     return 0;
 }

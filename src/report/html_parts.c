@@ -14,7 +14,6 @@
 
 #define TOP_CONFUSION 5
 
-static const char *const CLASS_NAME[FS_CLASSES] = {[FS_SS_H] = "helix", [FS_SS_E] = "strand", [FS_SS_C] = "coil"};
 
 /* A whole small file, or NULL. */
 static char *read_text(const char *path, size_t max)
@@ -194,20 +193,26 @@ void html_profile(FILE *out, const HtmlDoc *d)
 static void confusion_one(FILE *out, const FsReportRow *r, double q3)
 {
     const FsMetrics m = r->pooled; /* the folds pooled (report.c) */
-    const uint64_t(*c)[FS_CLASSES] = m.confusion;
+    const uint64_t(*c)[FS_MAX_CLASSES] = m.confusion;
+    const int K = m.classes;
+    const char *letters = fs_class_letters(K);
     fprintf(out, "<div><h3>#%d <a href=\"#t-", r->rank);
     html_esc(out, r->id);
     fputs("\"><code>", out);
     html_esc(out, r->id);
-    fprintf(out, "</code></a> &middot; Q3 %s%%</h3>\n<table class=\"cm\"><thead><tr><th>true \\ predicted</th>",
-            fs_percent_text(q3));
-    for (int b = 0; b < FS_CLASSES; b++) fprintf(out, "<th>%c</th>", FS_CLASS_LETTERS[b]);
+    if (K == FS_CLASSES8) /* an 8-state trial: its Q8, and Q3 of the 8-state predictions reduced */
+        fprintf(out, "</code></a> &middot; Q8 %s%% &middot; Q3 %s%%</h3>\n", fs_percent_text(r->q8_mean),
+                fs_percent_text(r->q3_mean));
+    else
+        fprintf(out, "</code></a> &middot; Q3 %s%%</h3>\n", fs_percent_text(q3));
+    fputs("<table class=\"cm\"><thead><tr><th>true \\ predicted</th>", out);
+    for (int b = 0; b < K; b++) fprintf(out, "<th>%c</th>", letters[b]);
     fputs("</tr></thead><tbody>\n", out);
-    for (int a = 0; a < FS_CLASSES; a++) {
+    for (int a = 0; a < K; a++) {
         uint64_t row = 0;
-        for (int b = 0; b < FS_CLASSES; b++) row += c[a][b];
-        fprintf(out, "<tr><th>%c (%s)</th>", FS_CLASS_LETTERS[a], CLASS_NAME[a]);
-        for (int b = 0; b < FS_CLASSES; b++) {
+        for (int b = 0; b < K; b++) row += c[a][b];
+        fprintf(out, "<tr><th>%c (%s)</th>", letters[a], fs_class_name(K, a));
+        for (int b = 0; b < K; b++) {
             double share = row ? (double)c[a][b] / (double)row : 0;
             fprintf(out, "<td%s style=\"background:rgba(0,114,178,%.2f)\">%llu<br><small>%.1f%%</small></td>",
                     share > 0.55 ? " class=\"dark\"" : "", share * 0.9, (unsigned long long)c[a][b], share * 100);
@@ -217,10 +222,10 @@ static void confusion_one(FILE *out, const FsReportRow *r, double q3)
     fputs("</tbody></table>\n<table><thead><tr><th>class</th><th class=\"n\">precision</th><th class=\"n\">recall</th>"
           "<th class=\"n\">MCC</th></tr></thead><tbody>\n",
           out);
-    for (int a = 0; a < FS_CLASSES; a++)
+    for (int a = 0; a < K; a++)
         fprintf(out,
                 "<tr><td>%c (%s)</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td></tr>\n",
-                FS_CLASS_LETTERS[a], CLASS_NAME[a], m.precision[a], m.recall[a], m.mcc[a]);
+                letters[a], fs_class_name(K, a), m.precision[a], m.recall[a], m.mcc[a]);
     fputs("</tbody></table></div>\n", out);
 }
 

@@ -176,15 +176,16 @@ static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
 {
     memset(f, 0, sizeof *f);
     f->fold = fold_id;
-    f->q3 = f->loss = NAN;
+    f->q3 = f->q8 = f->loss = NAN;
     if (!fr) return;
     const FsFitResult *r = &fr->r;
     f->present = 1;
     f->status = r->status;
     FsMetrics m;
-    metrics_from_confusion(&m, r->best_confusion);
+    metrics_from_classes(&m, r->classes, r->best_confusion);
     f->m = m;
     f->q3 = m.n && r->best_epoch > 0 ? m.q3 : NAN;
+    f->q8 = m.n && r->best_epoch > 0 ? m.q8 : NAN;
     f->loss = r->best_epoch > 0 ? (double)r->best_val_loss : NAN;
     f->epochs = r->epochs;
     f->best_epoch = r->best_epoch;
@@ -230,9 +231,10 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
     int k = spec->folds;
     apply_cut(row, j, spec);
     row->status = FS_TRIAL_OK;
-    uint64_t pooled[FS_CLASSES][FS_CLASSES] = {{0}};
-    double sum = 0;
-    int n_ok = 0;
+    uint64_t pooled[FS_MAX_CLASSES][FS_MAX_CLASSES] = {{0}};
+    double sum = 0, sum3 = 0, sum8 = 0;
+    int n_ok = 0, n_q = 0;
+    row->classes = FS_CLASSES;
     for (int s = 0; s < k; s++) {
         const FsReportFold *f = &row->folds[s];
         if (!f->present) continue;
@@ -250,16 +252,21 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
             snprintf(row->reason, sizeof row->reason, "%s diverged at epoch %d step %ld", fname,
                      f->diverged_epoch, f->diverged_step);
         }
-        double v = spec->metric == FS_METRIC_LOSS ? f->loss : f->q3;
+        double v = report_fold_metric(spec, f);
         if (f->status == FS_FIT_OK && !isnan(v)) {
             sum += v;
             n_ok++;
         }
-        if (f->status == FS_FIT_OK && f->m.n) /* the folds the mean is over, with a best epoch */
-            for (int a = 0; a < FS_CLASSES; a++)
-                for (int b = 0; b < FS_CLASSES; b++) pooled[a][b] += f->m.confusion[a][b];
+        if (f->status == FS_FIT_OK && f->m.n) { /* the folds the mean is over, with a best epoch */
+            row->classes = f->m.classes;
+            for (int a = 0; a < FS_MAX_CLASSES; a++)
+                for (int b = 0; b < FS_MAX_CLASSES; b++) pooled[a][b] += f->m.confusion[a][b];
+            if (!isnan(f->q3)) sum3 += f->q3, sum8 += f->q8, n_q++;
+        }
     }
-    metrics_from_confusion(&row->pooled, pooled);
+    metrics_from_classes(&row->pooled, row->classes, pooled);
+    row->q3_mean = n_q ? sum3 / n_q : NAN;
+    row->q8_mean = n_q ? sum8 / n_q : NAN;
     const FsFailureRecord *fail = journal_find_failure(j, row->id);
     if (fail) {
         row->status = FS_TRIAL_FAILED;
@@ -286,7 +293,7 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
         double ss = 0;
         for (int s = 0; s < k; s++) {
             const FsReportFold *f = &row->folds[s];
-            double v = spec->metric == FS_METRIC_LOSS ? f->loss : f->q3;
+            double v = report_fold_metric(spec, f);
             if (f->present && f->status == FS_FIT_OK && !isnan(v))
                 ss += (v - row->mean) * (v - row->mean);
         }
@@ -403,6 +410,7 @@ void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
     for (int i = 0; i < rep->n_rows; i++) {
         FsReportRow *row = &rep->rows[i];
         finish_row(row, j, &rep->spec);
+        if (row->classes == FS_CLASSES8) rep->classes = FS_CLASSES8;
         rep->n_folds_done += row->n_done;
         double key = spec->metric == FS_METRIC_LOSS ? row->mean : -row->mean;
         int ranked = row->status == FS_TRIAL_OK || row->status == FS_TRIAL_INCOMPLETE || row->status == FS_TRIAL_PRUNED;

@@ -61,7 +61,8 @@ typedef struct {
     int present; /* the fold is in the journal */
     int fold;    /* 0..k-1 or FS_FOLD_PREDEFINED */
     FsFitStatus status;
-    double q3, loss; /* at the best epoch (NAN if absent) */
+    double q3, loss; /* at the best epoch (NAN if absent); an 8-state fold's Q3 is its 8-state predictions reduced */
+    double q8;       /* an 8-state fold's Q8 at the best epoch (NAN if absent or 3-state) */
     FsMetrics m;     /* per-class precision, recall, MCC and the confusion matrix at the best epoch */
     int epochs, best_epoch, diverged_epoch;
     long diverged_step;
@@ -101,6 +102,10 @@ typedef struct {
     /* Per-class precision, recall and MCC of the ok folds' confusions pooled
      * (as the report's confusion section); pooled.n == 0: no such fold. */
     FsMetrics pooled;
+    /* An 8-state trial (classes 8): the mean Q3 (reduced) and Q8 over its ok
+     * folds with a best epoch (NAN if none), whatever the ranking metric. */
+    int classes;
+    double q3_mean, q8_mean;
     char **param; /* FsReport.n_param values of the swept options (NULL: not known, or no effect on this trial) */
     /* Against the best trial (report_ties, docs/statistics.md), for an ok
      * trial with every fold's metric, k >= 2, when rows[0] is one too:
@@ -128,6 +133,7 @@ typedef struct {
     int n_param;      /* swept options (0 without spec.sweep) */
     int n_versions;   /* sweep versions the journal records (> 1: an extended run; 0 or 1: one) */
     char **param_col; /* their column names: "param_" + the dotted sweep key, dots as '_' */
+    int classes;      /* 8 when a row is an 8-state trial's (data.classes: 8), else 3 */
 } FsReport;
 
 const char *report_status_name(FsTrialStatus s);

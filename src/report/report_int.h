@@ -27,10 +27,13 @@ void report_seeds(FsReportRow *row, const FsJournal *j, const FsReportSpec *spec
  * id, when sw's ids are known: an extended run's kept trials have the new
  * sweep's index, not the one their record was written with). */
 void report_sweep_index(FsReport *rep, const FsSweep *sw);
-/* A fold's value of the ranking metric (Q3 or the loss at its best epoch). */
+/* A fold's value of the ranking metric (Q3, Q8 or the loss at its best epoch). */
 static inline double report_fold_metric(const FsReportSpec *spec, const FsReportFold *f)
 {
-    return spec->metric == FS_METRIC_LOSS ? f->loss : f->q3;
+    return spec->metric == FS_METRIC_LOSS ? f->loss : spec->metric == FS_METRIC_Q8 ? f->q8 : f->q3;
 }
+
+/* The report's classes: 8 when a row is an 8-state trial's, else 3. */
+static inline int report_classes(const FsReport *rep) { return fs_classes(rep->classes); }
 
 #endif

@@ -25,8 +25,11 @@ static int seed_scores(const FsJournal *j, const FsReportRow *row, const FsRepor
         const FsFoldRecord *fr = journal_find_fold_seed(j, row->id, own->fold, s);
         if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return 0;
         FsMetrics m;
-        metrics_from_confusion(&m, fr->r.best_confusion);
-        x[k] = spec->metric == FS_METRIC_LOSS ? (double)fr->r.best_val_loss : m.n ? m.q3 : NAN;
+        metrics_from_classes(&m, fr->r.classes, fr->r.best_confusion);
+        x[k] = spec->metric == FS_METRIC_LOSS ? (double)fr->r.best_val_loss
+               : !m.n                         ? NAN
+               : spec->metric == FS_METRIC_Q8 ? m.q8
+                                              : m.q3;
         if (!isfinite(x[k])) return 0;
     }
     return 1;

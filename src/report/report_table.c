@@ -32,7 +32,7 @@ void report_fold_header(const FsReport *rep, int s, char *out, size_t n)
 
 static void fold_cell(const FsReport *rep, const FsReportFold *f, char *out, size_t n)
 {
-    double v = rep->spec.metric == FS_METRIC_LOSS ? f->loss : f->q3;
+    double v = report_fold_metric(&rep->spec, f);
     if (!f->present) snprintf(out, n, "-");
     else if (f->status == FS_FIT_DIVERGED) snprintf(out, n, "div");
     else if (f->status == FS_FIT_FAILED) snprintf(out, n, "fail");

@@ -55,7 +55,10 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
     int k = rep->spec.folds;
     int n = top > 0 && top < rep->n_rows ? top : rep->n_rows;
     fputs("rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,seeds", out);
-    for (int c = 0; c < FS_CLASSES; c++) fprintf(out, ",mcc_%c", FS_CLASS_LETTERS[c]);
+    /* An 8-state run: the mean Q3 (reduced) and Q8, and an MCC per 8-state class. */
+    const int K = report_classes(rep);
+    if (K == FS_CLASSES8) fputs(",q3,q8", out);
+    for (int c = 0; c < K; c++) fprintf(out, ",mcc_%c", fs_class_letters(K)[c]);
     for (int d = 0; d < rep->n_param; d++) csv_text(out, rep->param_col[d], 1);
     for (int s = 0; s < k; s++) {
         char h[16];
@@ -80,7 +83,8 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
         csv_num(out, row->p_vs_best);
         fputs(row->tied < 0 ? "," : row->tied ? ",true" : ",false", out);
         fprintf(out, ",%d,%d", row->n_done, row->seeds);
-        for (int c = 0; c < FS_CLASSES; c++) csv_num(out, row->pooled.n ? row->pooled.mcc[c] : NAN);
+        if (K == FS_CLASSES8) csv_num(out, row->q3_mean), csv_num(out, row->q8_mean);
+        for (int c = 0; c < K; c++) csv_num(out, row->pooled.n ? row->pooled.mcc[c] : NAN);
         for (int d = 0; d < rep->n_param; d++) csv_text(out, row->param[d] ? row->param[d] : "", 1);
         for (int s = 0; s < k; s++) {
             const FsReportFold *f = &row->folds[s];
@@ -124,7 +128,8 @@ static void put_num(FsJsonOut *w, const char *key, double v)
     json_num64_full(w, v);
 }
 
-/* Per-class scores at the fold's best epoch, classes in H, E, C order. */
+/* Per-class scores at the fold's best epoch, classes in H, E, C order (an
+ * 8-state fold's: H G I E B T S C). */
 static void json_class_metrics(FsJsonOut *w, const FsMetrics *m)
 {
     const char *names[3] = {"precision", "recall", "mcc"};
@@ -132,14 +137,14 @@ static void json_class_metrics(FsJsonOut *w, const FsMetrics *m)
     for (int k = 0; k < 3; k++) {
         json_key(w, names[k]);
         json_array_begin(w);
-        for (int c = 0; c < FS_CLASSES; c++) json_num64_full(w, vals[k][c]);
+        for (int c = 0; c < m->classes; c++) json_num64_full(w, vals[k][c]);
         json_end(w);
     }
     json_key(w, "confusion");
     json_array_begin(w);
-    for (int t = 0; t < FS_CLASSES; t++) {
+    for (int t = 0; t < m->classes; t++) {
         json_array_begin(w);
-        for (int p = 0; p < FS_CLASSES; p++) json_uint(w, (unsigned long long)m->confusion[t][p]);
+        for (int p = 0; p < m->classes; p++) json_uint(w, (unsigned long long)m->confusion[t][p]);
         json_end(w);
     }
     json_end(w);
@@ -183,6 +188,7 @@ static void json_fold(FsJsonOut *w, const FsReportFold *f)
     json_member_int(w, "fold", f->fold);
     json_member_str(w, "status", f->present ? train_status_name(f->status) : "missing");
     put_num(w, "q3", f->q3);
+    if (f->m.classes == FS_CLASSES8) put_num(w, "q8", f->q8);
     put_num(w, "loss", f->loss);
     if (f->present) {
         json_member_int(w, "epochs", f->epochs);
@@ -251,9 +257,14 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     json_member_int(w, "repeats", rep->spec.repeats > 1 ? rep->spec.repeats : 1);
     json_member_int(w, "seeds", row->seeds);
     put_num(w, "seed_sd", row->seed_sd);
+    if (report_classes(rep) == FS_CLASSES8) { /* an 8-state run (docs/leaderboard-json.md) */
+        json_member_int(w, "classes", FS_CLASSES8);
+        put_num(w, "q8", row->q8_mean);
+        put_num(w, "q3", row->q3_mean);
+    }
     if (row->pooled.n)
-        for (int c = 0; c < FS_CLASSES; c++)
-            put_num(w, (char[]){'m', 'c', 'c', '_', FS_CLASS_LETTERS[c], 0}, row->pooled.mcc[c]);
+        for (int c = 0; c < row->pooled.classes; c++)
+            put_num(w, (char[]){'m', 'c', 'c', '_', fs_class_letters(row->pooled.classes)[c], 0}, row->pooled.mcc[c]);
     for (int d = 0; d < rep->n_param; d++) {
         json_key(w, rep->param_col[d]);
         json_param(w, row->param[d]);

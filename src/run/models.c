@@ -52,7 +52,7 @@ int run_model_save(RunState *st, int i, FsModelRef *ref, FsErr *err)
         return 0;
     }
     FsMetrics m;
-    metrics_from_confusion(&m, r->best_confusion);
+    metrics_from_classes(&m, r->classes, r->best_confusion);
     FsModelInfo info = {.trial_index = tr->index, .fold = fold, .folds = st->folds.n,
                         .best_epoch = r->best_epoch, .val_q3 = (float)m.q3, .val_loss = r->best_val_loss,
                         .data_fingerprint = st->ds.fingerprint, .config = tr->config,

@@ -50,7 +50,7 @@ void sw_value_text(int o, const SwVal *v, char *out, size_t n)
 
 static void put_val(SwBuf *b, int o, const SwVal *v)
 {
-    char text[64];
+    char text[320];
     sw_value_text(o, v, text, sizeof text);
     sb_puts(b, text);
 }
@@ -151,6 +151,8 @@ static void canon_data(SwBuf *b, const FsSweep *sw)
         sb_puts(b, "  split: predefined\n");
     else if (!sw->prepared)
         sb_printf(b, "  split: kfold\n  folds: %d\n  fold_seed: %llu\n", sw->folds, (unsigned long long)sw->fold_seed);
+    /* Three classes (the default) are left out: 3-state sweeps keep their text. */
+    if (sw->classes == FS_CLASSES8) sb_puts(b, "  classes: 8\n");
     /* One repeat is left out: run folders from before repeats keep their sweep. */
     if (!sw->predefined && !sw->prepared && sw->repeats > 1) sb_printf(b, "  repeats: %d\n", sw->repeats);
     sw_features_canon(b, sw);

@@ -72,7 +72,7 @@ char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts)
     /* Options added later appear only away from their defaults: the ids of
      * sweeps that do not use them stay what they were. Keys sorted. */
     if (ts->class_weights == FS_CW_EXPLICIT) {
-        char w[160];
+        char w[320];
         sw_class_weights_json(ts->class_w, w, sizeof w);
         sb_printf(&b, "\"class_weights\":%s,", w);
     } else if (ts->class_weights != FS_CW_NONE) {

@@ -284,7 +284,7 @@ void sw_parse_opt(SwSpace *sp, int o, const YNode *v, const char *where, SwErrs 
     }
     if (o == O_CLASS_WEIGHTS && v->kind == YN_MAP) { /* one explicit mapping */
         out->v = fs_calloc(1, sizeof *out->v);
-        out->n = sw_class_weights_read(v, where, &out->v[0], e) == 0;
+        out->n = sw_class_weights_read(v, where, sp->classes, &out->v[0], e) == 0;
         return;
     }
     if (v->kind == YN_MAP) {
@@ -307,7 +307,7 @@ void sw_parse_opt(SwSpace *sp, int o, const YNode *v, const char *where, SwErrs 
         else
             snprintf(w, sizeof w, "%s", where);
         if (o == O_CLASS_WEIGHTS && item->kind == YN_MAP)
-            out->n += sw_class_weights_read(item, w, &out->v[out->n], e) == 0;
+            out->n += sw_class_weights_read(item, w, sp->classes, &out->v[out->n], e) == 0;
         else if (sw_read_value(o, item, &out->v[out->n]) == 0)
             out->n++;
         else

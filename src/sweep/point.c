@@ -41,6 +41,7 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
     a->chain = sw->chain;
     a->no_onehot = sw->no_onehot;
     a->feat_dim = sw->feat_dim;
+    a->classes = sw->classes == FS_CLASSES8 ? FS_CLASSES8 : 0; /* 0: 3-state, as before 8 states */
     a->init = (FsInit)(int)D(O_INIT);
     const float eps = (float)D(O_BN_EPSILON), mom = (float)D(O_BN_MOMENTUM), gate = (float)D(O_GATE_BIAS);
     if (sp->n_alts) {

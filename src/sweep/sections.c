@@ -116,7 +116,7 @@ static void key_pos(const YNode *map, const char *key, int *line, int *col)
 
 static const char *const data_keys[] = {"format", "inputs", "files", "sequences", "labels", "mask", "prepared",
                                         "synth", "window", "folds", "fold_seed", "split", "repeats",
-                                        "features", "feature_store"};
+                                        "features", "feature_store", "classes"};
 
 void sw_parse_files(FsSweep *sw, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e)
 {
@@ -300,6 +300,24 @@ static void data_folds(FsSweep *sw, const YNode *d, int has_prep, SwErrs *e)
     if (has_prep) sw->folds = 0; /* from the file: sweep_check_data reads it */
 }
 
+/* data.classes: 3 (the default) or 8 (DSSP-8 labels: the data's own, never synth's). */
+static void data_classes(FsSweep *sw, const YNode *d, SwErrs *e)
+{
+    const YNode *v = ytree_get(d, "classes");
+    long long k;
+    sw->classes = FS_CLASSES;
+    if (!v) return;
+    if (sw_scalar_int(v, &k) || (k != FS_CLASSES && k != FS_CLASSES8))
+        swerr_add(e, v->line, v->col,
+                  "data.classes: expected 3 (helix, strand, coil) or 8 (the DSSP states H G I E B T S C), got '%s'",
+                  v->kind == YN_SCALAR ? v->value : "a list or mapping");
+    else if (k == FS_CLASSES8 && ytree_get(d, "synth"))
+        swerr_add(e, v->line, v->col, "data.classes: 8 needs DSSP 8-state labels, and synth data is 3-state; "
+                  "give inputs with DSSP-8 labels or use data.classes: 3");
+    else
+        sw->classes = (int)k;
+}
+
 void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
 {
     sw->data_line = d->line;
@@ -314,6 +332,7 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
     data_window(sw, d, e);
     data_folds(sw, d, has_prep, e);
     sw_parse_features(sw, d, e);
+    data_classes(sw, d, e);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -407,8 +426,18 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
     if ((v = ytree_get(r, "out")) && (s = sw_file_name(v, "run.out", e))) sw->out_dir = fs_strdup(s);
     if ((v = ytree_get(r, "metric"))) {
         int k = v->kind == YN_SCALAR ? metrics_kind_parse(v->value) : -1;
-        if (k >= 0)
+        sw->metric_given = 1;
+        if (k == FS_METRIC_Q8 && sw->classes != FS_CLASSES8)
+            swerr_add(e, v->line, v->col, "run.metric: q8 ranks 8-state runs (data.classes: 8); expected q3 or loss");
+        else if (k == FS_METRIC_Q3 && sw->classes == FS_CLASSES8)
+            swerr_add(e, v->line, v->col, "run.metric: an 8-state run (data.classes: 8) ranks by q8 (validation "
+                      "accuracy over the 8 states, the default) or loss; its Q3 from the reduced predictions is "
+                      "reported too");
+        else if (k >= 0)
             sw->metric = (FsMetricKind)k;
+        else if (sw->classes == FS_CLASSES8)
+            swerr_add(e, v->line, v->col, "run.metric: expected q8 (validation accuracy over the 8 states, higher is "
+                      "better) or loss (validation cross-entropy, lower is better)");
         else
             swerr_add(e, v->line, v->col, "run.metric: expected q3 (validation accuracy, higher is better) "
                       "or loss (validation cross-entropy, lower is better)");

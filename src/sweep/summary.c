@@ -79,7 +79,7 @@ void sweep_train_summary(const FsTrainSpec *ts, int chain, char *out, size_t n)
     case FS_STOP_PATIENCE: snprintf(stop, sizeof stop, "patience%d", st->patience); break;
     default: snprintf(stop, sizeof stop, "%s", stop_kind_name(FS_STOP_MAX_EPOCHS)); break;
     }
-    char extra[200] = "";
+    char extra[400] = "";
     if (ts->opt == FS_OPT_SGD) snprintf(extra, sizeof extra, " momentum=%s", fs_float_text(ts->momentum));
     if (ts->weight_decay > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " wd=%s", fs_float_text(ts->weight_decay));
     if (ts->clip_norm > 0) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " clip=%s", fs_float_text(ts->clip_norm));
@@ -96,8 +96,9 @@ void sweep_train_summary(const FsTrainSpec *ts, int chain, char *out, size_t n)
     if (ts->class_weights == FS_CW_EXPLICIT) {
         char num[FS_FLOAT_TEXT];
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " class_weights=");
-        for (int c = 0; c < FS_CLASSES; c++)
-            snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s%c%s", c ? "/" : "", FS_CLASS_LETTERS[c],
+        const int K = ts->class_w[FS_CLASSES] > 0.0f ? FS_CLASSES8 : FS_CLASSES;
+        for (int c = 0; c < K; c++)
+            snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s%c%s", c ? "/" : "", fs_class_letters(K)[c],
                      fs_format_float(num, sizeof num, ts->class_w[c]));
     } else if (ts->class_weights != FS_CW_NONE) {
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " class_weights=%s",

@@ -20,6 +20,7 @@ static void defaults(FsSweep *sw, const char *name)
     sw->alpha = FS_ALPHA_DEFAULT;
     sw->fold_seed = 1;
     sw->window = 17;
+    sw->classes = FS_CLASSES;
     sw->backend = FS_BACKEND_AUTO;
     sw->metric = FS_METRIC_Q3;
     sw->keep_models = FS_KEEP_DEFAULT;
@@ -57,9 +58,11 @@ int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList
             sw_parse_data(sw, data, &e);
         const YNode *v;
         sw_parse_model(sp, ytree_get(root, "model"), sw->chain ? -1 : sw->window, sw->window_line, sw->window_col, &e);
+        sp->classes = sw->classes; /* explicit class weights name the run's classes */
         sw_parse_training(sp, ytree_get(root, "training"), &e);
         sw_check_batching(sw, sp, &e);
         if ((v = ytree_get(root, "run"))) sw_parse_run(sw, v, &e);
+        if (sw->classes == FS_CLASSES8 && !sw->metric_given) sw->metric = FS_METRIC_Q8;
         if ((v = ytree_get(root, "search"))) sw_parse_search(sw, v, &e);
         /* Parsed and checked like the rest, but sw_canonical leaves it out. */
         if ((v = ytree_get(root, "test"))) sw_parse_test(sw, ytree_key(root, "test"), v, &e);
@@ -215,7 +218,7 @@ int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs)
         rc = synth_generate(ds, sw->synth_proteins, sw->synth_seed, &err);
     } else {
         FsLoadSpec spec = {sw->format, (const char **)sw->inputs, sw->n_inputs, sw->sequences, sw->labels, sw->mask};
-        rc = data_load(ds, &spec, &err);
+        rc = data_load_classes(ds, &spec, sw->classes, &err);
     }
     if (rc) {
         sw_file_error(sw, &err, "data", sw->data_line, sw->data_col, errs);

@@ -109,6 +109,8 @@ typedef struct {
     int no_onehot;
     int feat_dim;
     int features_line, features_col;
+    int classes;    /* data.classes: 3 (helix, strand, coil; the default) or 8 (DSSP-8) */
+    int metric_given; /* run.metric was written (else an 8-state run ranks by q8) */
     uint32_t synth_proteins; /* > 0: a synthetic set (synth_generate) is the data */
     uint64_t synth_seed;
     /* run */

@@ -107,18 +107,19 @@ const char *sw_section_key(SwSection sec);
 typedef struct {
     double d;   /* the value (enum index, 0/1 for bools) */
     uint64_t u; /* OT_U64: exact */
-    float w[FS_CLASSES]; /* training.class_weights given as a mapping (d = FS_CW_EXPLICIT): the weights */
+    float w[FS_MAX_CLASSES]; /* training.class_weights given as a mapping (d = FS_CW_EXPLICIT): the weights */
     int line, col;
 } SwVal;
 
-/* training.class_weights written as {H: w, E: w, C: w} (class_weights.c):
- * every class once, each weight > 0 and at most FS_CW_MAX. 0 with *out
- * set, or -1 with the error added naming `where`. */
-int sw_class_weights_read(const YNode *map, const char *where, SwVal *out, SwErrs *e);
+/* training.class_weights written as {H: w, E: w, C: w} (class_weights.c),
+ * or with data.classes 8 (classes) {H: w, G: w, I: w, E: w, B: w, T: w, S:
+ * w, C: w}: every class of the run once, each weight > 0 and at most
+ * FS_CW_MAX. 0 with *out set, or -1 with the error added naming `where`. */
+int sw_class_weights_read(const YNode *map, const char *where, int classes, SwVal *out, SwErrs *e);
 /* Such a value as the canonical sweep writes it ("{H: 1, E: 2, C: 0.5}"),
  * and as a trial config's JSON object ({"C":0.5,"E":2,"H":1}, keys sorted). */
 void sw_class_weights_text(const SwVal *v, char *out, size_t n);
-void sw_class_weights_json(const float w[FS_CLASSES], char *out, size_t n);
+void sw_class_weights_json(const float w[FS_MAX_CLASSES], char *out, size_t n);
 
 typedef struct SwOpt {
     SwVal *v;
@@ -164,6 +165,7 @@ typedef struct SwSpace {
     int layers_line, layers_col;
     SwRange ranges[SW_MAX_RANGES]; /* in parse order: model options, layer lists, training */
     int n_ranges;
+    int classes; /* data.classes (3 or 8): the letters of explicit class weights */
 } SwSpace;
 
 /* ranges.c. Whether v is written as a range ({low: .., high: ..}). */

@@ -143,7 +143,7 @@ int sweep_load_test(const FsSweep *sw, FsDataset *test, FsErrList *errs)
     FsLoadSpec spec = {sw->test_format, (const char **)sw->test_inputs, sw->n_test_inputs,
                        sw->test_sequences, sw->test_labels, sw->test_mask};
     FsErr err = {0};
-    if (data_load(test, &spec, &err)) {
+    if (data_load_classes(test, &spec, sw->classes, &err)) {
         sw_file_error(sw, &err, "test", sw->test_line, sw->test_col, errs);
         data_free(test);
         return -1;

@@ -136,7 +136,11 @@ void core_checkpoint_save(FsModel *m, const FsFitState *s, const FsFitResult *ou
     set_tensor(&t[4], "perm", "U32", m->perm, c->fd->n_train, -1);
     set_tensor(&t[5], "rng", "U64", m->rng.s, 4, -1);
     set_tensor(&t[6], "state", "U64", st, ST_WORDS, -1);
-    set_tensor(&t[7], "best_confusion", "U64", s->best_conf, FS_CLASSES, FS_CLASSES);
+    uint64_t conf[FS_MAX_CLASSES * FS_MAX_CLASSES]; /* the net's classes by its classes, packed */
+    const int K = net->classes;
+    for (int a = 0; a < K; a++)
+        for (int b = 0; b < K; b++) conf[a * K + b] = s->best_conf[a][b];
+    set_tensor(&t[7], "best_confusion", "U64", conf, K, K);
     set_tensor(&t[8], "stop", "U8", &s->st, (int64_t)sizeof s->st, -1);
     set_tensor(&t[9], "curves", "F32", curves, 4, ne);
     /* The data section is the tensors' bytes in order: its CRC. */
@@ -220,7 +224,7 @@ static int ckpt_check(const FsSafetensors *f, const FsCkpt *c, const FsNet *net,
         !(t[2] = want(f, "m1", "F32", np, why, why_n)) || !(t[3] = want(f, "m2", "F32", np, why, why_n)) ||
         !(t[4] = want(f, "perm", "U32", c->fd->n_train, why, why_n)) ||
         !(t[5] = want(f, "rng", "U64", 4, why, why_n)) || !(t[6] = want(f, "state", "U64", ST_WORDS, why, why_n)) ||
-        !(t[7] = want(f, "best_confusion", "U64", FS_CLASSES * FS_CLASSES, why, why_n)) ||
+        !(t[7] = want(f, "best_confusion", "U64", (uint64_t)net->classes * (uint64_t)net->classes, why, why_n)) ||
         !(t[8] = want(f, "stop", "U8", sizeof(FsStopState), why, why_n)))
         return -1;
     copy_out(t[6], st);
@@ -251,7 +255,11 @@ static void ckpt_apply(FsModel *m, const FsTensor **t, const uint64_t *st, FsFit
     copy_out(t[2], m->m1);
     copy_out(t[3], m->m2);
     copy_out(t[5], m->rng.s);
-    copy_out(t[7], s->best_conf);
+    uint64_t conf[FS_MAX_CLASSES * FS_MAX_CLASSES];
+    const int K = m->net->classes;
+    copy_out(t[7], conf);
+    for (int a = 0; a < FS_MAX_CLASSES; a++)
+        for (int b = 0; b < FS_MAX_CLASSES; b++) s->best_conf[a][b] = a < K && b < K ? conf[a * K + b] : 0;
     copy_out(t[8], &s->st);
     s->epoch = (int)st[ST_EPOCH];
     s->next = (uint32_t)st[ST_NEXT];

@@ -49,7 +49,7 @@ typedef struct FsFitState {
     double loss_sum;    /* its training loss so far */
     int epochs, best_epoch;
     float best_loss;
-    uint64_t best_conf[FS_CLASSES][FS_CLASSES];
+    uint64_t best_conf[FS_MAX_CLASSES][FS_MAX_CLASSES]; /* the net's classes by its classes */
     uint64_t n_train_ex, n_val_ex;
     double val_seconds, seconds; /* seconds: the fit's time so far */
     FsStopState st;
@@ -110,7 +110,7 @@ FS_DEVICE void step_forward(FsModel *m, int B, int train);
 /* Softmax cross-entropy on the output; returns the summed loss over the
  * batch, writes d(loss/B)/d(logits) when grad, adds to confusion if given.
  * A chain batch: over its scored residues (loss / scored). */
-FS_DEVICE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[FS_CLASSES][FS_CLASSES]);
+FS_DEVICE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[FS_MAX_CLASSES][FS_MAX_CLASSES]);
 /* Gradients of the batch's loss. With ts (not NULL) and no clipping, the
  * dense layers' weight matrices are updated during the pass instead of
  * having gradients stored (see step_fuses); returns nonzero, agreed by the

@@ -46,7 +46,7 @@ FS_DEVICE FS_NOINLINE static long fit_steps(const FsModel *m, const FsFoldData *
 
 /* Mean validation loss (per scored residue) and the confusion matrix, forward only. */
 FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, int eval_batch,
-                                             uint64_t conf[FS_CLASSES][FS_CLASSES])
+                                             uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES])
 {
     /* What the loop keeps across its calls, in memory (FS_IN_MEMORY). */
     struct {
@@ -54,8 +54,8 @@ FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, i
         uint32_t s;
         int nb, B;
     } k = {0.0, 0, 0, 0};
-    for (int a = 0; a < FS_CLASSES; a++)
-        for (int b = 0; b < FS_CLASSES; b++) conf[a][b] = 0;
+    for (int a = 0; a < FS_MAX_CLASSES; a++)
+        for (int b = 0; b < FS_MAX_CLASSES; b++) conf[a][b] = 0;
     for (; k.s < fd->n_valid; k.s += (uint32_t)k.nb) {
         k.nb = fit_batch_size(m, fd, fd->valid + k.s, fd->n_valid - k.s, eval_batch);
         k.B = fit_load(m, fd, fd->valid + k.s, k.nb);
@@ -67,17 +67,18 @@ FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, i
     return fd->n_valid_res ? k.loss / (double)fd->n_valid_res : 0.0;
 }
 
-/* Validation Q3 from the confusion; with wrong set, its error 1 - Q3
+/* Validation Q3 (Q8 in an 8-state run: the accuracy over the net's
+ * classes; the matrix is zero past them) from the confusion; with wrong set, its error 1 - Q3
  * instead, from the residues counted wrong (not 1.0f - Q3: that rounds
  * two close Q3s to one error below Q3 0.5, and the kept epoch must be the
  * first with the most residues right). 0 for no residues, as validate's
  * loss. */
-FS_DEVICE static float q3_of(uint64_t conf[FS_CLASSES][FS_CLASSES], int wrong)
+FS_DEVICE static float q3_of(uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES], int wrong)
 {
     uint64_t n = 0, ok = 0;
-    for (int a = 0; a < FS_CLASSES; a++)
-        for (int b = 0; b < FS_CLASSES; b++) n += conf[a][b];
-    for (int a = 0; a < FS_CLASSES; a++) ok += conf[a][a];
+    for (int a = 0; a < FS_MAX_CLASSES; a++)
+        for (int b = 0; b < FS_MAX_CLASSES; b++) n += conf[a][b];
+    for (int a = 0; a < FS_MAX_CLASSES; a++) ok += conf[a][a];
     return n ? (float)((double)(wrong ? n - ok : ok) / (double)n) : 0.0f;
 }
 
@@ -116,8 +117,8 @@ FS_DEVICE static void fit_begin(FsModel *m, const FsFoldData *fd, FsFitState *s)
     s->loss_sum = 0.0;
     s->epochs = s->best_epoch = 0;
     s->best_loss = INFINITY;
-    for (int a = 0; a < FS_CLASSES; a++)
-        for (int b = 0; b < FS_CLASSES; b++) s->best_conf[a][b] = 0;
+    for (int a = 0; a < FS_MAX_CLASSES; a++)
+        for (int b = 0; b < FS_MAX_CLASSES; b++) s->best_conf[a][b] = 0;
     s->n_train_ex = s->n_val_ex = 0;
     s->val_seconds = s->seconds = 0.0;
     stop_init(&s->st);
@@ -202,7 +203,7 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
                                            FsFitResult *out, double t_start, int *halt)
 {
     const int epoch = s->epoch;
-    uint64_t conf[FS_CLASSES][FS_CLASSES];
+    uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES];
 #if !defined(__CUDACC__)
     FS_MASTER
     {
@@ -239,8 +240,8 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
         copy_floats(m->best, m->w, m->net->n_params + m->net->n_state);
         s->best_epoch = epoch;
         s->best_loss = (float)val_loss;
-        for (int a = 0; a < FS_CLASSES; a++)
-            for (int b = 0; b < FS_CLASSES; b++) s->best_conf[a][b] = conf[a][b];
+        for (int a = 0; a < FS_MAX_CLASSES; a++)
+            for (int b = 0; b < FS_MAX_CLASSES; b++) s->best_conf[a][b] = conf[a][b];
     }
     *halt = (flags & FS_STOP_HALT) != 0;
     return FS_FIT_OK;
@@ -309,8 +310,9 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         o->diverged_epoch = k.div_epoch;
         o->diverged_step = k.div_step;
         o->best_val_loss = s.best_loss;
-        for (int a = 0; a < FS_CLASSES; a++)
-            for (int b = 0; b < FS_CLASSES; b++) o->best_confusion[a][b] = s.best_conf[a][b];
+        o->classes = m->net->classes;
+        for (int a = 0; a < FS_MAX_CLASSES; a++)
+            for (int b = 0; b < FS_MAX_CLASSES; b++) o->best_confusion[a][b] = s.best_conf[a][b];
         o->train_examples = s.n_train_ex;
         o->val_examples = s.n_val_ex;
         o->val_seconds = s.val_seconds;

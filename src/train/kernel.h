@@ -50,7 +50,7 @@ typedef struct {
     long step;      /* optimizer steps taken (Adam bias correction) */
     float lr;       /* this step's learning rate (train_lr_at; the fit sets it before each step) */
     int class_weighted;    /* training.class_weights is not none: the training loss weighs by class_w */
-    float class_w[FS_CLASSES]; /* per class (train_class_weights) */
+    float class_w[FS_MAX_CLASSES]; /* per class (the net's classes; (train_class_weights) */
     volatile uint64_t *examples; /* optional: examples trained so far, for progress */
     /* CPU only (NULL on the GPU): the fold's checkpointing
      * (train/checkpoint.c); the state a fit resumes from (a checkpoint read
@@ -132,7 +132,7 @@ void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train);
 void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float *weights);
 /* Host: the model's class weights (training.class_weights) from its fold's
  * training examples' class counts (train_class_counts). */
-void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES]);
+void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[FS_MAX_CLASSES]);
 /* Host: compiles the job's net and counts its examples; -1 with the job's
  * result marked failed (and why) if it cannot train. */
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);

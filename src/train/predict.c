@@ -11,14 +11,14 @@
 
 /* Probabilities and the prediction from one output row of logits zb (the
  * first largest logit is the prediction, as in step_loss). */
-static void predict_row(const float *zb, float *p, uint8_t *pred)
+static void predict_row(const float *zb, int K, float *p, uint8_t *pred)
 {
     int arg = 0;
     float mx = zb[0], sum = 0.0f;
-    for (int k = 1; k < FS_CLASSES; k++)
+    for (int k = 1; k < K; k++)
         if (zb[k] > mx) mx = zb[k], arg = k;
-    for (int k = 0; k < FS_CLASSES; k++) sum += (p[k] = expf(zb[k] - mx));
-    for (int k = 0; k < FS_CLASSES; k++) p[k] /= sum;
+    for (int k = 0; k < K; k++) sum += (p[k] = expf(zb[k] - mx));
+    for (int k = 0; k < K; k++) p[k] /= sum;
     if (pred) *pred = (uint8_t)arg;
 }
 
@@ -37,7 +37,8 @@ static void predict_chains(FsModel *m, const FsDataset *ds, const FsFoldData *fd
                            float *probs, uint8_t *pred)
 {
     const FsNet *net = m->net;
-    const float *z = m->work + net->layer[net->n - 1].a + (long)net->pad * FS_CLASSES;
+    const int K = net->classes;
+    const float *z = m->work + net->layer[net->n - 1].a + (long)net->pad * K;
     uint32_t *starts = fs_malloc(sizeof(uint32_t) * ((size_t)n + 1));
     uint32_t *at = fs_malloc(sizeof(uint32_t) * ((size_t)n + 1)); /* each chain's first idx entry */
     uint32_t nc = 0;
@@ -54,7 +55,7 @@ static void predict_chains(FsModel *m, const FsDataset *ds, const FsFoldData *fd
         for (int b = 0; b < nb; b++, c++) {
             for (uint32_t i = at[c]; i < at[c + 1]; i++) {
                 const long row = row0 + (idx[i] - starts[c]);
-                predict_row(z + row * FS_CLASSES, probs + (size_t)i * FS_CLASSES, pred ? pred + i : NULL);
+                predict_row(z + row * K, K, probs + (size_t)i * K, pred ? pred + i : NULL);
             }
             row0 += (long)step_chain_length(fd, starts[c]) + net->pad;
         }
@@ -97,7 +98,7 @@ void train_predict(const FsNet *net_in, const float *weights, const FsDataset *d
         step_load_batch(&m, &fd, idx + s, nb);
         step_forward(&m, nb, 0);
         for (int b = 0; b < nb; b++)
-            predict_row(z + b * FS_CLASSES, probs + ((size_t)s + (size_t)b) * FS_CLASSES,
+            predict_row(z + b * net.classes, net.classes, probs + ((size_t)s + (size_t)b) * net.classes,
                         pred ? pred + s + (uint32_t)b : NULL);
     }
     free(buf);

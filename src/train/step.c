@@ -136,22 +136,22 @@ FS_DEVICE FS_NOINLINE void step_load_chain(FsModel *m, const FsFoldData *fd, con
     if (m->net->feat_in >= 0) step_load_chain_features(m, fd, idx, n);
 }
 
-FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[FS_CLASSES][FS_CLASSES])
+FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t confusion[FS_MAX_CLASSES][FS_MAX_CLASSES])
 {
     const FsLayer *y = &m->net->layer[m->net->n - 1];
     /* A window model: one output per example. A chain model: one per row
      * of its batch (rows after the pad), the scored ones counted, the loss
      * a mean over them. */
-    const int chain = m->net->chain, n = chain ? m->rows : B;
-    const float *z = m->work + y->a + (chain ? (long)m->net->pad * FS_CLASSES : 0);
-    float *d = m->work + y->d + (chain ? (long)m->net->pad * FS_CLASSES : 0);
+    const int chain = m->net->chain, n = chain ? m->rows : B, K = m->net->classes;
+    const float *z = m->work + y->a + (chain ? (long)m->net->pad * K : 0);
+    float *d = m->work + y->d + (chain ? (long)m->net->pad * K : 0);
     const float denom = chain ? (float)(m->scored ? m->scored : 1) : (float)B;
     FS_PARFOR(b, n)
     {
-        const float *zb = z + b * FS_CLASSES;
+        const float *zb = z + b * K;
         int arg = 0;
         float mx = zb[0];
-        for (int k = 1; k < FS_CLASSES; k++)
+        for (int k = 1; k < K; k++)
             if (zb[k] > mx) {
                 mx = zb[k];
                 arg = k;
@@ -161,10 +161,10 @@ FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t con
         if (lab == FS_LABEL_NONE) {
             m->ex_loss[b] = 0.0f;
             if (grad)
-                for (int k = 0; k < FS_CLASSES; k++) d[b * FS_CLASSES + k] = 0.0f;
+                for (int k = 0; k < K; k++) d[b * K + k] = 0.0f;
         } else {
-            float e[FS_CLASSES], sum = 0.0f;
-            for (int k = 0; k < FS_CLASSES; k++) {
+            float e[FS_MAX_CLASSES], sum = 0.0f;
+            for (int k = 0; k < K; k++) {
                 e[k] = expf(zb[k] - mx);
                 sum += e[k];
             }
@@ -174,9 +174,9 @@ FS_DEVICE FS_NOINLINE double step_loss(FsModel *m, int B, int grad, uint64_t con
             const int weigh = grad && m->class_weighted;
             if (weigh) m->ex_loss[b] *= m->class_w[lab];
             if (grad)
-                for (int k = 0; k < FS_CLASSES; k++) {
+                for (int k = 0; k < K; k++) {
                     const float g = (e[k] / sum - (k == lab ? 1.0f : 0.0f)) / denom;
-                    d[b * FS_CLASSES + k] = weigh ? g * m->class_w[lab] : g;
+                    d[b * K + k] = weigh ? g * m->class_w[lab] : g;
                 }
         }
     }

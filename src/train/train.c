@@ -92,10 +92,12 @@ int train_spec_check(const FsTrainSpec *ts, FsErr *err)
     if ((unsigned)ts->class_weights >= FS_CW_COUNT)
         return fs_err_set(err, "class_weights: expected none, balanced or explicit, got %d", (int)ts->class_weights),
                -1;
-    for (int c = 0; c < FS_CLASSES && ts->class_weights == FS_CW_EXPLICIT; c++)
-        if (!(ts->class_w[c] > 0.0f && ts->class_w[c] <= FS_CW_MAX))
+    /* Past the third, a class's weight is 0 where the run has 3 classes. */
+    for (int c = 0; c < FS_MAX_CLASSES && ts->class_weights == FS_CW_EXPLICIT; c++)
+        if (!(ts->class_w[c] > 0.0f && ts->class_w[c] <= FS_CW_MAX) && !(c >= FS_CLASSES && ts->class_w[c] == 0.0f))
             return fs_err_set(err, "class_weights: class %c's weight must be > 0 and at most %g, got %g",
-                              FS_CLASS_LETTERS[c], (double)FS_CW_MAX, (double)ts->class_w[c]),
+                              fs_class_letters(ts->class_w[FS_CLASSES] > 0.0f ? FS_CLASSES8 : FS_CLASSES)[c],
+                              (double)FS_CW_MAX, (double)ts->class_w[c]),
                    -1;
     return stop_spec_check(&ts->stop, err);
 }
@@ -193,8 +195,8 @@ double train_result_metric(const FsFitResult *r, FsMetricKind m)
 {
     if (m == FS_METRIC_LOSS) return r->best_val_loss;
     FsMetrics q;
-    metrics_from_confusion(&q, r->best_confusion);
-    return q.q3;
+    metrics_from_classes(&q, r->classes, r->best_confusion);
+    return m == FS_METRIC_Q8 ? q.q8 : q.q3;
 }
 
 static int job_fail(const FsJob *job, const char *msg)
@@ -266,34 +268,32 @@ void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float 
     m->step = 0;
     m->lr = ts->lr;
     m->class_weighted = 0;
-    for (int c = 0; c < FS_CLASSES; c++) m->class_w[c] = 1.0f;
+    for (int c = 0; c < FS_MAX_CLASSES; c++) m->class_w[c] = 1.0f;
 }
 
-void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t counts[FS_CLASSES])
+void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t *counts)
 {
-    for (int c = 0; c < FS_CLASSES; c++) counts[c] = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const int c = FS_SS_CLASS(ss[idx[i]]);
-        if (c >= 0 && c < FS_CLASSES) counts[c]++;
-    }
+    for (int c = 0; c < FS_MAX_CLASSES; c++) counts[c] = 0;
+    for (uint32_t i = 0; i < n; i++) counts[FS_SS_CLASS(ss[idx[i]])]++;
 }
 
-void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES], float w[FS_CLASSES])
+void train_class_weights(const FsTrainSpec *ts, int classes, const uint64_t *counts, float *w)
 {
+    const int K = fs_classes(classes);
     uint64_t total = 0;
-    for (int c = 0; c < FS_CLASSES; c++) total += counts[c];
+    for (int c = 0; c < K; c++) total += counts[c];
     const double n = (double)total;
-    for (int c = 0; c < FS_CLASSES; c++)
-        w[c] = ts->class_weights == FS_CW_EXPLICIT                 ? ts->class_w[c]
-               : ts->class_weights == FS_CW_BALANCED && counts[c] ? (float)(n / (FS_CLASSES * (double)counts[c]))
+    for (int c = 0; c < K; c++)
+        w[c] = ts->class_weights == FS_CW_EXPLICIT               ? ts->class_w[c]
+               : ts->class_weights == FS_CW_BALANCED && counts[c] ? (float)(n / (K * (double)counts[c]))
                                                                    : 1.0f;
 }
 
 /* The model's per-class loss weights for its fold's training examples. */
-void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES])
+void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[FS_MAX_CLASSES])
 {
     m->class_weighted = ts->class_weights != FS_CW_NONE;
-    train_class_weights(ts, counts, m->class_w);
+    train_class_weights(ts, m->net->classes, counts, m->class_w);
 }
 
 uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *fd)
@@ -312,13 +312,13 @@ uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *
 
 /* The class counts of a fold's training residues (a chain model's: every
  * scored residue of its chains). */
-static void fold_class_counts(const FsFoldData *fd, int chains, uint64_t counts[FS_CLASSES])
+static void fold_class_counts(const FsFoldData *fd, int chains, uint64_t counts[FS_MAX_CLASSES])
 {
     if (!chains) {
         train_class_counts(fd->ss, fd->train, fd->n_train, counts);
         return;
     }
-    for (int c = 0; c < FS_CLASSES; c++) counts[c] = 0;
+    for (int c = 0; c < FS_MAX_CLASSES; c++) counts[c] = 0;
     for (uint32_t i = 0; i < fd->n_train; i++) {
         const uint32_t r0 = fd->train[i], len = step_chain_length(fd, r0);
         for (uint32_t r = r0; r < r0 + len; r++)
@@ -347,7 +347,7 @@ int train_job(const FsJob *job)
     core_model_bind(&m, &net, buf, 0);
     m.perm = idx;
     core_model_seed(&m, &net, ts, m.w);
-    uint64_t counts[FS_CLASSES];
+    uint64_t counts[FS_MAX_CLASSES];
     fold_class_counts(&fd, net.chain, counts);
     core_model_weigh(&m, ts, counts);
     m.cancel = job->cancel;

@@ -82,7 +82,7 @@ typedef struct {
     float lr_step_factor; /* FS_LR_STEP: multiplier, in (0, 1] */
     int warmup_epochs;    /* linear warm-up epochs, 0 = none */
     FsClassWeights class_weights;
-    float class_w[FS_CLASSES]; /* FS_CW_EXPLICIT: the weights, in class order (> 0) */
+    float class_w[FS_MAX_CLASSES]; /* FS_CW_EXPLICIT: the weights, in class order (> 0), the run's classes */
     uint64_t seed[3];    /* sweep seed, trial hash, fold: the model's random streams */
 } FsTrainSpec;
 
@@ -104,7 +104,8 @@ typedef struct {
     int diverged_epoch;    /* 1-based epoch and 0-based step within it, when diverged */
     long diverged_step;
     float best_val_loss;
-    uint64_t best_confusion[FS_CLASSES][FS_CLASSES]; /* validation confusion at the best epoch */
+    int classes;           /* the model's classes (3 or 8): best_confusion's rows and columns */
+    uint64_t best_confusion[FS_MAX_CLASSES][FS_MAX_CLASSES]; /* validation confusion at the best epoch */
     uint64_t train_examples; /* examples trained on (forward + backward) */
     uint64_t val_examples;   /* examples evaluated */
     double seconds, val_seconds;
@@ -141,8 +142,10 @@ FS_HOST_DEVICE static inline float train_lr_at(const FsTrainSpec *ts, int epoch,
 /* Counts of each class over the examples idx[0..n) of labels ss (the
  * data's FS_SS_CLASS codes), and the weights ts->class_weights gives them
  * (1 for none, and for a class with no examples). */
-void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t counts[FS_CLASSES]);
-void train_class_weights(const FsTrainSpec *ts, const uint64_t counts[FS_CLASSES], float w[FS_CLASSES]);
+/* counts: FS_MAX_CLASSES entries (every class a label byte can hold);
+ * w: the run's classes' (3 or 8) entries. */
+void train_class_counts(const uint8_t *ss, const uint32_t *idx, uint32_t n, uint64_t *counts);
+void train_class_weights(const FsTrainSpec *ts, int classes, const uint64_t *counts, float *w);
 /* Whether a result's counts are ones a fit can produce (epochs, best and
  * diverged epoch within 0..FS_TRAIN_MAX_EPOCHS and each other, halted_by
  * 0 or 1, diverged_step >= 0); 0, or -1 with why. The journal refuses to

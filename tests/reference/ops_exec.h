@@ -14,9 +14,9 @@
 FS_DEVICE static void ops_exec(FsModel *m, char *arena, OpsCall *c)
 {
     double ret = 0.0;
-    uint64_t conf[3][3];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) conf[i][j] = 0;
+    uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES];
+    for (int i = 0; i < FS_MAX_CLASSES; i++)
+        for (int j = 0; j < FS_MAX_CLASSES; j++) conf[i][j] = 0;
     switch (c->kind) {
     case OPS_FORWARD:
         layer_forward(m, c->layer, c->B, c->train);
