@@ -361,7 +361,7 @@ static void test_fit(void)
     FsErr err = {0};
     CHECK(model_compile(&net, &a, 1, &err) == 0);
     train_predict(&net, w1[0], &ds, idx, nv, 7, probs, pred);
-    uint64_t conf[FS_CLASSES][FS_CLASSES] = {{0}};
+    uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES] = {{0}};
     for (uint32_t i = 0; i < nv; i++) conf[FS_SS_CLASS(ds.ss[idx[i]])][pred[i]]++;
     CHECK(memcmp(conf, r1[0].best_confusion, sizeof conf) == 0);
     free(idx);

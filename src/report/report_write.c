@@ -206,6 +206,20 @@ static void json_fold(FsJsonOut *w, const FsReportFold *f)
     json_end(w);
 }
 
+/* An 8-state run's classes, mean Q8 and Q3 (docs/leaderboard-json.md), and
+ * the pooled MCC of each class. */
+static void json_row_classes(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
+{
+    if (report_classes(rep) == FS_CLASSES8) {
+        json_member_int(w, "classes", FS_CLASSES8);
+        put_num(w, "q8", row->q8_mean);
+        put_num(w, "q3", row->q3_mean);
+    }
+    if (row->pooled.n)
+        for (int c = 0; c < row->pooled.classes; c++)
+            put_num(w, (char[]){'m', 'c', 'c', '_', fs_class_letters(row->pooled.classes)[c], 0}, row->pooled.mcc[c]);
+}
+
 static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
 {
     json_object_begin(w);
@@ -257,14 +271,7 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     json_member_int(w, "repeats", rep->spec.repeats > 1 ? rep->spec.repeats : 1);
     json_member_int(w, "seeds", row->seeds);
     put_num(w, "seed_sd", row->seed_sd);
-    if (report_classes(rep) == FS_CLASSES8) { /* an 8-state run (docs/leaderboard-json.md) */
-        json_member_int(w, "classes", FS_CLASSES8);
-        put_num(w, "q8", row->q8_mean);
-        put_num(w, "q3", row->q3_mean);
-    }
-    if (row->pooled.n)
-        for (int c = 0; c < row->pooled.classes; c++)
-            put_num(w, (char[]){'m', 'c', 'c', '_', fs_class_letters(row->pooled.classes)[c], 0}, row->pooled.mcc[c]);
+    json_row_classes(w, rep, row);
     for (int d = 0; d < rep->n_param; d++) {
         json_key(w, rep->param_col[d]);
         json_param(w, row->param[d]);
