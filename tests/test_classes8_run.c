@@ -1,0 +1,161 @@
+/*
+ * test_classes8_run: an 8-state run end to end, through the binary (#31
+ * item 2). Made-up proteins with DSSP-8 labels in a record file; a sweep
+ * with data.classes: 8; the leaderboard's JSON carries q8 (and q3, the
+ * 8-state predictions reduced) and 8 x 8 confusions; SIGKILL mid-run then
+ * the same command gives the leaderboard of an uninterrupted run; predict
+ * writes 8-state probabilities (csv) and letters (fasta); evaluate reports
+ * Q8 and the 8 x 8 matrix, and refuses 3-state labels for 8-state models.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+
+#include "test_proc.h"
+#include "test_runs.h"
+
+static char tmp[256];
+
+/* 90 made-up proteins: segments of one DSSP-8 state, each state favouring
+ * a few residues, so that a small model learns something of every state. */
+static void write_records(const char *path)
+{
+    static const char *const favour[8] = {"AELMQK", "AELP", "ELMH", "VIYFWT", "VITC", "GNDP", "GSNDP", "GPSNDK"};
+    FILE *f = fopen(path, "w");
+    uint64_t x = 88172645463325252ull;
+    for (int p = 0; p < 90; p++) {
+        char seq[200], lab[200];
+        int n = 0;
+        while (n < 60) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int state = (int)(x % 8), len = 2 + (int)((x >> 8) % 6);
+            for (int k = 0; k < len && n < 190; k++, n++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                const char *fav = favour[state];
+                seq[n] = x % 4 ? fav[(x >> 4) % strlen(fav)] : "ACDEFGHIKLMNPQRSTVWY"[(x >> 4) % 20];
+                lab[n] = "HGIEBTSC"[state];
+            }
+        }
+        seq[n] = lab[n] = '\0';
+        fprintf(f, ">p%d\n%s\n%s\n\n", p, seq, lab);
+    }
+    fclose(f);
+}
+
+static const char *SWEEP8 = "data:\n"
+                            "  inputs: [r8.txt]\n"
+                            "  classes: 8\n"
+                            "  window: 9\n"
+                            "  folds: 3\n"
+                            "model:\n"
+                            "  depth: 1\n"
+                            "  filters: [8, 16]\n"
+                            "  kernel: 5\n"
+                            "  dense: 0\n"
+                            "training:\n"
+                            "  epochs: 3\n"
+                            "  batch_size: 16\n"
+                            "  class_weights: balanced\n"
+                            "  seed: 5\n";
+
+static char *run_out(char **argv, const char *log)
+{
+    CHECK_MSG(tp_run_argv(argv, log) == 0, "%s %s failed", argv[0], argv[1]);
+    return tp_read_file(log, NULL);
+}
+
+static void check_predict_evaluate(const char *dir, const char *log)
+{
+    char fa[300], uci[300], path[300];
+    snprintf(fa, sizeof fa, "%s/q.fasta", tmp);
+    tp_write_text(fa, ">q1\nMKVLAAGIVGLLEELMQKAAGNDP\n");
+    char *pcsv[] = {"foldsweep", "predict", (char *)dir, fa, "--format", "csv", NULL};
+    char *out = run_out(pcsv, log);
+    CHECK(out && strstr(out, "id,seq,n,q3,p[q3_H],p[q3_E],p[q3_C],q8,p[q8_H],p[q8_G],p[q8_I],p[q8_E],p[q8_B],p[q8_T],"
+                             "p[q8_S],p[q8_C],agree\n"));
+    CHECK(out && tp_count(out, "\nq1,") == 24);
+    free(out);
+    char *pfa[] = {"foldsweep", "predict", (char *)dir, fa, "--format", "fasta", NULL};
+    out = run_out(pfa, log);
+    CHECK(out && !strncmp(out, ">q1\nMKVLAAGIVGLLEELMQKAAGNDP\n", 29) && strlen(out) == 29 + 25);
+    CHECK(out && strspn(out + 29, "HGIEBTSC") == 24); /* 8-state letters */
+    free(out);
+    snprintf(path, sizeof path, "%s/r8.txt", tmp);
+    char *ev[] = {"foldsweep", "evaluate", (char *)dir, path, "--allow-overlap", "--format", "json", NULL};
+    out = run_out(ev, log);
+    CHECK(out && strstr(out, "\"q8\":") && strstr(out, "\"reduction\":\"H G I -> H, E B -> E, T S C -> C\""));
+    CHECK(out && strstr(out, "\"G\":{\"precision\"") && strstr(out, "\"S\":{\"precision\""));
+    const char *cm = out ? strstr(out, "\"confusion\":[") : NULL;
+    CHECK(cm && tp_count(cm, "],[") == 7); /* 8 rows */
+    free(out);
+    char *evt[] = {"foldsweep", "evaluate", (char *)dir, path, "--allow-overlap", NULL};
+    out = run_out(evt, log);
+    CHECK(out && strstr(out, "Q8  ") && strstr(out, "columns predicted H G I E B T S C)"));
+    free(out);
+    /* 3-state labels for 8-state models: refused, naming the file. */
+    snprintf(uci, sizeof uci, "%s/u.txt", tmp);
+    tp_write_text(uci, "<>\nM h\nK e\nV _\nend\n");
+    char *evu[] = {"foldsweep", "evaluate", (char *)dir, uci, "--allow-overlap", NULL};
+    CHECK(tp_run_argv(evu, log) == 1);
+    out = tp_read_file(log, NULL);
+    CHECK_MSG(out && strstr(out, "u.txt") && strstr(out, "3-state"), "%s", out ? out : "");
+    free(out);
+}
+
+int main(void)
+{
+    (void)TR_SWEEP; /* test_runs.h's 3-state sweep: this test writes its own */
+    tp_tmpdir(tmp, sizeof tmp, "classes8");
+    char sweep[300], a[300], b[300], log[300], path[400];
+    snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);
+    snprintf(a, sizeof a, "%s/a", tmp);
+    snprintf(b, sizeof b, "%s/b", tmp);
+    snprintf(log, sizeof log, "%s/log.txt", tmp);
+    snprintf(path, sizeof path, "%s/r8.txt", tmp);
+    write_records(path);
+    tp_write_text(sweep, SWEEP8);
+
+    /* 1. A complete run: 2 trials x 3 folds; the JSON has q8 and q3. */
+    CHECK(tr_run(sweep, a, "2", log) == 0);
+    snprintf(path, sizeof path, "%s/leaderboard.json", a);
+    CHECK(tp_count_in_file(path, "\"rank\":") == 2);
+    CHECK(tp_count_in_file(path, "\"classes\":8") == 2);
+    CHECK(tp_count_in_file(path, "\"name\":\"q8\"") == 2);
+    CHECK(tp_count_in_file(path, "\"q8\":0.") == 2 + 6); /* each row's mean and each fold's */
+    CHECK(tp_count_in_file(path, "\"q3\":0.") == 2 + 6);
+    CHECK(tp_count_in_file(path, "\"mcc_G\":") == 2);
+    snprintf(path, sizeof path, "%s/journal.jsonl", a);
+    CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 6);
+    CHECK(tp_count_in_file(path, "\"confusion\":[[") == 6);
+    snprintf(path, sizeof path, "%s/report.html", a);
+    CHECK(tp_count_in_file(path, "&middot; Q8 ") >= 1 && tp_count_in_file(path, "<th>G (3-10 helix)</th>") >= 1);
+    char *board_a = tr_board(a, tmp);
+    CHECK(strstr(board_a, ",q3,q8,mcc_H,mcc_G,mcc_I,mcc_E,mcc_B,mcc_T,mcc_S,mcc_C,"));
+
+    /* 2. SIGKILL after 2 folds, then the same command: the same leaderboard. */
+    tr_kill_after(sweep, b, "1", 2, log);
+    tr_wait_unlocked(b);
+    CHECK(tr_run(sweep, b, "2", log) == 0);
+    char *board_b = tr_board(b, tmp);
+    CHECK_MSG(!strcmp(board_a, board_b), "leaderboards differ after SIGKILL and resume:\n%s\n---\n%s", board_a, board_b);
+    CHECK(tr_same_models(a, b, "resumed") == 6);
+    free(board_a);
+    free(board_b);
+
+    /* 3. A changed data.classes is refused on resume (the canonical sweep differs). */
+    char sweep3[300];
+    snprintf(sweep3, sizeof sweep3, "%s/s3.yaml", tmp);
+    char *three = strdup(SWEEP8);
+    memcpy(strstr(three, "classes: 8"), "classes: 3", 10);
+    tp_write_text(sweep3, three);
+    free(three);
+    CHECK(tr_run(sweep3, a, "2", log) != 0);
+    char *out = tp_read_file(log, NULL);
+    CHECK_MSG(out && strstr(out, "classes"), "%s", out ? out : "");
+    free(out);
+
+    check_predict_evaluate(a, log);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (!t_failures && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    return test_finish();
+}
