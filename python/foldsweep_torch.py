@@ -37,6 +37,13 @@ except ImportError:  # the FASTA reader (read_fasta) works without PyTorch
 
 ALPHABET = "ACDEFGHIKLMNPQRSTVWYX"
 CLASSES = "HEC"
+CLASSES8 = "HGIEBTSC"  # an 8-state model's (data.classes: 8): DSSP's states, foldsweep's order
+
+
+def classes_of(models):
+    """The class letters of a model or an ensemble: the output width's (3 or 8)."""
+    m = models[0] if isinstance(models, (list, tuple)) else models
+    return getattr(m, "classes", CLASSES)
 FORMAT = "foldsweep-model"
 FORMAT_VERSION = "1"
 MAX_LAYERS = 16  # foldsweep's limit, the output layer not counted
@@ -271,7 +278,9 @@ def build(arch):
                 mods.append(Highway(c, k, act, dilation=d, padding=pad))
         elif kind in ("dense", "output"):
             if kind == "output":
-                u = _int(y, "units", len(CLASSES), len(CLASSES), where)
+                u = _int(y, "units", len(CLASSES), len(CLASSES8), where)
+                if u not in (len(CLASSES), len(CLASSES8)):
+                    raise ValueError(f"{where}: output units {u}: expected {len(CLASSES)} or {len(CLASSES8)}")
                 act = None
             else:
                 u = _int(y, "units", 1, 1 << 20, where)
@@ -354,7 +363,11 @@ def load(path):
         raise ValueError(
             f"{where}: format_version {meta.get('format_version')!r}; this loader reads version {FORMAT_VERSION}"
         )
-    for key, want in (("alphabet", ALPHABET), ("classes", CLASSES)):
+    parsed = _json_or_none(meta["arch"]) if "arch" in meta else None
+    layers = parsed.get("layers", []) if isinstance(parsed, dict) else []
+    units = next((y.get("units") for y in layers if isinstance(y, dict) and y.get("kind") == "output"), None)
+    classes = CLASSES8 if units == len(CLASSES8) else CLASSES
+    for key, want in (("alphabet", ALPHABET), ("classes", classes)):
         if key in meta and meta[key] != want:
             raise ValueError(f"{where}: metadata {key} is {meta[key]!r}, expected {want!r}")
     if "arch" not in meta:
@@ -387,6 +400,7 @@ def load(path):
     model.load_state_dict(state, strict=True)
     model.eval()
     model.metadata = meta
+    model.classes = classes
     return model, meta
 
 
@@ -429,6 +443,10 @@ def load_ensemble(path):
         files = [os.fspath(path)]
     models = [load(f)[0] for f in files]
     _same_kind(models, files)
+    for m, f in zip(models, files):
+        if m.classes != models[0].classes:
+            raise ValueError(f"{f}: classes {m.classes}, but {files[0]} has {models[0].classes}: one ensemble "
+                             "predicts one set of classes")
     return models
 
 
@@ -480,6 +498,13 @@ def one_hot_chain(seq):
     return x
 
 
+def _json_or_none(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 def _columns(model, seq, features):
     """The protein's feature columns as a FloatTensor [len, D] checked
     against what the model reads (None for a one-hot model)."""
@@ -520,7 +545,7 @@ def predict_chain(models, seq, features=None):
     if isinstance(models, nn.Module):
         models = [models]
     x = model_input(models[0], seq, features)
-    acc = torch.zeros(len(CLASSES), x.shape[2])
+    acc = torch.zeros(len(classes_of(models)), x.shape[2])
     if x.shape[2] == 0:
         return acc.t().contiguous()
     with torch.no_grad():
@@ -535,11 +560,11 @@ def predict_windows(models, x, batch=256):
         models = [models]
     if any(getattr(m, "chain", False) for m in models):
         raise ValueError("predict_windows: a chain model reads whole chains (predict_chain), not windows")
-    out = torch.empty(x.shape[0], len(CLASSES))
+    out = torch.empty(x.shape[0], len(classes_of(models)))
     with torch.no_grad():
         for s in range(0, x.shape[0], batch):
             xb = x[s : s + batch]
-            acc = torch.zeros(xb.shape[0], len(CLASSES))
+            acc = torch.zeros(xb.shape[0], len(classes_of(models)))
             for m in models:
                 acc += torch.softmax(m(xb), dim=1)
             out[s : s + batch] = acc / len(models)
@@ -664,7 +689,7 @@ def main(argv=None):
               f"({''.join(sorted(unknown))}) read as X", file=sys.stderr)
     for name, seq in proteins:
         p = predict(models, seq, a.batch)
-        states = "".join(CLASSES[i] for i in p.argmax(dim=1).tolist()) if len(seq) else ""
+        states = "".join(classes_of(models)[i] for i in p.argmax(dim=1).tolist()) if len(seq) else ""
         print(f">{name}\n{seq}\n{states}")
     return 0
 

@@ -283,6 +283,82 @@ def check_psipred(fs, model, tmp):
         print(f"  {fmt}: PSIPRED V4.0 layout, one file per protein; 2 proteins to one stream refused")
 
 
+def write_records8(path, n=40):
+    """Made-up proteins with DSSP-8 labels (a record file), each state favouring a few residues."""
+    favour = ["AELMQK", "AELP", "ELMH", "VIYFWT", "VITC", "GNDP", "GSNDP", "GPSNDK"]
+    x = 88172645463325252
+    with open(path, "w") as f:
+        for p in range(n):
+            seq, lab = [], []
+            while len(seq) < 50:
+                x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+                state, length = x % 8, 2 + (x >> 8) % 6
+                for _ in range(length):
+                    x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+                    fav = favour[state] if x % 4 else "ACDEFGHIKLMNPQRSTVWY"
+                    seq.append(fav[(x >> 4) % len(fav)])
+                    lab.append(ft.CLASSES8[state])
+            f.write(f">r{p}\n{''.join(seq)}\n{''.join(lab)}\n\n")
+
+
+def check_classes8(fs, tmp, fasta, proteins):
+    """An 8-state model (data.classes: 8): predict's 8 probabilities (p[q8_H] .. p[q8_C]) against torch's."""
+    rec = os.path.join(tmp, "r8.txt")
+    write_records8(rec)
+    y = os.path.join(tmp, "c8.yaml")
+    open(y, "w").write(f"""data:
+  inputs: [{rec}]
+  classes: 8
+  window: {WINDOW}
+  folds: {FOLDS}
+model:
+  layers:
+    - [{{conv1d: {{filters: 8, width: 5, activation: swish}}}}, batchnorm, {{dense: {{units: 12, activation: relu}}}}]
+training:
+  epochs: 2
+  batch_size: 16
+  learning_rate: 0.01
+""")
+    run, exp, out = (os.path.join(tmp, n) for n in ("run-c8", "exp-c8", "pred-c8.csv"))
+    must([fs, "run", y, "--out", run, "--threads", "2", "--quiet"])
+    must([fs, "export", run, "--rank", "1", "-o", exp])
+    must([fs, "predict", exp, fasta, "--format", "csv", "-o", out])
+    models = ft.load_ensemble(exp)
+    if ft.classes_of(models) != ft.CLASSES8 or any(m.metadata.get("classes") != ft.CLASSES8 for m in models):
+        fail(f"8-state models: classes {ft.classes_of(models)}, metadata {[m.metadata.get('classes') for m in models]}")
+        return
+    with open(out, newline="") as f:
+        r = csv.reader(f)
+        head = next(r)
+        want = ["id", "seq", "n", "q3", "p[q3_H]", "p[q3_E]", "p[q3_C]", "q8"] + [f"p[q8_{c}]" for c in ft.CLASSES8]
+        if head != want + ["agree"]:
+            fail(f"{out}: 8-state CSV header {head}")
+            return
+        rows = {}
+        for row in r:
+            rows.setdefault(row[0], []).append(row)
+    worst, n = 0.0, 0
+    for name, seq in proteins:
+        got = rows.get(name, [])
+        p = ft.predict(models, seq)
+        if len(got) != len(seq) or p.shape != (len(seq), 8):
+            fail(f"8-state {name}: {len(got)} rows, torch {tuple(p.shape)}, {len(seq)} residues")
+            continue
+        c = torch.tensor([[float(v) for v in row[8:16]] for row in got], dtype=torch.float64).reshape(-1, 8)
+        d = (p.double() - c).abs()
+        worst = max(worst, d.max().item() if d.numel() else 0.0)
+        n += len(seq)
+        sure = margin(p) > 2 * TOL
+        bad = [i for i in range(len(seq)) if sure[i] and got[i][7] != ft.CLASSES8[int(p[i].argmax())]]
+        if bad:
+            fail(f"8-state {name} residue {bad[0] + 1}: foldsweep q8 {got[bad[0]][7]}, torch {p[bad[0]].tolist()}")
+    ok = worst <= TOL
+    if not ok:
+        fail(f"8-state models: max |torch - foldsweep| = {worst:.3g} > {TOL:.3g}")
+    print(f"case e (8 states)  {'conv+batchnorm+dense, data.classes: 8':50s} {n} residues x {len(models)} folds: "
+          f"max |torch - foldsweep| = {worst:.2e} {'ok' if ok else 'FAIL'}", flush=True)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__)
@@ -384,6 +460,7 @@ def main():
         damaged_files(files[0], tmp)
     else:
         fail("case a did not run")
+    check_classes8(fs, tmp, fasta, proteins)
 
     print(f"torch_parity: {len(results)} cases, {n_res} residues each, {time.time() - t0:.1f} s, "
           f"tolerance {TOL:.3g}: {'FAILED' if failures else 'passed'}")

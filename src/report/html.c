@@ -134,9 +134,10 @@ static void metric_cell(FILE *out, const FsReport *rep, double v)
 
 static void leaderboard(FILE *out, const FsReport *rep)
 {
-    int loss = rep->spec.metric == FS_METRIC_LOSS;
+    int loss = rep->spec.metric == FS_METRIC_LOSS, q8 = rep->spec.metric == FS_METRIC_Q8;
     fputs("<section id=\"leaderboard\"><h2>Leaderboard</h2>\n<p class=\"why\">Trials ranked by the mean validation ", out);
-    fputs(loss ? "loss over folds (lower first)" : "Q3 over folds (higher first)", out);
+    fputs(loss ? "loss over folds (lower first)" : q8 ? "Q8 over folds (higher first)" : "Q3 over folds (higher first)",
+          out);
     fprintf(out, "; incomplete, diverged and failed trials follow with their reason. &plusmn;95%% is the half-width of "
                  "the mean's 95%% interval with the corrected resampled variance (folds share their training proteins); "
                  "shaded trials are tied with the best: a corrected paired t-test over the folds cannot tell them apart "
@@ -155,7 +156,7 @@ static void leaderboard(FILE *out, const FsReport *rep)
     }
     fputs("<div class=\"scroll\"><table class=\"sortable\" id=\"board\"><thead><tr>", out);
     th(out, "rank", 1), th(out, "trial", 0), th(out, "status", 0);
-    th(out, loss ? "loss mean" : "Q3 mean (%)", 1), th(out, "std", 1), th(out, "&plusmn;95%", 1);
+    th(out, loss ? "loss mean" : q8 ? "Q8 mean (%)" : "Q3 mean (%)", 1), th(out, "std", 1), th(out, "&plusmn;95%", 1);
     th(out, "tied", 0), th(out, "folds", 1), th(out, "seconds", 1);
     if (rep->n_versions > 1) th(out, "sweep", 1);
     th(out, "params", 1), th(out, "architecture", 0), th(out, "reason", 0);
@@ -222,7 +223,7 @@ static void trial_summary(FILE *out, const FsReport *rep, const FsReportRow *r, 
     html_esc(out, r->id);
     fputs("</code> ", out);
     char num[FS_PERCENT_TEXT];
-    fprintf(out, "%s %s%s", loss ? "loss" : "Q3", report_metric_text(num, sizeof num, rep->spec.metric, r->mean),
+    fprintf(out, "%s %s%s", loss ? "loss" : rep->spec.metric == FS_METRIC_Q8 ? "Q8" : "Q3", report_metric_text(num, sizeof num, rep->spec.metric, r->mean),
             loss || isnan(r->mean) ? "" : "%");
     fputs(" &middot; ", out);
     html_esc(out, r->arch);
@@ -310,7 +311,7 @@ static void trial(FILE *out, const FsReport *rep, const FsJournal *j, const FsRe
     /* The stop rule watches what chooses the kept epoch. */
     const char *rule_text = stop_rule(r->config, rule, sizeof rule);
     if (rule_text && monitor == FS_MONITOR_Q3) snprintf(rule + strlen(rule), sizeof rule - strlen(rule), " on val Q3");
-    html_chart_curves(out, fc, k, rule_text, monitor);
+    html_chart_curves(out, fc, k, rule_text, monitor, rep->classes == FS_CLASSES8 ? "Q8" : "Q3");
     if (r->reason[0]) {
         fputs("<p><b>", out);
         html_esc(out, report_status_name(r->status));

@@ -87,7 +87,9 @@ typedef struct {
  * entry per fold; the kept epoch is a ring on the curve that chose it
  * (monitor: validation loss or Q3, named in the legend), the stop rule's
  * decision a vertical mark labelled stop_rule, the pruner's another. */
-void html_chart_curves(FILE *out, const HtmlFoldCurves *f, int n, const char *stop_rule, FsMonitor monitor);
+/* acc: what the accuracy curve is, "Q3" (or "Q8": an 8-state run's accuracy over its classes). */
+void html_chart_curves(FILE *out, const HtmlFoldCurves *f, int n, const char *stop_rule, FsMonitor monitor,
+                       const char *acc);
 
 /* A strip plot (html_strip.c): one column per category, one dot per value
  * (y in %) with its 95% interval as a vertical bar, the dots of trials tied

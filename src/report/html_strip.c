@@ -181,7 +181,8 @@ void html_chart_scores(FILE *out, const FsReport *rep)
         return;
     }
     char title[160];
-    snprintf(title, sizeof title, "Mean validation %s by rank, with 95%% intervals%s", loss ? "loss" : "Q3",
+    snprintf(title, sizeof title, "Mean validation %s by rank, with 95%% intervals%s",
+             loss ? "loss" : rep->spec.metric == FS_METRIC_Q8 ? "Q8" : "Q3",
              total > m ? " (the best complete trials)" : "");
     HtmlFrame f = {560, 290, 58, 16, 30, 44};
     double rows_y = marks_legend(NULL, &f, 0);
@@ -192,7 +193,10 @@ void html_chart_scores(FILE *out, const FsReport *rep)
     html_esc(out, title);
     fputs("</text>\n", out);
     marks_legend(out, &f, 0);
-    html_axis_y(out, &f, &ay, 0, loss ? "validation loss (mean over folds)" : "validation Q3 (%, mean over folds)");
+    html_axis_y(out, &f, &ay, 0,
+                loss                                ? "validation loss (mean over folds)"
+                : rep->spec.metric == FS_METRIC_Q8 ? "validation Q8 (%, mean over folds)"
+                                                    : "validation Q3 (%, mean over folds)");
     double base = f.h - f.b, band = (f.w - f.l - f.r) / m;
     int every = (m + 14) / 15; /* about 15 rank labels */
     fprintf(out, "<path class=\"axis\" d=\"M%.1f %.1fH%.1f\"/><g class=\"tick\" text-anchor=\"middle\">", f.l, base,

@@ -225,10 +225,14 @@ static double curves_legend(FILE *out, const HtmlFrame *f, const HtmlFoldCurves 
     return y;
 }
 
-void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule, FsMonitor monitor)
+void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule, FsMonitor monitor,
+                       const char *acc)
 {
     const int by_q3 = monitor == FS_MONITOR_Q3;
-    const char *kept = by_q3 ? "kept epoch: highest val Q3" : "kept epoch: lowest val loss";
+    char kept[48], title[96], axis[32];
+    snprintf(kept, sizeof kept, "kept epoch: %s%s", by_q3 ? "highest val " : "lowest val loss", by_q3 ? acc : "");
+    snprintf(title, sizeof title, "Loss and validation %s per epoch, every fold (a shade per fold)", acc);
+    snprintf(axis, sizeof axis, "validation %s (%%)", acc);
     int max_e = 0, series = 0, any_ok = 0, pruned = 0;
     for (int i = 0; i < n; i++) {
         if (n_series(&fc[i]) && fc[i].epochs > max_e) max_e = fc[i].epochs;
@@ -257,9 +261,9 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     HtmlAxis ax = html_axis_nice(max_e > 1 ? 1 : 0, max_e > 1 ? max_e : 2, 8, 1), al = html_axis_nice(llo, lhi, 5, 0),
          aq = html_axis_nice(qlo * 100, qhi * 100, 5, 0);
     if (max_e > 1 && ax.lo < 1) ax.lo = 1; /* epochs start at 1 */
-    html_svg_open(out, &f, "curves", series, "Loss and validation Q3 per epoch, every fold (a shade per fold)");
+    html_svg_open(out, &f, "curves", series, title);
     html_axis_y(out, &f, &al, 0, "loss (cross-entropy, nats)");
-    html_axis_y(out, &f, &aq, 1, "validation Q3 (%)");
+    html_axis_y(out, &f, &aq, 1, axis);
     html_axis_x(out, &f, &ax, "epoch");
     curves_legend(out, &f, fc, n, stop_rule, pruned, kept);
     double pw = f.w - f.l - f.r, ph = f.h - f.t - f.b, sx = pw / (ax.hi - ax.lo);
