@@ -204,6 +204,27 @@ static void test_sweep(void)
     CHECK(sweep_text(&sw, "data: {synth: {proteins: 30}, classes: 3}\n", why, sizeof why) == 0);
     CHECK(!strstr(sw.canonical, "classes") && sw.metric == FS_METRIC_Q3 && sw.trials[0].arch.classes == 0);
     sweep_free(&sw);
+    /* A prepared file holds its labels' classes: a 3-state one is refused by an 8-state sweep. */
+    FsDataset ds;
+    const char *rec = td_path("r8.txt");
+    FsLoadSpec spec = {FS_FMT_AUTO, &rec, 1, NULL, NULL, NULL};
+    CHECK(data_load(&ds, &spec, &err) == 0 && data_assign_folds(&ds, 2, 1, &err) == 0);
+    CHECK(data_write_prepared(&ds, td_path("p3.bin"), &err) == 0);
+    data_free(&ds);
+    CHECK(sweep_text(&sw, "data: {prepared: p3.bin, classes: 8}\n", why, sizeof why) == 0);
+    FsErrList errs = {0};
+    CHECK(sweep_load_data(&sw, &ds, &errs) != 0);
+    errlist_join(&errs, why, sizeof why);
+    CHECK_MSG(strstr(why, "p3.bin") && strstr(why, "3-state labels, but data.classes is 8"), "%s", why);
+    errlist_free(&errs);
+    sweep_free(&sw);
+    CHECK(data_load_classes(&ds, &spec, 8, &err) == 0 && data_assign_folds(&ds, 2, 1, &err) == 0);
+    CHECK(data_write_prepared(&ds, td_path("p8.bin"), &err) == 0);
+    data_free(&ds);
+    CHECK(sweep_text(&sw, "data: {prepared: p8.bin, classes: 8}\n", why, sizeof why) == 0);
+    CHECK(sweep_load_data(&sw, &ds, &errs) == 0 && ds.classes == 8);
+    data_free(&ds);
+    sweep_free(&sw);
     /* Balanced weights over 8 classes: n / (8 count). */
     FsTrainSpec ts;
     train_spec_defaults(&ts);

@@ -9,13 +9,15 @@
 #include "cli/commands.h"
 #include "data/data.h"
 
-enum { OPT_FORMAT, OPT_FOLDS, OPT_SEED, OPT_JSON, OPT_OUT, OPT_SEQ, OPT_LAB, OPT_MASK, OPT_HELP };
+enum { OPT_FORMAT, OPT_FOLDS, OPT_SEED, OPT_CLASSES, OPT_JSON, OPT_OUT, OPT_SEQ, OPT_LAB, OPT_MASK, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_FORMAT] = {"--format", NULL, "FMT",
                     "input layout: auto (default, per file), uci, fasta, records, csv"},
     [OPT_FOLDS] = {"--folds", "-k", "K", "number of cross-validation folds, 2.." CLI_TEXT(FS_MAX_FOLDS) " (default 3)"},
     [OPT_SEED] = {"--seed", NULL, "S", "fold assignment seed (default 1)"},
+    [OPT_CLASSES] = {"--classes", NULL, "N", "3 (default: DSSP's 8 states reduced) or 8 (DSSP-8 labels kept, as a sweep's "
+                                              "data.classes: 8 needs)"},
     [OPT_JSON] = {"--json", NULL, NULL, "print the report as one JSON object"},
     [OPT_OUT] = {"--output", "-o", "OUT", "prepared fold file to write (required)"},
     [OPT_SEQ] = {"--sequences", NULL, "S.fasta", "FASTA set: amino-acid sequences"},
@@ -28,7 +30,7 @@ static const CliOption options[] = {
 static const CliSpec spec = {
     .cmd = "prepare",
     .usage =
-        "usage: foldsweep prepare [--format FMT] [--folds K] [--seed S] [--json] -o OUT INPUT...\n"
+        "usage: foldsweep prepare [--format FMT] [--folds K] [--seed S] [--classes 3|8] [--json] -o OUT INPUT...\n"
         "       foldsweep prepare [...] -o OUT --sequences S --labels L [--mask M]\n",
     .about =
         "Reads protein sequences and secondary-structure labels (UCI pair files, record files,\n"
@@ -59,7 +61,7 @@ static const char *input_mistake(const char *const *val, int format, int n_input
 }
 
 /* 0, or FS_EXIT_USAGE after reporting the first usage mistake. */
-static int check_usage(const CliArgs *a, int format, uint64_t *folds, uint64_t *seed)
+static int check_usage(const CliArgs *a, int format, uint64_t *folds, uint64_t *seed, uint64_t *classes)
 {
     int rc;
     if (format < 0)
@@ -68,12 +70,15 @@ static int check_usage(const CliArgs *a, int format, uint64_t *folds, uint64_t *
                                a->val[OPT_FORMAT]);
     if ((rc = cli_whole_parse(&spec, a, OPT_FOLDS, 2, FS_MAX_FOLDS, folds))) return rc;
     if ((rc = cli_whole_parse(&spec, a, OPT_SEED, 0, UINT64_MAX, seed))) return rc;
+    if ((rc = cli_whole_parse(&spec, a, OPT_CLASSES, FS_CLASSES, FS_CLASSES8, classes))) return rc;
+    if (*classes != FS_CLASSES && *classes != FS_CLASSES8)
+        return cli_usage_error(&spec, "--classes: expected 3 or 8:", a->val[OPT_CLASSES]);
     const char *bad = input_mistake(a->val, format, a->n_args);
     return bad ? cli_usage_error(&spec, bad, NULL) : 0;
 }
 
 /* Loads, assigns folds, writes the prepared file and prints the report. */
-static int prepare_write(const CliArgs *a, FsFormat format, uint64_t folds, uint64_t seed)
+static int prepare_write(const CliArgs *a, FsFormat format, uint64_t folds, uint64_t seed, int classes)
 {
     FsLoadSpec load = {.format = format, .inputs = a->args, .n_inputs = a->n_args};
     load.sequences = a->val[OPT_SEQ];
@@ -81,7 +86,7 @@ static int prepare_write(const CliArgs *a, FsFormat format, uint64_t folds, uint
     load.mask = a->val[OPT_MASK];
     FsDataset ds;
     FsErr err = {0};
-    if (data_load(&ds, &load, &err)) {
+    if (data_load_classes(&ds, &load, classes, &err)) {
         cli_error("%s", err.msg);
         return FS_EXIT_ERROR;
     }
@@ -103,10 +108,10 @@ int cli_prepare(int argc, char **argv)
     CliArgs a;
     int rc = cli_args_parse(&a, &spec, argc, argv);
     if (rc != CLI_PARSED) return rc;
-    uint64_t folds = 3, seed = 1;
+    uint64_t folds = 3, seed = 1, classes = FS_CLASSES;
     int format = a.val[OPT_FORMAT] ? data_format_parse(a.val[OPT_FORMAT]) : FS_FMT_AUTO;
-    rc = check_usage(&a, format, &folds, &seed);
-    if (rc == 0) rc = prepare_write(&a, (FsFormat)format, folds, seed);
+    rc = check_usage(&a, format, &folds, &seed, &classes);
+    if (rc == 0) rc = prepare_write(&a, (FsFormat)format, folds, seed, (int)classes);
     cli_args_free(&a);
     return rc;
 }

@@ -220,6 +220,11 @@ int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs)
         FsLoadSpec spec = {sw->format, (const char **)sw->inputs, sw->n_inputs, sw->sequences, sw->labels, sw->mask};
         rc = data_load_classes(ds, &spec, sw->classes, &err);
     }
+    if (rc == 0 && sw->prepared && fs_classes(ds->classes) != sw->classes) {
+        fs_err_at(&err, sw->prepared, 0, 0, "a prepared file of %d-state labels, but data.classes is %d (prepare it "
+                  "with --classes %d)", fs_classes(ds->classes), sw->classes, sw->classes);
+        rc = -1;
+    }
     if (rc) {
         sw_file_error(sw, &err, "data", sw->data_line, sw->data_col, errs);
         data_free(ds);
