@@ -347,7 +347,7 @@ static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf,
     size_t nw = (size_t)(net->n_params + net->n_state);
     if (nw > *w_cap) *w = (float *)fs_realloc(*w, sizeof(float) * (*w_cap = nw));
     core_model_seed(m, net, job->spec, *w);
-    core_model_weigh(m, job->spec, g->folds[fold_slot(job->fold)].counts);
+    core_model_weigh(m, net, job->spec, g->folds[fold_slot(job->fold)].counts);
     CU(cudaMemcpy(m->w, *w, sizeof(float) * nw, cudaMemcpyHostToDevice));
     m->progress = &d_watch[s].progress;
     m->cancel = &d_watch[s].cancel;

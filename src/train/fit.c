@@ -54,8 +54,9 @@ FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, i
         uint32_t s;
         int nb, B;
     } k = {0.0, 0, 0, 0};
-    for (int a = 0; a < FS_MAX_CLASSES; a++)
-        for (int b = 0; b < FS_MAX_CLASSES; b++) conf[a][b] = 0;
+    /* The net's classes only: the rest of the matrix is never read. */
+    for (int a = 0; a < m->net->classes; a++)
+        for (int b = 0; b < m->net->classes; b++) conf[a][b] = 0;
     for (; k.s < fd->n_valid; k.s += (uint32_t)k.nb) {
         k.nb = fit_batch_size(m, fd, fd->valid + k.s, fd->n_valid - k.s, eval_batch);
         k.B = fit_load(m, fd, fd->valid + k.s, k.nb);
@@ -73,12 +74,12 @@ FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, i
  * two close Q3s to one error below Q3 0.5, and the kept epoch must be the
  * first with the most residues right). 0 for no residues, as validate's
  * loss. */
-FS_DEVICE static float q3_of(uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES], int wrong)
+FS_DEVICE static float q3_of(uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES], int K, int wrong)
 {
     uint64_t n = 0, ok = 0;
-    for (int a = 0; a < FS_MAX_CLASSES; a++)
-        for (int b = 0; b < FS_MAX_CLASSES; b++) n += conf[a][b];
-    for (int a = 0; a < FS_MAX_CLASSES; a++) ok += conf[a][a];
+    for (int a = 0; a < K; a++)
+        for (int b = 0; b < K; b++) n += conf[a][b];
+    for (int a = 0; a < K; a++) ok += conf[a][a];
     return n ? (float)((double)(wrong ? n - ok : ok) / (double)n) : 0.0f;
 }
 
@@ -221,7 +222,7 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
         if (out->curves.train_loss) {
             out->curves.train_loss[epoch - 1] = train_loss;
             out->curves.val_loss[epoch - 1] = (float)val_loss;
-            out->curves.val_q3[epoch - 1] = q3_of(conf, 0);
+            out->curves.val_q3[epoch - 1] = q3_of(conf, m->net->classes, 0);
             out->curves.seconds[epoch - 1] = (float)(FS_CLOCK() - t_start);
         }
         if (m->progress) {
@@ -233,15 +234,15 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
     /* The stopping rule's E_va is the monitored quantity as an error
      * (lower is better): the loss, or 1 - Q3. Its strict improvements pick
      * the kept epoch, so a tie keeps the first. */
-    const float e_va = ts->monitor == FS_MONITOR_Q3 ? q3_of(conf, 1) : (float)val_loss;
+    const float e_va = ts->monitor == FS_MONITOR_Q3 ? q3_of(conf, m->net->classes, 1) : (float)val_loss;
     int flags = stop_update(&s->st, &ts->stop, train_loss, e_va);
     /* Without validation examples (a refit) the last epoch is the result. */
     if ((flags & FS_STOP_IMPROVED) || fd->n_valid == 0) {
         copy_floats(m->best, m->w, m->net->n_params + m->net->n_state);
         s->best_epoch = epoch;
         s->best_loss = (float)val_loss;
-        for (int a = 0; a < FS_MAX_CLASSES; a++)
-            for (int b = 0; b < FS_MAX_CLASSES; b++) s->best_conf[a][b] = conf[a][b];
+        for (int a = 0; a < m->net->classes; a++)
+            for (int b = 0; b < m->net->classes; b++) s->best_conf[a][b] = conf[a][b];
     }
     *halt = (flags & FS_STOP_HALT) != 0;
     return FS_FIT_OK;

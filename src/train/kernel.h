@@ -132,7 +132,7 @@ void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train);
 void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float *weights);
 /* Host: the model's class weights (training.class_weights) from its fold's
  * training examples' class counts (train_class_counts). */
-void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[FS_MAX_CLASSES]);
+void core_model_weigh(FsModel *m, const FsNet *net, const FsTrainSpec *ts, const uint64_t counts[FS_MAX_CLASSES]);
 /* Host: compiles the job's net and counts its examples; -1 with the job's
  * result marked failed (and why) if it cannot train. */
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);

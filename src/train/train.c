@@ -290,10 +290,10 @@ void train_class_weights(const FsTrainSpec *ts, int classes, const uint64_t *cou
 }
 
 /* The model's per-class loss weights for its fold's training examples. */
-void core_model_weigh(FsModel *m, const FsTrainSpec *ts, const uint64_t counts[FS_MAX_CLASSES])
+void core_model_weigh(FsModel *m, const FsNet *net, const FsTrainSpec *ts, const uint64_t counts[FS_MAX_CLASSES])
 {
     m->class_weighted = ts->class_weights != FS_CW_NONE;
-    train_class_weights(ts, m->net->classes, counts, m->class_w);
+    train_class_weights(ts, net->classes, counts, m->class_w); /* (m->net may be a device address) */
 }
 
 uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *fd)
@@ -349,7 +349,7 @@ int train_job(const FsJob *job)
     core_model_seed(&m, &net, ts, m.w);
     uint64_t counts[FS_MAX_CLASSES];
     fold_class_counts(&fd, net.chain, counts);
-    core_model_weigh(&m, ts, counts);
+    core_model_weigh(&m, &net, ts, counts);
     m.cancel = job->cancel;
     m.prune = job->prune;
     m.progress = job->progress;
