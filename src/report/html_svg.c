@@ -225,14 +225,19 @@ static double curves_legend(FILE *out, const HtmlFrame *f, const HtmlFoldCurves 
     return y;
 }
 
+/* The chart's words: the kept epoch's rule, the title and the accuracy axis (acc: Q3 or Q8). */
+static void curves_texts(int by_q3, const char *acc, char kept[48], char title[96], char axis[32])
+{
+    snprintf(kept, 48, "kept epoch: %s%s", by_q3 ? "highest val " : "lowest val loss", by_q3 ? acc : "");
+    snprintf(title, 96, "Loss and validation %s per epoch, every fold (a shade per fold)", acc);
+    snprintf(axis, 32, "validation %s (%%)", acc);
+}
+
 void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *stop_rule, FsMonitor monitor,
                        const char *acc)
 {
-    const int by_q3 = monitor == FS_MONITOR_Q3;
     char kept[48], title[96], axis[32];
-    snprintf(kept, sizeof kept, "kept epoch: %s%s", by_q3 ? "highest val " : "lowest val loss", by_q3 ? acc : "");
-    snprintf(title, sizeof title, "Loss and validation %s per epoch, every fold (a shade per fold)", acc);
-    snprintf(axis, sizeof axis, "validation %s (%%)", acc);
+    curves_texts(monitor == FS_MONITOR_Q3, acc, kept, title, axis);
     int max_e = 0, series = 0, any_ok = 0, pruned = 0;
     for (int i = 0; i < n; i++) {
         if (n_series(&fc[i]) && fc[i].epochs > max_e) max_e = fc[i].epochs;
@@ -290,10 +295,10 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
         const HtmlFoldCurves *c = &fc[i];
         /* The ring sits on the curve that chose the epoch. */
         int b = c->best_epoch;
-        const float *on = by_q3 ? c->val_q3 : c->val_loss;
-        const HtmlAxis *a = by_q3 ? &aq : &al;
+        const float *on = monitor == FS_MONITOR_Q3 ? c->val_q3 : c->val_loss;
+        const HtmlAxis *a = monitor == FS_MONITOR_Q3 ? &aq : &al;
         if (on && b >= 1 && b <= c->epochs && isfinite(on[b - 1])) {
-            double v = on[b - 1] * (by_q3 ? 100.0 : 1.0);
+            double v = on[b - 1] * (monitor == FS_MONITOR_Q3 ? 100.0 : 1.0);
             v = v > a->hi ? a->hi : v < a->lo ? a->lo : v;
             fprintf(out, "<circle class=\"kept\" cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>", html_fx(&f, &ax, b), html_fy(&f, a, v));
         }
