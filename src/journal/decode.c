@@ -222,6 +222,9 @@ static int decode_eval(FsJournal *j, const FsJson *rec, double t)
     if ((v = json_get(rec, "q3_lo")) && json_f64(v, &e.q3_lo)) return -1;
     if ((v = json_get(rec, "q3_hi")) && json_f64(v, &e.q3_hi)) return -1;
     if ((v = json_get(rec, "sov")) && json_f64(v, &e.sov)) return -1;
+    e.q8 = NAN;
+    if ((v = json_get(rec, "q8")) && json_f64(v, &e.q8)) return -1;
+    if (v) e.classes = FS_CLASSES8;
     if (decode_eval_identity(&e, rec) != 0) return -1;
     journal_add_eval(j, &e);
     return 0;

@@ -90,6 +90,11 @@ typedef struct {
     uint64_t data_fingerprint;
     uint64_t proteins, scored, overlap;
     double q3, q3_lo, q3_hi, sov;
+    /* 8-state models' (data.classes: 8): classes 8 and their Q8 (q3, its
+     * interval and sov then of the predictions reduced); classes 0 or 3
+     * otherwise, and no q8 in the record. */
+    int classes;
+    double q8;
     /* The identity check (docs/models.md, "Leakage guard"): 1 made, 0 not
      * made (models without their training sequences), -1 not recorded (a
      * record older than the check). Test proteins above each of the levels

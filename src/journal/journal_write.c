@@ -326,6 +326,10 @@ int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
         json_key(&w, names[i]);
         json_num64_full(&w, vals[i]);
     }
+    if (r.classes == FS_CLASSES8) { /* 8-state models only: a 3-state record is as before */
+        json_key(&w, "q8");
+        json_num64_full(&w, r.q8);
+    }
     json_key(&w, "identity_checked");
     json_bool(&w, r.identity_checked > 0);
     if (r.identity_checked > 0) {

@@ -106,6 +106,8 @@ static void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char 
     r->q3_lo = ev->ci_lo;
     r->q3_hi = ev->ci_hi;
     r->sov = metrics_sov(&ev->sov, FS_CLASSES); /* all classes */
+    r->classes = ev->m.classes;
+    r->q8 = ev->m.q8;
     r->identity_checked = ev->ident.checked;
     r->identity_max = ev->ident.max;
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++) r->identity_above[l] = ev->ident.above[l];

@@ -168,6 +168,7 @@ static void json_param(FsJsonOut *w, const char *v)
 static void json_test(FsJsonOut *w, const FsEvalRecord *t)
 {
     put_num(w, "q3", t->q3);
+    if (t->classes == FS_CLASSES8) put_num(w, "q8", t->q8); /* 8-state models: q3 is of their predictions reduced */
     json_key(w, "q3_ci95");
     json_array_begin(w);
     json_num64_full(w, t->q3_lo);
