@@ -17,12 +17,12 @@ static char tmp[256];
 
 /* 90 made-up proteins: segments of one DSSP-8 state, each state favouring
  * a few residues, so that a small model learns something of every state. */
-static void write_records(const char *path)
+static void write_records(const char *path, int n_prot, uint64_t seed)
 {
     static const char *const favour[8] = {"AELMQK", "AELP", "ELMH", "VIYFWT", "VITC", "GNDP", "GSNDP", "GPSNDK"};
     FILE *f = fopen(path, "w");
-    uint64_t x = 88172645463325252ull;
-    for (int p = 0; p < 90; p++) {
+    uint64_t x = seed;
+    for (int p = 0; p < n_prot; p++) {
         char seq[200], lab[200];
         int n = 0;
         while (n < 60) {
@@ -55,7 +55,9 @@ static const char *SWEEP8 = "data:\n"
                             "  epochs: 3\n"
                             "  batch_size: 16\n"
                             "  class_weights: balanced\n"
-                            "  seed: 5\n";
+                            "  seed: 5\n"
+                            "test:\n"
+                            "  inputs: [r8t.txt]\n";
 
 static char *run_out(char **argv, const char *log)
 {
@@ -111,7 +113,9 @@ int main(void)
     snprintf(b, sizeof b, "%s/b", tmp);
     snprintf(log, sizeof log, "%s/log.txt", tmp);
     snprintf(path, sizeof path, "%s/r8.txt", tmp);
-    write_records(path);
+    write_records(path, 90, 88172645463325252ull);
+    snprintf(path, sizeof path, "%s/r8t.txt", tmp);
+    write_records(path, 20, 1234567);
     tp_write_text(sweep, SWEEP8);
 
     /* 1. A complete run: 2 trials x 3 folds; the JSON has q8 and q3. */
@@ -120,9 +124,14 @@ int main(void)
     CHECK(tp_count_in_file(path, "\"rank\":") == 2);
     CHECK(tp_count_in_file(path, "\"classes\":8") == 2);
     CHECK(tp_count_in_file(path, "\"name\":\"q8\"") == 2);
-    CHECK(tp_count_in_file(path, "\"q8\":0.") == 2 + 6); /* each row's mean and each fold's */
-    CHECK(tp_count_in_file(path, "\"q3\":0.") == 2 + 6);
+    /* Each row's mean and each fold's (and the test section's, below). */
+    CHECK(tp_count_in_file(path, "\"q8\":0.") >= 2 + 6 && tp_count_in_file(path, "\"q3\":0.") >= 2 + 6);
     CHECK(tp_count_in_file(path, "\"mcc_G\":") == 2);
+    /* The test section's look at r8t.txt: Q3 (reduced) and Q8. */
+    char *board_json = tp_read_file(path, NULL);
+    const char *test = board_json ? strstr(board_json, "\"test\":{\"q3\":0.") : NULL;
+    CHECK(test && !strncmp(strchr(test + 14, ','), ",\"q8\":0.", 8));
+    free(board_json);
     snprintf(path, sizeof path, "%s/journal.jsonl", a);
     CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 6);
     CHECK(tp_count_in_file(path, "\"confusion\":[[") == 6);
