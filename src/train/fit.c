@@ -68,8 +68,8 @@ FS_DEVICE FS_NOINLINE static double validate(FsModel *m, const FsFoldData *fd, i
     return fd->n_valid_res ? k.loss / (double)fd->n_valid_res : 0.0;
 }
 
-/* Validation Q3 (Q8 in an 8-state run: the accuracy over the net's
- * classes; the matrix is zero past them) from the confusion; with wrong set, its error 1 - Q3
+/* Validation Q3 (Q8 in an 8-state run: the accuracy over the net's K
+ * classes, the matrix's first K rows and columns) from the confusion; with wrong set, its error 1 - Q3
  * instead, from the residues counted wrong (not 1.0f - Q3: that rounds
  * two close Q3s to one error below Q3 0.5, and the kept epoch must be the
  * first with the most residues right). 0 for no residues, as validate's
