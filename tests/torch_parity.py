@@ -24,6 +24,7 @@ need none passed).
 Set FS_KEEP_TMP=1 to keep the work folder.
 """
 
+import csv
 import json
 import os
 import sys
@@ -40,6 +41,7 @@ from torch_common import (  # noqa: E402  (re-executes under /usr/bin/python3 wh
     fail,
     failures,
     ft,
+    margin,
     must,
     perturbed,
     read_csv,
