@@ -30,6 +30,15 @@ void report_fold_header(const FsReport *rep, int s, char *out, size_t n)
         snprintf(out, n, "fold%d", s);
 }
 
+/* The pooled MCC of each class (H E C, or an 8-state trial's H G I E B T S C), or "-". */
+static void mcc_cell(const FsReportRow *row, char *buf, size_t n)
+{
+    size_t k = 0;
+    if (!row->pooled.n) snprintf(buf, n, "-");
+    for (int c = 0; row->pooled.n && c < row->pooled.classes && k < n; c++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%.3f", c ? " " : "", row->pooled.mcc[c]);
+}
+
 static void fold_cell(const FsReport *rep, const FsReportFold *f, char *out, size_t n)
 {
     double v = report_fold_metric(&rep->spec, f);
@@ -143,7 +152,7 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
         report_fold_header(rep, s, h, sizeof h);
         add_col(g, h, C_RIGHT | C_FOLD);
     }
-    const int c_ep = add_col(g, "epochs best/ran", C_WIDE), c_mcc = add_col(g, "mcc H E C", C_WIDE);
+    const int c_ep = add_col(g, "epochs best/ran", C_WIDE), c_mcc = add_col(g, report_classes(rep) == FS_CLASSES8 ? "mcc H G I E B T S C" : "mcc H E C", C_WIDE);
     int c_test = -1, c_refit = -1;
     if (rep->has_test) {
         c_test = add_col(g, "test q3 %", C_RIGHT);
@@ -178,10 +187,7 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
         }
         epochs_cell(rep, row, buf, sizeof buf);
         set(g, i, c_ep, buf);
-        if (row->pooled.n)
-            snprintf(buf, sizeof buf, "%.3f %.3f %.3f", row->pooled.mcc[0], row->pooled.mcc[1], row->pooled.mcc[2]);
-        else
-            snprintf(buf, sizeof buf, "-");
+        mcc_cell(row, buf, sizeof buf);
         set(g, i, c_mcc, buf);
         if (c_test >= 0) {
             set(g, i, c_test, fs_percent_text(row->test ? row->test->q3 : NAN));
