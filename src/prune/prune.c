@@ -34,6 +34,7 @@ typedef struct {
 struct FsPruner {
     FsPruneSpec spec;
     int n_trials, n_folds, max_epochs, higher_better;
+    FsMetricKind metric; /* named in the reasons */
     Trial *t;
     double *scratch;
 };
@@ -74,6 +75,7 @@ FsPruner *pruner_new(const FsPruneSpec *spec, int n_trials, int n_folds, int max
     p->n_folds = n_folds;
     p->max_epochs = max_epochs;
     p->higher_better = higher_better;
+    p->metric = higher_better ? FS_METRIC_Q3 : FS_METRIC_LOSS;
     p->t = fs_calloc((size_t)n_trials + 1, sizeof *p->t);
     p->scratch = fs_calloc((size_t)n_trials + 1, sizeof *p->scratch);
     for (int t = 0; t < n_trials; t++) {
@@ -83,6 +85,8 @@ FsPruner *pruner_new(const FsPruneSpec *spec, int n_trials, int n_folds, int max
     }
     return p;
 }
+
+void pruner_set_metric(FsPruner *p, int metric) { p->metric = (FsMetricKind)metric; }
 
 void pruner_free(FsPruner *p)
 {
@@ -186,7 +190,7 @@ static int decide_median(FsPruner *p, int t, int f, int e, FsPruneDecision *d)
     snprintf(d->reason, sizeof d->reason,
              "%s %s at fold %d epoch %d (best so far, mean over its folds) is worse than the median %s of %d "
              "earlier trials there",
-             metrics_kind_name(p->higher_better ? FS_METRIC_Q3 : FS_METRIC_LOSS), value_text(p, d->value, v, sizeof v), f, e,
+             metrics_kind_name(p->metric), value_text(p, d->value, v, sizeof v), f, e,
              value_text(p, d->threshold, m, sizeof m), n);
     return 1;
 }

@@ -65,6 +65,9 @@ const char *prune_kind_name(FsPrunerKind k);
 /* n_folds fold slots per trial, at most max_epochs epochs each; higher
  * metric values are better when higher_better (Q3), else lower (loss). */
 FsPruner *pruner_new(const FsPruneSpec *spec, int n_trials, int n_folds, int max_epochs, int higher_better);
+/* The metric a decision's reason names (default: q3 when higher_better,
+ * else loss; an 8-state run's q8). */
+void pruner_set_metric(FsPruner *p, int metric); /* an FsMetricKind (metrics/metrics.h) */
 void pruner_free(FsPruner *p);
 
 /* What is known, fed in any order, any number of times. */

@@ -151,6 +151,7 @@ int run_pruning_open(RunState *st, FsErr *err)
         if (sw->trials[t].train.stop.max_epochs > max_epochs) max_epochs = sw->trials[t].train.stop.max_epochs;
     st->n_prunable = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : nt;
     st->pruner = pruner_new(&sw->prune, st->n_prunable, K, max_epochs, sw->metric != FS_METRIC_LOSS);
+    pruner_set_metric(st->pruner, sw->metric);
     for (int rank = 0; rank < st->n_proposed; rank++) rc |= feed_journal(st, rank, err);
     return rc;
 }
