@@ -82,7 +82,11 @@ static void sweep_runs(const char *features)
     snprintf(sw, sizeof sw, "%s/f.yaml", dir);
     snprintf(run, sizeof run, "%s/f1", dir);
     snprintf(log, sizeof log, "%s/log.txt", dir);
+    CHECK(tp_run("plan '%s'", sw) == 0);
+    CHECK_MSG(strstr(out_text, "features: one-hot + 16 columns from 1 file source, stored as floats: 64 bytes per "
+                               "residue"), "plan: %s", out_text);
     CHECK(tr_run(sw, run, "1", log) == 0);
+    CHECK(tp_count_in_file(log, "64 bytes per residue") == 1); /* the run says it too */
     snprintf(other, sizeof other, "%s/plain.yaml", dir);
     char plain[600];
     snprintf(plain, sizeof plain, "%s/plain", dir);

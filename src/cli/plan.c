@@ -126,10 +126,9 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
         printf("%u folds", ds->n_folds);
     printf(" (fingerprint %016llx)\n", (unsigned long long)ds->fingerprint);
     if (ds->feat_dim) {
-        const unsigned per = ds->feat_dim * (ds->feat_half ? 2u : 4u);
-        printf("features: %s%u columns from %d file source%s, stored as %s: %u bytes per residue, %.1f MiB per rank\n",
-               sw->no_onehot ? "" : "one-hot + ", ds->feat_dim, sw->features.n, sw->features.n == 1 ? "" : "s",
-               ds->feat_half ? "half floats" : "floats", per, (double)per * ds->n_res / (1 << 20));
+        char what[256];
+        sweep_features_describe(sw, ds, what, sizeof what);
+        printf("features: %s\n", what);
     }
     print_origin(sw);
     if (sw->prune.kind != FS_PRUNER_NONE)

@@ -86,6 +86,11 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
         fprintf(out, "foldsweep: %d trials x %d fold%s, %d folds to train (%d already done), %s, run folder %s\n",
                 st.sw.n_trials, st.folds.n, st.folds.n == 1 ? "" : "s", st.n_jobs,
                 st.prog.folds_earlier, how, st.dir);
+        if (st.ds.feat_dim) {
+            char what[256];
+            sweep_features_describe(&st.sw, &st.ds, what, sizeof what);
+            fprintf(out, "features: %s\n", what);
+        }
     }
     double t_train = fs_now();
     rc = run_coordinate(&st, m, threads, o->worker_timeout);

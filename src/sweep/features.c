@@ -157,6 +157,18 @@ void sw_features_config(SwBuf *b, const FsSweep *sw)
     sb_puts(b, "\",");
 }
 
+void sweep_features_describe(const FsSweep *sw, const FsDataset *ds, char *out, size_t n)
+{
+    const unsigned per = ds->feat_dim * (ds->feat_half ? 2u : 4u);
+    if (!ds->feat_dim) {
+        snprintf(out, n, "one-hot residues");
+        return;
+    }
+    snprintf(out, n, "%s%u columns from %d file source%s, stored as %s: %u bytes per residue, %.1f MiB per rank",
+             sw->no_onehot ? "" : "one-hot + ", ds->feat_dim, sw->features.n, sw->features.n == 1 ? "" : "s",
+             ds->feat_half ? "half floats" : "floats", per, (double)per * ds->n_res / (1 << 20));
+}
+
 void sweep_bind_data(FsSweep *sw, const FsDataset *ds)
 {
     sw->feat_dim = (int)ds->feat_dim;

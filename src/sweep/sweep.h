@@ -215,6 +215,9 @@ void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);
  * trial's architecture (and sweep_point's later ones), then
  * sweep_assign_ids with its fingerprint. */
 void sweep_bind_data(FsSweep *sw, const FsDataset *ds);
+/* The model's input in words: "one-hot + 16 columns from 1 file source,
+ * stored as floats: 64 bytes per residue, 1.2 MiB per rank" (plan, run). */
+void sweep_features_describe(const FsSweep *sw, const FsDataset *ds, char *out, size_t n);
 
 /* The training options of trial tr's fold `fold` (a fold id): the trial's,
  * with its seeds: the sweep's training seed, the trial id, the fold. Every
