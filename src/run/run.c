@@ -25,6 +25,27 @@ static void test_raise(const char *when)
     if (v && !strcmp(v, when)) raise(SIGUSR1);
 }
 
+/* What the run is about to train, on what, and (with feature columns) the
+ * model's input and its memory. */
+static void print_start(FILE *out, const RunState *st, int ranks, int threads)
+{
+    char how[64];
+    if (ranks)
+        snprintf(how, sizeof how, "%d MPI ranks", ranks);
+    else if (st->use_gpu)
+        snprintf(how, sizeof how, "CUDA device %d", st->gpu_device);
+    else
+        snprintf(how, sizeof how, "%d thread%s", threads, threads == 1 ? "" : "s");
+    fprintf(out, "foldsweep: %d trials x %d fold%s, %d folds to train (%d already done), %s, run folder %s\n",
+            st->sw.n_trials, st->folds.n, st->folds.n == 1 ? "" : "s", st->n_jobs, st->prog.folds_earlier, how,
+            st->dir);
+    if (st->ds.feat_dim) {
+        char what[256];
+        sweep_features_describe(&st->sw, &st->ds, what, sizeof what);
+        fprintf(out, "features: %s\n", what);
+    }
+}
+
 int run_sweep(const FsRunOptions *o, FsMpi *m)
 {
     FILE *out = o->out ? o->out : stdout;
@@ -75,23 +96,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
         state_close(&st);
         return FS_EXIT_ERROR;
     }
-    if (!o->quiet) {
-        char how[64];
-        if (multi)
-            snprintf(how, sizeof how, "%d MPI ranks", m->size);
-        else if (st.use_gpu)
-            snprintf(how, sizeof how, "CUDA device %d", st.gpu_device);
-        else
-            snprintf(how, sizeof how, "%d thread%s", threads, threads == 1 ? "" : "s");
-        fprintf(out, "foldsweep: %d trials x %d fold%s, %d folds to train (%d already done), %s, run folder %s\n",
-                st.sw.n_trials, st.folds.n, st.folds.n == 1 ? "" : "s", st.n_jobs,
-                st.prog.folds_earlier, how, st.dir);
-        if (st.ds.feat_dim) {
-            char what[256];
-            sweep_features_describe(&st.sw, &st.ds, what, sizeof what);
-            fprintf(out, "features: %s\n", what);
-        }
-    }
+    if (!o->quiet) print_start(out, &st, multi ? m->size : 0, threads);
     double t_train = fs_now();
     rc = run_coordinate(&st, m, threads, o->worker_timeout);
     test_raise("trained");
