@@ -86,7 +86,7 @@ static void weights(void)
     CHECK_CONTAINS(err.msg, "class E's weight must be > 0");
     const uint8_t ss[5] = {FS_SS_H, FS_SS_E, FS_SS_C, FS_SS_C, FS_SS_H};
     const uint32_t idx[4] = {0, 2, 3, 4};
-    uint64_t n[3];
+    uint64_t n[FS_MAX_CLASSES]; /* train_class_counts fills every class a label byte can hold */
     train_class_counts(ss, idx, 4, n);
     CHECK(n[0] == 2 && n[1] == 0 && n[2] == 2);
 }
