@@ -218,3 +218,17 @@ int cli_trial_parse(const CliSpec *s, const CliArgs *a, int opt_trial, int opt_r
     *rank = (int)r;
     return rc;
 }
+
+int cli_top_parse(const CliSpec *s, const CliArgs *a, int opt_top, const int *others, int max, int *top)
+{
+    uint64_t k = 0;
+    int rc = cli_whole_parse(s, a, opt_top, 1, (uint64_t)max, &k);
+    *top = (int)k;
+    for (int i = 0; !rc && a->val[opt_top] && others[i] >= 0; i++)
+        if (a->val[others[i]]) {
+            char msg[120];
+            snprintf(msg, sizeof msg, "give --top or %s, not both (--top chooses the trials)", s->opts[others[i]].name);
+            rc = cli_usage_error(s, msg, NULL);
+        }
+    return rc;
+}

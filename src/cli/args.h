@@ -82,5 +82,8 @@ int cli_real_parse(const CliSpec *s, const CliArgs *a, int opt, double lo, doubl
  * given, into *rank. Returns 0, or FS_EXIT_USAGE after the usage error (a
  * rank that is not a whole number >= 1, or both options given). */
 int cli_trial_parse(const CliSpec *s, const CliArgs *a, int opt_trial, int opt_rank, int *rank);
+/* --top K (1..max) into *top (0 when absent), refused beside any of the
+ * options `others` lists (ended by -1), which choose models another way. */
+int cli_top_parse(const CliSpec *s, const CliArgs *a, int opt_top, const int *others, int max, int *top);
 
 #endif

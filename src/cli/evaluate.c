@@ -17,7 +17,7 @@
 
 enum {
     OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_INPUT_FORMAT, OPT_SEQUENCES, OPT_LABELS, OPT_MASK, OPT_ALLOW, OPT_EXCLUDE,
-    OPT_MAX_IDENTITY, OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_FEATURES, OPT_HELP
+    OPT_MAX_IDENTITY, OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_FEATURES, OPT_TOP, OPT_HELP
 };
 
 
@@ -25,6 +25,8 @@ static const CliOption options[] = {
     [OPT_TRIAL] = {"--trial", NULL, "ID", "in a run folder: this trial (an id or a unique prefix)"},
     [OPT_RANK] = {"--rank", NULL, "N", "in a run folder: the trial at leaderboard rank N (default 1)"},
     [OPT_FOLD] = {"--fold", NULL, "K", "only fold K's model instead of the fold ensemble"},
+    [OPT_TOP] = {"--top", NULL, "K", "in run folders: the fold ensembles of the K best trials as\n"
+                                     "one, ranked over every folder given (docs/models.md)"},
     [OPT_FORMAT] = {"--format", NULL, "F", "table (default), md, csv or json"},
     [OPT_INPUT_FORMAT] = {"--input-format", NULL, "F", "auto (default, per file), uci, records or csv"},
     [OPT_SEQUENCES] = {"--sequences", NULL, "S.fasta", "FASTA set: amino-acid sequences"},
@@ -84,7 +86,7 @@ static int load_data(FsDataset *ds, const CliArgs *a, int first, int classes, Fs
 /* The options, checked; n_models: the operands that are models (the rest
  * is the data). */
 typedef struct {
-    int rank, fold, fmt, n_models, fasta_set;
+    int rank, fold, top, fmt, n_models, fasta_set;
     uint64_t threads, seed, reps;
     double max_identity;
     FsOverlapRule overlap;
@@ -101,6 +103,8 @@ static int parse(const CliArgs *a, Opts *o)
     if (o->fmt < 0) rc = cli_usage_error(&spec, "unknown --format (expected table, md, csv or json):", a->val[OPT_FORMAT]);
     if (!rc) rc = cli_trial_parse(&spec, a, OPT_TRIAL, OPT_RANK, &o->rank);
     if (!rc) rc = cli_whole_parse(&spec, a, OPT_FOLD, 0, 1 << 20, &fold);
+    static const int others[] = {OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_MIXED, -1};
+    if (!rc) rc = cli_top_parse(&spec, a, OPT_TOP, others, FS_PREDICT_MAX_MODELS, &o->top);
     if (!rc) rc = cli_whole_parse(&spec, a, OPT_THREADS, 1, 4096, &o->threads);
     if (!rc) rc = cli_whole_parse(&spec, a, OPT_SEED, 0, UINT64_MAX, &o->seed);
     if (!rc) rc = cli_whole_parse(&spec, a, OPT_RESAMPLES, 1, 1000000, &o->reps);
@@ -141,11 +145,15 @@ static int check_mixed(const FsEnsemble *e, const FsModelSet *set, int allowed, 
 static int load_models(FsModelSet *set, FsEnsemble *e, const CliArgs *a, const Opts *o, char *mixed, size_t mn,
                        FsErr *err)
 {
-    for (int i = 0; i < o->n_models; i++)
+    if (o->top && predict_top_find(set, (const char *const *)a->args, o->n_models, o->top, err) != 0) return -1;
+    for (int i = 0; !o->top && i < o->n_models; i++)
         if (predict_find(set, a->args[i], a->val[OPT_TRIAL], o->rank, o->fold, err) != 0) return -1;
-    if (set->run[0] && journal_is_locked(set->run) == 1)
-        return fs_err_set(err, "%s is being written by a running sweep: evaluate when it has finished (every look at "
-                          "test data is recorded in its journal)", set->run), -1;
+    for (int i = 0; i < (set->top ? set->n_runs : 1); i++) {
+        const char *run = set->top ? set->runs[i] : set->run;
+        if (run[0] && journal_is_locked(run) == 1)
+            return fs_err_set(err, "%s is being written by a running sweep: evaluate when it has finished (every "
+                              "look at test data is recorded in its journal)", run), -1;
+    }
     if (predict_load(e, set, FS_PREDICT_BATCH, err) != 0) return -1;
     return check_mixed(e, set, a->val[OPT_MIXED] != NULL, mixed, mn, err);
 }
@@ -171,7 +179,11 @@ static int score(FsEvaluation *ev, const FsModelSet *set, const FsEnsemble *e, F
     char models[2400], key[24];
     predict_evaluate_names(set, e, o->fold, mixed, models, sizeof models, key, sizeof key);
     const char *trial = predict_set_trial(set, e);
-    if (set->run[0] && predict_evaluate_record(NULL, set->run, ev, trial, key, "evaluate", err) != 0) return -1;
+    /* A --top ensemble's look counts in every run folder its trials came from. */
+    for (int i = 0; i < set->n_runs; i++)
+        if (predict_evaluate_record(NULL, set->runs[i], ev, set->run_trial[i], key, "evaluate", err) != 0) return -1;
+    if (!set->top && set->run[0] && predict_evaluate_record(NULL, set->run, ev, trial, key, "evaluate", err) != 0)
+        return -1;
     if (!set->run[0]) cli_error("note: the models' run folder is unknown; this evaluation is not recorded");
     evaluate_write(stdout, o->fmt, ev, models, o->overlap);
     return 0;

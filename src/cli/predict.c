@@ -15,12 +15,15 @@
 #include "predict/predict.h"
 #include "run/run.h" /* run_solo_threads */
 
-enum { OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_OUT, OPT_INPUT_FORMAT, OPT_THREADS, OPT_BATCH, OPT_MIXED, OPT_FEATURES, OPT_HELP };
+enum { OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_OUT, OPT_INPUT_FORMAT, OPT_THREADS, OPT_BATCH, OPT_MIXED, OPT_FEATURES, OPT_TOP,
+       OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_TRIAL] = {"--trial", NULL, "ID", "in a run folder: this trial (an id or a unique prefix)"},
     [OPT_RANK] = {"--rank", NULL, "N", "in a run folder: the trial at leaderboard rank N (default 1)"},
     [OPT_FOLD] = {"--fold", NULL, "K", "only fold K's model instead of the fold ensemble"},
+    [OPT_TOP] = {"--top", NULL, "K", "in run folders: the fold ensembles of the K best trials\n"
+                                     "as one, ranked over every folder given"},
     [OPT_FORMAT] = {"--format", NULL, "F", "ss2 (PSIPRED VFORMAT, default), horiz (HFORMAT),\n"
                                           "csv (NetSurfP-2.0 style) or fasta (three lines);\n"
                                           "ss2 and horiz hold one protein a file"},
@@ -164,6 +167,16 @@ static int check_mixed(const FsEnsemble *e, const FsModelSet *set, int allowed, 
     return fs_err_set(err, "%s: not one trial's fold models; pass --mixed to use them as one ensemble anyway", what), -1;
 }
 
+/* The models: one trial's (or files'), or --top K's over run folders. */
+static int find_models(FsModelSet *set, const CliArgs *a, int n_models, int rank, uint64_t fold, int top, FsErr *err)
+{
+    if (top) return predict_top_find(set, (const char *const *)a->args, n_models, top, err);
+    for (int i = 0; i < n_models; i++)
+        if (predict_find(set, a->args[i], a->val[OPT_TRIAL], rank, fold == UINT64_MAX ? -1 : (int)fold, err) != 0)
+            return -1;
+    return 0;
+}
+
 int cli_predict(int argc, char **argv)
 {
     CliArgs a;
@@ -171,11 +184,13 @@ int cli_predict(int argc, char **argv)
     if (rc != CLI_PARSED) return rc;
     rc = 0;
     uint64_t fold = UINT64_MAX, threads = 0, batch = FS_PREDICT_BATCH;
-    int rank = 1;
+    int rank = 1, top = 0;
+    static const int others[] = {OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_MIXED, -1};
     int fmt = a.val[OPT_FORMAT] ? predict_format_parse(a.val[OPT_FORMAT]) : FS_PRED_SS2;
     if (fmt < 0) rc = cli_usage_error(&spec, "unknown --format (expected ss2, horiz, csv or fasta):", a.val[OPT_FORMAT]);
     if (!rc) rc = cli_trial_parse(&spec, &a, OPT_TRIAL, OPT_RANK, &rank);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_FOLD, 0, 1 << 20, &fold);
+    if (!rc) rc = cli_top_parse(&spec, &a, OPT_TOP, others, FS_PREDICT_MAX_MODELS, &top);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_THREADS, 1, 4096, &threads);
     if (!rc) rc = cli_whole_parse(&spec, &a, OPT_BATCH, 1, 65536, &batch);
     int n_models = 0;
@@ -190,9 +205,7 @@ int cli_predict(int argc, char **argv)
     FsModelSet *set = fs_calloc(1, sizeof *set);
     FsEnsemble *ens = fs_calloc(1, sizeof *ens);
     FsErr err = {0};
-    int ok = 1;
-    for (int i = 0; i < n_models && ok; i++)
-        ok = predict_find(set, a.args[i], a.val[OPT_TRIAL], rank, fold == UINT64_MAX ? -1 : (int)fold, &err) == 0;
+    int ok = find_models(set, &a, n_models, rank, fold, top, &err) == 0;
     ok = ok && predict_load(ens, set, (int)batch, &err) == 0 && check_mixed(ens, set, a.val[OPT_MIXED] != NULL, &err) == 0;
     FsNameSet names = {0};
     if (!ok) cli_error("%s", err.msg);

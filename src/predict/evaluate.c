@@ -162,6 +162,16 @@ void predict_evaluate_names(const FsModelSet *set, const FsEnsemble *e, int fold
                             size_t n, char *key, size_t kn)
 {
     const char *trial = predict_set_trial(set, e);
+    if (set->top) {
+        char trials[1200], runs[2400] = "";
+        list_trials(e, trials, sizeof trials);
+        for (int i = 0; i < set->n_runs; i++)
+            snprintf(runs + strlen(runs), sizeof runs - strlen(runs), "%s%s", i ? ", " : "", set->runs[i]);
+        snprintf(key, kn, "top %d", set->top);
+        snprintf(models, n, "top %d trials by validation %s (trials %s), ensemble of %d models, run%s %s", set->top,
+                 set->metric, trials, e->n, set->n_runs > 1 ? "s" : "", runs);
+        return;
+    }
     if (mixed[0]) {
         char trials[1200];
         list_trials(e, trials, sizeof trials);

@@ -22,6 +22,8 @@
 #include "report/report.h"
 
 #define FS_PREDICT_MAX_MODELS 64
+/* Run folders one --top ensemble may draw on. */
+#define FS_PREDICT_MAX_RUNS 8
 /* Residues a forward pass takes at once: predict's default (--batch), and
  * what evaluate and the test phase use. */
 #define FS_PREDICT_BATCH 256
@@ -36,6 +38,13 @@ typedef struct {
     double mean, std;  /* the trial's leaderboard metric (NAN if unknown) */
     char metric[8];
     char run[2048];    /* the run folder the models came from ("" if unknown): where looks at test data are recorded */
+    /* --top K (predict_top_find): the fold ensembles of the K best trials
+     * as one; 0 for one trial's models. runs: the run folders those trials
+     * came from, absolute, best trial's first (each records a look at test
+     * data, under run_trial: its best trial of the K). */
+    int top, n_runs;
+    char runs[FS_PREDICT_MAX_RUNS][2048];
+    char run_trial[FS_PREDICT_MAX_RUNS][FS_TRIAL_ID_LEN + 1];
 } FsModelSet;
 
 /* Where to find models: `source` is an exported folder (model.json), a run
@@ -44,6 +53,13 @@ typedef struct {
  * file (call again to add more). fold >= 0 keeps only that fold's model.
  * 0, or -1 with err saying what is missing and what to do. */
 int predict_find(FsModelSet *set, const char *source, const char *trial, int rank, int fold, FsErr *err);
+/* --top K: the fold ensembles of the K best complete trials (status ok,
+ * models kept) of run folders dirs[0..n_dirs) as one ensemble, ranked by
+ * their leaderboard metric over all of them (ties: the earlier folder, then
+ * its rank). The folders must share the sweep's metric and the training
+ * data (fingerprint): scores on other validation data do not compare. 0,
+ * or -1 with err naming the folder and what is wrong. */
+int predict_top_find(FsModelSet *set, const char *const *dirs, int n_dirs, int k, FsErr *err);
 /* 1 if path looks like a model source (a folder, or a .safetensors file). */
 int predict_is_model_source(const char *path);
 
@@ -74,7 +90,8 @@ typedef struct {
 
 /* What the models of an ensemble do not share, as bits: one trial, one
  * run folder, one data fingerprint. A mixed ensemble is refused unless the
- * user says so (--mixed). */
+ * user says so (--mixed); a --top set's trials and runs are what was asked
+ * for, and are not counted. */
 enum { FS_MIX_TRIAL = 1, FS_MIX_RUN = 2, FS_MIX_DATA = 4 };
 /* The bits, 0 for one trial's models. what (may be NULL) gets a sentence
  * naming the first two files that differ and how; key (may be NULL) the

@@ -18,6 +18,20 @@ void predict_set_run(FsModelSet *set, const char *dir);
 
 /* An exported folder (export.c): the models its model.json lists. */
 int predict_export_read(FsModelSet *set, const char *dir, int fold, FsErr *err);
+/* A run folder's leaderboard (trial.c): its journal (read only), the
+ * sweep's metric and folds, the ranked rows. */
+typedef struct {
+    FsJournal j;
+    FsReportSpec spec;
+    FsReport rep;
+} PredictBoard;
+int predict_board_open(PredictBoard *b, const char *dir, FsErr *err);
+void predict_board_close(PredictBoard *b);
+/* The fold models of trial `row` of b (only fold `fold`'s when fold >= 0),
+ * each checked against the size and checksum its journal record gives. */
+int predict_board_add_folds(FsModelSet *set, const PredictBoard *b, const char *dir, const FsReportRow *row, int fold,
+                            FsErr *err);
+
 /* A run folder (trial.c): the trial by id prefix or rank, its fold models. */
 int predict_run_find(FsModelSet *set, const char *dir, const char *trial, int rank, int fold, FsErr *err);
 

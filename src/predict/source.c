@@ -144,7 +144,7 @@ int predict_mixed(const FsEnsemble *e, const FsModelSet *set, char *what, size_t
 {
     int mix = 0, first = 0;
     for (int i = 1; i < e->n && i < set->n; i++) {
-        int m = mix_of(e, set, 0, i);
+        int m = mix_of(e, set, 0, i) & (set->top ? FS_MIX_DATA : ~0);
         if (m && !first) first = i;
         mix |= m;
     }

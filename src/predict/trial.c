@@ -36,15 +36,7 @@ const FsReportRow *predict_trial_row(const FsReport *rep, const char *dir, const
     return row;
 }
 
-/* A run folder's leaderboard: its journal (read only), the sweep's metric
- * and folds, the ranked rows. */
-typedef struct {
-    FsJournal j;
-    FsReportSpec spec;
-    FsReport rep;
-} Board;
-
-static int board_open(Board *b, const char *dir, FsErr *err)
+int predict_board_open(PredictBoard *b, const char *dir, FsErr *err)
 {
     int from_journal;
     if (journal_read(&b->j, dir, err) != 0) return -1;
@@ -56,7 +48,7 @@ static int board_open(Board *b, const char *dir, FsErr *err)
     return 0;
 }
 
-static void board_close(Board *b)
+void predict_board_close(PredictBoard *b)
 {
     report_free(&b->rep);
     journal_close(&b->j);
@@ -64,20 +56,19 @@ static void board_close(Board *b)
 
 int predict_trial_id(const char *dir, const char *trial, int rank, char *id, size_t n, FsErr *err)
 {
-    Board *b = fs_calloc(1, sizeof *b);
+    PredictBoard *b = fs_calloc(1, sizeof *b);
     int rc = -1;
-    if (board_open(b, dir, err) == 0) {
+    if (predict_board_open(b, dir, err) == 0) {
         const FsReportRow *row = predict_trial_row(&b->rep, dir, trial, rank, 0, err);
         if (row) rc = 0, snprintf(id, n, "%s", row->id);
-        board_close(b);
+        predict_board_close(b);
     }
     free(b);
     return rc;
 }
 
-/* The fold models of trial `row` (only fold `fold`'s when fold >= 0), each
- * checked against the size and checksum its journal record gives. */
-static int add_folds(FsModelSet *set, const Board *b, const char *dir, const FsReportRow *row, int fold, FsErr *err)
+int predict_board_add_folds(FsModelSet *set, const PredictBoard *b, const char *dir, const FsReportRow *row, int fold,
+                            FsErr *err)
 {
     FsFolds folds = data_folds_of(b->spec.predefined, b->spec.folds);
     for (int k = 0; k < folds.n; k++) {
@@ -100,8 +91,8 @@ static int add_folds(FsModelSet *set, const Board *b, const char *dir, const FsR
 
 int predict_run_find(FsModelSet *set, const char *dir, const char *trial, int rank, int fold, FsErr *err)
 {
-    Board *b = fs_calloc(1, sizeof *b);
-    if (board_open(b, dir, err) != 0) return free(b), -1;
+    PredictBoard *b = fs_calloc(1, sizeof *b);
+    if (predict_board_open(b, dir, err) != 0) return free(b), -1;
     int rc = -1;
     const FsReportRow *row = predict_trial_row(&b->rep, dir, trial, rank, fold < 0, err);
     if (row && journal_is_discarded(&b->j, row->id)) {
@@ -114,9 +105,9 @@ int predict_run_find(FsModelSet *set, const char *dir, const char *trial, int ra
         set->mean = row->mean;
         set->std = row->std;
         snprintf(set->metric, sizeof set->metric, "%s", metrics_kind_name(b->spec.metric));
-        rc = add_folds(set, b, dir, row, fold, err);
+        rc = predict_board_add_folds(set, b, dir, row, fold, err);
     }
-    board_close(b);
+    predict_board_close(b);
     free(b);
     return rc;
 }
