@@ -46,8 +46,9 @@ enum { FS_SS8_H = 0, FS_SS8_G, FS_SS8_I, FS_SS8_E, FS_SS8_B, FS_SS8_T, FS_SS8_S,
 #define FS_CLASS8_REDUCE {FS_SS_H, FS_SS_H, FS_SS_H, FS_SS_E, FS_SS_E, FS_SS_C, FS_SS_C, FS_SS_C}
 
 /* A stored class count (0 or 3 in files and structs from before 8
- * states) as the run's: 8, or else 3. */
-static inline int fs_classes(int classes) { return classes == FS_CLASSES8 ? FS_CLASSES8 : FS_CLASSES; }
+ * states) as the run's: 8, or else 3. The casts: C++, as nvcc compiles
+ * it, warns on two enums in one ?:. */
+static inline int fs_classes(int classes) { return classes == FS_CLASSES8 ? (int)FS_CLASSES8 : (int)FS_CLASSES; }
 /* The letters of a run's classes, in index order. */
 static inline const char *fs_class_letters(int classes)
 {
