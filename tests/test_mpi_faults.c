@@ -122,8 +122,9 @@ static void test_startup(const char *sweep)
      * the binary's own size (CUDA, HDF5 and their libraries) moves where
      * each stage fails, so no fixed limit keeps meaning the same stage.
      * Every failure must end the run at once and be named: by foldsweep
-     * (the watchdog the stage, the rank its threads or job records, or the
-     * allocator the bytes a training thread could not get), or
+     * (the watchdog the stage, the rank its threads, job records or a
+     * fold's model, or the allocator the bytes a training thread could not
+     * get), or
      * by Open MPI's own start-up (a limit too tight for MPI_Init_thread:
      * PMIx, shared memory or its components, before any of foldsweep's
      * code can speak); at least one limit must
@@ -151,14 +152,16 @@ static void test_startup(const char *sweep)
         if (completed) continue;
         CHECK_MSG(rc != -1, "a rank under ulimit -v %d hung", limit);
         const int named = log_has("MPI start-up did not finish within 5 s: stuck in") ||
-                          log_has("could not start its training thread") || log_has("out of memory for its");
+                          log_has("could not start its training thread") || log_has("out of memory for its") ||
+                          log_has("out of memory: a fold's model");
         /* Open MPI's own words for a start-up it could not finish. */
         const int by_mpi = log_has("MPI_Init") || log_has("pmix_init failed") ||
                            log_has("No components were able to be opened") ||
                            log_has("during shared memory initialization");
-        /* A training thread's model buffer beyond the limit: the
-         * allocator names the bytes and the rank aborts (util's
-         * fs_aligned_alloc; not yet reported through the protocol). */
+        /* A training thread's smaller buffers (a fold's example list, the
+         * validation's) beyond the limit: the allocator names the bytes and
+         * the rank aborts. Its model buffer, the large one, is reported
+         * through the protocol (named, above; test_model_no_memory). */
         const int by_alloc = log_has("out of memory allocating");
         CHECK_MSG(named || by_mpi || by_alloc,
                   "ulimit -v %d: neither foldsweep nor MPI's start-up named what failed:\n%s", limit,
@@ -191,6 +194,30 @@ static void test_startup(const char *sweep)
              tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
     CHECK_MSG(sh(cmd, 300) == 0, "a slow start failed:\n%s", tp_read_file(log_path, NULL));
     CHECK(folds_in(dir) == 24);
+}
+
+/* A worker with no memory for a fold's model (the hook fails its third
+ * model buffer, as a tight `ulimit -v` did in CI): the run stops at once,
+ * naming the rank, the fold and the bytes, through the protocol (no
+ * abort); the folds recorded stay, and a rerun completes the sweep. */
+static void test_model_no_memory(const char *sweep)
+{
+    char dir[320], cmd[1600];
+    snprintf(dir, sizeof dir, "%s/nomem", tmp);
+    snprintf(cmd, sizeof cmd,
+             "mpirun %s -np 2 sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then export "
+             "FOLDSWEEP_TEST_MODEL_NO_MEMORY=3; fi; exec \"$0\" \"$@\"' '%s' run '%s' --out '%s' --quiet",
+             tm_mpirun_flags(), FS_TEST_BIN, sweep, dir);
+    double t0 = fs_now();
+    int rc = sh(cmd, 120);
+    CHECK_MSG(rc == 1, "a worker out of memory: exit %d\n%s", rc, tp_read_file(log_path, NULL));
+    CHECK_MSG(fs_now() - t0 < 60, "a worker out of memory took %.0f s to end the run", fs_now() - t0);
+    CHECK_MSG(log_has("rank 1 cannot go on: ") && log_has("out of memory: a fold's model") && log_has(" bytes)"),
+              "not named:\n%s", tp_read_file(log_path, NULL));
+    CHECK_MSG(!log_has("internal error"), "an abort:\n%s", tp_read_file(log_path, NULL));
+    int before = folds_in(dir);
+    CHECK_MSG(before >= 0 && before < 24, "%d fold records", before);
+    resume_completes(sweep, dir, 24, "a worker out of memory");
 }
 
 /* Item 14: a stopped worker. */
@@ -244,6 +271,7 @@ int main(void)
     test_ctrl_c(slow);
     test_startup(sweep);
     test_stopped_worker(slow);
+    test_model_no_memory(sweep);
 
     if (!t_failures) {
         char cmd[400];

@@ -235,6 +235,13 @@ void state_job_ended(RunState *st, int i)
 
 void state_job_record(RunState *st, int i)
 {
+    const FsFitResult *r = &st->jobs[i].res;
+    if (r->status == FS_FIT_CANCELLED && r->message[0]) { /* no memory for it here: the run stops, saying so */
+        FsErr e = {0};
+        fs_err_set(&e, "trial %s fold %d: %s", st->sw.trials[st->jobs[i].trial].id, st->jobs[i].job.fold,
+                   r->message);
+        state_fail(st, &e);
+    }
     if (st->jobs[i].restore) {
         job_restored(st, i);
         return;

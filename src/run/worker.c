@@ -56,16 +56,17 @@ static int gpu_take(void *ctx, int *id, int wait)
 static const FsJob *gpu_job(void *ctx, int id) { return &((RunWorker *)ctx)->jobs[id].job; }
 static void gpu_epochs(void *ctx, long epochs) { (void)ctx, (void)epochs; }
 
-static void gpu_fail(void *ctx, const FsErr *e)
+void run_worker_fail(RunWorker *w, const char *text)
 {
-    RunWorker *w = ctx;
     pthread_mutex_lock(&w->lock);
     if (!w->fail_state) {
-        snprintf(w->fail_text, sizeof w->fail_text, "%.990s", e->msg);
+        snprintf(w->fail_text, sizeof w->fail_text, "%.990s", text);
         w->fail_state = 1;
     }
     pthread_mutex_unlock(&w->lock);
 }
+
+static void gpu_fail(void *ctx, const FsErr *e) { run_worker_fail(ctx, e->msg); }
 
 static void *gpu_thread(void *ctx)
 {

@@ -69,11 +69,15 @@ typedef struct RunWorker {
     struct RunOutgoing *resumes; /* checkpoints from rank 0, each for an item of the next TRIALS */
     struct RunOutgoing *out_ckpt;
     double progress_at;
-    /* The GPU failed (the driver's thread says so under the lock): the
-     * main thread sends FAIL once, and rank 0 stops the run. */
+    /* The GPU failed (the driver's thread says so under the lock), or a
+     * fold found no memory for its model: the main thread sends FAIL once,
+     * and rank 0 stops the run. */
     char fail_text[1000];
     int fail_state; /* 0 none, 1 to send, 2 sent */
 } RunWorker;
+/* This rank cannot go on (text: why): FAIL is sent once (the first). Takes
+ * the lock. */
+void run_worker_fail(RunWorker *w, const char *text);
 /* Frees what is left of the checkpoints from rank 0. */
 void run_worker_ckpt_free(RunWorker *w);
 /* Job i's checkpointing, with rank 0's checkpoint if it sent one (lock held). */

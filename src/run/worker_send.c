@@ -181,7 +181,16 @@ int run_worker_send_results(RunWorker *w, FsBuf *b, int *received, int *no_more)
     for (int k = 0; k < take; k++) {
         int i = outbox[k];
         w->jobs[i].answered = 1;
-        if (w->jobs[i].res.status == FS_FIT_CANCELLED) continue; /* retrained on resume */
+        if (w->jobs[i].res.status == FS_FIT_CANCELLED) {
+            /* Retrained on resume; one this rank had no memory for ends the run (FAIL). */
+            if (w->jobs[i].res.message[0]) {
+                char text[1000];
+                snprintf(text, sizeof text, "%s: trial %s fold %d: %.800s", w->m->host, w->jobs[i].item.id,
+                         w->jobs[i].item.fold, w->jobs[i].res.message);
+                run_worker_fail(w, text);
+            }
+            continue;
+        }
         proto_encode_result(b, &w->jobs[i].item, &w->jobs[i].res);
         fsmpi_send(w->m, 0, FS_MSG_RESULT, b);
         train_result_drop_weights(&w->jobs[i].res); /* rank 0 has them now */

@@ -326,6 +326,16 @@ static void fold_class_counts(const FsFoldData *fd, int chains, uint64_t counts[
     }
 }
 
+/* A fold's model buffer, NULL when memory is short (test hook
+ * MODEL_NO_MEMORY=N: the Nth of this process). */
+static void *model_alloc(size_t bytes)
+{
+    static int count;
+    const char *v = fs_test_fault("MODEL_NO_MEMORY");
+    if (v && __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) == atoi(v)) return NULL;
+    return fs_aligned_try_alloc(bytes);
+}
+
 int train_job(const FsJob *job)
 {
     const FsTrainSpec *ts = job->spec;
@@ -341,7 +351,15 @@ int train_job(const FsJob *job)
      * replaces it), so on the host the order lives in that list: a fold in
      * flight holds one 4-byte entry per example, not two (bench/run-memory). */
     size_t bytes = core_model_bytes(&net, 0);
-    void *buf = fs_aligned_alloc(bytes);
+    void *buf = model_alloc(bytes);
+    if (!buf) {
+        free(idx);
+        job->result->status = FS_FIT_CANCELLED;
+        snprintf(job->result->message, sizeof job->result->message, "out of memory: a fold's model (weights, "
+                 "gradients, optimizer moments and workspace: %zu bytes) could not be allocated; give the process "
+                 "more memory or fewer threads (--threads)", bytes);
+        return -1;
+    }
     memset(buf, 0, bytes); /* pad rows, gradients and moments start at zero */
     FsModel m;
     core_model_bind(&m, &net, buf, 0);

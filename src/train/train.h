@@ -110,7 +110,11 @@ typedef struct {
     uint64_t val_examples;   /* examples evaluated */
     double seconds, val_seconds;
     FsCurves curves;
-    char message[1024];    /* FS_FIT_FAILED: why */
+    /* FS_FIT_FAILED: why. FS_FIT_CANCELLED with a message: the fold could
+     * not run on this process (out of memory for its model), a fault of the
+     * process rather than the trial: it is not recorded (it trains again on
+     * resume) and the run stops with the message. */
+    char message[1024];
     /* The best epoch's weights (parameters then state, n_weights floats)
      * when the caller asked for them (train_result_alloc_weights, and the
      * job's weights_out pointing here); owned, freed by train_result_free.
@@ -216,7 +220,8 @@ typedef struct {
 } FsJob;
 
 /* Trains one job on the calling thread. Returns 0, or -1 when the job
- * could not start (result->status FS_FIT_FAILED with a message). */
+ * could not start (result->status FS_FIT_FAILED with a message; or
+ * FS_FIT_CANCELLED with one: no memory for its model). */
 int train_job(const FsJob *job);
 
 /* Trains jobs on n_threads worker threads (each job owned by one thread;

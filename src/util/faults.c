@@ -28,6 +28,7 @@ static const struct {
     {"KILL_IN_CKPT", "N: SIGKILL while the Nth checkpoint is half written (run/checkpoints.c)"},
     {"KILL_IN_VALIDATION", "E: SIGKILL as a fold's epoch E validation starts (run/checkpoints.c)"},
     {"KILL_AFTER_EVAL", "N: SIGKILL after the test phase's Nth journal record (run/testphase.c)"},
+    {"MODEL_NO_MEMORY", "N: the Nth fold model buffer a training thread of this process allocates fails (train/train.c)"},
     {"KILL_AFTER_REPLICATE", "N: SIGKILL after the Nth seed replicate's fold record (run/jobs.c)"},
 };
 

@@ -58,12 +58,17 @@ char *fs_strdup_at(const char *s, const char *file, int line)
     return d;
 }
 
-void *fs_aligned_alloc_at(size_t n, const char *file, int line)
+void *fs_aligned_try_alloc(size_t n)
 {
     void *p = NULL;
     size_t rounded = (n + 63) / 64 * 64;
-    if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0)
-        fs_die_at(file, line, "out of memory allocating %zu aligned bytes", n);
+    return posix_memalign(&p, 64, rounded ? rounded : 64) == 0 ? p : NULL;
+}
+
+void *fs_aligned_alloc_at(size_t n, const char *file, int line)
+{
+    void *p = fs_aligned_try_alloc(n);
+    if (!p) fs_die_at(file, line, "out of memory allocating %zu aligned bytes", n);
     return p;
 }
 

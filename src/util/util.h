@@ -86,6 +86,10 @@ char *fs_strdup_at(const char *s, const char *file, int line);
 /* 64-byte aligned, for the parameter buffer and activations (AVX-512 rows). */
 void *fs_aligned_alloc_at(size_t n, const char *file, int line);
 #define fs_aligned_alloc(n) fs_aligned_alloc_at((n), __FILE__, __LINE__)
+/* The same, NULL when memory is short: for a buffer whose lack the caller
+ * reports as a fault of its own (a fold's model on a rank with too little
+ * memory ends the run with a message, not an abort). */
+void *fs_aligned_try_alloc(size_t n);
 
 /* ---------------------------------------------------------------------- */
 /* Recoverable errors: bad input. The message names where and what was     */
