@@ -13,6 +13,10 @@
  * 4. Through the binary: plan lists the excluded trials with the reason;
  *    the run trains only the allowed ones (their ids alone in the journal
  *    and on the leaderboard).
+ * 5. With feature columns (data.features) the first layer's feature
+ *    weights count: the constraints wait for the data's column count and
+ *    then apply to the parameters plan and the journal show (bounds that
+ *    one-hot counts alone would judge otherwise, both ways).
  */
 #include "test_proc.h"
 #include "test_sweep_expect.h"
@@ -128,8 +132,76 @@ static void binary(void)
     if (!t_failures && system(rm) != 0) printf("could not remove %s\n", tmp);
 }
 
+/* Loads path, its data, and binds them; the trials' parameters then. */
+static int bound(const char *path, FsSweep *sw, FsDataset *ds, FsErrList *errs)
+{
+    memset(ds, 0, sizeof *ds);
+    if (sweep_load_file(sw, path, errs) != 0) return -1;
+    CHECK(sweep_load_data(sw, ds, errs) == 0);
+    return sweep_bind_data(sw, ds, errs);
+}
+
+static void features(void)
+{
+    char tmp[256], path[400], text[1200];
+    tp_tmpdir(tmp, sizeof tmp, "constraints_feat");
+    CHECK(tp_run("synth -o '%s/syn' --format fasta --proteins 40 --seed 2 --features 16 --features-format npy", tmp) == 0);
+    const char *body = "data:\n  sequences: syn.sequences.fasta\n  labels: syn.labels.fasta\n  mask: syn.mask.fasta\n"
+                       "  features: [onehot, {npy: syn.features}]\n  window: 9\n  folds: 2\n"
+                       "model:\n  depth: 1\n  filters: [8, 16]\n  kernel: 3\n  dense: 0\n"
+                       "training: {epochs: 1, batch_size: 16}\n";
+    snprintf(path, sizeof path, "%s/f.yaml", tmp);
+    tp_write_text(path, body);
+    FsSweep sw;
+    FsDataset ds;
+    FsErrList errs = {0};
+    long onehot[2] = {0, 0}, with[2] = {0, 0};
+    if (sweep_load_file(&sw, path, &errs) == 0 && sw.n_trials == 2) {
+        for (int i = 0; i < 2; i++) onehot[i] = sweep_trial_params(&sw.trials[i]);
+        sweep_free(&sw);
+    }
+    CHECK(bound(path, &sw, &ds, &errs) == 0 && sw.n_trials == 2);
+    for (int i = 0; i < 2 && i < sw.n_trials; i++) with[i] = sweep_trial_params(&sw.trials[i]);
+    sweep_free(&sw), data_free(&ds);
+    CHECK_MSG(onehot[0] < with[0] && with[0] < onehot[1] && onehot[1] < with[1], "params %ld %ld, %ld %ld", onehot[0],
+              with[0], onehot[1], with[1]);
+    /* min above trial 0's one-hot count but not its count with features;
+     * max below trial 1's with features but above its one-hot count. */
+    snprintf(text, sizeof text, "%srun:\n  constraints: {params: {min: %ld, max: %ld}}\n", body, onehot[0] + 1,
+             with[1] - 1);
+    tp_write_text(path, text);
+    CHECK(bound(path, &sw, &ds, &errs) == 0);
+    CHECK_MSG(sw.n_trials == 1 && sw.n_excluded == 1 && sweep_trial_params(&sw.trials[0]) == with[0] &&
+              sw.excluded[0].params == with[1], "%d trials, %d excluded", sw.n_trials, sw.n_excluded);
+    sweep_free(&sw), data_free(&ds);
+    CHECK(tp_run("plan '%s'", path) == 0);
+    char want[200];
+    snprintf(want, sizeof want, "(params %ld > run.constraints.params.max %ld)", with[1], with[1] - 1);
+    CHECK_CONTAINS(out_text, want);
+    snprintf(want, sizeof want, "%ld", with[0]);
+    CHECK_CONTAINS(out_text, want);
+    /* The run trains the one trial, and its record says the same count. */
+    CHECK(tp_run("run '%s' --out '%s/run' --threads 2 --quiet", path, tmp) == 0);
+    char journal[400];
+    snprintf(journal, sizeof journal, "%s/run/journal.jsonl", tmp);
+    snprintf(want, sizeof want, "\"params\":%ld,", with[0]);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 2 && tp_count_in_file(journal, want) == 1);
+    /* Bounds no trial meets once the features count: refused at their line:col. */
+    snprintf(text, sizeof text, "%srun:\n  constraints: {params: {min: %ld}}\n", body, with[1] + 1);
+    tp_write_text(path, text);
+    CHECK(bound(path, &sw, &ds, &errs) == -1);
+    CHECK_MSG(errs.n == 1 && strstr(errs.msg[0], "f.yaml:15:3: run.constraints: they exclude every trial") &&
+              strstr(errs.msg[0], "feature columns counted"), "%s", errs.n ? errs.msg[0] : "no error");
+    errlist_free(&errs);
+    sweep_free(&sw), data_free(&ds);
+    char rm[400];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", tmp);
+    if (!t_failures && system(rm) != 0) printf("could not remove %s\n", tmp);
+}
+
 int main(void)
 {
+    features();
     grid();
     sampled();
     refusals();

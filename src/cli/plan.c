@@ -185,7 +185,12 @@ int cli_plan(int argc, char **argv)
         sweep_free(&sw);
         return FS_EXIT_ERROR;
     }
-    sweep_bind_data(&sw, &ds);
+    if (sweep_bind_data(&sw, &ds, &errs) != 0) {
+        print_errors(&errs);
+        sweep_free(&sw);
+        data_free(&ds);
+        return FS_EXIT_ERROR;
+    }
     char target[128], **why = NULL;
     FsErr err = {0};
     int refused = run_gpu_plan(&sw, &ds, gpu[0] ? gpu : NULL, target, sizeof target, &why, &err);

@@ -119,14 +119,14 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
     memset(&j, 0, sizeof j);
     snprintf(path, sizeof path, "%s/sweep.yaml", dir);
     int rc = -1;
-    if (sweep_load_file(&sw, path, &errs) != 0 || sweep_load_data(&sw, &ds, &errs) != 0) {
+    if (sweep_load_file(&sw, path, &errs) != 0 || sweep_load_data(&sw, &ds, &errs) != 0 ||
+        sweep_bind_data(&sw, &ds, &errs) != 0) {
         for (int i = 0; i < errs.n; i++) fprintf(stderr, "foldsweep: %s\n", errs.msg[i]);
         errlist_free(&errs);
         sweep_free(&sw);
         data_free(&ds);
         return -1;
     }
-    sweep_bind_data(&sw, &ds);
     FsFolds folds = data_folds_of(sw.predefined, (int)ds.n_folds);
     uint64_t *seen = NULL;
     uint32_t n_seen = data_seen_hashes(&ds, &seen);

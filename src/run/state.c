@@ -138,11 +138,10 @@ static int open_inputs(RunState *st, const FsRunOptions *o, const FsMpi *m)
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;
     }
-    if (sweep_load_data(sw, &st->ds, &errs) != 0) {
+    if (sweep_load_data(sw, &st->ds, &errs) != 0 || sweep_bind_data(sw, &st->ds, &errs) != 0) {
         print_errs(&errs);
         return FS_EXIT_ERROR;
     }
-    sweep_bind_data(sw, &st->ds);
     st->n_seen = data_seen_hashes(&st->ds, &st->seen);
     if (sw->has_test && open_test(st, o->sweep_path) != 0) return FS_EXIT_ERROR;
     st->t_data = fs_now() - t0;

@@ -193,7 +193,12 @@ static int worker_setup(RunWorker *w)
         fsmpi_report_setup(w->m, why, 0, "", NULL);
         return FS_EXIT_ERROR;
     }
-    sweep_bind_data(&w->sw, &w->ds);
+    FsErrList errs = {0};
+    if (sweep_bind_data(&w->sw, &w->ds, &errs) != 0) { /* rank 0 found the same first */
+        fsmpi_report_setup(w->m, errs.n ? errs.msg[0] : "the sweep on this data", 0, "", NULL);
+        errlist_free(&errs);
+        return FS_EXIT_ERROR;
+    }
     w->folds = data_folds_of(w->sw.predefined, (int)w->ds.n_folds);
     /* Room for every job rank 0 can send, twice (a lost one comes again);
      * never grown: the trainers hold pointers into the records. */

@@ -59,12 +59,14 @@ int sw_constraints_allow(const FsConstraints *c, long params)
     return !c->given || (params >= c->params_min && params <= c->params_max);
 }
 
+int sw_constraints_pending(const FsSweep *sw) { return sw->features.n > 0 && sw->feat_dim == 0; }
+
 int sw_constraints_check(const FsSweep *sw, SwErrs *e)
 {
     if (sw->n_trials > 0 || !sw->n_excluded) return 0;
     swerr_add(e, sw->constraints.line, sw->constraints.col,
-              "run.constraints: they exclude every trial of the sweep (%d met); widen the bounds",
-              sw->n_excluded);
+              "run.constraints: they exclude every trial of the sweep (%d met%s); widen the bounds", sw->n_excluded,
+              sw->feat_dim > 0 ? ", the first layer's weights for the data's feature columns counted" : "");
     return -1;
 }
 

@@ -141,8 +141,9 @@ static int add_point(Expander *x, const SwPoint *pt)
         }
         h = fs_splitmix64(&h); /* a 64-bit collision of different configs: probe on */
     }
-    const long params = sw->constraints.given ? sweep_trial_params(&t) : 0;
-    if (sw->constraints.given && !sw_constraints_allow(&sw->constraints, params)) {
+    const int constrained = sw->constraints.given && !sw_constraints_pending(sw);
+    const long params = constrained ? sweep_trial_params(&t) : 0;
+    if (constrained && !sw_constraints_allow(&sw->constraints, params)) {
         exclude(x, &t, params, h);
         return 0;
     }
@@ -268,6 +269,16 @@ int sweep_tpe_pool(int budget)
     if (n < 1024) n = 1024;
     if (n > FS_SWEEP_MAX_TRIALS) n = FS_SWEEP_MAX_TRIALS;
     return (int)n;
+}
+
+int sw_expand_again(FsSweep *sw, SwErrs *e)
+{
+    for (int i = 0; i < sw->n_trials; i++) trial_drop(&sw->trials[i]);
+    for (int i = 0; i < sw->n_excluded_kept; i++) free(sw->excluded[i].config), free(sw->excluded[i].arch);
+    free(sw->trials), free(sw->excluded);
+    sw->trials = NULL, sw->excluded = NULL;
+    sw->n_trials = sw->n_excluded = sw->n_excluded_kept = 0;
+    return sw_expand(sw, sw->space, e);
 }
 
 int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e)

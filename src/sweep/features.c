@@ -169,9 +169,21 @@ void sweep_features_describe(const FsSweep *sw, const FsDataset *ds, char *out, 
              ds->feat_half ? "half floats" : "floats", per, (double)per * ds->n_res / (1 << 20));
 }
 
-void sweep_bind_data(FsSweep *sw, const FsDataset *ds)
+int sweep_bind_data(FsSweep *sw, const FsDataset *ds, FsErrList *errs)
 {
+    const int was = sw->feat_dim;
     sw->feat_dim = (int)ds->feat_dim;
+    /* run.constraints bound the parameters, and the feature weights are
+     * parameters: with columns the trials are drawn again, counting them
+     * (plan, the leaderboard and the constraints then say one number). */
+    if (sw->constraints.given && sw->feat_dim != was) {
+        SwErrs e = {.name = sw->path};
+        if (sw_expand_again(sw, &e) != 0) {
+            swerr_flush(&e, errs);
+            return -1;
+        }
+    }
     for (int i = 0; i < sw->n_trials; i++) sw->trials[i].arch.feat_dim = sw->feat_dim;
     sweep_assign_ids(sw, ds->fingerprint);
+    return 0;
 }

@@ -212,9 +212,11 @@ const char *sweep_trial_value(const FsSweep *sw, const FsTrial *t, int d, char *
 /* Trial id = hash of the trial's canonical config and the data fingerprint. */
 void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);
 /* After the data is loaded (or received): its feature columns into every
- * trial's architecture (and sweep_point's later ones), then
- * sweep_assign_ids with its fingerprint. */
-void sweep_bind_data(FsSweep *sw, const FsDataset *ds);
+ * trial's architecture (and sweep_point's later ones; with run.constraints
+ * the trials drawn again, counting the feature weights), then
+ * sweep_assign_ids with its fingerprint. 0, or -1 with errs (the
+ * constraints then exclude every trial). */
+int sweep_bind_data(FsSweep *sw, const FsDataset *ds, FsErrList *errs);
 /* The model's input in words: "one-hot + 16 columns from 1 file source,
  * stored as floats: 64 bytes per residue, 1.2 MiB per rank" (plan, run). */
 void sweep_features_describe(const FsSweep *sw, const FsDataset *ds, char *out, size_t n);

@@ -271,11 +271,19 @@ void sw_parse_constraints(FsSweep *sw, const YNode *key, const YNode *v, SwErrs 
 int sw_constraints_allow(const FsConstraints *c, long params);
 /* After expansion: 0, or -1 with an error when they excluded every trial. */
 int sw_constraints_check(const FsSweep *sw, SwErrs *e);
+/* 1 while run.constraints cannot be applied: the sweep reads feature
+ * columns whose count (and with it the first layer's parameters) is known
+ * only with the data; sweep_bind_data applies them then. */
+int sw_constraints_pending(const FsSweep *sw);
 /* The constraints as the canonical sweep writes them (nothing when none). */
 void sw_constraints_canon(SwBuf *b, const FsConstraints *c);
 
 /* expand.c: the grid (or the random sample) into sw->trials. */
 int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e);
+/* The trials drawn again from sw->space (sweep_bind_data: run.constraints
+ * count the first layer's feature weights once the column count is known);
+ * the same draws, as expansion is deterministic. 0, or -1 with e. */
+int sw_expand_again(FsSweep *sw, SwErrs *e);
 /* The trial config JSON of one arch + spec (malloc'd). */
 char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts);
 
