@@ -112,31 +112,18 @@ static int read_rows(const FeatTarget *t, const char *buf, size_t n, size_t pos,
     return 0;
 }
 
-int feat_read_hhm(const FeatTarget *t, float *out, FsErr *err)
+static void missing(const FeatTarget *t, long ln, FsErr *err)
 {
-    char *buf;
-    size_t n, pos = 0;
-    int rc = feat_file_read(t->path, &buf, &n, err);
-    if (rc <= 0) return rc;
-    const char *line;
-    size_t len;
-    long ln = 0;
-    int found = 0;
-    while (!found && feat_text_line(buf, n, &pos, &line, &len)) {
-        ln++;
-        found = hmm_line(line, len);
-    }
-    if (found < 0) {
+    if (ln)
         fs_err_at(err, t->path, ln, 0, "protein %s: expected the HMM line's 20 letters in the order %s", t->protein,
                   FS_AA_LETTERS);
-        rc = -1;
-    } else if (!found) {
+    else
         fs_err_at(err, t->path, 0, 0, "protein %s: not an HHblits .hhm profile: no 'HMM' line of the 20 letters",
                   t->protein);
-        rc = -1;
-    } else {
-        rc = read_rows(t, buf, n, pos, ln, out, err) ? -1 : 1;
-    }
-    free(buf);
-    return rc;
+}
+
+int feat_read_hhm(const FeatTarget *t, float *out, FsErr *err)
+{
+    static const FeatTextLayout layout = {hmm_line, read_rows, missing};
+    return feat_text_read(t, &layout, out, err);
 }

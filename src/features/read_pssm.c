@@ -102,29 +102,17 @@ static int read_rows(const FeatTarget *t, const char *buf, size_t n, size_t pos,
     return 0;
 }
 
+static void missing(const FeatTarget *t, long ln, FsErr *err)
+{
+    (void)ln; /* column_line finds the line or not: no wrong form */
+    fs_err_at(err, t->path, 0, 0,
+              "protein %s: not a PSI-BLAST ASCII PSSM (-out_ascii_pssm): no column line of the 20 letters "
+              "A R N D C Q E G H I L K M F P S T W Y V, twice",
+              t->protein);
+}
+
 int feat_read_pssm(const FeatTarget *t, float *out, FsErr *err)
 {
-    char *buf;
-    size_t n, pos = 0;
-    int rc = feat_file_read(t->path, &buf, &n, err);
-    if (rc <= 0) return rc;
-    const char *line;
-    size_t len;
-    long ln = 0;
-    int found = 0;
-    while (!found && feat_text_line(buf, n, &pos, &line, &len)) {
-        ln++;
-        found = column_line(line, len);
-    }
-    if (!found) {
-        fs_err_at(err, t->path, 0, 0,
-                  "protein %s: not a PSI-BLAST ASCII PSSM (-out_ascii_pssm): no column line of the 20 letters "
-                  "A R N D C Q E G H I L K M F P S T W Y V, twice",
-                  t->protein);
-        rc = -1;
-    } else {
-        rc = read_rows(t, buf, n, pos, ln, out, err) ? -1 : 1;
-    }
-    free(buf);
-    return rc;
+    static const FeatTextLayout layout = {column_line, read_rows, missing};
+    return feat_text_read(t, &layout, out, err);
 }

@@ -25,6 +25,19 @@ typedef struct {
  * 1 read, 0 no such file (ENOENT, ENOTDIR), -1 with err naming the path. */
 int feat_file_read(const char *path, char **buf, size_t *n, FsErr *err);
 
+/* A text profile's layout (PSSM, HHM): the line its rows follow, and
+ * those rows. header: >0 that line, <0 a wrong form of it (an error), 0
+ * another line. rows: the rows after it, from pos (ln: its line number).
+ * missing: the message for a file without the line (ln 0) or with a wrong
+ * one (at line ln). */
+typedef struct {
+    int (*header)(const char *line, size_t len);
+    int (*rows)(const FeatTarget *t, const char *buf, size_t n, size_t pos, long ln, float *out, FsErr *err);
+    void (*missing)(const FeatTarget *t, long ln, FsErr *err);
+} FeatTextLayout;
+/* Reads t's file in layout l into out: 1 read, 0 no such file, -1 with err. */
+int feat_text_read(const FeatTarget *t, const FeatTextLayout *l, float *out, FsErr *err);
+
 /* A line of a text buffer: [*line, *line + *len) without its "\n" or "\r\n";
  * 0 at the end. *pos advances past it. */
 int feat_text_line(const char *buf, size_t n, size_t *pos, const char **line, size_t *len);

@@ -42,6 +42,26 @@ int feat_file_read(const char *path, char **buf, size_t *n, FsErr *err)
     return 1;
 }
 
+int feat_text_read(const FeatTarget *t, const FeatTextLayout *l, float *out, FsErr *err)
+{
+    char *buf;
+    size_t n, pos = 0;
+    int rc = feat_file_read(t->path, &buf, &n, err);
+    if (rc <= 0) return rc;
+    const char *line;
+    size_t len;
+    long ln = 0;
+    int found = 0;
+    while (!found && feat_text_line(buf, n, &pos, &line, &len)) {
+        ln++;
+        found = l->header(line, len);
+    }
+    if (found <= 0) l->missing(t, found ? ln : 0, err);
+    rc = found <= 0 ? -1 : l->rows(t, buf, n, pos, ln, out, err) ? -1 : 1;
+    free(buf);
+    return rc;
+}
+
 int feat_text_line(const char *buf, size_t n, size_t *pos, const char **line, size_t *len)
 {
     if (*pos >= n) return 0;
