@@ -13,7 +13,10 @@
  * mean effect explains (eta squared of a one-way analysis of variance:
  * between-value sum of squares over the total), over complete trials.
  * Options of a grid are balanced, so their shares add up to at most 1 plus
- * interactions; in a random sample they may overlap.
+ * interactions; in a random sample they may overlap. A numeric option
+ * with more than BIN_ABOVE distinct values (a range, search.random or
+ * tpe) is cut into BINS bins of about equal counts (quartiles): as
+ * categories, a value per trial would "explain" all of the variance.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +26,8 @@
 #include "report/html_int.h"
 
 #define MAX_VALUES 24 /* more distinct values than this are not plotted */
+#define BIN_ABOVE 6   /* a numeric option with more distinct values is binned */
+#define BINS 4
 
 typedef struct {
     char *name;
@@ -30,7 +35,9 @@ typedef struct {
     char **val; /* one per row (NULL: absent) */
     int count;  /* a "<kind> layers" count */
     int *cat, n_cat;
-    char **cats; /* distinct values in display order (borrowed from val) */
+    char **cats; /* distinct values in display order (borrowed from val, or bins' labels) */
+    int binned;  /* the distinct values before binning (0: not binned) */
+    char *labels[BINS]; /* the bins' labels, owned */
     double eta2;
     int drop;
 } Feat;
@@ -153,7 +160,10 @@ static int numeric(const Feat *f)
     return 1;
 }
 
-/* Distinct values (sorted: numbers by value, "none" first) and each row's category. */
+static void bin(Feat *f, int rows);
+
+/* Distinct values (sorted: numbers by value, "none" first) and each row's
+ * category; many numbers binned. */
 static void categorise(Feat *f, int rows)
 {
     f->cats = fs_calloc((size_t)rows + 1, sizeof *f->cats);
@@ -168,6 +178,52 @@ static void categorise(Feat *f, int rows)
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < f->n_cat; c++)
             if (!strcmp(f->cats[c], f->val[r])) f->cat[r] = c;
+    if (!f->count && f->n_cat > BIN_ABOVE && numeric(f)) bin(f, rows);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* The numeric values (not "none") into quantile bins: rows with equal
+ * values share a bin, empty bins are dropped, "none" stays a category of
+ * its own (first). Each bin is labelled with its smallest and largest
+ * value. */
+static void bin(Feat *f, int rows)
+{
+    double *v = fs_calloc((size_t)rows + 1, sizeof *v), cut[BINS], lo[BINS], hi[BINS];
+    int m = 0, none = 0, members[BINS] = {0}, at[BINS];
+    for (int r = 0; r < rows; r++)
+        if (!is_num(f->val[r], &v[m])) none = 1;
+        else m++;
+    qsort(v, (size_t)m, sizeof *v, cmp_double);
+    for (int k = 1; k < BINS; k++) cut[k] = v[(size_t)k * (size_t)m / BINS];
+    f->binned = f->n_cat;
+    f->n_cat = 0;
+    if (none) f->cats[f->n_cat++] = "none";
+    for (int r = 0; r < rows; r++) {
+        double x;
+        int b = 0;
+        if (!is_num(f->val[r], &x)) continue;
+        while (b + 1 < BINS && x >= cut[b + 1]) b++;
+        if (!members[b]++) lo[b] = hi[b] = x;
+        lo[b] = x < lo[b] ? x : lo[b], hi[b] = x > hi[b] ? x : hi[b];
+        f->cat[r] = b; /* renumbered below */
+    }
+    for (int b = 0; b < BINS; b++) {
+        if (!members[b]) continue;
+        char t[80];
+        snprintf(t, sizeof t, "%.3g to %.3g", lo[b], hi[b]);
+        at[b] = f->n_cat;
+        f->cats[f->n_cat++] = f->labels[b] = fs_strdup(t);
+    }
+    for (int r = 0; r < rows; r++) {
+        double x;
+        f->cat[r] = is_num(f->val[r], &x) ? at[f->cat[r]] : 0;
+    }
+    free(v);
 }
 
 /* 1 if a's category is a function of b's (a is the same or coarser). */
@@ -260,9 +316,10 @@ static void strip_of(FILE *out, const Feat *f, const FsReport *rep, const double
         notes[c] = value_note(f, c, rep);
         value_effect(f, c, y, n, &cm[c], &cm[nc + c], &cm[2 * nc + c]);
     }
-    char title[300], explains[40] = "";
+    char title[300], explains[40] = "", bins[80] = "";
     if (!isnan(f->eta2)) snprintf(explains, sizeof explains, " (explains %.1f%%)", 100 * f->eta2);
-    snprintf(title, sizeof title, "Q3 by %s%s", f->name, explains);
+    if (f->binned) snprintf(bins, sizeof bins, ", %d values in %d bins of about equal counts", f->binned, nc);
+    snprintf(title, sizeof title, "Q3 by %s%s%s", f->name, explains, bins);
     if (f->also) {
         fputs("<p class=\"why\">", out);
         html_esc(out, f->name);
@@ -398,6 +455,7 @@ void html_effects(FILE *out, const FsReport *rep, const double *q3)
     for (int i = 0; i < fs.n; i++) {
         for (int r = 0; r < rows; r++) free(fs.f[i].val[r]);
         free(fs.f[i].val), free(fs.f[i].name), free(fs.f[i].also), free(fs.f[i].cat), free(fs.f[i].cats);
+        for (int b = 0; b < BINS; b++) free(fs.f[i].labels[b]);
     }
     free(fs.f), free(shown);
 }
