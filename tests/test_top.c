@@ -8,7 +8,12 @@
  *     validation metric, and the look at test data is recorded in each
  *     run folder a chosen trial came from (as "top K");
  *  3. refusals: run folders on other data, ranked by another metric,
- *     fewer trials than K, a model file, --top beside --rank, --top 0.
+ *     fewer trials than K, a model file, --top beside --rank, --top 0;
+ *  4. export --top K: a folder of the K trials' files (named by trial),
+ *     whose model.json says "top"; predict from it equals --top on the
+ *     runs, byte for byte, and evaluate from it records its look in the
+ *     run folders; a model.json whose "top" and "trials" disagree is
+ *     refused.
  */
 #include <math.h>
 #include <sys/stat.h>
@@ -126,6 +131,36 @@ static void test_refusals(const char *a, const Board *ba, const char *c, const c
     CHECK(tp_run("evaluate '%s' --top 2 --mixed '%s'", a, test) == 2);
 }
 
+static void test_export(const char *a, const char *b, const char *test)
+{
+    char ex[400], json[460];
+    snprintf(ex, sizeof ex, "%s/ex", tmp);
+    snprintf(json, sizeof json, "%s/model.json", ex);
+    CHECK(tp_run("export '%s' '%s' --top 3 -o '%s'", a, b, ex) == 0);
+    CHECK_CONTAINS(out_text, "exported the 3 best trials");
+    CHECK(tp_count_in_file(json, "\"models\": \"top\"") == 1 && tp_count_in_file(json, "\"top\": 3") == 1);
+    CHECK(tp_count_in_file(json, "-fold0.safetensors") == 3);
+    CHECK(tp_run("predict '%s' '%s' --top 3 '%s' --format csv", a, b, test) == 0);
+    char *want = strdup(out_text);
+    CHECK(tp_run("predict '%s' '%s' --format csv", ex, test) == 0);
+    CHECK_MSG(!strcmp(want, out_text), "predict from the export differs from --top 3 on the runs");
+    free(want);
+    int before = count(a, "\"models\":\"top 3\"");
+    CHECK(tp_run("evaluate '%s' '%s'", ex, test) == 0);
+    CHECK_CONTAINS(out_text, "top 3 trials by validation q3");
+    CHECK(count(a, "\"models\":\"top 3\"") == before + 1);
+    /* Refusals: --top beside --trial; two runs without --top; a forged count. */
+    CHECK(tp_run("export '%s' --top 2 --trial x -o '%s/ex2'", a, tmp) == 2);
+    CHECK(tp_run("export '%s' '%s' -o '%s/ex2'", a, b, tmp) == 2);
+    CHECK_CONTAINS(err_text, "one run folder only (several with --top K)");
+    char *text = tp_read_file(json, NULL), *at = text ? strstr(text, "\"top\": 3") : NULL;
+    if (at) at[7] = '5';
+    if (text) tp_write_text(json, text);
+    free(text);
+    CHECK(tp_run("predict '%s' '%s'", ex, test) == 1);
+    CHECK_CONTAINS(err_text, "\"models\": \"top\" needs \"top\" (1..64) and a \"trials\" list of that many");
+}
+
 static const char *SWEEP =
     "data:\n"
     "  synth: {proteins: 120, seed: %d}\n"
@@ -172,6 +207,7 @@ int main(void)
     CHECK_MSG(count(a, "\"kind\":\"evaluation\"") == looks, "a refused --top recorded a look at test data");
     test_one(a, &ba, test);
     test_two(a, &ba, b, &bb, test);
+    test_export(a, b, test);
     if (!t_failures) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

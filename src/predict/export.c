@@ -18,6 +18,35 @@
 #define FS_VERSION "0.1.0"
 #endif
 
+/* A --top export: K, and its trials' run folders, where evaluate records
+ * its looks (those still there). */
+static int read_top(FsModelSet *set, const FsJson *root, const char *path, FsErr *err)
+{
+    const FsJson *k = json_get(root, "top"), *trials = json_get(root, "trials");
+    long long top;
+    if (!k || json_i64(k, &top) || top < 1 || top > FS_PREDICT_MAX_MODELS || !trials ||
+        trials->type != FS_JSON_ARRAY || trials->n != top)
+        return fs_err_set(err, "%s: \"models\": \"top\" needs \"top\" (1..%d) and a \"trials\" list of that many "
+                          "(written by foldsweep export --top)", path, FS_PREDICT_MAX_MODELS), -1;
+    set->top = (int)top;
+    int i = 0;
+    for (const FsJson *t = trials->child; t; t = t->next, i++) {
+        const FsJson *id = json_get(t, "trial"), *run = json_get(t, "run");
+        char abs[2048];
+        if (!id || id->type != FS_JSON_STRING || strlen(id->str) != FS_TRIAL_ID_LEN || !run ||
+            run->type != FS_JSON_STRING)
+            return fs_err_set(err, "%s: trials[%d]: expected \"trial\" (a %d-digit id) and \"run\"", path, i,
+                              FS_TRIAL_ID_LEN), -1;
+        if (!predict_run_dir(run->str, abs, sizeof abs)) continue;
+        int seen = 0;
+        for (int r = 0; r < set->n_runs; r++) seen |= !strcmp(set->runs[r], abs);
+        if (seen || set->n_runs == FS_PREDICT_MAX_RUNS) continue;
+        snprintf(set->run_trial[set->n_runs], sizeof set->run_trial[0], "%s", id->str);
+        memcpy(set->runs[set->n_runs++], abs, strlen(abs) + 1);
+    }
+    return 0;
+}
+
 /* An exported folder: model.json lists the fold files. */
 int predict_export_read(FsModelSet *set, const char *dir, int fold, FsErr *err)
 {
@@ -49,6 +78,9 @@ int predict_export_read(FsModelSet *set, const char *dir, int fold, FsErr *err)
     if ((v = json_get(doc.root, "std"))) json_f64(v, &set->std);
     if ((v = json_get(doc.root, "metric")) && v->type == FS_JSON_STRING)
         snprintf(set->metric, sizeof set->metric, "%s", v->str);
+    if ((v = json_get(doc.root, "models")) && v->type == FS_JSON_STRING && !strcmp(v->str, "top") &&
+        read_top(set, doc.root, path, err) != 0)
+        goto out;
     int i = 0;
     for (const FsJson *e = folds->child; e; e = e->next, i++) {
         const FsJson *file = json_get(e, "file"), *fv = json_get(e, "fold");
@@ -83,11 +115,12 @@ out:
  * model's kept epoch and validation scores (floats: every digit), or a
  * refit's epochs and why (it has no validation set, so no score: none is
  * written). */
-static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char *file)
+static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char *file, const char *trial)
 {
     char name[16];
     modelfile_fold_name(fold, name, sizeof name);
     json_object_begin(w);
+    if (trial) json_member_str(w, "trial", trial);
     json_key(w, "fold");
     if (fold >= 0)
         json_int(w, fold);
@@ -111,6 +144,36 @@ static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char
     json_end(w);
 }
 
+/* A model's file name in the export: as in the run folder, or for a --top
+ * set (several trials' fold0.safetensors ...) with its trial's id before. */
+static void export_name(const FsModelSet *set, const FsEnsemble *e, int i, char *out, size_t n)
+{
+    const char *base = strrchr(set->path[i], '/');
+    base = base ? base + 1 : set->path[i];
+    if (set->top) snprintf(out, n, "%s-%s", e->m[i].info.trial, base);
+    else snprintf(out, n, "%s", base);
+}
+
+/* A --top set's trials, best first: each id and its run folder. */
+static void json_top(FsJsonOut *w, const FsModelSet *set, const FsEnsemble *e)
+{
+    json_member_int(w, "top", set->top);
+    json_key(w, "trials");
+    json_array_begin(w);
+    for (int i = 0; i < e->n; i++) {
+        int seen = 0;
+        for (int k = 0; k < i; k++) seen |= !strcmp(e->m[k].info.trial, e->m[i].info.trial);
+        if (seen) continue;
+        const int r = set->model_run[i];
+        const char *run = r >= 0 && r < set->n_runs ? set->runs[r] : "";
+        json_object_begin(w);
+        json_member_str(w, "trial", e->m[i].info.trial);
+        json_member_str(w, "run", run);
+        json_end(w);
+    }
+    json_end(w);
+}
+
 /* model.json (docs/models.md, "model.json"): the top level a member a
  * line, the folds a model a line. The trial's leaderboard rank and score
  * are there when the models came from a run folder's ranking; a refit or
@@ -130,7 +193,8 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
     json_member_str(&w, "foldsweep_version", FS_VERSION);
     json_member_str(&w, "run", set->run[0] ? set->run : run);
     json_member_str(&w, "trial", predict_set_trial(set, e));
-    json_member_str(&w, "models", refit ? "refit" : "folds");
+    json_member_str(&w, "models", refit ? "refit" : set->top ? "top" : "folds");
+    if (set->top) json_top(&w, set, e);
     if (set->rank > 0) json_member_int(&w, "rank", set->rank);
     if (set->metric[0] && isfinite(set->mean)) {
         json_member_str(&w, "metric", set->metric);
@@ -155,9 +219,10 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
     json_array_begin(&w);
     for (int i = 0; i < e->n; i++) {
         const FsModelInfo *in = &e->m[i].info;
-        const char *base = strrchr(set->path[i], '/');
+        char name[600];
+        export_name(set, e, i, name, sizeof name);
         /* The set's fold where it knows one (a k-fold run folder), else the file's own. */
-        json_model(&w, in, set->fold[i] >= 0 ? set->fold[i] : in->fold, base ? base + 1 : set->path[i]);
+        json_model(&w, in, set->fold[i] >= 0 ? set->fold[i] : in->fold, name, set->top ? in->trial : NULL);
     }
     json_end(&w);
     json_end(&w);
@@ -178,9 +243,9 @@ int predict_export(const char *run, const FsModelSet *set, const char *out, FsEr
     int ok = predict_load(e, set, 1, err) == 0 && fs_mkdir_p(out, err) == 0;
     for (int i = 0; ok && i < set->n; i++) {
         /* The bytes that were checked against the journal, as they are. */
-        const char *base = strrchr(set->path[i], '/');
-        char dst[FS_PATH_IN_DIR];
-        snprintf(dst, sizeof dst, "%s/%s", out, base ? base + 1 : set->path[i]);
+        char name[600], dst[FS_PATH_IN_DIR];
+        export_name(set, e, i, name, sizeof name);
+        snprintf(dst, sizeof dst, "%s/%s", out, name);
         ok = modelfile_copy(set->path[i], dst, err) == 0;
     }
     ok = ok && write_json(out, run, set, e, err) == 0;

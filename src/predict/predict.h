@@ -45,6 +45,7 @@ typedef struct {
     int top, n_runs;
     char runs[FS_PREDICT_MAX_RUNS][2048];
     char run_trial[FS_PREDICT_MAX_RUNS][FS_TRIAL_ID_LEN + 1];
+    int model_run[FS_PREDICT_MAX_MODELS]; /* each model's index in runs (-1: unknown) */
 } FsModelSet;
 
 /* Where to find models: `source` is an exported folder (model.json), a run

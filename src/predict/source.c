@@ -37,11 +37,17 @@ int predict_is_model_source(const char *path)
     return is_dir(path) || ends_with(path, ".safetensors");
 }
 
+int predict_run_dir(const char *dir, char *abs, size_t n)
+{
+    char p[PATH_MAX];
+    if (!realpath(dir, p) || !has_file(p, "journal.jsonl") || strlen(p) >= n) return 0;
+    memcpy(abs, p, strlen(p) + 1);
+    return 1;
+}
+
 void predict_set_run(FsModelSet *set, const char *dir)
 {
-    char abs[PATH_MAX];
-    if (!set->run[0] && realpath(dir, abs) && has_file(abs, "journal.jsonl") && strlen(abs) < sizeof set->run)
-        memcpy(set->run, abs, strlen(abs) + 1);
+    if (!set->run[0]) predict_run_dir(dir, set->run, sizeof set->run);
 }
 
 int predict_set_add(FsModelSet *set, const char *dir, const char *file, int fold, FsErr *err)

@@ -79,15 +79,16 @@ static Pick *candidates(PredictBoard **b, int n_dirs, int *n_picks)
 }
 
 /* The set's run folders: each pick's, once, in pick order, with its first
- * (best) trial. */
-static void add_run(FsModelSet *set, const char *dir, const char *trial)
+ * (best) trial. Its index in set->runs, or -1. */
+static int add_run(FsModelSet *set, const char *dir, const char *trial)
 {
     char abs[PATH_MAX];
-    if (!realpath(dir, abs) || strlen(abs) >= sizeof set->runs[0]) return; /* then not recorded, as predict_set_run */
+    if (!realpath(dir, abs) || strlen(abs) >= sizeof set->runs[0]) return -1; /* then not recorded, as predict_set_run */
     for (int i = 0; i < set->n_runs; i++)
-        if (!strcmp(set->runs[i], abs)) return;
+        if (!strcmp(set->runs[i], abs)) return i;
     snprintf(set->run_trial[set->n_runs], sizeof set->run_trial[0], "%s", trial);
-    memcpy(set->runs[set->n_runs++], abs, strlen(abs) + 1);
+    memcpy(set->runs[set->n_runs], abs, strlen(abs) + 1);
+    return set->n_runs++;
 }
 
 static int take(FsModelSet *set, PredictBoard **b, const char *const *dirs, int n_dirs, const Pick *picks, int n_picks,
@@ -98,8 +99,12 @@ static int take(FsModelSet *set, PredictBoard **b, const char *const *dirs, int 
                           "unfinished trials, and those run.keep_models removed, do not count)", k, dirs[0],
                           n_dirs > 1 ? " and the other run folders" : "", n_picks ? "hold only" : "hold", n_picks,
                           n_picks == 1 ? "" : "s"), -1;
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
+        const int from = set->n;
         if (predict_board_add_folds(set, b[picks[i].dir], dirs[picks[i].dir], picks[i].row, -1, err) != 0) return -1;
+        const int run = add_run(set, dirs[picks[i].dir], picks[i].row->id);
+        for (int m = from; m < set->n; m++) set->model_run[m] = run;
+    }
     const FsReportRow *best = picks[0].row;
     snprintf(set->trial, sizeof set->trial, "%s", best->id);
     snprintf(set->metric, sizeof set->metric, "%s", metrics_kind_name(b[picks[0].dir]->spec.metric));
@@ -107,7 +112,6 @@ static int take(FsModelSet *set, PredictBoard **b, const char *const *dirs, int 
     set->mean = best->mean;
     set->std = best->std;
     set->top = k;
-    for (int i = 0; i < k; i++) add_run(set, dirs[picks[i].dir], picks[i].row->id);
     predict_set_run(set, dirs[picks[0].dir]);
     return 0;
 }
