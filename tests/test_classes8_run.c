@@ -137,6 +137,8 @@ int main(void)
     CHECK(tp_count_in_file(path, "\"confusion\":[[") == 6);
     snprintf(path, sizeof path, "%s/report.html", a);
     CHECK(tp_count_in_file(path, "&middot; Q8 ") >= 1 && tp_count_in_file(path, "<th>G (3-10 helix)</th>") >= 1);
+    /* The learning curves name the accuracy they plot: Q8, not Q3. */
+    CHECK(tp_count_in_file(path, ">val Q8<") >= 1 && tp_count_in_file(path, ">val Q3<") == 0);
     char *board_a = tr_board(a, tmp);
     CHECK(strstr(board_a, ",q3,q8,mcc_H,mcc_G,mcc_I,mcc_E,mcc_B,mcc_T,mcc_S,mcc_C,"));
 

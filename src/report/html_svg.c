@@ -205,12 +205,14 @@ static void vmark(FILE *out, const HtmlFrame *f, const HtmlAxis *ax, const char 
 
 /* The whole legend (out NULL: only laid out). Returns the last row's y. */
 static double curves_legend(FILE *out, const HtmlFrame *f, const HtmlFoldCurves *fc, int n, const char *stop_rule,
-                            int pruned, const char *kept)
+                            int pruned, const char *kept, const char *acc)
 {
     double x = f->l, y = 13, right = f->w - 4;
+    char val_acc[16];
+    snprintf(val_acc, sizeof val_acc, "val %s", acc); /* Q3, or Q8 for an 8-state model */
     html_legend(out, &x, &y, right, HTML_BLUE, "6 3", 0, "train loss");
     html_legend(out, &x, &y, right, HTML_VERMILLION, NULL, 0, "val loss");
-    html_legend(out, &x, &y, right, HTML_GREEN, "2 2", 0, "val Q3");
+    html_legend(out, &x, &y, right, HTML_GREEN, "2 2", 0, val_acc);
     html_legend(out, &x, &y, right, NULL, NULL, 1, kept);
     if (stop_rule) html_legend(out, &x, &y, right, HTML_PURPLE, "4 3", 0, stop_rule);
     if (pruned) html_legend(out, &x, &y, right, "#000", "1 3", 0, "pruned");
@@ -260,7 +262,7 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     if (!isfinite(qlo)) qlo = 0, qhi = 1;
     /* The plot starts below the legend's last row (laid out first). */
     HtmlFrame f = {560, 300, 58, 58, 34, 44};
-    double rows_y = curves_legend(NULL, &f, fc, n, stop_rule, pruned, kept);
+    double rows_y = curves_legend(NULL, &f, fc, n, stop_rule, pruned, kept, acc);
     f.t += rows_y - 13;
     f.h += rows_y - 13;
     HtmlAxis ax = html_axis_nice(max_e > 1 ? 1 : 0, max_e > 1 ? max_e : 2, 8, 1), al = html_axis_nice(llo, lhi, 5, 0),
@@ -270,7 +272,7 @@ void html_chart_curves(FILE *out, const HtmlFoldCurves *fc, int n, const char *s
     html_axis_y(out, &f, &al, 0, "loss (cross-entropy, nats)");
     html_axis_y(out, &f, &aq, 1, axis);
     html_axis_x(out, &f, &ax, "epoch");
-    curves_legend(out, &f, fc, n, stop_rule, pruned, kept);
+    curves_legend(out, &f, fc, n, stop_rule, pruned, kept, acc);
     double pw = f.w - f.l - f.r, ph = f.h - f.t - f.b, sx = pw / (ax.hi - ax.lo);
     fprintf(out, "<g class=\"curves\" transform=\"matrix(%.4f 0 0 %.5f %.3f %.3f)\">\n", sx, -ph / 1000, f.l - ax.lo * sx,
             f.h - f.b);
