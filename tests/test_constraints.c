@@ -186,6 +186,18 @@ static void features(void)
     snprintf(journal, sizeof journal, "%s/run/journal.jsonl", tmp);
     snprintf(want, sizeof want, "\"params\":%ld,", with[0]);
     CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 2 && tp_count_in_file(journal, want) == 1);
+    /* The first trial excluded: the one trained is index 0 of the run's
+     * list and 1 of the unconstrained one. The leaderboard, which has no
+     * data, draws the run's list from the column count the run recorded. */
+    snprintf(text, sizeof text, "%srun:\n  constraints: {params: {min: %ld}}\n", body, with[0] + 1);
+    tp_write_text(path, text);
+    CHECK(tp_run("run '%s' --out '%s/run2' --threads 2 --quiet", path, tmp) == 0);
+    snprintf(journal, sizeof journal, "%s/run2/journal.jsonl", tmp);
+    CHECK(tp_count_in_file(journal, "\"feature_columns\":16") == 1);
+    CHECK(tp_run("leaderboard '%s/run2' --format csv", tmp) == 0);
+    CHECK_MSG(!strstr(err_text, "damaged") && !strstr(err_text, "warning"), "%s", err_text);
+    snprintf(want, sizeof want, "\n1,");
+    CHECK(tp_count(out_text, want) == 1 && tp_count(out_text, "\n2,") == 0 && strstr(out_text, ",0,ok,q3,"));
     /* Bounds no trial meets once the features count: refused at their line:col. */
     snprintf(text, sizeof text, "%srun:\n  constraints: {params: {min: %ld}}\n", body, with[1] + 1);
     tp_write_text(path, text);

@@ -139,6 +139,10 @@ typedef struct {
     int ranks;        /* MPI ranks (1 without MPI) */
     char backend[8];  /* rank 0's: "cpu" or "cuda" */
     char device[240]; /* rank 0's, as run_backend_describe says it ("cpu", "GPU 0: ...") */
+    /* The data's feature columns (data.features; 0: none, or not
+     * recorded): with run.constraints they decide which trials exist, so
+     * readers without the data (leaderboard, repair) draw the same ones. */
+    int feature_columns;
 } FsRunRecord;
 
 /* What a run folder's sweep allows its journal to hold, for

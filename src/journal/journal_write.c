@@ -429,6 +429,7 @@ int journal_append_run_record(FsJournal *j, const FsRunRecord *what, FsErr *err)
     if (run.ranks > 0) json_member_int(&w, "ranks", run.ranks);
     if (run.backend[0]) json_member_str(&w, "backend", run.backend);
     if (run.device[0]) json_member_str(&w, "device", run.device);
+    if (run.feature_columns > 0) json_member_int(&w, "feature_columns", run.feature_columns);
     json_member_str(&w, "version", FS_VERSION);
     int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_run(j, &run);

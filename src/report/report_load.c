@@ -93,6 +93,17 @@ static int folder_folds(const FsJournal *j, const FsSweep *sw)
  * test_old_folder) and a run record with the data fingerprint. */
 static int check_journal(FsJournal *j, FsSweep *sw, FsErr *err)
 {
+    /* run.constraints with data.features: the trials the run drew, which
+     * count the feature columns its run record gives. */
+    int cols = 0;
+    for (int r = j->n_runs - 1; r >= 0 && !cols; r--) cols = j->runs[r].feature_columns;
+    if (sweep_constraints_pending(sw) && cols > 0) {
+        FsErrList errs = {0};
+        int rc = sweep_bind_columns(sw, cols, &errs);
+        if (rc) fs_err_set(err, "%s", errs.n ? errs.msg[0] : "run.constraints");
+        errlist_free(&errs);
+        if (rc) return -1;
+    }
     uint64_t fp = j->sweep_text ? journal_fingerprint(j) : 0;
     int folds = folder_folds(j, sw);
     const char **ids = fp ? fs_calloc((size_t)sw->n_trials + 1, sizeof *ids) : NULL;

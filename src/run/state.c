@@ -204,7 +204,8 @@ static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
     FsRunRecord run = {.n_trials = sw->sampler == FS_SAMPLER_TPE ? sw->random_n : sw->n_trials,
                        .folds = st->folds.n,
                        .data_fingerprint = st->ds.fingerprint,
-                       .ranks = o->ranks > 0 ? o->ranks : 1};
+                       .ranks = o->ranks > 0 ? o->ranks : 1,
+                       .feature_columns = (int)st->ds.feat_dim};
     snprintf(run.metric, sizeof run.metric, "%s", metrics_kind_name(sw->metric));
     snprintf(run.backend, sizeof run.backend, "%s", st->use_gpu ? "cuda" : "cpu");
     run_backend_describe(st->use_gpu, st->gpu_device, run.device, sizeof run.device);

@@ -59,7 +59,12 @@ int sw_constraints_allow(const FsConstraints *c, long params)
     return !c->given || (params >= c->params_min && params <= c->params_max);
 }
 
-int sw_constraints_pending(const FsSweep *sw) { return sw->features.n > 0 && sw->feat_dim == 0; }
+/* The feature columns' count (and with it the first layer's parameters) is
+ * known only with the data; sweep_bind_columns applies the constraints then. */
+int sweep_constraints_pending(const FsSweep *sw)
+{
+    return sw->constraints.given && sw->features.n > 0 && sw->feat_dim == 0;
+}
 
 int sw_constraints_check(const FsSweep *sw, SwErrs *e)
 {

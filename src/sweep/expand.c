@@ -141,7 +141,7 @@ static int add_point(Expander *x, const SwPoint *pt)
         }
         h = fs_splitmix64(&h); /* a 64-bit collision of different configs: probe on */
     }
-    const int constrained = sw->constraints.given && !sw_constraints_pending(sw);
+    const int constrained = sw->constraints.given && !sweep_constraints_pending(sw);
     const long params = constrained ? sweep_trial_params(&t) : 0;
     if (constrained && !sw_constraints_allow(&sw->constraints, params)) {
         exclude(x, &t, params, h);

@@ -169,10 +169,10 @@ void sweep_features_describe(const FsSweep *sw, const FsDataset *ds, char *out, 
              ds->feat_half ? "half floats" : "floats", per, (double)per * ds->n_res / (1 << 20));
 }
 
-int sweep_bind_data(FsSweep *sw, const FsDataset *ds, FsErrList *errs)
+int sweep_bind_columns(FsSweep *sw, int feat_dim, FsErrList *errs)
 {
     const int was = sw->feat_dim;
-    sw->feat_dim = (int)ds->feat_dim;
+    sw->feat_dim = feat_dim;
     /* run.constraints bound the parameters, and the feature weights are
      * parameters: with columns the trials are drawn again, counting them
      * (plan, the leaderboard and the constraints then say one number). */
@@ -184,6 +184,12 @@ int sweep_bind_data(FsSweep *sw, const FsDataset *ds, FsErrList *errs)
         }
     }
     for (int i = 0; i < sw->n_trials; i++) sw->trials[i].arch.feat_dim = sw->feat_dim;
+    return 0;
+}
+
+int sweep_bind_data(FsSweep *sw, const FsDataset *ds, FsErrList *errs)
+{
+    if (sweep_bind_columns(sw, (int)ds->feat_dim, errs) != 0) return -1;
     sweep_assign_ids(sw, ds->fingerprint);
     return 0;
 }

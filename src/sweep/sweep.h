@@ -217,6 +217,12 @@ void sweep_assign_ids(FsSweep *sw, uint64_t data_fingerprint);
  * sweep_assign_ids with its fingerprint. 0, or -1 with errs (the
  * constraints then exclude every trial). */
 int sweep_bind_data(FsSweep *sw, const FsDataset *ds, FsErrList *errs);
+/* Its first part alone, for readers without the data (a run folder's
+ * leaderboard: the column count its journal's run record gives). */
+int sweep_bind_columns(FsSweep *sw, int feat_dim, FsErrList *errs);
+/* 1 while run.constraints wait for the data's feature column count
+ * (data.features): the trials are not final until sweep_bind_columns. */
+int sweep_constraints_pending(const FsSweep *sw);
 /* The model's input in words: "one-hot + 16 columns from 1 file source,
  * stored as floats: 64 bytes per residue, 1.2 MiB per rank" (plan, run). */
 void sweep_features_describe(const FsSweep *sw, const FsDataset *ds, char *out, size_t n);

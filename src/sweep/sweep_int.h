@@ -271,10 +271,7 @@ void sw_parse_constraints(FsSweep *sw, const YNode *key, const YNode *v, SwErrs 
 int sw_constraints_allow(const FsConstraints *c, long params);
 /* After expansion: 0, or -1 with an error when they excluded every trial. */
 int sw_constraints_check(const FsSweep *sw, SwErrs *e);
-/* 1 while run.constraints cannot be applied: the sweep reads feature
- * columns whose count (and with it the first layer's parameters) is known
- * only with the data; sweep_bind_data applies them then. */
-int sw_constraints_pending(const FsSweep *sw);
+
 /* The constraints as the canonical sweep writes them (nothing when none). */
 void sw_constraints_canon(SwBuf *b, const FsConstraints *c);
 
