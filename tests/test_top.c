@@ -153,12 +153,33 @@ static void test_export(const char *a, const char *b, const char *test)
     CHECK(tp_run("export '%s' --top 2 --trial x -o '%s/ex2'", a, tmp) == 2);
     CHECK(tp_run("export '%s' '%s' -o '%s/ex2'", a, b, tmp) == 2);
     CHECK_CONTAINS(err_text, "one run folder only (several with --top K)");
+    CHECK(tp_run("evaluate '%s' --fold 0 '%s'", ex, test) == 1);
+    CHECK_CONTAINS(err_text, "is one ensemble: --fold does not choose in it");
+    CHECK(tp_run("export '%s' --rank 1 -o '%s/ex3'", ex, tmp) == 1);
+    CHECK_CONTAINS(err_text, "expected a run folder");
     char *text = tp_read_file(json, NULL), *at = text ? strstr(text, "\"top\": 3") : NULL;
     if (at) at[7] = '5';
     if (text) tp_write_text(json, text);
     free(text);
     CHECK(tp_run("predict '%s' '%s'", ex, test) == 1);
     CHECK_CONTAINS(err_text, "\"models\": \"top\" needs \"top\" (1..64) and a \"trials\" list of that many");
+}
+
+/* A folder given twice is refused; a trial two sweeps share (same config,
+ * same data: the same id and weights) counts once. */
+static void test_duplicates(const char *a, const char *e, const char *test)
+{
+    char twice[400];
+    snprintf(twice, sizeof twice, "%s/.", a);
+    CHECK(tp_run("evaluate '%s' '%s' --top 2 '%s'", a, twice, test) == 1);
+    CHECK_CONTAINS(err_text, "are one run folder: give each once");
+    CHECK(tp_run("predict '%s' --top 4 '%s' --format csv", a, test) == 0);
+    char *want = strdup(out_text);
+    CHECK(tp_run("predict '%s' '%s' --top 4 '%s' --format csv", a, e, test) == 0);
+    CHECK_MSG(!strcmp(want, out_text), "a trial of both sweeps counted twice");
+    free(want);
+    CHECK(tp_run("evaluate '%s' '%s' --top 5 '%s'", a, e, test) == 1);
+    CHECK_CONTAINS(err_text, "hold only 4 trials");
 }
 
 static const char *SWEEP =
@@ -191,13 +212,14 @@ int main(void)
 {
     tp_tmpdir(tmp, sizeof tmp, "top");
     snprintf(log_path, sizeof log_path, "%s/log.txt", tmp);
-    char a[300], b[300], c[300], d[300], test[300];
+    char a[300], b[300], c[300], d[300], e[300], test[300];
     snprintf(test, sizeof test, "%s/test.rec", tmp);
     CHECK(tp_run("synth -o '%s' --proteins 30 --seed 99", test) == 0);
     sweep("a", 3, "[8, 16]", "[3, 5]", "q3", a);
     sweep("b", 3, "[12]", "[3, 7]", "q3", b);
     sweep("c", 4, "[8]", "[3, 5]", "q3", c);
     sweep("d", 3, "[8]", "[3, 5]", "loss", d);
+    sweep("e", 3, "[8]", "[3, 5]", "q3", e); /* a's first two trials */
     Board ba, bb;
     board_read(a, &ba);
     board_read(b, &bb);
@@ -208,6 +230,7 @@ int main(void)
     test_one(a, &ba, test);
     test_two(a, &ba, b, &bb, test);
     test_export(a, b, test);
+    test_duplicates(a, e, test);
     if (!t_failures) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

@@ -60,7 +60,9 @@ int cli_export(int argc, char **argv)
     FsErr err = {0};
     int ok = top ? predict_top_find(set, (const char *const *)a.args, a.n_args, top, &err) == 0
                  : predict_find(set, run, a.val[OPT_TRIAL], rank, -1, &err) == 0;
-    if (ok && set->rank == 0) ok = (fs_err_set(&err, "%s: expected a run folder (journal.jsonl)", run), 0);
+    char abs[2048];
+    if (ok && (set->rank == 0 || !predict_run_dir(run, abs, sizeof abs)))
+        ok = (fs_err_set(&err, "%s: expected a run folder (journal.jsonl)", run), 0);
     ok = ok && predict_export(run, set, out, &err) == 0;
     if (!ok) cli_error("%s", err.msg);
     else if (top) {

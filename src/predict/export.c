@@ -20,8 +20,11 @@
 
 /* A --top export: K, and its trials' run folders, where evaluate records
  * its looks (those still there). */
-static int read_top(FsModelSet *set, const FsJson *root, const char *path, FsErr *err)
+static int read_top(FsModelSet *set, const FsJson *root, const char *path, int fold, FsErr *err)
 {
+    if (fold >= 0)
+        return fs_err_set(err, "%s: an export of the best trials (--top) is one ensemble: --fold does not choose in it",
+                          path), -1;
     const FsJson *k = json_get(root, "top"), *trials = json_get(root, "trials");
     long long top;
     if (!k || json_i64(k, &top) || top < 1 || top > FS_PREDICT_MAX_MODELS || !trials ||
@@ -79,7 +82,7 @@ int predict_export_read(FsModelSet *set, const char *dir, int fold, FsErr *err)
     if ((v = json_get(doc.root, "metric")) && v->type == FS_JSON_STRING)
         snprintf(set->metric, sizeof set->metric, "%s", v->str);
     if ((v = json_get(doc.root, "models")) && v->type == FS_JSON_STRING && !strcmp(v->str, "top") &&
-        read_top(set, doc.root, path, err) != 0)
+        read_top(set, doc.root, path, fold, err) != 0)
         goto out;
     int i = 0;
     for (const FsJson *e = folds->child; e; e = e->next, i++) {

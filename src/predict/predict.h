@@ -61,6 +61,9 @@ int predict_find(FsModelSet *set, const char *source, const char *trial, int ran
  * data (fingerprint): scores on other validation data do not compare. 0,
  * or -1 with err naming the folder and what is wrong. */
 int predict_top_find(FsModelSet *set, const char *const *dirs, int n_dirs, int k, FsErr *err);
+/* 1 if dir is a run folder (a journal.jsonl), its absolute path into abs
+ * (n bytes, which it fits); else 0. */
+int predict_run_dir(const char *dir, char *abs, size_t n);
 /* 1 if path looks like a model source (a folder, or a .safetensors file). */
 int predict_is_model_source(const char *path);
 

@@ -12,9 +12,6 @@
 /* Adds dir/file (file alone when dir is NULL) as fold `fold`'s model. 0, or
  * -1 with err when the set is full. */
 int predict_set_add(FsModelSet *set, const char *dir, const char *file, int fold, FsErr *err);
-/* 1 if dir is a run folder (a journal.jsonl), its absolute path into abs
- * (n bytes, which it fits); else 0. */
-int predict_run_dir(const char *dir, char *abs, size_t n);
 /* Sets set->run to dir, absolute, if it is a run folder (has a journal)
  * and set->run is not set yet. */
 void predict_set_run(FsModelSet *set, const char *dir);

@@ -49,6 +49,10 @@ static int open_all(PredictBoard **b, const char *const *dirs, int n_dirs, FsErr
         if (!is_run(dirs[d]))
             return fs_err_set(err, "%s: --top ranks the trials of run folders (with a journal.jsonl); give run "
                               "folders, or model files with --mixed", dirs[d]), -1;
+        char abs_d[PATH_MAX], abs_e[PATH_MAX];
+        for (int e = 0; e < d; e++)
+            if (realpath(dirs[d], abs_d) && realpath(dirs[e], abs_e) && !strcmp(abs_d, abs_e))
+                return fs_err_set(err, "%s and %s are one run folder: give each once", dirs[e], dirs[d]), -1;
         b[d] = fs_calloc(1, sizeof *b[d]);
         if (predict_board_open(b[d], dirs[d], err) != 0) return free(b[d]), b[d] = NULL, -1;
         if (b[d]->spec.metric != b[0]->spec.metric)
@@ -91,6 +95,20 @@ static int add_run(FsModelSet *set, const char *dir, const char *trial)
     return set->n_runs++;
 }
 
+/* The picks with a trial id seen before dropped (one trial offered by two
+ * sweeps with the same config, on the same data): each trial counts once,
+ * where it ranks best. Returns the count left. */
+static int distinct(Pick *picks, int n_picks)
+{
+    int n = 0;
+    for (int i = 0; i < n_picks; i++) {
+        int seen = 0;
+        for (int k = 0; k < n && !seen; k++) seen = !strcmp(picks[k].row->id, picks[i].row->id);
+        if (!seen) picks[n++] = picks[i];
+    }
+    return n;
+}
+
 static int take(FsModelSet *set, PredictBoard **b, const char *const *dirs, int n_dirs, const Pick *picks, int n_picks,
                 int k, FsErr *err)
 {
@@ -128,6 +146,7 @@ int predict_top_find(FsModelSet *set, const char *const *dirs, int n_dirs, int k
     if (open_all(b, dirs, n_dirs, err) == 0) {
         picks = candidates(b, n_dirs, &n_picks);
         qsort(picks, (size_t)n_picks, sizeof *picks, cmp_pick);
+        n_picks = distinct(picks, n_picks);
         rc = take(set, b, dirs, n_dirs, picks, n_picks, k, err);
     }
     for (int d = 0; d < n_dirs; d++)

@@ -37,6 +37,7 @@ typedef struct {
     int *cat, n_cat;
     char **cats; /* distinct values in display order (borrowed from val, or bins' labels) */
     int binned;  /* the distinct values before binning (0: not binned) */
+    int by_values; /* binned by quantiles of the distinct values (one value held most rows) */
     char *labels[BINS]; /* the bins' labels, owned */
     double eta2;
     int drop;
@@ -155,6 +156,7 @@ static int cmp_cat(const void *pa, const void *pb)
 static int numeric(const Feat *f)
 {
     double d;
+    if (f->binned) return 1; /* its labels are ranges of numbers */
     for (int c = 0; c < f->n_cat; c++)
         if (strcmp(f->cats[c], "none") && !is_num(f->cats[c], &d)) return 0;
     return 1;
@@ -199,6 +201,15 @@ static void bin(Feat *f, int rows)
         if (!is_num(f->val[r], &v[m])) none = 1;
         else m++;
     qsort(v, (size_t)m, sizeof *v, cmp_double);
+    /* Quantiles of the rows; where one value holds most of them (all cuts
+     * on it: one bin), quantiles of the distinct values instead. */
+    if (v[(size_t)(BINS - 1) * (size_t)m / BINS] == v[0]) {
+        int u = 0;
+        for (int i = 0; i < m; i++)
+            if (!u || v[i] != v[u - 1]) v[u++] = v[i];
+        m = u;
+        f->by_values = 1;
+    }
     for (int k = 1; k < BINS; k++) cut[k] = v[(size_t)k * (size_t)m / BINS];
     f->binned = f->n_cat;
     f->n_cat = 0;
@@ -212,10 +223,22 @@ static void bin(Feat *f, int rows)
         lo[b] = x < lo[b] ? x : lo[b], hi[b] = x > hi[b] ? x : hi[b];
         f->cat[r] = b; /* renumbered below */
     }
+    /* Labels with as many digits as it takes to tell the bins apart. */
+    int digits = 3;
+    for (int again = 1; again && digits < 17; digits += again) {
+        again = 0;
+        char prev[80] = "", t[80];
+        for (int b = 0; b < BINS && !again; b++) {
+            if (!members[b]) continue;
+            snprintf(t, sizeof t, "%.*g to %.*g", digits, lo[b], digits, hi[b]);
+            again = !strcmp(t, prev);
+            memcpy(prev, t, sizeof t);
+        }
+    }
     for (int b = 0; b < BINS; b++) {
         if (!members[b]) continue;
         char t[80];
-        snprintf(t, sizeof t, "%.3g to %.3g", lo[b], hi[b]);
+        snprintf(t, sizeof t, "%.*g to %.*g", digits, lo[b], digits, hi[b]);
         at[b] = f->n_cat;
         f->cats[f->n_cat++] = f->labels[b] = fs_strdup(t);
     }
@@ -318,7 +341,9 @@ static void strip_of(FILE *out, const Feat *f, const FsReport *rep, const double
     }
     char title[300], explains[40] = "", bins[80] = "";
     if (!isnan(f->eta2)) snprintf(explains, sizeof explains, " (explains %.1f%%)", 100 * f->eta2);
-    if (f->binned) snprintf(bins, sizeof bins, ", %d values in %d bins of about equal counts", f->binned, nc);
+    if (f->binned)
+        snprintf(bins, sizeof bins, ", %d values in %d bins of about equal %s", f->binned, nc - (f->cats[0][0] == 'n'),
+                 f->by_values ? "numbers of values" : "counts");
     snprintf(title, sizeof title, "Q3 by %s%s%s", f->name, explains, bins);
     if (f->also) {
         fputs("<p class=\"why\">", out);

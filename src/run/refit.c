@@ -68,7 +68,7 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     }
     if (r.status != FS_FIT_OK || !r.weights) {
         fs_err_set(err, "refit of trial %s: %s", tr->id,
-                   r.status == FS_FIT_FAILED ? r.message
+                   r.status == FS_FIT_FAILED || r.message[0] ? r.message /* failed, or no memory for it */
                    : r.status == FS_FIT_DIVERGED ? "diverged (a non-finite loss or gradient)"
                                                  : "did not finish");
         goto out;
