@@ -215,6 +215,18 @@ static void run_report(void)
     free(lv);
 }
 
+/* The report of journal j (closed here), in memory (to free). */
+static char *html_of(FsJournal *j, const char *dir, const FsReportSpec *spec)
+{
+    char *html = NULL;
+    size_t n = 0;
+    FILE *out = open_memstream(&html, &n);
+    report_html_write(out, dir, j, spec, NULL);
+    fclose(out);
+    journal_close(j);
+    return html;
+}
+
 /* ---------------------------------------------------------------------- */
 /* A journal by hand: ok, diverged, failed, incomplete, and one not started */
 
@@ -394,12 +406,7 @@ static void journal_report(void)
     CHECK(journal_open(&j, dir, &err) == 0);
     CHECK(journal_append_run(&j, 4, 3, "q3", 1, &err) == 0);
     CHECK(report_spec_from_journal(&spec, &j) == 0);
-    char *text = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
-    report_html_write(f, dir, &j, &spec, NULL);
-    fclose(f);
-    journal_close(&j);
+    char *text = html_of(&j, dir, &spec);
     CHECK(count(text, "<svg") == 0);
     CHECK(count(text, "No trial is in the journal yet.") == 2);
     HAS(text, "0 of 4 trials finished");
@@ -436,12 +443,7 @@ static void pareto_report(void)
     FsReportSpec spec;
     CHECK(report_spec_from_journal(&spec, &j) == 0);
     spec.n_objectives = 2, spec.objectives[0] = FS_OBJ_Q3, spec.objectives[1] = FS_OBJ_PARAMS;
-    char *html = NULL;
-    size_t n = 0;
-    FILE *out = open_memstream(&html, &n);
-    report_html_write(out, dir, &j, &spec, NULL);
-    fclose(out);
-    journal_close(&j);
+    char *html = html_of(&j, dir, &spec);
     char *board = section(html, "leaderboard"), *eff = section(html, "effects");
     /* The score chart: four trials, each with its interval bar; the tied ones marked. */
     CHECK(count(board, "class=\"chart scores\"") == 1);
@@ -494,12 +496,7 @@ static char *effects_of(const char *name, int n, double (*lr)(int))
     extra_helix = 0;
     FsReportSpec spec;
     CHECK(report_spec_from_journal(&spec, &j) == 0);
-    char *html = NULL;
-    size_t size = 0;
-    FILE *out = open_memstream(&html, &size);
-    report_html_write(out, dir, &j, &spec, NULL);
-    fclose(out);
-    journal_close(&j);
+    char *html = html_of(&j, dir, &spec);
     char *eff = section(html, "effects");
     free(html);
     return eff;
