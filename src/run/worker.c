@@ -316,7 +316,10 @@ static int take_message(RunWorker *w, WorkerLoop *l)
 static void send_request(RunWorker *w, WorkerLoop *l, int received, int no_more)
 {
     int holding = received - l->handled;
-    if (no_more || l->signalled || l->outstanding || holding >= l->threads ||
+    pthread_mutex_lock(&w->lock);
+    const int failed = w->fail_state != 0; /* this rank cannot go on: rank 0 is stopping the run */
+    pthread_mutex_unlock(&w->lock);
+    if (failed || no_more || l->signalled || l->outstanding || holding >= l->threads ||
         (l->exhausted && fs_now() < l->retry_at))
         return;
     int n_held = 0;
