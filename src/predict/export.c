@@ -35,17 +35,11 @@ static int read_top(FsModelSet *set, const FsJson *root, const char *path, int f
     int i = 0;
     for (const FsJson *t = trials->child; t; t = t->next, i++) {
         const FsJson *id = json_get(t, "trial"), *run = json_get(t, "run");
-        char abs[2048];
         if (!id || id->type != FS_JSON_STRING || strlen(id->str) != FS_TRIAL_ID_LEN || !run ||
             run->type != FS_JSON_STRING)
             return fs_err_set(err, "%s: trials[%d]: expected \"trial\" (a %d-digit id) and \"run\"", path, i,
                               FS_TRIAL_ID_LEN), -1;
-        if (!predict_run_dir(run->str, abs, sizeof abs)) continue;
-        int seen = 0;
-        for (int r = 0; r < set->n_runs; r++) seen |= !strcmp(set->runs[r], abs);
-        if (seen || set->n_runs == FS_PREDICT_MAX_RUNS) continue;
-        snprintf(set->run_trial[set->n_runs], sizeof set->run_trial[0], "%s", id->str);
-        memcpy(set->runs[set->n_runs++], abs, strlen(abs) + 1);
+        predict_set_add_run(set, run->str, id->str); /* a folder no longer there records nothing */
     }
     return 0;
 }

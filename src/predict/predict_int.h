@@ -16,6 +16,11 @@ int predict_set_add(FsModelSet *set, const char *dir, const char *file, int fold
  * and set->run is not set yet. */
 void predict_set_run(FsModelSet *set, const char *dir);
 
+/* A --top set's run folder dir (absolute, once; trial: its best trial of
+ * the K) in set->runs: its index, or -1 when dir is not a run folder (its
+ * looks then go unrecorded) or the list is full. */
+int predict_set_add_run(FsModelSet *set, const char *dir, const char *trial);
+
 /* An exported folder (export.c): the models its model.json lists. */
 int predict_export_read(FsModelSet *set, const char *dir, int fold, FsErr *err);
 /* A run folder's leaderboard (trial.c): its journal (read only), the

@@ -45,6 +45,18 @@ int predict_run_dir(const char *dir, char *abs, size_t n)
     return 1;
 }
 
+int predict_set_add_run(FsModelSet *set, const char *dir, const char *trial)
+{
+    char abs[sizeof set->runs[0]];
+    if (!predict_run_dir(dir, abs, sizeof abs)) return -1; /* then not recorded, as predict_set_run */
+    for (int i = 0; i < set->n_runs; i++)
+        if (!strcmp(set->runs[i], abs)) return i;
+    if (set->n_runs == FS_PREDICT_MAX_RUNS) return -1;
+    snprintf(set->run_trial[set->n_runs], sizeof set->run_trial[0], "%s", trial);
+    memcpy(set->runs[set->n_runs], abs, strlen(abs) + 1);
+    return set->n_runs++;
+}
+
 void predict_set_run(FsModelSet *set, const char *dir)
 {
     if (!set->run[0]) predict_run_dir(dir, set->run, sizeof set->run);

@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "predict/predict.h"
 #include "predict/predict_int.h"
@@ -27,14 +26,6 @@ static int cmp_pick(const void *pa, const void *pb)
     return a->row->rank < b->row->rank ? -1 : a->row->rank > b->row->rank;
 }
 
-static int is_run(const char *dir)
-{
-    char p[FS_PATH_IN_DIR];
-    struct stat s;
-    snprintf(p, sizeof p, "%s/journal.jsonl", dir);
-    return stat(p, &s) == 0 && S_ISREG(s.st_mode);
-}
-
 static uint64_t data_of(const PredictBoard *b)
 {
     const FsRunRecord *r = journal_last_run(&b->j);
@@ -45,13 +36,13 @@ static uint64_t data_of(const PredictBoard *b)
  * data. */
 static int open_all(PredictBoard **b, const char *const *dirs, int n_dirs, FsErr *err)
 {
+    char abs[FS_PREDICT_MAX_RUNS][PATH_MAX];
     for (int d = 0; d < n_dirs; d++) {
-        if (!is_run(dirs[d]))
+        if (!predict_run_dir(dirs[d], abs[d], sizeof abs[d]))
             return fs_err_set(err, "%s: --top ranks the trials of run folders (with a journal.jsonl); give run "
                               "folders, or model files with --mixed", dirs[d]), -1;
-        char abs_d[PATH_MAX], abs_e[PATH_MAX];
         for (int e = 0; e < d; e++)
-            if (realpath(dirs[d], abs_d) && realpath(dirs[e], abs_e) && !strcmp(abs_d, abs_e))
+            if (!strcmp(abs[d], abs[e]))
                 return fs_err_set(err, "%s and %s are one run folder: give each once", dirs[e], dirs[d]), -1;
         b[d] = fs_calloc(1, sizeof *b[d]);
         if (predict_board_open(b[d], dirs[d], err) != 0) return free(b[d]), b[d] = NULL, -1;
@@ -82,19 +73,6 @@ static Pick *candidates(PredictBoard **b, int n_dirs, int *n_picks)
     return picks;
 }
 
-/* The set's run folders: each pick's, once, in pick order, with its first
- * (best) trial. Its index in set->runs, or -1. */
-static int add_run(FsModelSet *set, const char *dir, const char *trial)
-{
-    char abs[PATH_MAX];
-    if (!realpath(dir, abs) || strlen(abs) >= sizeof set->runs[0]) return -1; /* then not recorded, as predict_set_run */
-    for (int i = 0; i < set->n_runs; i++)
-        if (!strcmp(set->runs[i], abs)) return i;
-    snprintf(set->run_trial[set->n_runs], sizeof set->run_trial[0], "%s", trial);
-    memcpy(set->runs[set->n_runs], abs, strlen(abs) + 1);
-    return set->n_runs++;
-}
-
 /* The picks with a trial id seen before dropped (one trial offered by two
  * sweeps with the same config, on the same data): each trial counts once,
  * where it ranks best. Returns the count left. */
@@ -120,7 +98,7 @@ static int take(FsModelSet *set, PredictBoard **b, const char *const *dirs, int 
     for (int i = 0; i < k; i++) {
         const int from = set->n;
         if (predict_board_add_folds(set, b[picks[i].dir], dirs[picks[i].dir], picks[i].row, -1, err) != 0) return -1;
-        const int run = add_run(set, dirs[picks[i].dir], picks[i].row->id);
+        const int run = predict_set_add_run(set, dirs[picks[i].dir], picks[i].row->id);
         for (int m = from; m < set->n; m++) set->model_run[m] = run;
     }
     const FsReportRow *best = picks[0].row;

@@ -271,13 +271,18 @@ int sweep_tpe_pool(int budget)
     return (int)n;
 }
 
-int sw_expand_again(FsSweep *sw, SwErrs *e)
+void sw_trials_free(FsSweep *sw)
 {
     for (int i = 0; i < sw->n_trials; i++) trial_drop(&sw->trials[i]);
     for (int i = 0; i < sw->n_excluded_kept; i++) free(sw->excluded[i].config), free(sw->excluded[i].arch);
     free(sw->trials), free(sw->excluded), free(sw->note);
     sw->trials = NULL, sw->excluded = NULL, sw->note = NULL;
     sw->n_trials = sw->n_excluded = sw->n_excluded_kept = 0;
+}
+
+int sw_expand_again(FsSweep *sw, SwErrs *e)
+{
+    sw_trials_free(sw);
     return sw_expand(sw, sw->space, e);
 }
 

@@ -151,12 +151,8 @@ void sweep_free(FsSweep *sw)
     for (int i = 0; i < sw->n_test_inputs; i++) free(sw->test_inputs[i]);
     free(sw->test_inputs);
     free(sw->test_sequences), free(sw->test_labels), free(sw->test_mask);
-    for (int i = 0; i < sw->n_trials; i++) free(sw->trials[i].config), free(sw->trials[i].at), free(sw->trials[i].x);
-    free(sw->trials);
-    for (int i = 0; i < sw->n_excluded_kept; i++) free(sw->excluded[i].config), free(sw->excluded[i].arch);
-    free(sw->excluded);
+    sw_trials_free(sw);
     free(sw->canonical);
-    free(sw->note);
     for (int i = 0; i < sw->n_files; i++) free(sw->files[i].path);
     free(sw->files);
     if (sw->space) sw_space_free(sw->space);

@@ -281,6 +281,8 @@ int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e);
  * count the first layer's feature weights once the column count is known);
  * the same draws, as expansion is deterministic. 0, or -1 with e. */
 int sw_expand_again(FsSweep *sw, SwErrs *e);
+/* What expansion made: the trials, the excluded ones, the note. */
+void sw_trials_free(FsSweep *sw);
 /* The trial config JSON of one arch + spec (malloc'd). */
 char *sw_trial_config(const FsSweep *sw, const FsArch *a, const FsTrainSpec *ts);
 
