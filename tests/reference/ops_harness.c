@@ -189,8 +189,16 @@ static void run_call(OpsRun *r, const char *what, const OpsCall *call)
     long first = -1;
     for (size_t i = 0; i < r->bytes && first < 0; i++)
         if (r->out[BE_CPU][i] != r->out[BE_EMU][i]) first = (long)i;
-    CHECK_MSG(first < 0, "%s: the emulated block (%d threads) differs from the CPU at arena byte %ld", what,
-              emu_threads[turn % 5], first);
+    /* The floats there (the arena is float-aligned): how far apart says
+     * whether it is an order of summation or a wrong result. */
+    float fc = 0.0f, fe = 0.0f;
+    if (first >= 0) {
+        size_t at = (size_t)first / sizeof(float) * sizeof(float);
+        memcpy(&fc, r->out[BE_CPU] + at, sizeof fc);
+        memcpy(&fe, r->out[BE_EMU] + at, sizeof fe);
+    }
+    CHECK_MSG(first < 0, "%s: the emulated block (%d threads) differs from the CPU at arena byte %ld (%.9g, CPU %.9g)",
+              what, emu_threads[turn % 5], first, (double)fe, (double)fc);
     CHECK_MSG(memcmp(&r->call[BE_EMU].ret, &r->call[BE_CPU].ret, sizeof(double)) == 0,
               "%s: emulated block returned %.9g, CPU %.9g", what,
               r->call[BE_EMU].ret, r->call[BE_CPU].ret);
