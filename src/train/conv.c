@@ -67,7 +67,7 @@ FS_DEVICE static inline void gather_backward_cols(const FsLayer *y, float *GW, c
             float *gr = GW + ((long)k * FS_AA_INPUTS + code) * F;
             int f = f0;
 #ifdef FS_SIMD
-            for (; f + 16 <= f1; f += 16) *(v16 *)(gr + f) += *(const v16 *)(g + f);
+            for (; f + FS_VW <= f1; f += FS_VW) *(vw *)(gr + f) += *(const vw *)(g + f);
 #endif
             for (; f < f1; f++) gr[f] += g[f];
         }

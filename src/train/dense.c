@@ -72,14 +72,33 @@ FS_DEVICE FS_NOINLINE void dense_backward(const FsLayer *y, const float *w, floa
  * one weight row's gradient, as ops_gemm sums it (from zero, k = b in order). */
 FS_DEVICE static inline void dense_row_grad(float *g, int nu, const float *x, long xs, const float *d, int U, int B)
 {
-#ifdef FS_SIMD
+#if defined(FS_SIMD) && !FS_WIDE_TILES
+    /* AVX2 (simd.h): 64 columns, eight v8 accumulators, per pass over
+     * the batch; each column's sum is the same chain as below. */
+    if (nu == DENSE_GW || nu == DENSE_GW / 2) {
+        for (int j0 = 0; j0 < nu; j0 += DENSE_GW / 2) {
+            v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
+            for (int b = 0; b < B; b++) {
+                const float xb = x[b * xs];
+                const v8 *db = (const v8 *)(d + (long)b * U + j0);
+                a0 = vfma8s(xb, db[0], a0), a1 = vfma8s(xb, db[1], a1), a2 = vfma8s(xb, db[2], a2);
+                a3 = vfma8s(xb, db[3], a3), a4 = vfma8s(xb, db[4], a4), a5 = vfma8s(xb, db[5], a5);
+                a6 = vfma8s(xb, db[6], a6), a7 = vfma8s(xb, db[7], a7);
+            }
+            v8 *gv = (v8 *)(g + j0);
+            gv[0] = a0, gv[1] = a1, gv[2] = a2, gv[3] = a3, gv[4] = a4, gv[5] = a5, gv[6] = a6, gv[7] = a7;
+        }
+        return;
+    }
+#elif defined(FS_SIMD)
     if (nu == DENSE_GW) {
         v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
         for (int b = 0; b < B; b++) {
             const float xb = x[b * xs];
             const v16 *db = (const v16 *)(d + (long)b * U);
-            a0 += xb * db[0], a1 += xb * db[1], a2 += xb * db[2], a3 += xb * db[3];
-            a4 += xb * db[4], a5 += xb * db[5], a6 += xb * db[6], a7 += xb * db[7];
+            a0 = vfma16s(xb, db[0], a0), a1 = vfma16s(xb, db[1], a1), a2 = vfma16s(xb, db[2], a2);
+            a3 = vfma16s(xb, db[3], a3), a4 = vfma16s(xb, db[4], a4), a5 = vfma16s(xb, db[5], a5);
+            a6 = vfma16s(xb, db[6], a6), a7 = vfma16s(xb, db[7], a7);
         }
         v16 *gv = (v16 *)g;
         gv[0] = a0, gv[1] = a1, gv[2] = a2, gv[3] = a3, gv[4] = a4, gv[5] = a5, gv[6] = a6, gv[7] = a7;
@@ -90,7 +109,8 @@ FS_DEVICE static inline void dense_row_grad(float *g, int nu, const float *x, lo
         for (int b = 0; b < B; b++) {
             const float xb = x[b * xs];
             const v16 *db = (const v16 *)(d + (long)b * U);
-            a0 += xb * db[0], a1 += xb * db[1], a2 += xb * db[2], a3 += xb * db[3];
+            a0 = vfma16s(xb, db[0], a0), a1 = vfma16s(xb, db[1], a1);
+            a2 = vfma16s(xb, db[2], a2), a3 = vfma16s(xb, db[3], a3);
         }
         v16 *gv = (v16 *)g;
         gv[0] = a0, gv[1] = a1, gv[2] = a2, gv[3] = a3;
@@ -100,7 +120,7 @@ FS_DEVICE static inline void dense_row_grad(float *g, int nu, const float *x, lo
     DENSE_ROLLED for (int j = 0; j < nu; j++) g[j] = 0.0f;
     for (int b = 0; b < B; b++) {
         const float xb = x[b * xs], *db = d + (long)b * U;
-        DENSE_ROLLED for (int j = 0; j < nu; j++) g[j] += xb * db[j];
+        DENSE_ROLLED for (int j = 0; j < nu; j++) g[j] = FS_FMA(xb, db[j], g[j]);
     }
 }
 

@@ -108,6 +108,24 @@ int fs_emu_any(int x); /* tests/emu_block.h */
 #define FS_NOINLINE
 #endif
 
+/* FS_FMA(a, b, c): a * b + c rounded once, written out wherever the CPU
+ * path and the block's path compute the same sum in different code (the
+ * GEMM tiles, the dense row gradient). The C build turns off the
+ * compiler's own fusing (-ffp-contract=off, CMakeLists.txt): which
+ * multiply-adds a compiler fused differed between gcc 12 and 13 in the
+ * vector tiles and the block's masked loops, so the CPU and the stand-in
+ * were bitwise equal on one compiler and not on another. Now a fused
+ * multiply-add is in the source or nowhere. Without hardware FMA (a build
+ * for an older -march) both paths multiply and add, alike. nvcc fuses as
+ * it likes: the GPU matches the CPU within tolerances, not bitwise. */
+#if defined(__CUDACC__)
+#define FS_FMA(a, b, c) fmaf((a), (b), (c))
+#elif defined(__FMA__)
+#define FS_FMA(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define FS_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
 /* FS_IN_MEMORY(p): the local object *p lives in memory, and nvcc reads
  * it afresh after this point (an empty asm that takes its address and
  * clobbers memory; nothing elsewhere). For values a function keeps across

@@ -80,7 +80,7 @@ FS_DEVICE static inline void tile_store(float acc[MR][NR], int mr, int nr, float
  * A partial tile (mr rows, nr columns) computes full vectors and stores
  * only its part: rows past mr repeat row 0 (see st_offs), columns past nr
  * read B within its row stride (ops_gemm's contract) and are dropped. */
-#define TILE_VEC(NAME, VT, W)                                                                   \
+#define TILE_VEC(NAME, VT, W, FMAS)                                                                 \
     FS_DEVICE static void NAME(int K, int mr, int nr, const float *const *arow, FsStride ak,    \
                                const float *B, FsStride bk, float *const *crow, long cn)        \
     {                                                                                           \
@@ -89,10 +89,10 @@ FS_DEVICE static inline void tile_store(float acc[MR][NR], int mr, int nr, float
         FsWalk wa = {0, 0, 0}, wb = {0, 0, 0};                                                  \
         for (int k = 0; k < K; k++) {                                                           \
             VT b = *(const VT *)(B + wb.off);                                                   \
-            acc0 += a0[wa.off] * b;                                                             \
-            acc1 += a1[wa.off] * b;                                                             \
-            acc2 += a2[wa.off] * b;                                                             \
-            acc3 += a3[wa.off] * b;                                                             \
+            acc0 = FMAS(a0[wa.off], b, acc0);                                                   \
+            acc1 = FMAS(a1[wa.off], b, acc1);                                                   \
+            acc2 = FMAS(a2[wa.off], b, acc2);                                                   \
+            acc3 = FMAS(a3[wa.off], b, acc3);                                                   \
             walk_next(&wa, ak);                                                                 \
             walk_next(&wb, bk);                                                                 \
         }                                                                                       \
@@ -110,8 +110,10 @@ FS_DEVICE static inline void tile_store(float acc[MR][NR], int mr, int nr, float
             tile_store(acc, mr, nr, crow, cn);                                                  \
         }                                                                                       \
     }
-TILE_VEC(tile_full16, v16, 16)
-TILE_VEC(tile_full8, v8, 8)
+#if FS_WIDE_TILES
+TILE_VEC(tile_full16, v16, 16, vfma16s)
+#endif
+TILE_VEC(tile_full8, v8, 8, vfma8s)
 
 /* 8 x 8 (nr <= 8 columns stored): eight independent multiply-add chains
  * where a 4 x 8 tile has four, half of what the FMA units' latency needs
@@ -126,7 +128,7 @@ FS_DEVICE static void tile_8x8(int K, int nr, const float *const *arow, long as,
     for (int k = 0; k < K; k++) {
         v8 b = *(const v8 *)(B + k * bs);
 #pragma GCC unroll 8
-        for (int r = 0; r < 8; r++) acc[r] += a[r][k * as] * b;
+        for (int r = 0; r < 8; r++) acc[r] = vfma8s(a[r][k * as], b, acc[r]);
     }
     if (cn != 1 && crow[7] == crow[0] + 7) {
         /* C is stored transposed with its rows adjacent (the dense input
@@ -140,6 +142,7 @@ FS_DEVICE static void tile_8x8(int K, int nr, const float *const *arow, long as,
         for (int j = 0; j < nr; j++) crow[r][j * cn] += acc[r][j];
 }
 
+#if FS_WIDE_TILES
 /* 8 x 32 for weight gradients whose rows are adjacent floats (am plain,
  * stride 1): sixteen accumulators, each k's two B vectors serve eight rows,
  * and the two-level walks are paid once per 16 multiply-adds. */
@@ -152,8 +155,8 @@ FS_DEVICE static void tile_8x32(int K, const float *a, FsStride ak, const float 
         const float *ak0 = a + wa.off;
 #pragma GCC unroll 8
         for (int r = 0; r < 8; r++) {
-            lo[r] += ak0[r] * bl;
-            hi[r] += ak0[r] * bh;
+            lo[r] = vfma16s(ak0[r], bl, lo[r]);
+            hi[r] = vfma16s(ak0[r], bh, hi[r]);
         }
         walk_next(&wa, ak);
         walk_next(&wb, bk);
@@ -163,42 +166,52 @@ FS_DEVICE static void tile_8x32(int K, const float *a, FsStride ak, const float 
         *(v16 *)(crow[r] + 16) += hi[r];
     }
 }
+#endif
 
-/* 4 x 32: two vectors per row, half the broadcasts per multiply-add. */
-FS_DEVICE static void tile_full32(int K, int mr, int nr, const float *const *arow, FsStride ak, const float *B,
-                                  FsStride bk, float *const *crow, long cn)
-{
-    v16 a0l = {0}, a0h = {0}, a1l = {0}, a1h = {0}, a2l = {0}, a2h = {0}, a3l = {0}, a3h = {0};
-    const float *r0 = arow[0], *r1 = arow[1], *r2 = arow[2], *r3 = arow[3];
-    FsWalk wa = {0, 0, 0}, wb = {0, 0, 0};
-    for (int k = 0; k < K; k++) {
-        v16 bl = *(const v16 *)(B + wb.off), bh = *(const v16 *)(B + wb.off + 16);
-        float x0 = r0[wa.off], x1 = r1[wa.off], x2 = r2[wa.off], x3 = r3[wa.off];
-        a0l += x0 * bl;
-        a0h += x0 * bh;
-        a1l += x1 * bl;
-        a1h += x1 * bh;
-        a2l += x2 * bl;
-        a2h += x2 * bh;
-        a3l += x3 * bl;
-        a3h += x3 * bh;
-        walk_next(&wa, ak);
-        walk_next(&wb, bk);
+/* 4 x 2W: two vectors of W per row, half the broadcasts per multiply-add.
+ * With AVX-512 the 4 x 32 tile (W = 16); with AVX2 it is the 4 x 16 tile
+ * (W = 8: eight accumulators, where a v16 would be lowered through the
+ * stack; simd.h). */
+#define TILE_PAIR(NAME, VT, W, FMAS)                                                                         \
+    FS_DEVICE static void NAME(int K, int mr, int nr, const float *const *arow, FsStride ak, const float *B, \
+                               FsStride bk, float *const *crow, long cn)                                    \
+    {                                                                                                       \
+        VT a0l = {0}, a0h = {0}, a1l = {0}, a1h = {0}, a2l = {0}, a2h = {0}, a3l = {0}, a3h = {0};          \
+        const float *r0 = arow[0], *r1 = arow[1], *r2 = arow[2], *r3 = arow[3];                             \
+        FsWalk wa = {0, 0, 0}, wb = {0, 0, 0};                                                              \
+        for (int k = 0; k < K; k++) {                                                                       \
+            VT bl = *(const VT *)(B + wb.off), bh = *(const VT *)(B + wb.off + W);                          \
+            float x0 = r0[wa.off], x1 = r1[wa.off], x2 = r2[wa.off], x3 = r3[wa.off];                       \
+            a0l = FMAS(x0, bl, a0l);                                                                        \
+            a0h = FMAS(x0, bh, a0h);                                                                        \
+            a1l = FMAS(x1, bl, a1l);                                                                        \
+            a1h = FMAS(x1, bh, a1h);                                                                        \
+            a2l = FMAS(x2, bl, a2l);                                                                        \
+            a2h = FMAS(x2, bh, a2h);                                                                        \
+            a3l = FMAS(x3, bl, a3l);                                                                        \
+            a3h = FMAS(x3, bh, a3h);                                                                        \
+            walk_next(&wa, ak);                                                                             \
+            walk_next(&wb, bk);                                                                             \
+        }                                                                                                   \
+        if (cn == 1 && mr == MR && nr == 2 * W) {                                                           \
+            *(VT *)crow[0] += a0l, *(VT *)(crow[0] + W) += a0h;                                             \
+            *(VT *)crow[1] += a1l, *(VT *)(crow[1] + W) += a1h;                                             \
+            *(VT *)crow[2] += a2l, *(VT *)(crow[2] + W) += a2h;                                             \
+            *(VT *)crow[3] += a3l, *(VT *)(crow[3] + W) += a3h;                                             \
+        } else {                                                                                            \
+            float lo[MR][NR], hi[MR][NR];                                                                   \
+            *(VT *)lo[0] = a0l, *(VT *)hi[0] = a0h, *(VT *)lo[1] = a1l, *(VT *)hi[1] = a1h;                 \
+            *(VT *)lo[2] = a2l, *(VT *)hi[2] = a2h, *(VT *)lo[3] = a3l, *(VT *)hi[3] = a3h;                 \
+            float *cw[MR] = {crow[0] + W * cn, crow[1] + W * cn, crow[2] + W * cn, crow[3] + W * cn};       \
+            tile_store(lo, mr, nr < W ? nr : W, crow, cn);                                                  \
+            if (nr > W) tile_store(hi, mr, nr - W, cw, cn);                                                 \
+        }                                                                                                   \
     }
-    if (cn == 1 && mr == MR && nr == 2 * NR) {
-        *(v16 *)crow[0] += a0l, *(v16 *)(crow[0] + 16) += a0h;
-        *(v16 *)crow[1] += a1l, *(v16 *)(crow[1] + 16) += a1h;
-        *(v16 *)crow[2] += a2l, *(v16 *)(crow[2] + 16) += a2h;
-        *(v16 *)crow[3] += a3l, *(v16 *)(crow[3] + 16) += a3h;
-    } else {
-        float lo[MR][NR], hi[MR][NR];
-        *(v16 *)lo[0] = a0l, *(v16 *)hi[0] = a0h, *(v16 *)lo[1] = a1l, *(v16 *)hi[1] = a1h;
-        *(v16 *)lo[2] = a2l, *(v16 *)hi[2] = a2h, *(v16 *)lo[3] = a3l, *(v16 *)hi[3] = a3h;
-        float *c16[MR] = {crow[0] + 16 * cn, crow[1] + 16 * cn, crow[2] + 16 * cn, crow[3] + 16 * cn};
-        tile_store(lo, mr, nr < NR ? nr : NR, crow, cn);
-        if (nr > NR) tile_store(hi, mr, nr - NR, c16, cn);
-    }
-}
+#if FS_WIDE_TILES
+TILE_PAIR(tile_full32, v16, 16, vfma16s)
+#else
+TILE_PAIR(tile_full16, v8, 8, vfma8s)
+#endif
 #endif
 
 #if FS_ONE_THREAD
@@ -214,7 +227,7 @@ FS_DEVICE static void tile_edge(int K, int mr, int nr, const float *const *arow,
         const float *b = B + wb.off;
         for (int r = 0; r < mr; r++) {
             float a = arow[r][wa.off];
-            for (int j = 0; j < nr; j++) acc[r][j] += a * b[j];
+            for (int j = 0; j < nr; j++) acc[r][j] = FS_FMA(a, b[j], acc[r][j]);
         }
         walk_next(&wa, ak);
         walk_next(&wb, bk);
@@ -228,7 +241,7 @@ FS_DEVICE static void tile_edge(int K, int mr, int nr, const float *const *arow,
  * elsewhere 4 x 16 runs faster (measured). */
 FS_DEVICE static inline int gemm_width(FsStride ak, FsStride bk)
 {
-#ifdef FS_SIMD
+#if defined(FS_SIMD) && FS_WIDE_TILES
     return (ak.g || bk.g) ? 2 * NR : NR;
 #else
     (void)ak, (void)bk;
@@ -257,6 +270,7 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
     /* B's rows may be read up to their stride (ops_gemm's contract): a
      * narrow or short tile still takes a vector form when that holds. */
     const long bs = bk.s;
+#if FS_WIDE_TILES
     if (nw > NR && n0 + 2 * NR <= bs) {
         tile_full32(K, mr, nw, arow, ak, B + n0, bk, crow, cn);
         return;
@@ -271,6 +285,7 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
         else tile_edge(K, mr, nr2, arow, ak, B + n0 + NR, bk, crow2, cn);
         return;
     }
+#endif
     if (nr <= 8 && n0 + 8 <= bs) {
         tile_full8(K, mr, nr, arow, ak, B + n0, bk, crow, cn);
         return;
@@ -362,7 +377,7 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
                 const float a = arow[r][oa];
                 GEMM_UNROLL
                 for (int j = 0; j < NR; j++)
-                    if (j < nr) acc[r][j] += a * b[j];
+                    if (j < nr) acc[r][j] = FS_FMA(a, b[j], acc[r][j]);
             }
         if (++ra == ga) {
             ra = 0;
@@ -395,7 +410,7 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
 }
 #endif
 
-#ifdef FS_SIMD
+#if defined(FS_SIMD) && FS_WIDE_TILES
 /* Weight gradients (rows of A adjacent floats, C plain): tile t of the
  * pairs of row blocks, 8 x 32 where whole. */
 static inline void gemm_pair(long t, long nt, int W, int M, int N, int K, const float *A, FsStride am, FsStride ak,
@@ -439,7 +454,7 @@ typedef struct {
 static void gemm_range(void *arg, long lo, long hi)
 {
     const GemmLoop *g = arg;
-#ifdef FS_SIMD
+#if defined(FS_SIMD) && FS_WIDE_TILES
     if (g->pairs) {
         for (long t = lo; t < hi; t++)
             gemm_pair(t, g->nt, g->W, g->M, g->N, g->K, g->A, g->am, g->ak, g->B, g->bk, g->C, g->cm, g->cn);
@@ -473,7 +488,7 @@ FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStrid
     long mt = (M + MR - 1) / MR, nt = (N + W - 1) / W;
 #ifdef FS_TEAM
     int pairs = 0;
-#ifdef FS_SIMD
+#if defined(FS_SIMD) && FS_WIDE_TILES
     pairs = W == 2 * NR && !am.g && am.s == 1 && !cm.g && cn == 1;
 #endif
     /* Threads sharing it split the longer side of C: the dense layer's

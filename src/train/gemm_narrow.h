@@ -26,7 +26,7 @@ static void narrow_adjacent8(long i0, int N, int K, const float *A, FsStride ak,
         const v8 a = *(const v8 *)(A + i0 + wa.off);
         const float *b = B + wb.off;
 #pragma GCC unroll 4
-        for (int j = 0; j < N; j++) acc[j] += a * b[j];
+        for (int j = 0; j < N; j++) acc[j] = vfma8s(b[j], a, acc[j]);
         walk_next(&wa, ak);
         walk_next(&wb, bk);
     }
@@ -54,14 +54,14 @@ static void narrow_rows8(long i0, int N, int K, const float *A, FsStride am, con
         for (int q = 0; q < 8; q++) {
             const float *b = B + (long)(k + q) * bs;
 #pragma GCC unroll 4
-            for (int j = 0; j < N; j++) acc[j] += t[q] * b[j];
+            for (int j = 0; j < N; j++) acc[j] = vfma8s(b[j], t[q], acc[j]);
         }
     }
     float s[NARROW_N][8];
     for (int j = 0; j < N; j++) *(v8 *)s[j] = acc[j];
     for (; k < K; k++)
         for (int r = 0; r < 8; r++)
-            for (int j = 0; j < N; j++) s[j][r] += A[ao[r] + k] * B[(long)k * bs + j];
+            for (int j = 0; j < N; j++) s[j][r] = FS_FMA(A[ao[r] + k], B[(long)k * bs + j], s[j][r]);
     for (int r = 0; r < 8; r++)
         for (int j = 0; j < N; j++) C[co[r] + j] += s[j][r];
 }

@@ -19,6 +19,40 @@ typedef float v16 __attribute__((vector_size(64), aligned(4)));
 typedef float v8 __attribute__((vector_size(32), aligned(4)));
 typedef int v8i __attribute__((vector_size(32)));
 
+/* a * b + c per lane, rounded once (FS_FMA's vector forms, device.h);
+ * vfma8s / vfma16s take a scalar a, broadcast. Macros, not functions: a
+ * vector passed by value changes the ABI where AVX is off (-Wpsabi). */
+#if defined(__FMA__)
+#include <immintrin.h>
+#define vfma8(a, b, c) ((v8)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#else
+#define vfma8(a, b, c) ((a) * (b) + (c))
+#endif
+#define vfma8s(a, b, c)                                   \
+    __extension__({                                       \
+        const float s_ = (a);                             \
+        vfma8(((v8){s_, s_, s_, s_, s_, s_, s_, s_}), (b), (c)); \
+    })
+#if defined(__AVX512F__)
+#define vfma16s(a, b, c) ((v16)_mm512_fmadd_ps(_mm512_set1_ps(a), (__m512)(b), (__m512)(c)))
+#endif
+
+/* The 4 x 32 and 8 x 32 GEMM tiles (gemm.c) keep 8 and 16 v16
+ * accumulators in registers: with AVX-512's 32 vector registers they fit;
+ * with AVX2's 16 (a v16 takes two) they spill to the stack on every
+ * multiply-add, and R1 trained 18 times slower than with the 4 x 16 tile
+ * (bench_r1 on a Zen 3 EPYC: 4.6 GFLOP/s). Which tile runs never changes a
+ * result: every element is the same chain of multiply-adds. */
+#if defined(__AVX512F__)
+#define FS_WIDE_TILES 1
+typedef v16 vw; /* the widest vector the registers hold: FS_VW floats */
+#define FS_VW 16
+#else
+#define FS_WIDE_TILES 0
+typedef v8 vw;
+#define FS_VW 8
+#endif
+
 /* Transposes the 8 x 8 block m in place (three shuffle rounds). */
 static inline void simd_transpose8(v8 m[8])
 {
