@@ -79,6 +79,11 @@ FS_KERNEL(fs_fit_kernel)
     }
     __syncthreads();
     fit_model(&m, &fd, &ts, &a.out[i]);
+    /* Every thread's writes of the result and weights reach memory before
+     * the flag tells the host to copy them (gpu_cuda.cu: launch_watch). */
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) ((volatile int *)a.done)[i] = 1;
 }
 
 /* The launch, for the host side (kernels/gpu_cuda.cu) in another unit:

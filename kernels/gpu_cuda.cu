@@ -245,6 +245,8 @@ typedef struct {
     int n;          /* models in the launch */
     int *job;       /* launch slot -> job index */
     int *seen;      /* epochs already handed to the job, per slot */
+    unsigned char *handed;  /* per slot: result collected and passed to finished() */
+    unsigned char *job_end; /* per job index: the same, for gpu_train's error path */
     FsNet *nets;
     FsModel *models;
     FsFoldData *folds;
@@ -257,19 +259,24 @@ typedef struct {
     FsFoldData *d_folds;
     FsTrainSpec *d_specs;
     FsFitResult *d_res;
-    char *h_mapped; /* n Watch records, then every model's curves */
+    char *h_mapped; /* n Watch records, n done flags, then every model's curves */
     Watch *watch;
+    volatile int *done; /* the kernel's done flags (FsFitLaunch.done), host side */
     float **curves; /* per slot: 4 x max_epochs floats in h_mapped */
     cudaStream_t stream;
+    cudaStream_t copy; /* a finished model's result and weights, while the kernel runs */
 } Launch;
 
 static void launch_free(Launch *L)
 {
     if (L->stream) cudaStreamDestroy(L->stream);
+    if (L->copy) cudaStreamDestroy(L->copy);
     cudaFree(L->d_buf);
     if (L->h_mapped) cudaFreeHost(L->h_mapped);
     free(L->job);
     free(L->seen);
+    free(L->handed);
+    free(L->job_end);
     free(L->nets);
     free(L->models);
     free(L->folds);
@@ -282,6 +289,8 @@ static void launch_alloc_host(Launch *L, int n)
 {
     L->job = (int *)fs_calloc((size_t)n + 1, sizeof(int));
     L->seen = (int *)fs_calloc((size_t)n + 1, sizeof(int));
+    L->handed = (unsigned char *)fs_calloc((size_t)n + 1, 1);
+    L->job_end = (unsigned char *)fs_calloc((size_t)n + 1, 1);
     L->nets = (FsNet *)fs_calloc((size_t)n + 1, sizeof(FsNet));
     L->models = (FsModel *)fs_calloc((size_t)n + 1, sizeof(FsModel));
     L->folds = (FsFoldData *)fs_calloc((size_t)n + 1, sizeof(FsFoldData));
@@ -322,11 +331,13 @@ static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, Launch *L, size_t
 /* The mapped records and curves: one host allocation the kernel writes to. */
 static int launch_mapped(const FsJob *jobs, Launch *L, FsErr *err)
 {
-    size_t bytes = align256(sizeof(Watch) * (size_t)L->n), at = bytes;
+    const size_t flags = align256(sizeof(Watch) * (size_t)L->n);
+    size_t bytes = flags + align256(sizeof(int) * (size_t)L->n), at = bytes;
     for (int s = 0; s < L->n; s++) bytes += align256(sizeof(float) * 4 * (size_t)jobs[L->job[s]].spec->stop.max_epochs);
     CU(cudaHostAlloc((void **)&L->h_mapped, bytes, cudaHostAllocMapped));
     memset(L->h_mapped, 0, bytes);
     L->watch = (Watch *)(void *)L->h_mapped;
+    L->done = (volatile int *)(void *)(L->h_mapped + flags);
     for (int s = 0; s < L->n; s++) {
         L->curves[s] = (float *)(void *)(L->h_mapped + at);
         at += align256(sizeof(float) * 4 * (size_t)jobs[L->job[s]].spec->stop.max_epochs);
@@ -398,6 +409,7 @@ static int launch_upload(Launch *L, FsErr *err)
     CU(cudaMemcpy(L->d_specs, L->specs, sizeof(FsTrainSpec) * (size_t)L->n, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(L->d_res, L->res, sizeof(FsFitResult) * (size_t)L->n, cudaMemcpyHostToDevice));
     CU(cudaStreamCreate(&L->stream));
+    CU(cudaStreamCreate(&L->copy));
     return 0;
 }
 
@@ -453,11 +465,45 @@ static void launch_hand(const FsJob *job, Launch *L, int s, int epochs)
     if (job->examples) *job->examples = ((volatile Watch *)L->watch)[s].examples;
 }
 
+/* Slot s's result and weights, final (its done flag is set, or the kernel
+ * has ended), into its job: copied on the copy stream, so that the other
+ * models train on; then finished() records it. */
+static int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w, FsErr *err)
+{
+    const FsJob *job = &jobs[L->job[s]];
+    FsFitResult *back = (FsFitResult *)fs_calloc(1, sizeof(FsFitResult));
+    cudaError_t e = cudaMemcpyAsync(back, &L->d_res[s], sizeof(FsFitResult), cudaMemcpyDeviceToHost, L->copy);
+    if (e == cudaSuccess && job->weights_out)
+        e = cudaMemcpyAsync(job->weights_out, L->models[s].w,
+                            sizeof(float) * (size_t)(L->nets[s].n_params + L->nets[s].n_state),
+                            cudaMemcpyDeviceToHost, L->copy);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(L->copy);
+    if (e != cudaSuccess) {
+        free(back);
+        fs_err_set(err, "%s:%d: copying model %d's result and weights: %s", __FILE__, __LINE__, s,
+                   cudaGetErrorString(e));
+        return -1;
+    }
+    FsFitResult *r = job->result;
+    FsFitResult host = *r; /* the host's curves and weights buffers stay the result's */
+    launch_hand(job, L, s, back->epochs);
+    *r = *back;
+    r->curves = host.curves;
+    r->weights = host.weights;
+    r->n_weights = host.n_weights;
+    free(back);
+    L->handed[s] = 1;
+    L->job_end[L->job[s]] = 1;
+    if (w && w->finished) w->finished(w->ctx, L->job[s]);
+    return 0;
+}
+
 /* Waits for the kernel: each model's epochs, curves and examples go to its
- * job while it runs, and each job's cancel and prune flags go down to its
- * model. The wait grows from 1 ms to 50 ms, so a short launch returns at
- * once and a long one costs the host nothing. */
-static int launch_watch(const FsJob *jobs, Launch *L, void (*progress)(void *, long), void *ctx, FsErr *err)
+ * job while it runs, each job's cancel and prune flags go down to its
+ * model, and a model that has ended is collected and recorded at once. The
+ * wait grows from 1 ms to 50 ms, so a short launch returns at once and a
+ * long one costs the host nothing. */
+static int launch_watch(const FsJob *jobs, Launch *L, const FsGpuWatch *w, FsErr *err)
 {
     long last = -1;
     long wait_ns = 1000 * 1000;
@@ -466,6 +512,12 @@ static int launch_watch(const FsJob *jobs, Launch *L, void (*progress)(void *, l
         cudaError_t e = cudaStreamQuery(L->stream);
         long epochs = 0;
         for (int s = 0; s < L->n; s++) {
+            if (L->handed[s]) continue;
+            if (L->done[s]) {
+                __atomic_thread_fence(__ATOMIC_ACQUIRE); /* its result was written before the flag */
+                if (launch_collect_one(jobs, L, s, w, err) != 0) return -1;
+                continue;
+            }
             const FsJob *job = &jobs[L->job[s]];
             int p = wa[s].progress;
             __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the curves were written before the count */
@@ -474,7 +526,7 @@ static int launch_watch(const FsJob *jobs, Launch *L, void (*progress)(void *, l
             wa[s].cancel = job->cancel && *job->cancel;
             wa[s].prune = job->prune && *job->prune;
         }
-        if (progress && epochs != last) progress(ctx, epochs);
+        if (w && w->progress && epochs != last) w->progress(w->ctx, epochs);
         last = epochs;
         if (e == cudaSuccess) break;
         if (e != cudaErrorNotReady) {
@@ -489,39 +541,15 @@ static int launch_watch(const FsJob *jobs, Launch *L, void (*progress)(void *, l
     return 0;
 }
 
-static int launch_collect(const FsJob *jobs, Launch *L, FsErr *err)
+/* After the kernel: the models not collected while it ran. */
+static int launch_collect(const FsJob *jobs, Launch *L, const FsGpuWatch *w, FsErr *err)
 {
-    FsFitResult *back = (FsFitResult *)fs_calloc((size_t)L->n + 1, sizeof(FsFitResult));
-    cudaError_t e = cudaMemcpy(back, L->d_res, sizeof(FsFitResult) * (size_t)L->n, cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) {
-        free(back);
-        fs_err_set(err, "%s:%d: cudaMemcpy of the results: %s", __FILE__, __LINE__, cudaGetErrorString(e));
-        return -1;
-    }
-    for (int s = 0; s < L->n; s++) {
-        const FsJob *job = &jobs[L->job[s]];
-        FsFitResult *r = job->result;
-        FsFitResult host = *r; /* the host's curves and weights buffers stay the result's */
-        launch_hand(job, L, s, back[s].epochs);
-        *r = back[s];
-        r->curves = host.curves;
-        r->weights = host.weights;
-        r->n_weights = host.n_weights;
-        if (job->weights_out) {
-            e = cudaMemcpy(job->weights_out, L->models[s].w,
-                           sizeof(float) * (size_t)(L->nets[s].n_params + L->nets[s].n_state), cudaMemcpyDeviceToHost);
-            if (e != cudaSuccess) {
-                free(back);
-                fs_err_set(err, "%s:%d: cudaMemcpy of the weights: %s", __FILE__, __LINE__, cudaGetErrorString(e));
-                return -1;
-            }
-        }
-    }
-    free(back);
+    for (int s = 0; s < L->n; s++)
+        if (!L->handed[s] && launch_collect_one(jobs, L, s, w, err) != 0) return -1;
     return 0;
 }
 
-int gpu_train(FsGpu *g, const FsJob *jobs, int n, void (*progress)(void *ctx, long epochs), void *ctx, FsErr *err)
+int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *err)
 {
     Launch L;
     memset(&L, 0, sizeof L);
@@ -533,21 +561,27 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, void (*progress)(void *ctx, lo
     }
     if (!rc) rc = launch_build(g, jobs, n, &L, err);
     if (!rc && L.n > 0) {
-        FsFitLaunch args = {L.d_models, L.d_folds, L.d_specs, L.d_res};
-        e = fs_fit_launch(L.n, FS_GPU_THREADS, L.shared, &args, L.stream);
+        int *d_done = NULL;
+        if (cudaHostGetDevicePointer((void **)&d_done, (void *)L.done, 0) != cudaSuccess)
+            rc = -1, fs_err_set(err, "%s:%d: cudaHostGetDevicePointer: %s", __FILE__, __LINE__,
+                                cudaGetErrorString(cudaGetLastError()));
+        FsFitLaunch args = {L.d_models, L.d_folds, L.d_specs, L.d_res, d_done};
+        e = rc ? cudaSuccess : fs_fit_launch(L.n, FS_GPU_THREADS, L.shared, &args, L.stream);
         if (e != cudaSuccess) {
             fs_err_set(err, "%s:%d: kernel launch (%d models, %zu bytes of shared memory each): %s", __FILE__,
                        __LINE__, L.n, L.shared, cudaGetErrorString(e));
             rc = -1;
         }
     }
-    if (!rc && L.n > 0) rc = launch_watch(jobs, &L, progress, ctx, err);
-    if (!rc && L.n > 0) rc = launch_collect(jobs, &L, err);
+    if (!rc && L.n > 0) rc = launch_watch(jobs, &L, w, err);
+    if (!rc && L.n > 0) rc = launch_collect(jobs, &L, w, err);
     if (rc) {
         /* A CUDA error is the device's, not the models': every job of this
-         * launch that is not failed for its own reason ends cancelled (no
-         * result: a resumed run trains it again) and the caller stops. */
+         * launch that is neither recorded already nor failed for its own
+         * reason ends cancelled (no result: a resumed run trains it again)
+         * and the caller stops. */
         for (int j = 0; j < n; j++) {
+            if (L.job_end && L.job_end[j]) continue; /* finished(): the caller's now */
             FsFitResult *r = jobs[j].result;
             if (r->status == FS_FIT_FAILED) continue; /* refused before the launch, with why */
             r->status = FS_FIT_CANCELLED;

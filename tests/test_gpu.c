@@ -6,7 +6,8 @@
  * architecture R1 with early stopping, on the UCI set when it is present and
  * on the synthetic set always; a job that cannot train fails with its
  * message while a good job in the same launch trains; progress arrives
- * while the kernel runs. Every check needs the kernel to have run and
+ * while the kernel runs, and a model that has ended is handed over (for
+ * the run to record) while the launch's others still train. Every check needs the kernel to have run and
  * produced numbers (a capacity, or a failure the host finds before the
  * launch, would hold without it). tests/test_ops.c checks each op on the
  * GPU; the leaderboard-order check runs through the binary in
@@ -19,13 +20,71 @@
 #include "test.h"
 #include "train/train.h"
 
-static long progress_calls, last_epochs;
+static long progress_calls, most_epochs;
 
 static void on_progress(void *ctx, long epochs)
 {
     (void)ctx;
     progress_calls++;
-    last_epochs = epochs;
+    if (epochs > most_epochs) most_epochs = epochs; /* the models still training: 0 once all have ended */
+}
+
+/* early(): a short job's result is handed over while a long one in the
+ * same launch still trains (so a run records it then, and a kill loses
+ * only what still trains). */
+typedef struct {
+    const FsJob *jobs;
+    volatile int long_progress; /* the long job's epochs when the short one was handed over */
+    int first, calls, short_ok;
+} Early;
+
+static void early_finished(void *ctx, int j)
+{
+    Early *e = ctx;
+    if (e->calls++ == 0) {
+        e->first = j;
+        e->long_progress = *e->jobs[1].progress;
+        const FsFitResult *r = e->jobs[0].result;
+        e->short_ok = j == 0 && r->status == FS_FIT_OK && r->epochs == 1 && r->train_examples > 0;
+    }
+}
+
+static void early(const FsDataset *ds)
+{
+    FsArch a;
+    memset(&a, 0, sizeof a);
+    a.window = 13;
+    a.n_layers = 2;
+    a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 16, .width = 3, .act = FS_ACT_RELU};
+    a.layers[1] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 16, .act = FS_ACT_RELU};
+    FsTrainSpec quick, slow;
+    train_spec_defaults(&quick);
+    quick.stop.max_epochs = 1;
+    slow = quick;
+    slow.stop.max_epochs = 12;
+    FsFitResult rq, rs;
+    train_result_alloc(&rq, quick.stop.max_epochs);
+    train_result_alloc(&rs, slow.stop.max_epochs);
+    volatile int pq = 0, ps = 0;
+    FsJob jobs[2] = {{.arch = &a, .spec = &quick, .data = ds, .fold = 0, .result = &rq, .progress = &pq},
+                     {.arch = &a, .spec = &slow, .data = ds, .fold = 1, .result = &rs, .progress = &ps}};
+    Early e = {jobs, -1, -1, 0, 0};
+    FsErr err = {0};
+    FsGpu *g = gpu_open(0, ds, &err);
+    CHECK_MSG(g != NULL, "%s", err.msg);
+    if (g) {
+        const FsGpuWatch w = {NULL, early_finished, &e};
+        CHECK_MSG(gpu_train(g, jobs, 2, &w, &err) == 0, "%s", err.msg);
+        CHECK_MSG(e.calls == 2 && e.first == 0 && e.short_ok, "finished(): %d calls, first job %d, its result %s",
+                  e.calls, e.first, e.short_ok ? "final" : "not final");
+        CHECK_MSG(e.long_progress >= 0 && e.long_progress < 12 && rs.status == FS_FIT_OK && rs.epochs == 12,
+                  "the 1-epoch job was handed over when the 12-epoch one had done %d epochs (it ended with %d)",
+                  e.long_progress, rs.epochs);
+        printf("early hand-over: the 1-epoch model recorded at epoch %d of the 12-epoch one\n", e.long_progress);
+        gpu_close(g);
+    }
+    train_result_free(&rq);
+    train_result_free(&rs);
 }
 
 static void r1(FsArch *a)
@@ -66,7 +125,8 @@ static int parity(const char *name, const FsDataset *ds)
     CHECK_MSG(g != NULL, "%s", err.msg);
     if (!g) return 0;
     double t0 = fs_now();
-    CHECK_MSG(gpu_train(g, jg, K, on_progress, NULL, &err) == 0, "%s", err.msg);
+    const FsGpuWatch w = {on_progress, NULL, NULL};
+    CHECK_MSG(gpu_train(g, jg, K, &w, &err) == 0, "%s", err.msg);
     printf("%s: GPU %.2f s for %d models\n", name, fs_now() - t0, K);
     for (int f = 0; f < K; f++) {
         CHECK_MSG(cpu[f].status == FS_FIT_OK && cpu[f].epochs >= 1, "%s fold %d: the CPU fit failed", name, f);
@@ -114,7 +174,8 @@ int main(void)
     CHECK_MSG(synth_generate(&ds, 200, 4, &err) == 0, "%s", err.msg);
     CHECK_MSG(data_assign_folds(&ds, 3, 1, &err) == 0, "%s", err.msg);
     CHECK(parity("synthetic", &ds) == 3);
-    CHECK(progress_calls > 0 && last_epochs > 0);
+    CHECK(progress_calls > 0 && most_epochs > 0);
+    early(&ds);
 
     /* A job that cannot train fails with its message while a good one in
      * the same launch trains: finite losses near the CPU's, best weights
@@ -142,7 +203,7 @@ int main(void)
     CHECK_MSG(g != NULL, "%s", err.msg);
     if (g) {
         CHECK(gpu_capacity(g, &jobs[1]) >= 2);
-        CHECK_MSG(gpu_train(g, jobs, 2, NULL, NULL, &err) == 0, "%s", err.msg);
+        CHECK_MSG(gpu_train(g, jobs, 2, NULL, &err) == 0, "%s", err.msg);
         CHECK(r.status == FS_FIT_FAILED);
         CHECK_CONTAINS(r.message, "kernel width");
         CHECK_MSG(ok.status == FS_FIT_OK && ok.epochs == 1 && ok.train_examples == ref.train_examples,

@@ -78,7 +78,7 @@ static void big_data(void)
     CHECK_MSG(cap >= 1, "capacity %d", cap);
     int cancel = 1;
     FsJob *jobs = jobs_of(cap, &arch, &ts, &ds, &cancel);
-    CHECK_MSG(gpu_train(g, jobs, cap, NULL, NULL, &err) == 0, "a launch of capacity's %d models: %s", cap, err.msg);
+    CHECK_MSG(gpu_train(g, jobs, cap, NULL, &err) == 0, "a launch of capacity's %d models: %s", cap, err.msg);
     int cancelled = 0;
     for (int i = 0; i < cap; i++) cancelled += jobs[i].result->status == FS_FIT_CANCELLED;
     CHECK_MSG(cancelled == cap, "%d of %d models ran and were cancelled", cancelled, cap);
@@ -125,7 +125,7 @@ int main(void)
 
     FsJob *jobs = jobs_of(cap, &arch, &ts, &ds, NULL);
     err = (FsErr){0};
-    CHECK_MSG(gpu_train(g, jobs, cap, NULL, NULL, &err) == 0, "a launch of capacity's %d models: %s", cap, err.msg);
+    CHECK_MSG(gpu_train(g, jobs, cap, NULL, &err) == 0, "a launch of capacity's %d models: %s", cap, err.msg);
     int ok = 0;
     for (int i = 0; i < cap; i++) ok += jobs[i].result->status == FS_FIT_OK && jobs[i].result->epochs == 1;
     CHECK_MSG(ok == cap, "%d of %d models trained", ok, cap);
@@ -138,7 +138,7 @@ int main(void)
     int over = (int)(cap / 0.85 * 1.1) + 1, cancel = 1;
     jobs = jobs_of(over, &arch, &ts, &ds, &cancel);
     err = (FsErr){0};
-    int rc = gpu_train(g, jobs, over, NULL, NULL, &err);
+    int rc = gpu_train(g, jobs, over, NULL, &err);
     CHECK_MSG(rc != 0, "%d models (capacity %d) fit: capacity is not tight", over, cap);
     CHECK_CONTAINS(err.msg, "memory");
     jobs_free(jobs, over);

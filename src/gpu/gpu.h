@@ -62,12 +62,22 @@ void gpu_close(FsGpu *g);
  * example lists first, as the launch would, so that they are counted. */
 int gpu_capacity(FsGpu *g, const FsJob *job);
 
+/* What gpu_train tells its caller while the kernel runs (any may be NULL):
+ * progress(ctx, epochs), the epochs completed by the models still
+ * training; finished(ctx, j), jobs[j]'s result (and weights) are final,
+ * called as each model ends, while the others train, so that the caller
+ * records it at once: gpu_train does not touch that result again. */
+typedef struct {
+    void (*progress)(void *ctx, long epochs);
+    void (*finished)(void *ctx, int j);
+    void *ctx;
+} FsGpuWatch;
+
 /* Trains jobs[0..n) in one kernel launch; each result lands in its job's
- * result (curves included), exactly as train_job would leave it. While the
- * kernel runs, progress(ctx, epochs) is called with the epochs completed
- * over all models, and a raised job cancel flag is passed to the device.
- * Returns 0, or -1 with err (a CUDA error: the jobs are marked failed). */
-int gpu_train(FsGpu *g, const FsJob *jobs, int n, void (*progress)(void *ctx, long epochs), void *ctx,
-              FsErr *err);
+ * result (curves included), exactly as train_job would leave it, and every
+ * job that trained is passed to w->finished. A raised job cancel flag is
+ * passed to the device. Returns 0, or -1 with err (a CUDA error: the jobs
+ * not yet finished are marked cancelled). */
+int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *err);
 
 #endif

@@ -39,9 +39,9 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     return 0;
 }
 
-int gpu_train(FsGpu *g, const FsJob *jobs, int n, void (*progress)(void *ctx, long epochs), void *ctx, FsErr *err)
+int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *err)
 {
-    (void)g, (void)jobs, (void)n, (void)progress, (void)ctx;
+    (void)g, (void)jobs, (void)n, (void)w;
     fs_err_set(err, "this build has no CUDA backend");
     return -1;
 }

@@ -1,8 +1,10 @@
 /*
  * gpu_driver: feeds the CUDA backend from a run's queue. Each launch takes
  * as many jobs as fit on the device at once (gpu_capacity per job, so
- * models of different sizes share a launch), trains them in one kernel and
- * records every result; then the next launch, until nothing is left.
+ * models of different sizes share a launch) and trains them in one kernel;
+ * each model's result is recorded as it ends, while the others train (a
+ * kill then loses only the models still training); then the next launch,
+ * until nothing is left.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +105,7 @@ int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *
 {
     FsGpu *g = gpu_open(device, ds, err);
     if (!g) return -1;
-    int rc = gpu_train(g, job, 1, NULL, NULL, err);
+    int rc = gpu_train(g, job, 1, NULL, err);
     gpu_close(g);
     return rc;
 }
@@ -144,6 +146,27 @@ int run_gpu_fill(uint64_t *used, int cap)
     return *used >= FS_GPU_FILL_UNIT;
 }
 
+/* One launch's jobs as the queue knows them: a job the GPU finished is
+ * recorded at once (done[i]: by then), while the launch's others train. */
+typedef struct {
+    const FsGpuQueue *q;
+    const int *ids;
+    unsigned char *done;
+} DriveLaunch;
+
+static void drive_epochs(void *ctx, long epochs)
+{
+    const DriveLaunch *d = ctx;
+    d->q->epochs(d->q->ctx, epochs);
+}
+
+static void drive_finished(void *ctx, int j)
+{
+    DriveLaunch *d = ctx;
+    d->done[j] = 1;
+    d->q->done(d->q->ctx, d->ids[j]);
+}
+
 void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
 {
     FsErr err = {0};
@@ -152,6 +175,7 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
     enum { MAX = 4096 };
     int *ids = fs_calloc(MAX, sizeof(int));
     FsJob *batch = fs_calloc(MAX, sizeof(FsJob));
+    unsigned char *done = fs_calloc(MAX, 1);
     for (;;) {
         /* Fill the device: each job takes 1/capacity of it. */
         int n = 0, full = 0;
@@ -165,12 +189,16 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
         }
         if (n == 0) break;
         FsErr e = {0};
-        int failed = dead || !g || gpu_train(g, batch, n, q->epochs, q->ctx, &e) != 0;
+        memset(done, 0, (size_t)n);
+        DriveLaunch dl = {q, ids, done};
+        const FsGpuWatch w = {drive_epochs, drive_finished, &dl};
+        int failed = dead || !g || gpu_train(g, batch, n, &w, &e) != 0;
         if (failed) {
             /* The device, not the models: nothing of this launch is a
              * result (a rerun trains it), and the run stops with why. */
             if (!g) e = err;
             for (int i = 0; i < n; i++) {
+                if (done[i]) continue; /* recorded while the launch ran */
                 batch[i].result->status = FS_FIT_CANCELLED;
                 snprintf(batch[i].result->message, sizeof batch[i].result->message, "GPU: %.900s", e.msg);
             }
@@ -183,9 +211,11 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
             }
             dead = 1; /* what is still handed out comes back cancelled, untouched, until the run ends */
         }
-        for (int i = 0; i < n; i++) q->done(q->ctx, ids[i]);
+        for (int i = 0; i < n; i++)
+            if (!done[i]) q->done(q->ctx, ids[i]);
     }
     free(ids);
     free(batch);
+    free(done);
     gpu_close(g);
 }

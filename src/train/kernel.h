@@ -114,12 +114,15 @@ FS_HOST_DEVICE static inline void core_model_bind_hot(FsModel *m, const FsNet *n
 #define FS_GPU_MIN_BLOCKS 4
 
 /* One launch's arguments, all device memory: models[i] trained on folds[i]
- * with specs[i] into out[i], one block each. */
+ * with specs[i] into out[i], one block each. done[i] (mapped host memory)
+ * is set once out[i] and the model's weights are final, so that the host
+ * records the model while the launch's others train. */
 typedef struct {
     FsModel *models;
     const FsFoldData *folds;
     const FsTrainSpec *specs;
     FsFitResult *out;
+    int *done;
 } FsFitLaunch;
 
 /* Host: bytes needed by FsModel buffers for this net and data. */
