@@ -194,8 +194,9 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
         const FsGpuWatch w = {drive_epochs, drive_finished, &dl};
         int failed = dead || !g || gpu_train(g, batch, n, &w, &e) != 0;
         if (failed) {
-            /* The device, not the models: nothing of this launch is a
-             * result (a rerun trains it), and the run stops with why. */
+            /* The device, not the models: nothing of this launch that is
+             * not recorded yet is a result (a rerun trains it), and the
+             * run stops with why. */
             if (!g) e = err;
             for (int i = 0; i < n; i++) {
                 if (done[i]) continue; /* recorded while the launch ran */

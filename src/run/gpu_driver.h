@@ -20,9 +20,10 @@ int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device,
 /* Trains jobs from the queue on the GPU, launch after launch, until the
  * queue is empty or the run stops (gpu_driver.c). take() hands out one job
  * id (1) or none (0); with wait it may block until one comes or none ever
- * will. done() records one finished job. fail() is told once when the
- * device fails (a CUDA error: the launch's jobs come back cancelled, not
- * recorded) and the driver stops; the run then ends with that error. */
+ * will. done() records one finished job, as soon as its model ends (the
+ * launch's others may still train). fail() is told once when the device
+ * fails (a CUDA error: the launch's jobs not yet recorded come back
+ * cancelled) and the driver stops; the run then ends with that error. */
 typedef struct {
     int (*take)(void *ctx, int *id, int wait);
     void (*done)(void *ctx, int id);
