@@ -49,6 +49,28 @@ static int t_checks, t_failures;
         exit(77);                                                               \
     } while (0)
 
+/* A sanitizer build runs the trainer 4-6 times slower. There a test that
+ * proves one result on many configurations (thread counts, rank counts)
+ * runs each code path once and leaves the repeats to the plain build, the
+ * one that proves the identities (.ci/run runs both): t_repeats("the
+ * 2-thread run") says so and returns 0 in a sanitizer build, 1 elsewhere. */
+#if defined(__SANITIZE_ADDRESS__)
+#define T_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_SANITIZED 1
+#endif
+#endif
+#ifndef T_SANITIZED
+#define T_SANITIZED 0
+#endif
+static inline int t_repeats(const char *what)
+{
+    if (!T_SANITIZED) return 1;
+    printf("sanitizer build: %s is left to the plain build (the same code path runs here once)\n", what);
+    return 0;
+}
+
 /* Call last in main. */
 static inline int test_finish(void)
 {

@@ -143,8 +143,9 @@ int main(void)
     CHECK(train_job(&job) == 0);
     CHECK(ref.status == FS_FIT_OK && ref.epochs >= 1);
 
-    int counts[3] = {1, 3, 8};
-    for (int k = 0; k < 3; k++) {
+    /* 3 threads split work unevenly: a sanitizer build's one run. */
+    int counts[3] = {3, 1, 8};
+    for (int k = 0; k < 3 && (k == 0 || t_repeats("the blocks of 1 and 8 threads")); k++) {
         FsFitResult r;
         train_result_alloc(&r, 3);
         fit_block(&job, counts[k], &r);

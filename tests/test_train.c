@@ -104,13 +104,15 @@ int main(void)
     CHECK_MSG(mean >= 0.60, "mean Q3 %.4f < 0.60", mean);
 
     /* 2. Determinism: one thread gives bitwise the same curves. */
-    run_cv(&arch, &ts, 1, res2);
-    for (int f = 0; f < 3; f++) {
-        CHECK(memcmp(res[f].curves.train_loss, res2[f].curves.train_loss, 4 * sizeof(float)) == 0);
-        CHECK(memcmp(res[f].curves.val_loss, res2[f].curves.val_loss, 4 * sizeof(float)) == 0);
-        CHECK(memcmp(res[f].best_confusion, res2[f].best_confusion, sizeof res[f].best_confusion) == 0);
+    if (t_repeats("the 1-thread run")) {
+        run_cv(&arch, &ts, 1, res2);
+        for (int f = 0; f < 3; f++) {
+            CHECK(memcmp(res[f].curves.train_loss, res2[f].curves.train_loss, 4 * sizeof(float)) == 0);
+            CHECK(memcmp(res[f].curves.val_loss, res2[f].curves.val_loss, 4 * sizeof(float)) == 0);
+            CHECK(memcmp(res[f].best_confusion, res2[f].best_confusion, sizeof res[f].best_confusion) == 0);
+        }
+        free_cv(res2);
     }
-    free_cv(res2);
     /* ... and another seed gives other numbers (the seed is used). */
     ts.seed[0] = 2;
     run_cv(&arch, &ts, 2, res2);
