@@ -218,10 +218,10 @@ FS_DEVICE static void tile_8x32(int K, const float *a, FsStride ak, const float 
  * (znver3 tuning) folded them into each multiply-add as memory operands
  * instead, 12 loads for 8 multiply-adds, more than AVX2's two 256-bit loads
  * a cycle feed. An empty asm moves no value and changes no result. */
-#if FS_WIDE_TILES
-#define TILE_KEEP(a, b) ((void)0)
-#else
+#if defined(__AVX__) && !FS_WIDE_TILES
 #define TILE_KEEP(a, b) __asm__("" : "+x"(a), "+x"(b))
+#else
+#define TILE_KEEP(a, b) ((void)0) /* a v8 fits no SSE register; AVX-512's tiles are left as they ran */
 #endif
 #if FS_WIDE_TILES
 TILE_PAIR(tile_full32, v16, 16, vfma16s)
