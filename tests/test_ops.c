@@ -14,10 +14,13 @@
  * counts that are not multiples of 8 or 16, kernel widths 1, 3, 9, odd
  * windows, batches smaller than the net was compiled for.
  */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "data/data.h"
 #include "test.h"
+#include "train/act.h"
 #include "train/core.h"
 
 #include "reference/ops_exec.h"
@@ -95,11 +98,12 @@ static void layer_cases(void)
         ts.momentum = 0.9f;
         ts.lr = ts.opt == FS_OPT_SGD ? 0.05f : 1e-3f;
         memset(&lc.arch, 0, sizeof lc.arch);
-        lc.arch.window = window_for(1);
+        const int K = pick(widths, 3);
+        lc.arch.window = window_for(K); /* the conv's kernel fits the window */
         /* dense on a padded conv output (flattened), on a dense output
          * (L = 1), the output layer, and dense on the one-hot window. */
         lc.arch.n_layers = 3;
-        lc.arch.layers[0] = conv(C, pick(widths, 3), FS_ACT_RELU);
+        lc.arch.layers[0] = conv(C, K, FS_ACT_RELU);
         lc.arch.layers[1] = dense(U, act);
         lc.arch.layers[2] = dense(pick(odd_u, 8), acts[i % 6]);
         const int which = 1 + i % 3; /* 3: the output layer */
@@ -132,9 +136,44 @@ static void layer_cases(void)
 
 #include "reference/ops_steps.c"
 
+/* Swish and elu (act.c) against act_exp's scalar formula, bit for bit, on
+ * values that take every branch of act_exp (its clamps at -87 and 88,
+ * zeros of both signs, subnormals, infinities) placed across the CPU's
+ * vector steps and its scalar tail (rows of 100). A NaN must stay NaN. */
+static void act_special_cases(void)
+{
+    static const float special[] = {-1000.0f, -88.5f, -88.0f, -87.5f, -87.0f, -86.9f, -30.0f, -1.0f, -1e-40f,
+                                    -0.0f,    0.0f,   1e-40f, 0.5f,   30.0f,  87.9f,  88.0f,  88.5f,  1000.0f,
+                                    INFINITY, -INFINITY, NAN};
+    enum { B = 3, C = 100, N = B * C, NS = (int)(sizeof special / sizeof special[0]) };
+    float x[N], y[N], aux[N], want[N], want_aux[N];
+    for (int i = 0; i < N; i++) x[i] = i % 5 == 0 ? special[(i / 5) % NS] : urand(-12.0f, 12.0f);
+    for (int a = 0; a < 2; a++) {
+        const FsAct act = a ? FS_ACT_ELU : FS_ACT_SWISH;
+        const float param = 0.7f;
+        memcpy(y, x, sizeof y);
+        act_forward(act, param, y, aux, B, 1, 0, C);
+        for (int i = 0; i < N; i++) {
+            const float sg = 1.0f / (1.0f + act_exp(-x[i]));
+            want_aux[i] = sg;
+            want[i] = act == FS_ACT_SWISH ? x[i] * sg : x[i] > 0.0f ? x[i] : param * (act_exp(x[i]) - 1.0f);
+        }
+        int bad = 0;
+        for (int i = 0; i < N && !bad; i++) {
+            const int aux_bad = act == FS_ACT_SWISH && (isnan(x[i]) ? !isnan(aux[i]) : memcmp(&aux[i], &want_aux[i], 4));
+            if (isnan(x[i]) ? !isnan(y[i]) : memcmp(&y[i], &want[i], 4) != 0 || aux_bad) {
+                bad = 1;
+                CHECK_MSG(0, "%s of %.9g (element %d of a row of %d): %.9g (aux %.9g), scalar %.9g (aux %.9g)",
+                          model_act_name(act), x[i], i % C, C, y[i], aux[i], want[i], want_aux[i]);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     harness_init(20240517);
+    act_special_cases();
     layer_cases();
     loss_cases();
     update_cases();

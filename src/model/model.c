@@ -58,11 +58,11 @@ static int conv_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsEr
     const FsLayerSpec *s = &y->spec;
     /* A window model's kernel fits its window; a chain is as long as it
      * is, and zero padding covers a kernel longer than a protein. */
-    if (s->width < 1 || s->width % 2 == 0 || (!chain && s->width > l) || s->width > 255)
+    if (s->width < 1 || s->width % 2 == 0 || (!chain && s->width > l) || s->width > FS_MAX_WIDTH)
         return fs_err_set(err, chain ? "layer %d (%s): kernel width must be odd and at most %d, got %d"
                                      : "layer %d (%s): kernel width must be odd and at most the input length %d, "
                                        "got %d",
-                          i + 1, model_layer_name(s->kind), chain ? 255 : l, s->width),
+                          i + 1, model_layer_name(s->kind), chain ? FS_MAX_WIDTH : l, s->width),
                -1;
     if (s->dilation < 0 || s->dilation > FS_MAX_DILATION || (!chain && s->dilation > 1))
         return fs_err_set(err, chain ? "layer %d (%s): dilation must be from 1 to %d, got %d"

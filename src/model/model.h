@@ -68,6 +68,7 @@ typedef struct {
 #define FS_MAX_FILTERS 4096
 /* The widest spacing of a chain model's convolution taps. */
 #define FS_MAX_DILATION 64
+#define FS_MAX_WIDTH 255 /* a convolution's kernel width, at most (odd) */
 #define FS_MAX_UNITS 65536
 
 /* A chain model (arch.chain) reads a whole protein chain, not a window:

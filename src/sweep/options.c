@@ -21,7 +21,7 @@
 const SwOptDesc sw_opts[O_COUNT] = {
     [O_DEPTH] = {"depth", SEC_MODEL, OT_INT, 1, 16, 0, 0, 0, NULL, 0, "an integer from 1 to 16"},
     [O_FILTERS] = {"filters", SEC_MODEL, OT_INT, 1, FS_MAX_FILTERS, 0, 0, 0, NULL, 0, "an integer from 1 to 4096"},
-    [O_KERNEL] = {"kernel", SEC_MODEL, OT_INT, 1, 255, 0, 0, 1, NULL, 0, "an odd integer from 1 to 255"},
+    [O_KERNEL] = {"kernel", SEC_MODEL, OT_INT, 1, FS_MAX_WIDTH, 0, 0, 1, NULL, 0, "an odd integer from 1 to 255"},
     [O_ACTIVATION] = {"activation", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_act_names, FS_ACT_COUNT)},
     [O_BATCHNORM] = {"batchnorm", SEC_MODEL, OT_BOOL, 0, 1, 0, 0, 0, NULL, 0, "true or false"},
     [O_HIGHWAY] = {"highway", SEC_MODEL, OT_INT, 0, 8, 0, 0, 0, NULL, 0, "an integer from 0 to 8"},

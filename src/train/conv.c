@@ -49,6 +49,39 @@ FS_DEVICE static inline void gather_forward_row(const FsLayer *y, const float *w
     }
 }
 
+#ifdef FS_SIMD
+#define GATHER_VECS 8 /* accumulators: half of AVX2's registers */
+/* gather_forward_row for a convolution's gather without feature columns,
+ * F a multiple of FS_VW: each run of up to GATHER_VECS vectors of the row
+ * is summed in registers, the bias first and the taps in order (the row's
+ * own additions in its order, so the same bits), and stored once. The
+ * portable row stored and reloaded every tap's partial sums: 100 ns a row
+ * of 64 on a Zen 3, a twelfth of a chain model's forward pass. */
+static inline void gather_forward_vec(const FsLayer *y, const float *w, const uint8_t *codes, float *out, long r)
+{
+    const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad, K = y->spec.width, h = K / 2,
+              dil = y->dil;
+    const long b = r / OL;
+    const int p = (int)(r % OL);
+    const float *W = w + y->w, *wr[FS_MAX_WIDTH];
+    int n = 0;
+    for (int k = 0; k < K; k++) {
+        const int q = p + (k - h) * dil;
+        if (q < 0 || q >= L || codes[b * L + q] >= FS_AA_INPUTS) continue;
+        wr[n++] = W + ((long)k * FS_AA_INPUTS + codes[b * L + q]) * F;
+    }
+    float *o = out + (b * (OL + 2 * P) + P + p) * (long)F;
+    for (int f0 = 0; f0 < F; f0 += GATHER_VECS * FS_VW) {
+        const int nv = (F - f0) / FS_VW < GATHER_VECS ? (F - f0) / FS_VW : GATHER_VECS;
+        vw acc[GATHER_VECS];
+        for (int v = 0; v < nv; v++) acc[v] = *(const vw *)(w + y->b + f0 + v * FS_VW);
+        for (int t = 0; t < n; t++)
+            for (int v = 0; v < nv; v++) acc[v] += *(const vw *)(wr[t] + f0 + v * FS_VW);
+        for (int v = 0; v < nv; v++) *(vw *)(o + f0 + v * FS_VW) = acc[v];
+    }
+}
+#endif
+
 /* Columns [f0, f1) of the scatter, rows in order: deterministic. */
 FS_DEVICE static inline void gather_backward_cols(const FsLayer *y, float *GW, const uint8_t *codes, const float *d,
                                                   int B, int f0, int f1)
@@ -91,7 +124,14 @@ typedef struct {
 static void gather_forward_range(void *arg, long lo, long hi)
 {
     const GatherLoop *l = arg;
-    for (long r = lo; r < hi; r++) gather_forward_row(l->y, l->w, l->codes, l->out, r);
+    const FsLayer *y = l->y;
+#ifdef FS_SIMD
+    if (gather_is_conv(y) && !y->feat && y->n_w && y->out_c % FS_VW == 0 && y->spec.width <= FS_MAX_WIDTH) {
+        for (long r = lo; r < hi; r++) gather_forward_vec(y, l->w, l->codes, l->out, r);
+        return;
+    }
+#endif
+    for (long r = lo; r < hi; r++) gather_forward_row(y, l->w, l->codes, l->out, r);
 }
 
 static void gather_backward_range(void *arg, long lo, long hi)

@@ -18,12 +18,14 @@
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
 typedef float v8 __attribute__((vector_size(32), aligned(4)));
 typedef int v8i __attribute__((vector_size(32)));
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 /* a * b + c per lane, rounded once (FS_FMA's vector forms, device.h);
  * vfma8s / vfma16s take a scalar a, broadcast. Macros, not functions: a
  * vector passed by value changes the ABI where AVX is off (-Wpsabi). */
 #if defined(__FMA__)
-#include <immintrin.h>
 #define vfma8(a, b, c) ((v8)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #else
 #define vfma8(a, b, c) ((a) * (b) + (c))
@@ -52,6 +54,9 @@ typedef v16 vw; /* the widest vector the registers hold: FS_VW floats */
 typedef v8 vw;
 #define FS_VW 8
 #endif
+/* vw's lanes as ints (a comparison's mask) and as unsigned (bit patterns). */
+typedef int vwi __attribute__((vector_size(4 * FS_VW)));
+typedef unsigned vwu __attribute__((vector_size(4 * FS_VW)));
 
 /* Transposes the 8 x 8 block m in place (three shuffle rounds). */
 static inline void simd_transpose8(v8 m[8])

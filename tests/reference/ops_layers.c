@@ -106,7 +106,7 @@ static void case_setup(LayerCase *lc, int li, int B, int max_batch)
     FsErr err = {0};
     lc->li = li;
     lc->B = B;
-    FS_ASSERT(model_compile(&lc->net, &lc->arch, max_batch, &err) == 0);
+    if (model_compile(&lc->net, &lc->arch, max_batch, &err) != 0) FS_DIE("%s: %s", lc->what, err.msg);
     arena_init(&lc->r, &lc->net, 1, lc->extra);
     lc->r.sc.step = 1 + irand(100);
     lc->r.sc.drop_key = fs_rng_u64(&rng);
