@@ -358,6 +358,17 @@ FS_DEVICE static inline void gemm_args(GemmArgs *g, int M, int N, int K, const f
     g->sb = bk.s, g->jb = bk.gs - (bk.g - 1) * bk.s;
 }
 
+/* One step of k along a walk (gemm_args): s within a group of g, j at its end. */
+FS_DEVICE static inline void gemm_k_step(long *o, int *r, int g, long s, long j)
+{
+    if (++*r == g) {
+        *r = 0;
+        *o += j;
+    } else {
+        *o += s;
+    }
+}
+
 /* The tile at g->ti, g->tn. */
 FS_DEVICE static void gemm_tile(GemmArgs *g)
 {
@@ -385,7 +396,29 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
     const long sa = g->sa, ja = g->ja, sb = g->sb, jb = g->jb;
     long oa = 0, ob = 0;
     int ra = 0, rb = 0;
-    for (int k = 0; k < K; k++) {
+#if defined(FS_EMULATE_BLOCK)
+    /* The emulated block: a whole tile's loop without the masks, which GCC
+     * turns into vector multiply-adds (a row of the tile at a time); the
+     * same products in the same order, so the same bits. The masked loop
+     * below was two thirds of an emulated fit's time. nvcc keeps the one
+     * loop: its registers are budgeted (see the comment above). */
+    const int full = mr == MR && nr == NR;
+    for (int k = 0; k < (full ? K : 0); k++) {
+        const float *b = b0 + ob;
+        GEMM_UNROLL
+        for (int r = 0; r < MR; r++) {
+            const float a = arow[r][oa];
+            GEMM_UNROLL
+            for (int j = 0; j < NR; j++) acc[r][j] = FS_FMA(a, b[j], acc[r][j]);
+        }
+        gemm_k_step(&oa, &ra, ga, sa, ja);
+        gemm_k_step(&ob, &rb, gb, sb, jb);
+    }
+    const int K_masked = full ? 0 : K;
+#else
+    const int K_masked = K;
+#endif
+    for (int k = 0; k < K_masked; k++) {
         const float *b = b0 + ob;
         GEMM_UNROLL
         for (int r = 0; r < MR; r++)
@@ -395,18 +428,8 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
                 for (int j = 0; j < NR; j++)
                     if (j < nr) acc[r][j] = FS_FMA(a, b[j], acc[r][j]);
             }
-        if (++ra == ga) {
-            ra = 0;
-            oa += ja;
-        } else {
-            oa += sa;
-        }
-        if (++rb == gb) {
-            rb = 0;
-            ob += jb;
-        } else {
-            ob += sb;
-        }
+        gemm_k_step(&oa, &ra, ga, sa, ja);
+        gemm_k_step(&ob, &rb, gb, sb, jb);
     }
     FS_IN_MEMORY(g);
     {
