@@ -481,6 +481,9 @@ static inline void gemm_pair(long t, long nt, int W, int M, int N, int K, const 
  * million, made a lone fold slower shared; the larger model's, 18 to 80
  * million, gain). */
 #define GEMM_TEAM_MIN 8.0
+#if defined(FS_SIMD) && !FS_WIDE_TILES
+#include "train/gemm_long.h"
+#endif
 typedef struct {
     int M, N, K, W, pairs, by_cols;
     long mt, nt;
@@ -522,6 +525,9 @@ FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStrid
         if (m8 < M) ops_gemm_rows(m8, (int)(M - m8), M, N, K, A, am, ak, B, bk, C, cm, cn);
         return;
     }
+#endif
+#if defined(FS_SIMD) && !FS_WIDE_TILES
+    if (gemm_long(M, N, K, A, am, ak, B, bk, C, cm, cn)) return; /* a long k in blocks (gemm_long.h) */
 #endif
     const int W = gemm_width(ak, bk);
     long mt = (M + MR - 1) / MR, nt = (N + W - 1) / W;
