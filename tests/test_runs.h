@@ -232,9 +232,14 @@ static inline void tr_same_kill(const TrSame *s, char *dir, char *log)
 /* On s->ranks MPI ranks (a hang fails after 300 s); 0 when skipped without
  * mpirun. Open MPI's own allocations show as leaks in a sanitizer build, so
  * leak checks are off for mpirun alone. */
+static inline int tr_have_mpirun(void)
+{
+    return system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
 static inline int tr_same_mpirun(const TrSame *s, char *dir, char *log)
 {
-    if (system("command -v mpirun >/dev/null 2>&1") != 0) {
+    if (!tr_have_mpirun()) {
         printf("mpirun is not on PATH: the %d-rank run is skipped\n", s->ranks);
         return 0;
     }
@@ -260,10 +265,11 @@ static inline char *tr_same_everywhere(const TrSame *s)
     tr_same_run(s, "1", "1", dir, log);
     char *ref = s->board(dir);
     tr_same_folds(s, dir);
-    /* The killed run trains on 2 threads: in a sanitizer build that is
-     * the 2-thread path's one run. */
+    /* The killed run trains on 2 threads, the MPI run on several ranks: in
+     * a sanitizer build either is the concurrent path's one run. */
     const int killed = s->kill_folds > 0 || s->kill_env;
-    if (s->threads && (!killed || t_repeats("the 2-thread run"))) {
+    const int concurrent = killed || (s->ranks > 0 && tr_have_mpirun());
+    if (s->threads && (!concurrent || t_repeats("the 2-thread run"))) {
         tr_same_run(s, "2", "2", dir, log);
         tr_same_board(s, dir, ref, "2 threads");
     }

@@ -54,9 +54,8 @@ FS_DEVICE static inline void gather_forward_row(const FsLayer *y, const float *w
 /* gather_forward_row for a convolution's gather without feature columns,
  * F a multiple of FS_VW: each run of up to GATHER_VECS vectors of the row
  * is summed in registers, the bias first and the taps in order (the row's
- * own additions in its order, so the same bits), and stored once. The
- * portable row stored and reloaded every tap's partial sums: 100 ns a row
- * of 64 on a Zen 3, a twelfth of a chain model's forward pass. */
+ * own additions in its order, so the same bits), and stored once, where
+ * the portable row stores and reloads every tap's partial sums. */
 static inline void gather_forward_vec(const FsLayer *y, const float *w, const uint8_t *codes, float *out, long r)
 {
     const int L = y->in_l, F = y->out_c, OL = y->out_l, P = y->out_pad, K = y->spec.width, h = K / 2,
