@@ -87,7 +87,8 @@ static void gemm_long_range(void *arg, long lo, long hi)
 
 /* C += A * B as above when it qualifies: k long and C made of whole tiles,
  * A's and C's rows plain, C's columns contiguous, k's walks both plain or
- * two-level in the same groups of at least a block. Returns 0 otherwise. */
+ * two-level in the same groups of at least a block. Returns 0 otherwise,
+ * or when the scratch cannot be had, for the caller's tiles to run. */
 static int gemm_long(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B, FsStride bk,
                      float *C, FsStride cm, long cn)
 {
@@ -95,7 +96,8 @@ static int gemm_long(int M, int N, int K, const float *A, FsStride am, FsStride 
         (ak.g && ak.g < LONG_KB) || (long)M * N > LONG_MAX_C)
         return 0;
     const long nt = N / 16, tiles = (long)(M / MR) * nt;
-    float *S = fs_aligned_alloc(sizeof(float) * (size_t)(tiles * LONG_TILE));
+    float *S = fs_aligned_try_alloc(sizeof(float) * (size_t)(tiles * LONG_TILE));
+    if (!S) return 0; /* short of memory: the tiles need none */
     memset(S, 0, sizeof(float) * (size_t)(tiles * LONG_TILE));
     GemmLong g = {M, N, K, nt, A, B, am, ak, bk, cm, C, S};
     const double work = (double)M * N * K;
