@@ -111,6 +111,24 @@ static void test_two(const char *a, const Board *ba, const char *b, const Board 
     printf("top 3 of both: %d from a, %d from b\n", from_a, from_b);
 }
 
+/* A --top look whose second run folder cannot take its record (a damaged
+ * journal line, which journal_open refuses and the readers skip) is
+ * recorded in neither folder: the first is not left with a look that the
+ * rerun after `foldsweep repair` would record again. */
+static void test_unrecordable(const char *a, const char *b, const char *test)
+{
+    char b2[400], cmd[1300];
+    snprintf(b2, sizeof b2, "%s/b-damaged", tmp);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s' && sed -i '2i this line is damaged' '%s/journal.jsonl'", b, b2, b2);
+    CHECK(system(cmd) == 0);
+    const int before_a = count(a, "\"kind\":\"evaluation\""), before_b = count(b2, "\"kind\":\"evaluation\"");
+    CHECK(tp_run("evaluate '%s' '%s' --top 3 '%s'", a, b2, test) == 1);
+    CHECK_CONTAINS(err_text, "b-damaged/journal.jsonl");
+    CHECK_MSG(count(a, "\"kind\":\"evaluation\"") == before_a,
+              "a look that could not be recorded in every folder was recorded in the first");
+    CHECK(count(b2, "\"kind\":\"evaluation\"") == before_b);
+}
+
 static void test_refusals(const char *a, const Board *ba, const char *c, const char *d, const char *test)
 {
     CHECK(tp_run("evaluate '%s' '%s' --top 2 '%s'", a, c, test) == 1);
@@ -229,6 +247,7 @@ int main(void)
     CHECK_MSG(count(a, "\"kind\":\"evaluation\"") == looks, "a refused --top recorded a look at test data");
     test_one(a, &ba, test);
     test_two(a, &ba, b, &bb, test);
+    test_unrecordable(a, b, test);
     test_export(a, b, test);
     test_duplicates(a, e, test);
     if (!t_failures) {

@@ -167,6 +167,24 @@ static void data_name(const CliArgs *a, const Opts *o, char *data, size_t n)
     if (o->fasta_set) snprintf(data, n, "%s + %s", a->val[OPT_SEQUENCES], a->val[OPT_LABELS]);
 }
 
+/* A --top ensemble's look, recorded in every run folder its trials came
+ * from. Every journal is opened (and locked) before any record is written:
+ * a folder that cannot take one (unwritable, damaged) is named while
+ * nothing is recorded anywhere, so the rerun that follows its repair counts
+ * the look once in each folder, not twice in the first ones. */
+static int record_top(const FsModelSet *set, const FsEvaluation *ev, const char *key, FsErr *err)
+{
+    FsJournal *j = fs_calloc((size_t)set->n_runs + 1, sizeof *j);
+    int opened = 0, rc = 0;
+    while (rc == 0 && opened < set->n_runs)
+        if ((rc = journal_open(&j[opened], set->runs[opened], err)) == 0) opened++;
+    for (int i = 0; rc == 0 && i < set->n_runs; i++)
+        rc = predict_evaluate_record(&j[i], set->runs[i], ev, set->run_trial[i], key, "evaluate", err);
+    for (int i = 0; i < opened; i++) journal_close(&j[i]);
+    free(j);
+    return rc;
+}
+
 /* The pipeline (predict_evaluate), recorded before it is shown: a look at
  * the test data always counts. */
 static int score(FsEvaluation *ev, const FsModelSet *set, const FsEnsemble *e, FsDataset *ds, const Opts *o,
@@ -179,9 +197,7 @@ static int score(FsEvaluation *ev, const FsModelSet *set, const FsEnsemble *e, F
     char models[2400], key[24];
     predict_evaluate_names(set, e, o->fold, mixed, models, sizeof models, key, sizeof key);
     const char *trial = predict_set_trial(set, e);
-    /* A --top ensemble's look counts in every run folder its trials came from. */
-    for (int i = 0; i < set->n_runs; i++)
-        if (predict_evaluate_record(NULL, set->runs[i], ev, set->run_trial[i], key, "evaluate", err) != 0) return -1;
+    if (set->n_runs > 0 && record_top(set, ev, key, err) != 0) return -1;
     if (!set->top && set->run[0] && predict_evaluate_record(NULL, set->run, ev, trial, key, "evaluate", err) != 0)
         return -1;
     if (!set->run[0]) cli_error("note: the models' run folder is unknown; this evaluation is not recorded");
