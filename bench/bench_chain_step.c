@@ -5,9 +5,10 @@
  * R1's layers as a chain model (the second convolution dilated by
  * --dilation), one batch of the UCI file's first chains filling the
  * default row budget, the step's pieces timed over --reps repetitions on
- * one thread (the median of each): each layer's forward pass, the loss, the backward pass, the
- * optimizer; then the 64 -> 64 convolution's three GEMMs alone (forward,
- * weight gradient, input gradient) in GFLOP/s. One JSON line.
+ * one thread, the median of each: each layer's forward pass, the loss, the
+ * backward pass, the optimizer; then the 64 -> 64 convolution's three GEMMs
+ * alone (forward, weight gradient, input gradient) in GFLOP/s. One JSON
+ * line.
  *
  * usage: bench_chain_step UCI_FILE [--dilation D] [--reps N]
  */
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
     /* Each piece's median over the repetitions: this machine is shared,
      * and a mean takes in every pause another process causes. */
     enum { T_LOSS = FS_MAX_LAYERS, T_BACK, T_UPDATE, T_GFWD, T_GW, T_GD, T_N };
-    double *t = calloc((size_t)T_N * reps, sizeof(double));
+    double *t = fs_calloc((size_t)T_N * reps, sizeof(double));
 #define T(piece, it) t[(size_t)(piece) * reps + (it)]
     for (int it = 0; it < reps; it++) {
         for (int i = 0; i < net.n; i++) {

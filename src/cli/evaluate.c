@@ -174,7 +174,7 @@ static void data_name(const CliArgs *a, const Opts *o, char *data, size_t n)
  * the look once in each folder, not twice in the first ones. */
 static int record_top(const FsModelSet *set, const FsEvaluation *ev, const char *key, FsErr *err)
 {
-    FsJournal *j = fs_calloc((size_t)set->n_runs + 1, sizeof *j);
+    FsJournal *j = fs_calloc((size_t)set->n_runs, sizeof *j);
     int opened = 0, rc = 0;
     while (rc == 0 && opened < set->n_runs)
         if ((rc = journal_open(&j[opened], set->runs[opened], err)) == 0) opened++;
