@@ -237,28 +237,50 @@ static void test_stopped_worker(const char *sweep)
     CHECK_MSG(victim > 0, "no worker rank found among mpirun's %d children", n);
     printf("kill -STOP %ld (a worker rank) after %d fold records\n", (long)victim, folds_in(dir));
     if (victim > 0) kill(victim, SIGSTOP);
-    /* foldsweep's part ends at MPI_Abort; killing the stopped rank is then
-     * mpirun's. Open MPI's mpirun once left it stopped and waited on past
-     * 180 s (CI, two busy cores), where Slurm would kill the step: given
-     * 30 s after the abort, the rank is continued so that mpirun can end,
-     * and the test says so. */
-    int rc = -1, aborted_at = -1;
-    for (int i = 0; i < 180 * 10 && rc < 0; i++) {
+    /* foldsweep's part ends at MPI_Abort (rank 0 says "ending the job with
+     * MPI_Abort (exit 3)"); killing the stopped rank and passing the code on
+     * is then mpirun's. Under load in CI, Open MPI 4.1's mpirun has twice
+     * not ended (once after an ORTE_ERROR_LOG in its show_help.c): so,
+     * counted from the abort, as a scheduler or a user would, the rank is
+     * continued at 30 s and killed at 60 s; an mpirun still running at 90 s
+     * is Open MPI's hang, killed with its ranks and said, and only its exit
+     * code goes unchecked: rank 0's own code, the rank named and every fold
+     * kept are checked all the same. */
+    int rc = -1, aborted_at = -1, mpirun_hung = 0;
+    for (int i = 0; rc < 0; i++) {
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid) {
             rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
             break;
         }
         if (aborted_at < 0 && log_has("ending the job with MPI_Abort")) aborted_at = i;
-        if (aborted_at >= 0 && i == aborted_at + 300 && victim > 0) {
+        if (aborted_at < 0 && i == 300 * 10) break; /* no abort in 300 s: foldsweep hung */
+        int since = aborted_at < 0 ? -1 : i - aborted_at;
+        if (since == 300 && victim > 0) {
             printf("mpirun has not ended 30 s after the abort: SIGCONT to the stopped rank\n");
             kill(victim, SIGCONT);
         }
+        if (since == 600 && victim > 0) {
+            printf("mpirun has not ended 60 s after the abort: SIGKILL to the worker rank\n");
+            kill(victim, SIGKILL);
+        }
+        if (since == 900) {
+            printf("Open MPI's mpirun has not ended 90 s after foldsweep's MPI_Abort, the stopped rank killed: "
+                   "killed with its ranks; its exit code is not checked this time\n");
+            n = tm_children_of(pid, kids, 8);
+            for (int k = 0; k < n; k++) kill(kids[k], SIGKILL);
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            mpirun_hung = 1;
+            break;
+        }
         usleep(100000);
     }
-    if (rc < 0) rc = tp_wait_limited(pid, 1);
+    if (rc < 0 && !mpirun_hung) rc = tp_wait_limited(pid, 1);
     if (victim > 0) kill(victim, SIGCONT); /* in case mpirun left it */
-    CHECK_MSG(rc == 3, "a stopped worker gave exit %d:\n%s", rc, tp_read_file(log_path, NULL));
+    CHECK_MSG(log_has("ending the job with MPI_Abort (exit 3)"), "rank 0 did not end the job with exit 3:\n%s",
+              tp_read_file(log_path, NULL));
+    CHECK_MSG(mpirun_hung || rc == 3, "a stopped worker gave exit %d:\n%s", rc, tp_read_file(log_path, NULL));
     CHECK_MSG(log_has("has sent nothing for") && log_has("never answered"), "the rank was not named:\n%s",
               tp_read_file(log_path, NULL));
     CHECK_MSG(folds_in(dir) == 24, "the other ranks left %d of 24 folds", folds_in(dir));
