@@ -188,10 +188,17 @@ def encode(proteins):
 
 
 def blas_library():
-    """The BLAS/LAPACK shared objects mapped into this process, libblas first
-    (the one whose symbols torch's BLAS calls bind to; Debian's torch links the generic libblas.so.3 / liblapack.so.3, whose
-    providers update-alternatives picks; the reference netlib libblas lives
-    in .../blas/, OpenBLAS in .../openblas-*/)."""
+    """The BLAS torch's convolutions and linear layers run on. A PyPI wheel
+    links MKL (and oneDNN) into libtorch_cpu itself, so its build
+    configuration says so; otherwise the BLAS/LAPACK shared objects mapped
+    into this process, libblas first (the one whose symbols torch's BLAS
+    calls bind to; Debian's torch links the generic libblas.so.3 /
+    liblapack.so.3, whose providers update-alternatives picks; the reference
+    netlib libblas lives in .../blas/, OpenBLAS in .../openblas-*/)."""
+    config = torch.__config__.show()
+    if "BLAS_INFO=mkl" in config:
+        onednn = "oneDNN" if "USE_MKLDNN=ON" in config and torch.backends.mkldnn.is_available() else "no oneDNN"
+        return f"MKL linked into libtorch ({onednn})"
     found = []
     try:
         with open("/proc/self/maps") as f:

@@ -247,7 +247,7 @@ static void test_stopped_worker(const char *sweep)
      * code goes unchecked: rank 0's own code, the rank named and every fold
      * kept are checked all the same. */
     int rc = -1, aborted_at = -1, mpirun_hung = 0;
-    for (int i = 0; rc < 0; i++) {
+    for (int i = 0;; i++) {
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid) {
             rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
