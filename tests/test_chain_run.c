@@ -97,6 +97,46 @@ static void sweeps(void)
            "5:57", "an add spans at least 1 layer");
 }
 
+/* The `predict` of a file longer than one of its chunks (8,192 residues,
+ * predict/forward.c), on 2 threads: a chunk ends where a protein does, and
+ * the protein that the 8,192nd residue falls in is predicted as it is
+ * alone (its fasta lines, probabilities included in csv, the same). */
+static void predict_across_chunks(const char *tmp, const char *exp_dir)
+{
+    static const char aa[] = "ACDEFGHIKLMNPQRSTVWY";
+    char many[400], alone[400], out_many[400], out_alone[400];
+    snprintf(many, sizeof many, "%s/many.fa", tmp);
+    snprintf(alone, sizeof alone, "%s/alone.fa", tmp);
+    snprintf(out_many, sizeof out_many, "%s/many.csv", tmp);
+    snprintf(out_alone, sizeof out_alone, "%s/alone.csv", tmp);
+    FILE *f = fopen(many, "w"), *g = fopen(alone, "w");
+    CHECK(f && g);
+    if (!f || !g) return;
+    unsigned x = 12345;
+    for (int p = 0; p < 40; p++) { /* 40 x 300 residues: the 8,192nd is in protein 27 */
+        fprintf(f, ">p%02d\n", p);
+        if (p == 27) fprintf(g, ">p%02d\n", p);
+        for (int r = 0; r < 300; r++) {
+            x = x * 1103515245u + 12345u;
+            fputc(aa[(x >> 16) % 20], f);
+            if (p == 27) fputc(aa[(x >> 16) % 20], g);
+        }
+        fputc('\n', f);
+        if (p == 27) fputc('\n', g);
+    }
+    fclose(f);
+    fclose(g);
+    CHECK(tp_run("predict '%s' '%s' --format csv --threads 2 -o '%s'", exp_dir, many, out_many) == 0);
+    CHECK(tp_run("predict '%s' '%s' --format csv --threads 1 -o '%s'", exp_dir, alone, out_alone) == 0);
+    CHECK_MSG(tp_count_in_file(out_many, "\n") == 1 + 40 * 300, "%d lines", tp_count_in_file(out_many, "\n"));
+    char *m = tp_read_file(out_many, NULL), *a = tp_read_file(out_alone, NULL);
+    const char *at = m ? strstr(m, "\np27,") : NULL, *first = a ? strstr(a, "\np27,") : NULL;
+    CHECK_MSG(at && first, "no p27 rows");
+    if (at && first) CHECK_MSG(!strncmp(at, first, strlen(first)), "protein 27 differs when predicted with others");
+    free(m);
+    free(a);
+}
+
 static void runs(const char *tmp)
 {
     char sweep[400], one[400], two[400], mpi[400], kill_dir[400], log[500];
@@ -188,6 +228,7 @@ static void runs(const char *tmp)
     char *pred[] = {"foldsweep", "predict", exp_dir, fa, "--format", "fasta", NULL};
     CHECK(tp_run_argv(pred, out) == 0);
     CHECK(tp_count_in_file(out, ">short") == 1 && tp_count_in_file(out, ">longer") == 1);
+    predict_across_chunks(tmp, exp_dir);
     /* evaluate: the ensemble on other synthetic proteins, scored as a chain model reads them. */
     char test_set[400];
     snprintf(test_set, sizeof test_set, "%s/test.txt", tmp);
