@@ -1,6 +1,7 @@
 /*
  * forward: the ensemble over a dataset, chunks of residues spread over
- * threads. Each chunk runs every fold model in order (train_predict) and
+ * threads. Each chunk runs every fold model in order (train_predictor_run,
+ * each thread with its own workspace per model) and
  * sums their probabilities in that order, so a residue's numbers are the
  * same whatever the thread count. A chunk ends where a segment (a chain)
  * does: a chain model computes the whole chain for any of its residues,
@@ -26,7 +27,8 @@ typedef struct {
     pthread_mutex_t lock;
 } Work;
 
-static void chunk(Work *w, uint32_t lo, uint32_t n, uint32_t *idx, float *p, uint8_t *pred, uint8_t *votes)
+static void chunk(Work *w, FsPredictor **models, uint32_t lo, uint32_t n, uint32_t *idx, float *p, uint8_t *pred,
+                  uint8_t *votes)
 {
     const FsEnsemble *e = w->e;
     const uint32_t K = (uint32_t)fs_classes(e->classes);
@@ -35,7 +37,7 @@ static void chunk(Work *w, uint32_t lo, uint32_t n, uint32_t *idx, float *p, uin
     memset(out, 0, sizeof(float) * K * n);
     memset(votes, 0, (size_t)n * K);
     for (int k = 0; k < e->n; k++) {
-        train_predict(&e->m[k].net, e->m[k].weights, w->ds, idx, n, w->batch, p, pred);
+        train_predictor_run(models[k], idx, n, p, pred);
         for (uint32_t r = 0; r < K * n; r++) out[r] += p[r];
         for (uint32_t r = 0; r < n; r++) votes[r * K + pred[r]]++;
     }
@@ -53,6 +55,10 @@ static void *worker(void *arg)
     uint32_t *idx = fs_malloc(sizeof(uint32_t) * w->most);
     float *p = fs_malloc(sizeof(float) * FS_MAX_CLASSES * w->most);
     uint8_t *pred = fs_malloc(w->most), *votes = fs_malloc((size_t)FS_MAX_CLASSES * w->most);
+    /* Each fold model's workspace once per thread, not once per chunk. */
+    FsPredictor **models = fs_calloc((size_t)w->e->n, sizeof *models);
+    for (int k = 0; k < w->e->n; k++)
+        models[k] = train_predictor_new(&w->e->m[k].net, w->e->m[k].weights, ds, w->batch);
     for (;;) {
         pthread_mutex_lock(&w->lock);
         uint32_t lo = w->next;
@@ -64,8 +70,10 @@ static void *worker(void *arg)
         uint32_t hi = w->next;
         pthread_mutex_unlock(&w->lock);
         if (lo >= hi) break;
-        chunk(w, lo, hi - lo, idx, p, pred, votes);
+        chunk(w, models, lo, hi - lo, idx, p, pred, votes);
     }
+    for (int k = 0; k < w->e->n; k++) train_predictor_free(models[k]);
+    free(models);
     free(idx);
     free(p);
     free(pred);

@@ -64,42 +64,71 @@ static void predict_chains(FsModel *m, const FsDataset *ds, const FsFoldData *fd
     free(at);
 }
 
-void train_predict(const FsNet *net_in, const float *weights, const FsDataset *ds, const uint32_t *idx, uint32_t n,
-                   int batch, float *probs, uint8_t *pred)
-{
+struct FsPredictor {
     FsNet net;
+    FsModel m;
+    void *buf;
+    const FsDataset *ds;
+    FsFoldData fd;
+    int batch;
+};
+
+FsPredictor *train_predictor_new(const FsNet *net_in, const float *weights, const FsDataset *ds, int batch)
+{
+    FsPredictor *p = fs_calloc(1, sizeof *p);
     FsErr err = {0};
-    if (batch < 1) batch = 1;
+    p->batch = batch < 1 ? 1 : batch;
     /* The caller's net may be compiled for another batch: the workspace is
      * laid out for this one (a chain model's: its default budget, or the
      * data's longest chain). */
     FsTrainSpec ts;
     train_spec_defaults(&ts);
-    if (net_in->arch.chain ? train_chain_rows(&net_in->arch, &ts, data_longest_chain(ds), &net, &err) != 0
-                           : model_compile(&net, &net_in->arch, batch, &err) != 0)
+    if (net_in->arch.chain ? train_chain_rows(&net_in->arch, &ts, data_longest_chain(ds), &p->net, &err) != 0
+                           : model_compile(&p->net, &net_in->arch, p->batch, &err) != 0)
         FS_DIE("train_predict: %s", err.msg);
-    size_t bytes = core_model_bytes(&net, 0);
-    void *buf = fs_aligned_alloc(bytes);
-    memset(buf, 0, bytes); /* pad rows stay zero */
-    FsModel m;
-    core_model_bind(&m, &net, buf, 0);
-    memcpy(m.w, weights, sizeof(float) * (size_t)(net.n_params + net.n_state));
-    if ((uint32_t)net.arch.feat_dim != ds->feat_dim)
-        FS_DIE("train_predict: the model reads %d feature columns, the data has %u", net.arch.feat_dim, ds->feat_dim);
-    FsFoldData fd = {ds->aa, ds->ss, ds->left, ds->right, NULL, 0, NULL, 0, 0, 0, ds->feat, ds->feat_dim, ds->feat_half};
-    if (net.chain) {
-        predict_chains(&m, ds, &fd, idx, n, probs, pred);
-        free(buf);
+    if ((uint32_t)p->net.arch.feat_dim != ds->feat_dim)
+        FS_DIE("train_predict: the model reads %d feature columns, the data has %u", p->net.arch.feat_dim,
+               ds->feat_dim);
+    size_t bytes = core_model_bytes(&p->net, 0);
+    p->buf = fs_aligned_alloc(bytes);
+    memset(p->buf, 0, bytes); /* pad rows stay zero: the layers write only interior rows, pass after pass */
+    core_model_bind(&p->m, &p->net, p->buf, 0);
+    memcpy(p->m.w, weights, sizeof(float) * (size_t)(p->net.n_params + p->net.n_state));
+    p->ds = ds;
+    p->fd = (FsFoldData){ds->aa, ds->ss, ds->left, ds->right, NULL, 0, NULL, 0, 0, 0, ds->feat, ds->feat_dim,
+                         ds->feat_half};
+    return p;
+}
+
+void train_predictor_run(FsPredictor *p, const uint32_t *idx, uint32_t n, float *probs, uint8_t *pred)
+{
+    const FsNet *net = &p->net;
+    if (net->chain) {
+        predict_chains(&p->m, p->ds, &p->fd, idx, n, probs, pred);
         return;
     }
-    const float *z = m.work + net.layer[net.n - 1].a;
-    for (uint32_t s = 0; s < n; s += (uint32_t)batch) {
-        int nb = n - s < (uint32_t)batch ? (int)(n - s) : batch;
-        step_load_batch(&m, &fd, idx + s, nb);
-        step_forward(&m, nb, 0);
+    const float *z = p->m.work + net->layer[net->n - 1].a;
+    for (uint32_t s = 0; s < n; s += (uint32_t)p->batch) {
+        int nb = n - s < (uint32_t)p->batch ? (int)(n - s) : p->batch;
+        step_load_batch(&p->m, &p->fd, idx + s, nb);
+        step_forward(&p->m, nb, 0);
         for (int b = 0; b < nb; b++)
-            predict_row(z + b * net.classes, net.classes, probs + ((size_t)s + (size_t)b) * net.classes,
+            predict_row(z + b * net->classes, net->classes, probs + ((size_t)s + (size_t)b) * net->classes,
                         pred ? pred + s + (uint32_t)b : NULL);
     }
-    free(buf);
+}
+
+void train_predictor_free(FsPredictor *p)
+{
+    if (!p) return;
+    free(p->buf);
+    free(p);
+}
+
+void train_predict(const FsNet *net, const float *weights, const FsDataset *ds, const uint32_t *idx, uint32_t n,
+                   int batch, float *probs, uint8_t *pred)
+{
+    FsPredictor *p = train_predictor_new(net, weights, ds, batch);
+    train_predictor_run(p, idx, n, probs, pred);
+    train_predictor_free(p);
 }

@@ -310,4 +310,12 @@ double train_result_metric(const FsFitResult *r, FsMetricKind m);
 void train_predict(const FsNet *net, const float *weights, const FsDataset *ds, const uint32_t *idx, uint32_t n,
                    int batch, float *probs, uint8_t *pred);
 
+/* train_predict in parts, for many calls on one model (predict's chunks):
+ * the workspace is laid out and the weights copied once. A predictor is
+ * used by one thread at a time. */
+typedef struct FsPredictor FsPredictor;
+FsPredictor *train_predictor_new(const FsNet *net, const float *weights, const FsDataset *ds, int batch);
+void train_predictor_run(FsPredictor *p, const uint32_t *idx, uint32_t n, float *probs, uint8_t *pred);
+void train_predictor_free(FsPredictor *p);
+
 #endif
