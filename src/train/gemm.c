@@ -22,6 +22,13 @@
 #else
 #define NR 4
 #endif
+/* AVX2's 4 x 24 tiles (tile_full24): twelve accumulators fill the 16
+ * vector registers of AVX; without AVX (SSE's 16 halves) they would spill. */
+#if defined(FS_SIMD) && !FS_WIDE_TILES && defined(__AVX__)
+#define FS_TILE24 1
+#else
+#define FS_TILE24 0
+#endif
 
 /* GEMM_UNROLL: unroll the next loop. nvcc must, to keep the block's
  * accumulators in registers; so must GCC for the emulated block (the CUDA
@@ -228,6 +235,9 @@ TILE_PAIR(tile_full32, v16, 16, vfma16s)
 #else
 TILE_PAIR(tile_full16, v8, 8, vfma8s)
 #endif
+#if FS_TILE24
+#include "train/gemm_tile24.h"
+#endif
 #endif
 
 #if FS_ONE_THREAD
@@ -259,6 +269,9 @@ FS_DEVICE static inline int gemm_width(FsStride ak, FsStride bk)
 {
 #if defined(FS_SIMD) && FS_WIDE_TILES
     return (ak.g || bk.g) ? 2 * NR : NR;
+#elif FS_TILE24
+    (void)ak, (void)bk;
+    return NR + 8; /* 4 x 24 tiles (tile_full24) */
 #else
     (void)ak, (void)bk;
     return NR;
@@ -291,8 +304,14 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
         tile_full32(K, mr, nw, arow, ak, B + n0, bk, crow, cn);
         return;
     }
+#elif FS_TILE24
+    if (nw == NR + 8 && mr == MR && cn == 1 && n0 + NR + 8 <= bs) {
+        tile_full24(K, arow, ak, B + n0, bk, crow);
+        return;
+    }
+#endif
     if (nw > NR) {
-        /* A 32-wide slot whose right half is short: 16, then the rest. */
+        /* A wide slot (32, or AVX2's 24) not taken whole: 16, then the rest. */
         float *crow2[MR];
         for (int r = 0; r < MR; r++) crow2[r] = crow[r] + NR * cn;
         tile_full16(K, mr, NR, arow, ak, B + n0, bk, crow, cn);
@@ -301,7 +320,6 @@ FS_DEVICE static void gemm_tile(long i0, long n0, int W, int M, int N, int K, co
         else tile_edge(K, mr, nr2, arow, ak, B + n0 + NR, bk, crow2, cn);
         return;
     }
-#endif
     if (nr <= 8 && n0 + 8 <= bs) {
         tile_full8(K, mr, nr, arow, ak, B + n0, bk, crow, cn);
         return;

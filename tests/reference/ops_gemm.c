@@ -108,4 +108,12 @@ static void gemm_cases(void)
     }
     gemm_case(4, 8, 17, 600, 0, 0);
     gemm_case(4, 8, 16, 600, 9, 1);
+    /* AVX2's 4 x 24 tiles (gemm.c, tile_full24): whole ones with plain and
+     * two-level walks, and slots it leaves to the 16 + 8 split (a short
+     * row block, a short last slot, C transposed). */
+    gemm_case(0, 8, 48, 64, 0, 0);
+    gemm_case(2, 12, 72, 21, 4, 2);
+    gemm_case(0, 5, 24, 9, 0, 0);
+    gemm_case(0, 8, 40, 33, 0, 0);
+    gemm_case(3, 8, 48, 17, 0, 0);
 }
