@@ -133,6 +133,16 @@ static void predict_across_chunks(const char *tmp, const char *exp_dir)
     const char *at = m ? strstr(m, "\np27,") : NULL, *first = a ? strstr(a, "\np27,") : NULL;
     CHECK_MSG(at && first, "no p27 rows");
     if (at && first) CHECK_MSG(!strncmp(at, first, strlen(first)), "protein 27 differs when predicted with others");
+    /* With no room to keep workspaces (the first fold model's only), the
+     * others laid out per chunk: the same file. */
+    char out_lean[400];
+    snprintf(out_lean, sizeof out_lean, "%s/lean.csv", tmp);
+    setenv("FOLDSWEEP_TEST_PREDICT_KEEP_BYTES", "0", 1);
+    CHECK(tp_run("predict '%s' '%s' --format csv --threads 2 -o '%s'", exp_dir, many, out_lean) == 0);
+    unsetenv("FOLDSWEEP_TEST_PREDICT_KEEP_BYTES");
+    char *lean = tp_read_file(out_lean, NULL);
+    CHECK_MSG(m && lean && !strcmp(m, lean), "predict differs when fold models' workspaces are not kept");
+    free(lean);
     free(m);
     free(a);
 }

@@ -16,6 +16,12 @@
 #include "train/train.h"
 
 #define CHUNK 8192
+/* A thread keeps its fold models' workspaces across chunks while they
+ * take at most this much together (the first always): an ensemble of many
+ * models over a very long protein would otherwise hold one workspace per
+ * model on every thread where one at a time did. The rest are laid out
+ * again per chunk, as train_predict does. */
+#define KEEP_BYTES ((size_t)64 << 20)
 
 typedef struct {
     const FsEnsemble *e;
@@ -37,7 +43,8 @@ static void chunk(Work *w, FsPredictor **models, uint32_t lo, uint32_t n, uint32
     memset(out, 0, sizeof(float) * K * n);
     memset(votes, 0, (size_t)n * K);
     for (int k = 0; k < e->n; k++) {
-        train_predictor_run(models[k], idx, n, p, pred);
+        if (models[k]) train_predictor_run(models[k], idx, n, p, pred);
+        else train_predict(&e->m[k].net, e->m[k].weights, w->ds, idx, n, w->batch, p, pred);
         for (uint32_t r = 0; r < K * n; r++) out[r] += p[r];
         for (uint32_t r = 0; r < n; r++) votes[r * K + pred[r]]++;
     }
@@ -55,10 +62,20 @@ static void *worker(void *arg)
     uint32_t *idx = fs_malloc(sizeof(uint32_t) * w->most);
     float *p = fs_malloc(sizeof(float) * FS_MAX_CLASSES * w->most);
     uint8_t *pred = fs_malloc(w->most), *votes = fs_malloc((size_t)FS_MAX_CLASSES * w->most);
-    /* Each fold model's workspace once per thread, not once per chunk. */
+    /* Fold models' workspaces once per thread, not once per chunk. */
     FsPredictor **models = fs_calloc((size_t)w->e->n, sizeof *models);
-    for (int k = 0; k < w->e->n; k++)
-        models[k] = train_predictor_new(&w->e->m[k].net, w->e->m[k].weights, ds, w->batch);
+    const char *hook = fs_test_fault("PREDICT_KEEP_BYTES");
+    const size_t keep = hook ? (size_t)strtoull(hook, NULL, 10) : KEEP_BYTES;
+    size_t kept = 0;
+    for (int k = 0; k < w->e->n; k++) {
+        FsPredictor *m = train_predictor_new(&w->e->m[k].net, w->e->m[k].weights, ds, w->batch);
+        if (k > 0 && kept + train_predictor_bytes(m) > keep) {
+            train_predictor_free(m);
+            continue;
+        }
+        kept += train_predictor_bytes(m);
+        models[k] = m;
+    }
     for (;;) {
         pthread_mutex_lock(&w->lock);
         uint32_t lo = w->next;
@@ -72,7 +89,7 @@ static void *worker(void *arg)
         if (lo >= hi) break;
         chunk(w, models, lo, hi - lo, idx, p, pred, votes);
     }
-    for (int k = 0; k < w->e->n; k++) train_predictor_free(models[k]);
+    for (int k = 0; k < w->e->n; k++) train_predictor_free(models[k]); /* NULL: none kept */
     free(models);
     free(idx);
     free(p);

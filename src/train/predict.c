@@ -68,6 +68,7 @@ struct FsPredictor {
     FsNet net;
     FsModel m;
     void *buf;
+    size_t bytes;
     const FsDataset *ds;
     FsFoldData fd;
     int batch;
@@ -89,9 +90,9 @@ FsPredictor *train_predictor_new(const FsNet *net_in, const float *weights, cons
     if ((uint32_t)p->net.arch.feat_dim != ds->feat_dim)
         FS_DIE("train_predict: the model reads %d feature columns, the data has %u", p->net.arch.feat_dim,
                ds->feat_dim);
-    size_t bytes = core_model_bytes(&p->net, 0);
-    p->buf = fs_aligned_alloc(bytes);
-    memset(p->buf, 0, bytes); /* pad rows stay zero: the layers write only interior rows, pass after pass */
+    p->bytes = core_model_bytes(&p->net, 0);
+    p->buf = fs_aligned_alloc(p->bytes);
+    memset(p->buf, 0, p->bytes); /* pad rows stay zero: the layers write only interior rows, pass after pass */
     core_model_bind(&p->m, &p->net, p->buf, 0);
     memcpy(p->m.w, weights, sizeof(float) * (size_t)(p->net.n_params + p->net.n_state));
     p->ds = ds;
@@ -117,6 +118,8 @@ void train_predictor_run(FsPredictor *p, const uint32_t *idx, uint32_t n, float 
                         pred ? pred + s + (uint32_t)b : NULL);
     }
 }
+
+size_t train_predictor_bytes(const FsPredictor *p) { return p->bytes; }
 
 void train_predictor_free(FsPredictor *p)
 {

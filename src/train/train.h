@@ -317,5 +317,7 @@ typedef struct FsPredictor FsPredictor;
 FsPredictor *train_predictor_new(const FsNet *net, const float *weights, const FsDataset *ds, int batch);
 void train_predictor_run(FsPredictor *p, const uint32_t *idx, uint32_t n, float *probs, uint8_t *pred);
 void train_predictor_free(FsPredictor *p);
+/* The bytes its workspace holds. */
+size_t train_predictor_bytes(const FsPredictor *p);
 
 #endif

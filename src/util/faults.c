@@ -30,6 +30,8 @@ static const struct {
     {"KILL_AFTER_EVAL", "N: SIGKILL after the test phase's Nth journal record (run/testphase.c)"},
     {"MODEL_NO_MEMORY", "N: the Nth fold model buffer a training thread of this process allocates fails (train/train.c)"},
     {"KILL_AFTER_REPLICATE", "N: SIGKILL after the Nth seed replicate's fold record (run/jobs.c)"},
+    {"PREDICT_KEEP_BYTES", "N: predict keeps fold models' workspaces across chunks up to N bytes a thread, not 64 MiB "
+                           "(predict/forward.c)"},
 };
 
 const char *fs_test_fault(const char *name)
