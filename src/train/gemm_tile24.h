@@ -11,7 +11,9 @@
  * latency of four keep eight in flight, so the 4 x 16 tile's k loop had no
  * slack for its loads and walks; with twelve it has. Every output is the
  * same chain of multiply-adds as in tile_full16, so results are identical.
- * Plain strides get their own loop: the two-level walks' bookkeeping did
+ * Measured on a Zen 3: a chain model's training step 1% faster, its
+ * predict 2% (the dense layer 3%), window models at batch 64 4%
+ * (docs/benchmarks.md). Plain strides get their own loop: the two-level walks' bookkeeping did
  * not fit in the registers the twelve accumulators leave. */
 #define TILE24_STEP(A_OFF, B_PTR)                                                                             \
     do {                                                                                                      \
