@@ -5,8 +5,8 @@
  * sums their probabilities in that order, so a residue's numbers are the
  * same whatever the thread count. A chunk ends where a segment (a chain)
  * does: a chain model computes the whole chain for any of its residues,
- * and one cut by a chunk's end was computed twice (about 3% of the work on
- * FLIP's proteins).
+ * and one cut by a chunk's end was computed twice (4.1% of the work on
+ * FLIP's first 4,000 proteins).
  */
 #include <pthread.h>
 #include <stdlib.h>
