@@ -52,7 +52,7 @@ int team_enabled(void);
  * until_idle is set and no model is training anywhere in the process. */
 int team_help(double seconds, int until_idle);
 
-/* The busy-machine rule (team.c: TEAM_WINDOW_SECONDS and what follows),
+/* The busy-machine rule (team_window.c: TEAM_WINDOW_SECONDS and what follows),
  * a pure function of the clocks and the work so that tests can drive it.
  * An owner's windows: where the last began (wall clock, the thread's CPU
  * time, the work of its loops since: team_for adds each loop's estimate),
