@@ -1,0 +1,427 @@
+/*
+ * gpu_launch: the CUDA backend's launches (gpu_cuda.cu holds the device and
+ * its data): how many models fit (gpu_capacity), and gpu_train, which lays
+ * out every model's buffer in one device allocation (the same size table
+ * the CPU uses, core_model_bytes), initialises weights on the host with
+ * the CPU trainer's seeds, launches fs_fit_kernel with one block per
+ * model, watches the models' epoch counters in mapped host memory while it
+ * runs, and copies the results back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu_cuda.h"
+
+/* Threads per model (FS_GPU_THREADS, train/kernel.h): the per-model loops
+ * are a few hundred wide (GEMM tiles, rows of a batch); more threads would
+ * mostly wait at barriers. */
+#define FS_GPU_MAX_MODELS 4096
+
+static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
+
+/* The launch's arrays after the models' buffers (launch_device's layout),
+ * for n models. For one model it is at least each model's share of any
+ * launch's (align256(n x) <= n align256(x)), so capacity counts it per
+ * model: a flat allowance of 4096 bytes fell short of the ~5,400 these
+ * take, and a launch sized to a small device's last byte failed. */
+static size_t launch_arrays_bytes(int n)
+{
+    return align256(sizeof(FsNet) * (size_t)n) + align256(sizeof(FsModel) * (size_t)n) +
+           align256(sizeof(FsFoldData) * (size_t)n) + align256(sizeof(FsTrainSpec) * (size_t)n) +
+           align256(sizeof(FsFitResult) * (size_t)n);
+}
+
+int gpu_capacity(FsGpu *g, const FsJob *job)
+{
+    FsNet net;
+    FsErr e = {0};
+    const FsTrainSpec *ts = job->spec;
+    int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
+    if (model_compile(&net, job->arch, mb, &e) != 0) return 1; /* it will fail with its message */
+    uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
+    size_t per = gpu_model_bytes(&net, nt) + launch_arrays_bytes(1);
+    size_t free_b = 0, total = 0;
+    if (cudaSetDevice(g->device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    /* The launch uploads the fold's example lists (every example of the
+     * data set, once a fold) before its models' buffer: resident now, they
+     * are out of the free memory read below instead of the margin's, which
+     * they outgrow where the data set is large beside the device. A launch
+     * of several folds still takes the lists of folds whose capacity comes
+     * later from the margin, once a run (they stay resident). A fold the
+     * data lacks fails in the launch, with its message. */
+    FsErr le = {0};
+    if (!gpu_fold_lists(g, job->fold, &le)) cudaGetLastError();
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    size_t cap = (size_t)((double)free_b * 0.85) / per;
+    return cap > FS_GPU_MAX_MODELS ? FS_GPU_MAX_MODELS : (int)cap;
+}
+
+/* What the host and a running model share through mapped host memory: the
+ * model writes its epochs, examples and curves, the host its stop flags.
+ * The curves are written before the epoch count moves (FS_PUBLISH). */
+typedef struct {
+    int progress;      /* epochs completed */
+    int cancel, prune; /* the job's flags, copied down by the host */
+    int pad;
+    uint64_t examples; /* trained so far */
+} Watch;
+
+/* One launch's host and device state; freed by launch_free. */
+typedef struct {
+    int n;          /* models in the launch */
+    int *job;       /* launch slot -> job index */
+    int *seen;      /* epochs already handed to the job, per slot */
+    unsigned char *handed;  /* per slot: result collected and passed to finished() */
+    unsigned char *job_end; /* per job index: the same, for gpu_train's error path */
+    FsNet *nets;
+    FsModel *models;
+    FsFoldData *folds;
+    FsTrainSpec *specs;
+    FsFitResult *res;
+    size_t shared;  /* dynamic shared memory per block: the largest model's */
+    char *d_buf;    /* every model's buffer, then the arrays below */
+    FsNet *d_nets;
+    FsModel *d_models;
+    FsFoldData *d_folds;
+    FsTrainSpec *d_specs;
+    FsFitResult *d_res;
+    char *h_mapped; /* n Watch records, n done flags, then every model's curves */
+    Watch *watch;
+    volatile int *done; /* the kernel's done flags (FsFitLaunch.done), host side */
+    float **curves; /* per slot: 4 x max_epochs floats in h_mapped */
+    cudaStream_t stream;
+    cudaStream_t copy; /* a finished model's result and weights, while the kernel runs */
+} Launch;
+
+static void launch_free(Launch *L)
+{
+    if (L->stream) cudaStreamDestroy(L->stream);
+    if (L->copy) cudaStreamDestroy(L->copy);
+    cudaFree(L->d_buf);
+    if (L->h_mapped) cudaFreeHost(L->h_mapped);
+    free(L->job);
+    free(L->seen);
+    free(L->handed);
+    free(L->job_end);
+    free(L->nets);
+    free(L->models);
+    free(L->folds);
+    free(L->specs);
+    free(L->res);
+    free(L->curves);
+}
+
+static void launch_alloc_host(Launch *L, int n)
+{
+    L->job = (int *)fs_calloc((size_t)n + 1, sizeof(int));
+    L->seen = (int *)fs_calloc((size_t)n + 1, sizeof(int));
+    L->handed = (unsigned char *)fs_calloc((size_t)n + 1, 1);
+    L->job_end = (unsigned char *)fs_calloc((size_t)n + 1, 1);
+    L->nets = (FsNet *)fs_calloc((size_t)n + 1, sizeof(FsNet));
+    L->models = (FsModel *)fs_calloc((size_t)n + 1, sizeof(FsModel));
+    L->folds = (FsFoldData *)fs_calloc((size_t)n + 1, sizeof(FsFoldData));
+    L->specs = (FsTrainSpec *)fs_calloc((size_t)n + 1, sizeof(FsTrainSpec));
+    L->res = (FsFitResult *)fs_calloc((size_t)n + 1, sizeof(FsFitResult));
+    L->curves = (float **)fs_calloc((size_t)n + 1, sizeof(float *));
+}
+
+/* The jobs that can train here get a launch slot; the others are failed
+ * with why, as the CPU fails them: a job that cannot train at all, and a
+ * model the GPU path does not take (gpu_model_check: the same rule the run
+ * and `foldsweep plan` apply before training). off[s]: each slot's offset
+ * in the device buffer; returns the buffer's size. */
+static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, Launch *L, size_t *off, uint32_t *ntr)
+{
+    size_t total = 0;
+    for (int j = 0; j < n; j++) {
+        uint32_t nt, nv;
+        int s = L->n;
+        char why[512];
+        if (train_job_check(&jobs[j], &L->nets[s], &nt, &nv) != 0) continue;
+        if (gpu_model_check(&g->lim, jobs[j].arch, jobs[j].spec, nt, why, sizeof why) != 0) {
+            jobs[j].result->status = FS_FIT_FAILED;
+            snprintf(jobs[j].result->message, sizeof jobs[j].result->message, "GPU: %s", why);
+            continue;
+        }
+        L->job[s] = j;
+        ntr[s] = nt;
+        off[s] = total;
+        total += gpu_model_bytes(&L->nets[s], nt);
+        size_t hot = core_model_hot_bytes(&L->nets[s]);
+        if (hot > L->shared) L->shared = hot;
+        L->n++;
+    }
+    return total;
+}
+
+/* The mapped records and curves: one host allocation the kernel writes to. */
+static int launch_mapped(const FsJob *jobs, Launch *L, FsErr *err)
+{
+    const size_t flags = align256(sizeof(Watch) * (size_t)L->n);
+    size_t bytes = flags + align256(sizeof(int) * (size_t)L->n), at = bytes;
+    for (int s = 0; s < L->n; s++) bytes += align256(sizeof(float) * 4 * (size_t)jobs[L->job[s]].spec->stop.max_epochs);
+    CU(cudaHostAlloc((void **)&L->h_mapped, bytes, cudaHostAllocMapped));
+    memset(L->h_mapped, 0, bytes);
+    L->watch = (Watch *)(void *)L->h_mapped;
+    L->done = (volatile int *)(void *)(L->h_mapped + flags);
+    for (int s = 0; s < L->n; s++) {
+        L->curves[s] = (float *)(void *)(L->h_mapped + at);
+        at += align256(sizeof(float) * 4 * (size_t)jobs[L->job[s]].spec->stop.max_epochs);
+    }
+    return 0;
+}
+
+/* Slot s's model: bound into the device buffer (sizes from the host copy
+ * of its net: core_model_bind reads them), seeded on the host with the CPU
+ * trainer's seeds, its fold's lists, its mapped record and curves. */
+static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf, uint32_t nt, Watch *d_watch,
+                        float **w, size_t *w_cap, FsErr *err)
+{
+    const FsNet *net = &L->nets[s];
+    FsModel *m = &L->models[s];
+    core_model_bind(m, net, buf, nt);
+    m->net = &L->d_nets[s];
+    size_t nw = (size_t)(net->n_params + net->n_state);
+    if (nw > *w_cap) *w = (float *)fs_realloc(*w, sizeof(float) * (*w_cap = nw));
+    core_model_seed(m, net, job->spec, *w);
+    core_model_weigh(m, net, job->spec, g->folds[gpu_fold_slot(job->fold)].counts);
+    CU(cudaMemcpy(m->w, *w, sizeof(float) * nw, cudaMemcpyHostToDevice));
+    m->progress = &d_watch[s].progress;
+    m->cancel = &d_watch[s].cancel;
+    m->prune = &d_watch[s].prune;
+    m->examples = &d_watch[s].examples;
+    const FoldLists *fl = &g->folds[gpu_fold_slot(job->fold)];
+    FsFoldData fd = {g->d_aa, g->d_ss, g->d_left, g->d_right, fl->d_idx, fl->n_train, fl->d_idx + fl->n_train,
+                     fl->n_valid, fl->n_train, fl->n_valid, g->ds->feat_dim ? g->d_feat : NULL,
+                     g->ds->feat_dim, g->ds->feat_half};
+    L->folds[s] = fd;
+    L->specs[s] = *job->spec;
+    /* The curves go to mapped memory: the host reads each epoch's as it lands. */
+    float *c = L->curves[s];
+    int E = job->spec->stop.max_epochs;
+    float *dc = NULL;
+    CU(cudaHostGetDevicePointer((void **)&dc, c, 0));
+    L->res[s].curves.train_loss = dc;
+    L->res[s].curves.val_loss = dc + E;
+    L->res[s].curves.val_q3 = dc + 2 * E;
+    L->res[s].curves.seconds = dc + 3 * E;
+    return 0;
+}
+
+/* One device allocation: the models' buffers (zeroed: pad rows, gradients
+ * and moments start at zero), then the launch's arrays. */
+static int launch_device(Launch *L, size_t bytes, size_t models, FsErr *err)
+{
+    CU(cudaMalloc((void **)&L->d_buf, bytes));
+    CU(cudaMemset(L->d_buf, 0, bytes));
+    char *p = L->d_buf + models;
+    L->d_nets = (FsNet *)(void *)p;
+    p += align256(sizeof(FsNet) * (size_t)L->n);
+    L->d_models = (FsModel *)(void *)p;
+    p += align256(sizeof(FsModel) * (size_t)L->n);
+    L->d_folds = (FsFoldData *)(void *)p;
+    p += align256(sizeof(FsFoldData) * (size_t)L->n);
+    L->d_specs = (FsTrainSpec *)(void *)p;
+    p += align256(sizeof(FsTrainSpec) * (size_t)L->n);
+    L->d_res = (FsFitResult *)(void *)p;
+    return 0;
+}
+
+static int launch_upload(Launch *L, FsErr *err)
+{
+    CU(cudaMemcpy(L->d_nets, L->nets, sizeof(FsNet) * (size_t)L->n, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(L->d_models, L->models, sizeof(FsModel) * (size_t)L->n, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(L->d_folds, L->folds, sizeof(FsFoldData) * (size_t)L->n, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(L->d_specs, L->specs, sizeof(FsTrainSpec) * (size_t)L->n, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(L->d_res, L->res, sizeof(FsFitResult) * (size_t)L->n, cudaMemcpyHostToDevice));
+    CU(cudaStreamCreate(&L->stream));
+    CU(cudaStreamCreate(&L->copy));
+    return 0;
+}
+
+static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *err)
+{
+    launch_alloc_host(L, n);
+    size_t *off = (size_t *)fs_calloc((size_t)n + 1, sizeof(size_t));
+    uint32_t *ntr = (uint32_t *)fs_calloc((size_t)n + 1, sizeof(uint32_t));
+    int rc = 0;
+    size_t total = launch_slots(g, jobs, n, L, off, ntr);
+    for (int s = 0; s < L->n && !rc; s++)
+        if (!gpu_fold_lists(g, jobs[L->job[s]].fold, err)) rc = -1;
+    if (rc || L->n == 0) {
+        free(off);
+        free(ntr);
+        return rc;
+    }
+    const size_t arrays = launch_arrays_bytes(L->n);
+    float *w = NULL;
+    size_t w_cap = 0;
+    Watch *d_watch = NULL;
+    rc = launch_device(L, total + arrays, total, err);
+    if (!rc) rc = launch_mapped(jobs, L, err);
+    if (!rc && cudaHostGetDevicePointer((void **)&d_watch, L->watch, 0) != cudaSuccess)
+        rc = -1, fs_err_set(err, "%s:%d: cudaHostGetDevicePointer: %s", __FILE__, __LINE__,
+                            cudaGetErrorString(cudaGetLastError()));
+    for (int s = 0; s < L->n && !rc; s++)
+        rc = launch_model(g, &jobs[L->job[s]], L, s, L->d_buf + off[s], ntr[s], d_watch, &w, &w_cap, err);
+    free(w);
+    free(off);
+    free(ntr);
+    return rc ? rc : launch_upload(L, err);
+}
+/* Hands slot s's new epochs to its job as the CPU trainer would: curves
+ * first, then (released) the epoch count, so that a watcher (the pruner,
+ * --progress, a worker's EPOCH messages) reading the count sees them. */
+static void launch_hand(const FsJob *job, Launch *L, int s, int epochs)
+{
+    const FsCurves *c = &job->result->curves;
+    int E = job->spec->stop.max_epochs;
+    if (epochs > E) epochs = E;
+    for (int e = L->seen[s]; e < epochs && c->train_loss; e++) {
+        c->train_loss[e] = L->curves[s][e];
+        c->val_loss[e] = L->curves[s][E + e];
+        c->val_q3[e] = L->curves[s][2 * E + e];
+        c->seconds[e] = L->curves[s][3 * E + e];
+    }
+    if (epochs > L->seen[s]) {
+        L->seen[s] = epochs;
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        if (job->progress) *job->progress = epochs;
+    }
+    if (job->examples) *job->examples = ((volatile Watch *)L->watch)[s].examples;
+}
+
+/* Slot s's result and weights, final (its done flag is set, or the kernel
+ * has ended), into its job: copied on the copy stream, so that the other
+ * models train on; then finished() records it. */
+static int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w, FsErr *err)
+{
+    const FsJob *job = &jobs[L->job[s]];
+    FsFitResult *back = (FsFitResult *)fs_calloc(1, sizeof(FsFitResult));
+    cudaError_t e = cudaMemcpyAsync(back, &L->d_res[s], sizeof(FsFitResult), cudaMemcpyDeviceToHost, L->copy);
+    if (e == cudaSuccess && job->weights_out)
+        e = cudaMemcpyAsync(job->weights_out, L->models[s].w,
+                            sizeof(float) * (size_t)(L->nets[s].n_params + L->nets[s].n_state),
+                            cudaMemcpyDeviceToHost, L->copy);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(L->copy);
+    if (e != cudaSuccess) {
+        free(back);
+        fs_err_set(err, "%s:%d: copying model %d's result and weights: %s", __FILE__, __LINE__, s,
+                   cudaGetErrorString(e));
+        return -1;
+    }
+    FsFitResult *r = job->result;
+    FsFitResult host = *r; /* the host's curves and weights buffers stay the result's */
+    launch_hand(job, L, s, back->epochs);
+    *r = *back;
+    r->curves = host.curves;
+    r->weights = host.weights;
+    r->n_weights = host.n_weights;
+    free(back);
+    L->handed[s] = 1;
+    L->job_end[L->job[s]] = 1;
+    if (w && w->finished) w->finished(w->ctx, L->job[s]);
+    return 0;
+}
+
+/* Waits for the kernel: each model's epochs, curves and examples go to its
+ * job while it runs, each job's cancel and prune flags go down to its
+ * model, and a model that has ended is collected and recorded at once. The
+ * wait grows from 1 ms to 50 ms, so a short launch returns at once and a
+ * long one costs the host nothing. */
+static int launch_watch(const FsJob *jobs, Launch *L, const FsGpuWatch *w, FsErr *err)
+{
+    long last = -1;
+    long wait_ns = 1000 * 1000;
+    volatile Watch *wa = (volatile Watch *)L->watch;
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(L->stream);
+        long epochs = 0;
+        for (int s = 0; s < L->n; s++) {
+            if (L->handed[s]) continue;
+            if (L->done[s]) {
+                __atomic_thread_fence(__ATOMIC_ACQUIRE); /* its result was written before the flag */
+                if (launch_collect_one(jobs, L, s, w, err) != 0) return -1;
+                continue;
+            }
+            const FsJob *job = &jobs[L->job[s]];
+            int p = wa[s].progress;
+            __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the curves were written before the count */
+            launch_hand(job, L, s, p);
+            epochs += p;
+            wa[s].cancel = job->cancel && *job->cancel;
+            wa[s].prune = job->prune && *job->prune;
+        }
+        if (w && w->progress && epochs != last) w->progress(w->ctx, epochs);
+        last = epochs;
+        if (e == cudaSuccess) break;
+        if (e != cudaErrorNotReady) {
+            fs_err_set(err, "%s:%d: the kernel (%d models) failed: cudaStreamQuery: %s", __FILE__, __LINE__, L->n,
+                       cudaGetErrorString(e));
+            return -1;
+        }
+        struct timespec ts = {0, wait_ns};
+        nanosleep(&ts, NULL);
+        if (wait_ns < 50 * 1000 * 1000) wait_ns *= 2;
+    }
+    return 0;
+}
+
+/* After the kernel: the models not collected while it ran. */
+static int launch_collect(const FsJob *jobs, Launch *L, const FsGpuWatch *w, FsErr *err)
+{
+    for (int s = 0; s < L->n; s++)
+        if (!L->handed[s] && launch_collect_one(jobs, L, s, w, err) != 0) return -1;
+    return 0;
+}
+
+int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *err)
+{
+    Launch L;
+    memset(&L, 0, sizeof L);
+    int rc = 0;
+    cudaError_t e = cudaSetDevice(g->device);
+    if (e != cudaSuccess) {
+        fs_err_set(err, "%s:%d: cudaSetDevice(%d): %s", __FILE__, __LINE__, g->device, cudaGetErrorString(e));
+        rc = -1;
+    }
+    if (!rc) rc = launch_build(g, jobs, n, &L, err);
+    if (!rc && L.n > 0) {
+        int *d_done = NULL;
+        if (cudaHostGetDevicePointer((void **)&d_done, (void *)L.done, 0) != cudaSuccess)
+            rc = -1, fs_err_set(err, "%s:%d: cudaHostGetDevicePointer: %s", __FILE__, __LINE__,
+                                cudaGetErrorString(cudaGetLastError()));
+        FsFitLaunch args = {L.d_models, L.d_folds, L.d_specs, L.d_res, d_done};
+        e = rc ? cudaSuccess : fs_fit_launch(L.n, FS_GPU_THREADS, L.shared, &args, L.stream);
+        if (e != cudaSuccess) {
+            fs_err_set(err, "%s:%d: kernel launch (%d models, %zu bytes of shared memory each): %s", __FILE__,
+                       __LINE__, L.n, L.shared, cudaGetErrorString(e));
+            rc = -1;
+        }
+    }
+    if (!rc && L.n > 0) rc = launch_watch(jobs, &L, w, err);
+    if (!rc && L.n > 0) rc = launch_collect(jobs, &L, w, err);
+    if (rc) {
+        /* A CUDA error is the device's, not the models': every job of this
+         * launch that is neither recorded already nor failed for its own
+         * reason ends cancelled (no result: a resumed run trains it again)
+         * and the caller stops. */
+        for (int j = 0; j < n; j++) {
+            if (L.job_end && L.job_end[j]) continue; /* finished(): the caller's now */
+            FsFitResult *r = jobs[j].result;
+            if (r->status == FS_FIT_FAILED) continue; /* refused before the launch, with why */
+            r->status = FS_FIT_CANCELLED;
+            snprintf(r->message, sizeof r->message, "GPU: %.900s", err->msg);
+        }
+    }
+    launch_free(&L);
+    return rc;
+}
