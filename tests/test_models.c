@@ -251,6 +251,16 @@ int main(void)
     CHECK(tp_run("predict '%s' '%s' --format csv", exp, rec) == 0);
     CHECK(!strcmp(from_export, out_text));
     CHECK_CONTAINS(err_text, "reads as a records file; its labels are not used");
+    /* FASTA that only the line count made a record: q1 wrapped over two
+     * lines (then a blank line), the same predictions as the one-line
+     * FASTA; and a one-letter id after "> " (once read as a UCI file). */
+    tp_write_text(rec, "> q1\nMKVLAAGIVGLLL\nAQSPERTWYHHE\n\n>q2\nacdefghiklmnpqrstvwyXB\n");
+    CHECK(tp_run("predict '%s' '%s' --format csv", exp, rec) == 0);
+    CHECK_MSG(!strcmp(from_export, out_text), "a wrapped FASTA read other than as FASTA: %s", err_text);
+    CHECK(!strstr(err_text, "reads as a"));
+    tp_write_text(rec, "> z\nMKVLAAGIVGLLLAQSPERTWYHHE\n");
+    CHECK_MSG(tp_run("predict '%s' '%s' --format csv", exp, rec) == 0, "%s", err_text);
+    CHECK(tp_count(out_text, "\nz,") == 25 && !strstr(err_text, "reads as a"));
     /* The trial by id prefix, and one fold alone. */
     char id[3][17];
     top_ids(a, 2, id);

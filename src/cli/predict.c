@@ -74,7 +74,8 @@ static int load_input(FsDataset *ds, const char *path, const char *fmt, FsErr *e
         if (seen == FS_FMT_AUTO)
             return fs_err_at(err, path, 0, 0, "unrecognised content: expected FASTA ('>id' lines and sequences), "
                              "or a UCI, record or NetSurfP-2.0 CSV file"), -1;
-        cli_error("note: %s reads as a %s file; its labels are not used", path, data_format_name((FsFormat)seen));
+        cli_error("note: %s reads as a %s file; its labels are not used (--input-format fasta reads it as FASTA)",
+                  path, data_format_name((FsFormat)seen));
     }
     const char *inputs[1] = {path};
     FsLoadSpec ls = {(FsFormat)f, inputs, 1, NULL, NULL, NULL};

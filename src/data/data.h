@@ -213,9 +213,11 @@ uint64_t data_fingerprint(const FsDataset *ds);
 uint64_t data_bytes(const FsDataset *ds);
 /* Bytes of the feature matrix alone: n_res x feat_dim x (2 or 4). */
 uint64_t data_feature_bytes(const FsDataset *ds);
-/* The layout of a file from its content (FS_FMT_FASTA: '>' headers that are
- * not record files; FS_FMT_AUTO: none recognised), or -1 with err when it
- * cannot be read. */
+/* The layout of a file whose labels are optional (predict's input), from
+ * its content: FS_FMT_FASTA for '>' headers unless the first one heads a
+ * record (a sequence line, then a label line of as many label letters, then
+ * a blank line or the end); FS_FMT_AUTO when none is recognised; -1 with
+ * err when the file cannot be read. */
 FsFormat data_detect_file(const char *path, FsErr *err);
 /* Plain FASTA sequences without labels (predict's input): every residue
  * unscored, other letters as X (stats.unknown_letters counts them).

@@ -27,7 +27,37 @@ static void trim(const char **s, size_t *n)
     while (*n && isspace((unsigned char)(*s)[*n - 1])) (*n)--;
 }
 
-FsFormat data_detect(const DataText *t)
+/* Whether the lines after a '>' header (from pos) are a record's: exactly
+ * two lines, then a blank line or the end. With `content`, the second must
+ * also be a label line as long as the first, made of label letters: where
+ * labels are optional (predict), a sequence wrapped over two lines (61 to
+ * 120 residues at UniProt's 60 a line) was read as a record, its second
+ * line as labels, when only the line count decided. Without it (a labelled
+ * input) a record with a wrong label line stays a record, for the reader
+ * to say which line is off. */
+static int first_record(const DataText *t, size_t pos, int content)
+{
+    const char *line;
+    size_t len, seq_len = 0;
+    int lines = 0;
+    while (data_text_line(t, &pos, &line, &len)) {
+        if (is_blank(line, len)) break;
+        if (line[0] == '>' || ++lines > 2) return 0;
+        trim(&line, &len);
+        if (!content) continue;
+        if (lines == 1) {
+            seq_len = len;
+            continue;
+        }
+        if (len != seq_len) return 0;
+        for (size_t i = 0; i < len; i++)
+            if (data_ss_code((unsigned char)line[i]) < 0 && data_ss8_code((unsigned char)line[i]) < 0) return 0;
+    }
+    return lines == 2;
+}
+
+/* data_detect, with first_record's `content` rule for '>' files. */
+static FsFormat detect(const DataText *t, int content)
 {
     size_t pos = 0, len;
     const char *line;
@@ -37,24 +67,13 @@ FsFormat data_detect(const DataText *t)
         if (len >= 6 && strncmp(line, "input", 5) == 0 && memchr(line, ',', len)) return FS_FMT_CSV;
         if (is_word(line, len, "<>") || is_word(line, len, "end") || is_word(line, len, "<end>"))
             return FS_FMT_UCI;
-        if (len >= 3 && !isspace((unsigned char)line[0]) && isspace((unsigned char)line[1])) {
+        /* "A h": a residue letter, spaces, a label (never "> id", a FASTA header). */
+        if (len >= 3 && isalpha((unsigned char)line[0]) && isspace((unsigned char)line[1])) {
             size_t j = 1;
             while (j < len && isspace((unsigned char)line[j])) j++;
             if (j == len - 1) return FS_FMT_UCI;
         }
-        if (line[0] == '>') {
-            /* A record is exactly two lines then a blank line (or the end);
-             * anything else after a header is FASTA. */
-            int lines = 0, ended = 1;
-            while (data_text_line(t, &pos, &line, &len)) {
-                if (is_blank(line, len)) break;
-                if (line[0] == '>' || ++lines > 2) {
-                    ended = 0;
-                    break;
-                }
-            }
-            return lines == 2 && ended ? FS_FMT_RECORDS : FS_FMT_FASTA;
-        }
+        if (line[0] == '>') return first_record(t, pos, content) ? FS_FMT_RECORDS : FS_FMT_FASTA;
         for (size_t i = 0; i < len; i++)
             if (!isalpha((unsigned char)line[i])) return FS_FMT_AUTO;
         return FS_FMT_RECORDS;
@@ -62,11 +81,13 @@ FsFormat data_detect(const DataText *t)
     return FS_FMT_AUTO;
 }
 
+FsFormat data_detect(const DataText *t) { return detect(t, 0); }
+
 FsFormat data_detect_file(const char *path, FsErr *err)
 {
     DataText t;
     if (data_text_read(&t, path, err) != 0) return (FsFormat)-1;
-    FsFormat f = data_detect(&t);
+    FsFormat f = detect(&t, 1);
     data_text_free(&t);
     return f;
 }
