@@ -23,6 +23,24 @@ static void test_keys(void)
     EXPECT(D "model:\n  fliters: 8\n", "3:3", "(did you mean 'filters'?)");
     EXPECT(D "training:\n  early_stopping: {criterion: gl, alpah: 3}\n", "3:35", "(did you mean 'alpha'?)");
     EXPECT(D "model:\n  zzzzzz: 1\n", "3:3", "unknown key 'zzzzzz' in model");
+    /* Another section's key, and Keras' names for ours: pointed to where it goes. */
+    EXPECT(D "model:\n  batch_size: 8\n", "3:3", "unknown key 'batch_size' in model (it belongs in training)");
+    EXPECT(D "batch_size: 8\n", "2:1", "unknown key 'batch_size' in the sweep (it belongs in training)");
+    EXPECT(D "training:\n  patience: 3\n", "3:3", "(it belongs in training.early_stopping)");
+    EXPECT(D "run: {folds: 3}\n", "2:7", "unknown key 'folds' in run (it belongs in data)");
+    EXPECT(D "training:\n  lr: 0.01\n", "3:3", "unknown key 'lr' in training (foldsweep's name: training.learning_rate)");
+    EXPECT(D "model:\n  units: 8\n", "3:3", "(foldsweep's name: model.filters");
+    EXPECT(D "model:\n  kernel_size: 5\n", "3:3", "(foldsweep's name: model.kernel)");
+    { /* inside a section's own mapping no key is "misplaced": pruner.seed is not training.seed */
+        FsSweep sw;
+        char why[512];
+        CHECK(sweep_text(&sw, D "search: {pruner: {kind: median, seed: 2}}\n", why, sizeof why) == -1);
+        CHECK_MSG(strstr(why, "s.yaml:2:33: unknown key 'seed' in search.pruner") && !strstr(why, "belongs"), "%s", why);
+    }
+    /* Keras' EarlyStopping(patience=3) without a criterion stopped nothing. */
+    EXPECT(D "training:\n  early_stopping: {patience: 3}\n", "3:19",
+           "training.early_stopping: no criterion, so no early stopping (criterion: none); add criterion: patience");
+    EXPECT(D "training:\n  early_stopping: {alpha: 3}\n", "3:19", "add criterion: gl");
     EXPECT("data: {synth: {proteins: 30}, windw: 13}\n", "1:31", "(did you mean 'window'?)");
     EXPECT(D "run: {thread: 2}\n", "2:7", "(did you mean 'threads'?)");
     EXPECT(D "search: {random: 2, sed: 1}\n", "2:21", "(did you mean 'seed'?)");
@@ -50,7 +68,14 @@ static void test_values(void)
     EXPECT(D "training:\n  batch_size: eight\n", "3:15", "training.batch_size: expected an integer from 1 to 65536, got 'eight'");
     EXPECT(D "training:\n  batch_size: 0\n", "3:15", "training.batch_size: expected an integer from 1 to 65536, got '0'");
     EXPECT(D "training:\n  learning_rate: -0.01\n", "3:18", "training.learning_rate: expected a number > 0, got '-0.01'");
-    EXPECT(D "training:\n  learning_rate: \"0.1\"\n", "3:18", "expected a number > 0");
+    EXPECT(D "training:\n  learning_rate: \"0.1\"\n", "3:18",
+           "expected a number > 0, got \"0.1\" in quotes, which YAML reads as text; write it without the quotes");
+    EXPECT(D "training:\n  epochs: '5'\n", "3:11", "got \"5\" in quotes, which YAML reads as text");
+    EXPECT(D "training:\n  epochs: \"0\"\n", "3:11", "expected an integer from 1 to 100000, got '0'"); /* wrong either way */
+    /* Case is no edit: Keras' and Python's spellings get ours as the hint. */
+    EXPECT(D "model:\n  activation: ReLU\n", "3:15", "got 'ReLU' (did you mean 'relu'?)");
+    EXPECT(D "training:\n  optimizer: SGD\n", "3:14", "(did you mean 'sgd'?)");
+    EXPECT(D "model:\n  batchnorm: True\n", "3:14", "expected true or false, got 'True' (did you mean 'true'?)");
     EXPECT(D "training:\n  learning_rate: [0.1, 0, 0.2]\n", "3:24", "training.learning_rate[2]: expected a number > 0");
     EXPECT(D "training:\n  learning_rate: []\n", "3:18", "empty list");
     EXPECT(D "training:\n  learning_rate: {a: 1}\n", "3:18", "got a mapping");

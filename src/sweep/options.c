@@ -248,10 +248,20 @@ void sw_value_error(int o, const YNode *v, const char *where, SwErrs *e)
     char buf[80], ex[160];
     const char *expect = expect_of(d, ex, sizeof ex);
     const char *hint = NULL;
+    static const char *const bools[] = {"true", "false"};
     if (d->type == OT_ENUM && v->kind == YN_SCALAR) hint = fs_nearest(v->value, d->names, d->n_names);
+    if (d->type == OT_BOOL && v->kind == YN_SCALAR) hint = fs_nearest(v->value, bools, 2); /* Python's True */
     if (d == &sw_opts[O_MONITOR] && v->kind == YN_SCALAR && !hint) hint = monitor_hint(v->value);
     long long i;
-    if (d->odd && !sw_scalar_int(v, &i) && i % 2 == 0 && in_bounds(d, (double)i))
+    /* A number in quotes is text to YAML: epochs: "5" read "expected an
+     * integer, got '5'", which left its writer looking at an integer. */
+    YNode plain = *v;
+    plain.quoted = 0;
+    SwVal val;
+    if (d->type != OT_ENUM && v->kind == YN_SCALAR && v->quoted && sw_read_value(o, &plain, &val) == 0)
+        swerr_add(e, v->line, v->col, "%s: expected %s, got \"%.60s\" in quotes, which YAML reads as text; "
+                  "write it without the quotes", where, expect, v->value);
+    else if (d->odd && !sw_scalar_int(v, &i) && i % 2 == 0 && in_bounds(d, (double)i))
         swerr_add(e, v->line, v->col, "%s: %lld is even; expected %s", where, i, expect);
     else if (hint)
         swerr_add(e, v->line, v->col, "%s: expected %s, got %s (did you mean '%s'?)", where, expect,
@@ -315,15 +325,60 @@ void sw_parse_opt(SwSpace *sp, int o, const YNode *v, const char *where, SwErrs 
     }
 }
 
+static int has_key(const char *const *keys, int n, const char *key)
+{
+    for (int j = 0; j < n; j++)
+        if (!strcmp(key, keys[j])) return 1;
+    return 0;
+}
+
+/* The section other than `where` whose key `key` is (batch_size under
+ * model belongs in training), or NULL. */
+static const char *section_of_key(const char *key, const char *where)
+{
+    const char *sec = NULL;
+    for (int o = 0; o < O_COUNT && !sec; o++)
+        if (!strcmp(sw_opts[o].key, key)) sec = sw_section_key(sw_opts[o].sec);
+    if (!sec && !strcmp(key, "early_stopping")) sec = "training";
+    if (!sec && !strcmp(key, "layers")) sec = "model";
+    if (!sec && has_key(sw_data_keys, SW_N_DATA_KEYS, key)) sec = "data";
+    if (!sec && has_key(sw_run_keys, SW_N_RUN_KEYS, key)) sec = "run";
+    if (!sec && has_key(sw_search_keys, SW_N_SEARCH_KEYS, key)) sec = "search";
+    return sec && strcmp(sec, where) ? sec : NULL;
+}
+
+/* Keras' (and PyTorch's) names for our options, for the hint. */
+static const char *keras_name(const char *key)
+{
+    static const char *const names[][2] = {
+        {"lr", "training.learning_rate"},      {"kernel_size", "model.kernel"},
+        {"units", "model.filters (a convolution's) or model.dense (a dense layer's)"},
+        {"dropout_rate", "model.dropout"},     {"num_layers", "model.depth"},
+        {"num_epochs", "training.epochs"},     {"n_epochs", "training.epochs"},
+        {"validation_split", "data.folds (k-fold cross-validation) or data.split"},
+        {"kernel_initializer", "model.init"},  {"metrics", "run.metric"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(key, names[i][0])) return names[i][1];
+    return NULL;
+}
+
 void sw_check_keys(const YNode *map, const char *where, const char *const *keys, int n, SwErrs *e)
 {
+    /* Only a section's own keys get pointed elsewhere: pruner.seed is not training.seed misplaced. */
+    static const char *const sections[] = {"the sweep", "data",  "model", "training",
+                                           "run",       "search", "test",  "training.early_stopping"};
+    const int section = has_key(sections, (int)(sizeof sections / sizeof *sections), where);
     for (int i = 0; i < map->n; i++) {
         const YNode *k = map->key[i];
-        int ok = 0;
-        for (int j = 0; j < n && !ok; j++) ok = !strcmp(k->value, keys[j]);
-        if (ok) continue;
-        const char *near = fs_nearest(k->value, keys, n);
-        if (near)
+        if (has_key(keys, n, k->value)) continue;
+        const char *other = section ? section_of_key(k->value, where) : NULL;
+        const char *keras = section && !other ? keras_name(k->value) : NULL;
+        const char *near = other || keras ? NULL : fs_nearest(k->value, keys, n);
+        if (other)
+            swerr_add(e, k->line, k->col, "unknown key '%s' in %s (it belongs in %s)", k->value, where, other);
+        else if (keras)
+            swerr_add(e, k->line, k->col, "unknown key '%s' in %s (foldsweep's name: %s)", k->value, where, keras);
+        else if (near)
             swerr_add(e, k->line, k->col, "unknown key '%s' in %s (did you mean '%s'?)", k->value, where, near);
         else
             swerr_add(e, k->line, k->col, "unknown key '%s' in %s", k->value, where);
@@ -332,6 +387,21 @@ void sw_check_keys(const YNode *map, const char *where, const char *const *keys,
 
 /* ---------------------------------------------------------------------- */
 /* training                                                                */
+
+/* early_stopping's settings without a criterion: the criterion stays none
+ * (train every epoch), and {patience: 3} (Keras' EarlyStopping) stopped
+ * nothing without a word. Refused, naming the criterion they go with. */
+static void stop_check_criterion(const YNode *es, SwErrs *e)
+{
+    if (ytree_get(es, "criterion") || es->n == 0) return;
+    const char *with = ytree_get(es, "patience") || ytree_get(es, "min_delta") ? "patience"
+                       : ytree_get(es, "s")                                     ? "up"
+                       : ytree_get(es, "strip")                                 ? "pq"
+                                                                                : "gl";
+    swerr_add(e, es->line, es->col,
+              "training.early_stopping: no criterion, so no early stopping (criterion: none); "
+              "add criterion: %s (the rules: none, gl, pq, up, patience)", with);
+}
 
 void sw_parse_training(SwSpace *sp, const YNode *t, SwErrs *e)
 {
@@ -368,6 +438,7 @@ void sw_parse_training(SwSpace *sp, const YNode *t, SwErrs *e)
     for (int o = 0; o < O_COUNT; o++)
         if (sw_opts[o].sec == SEC_STOP) keys[nk++] = sw_opts[o].key;
     sw_check_keys(es, sw_section_key(SEC_STOP), keys, nk, e);
+    stop_check_criterion(es, e);
     for (int o = 0; o < O_COUNT; o++) {
         if (sw_opts[o].sec != SEC_STOP) continue;
         const YNode *v = ytree_get(es, sw_opts[o].key);

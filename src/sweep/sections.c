@@ -115,9 +115,9 @@ static void key_pos(const YNode *map, const char *key, int *line, int *col)
 /* ---------------------------------------------------------------------- */
 /* data                                                                    */
 
-static const char *const data_keys[] = {"format", "inputs", "files", "sequences", "labels", "mask", "prepared",
-                                        "synth", "window", "folds", "fold_seed", "split", "repeats",
-                                        "features", "feature_store", "classes"};
+const char *const sw_data_keys[SW_N_DATA_KEYS] = {"format", "inputs", "files", "sequences", "labels", "mask",
+                                                  "prepared", "synth", "window", "folds", "fold_seed", "split",
+                                                  "repeats", "features", "feature_store", "classes"};
 
 void sw_parse_files(FsSweep *sw, const YNode *v, const char *where, char ***out, int *n_out, SwErrs *e)
 {
@@ -328,7 +328,7 @@ void sw_parse_data(FsSweep *sw, const YNode *d, SwErrs *e)
         sw->window = 0;
         return;
     }
-    sw_check_keys(d, "data", data_keys, (int)(sizeof data_keys / sizeof *data_keys), e);
+    sw_check_keys(d, "data", sw_data_keys, SW_N_DATA_KEYS, e);
     int has_prep = data_source(sw, d, e);
     data_window(sw, d, e);
     data_folds(sw, d, has_prep, e);

@@ -8,6 +8,11 @@
 
 #include "sweep/sweep_int.h"
 
+const char *const sw_run_keys[SW_N_RUN_KEYS] = {"backend",    "threads", "out",        "metric",     "keep_models",
+                                                "checkpoint", "alpha",   "objectives", "constraints"};
+const char *const sw_search_keys[SW_N_SEARCH_KEYS] = {"random", "seed",  "pruner",    "sampler",
+                                                      "batch",  "stop",  "replicates"};
+
 /* ---------------------------------------------------------------------- */
 /* run, search                                                             */
 
@@ -37,15 +42,13 @@ static void parse_objectives(FsSweep *sw, const YNode *v, SwErrs *e)
 
 void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
 {
-    static const char *const keys[] = {"backend",    "threads",    "out",   "metric",    "keep_models",
-                                       "checkpoint", "alpha",      "objectives", "constraints"};
     if (r->kind != YN_MAP) {
         swerr_add(e, r->line, r->col,
                   "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint, alpha, objectives, "
                   "constraints)");
         return;
     }
-    sw_check_keys(r, "run", keys, 9, e);
+    sw_check_keys(r, "run", sw_run_keys, SW_N_RUN_KEYS, e);
     const YNode *v;
     if ((v = ytree_get(r, "objectives"))) parse_objectives(sw, v, e);
     if ((v = ytree_get(r, "constraints"))) sw_parse_constraints(sw, ytree_key(r, "constraints"), v, e);
@@ -186,12 +189,11 @@ static void parse_replicates(FsSweep *sw, const YNode *v, SwErrs *e)
 
 void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
 {
-    static const char *const keys[] = {"random", "seed", "pruner", "sampler", "batch", "stop", "replicates"};
     if (s->kind != YN_MAP) {
         swerr_add(e, s->line, s->col, "search: expected {random: N, seed: S, sampler: random|tpe, pruner: RULE}");
         return;
     }
-    sw_check_keys(s, "search", keys, 7, e);
+    sw_check_keys(s, "search", sw_search_keys, SW_N_SEARCH_KEYS, e);
     const YNode *v;
     long long n;
     if ((v = ytree_get(s, "pruner"))) parse_pruner(sw, v, e);

@@ -239,6 +239,14 @@ void sw_features_config(SwBuf *b, const FsSweep *sw);
 /* s as a double-quoted YAML string (canon.c). */
 void sw_put_str(SwBuf *b, const char *s);
 void sw_check_keys(const YNode *map, const char *where, const char *const *keys, int n, SwErrs *e);
+/* The keys of the sections that are not options (sections.c,
+ * sections_run.c), also for sw_check_keys' "it belongs in" hint. */
+#define SW_N_DATA_KEYS 16
+#define SW_N_RUN_KEYS 9
+#define SW_N_SEARCH_KEYS 7
+extern const char *const sw_data_keys[SW_N_DATA_KEYS];
+extern const char *const sw_run_keys[SW_N_RUN_KEYS];
+extern const char *const sw_search_keys[SW_N_SEARCH_KEYS];
 /* One value of option o (a range's low, high, step) from v: 0, or -1 (no error added). */
 int sw_read_value(int o, const YNode *v, SwVal *out);
 /* The error for v, a bad value of option o named where. */

@@ -3,11 +3,14 @@
  * sweep loader's keys and values, the command line's commands and options.
  * One rule for all of them, so a typo is caught the same way everywhere.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "util/util.h"
 
-/* Levenshtein distance; names longer than 63 bytes are never "near". */
+/* Levenshtein distance, letters compared without case (so ReLU, SGD and
+ * True are next to relu, sgd and true: three edits apart with case, too
+ * many for a four-letter word); names longer than 63 bytes are never "near". */
 static int edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -19,7 +22,7 @@ static int edit_distance(const char *a, const char *b)
         row[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
             int up = row[j];
-            int sub = diag + (a[i - 1] != b[j - 1]);
+            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
             int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
             row[j] = sub < best ? sub : best;
             diag = up;
