@@ -17,6 +17,7 @@
  *     other core) and evaluate runs on every core.
  */
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdatomic.h>
 
 #include "cli/cli.h"
@@ -117,6 +118,39 @@ static void test_rules(void)
     CHECK(run_solo_threads(0) == here.node_cores && here.node_cores >= 1);
 }
 
+/* The out folder of a run folder's saved sweep: `run DIR/sweep.yaml`
+ * resumes DIR (status says it does; it started a run in runs/sweep). */
+static void test_home(const char *tmp)
+{
+    char dir[300], path[400], home[400];
+    snprintf(dir, sizeof dir, "%s/r2", tmp);
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+    tp_write_text(path, "# a run folder's saved sweep\n");
+    CHECK(run_home_dir(path, home, sizeof home) == 0); /* no journal: not a run folder */
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    tp_write_text(path, "");
+    snprintf(path, sizeof path, "%s/sweep.yaml", dir);
+    CHECK(run_home_dir(path, home, sizeof home) == 1 && !strcmp(home, dir));
+    snprintf(path, sizeof path, "%s/other.yaml", dir); /* the user's own file beside it */
+    CHECK(run_home_dir(path, home, sizeof home) == 0);
+
+    FsSweep sw;
+    memset(&sw, 0, sizeof sw);
+    FsRunOptions o = {.sweep_path = "x/r2/sweep.yaml", .backend = -1, .home_dir = "x/r2"};
+    FsRunSettings s;
+    FsMpi alone = machine(0, 1, 1, 2);
+    run_settings(&s, &o, &sw, &alone);
+    CHECK_MSG(!strcmp(s.out_dir, "x/r2"), "%s", s.out_dir);
+    char out[] = "from-run-out";
+    sw.out_dir = out; /* run.out, then --out, still win */
+    run_settings(&s, &o, &sw, &alone);
+    CHECK(!strcmp(s.out_dir, "from-run-out"));
+    o.out_dir = "given";
+    run_settings(&s, &o, &sw, &alone);
+    CHECK(!strcmp(s.out_dir, "given"));
+}
+
 /* ---------------------------------------------------------------------- */
 /* 2, 3: the threads the commands start.                                   */
 
@@ -178,6 +212,7 @@ int main(void)
     tp_tmpdir(tmp, sizeof tmp, "settings");
     unsetenv("FOLDSWEEP_TEAM"); /* =0 would keep the refit's helpers away */
     test_rules();
+    test_home(tmp);
     test_commands(tmp);
     if (!t_failures) {
         char cmd[300];

@@ -109,6 +109,8 @@ static int options_read(FsRunOptions *o, const CliArgs *a, double *startup)
         return cli_usage_error(&spec, "--backend must be cpu, cuda or auto, not", b);
     o->sweep_path = a->args[0];
     o->out_dir = a->val[OPT_OUT];
+    static char home[FS_PATH_MAX];
+    o->home_dir = run_home_dir(o->sweep_path, home, sizeof home) ? home : NULL;
     o->quiet = a->val[OPT_QUIET] != NULL;
     o->restart = a->val[OPT_RESTART] != NULL;
     o->epoch_lines = a->val[OPT_PROGRESS] != NULL && !o->quiet;

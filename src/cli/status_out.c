@@ -71,7 +71,7 @@ static void print_state(FILE *out, const StatusView *v)
         shell_word(out, v->dir);
         fputs("\n             (SWEEP.yaml: the file it was started with; ", out);
         shell_word(out, v->dir);
-        fputs("/sweep.yaml also resumes it, without a test: section or run options)", out);
+        fputs("/sweep.yaml also resumes it, --out not needed, but without a test: section or run options)", out);
         break;
     case ST_FINISHED:
         fputs("finished", out);

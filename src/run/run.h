@@ -20,7 +20,10 @@
 
 typedef struct {
     const char *sweep_path;
-    const char *out_dir; /* NULL: the sweep's run.out, else runs/<sweep name> */
+    const char *out_dir; /* NULL: the sweep's run.out, else home_dir, else runs/<sweep name> */
+    /* The run folder the sweep file is the saved sweep of (DIR/sweep.yaml
+     * beside DIR/journal.jsonl: run_home_dir), or NULL. */
+    const char *home_dir;
     int threads;         /* 0: the sweep's run.threads, else the machine's (run_settings) */
     int backend;         /* -1: the sweep's run.backend */
     int quiet;           /* no progress output */
@@ -46,7 +49,8 @@ typedef struct {
      * else run.threads, else every core of the node. */
     int solo_threads;
     int backend;         /* FsBackend: --backend, else run.backend */
-    char out_dir[FS_PATH_MAX]; /* --out, else run.out, else runs/<the sweep file's name before its first dot> */
+    char out_dir[FS_PATH_MAX]; /* --out, else run.out, else the run folder the sweep file is in (home_dir),
+                                  else runs/<the sweep file's name before its first dot> */
     int keep_models;     /* run.keep_models: FS_KEEP_ALL, 0 for none, else the best N */
 } FsRunSettings;
 
@@ -55,6 +59,11 @@ typedef struct {
  * only the threads mean anything) and m (rank, ranks, ranks on the node
  * and the node's cores; fsmpi_alone for a command in one process). */
 void run_settings(FsRunSettings *s, const FsRunOptions *o, const FsSweep *sw, const FsMpi *m);
+/* Whether sweep_path is a run folder's saved sweep (DIR/sweep.yaml with
+ * DIR/journal.jsonl beside it): DIR into out, and 1; else 0. Then `run
+ * DIR/sweep.yaml` resumes DIR, as `status` says it does, instead of
+ * starting a run in runs/sweep. */
+int run_home_dir(const char *sweep_path, char *out, size_t n);
 /* solo_threads for a command without a sweep in this process (evaluate,
  * predict): --threads (threads > 0), else every core. */
 int run_solo_threads(int threads);

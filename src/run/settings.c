@@ -3,9 +3,11 @@
  * command line wins over the sweep's run section, which wins over what the
  * machine suggests; everything else reads the result (FsRunSettings)
  * instead of deciding again. A pure function of its arguments, so that a
- * rule can be checked on made-up machines (tests/test_settings.c).
+ * rule can be checked on made-up machines (tests/test_settings.c); the
+ * one look at the disk, run_home_dir, is the caller's to make.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "run/run.h"
 
@@ -36,9 +38,24 @@ void run_settings(FsRunSettings *s, const FsRunOptions *o, const FsSweep *sw, co
         snprintf(s->out_dir, sizeof s->out_dir, "%s", o->out_dir);
     else if (sw && sw->out_dir)
         snprintf(s->out_dir, sizeof s->out_dir, "%s", sw->out_dir);
+    else if (o->home_dir)
+        snprintf(s->out_dir, sizeof s->out_dir, "%s", o->home_dir);
     else
         default_out(o->sweep_path, s->out_dir, sizeof s->out_dir);
     s->keep_models = sw ? sw->keep_models : FS_KEEP_ALL;
+}
+
+int run_home_dir(const char *sweep_path, char *out, size_t n)
+{
+    const char *slash = sweep_path ? strrchr(sweep_path, '/') : NULL;
+    const char *base = slash ? slash + 1 : sweep_path;
+    if (!base || strcmp(base, "sweep.yaml")) return 0;
+    if (!slash) snprintf(out, n, ".");
+    else if (slash == sweep_path) snprintf(out, n, "/");
+    else snprintf(out, n, "%.*s", (int)(slash - sweep_path), sweep_path);
+    char journal[FS_PATH_MAX + 16];
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", out);
+    return access(journal, F_OK) == 0;
 }
 
 int run_solo_threads(int threads)
