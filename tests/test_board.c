@@ -194,6 +194,18 @@ static void test_columns(void)
     snprintf(id_adam, sizeof id_adam, "%s", adam->id);
     snprintf(id_bad, sizeof id_bad, "%s", bad->id);
 
+    { /* the run's closing table names its folder, quoted for the shell, for the rest */
+        FsJournal jr;
+        CHECK(journal_read(&jr, dir, &err) == 0);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        report_print_leaderboard(mem, "runs/it's", &jr, &sw, 1);
+        fclose(mem);
+        CHECK_MSG(strstr(text, "(2 more: foldsweep leaderboard 'runs/it'\\''s')\n") != NULL, "%s", text);
+        free(text);
+        journal_close(&jr);
+    }
     CHECK(tp_run("leaderboard '%s' --format csv", dir) == 0);
     char *csv = strdup(out_text);
     for (size_t p = 0; p < sizeof PARAMS / sizeof *PARAMS; p++) CHECK_MSG(csv_col(csv, PARAMS[p]) >= 0, "%s", PARAMS[p]);

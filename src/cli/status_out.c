@@ -34,23 +34,6 @@ static void duration(double s, char *out, size_t n)
         snprintf(out, n, "%lds", t);
 }
 
-/* s as one shell word (for a command to copy). */
-static void shell_word(FILE *out, const char *s)
-{
-    if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+") == strlen(s)) {
-        fputs(s, out);
-        return;
-    }
-    fputc('\'', out);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputs("'\\''", out); /* close, an escaped quote, reopen */
-        else
-            fputc(*s, out);
-    }
-    fputc('\'', out);
-}
-
 static void print_state(FILE *out, const StatusView *v)
 {
     fputs("state        ", out);
@@ -68,9 +51,9 @@ static void print_state(FILE *out, const StatusView *v)
         /* The canonical DIR/sweep.yaml resumes the training too, but has
          * no test section and no run options: the user's file is better. */
         fputs("interrupted (no run is going); resume with: foldsweep run SWEEP.yaml --out ", out);
-        shell_word(out, v->dir);
+        fs_put_shell_word(out, v->dir);
         fputs("\n             (SWEEP.yaml: the file it was started with; ", out);
-        shell_word(out, v->dir);
+        fs_put_shell_word(out, v->dir);
         fputs("/sweep.yaml also resumes it, --out not needed, but without a test: section or run options)", out);
         break;
     case ST_FINISHED:
@@ -106,7 +89,8 @@ void status_print_text(FILE *out, const StatusView *v)
     char extended[64] = ""; /* an extended run's latest sweep */
     if (v->versions > 1) snprintf(extended, sizeof extended, ", extended (sweep version %d)", v->versions);
     if (v->n_trials > 0)
-        fprintf(out, "sweep        %d trials x %d fold%s, metric %s%s%s\n", v->n_trials, k, k == 1 ? "" : "s",
+        fprintf(out, "sweep        %d trial%s x %d fold%s, metric %s%s%s\n", v->n_trials, v->n_trials == 1 ? "" : "s",
+                k, k == 1 ? "" : "s",
                 metrics_kind_name(v->metric), v->from_journal ? " (from the journal; no sweep.yaml)" : "", extended);
     fprintf(out, "trials       %d done (%d ok, %d diverged, %d failed", v->done, v->ok, v->diverged, v->failed);
     if (v->pruned) fprintf(out, ", %d pruned", v->pruned);

@@ -199,8 +199,9 @@ void report_arch_summary(const char *config, char *out, size_t n);
 int report_write_files(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err);
 int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec,
                             FsErr *err);
-/* The terminal table of the best `top` trials. */
-void report_print_leaderboard(FILE *out, const FsJournal *j, const FsSweep *sw, int top);
+/* The terminal table of the best `top` trials of the run folder dir (named
+ * in the line that says how many more there are). */
+void report_print_leaderboard(FILE *out, const char *dir, const FsJournal *j, const FsSweep *sw, int top);
 
 /* ---------------------------------------------------------------------- */
 /* The run as a picture (html.c): one self-contained HTML file (inline SVG,

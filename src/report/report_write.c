@@ -366,14 +366,17 @@ int report_write_files(const char *dir, const FsJournal *j, const FsSweep *sw, F
     return report_write_files_spec(dir, j, &spec, err);
 }
 
-void report_print_leaderboard(FILE *out, const FsJournal *j, const FsSweep *sw, int top)
+void report_print_leaderboard(FILE *out, const char *dir, const FsJournal *j, const FsSweep *sw, int top)
 {
     FsReportSpec spec;
     report_spec_from_sweep(&spec, sw);
     FsReport rep;
     report_build(&rep, j, &spec);
     report_write(&rep, FS_REPORT_TABLE, top, out);
-    if (top > 0 && rep.n_rows > top)
-        fprintf(out, "(%d more: foldsweep leaderboard DIR)\n", rep.n_rows - top);
+    if (top > 0 && rep.n_rows > top) {
+        fprintf(out, "(%d more: foldsweep leaderboard ", rep.n_rows - top);
+        fs_put_shell_word(out, dir);
+        fputs(")\n", out);
+    }
     report_free(&rep);
 }

@@ -36,9 +36,9 @@ static void print_start(FILE *out, const RunState *st, int ranks, int threads)
         snprintf(how, sizeof how, "CUDA device %d", st->gpu_device);
     else
         snprintf(how, sizeof how, "%d thread%s", threads, threads == 1 ? "" : "s");
-    fprintf(out, "foldsweep: %d trials x %d fold%s, %d folds to train (%d already done), %s, run folder %s\n",
-            st->sw.n_trials, st->folds.n, st->folds.n == 1 ? "" : "s", st->n_jobs, st->prog.folds_earlier, how,
-            st->dir);
+    fprintf(out, "foldsweep: %d trial%s x %d fold%s, %d folds to train (%d already done), %s, run folder %s\n",
+            st->sw.n_trials, st->sw.n_trials == 1 ? "" : "s", st->folds.n, st->folds.n == 1 ? "" : "s", st->n_jobs,
+            st->prog.folds_earlier, how, st->dir);
     if (st->ds.feat_dim) {
         char what[256];
         sweep_features_describe(&st->sw, &st->ds, what, sizeof what);

@@ -351,7 +351,7 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
         if (rc == FS_EXIT_OK) rc = FS_EXIT_ERROR;
     }
     if (!o->quiet && rc != FS_EXIT_ERROR) {
-        if (!interrupted) report_print_leaderboard(out, &st->j, &st->sw, 10);
+        if (!interrupted) report_print_leaderboard(out, st->dir, &st->j, &st->sw, 10);
         if (st->study_stop.stopped && !interrupted) fprintf(out, "study: %s\n", study);
         if (st->models_discarded && st->set.keep_models > 0)
             fprintf(out, "models: removed the fold models of %d trial%s outside the best %d (run.keep_models)\n",

@@ -359,3 +359,19 @@ int fs_utf8_valid(const char *s)
     }
     return 1;
 }
+
+void fs_put_shell_word(FILE *out, const char *s)
+{
+    if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+") == strlen(s)) {
+        fputs(s, out);
+        return;
+    }
+    fputc('\'', out);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputs("'\\''", out); /* close, an escaped quote, reopen */
+        else
+            fputc(*s, out);
+    }
+    fputc('\'', out);
+}

@@ -148,6 +148,10 @@ void fs_sync_dir(const char *dir);
  * of the program. */
 int fs_mkdir_p(const char *dir, FsErr *err);
 
+/* s as one shell word, for commands the user is told to run: as it is
+ * when it needs no quoting, else in single quotes ('\'' for a quote). */
+void fs_put_shell_word(FILE *out, const char *s);
+
 /* ---------------------------------------------------------------------- */
 /* Numbers as written.                                                     */
 
