@@ -116,6 +116,51 @@ static void check_budget(const FsDataset *ds)
            (unsigned long long)data_bytes(ds), (double)data_bytes(ds) / ds->n_res);
 }
 
+/* SET=test proteins under k-fold: in no fold (FS_FOLD_HELD_OUT), so in
+ * no fold's training or validation examples, nor a refit's, nor "in use"
+ * for the leakage guard; through a prepared file too, whose reader refuses
+ * a held-out protein that is not a test one. */
+static void check_held_out(FsDataset *ds)
+{
+    FsErr err = {0};
+    uint32_t held = 0;
+    for (uint32_t p = 0; p < ds->n_prot; p += 7) ds->prot_set[p] = FS_SET_TEST, held++;
+    CHECK(data_assign_folds(ds, 3, 11, &err) == 0);
+    uint32_t *is_test = calloc(ds->n_res, sizeof *is_test), n_test_res = 0;
+    for (uint32_t p = 0; p < ds->n_prot; p++) {
+        const int test = ds->prot_set[p] == FS_SET_TEST;
+        CHECK((data_protein_fold(ds, 0, p) == FS_FOLD_HELD_OUT) == test);
+        CHECK(data_in_use(ds, p) == !test);
+        for (uint32_t i = ds->seg_off[ds->prot_seg[p]]; test && i < ds->seg_off[ds->prot_seg[p + 1]]; i++)
+            is_test[i] = 1, n_test_res++;
+    }
+    CHECK(held > 40 && n_test_res > 0);
+    uint32_t total = 0;
+    for (int f = FS_FOLD_ALL; f < 3; f++) {
+        if (f == FS_FOLD_PREDEFINED) continue;
+        uint32_t nt, nv;
+        uint32_t *idx = data_fold_examples(ds, f, 0, &nt, &nv);
+        int leaked = 0;
+        for (uint32_t i = 0; i < nt + nv; i++) leaked += is_test[idx[i]] != 0;
+        CHECK_MSG(leaked == 0, "fold %d: %d examples of SET=test proteins", f, leaked);
+        if (f >= 0) total += nv;
+        free(idx);
+    }
+    CHECK(total == data_examples(ds, FS_FOLD_ALL, 0, NULL)); /* every other scored residue validated once */
+    const char *path = td_path("held.prep");
+    CHECK(data_write_prepared(ds, path, &err) == 0);
+    FsDataset back;
+    CHECK_MSG(data_read_prepared(&back, path, &err) == 0, "%s", err.msg);
+    CHECK(back.fingerprint == ds->fingerprint && data_protein_fold(&back, 0, 0) == FS_FOLD_HELD_OUT);
+    data_free(&back);
+    ds->prot_set[0] = FS_SET_TRAIN; /* held out but not a test protein: a forged file */
+    CHECK(data_write_prepared(ds, path, &err) == 0);
+    memset(&err, 0, sizeof err);
+    CHECK(data_read_prepared(&back, path, &err) == -1);
+    CHECK_CONTAINS(err.msg, "protein folds");
+    free(is_test);
+}
+
 int main(void)
 {
     FsDataset ds;
@@ -133,6 +178,7 @@ int main(void)
     check_folds(&ds, 2);
     check_determinism(&ds);
     check_budget(&ds);
+    check_held_out(&ds);
     data_free(&ds);
 
     const char *uci = td_shared("uci/protein-secondary-structure.train");

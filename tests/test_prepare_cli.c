@@ -94,14 +94,25 @@ static void test_ok_and_errors(void)
     CHECK_CONTAINS(err_text, "missing.rec: cannot open");
     CHECK(tp_run("prepare -o /nonexistent-dir/o.prep '%s'", rec) == 1);
     CHECK_CONTAINS(err_text, "foldsweep: /nonexistent-dir/o.prep");
-    /* A FASTA set through the options. */
+    /* A FASTA set through the options. k-fold holds the SET=test protein
+     * (b) out of the folds: two folds need two other proteins. */
     const char *s = td_write("s.fa", ">a\nACD\n>b\nEF\n");
     const char *l = td_write("l.fa", ">b SET=test\nHH\n>a SET=train VALIDATION=True\nCCE\n");
     const char *m = td_write("m.fa", ">a\n110\n>b\n11\n");
     CHECK(tp_run("prepare --json --folds 2 -o '%s' --sequences '%s' --labels '%s' --mask '%s'",
+                 out, s, l, m) == 1);
+    CHECK_CONTAINS(err_text, "cannot make 2 folds from 1 proteins (and 1 SET=test proteins, held out of the folds)");
+    s = td_write("s.fa", ">a\nACD\n>b\nEF\n>c\nGHIK\n");
+    l = td_write("l.fa", ">b SET=test\nHH\n>a SET=train VALIDATION=True\nCCE\n>c SET=train\nHHHH\n");
+    m = td_write("m.fa", ">a\n110\n>b\n11\n>c\n1111\n");
+    CHECK(tp_run("prepare --json --folds 2 -o '%s' --sequences '%s' --labels '%s' --mask '%s'",
                  out, s, l, m) == 0);
-    CHECK(json_int(out_text, "scored_residues") == 4);
+    CHECK(json_int(out_text, "scored_residues") == 8);
     CHECK(json_int(out_text, "valid") == 1 && json_int(out_text, "test") == 1);
+    CHECK(json_int(out_text, "held_out_proteins") == 1);
+    CHECK_CONTAINS(out_text, "\"fold_proteins\": [1, 1]"); /* a and c; b in neither */
+    CHECK(tp_run("prepare --folds 2 -o '%s' --sequences '%s' --labels '%s' --mask '%s'", out, s, l, m) == 0);
+    CHECK_CONTAINS(out_text, "held out        1 SET=test proteins (in no fold: the data's test set)");
 }
 
 static void test_uci(void)

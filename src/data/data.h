@@ -118,8 +118,9 @@ const char *data_format_name(FsFormat f);
 /* Parses "auto|uci|fasta|records|csv"; -1 if unknown. */
 int data_format_parse(const char *s);
 
-/* Folds by protein: deterministic from seed, balanced by residue count.
- * Returns -1 with a message if k < 2 or k > the number of proteins. */
+/* Folds by protein: deterministic from seed, balanced by residue count;
+ * SET=test proteins are held out of every fold (FS_FOLD_HELD_OUT). Returns
+ * -1 with a message if k < 2 or k > the number of proteins in folds. */
 int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err);
 /* Repeated k-fold: r assignments (r >= 1, k x r <= FS_MAX_FOLDS). The
  * first is data_assign_folds' own (so r = 1 is the plain split,
@@ -128,7 +129,11 @@ int data_assign_folds(FsDataset *ds, uint32_t k, uint64_t seed, FsErr *err);
  * split, as balanced (folds within one protein's length of each other).
  * Fold ids are i * k + f. */
 int data_assign_repeats(FsDataset *ds, uint32_t k, uint32_t r, uint64_t seed, FsErr *err);
-/* Protein p's fold in repeat `repeat` (0..k-1). */
+/* A protein's fold under k-fold when it is in none: a SET=test protein
+ * (the data's own test set: k-fold neither trains nor validates on it,
+ * nor does a refit; evaluate may test on it). */
+#define FS_FOLD_HELD_OUT 255
+/* Protein p's fold in repeat `repeat` (0..k-1, or FS_FOLD_HELD_OUT). */
 static inline uint32_t data_protein_fold(const FsDataset *ds, uint32_t repeat, uint32_t p)
 {
     return ds->prot_fold[(size_t)repeat * ds->n_prot + p];

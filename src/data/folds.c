@@ -53,6 +53,12 @@ static void assign_one(const FsDataset *ds, uint32_t k, const uint64_t *words, i
     if (by_length) qsort(it, ds->n_prot, sizeof *it, by_len_then_order);
     uint64_t load[FS_MAX_FOLDS] = {0};
     for (uint32_t i = 0; i < ds->n_prot; i++) {
+        /* After the shuffle and the sort, so that data without a test set
+         * gets the folds (and the fingerprint) it always had. */
+        if (ds->prot_set[it[i].prot] == FS_SET_TEST) {
+            out[it[i].prot] = FS_FOLD_HELD_OUT;
+            continue;
+        }
         uint32_t best = 0;
         for (uint32_t f = 1; f < k; f++)
             if (load[f] < load[best]) best = f;
@@ -65,9 +71,14 @@ static void assign_one(const FsDataset *ds, uint32_t k, const uint64_t *words, i
 
 int data_assign_repeats(FsDataset *ds, uint32_t k, uint32_t r, uint64_t seed, FsErr *err)
 {
-    if (k < 2 || k > FS_MAX_FOLDS || k > ds->n_prot) {
-        fs_err_set(err, "cannot make %u folds from %u proteins (folds must be 2..%u)", k,
-                   ds->n_prot, ds->n_prot < FS_MAX_FOLDS ? ds->n_prot : FS_MAX_FOLDS);
+    uint32_t held = 0;
+    for (uint32_t p = 0; p < ds->n_prot; p++) held += ds->prot_set[p] == FS_SET_TEST;
+    const uint32_t n = ds->n_prot - held;
+    if (k < 2 || k > FS_MAX_FOLDS || k > n) {
+        char also[96] = "";
+        if (held) snprintf(also, sizeof also, " (and %u SET=test proteins, held out of the folds)", held);
+        fs_err_set(err, "cannot make %u folds from %u proteins%s (folds must be 2..%u)", k, n, also,
+                   n < FS_MAX_FOLDS ? n : FS_MAX_FOLDS);
         return -1;
     }
     if (r < 1 || (uint64_t)k * r > FS_MAX_FOLDS) {
@@ -112,7 +123,10 @@ static uint32_t emit_protein(const FsDataset *ds, uint32_t p, uint32_t n, uint32
 
 int data_in_use(const FsDataset *ds, uint32_t p)
 {
-    return ds->n_folds > 0 || ds->prot_set[p] == FS_SET_TRAIN || ds->prot_set[p] == FS_SET_VALID;
+    /* By the fold, not the set: a prepared file from before held-out test
+     * proteins has them in folds, and they are trained on there. */
+    if (ds->n_folds > 0) return data_protein_fold(ds, 0, p) != FS_FOLD_HELD_OUT;
+    return ds->prot_set[p] == FS_SET_TRAIN || ds->prot_set[p] == FS_SET_VALID;
 }
 
 static uint32_t examples_of(const FsDataset *ds, int fold, int validation, uint32_t *out, int chains)
@@ -132,8 +146,10 @@ static uint32_t examples_of(const FsDataset *ds, int fold, int validation, uint3
     }
     if (fold < 0 || (uint32_t)fold >= ds->n_folds) return 0;
     const uint32_t k = ds->fold_k ? ds->fold_k : ds->n_folds, rep = (uint32_t)fold / k, f = (uint32_t)fold % k;
-    for (uint32_t p = 0; p < ds->n_prot; p++)
-        if ((data_protein_fold(ds, rep, p) == f) == (validation != 0)) n = emit_protein(ds, p, n, out, chains);
+    for (uint32_t p = 0; p < ds->n_prot; p++) {
+        const uint32_t pf = data_protein_fold(ds, rep, p);
+        if (pf != FS_FOLD_HELD_OUT && (pf == f) == (validation != 0)) n = emit_protein(ds, p, n, out, chains);
+    }
     return n;
 }
 

@@ -174,6 +174,16 @@ static void *copy(const uint8_t **p, uint64_t n)
     return v;
 }
 
+/* Protein p's fold in repeat r is one of the k, or held out: only a
+ * SET=test protein is, and then in every repeat. */
+static int fold_ok(const FsDataset *ds, uint32_t r, uint32_t p)
+{
+    const uint32_t f = data_protein_fold(ds, r, p), k = ds->fold_k ? ds->fold_k : 1;
+    const int held = data_protein_fold(ds, 0, p) == FS_FOLD_HELD_OUT;
+    if (held) return f == FS_FOLD_HELD_OUT && ds->prot_set[p] == FS_SET_TEST;
+    return f < k;
+}
+
 /* What the checksum cannot promise (a file written by a buggy or hostile
  * writer): offsets in range and ordered, codes valid, names terminated. */
 /* names: the name bytes the file holds (its header's count), which bounds
@@ -198,7 +208,7 @@ static const char *invalid(const FsDataset *ds, uint64_t names)
         if (ds->prot_set[p] > FS_SET_TEST) return "protein sets";
     for (uint32_t r = 0; r < ds->n_repeats; r++)
         for (uint32_t p = 0; p < ds->n_prot; p++)
-            if (data_protein_fold(ds, r, p) >= (ds->fold_k ? ds->fold_k : 1)) return "protein folds";
+            if (!fold_ok(ds, r, p)) return "protein folds";
     if (ds->name_off[0] != 0 || (ds->n_prot && ds->name_off[ds->n_prot] != names)) return "name table";
     for (uint32_t p = 0; p < ds->n_prot; p++)
         if (ds->name_off[p] >= ds->name_off[p + 1] || ds->name_off[p + 1] > names ||

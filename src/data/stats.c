@@ -19,12 +19,21 @@ static void fold_sizes(const FsDataset *ds, uint64_t *res, uint64_t *prot, uint6
     const uint32_t k = ds->fold_k ? ds->fold_k : ds->n_folds, reps = ds->n_repeats ? ds->n_repeats : 1;
     for (uint32_t r = 0; r < reps; r++)
         for (uint32_t p = 0; p < ds->n_prot; p++) {
+            if (data_protein_fold(ds, r, p) == FS_FOLD_HELD_OUT) continue;
             uint32_t f = r * k + data_protein_fold(ds, r, p), a = ds->seg_off[ds->prot_seg[p]];
             uint32_t z = ds->seg_off[ds->prot_seg[p + 1]];
             prot[f]++;
             res[f] += z - a;
             for (uint32_t i = a; i < z; i++) scored[f] += FS_SS_SCORED(ds->ss[i]);
         }
+}
+
+/* Proteins in no fold (FS_FOLD_HELD_OUT). */
+static uint32_t held_out(const FsDataset *ds)
+{
+    uint32_t n = 0;
+    for (uint32_t p = 0; ds->n_folds && p < ds->n_prot; p++) n += data_protein_fold(ds, 0, p) == FS_FOLD_HELD_OUT;
+    return n;
 }
 
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
@@ -61,6 +70,8 @@ static void print_text(const FsDataset *ds, FILE *out)
         uint64_t res[FS_MAX_FOLDS], prot[FS_MAX_FOLDS], scored[FS_MAX_FOLDS];
         fold_sizes(ds, res, prot, scored);
         fprintf(out, "folds             %u (seed %" PRIu64 ")\n", ds->n_folds, ds->fold_seed);
+        const uint32_t held = held_out(ds);
+        if (held) fprintf(out, "  held out        %u SET=test proteins (in no fold: the data's test set)\n", held);
         for (uint32_t f = 0; f < ds->n_folds; f++)
             fprintf(out,
                     "  fold %-3u        %" PRIu64 " proteins, %" PRIu64 " residues, %" PRIu64
@@ -97,6 +108,7 @@ static void print_json(const FsDataset *ds, FILE *out)
     json_end(&w);
     json_member_uint(&w, "folds", ds->n_folds);
     json_member_uint(&w, "fold_seed", ds->fold_seed);
+    json_member_uint(&w, "held_out_proteins", held_out(ds));
     if (ds->n_folds) {
         uint64_t res[FS_MAX_FOLDS], prot[FS_MAX_FOLDS], scored[FS_MAX_FOLDS];
         fold_sizes(ds, res, prot, scored);
