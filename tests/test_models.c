@@ -258,6 +258,13 @@ int main(void)
     CHECK(tp_run("predict '%s' '%s' --format csv", exp, rec) == 0);
     CHECK_MSG(!strcmp(from_export, out_text), "a wrapped FASTA read other than as FASTA: %s", err_text);
     CHECK(!strstr(err_text, "reads as a"));
+    /* Several proteins to standard output without --format: fasta, which
+     * names them (ss2, the default, holds one); asked for, ss2 is refused. */
+    CHECK(tp_run("predict '%s' '%s'", exp, text) == 0);
+    CHECK(tp_count(out_text, ">q") == 2 && tp_count(out_text, "\n") == 6);
+    CHECK_CONTAINS(err_text, "2 proteins, written as --format fasta");
+    CHECK(tp_run("predict '%s' '%s' --format ss2", exp, text) == 1);
+    CHECK_CONTAINS(err_text, "a PSIPRED ss2 file holds one and does not name it");
     tp_write_text(rec, "> z\nMKVLAAGIVGLLLAQSPERTWYHHE\n");
     CHECK_MSG(tp_run("predict '%s' '%s' --format csv", exp, rec) == 0, "%s", err_text);
     CHECK(tp_count(out_text, "\nz,") == 25 && !strstr(err_text, "reads as a"));

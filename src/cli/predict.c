@@ -24,9 +24,9 @@ static const CliOption options[] = {
     [OPT_FOLD] = {"--fold", NULL, "K", "only fold K's model instead of the fold ensemble"},
     [OPT_TOP] = {"--top", NULL, "K", "in run folders: the fold ensembles of the K best trials\n"
                                      "as one, ranked over every folder given"},
-    [OPT_FORMAT] = {"--format", NULL, "F", "ss2 (PSIPRED VFORMAT, default), horiz (HFORMAT),\n"
-                                          "csv (NetSurfP-2.0 style) or fasta (three lines);\n"
-                                          "ss2 and horiz hold one protein a file"},
+    [OPT_FORMAT] = {"--format", NULL, "F", "ss2 (PSIPRED VFORMAT, default for one protein a file),\n"
+                                          "horiz (HFORMAT), csv (NetSurfP-2.0 style) or fasta\n"
+                                          "(three lines; the default for several in one stream)"},
     [OPT_OUT] = {"--out", "-o", "OUT", "a file, or a folder (DIR/ or an existing one: one\n"
                                        "<id>.ss2 / .horiz per protein); default: standard output"},
     [OPT_INPUT_FORMAT] = {"--input-format", NULL, "F",
@@ -132,11 +132,17 @@ static int per_protein(const char *out, FsPredFormat fmt, int n_inputs)
     return out && (is_dir(out) || (n_inputs == 1 && out[strlen(out) - 1] == '/')) && is_psipred(fmt);
 }
 
+/* Whether n_prot proteins would go to one PSIPRED stream or file. */
+static int psipred_several(const char *out, FsPredFormat fmt, uint32_t n_prot)
+{
+    return is_psipred(fmt) && !per_protein(out, fmt, 1) && n_prot > 1;
+}
+
 /* A PSIPRED file holds one protein and names none: several in one stream
  * could only be told apart by guessing, so they are refused. */
 static int psipred_one(const char *out, FsPredFormat fmt, const char *input, uint32_t n_prot)
 {
-    if (!is_psipred(fmt) || per_protein(out, fmt, 1) || n_prot <= 1) return 0;
+    if (!psipred_several(out, fmt, n_prot)) return 0;
     cli_error("%s: %u proteins, but a PSIPRED %s file holds one and does not name it: give -o DIR/ for one "
               "DIR/<id>.%s per protein, or --format csv or fasta", input, n_prot, predict_format_ext(fmt),
               predict_format_ext(fmt));
@@ -231,6 +237,13 @@ int cli_predict(int argc, char **argv)
             data_free(&ds);
             ok = 0;
             break;
+        }
+        /* ss2 is the default for one protein; a first `predict MODEL
+         * proteins.fasta` of several got the refusal instead of output. */
+        if (!a.val[OPT_FORMAT] && psipred_several(a.val[OPT_OUT], (FsPredFormat)fmt, ds.n_prot)) {
+            cli_error("note: %s: %u proteins, written as --format fasta (ss2, the default, holds one protein "
+                      "a file: -o DIR/ writes DIR/<id>.ss2 for each)", a.args[i], ds.n_prot);
+            fmt = FS_PRED_FASTA;
         }
         if (psipred_one(a.val[OPT_OUT], (FsPredFormat)fmt, a.args[i], ds.n_prot) != 0) {
             data_free(&ds);
