@@ -76,12 +76,26 @@ static double q3_by_hand(const char *states, const char *records)
     return n ? (double)ok / (double)n : NAN;
 }
 
+/* How many looks at test data run folder dir's report.html shows (0: none). */
+static int report_looks(const char *dir)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    char *html = tp_read_file(path, NULL);
+    const char *at = html ? strstr(html, "Test data looked at ") : NULL;
+    int n = at ? atoi(at + strlen("Test data looked at ")) : 0;
+    free(html);
+    return n;
+}
+
 static void test_evaluate(const char *a, const char *test_rec, const char *train_rec)
 {
     char *labels = tp_read_file(test_rec, NULL);
     CHECK(tp_run("predict '%s' '%s' --format fasta", a, test_rec) == 0);
     double want = q3_by_hand(out_text, labels);
+    const int looks = report_looks(a);
     CHECK(tp_run("evaluate '%s' '%s' --format json", a, test_rec) == 0);
+    CHECK_MSG(report_looks(a) == looks + 1, "the report shows %d looks, not %d + 1", report_looks(a), looks);
     char *j1 = strdup(out_text);
     CHECK_MSG(fabs(json_num(j1, "q3") - want) < 1e-9, "evaluate q3 %.6f, by hand %.6f", json_num(j1, "q3"), want);
     CHECK(json_num(j1, "overlap") == 0);
@@ -212,8 +226,12 @@ int main(void)
     /* The refit command finds it done; in a fresh folder it trains the same
      * bytes (on 2 threads: the second helps the one model). */
     CHECK(run(sweep, c, "1") == 0);
+    char html[400];
+    snprintf(html, sizeof html, "%s/report.html", c);
+    CHECK(tp_count_in_file(html, "No trial has been refit") == 1);
     CHECK(tp_run("refit '%s' --rank 1 --threads 2", c) == 0);
     CHECK_CONTAINS(out_text, "refitting");
+    CHECK_MSG(tp_count_in_file(html, "No trial has been refit") == 0, "refit left %s as it was", html);
     CHECK(tp_run("refit '%s' --rank 1", c) == 0);
     CHECK_CONTAINS(out_text, "already saved");
     char id[3][17];

@@ -33,6 +33,9 @@ int cli_refit(int argc, char **argv);
 int cli_repair(int argc, char **argv);
 /* `foldsweep report RUN [-o FILE]`: the run as one HTML page. */
 int cli_report(int argc, char **argv);
+/* After evaluate or refit recorded into run folder dir: its report.html,
+ * where it has one, written again to show it (a failure is a warning). */
+void cli_report_refresh(const char *dir);
 /* `foldsweep evaluate MODEL... DATA...`: scores on a held-out test set. */
 int cli_evaluate(int argc, char **argv);
 

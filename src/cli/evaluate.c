@@ -202,6 +202,8 @@ static int score(FsEvaluation *ev, const FsModelSet *set, const FsEnsemble *e, F
         return -1;
     if (!set->run[0]) cli_error("note: the models' run folder is unknown; this evaluation is not recorded");
     evaluate_write(stdout, o->fmt, ev, models, o->overlap);
+    for (int i = 0; i < set->n_runs; i++) cli_report_refresh(set->runs[i]);
+    if (!set->top && set->run[0]) cli_report_refresh(set->run);
     return 0;
 }
 

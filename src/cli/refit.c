@@ -61,6 +61,7 @@ int cli_refit(int argc, char **argv)
     int ok = predict_trial_id(a.args[0], a.val[OPT_TRIAL], rank, id, sizeof id, &err) == 0;
     if (!ok) cli_error("%s", err.msg);
     ok = ok && run_refit_command(a.args[0], id, (int)threads, file, sizeof file, stdout) == 0;
+    if (ok) cli_report_refresh(a.args[0]);
     if (ok && a.val[OPT_OUT]) {
         FsModelSet *set = fs_calloc(1, sizeof *set);
         ok = predict_find(set, file, NULL, 0, -1, &err) == 0 &&

@@ -6,6 +6,8 @@
  * RUN/report.html itself after each trial). Exit 0, 1 for a folder that
  * cannot be read or a file that cannot be written, 2 for bad usage.
  */
+#include <unistd.h>
+
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -34,33 +36,41 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_report_spec = &spec; /* for cli.c's table */
 
-int cli_report(int argc, char **argv)
+/* Writes dir's report: to path, or (NULL) dir/report.html. 0 or -1 with
+ * the message said (as a warning with `warn`). */
+static int write_report(const char *dir, const char *path, int warn)
 {
-    CliArgs a;
-    int rc = cli_args_parse(&a, &spec, argc, argv);
-    if (rc != CLI_PARSED) return rc;
-    const char *dir = a.args[0], *path = a.val[OPT_OUT];
     FsJournal j;
     FsReportFolder f;
-    if (cli_folder_read(dir, &j, &f)) {
-        cli_args_free(&a);
-        return FS_EXIT_ERROR;
-    }
+    if (cli_folder_read(dir, &j, &f)) return -1;
     FsErr err = {0};
     FsStudyStop study;
     cli_folder_study(&f, &j, &study);
     char note[400] = "";
     if (study.stopped) run_study_text(&study, note, sizeof note);
     const FsReportHtmlInfo info = {NULL, 0, 0, study.stopped ? study.proposed : 0, note};
-    if (report_html_write_file(path, dir, &j, &f.spec, &info, &err) != 0) {
-        cli_error("%s", err.msg);
-        rc = FS_EXIT_ERROR;
-    } else {
-        printf("report: %s%s\n", path ? path : dir, path ? "" : "/report.html");
-        rc = FS_EXIT_OK;
-    }
+    int rc = report_html_write_file(path, dir, &j, &f.spec, &info, &err);
+    if (rc) cli_error("%s%s", warn ? "warning: the report is not brought up to date: " : "", err.msg);
     report_folder_free(&f);
     journal_close(&j);
+    return rc;
+}
+
+void cli_report_refresh(const char *dir)
+{
+    char path[FS_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    if (access(path, F_OK) == 0) write_report(dir, NULL, 1);
+}
+
+int cli_report(int argc, char **argv)
+{
+    CliArgs a;
+    int rc = cli_args_parse(&a, &spec, argc, argv);
+    if (rc != CLI_PARSED) return rc;
+    const char *dir = a.args[0], *path = a.val[OPT_OUT];
+    rc = write_report(dir, path, 0) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
+    if (rc == FS_EXIT_OK) printf("report: %s%s\n", path ? path : dir, path ? "" : "/report.html");
     cli_args_free(&a);
     return rc;
 }
