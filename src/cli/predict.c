@@ -184,6 +184,52 @@ static int find_models(FsModelSet *set, const CliArgs *a, int n_models, int rank
     return 0;
 }
 
+/* What every input shares: the models, the options, the files written. */
+typedef struct {
+    const CliArgs *a;
+    FsEnsemble *ens;
+    int n_models, fmt, threads, batch;
+    FsNameSet names;
+} Inputs;
+
+/* Input i loaded, predicted and written: 0, or -1 (said). */
+static int predict_input(Inputs *in, int i)
+{
+    const CliArgs *a = in->a;
+    const char *input = a->args[i], *out = a->val[OPT_OUT];
+    FsDataset ds;
+    memset(&ds, 0, sizeof ds);
+    FsErr err = {0};
+    int ok = 0;
+    if (load_input(&ds, input, a->val[OPT_INPUT_FORMAT], &err) != 0)
+        cli_error("%s", err.msg);
+    else if (predict_features(in->ens, a->val[OPT_FEATURES], &ds, &err) != 0)
+        cli_error("%s: %s", input, err.msg);
+    else
+        ok = 1;
+    /* ss2 is the default for one protein; a first `predict MODEL
+     * proteins.fasta` of several got the refusal instead of output. */
+    if (ok && !a->val[OPT_FORMAT] && psipred_several(out, (FsPredFormat)in->fmt, ds.n_prot)) {
+        cli_error("note: %s: %u proteins, written as --format fasta (ss2, the default, holds one protein "
+                  "a file: -o DIR/ writes DIR/<id>.ss2 for each)", input, ds.n_prot);
+        in->fmt = FS_PRED_FASTA;
+    }
+    if (ok && psipred_one(out, (FsPredFormat)in->fmt, input, ds.n_prot) != 0) ok = 0;
+    if (ok) {
+        warn_unknown(&ds, input);
+        const int classes = in->ens->classes;
+        float *probs = fs_malloc(sizeof(float) * (size_t)classes * ((size_t)ds.n_res + 1));
+        float *agree = fs_malloc(sizeof(float) * ((size_t)ds.n_res + 1));
+        predict_run(in->ens, &ds, run_solo_threads(in->threads), in->batch, probs, agree);
+        ok = write_out(out, (FsPredFormat)in->fmt, &ds, probs, agree, a->n_args - in->n_models, i == in->n_models,
+                       &in->names, classes) == 0;
+        free(probs);
+        free(agree);
+    }
+    data_free(&ds);
+    return ok ? 0 : -1;
+}
+
 int cli_predict(int argc, char **argv)
 {
     CliArgs a;
@@ -214,7 +260,6 @@ int cli_predict(int argc, char **argv)
     FsErr err = {0};
     int ok = find_models(set, &a, n_models, rank, fold, top, &err) == 0;
     ok = ok && predict_load(ens, set, (int)batch, &err) == 0 && check_mixed(ens, set, a.val[OPT_MIXED] != NULL, &err) == 0;
-    FsNameSet names = {0};
     if (!ok) cli_error("%s", err.msg);
     if (ok && a.n_args - n_models > 1 && is_psipred((FsPredFormat)fmt) &&
         !per_protein(a.val[OPT_OUT], (FsPredFormat)fmt, a.n_args - n_models)) {
@@ -222,45 +267,9 @@ int cli_predict(int argc, char **argv)
                   "file per protein, or --format csv or fasta", a.n_args - n_models, predict_format_ext((FsPredFormat)fmt));
         ok = 0;
     }
-    for (int i = n_models; i < a.n_args && ok; i++) {
-        FsDataset ds;
-        memset(&ds, 0, sizeof ds);
-        FsErr e2 = {0};
-        if (load_input(&ds, a.args[i], a.val[OPT_INPUT_FORMAT], &e2) != 0) {
-            cli_error("%s", e2.msg);
-            data_free(&ds);
-            ok = 0;
-            break;
-        }
-        if (predict_features(ens, a.val[OPT_FEATURES], &ds, &e2) != 0) {
-            cli_error("%s: %s", a.args[i], e2.msg);
-            data_free(&ds);
-            ok = 0;
-            break;
-        }
-        /* ss2 is the default for one protein; a first `predict MODEL
-         * proteins.fasta` of several got the refusal instead of output. */
-        if (!a.val[OPT_FORMAT] && psipred_several(a.val[OPT_OUT], (FsPredFormat)fmt, ds.n_prot)) {
-            cli_error("note: %s: %u proteins, written as --format fasta (ss2, the default, holds one protein "
-                      "a file: -o DIR/ writes DIR/<id>.ss2 for each)", a.args[i], ds.n_prot);
-            fmt = FS_PRED_FASTA;
-        }
-        if (psipred_one(a.val[OPT_OUT], (FsPredFormat)fmt, a.args[i], ds.n_prot) != 0) {
-            data_free(&ds);
-            ok = 0;
-            break;
-        }
-        warn_unknown(&ds, a.args[i]);
-        float *probs = fs_malloc(sizeof(float) * (size_t)ens->classes * ((size_t)ds.n_res + 1));
-        float *agree = fs_malloc(sizeof(float) * ((size_t)ds.n_res + 1));
-        predict_run(ens, &ds, run_solo_threads((int)threads), (int)batch, probs, agree);
-        ok = write_out(a.val[OPT_OUT], (FsPredFormat)fmt, &ds, probs, agree, a.n_args - n_models, i == n_models,
-                       &names, ens->classes) == 0;
-        free(probs);
-        free(agree);
-        data_free(&ds);
-    }
-    predict_names_free(&names);
+    Inputs in = {&a, ens, n_models, fmt, (int)threads, (int)batch, {0}};
+    for (int i = n_models; i < a.n_args && ok; i++) ok = predict_input(&in, i) == 0;
+    predict_names_free(&in.names);
     predict_free(ens);
     free(ens);
     free(set);
