@@ -476,6 +476,21 @@ static void test_cli(void)
     CHECK_CONTAINS(err_text, "no such run folder");
     CHECK(tp_run("status '%s'", tmp_dir("nonexistent")) == 1);
     CHECK_CONTAINS(err_text, "no such run folder");
+    /* The wrong kind of path says what it is and what was meant. */
+    CHECK(tp_run("status '%s/sweeps/quickstart.yaml'", FS_TEST_SRC_DIR) == 1);
+    CHECK_CONTAINS(err_text, "quickstart.yaml is a sweep file, not a run folder: foldsweep run writes its run "
+                             "folder, runs/quickstart unless --out or run.out names another");
+    const char *holder = tmp_dir("holder");
+    char inner[700];
+    snprintf(inner, sizeof inner, "%s/r1", holder);
+    CHECK(mkdir(holder, 0755) == 0 && mkdir(inner, 0755) == 0);
+    snprintf(inner, sizeof inner, "%s/r1/journal.jsonl", holder);
+    tp_write_text(inner, "");
+    CHECK(tp_run("leaderboard '%s'", holder) == 1);
+    CHECK_CONTAINS(err_text, "has no journal.jsonl: not a run folder, but it holds 1: ");
+    CHECK_CONTAINS(err_text, "holder/r1");
+    CHECK(tp_run("plan '%s'", holder) == 1);
+    CHECK_CONTAINS(err_text, "holder is a folder; expected a sweep file");
 
     /* A folder with a journal but neither sweep.yaml nor a run record. */
     const char *small = tmp_dir("small");

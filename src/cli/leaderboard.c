@@ -5,8 +5,10 @@
  * or a journal / sweep that cannot be read (the message names the file and
  * line), 2 for bad usage.
  */
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -45,11 +47,48 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_leaderboard_spec = &spec; /* for cli.c's table */
 
+/* Why dir is not a run folder, with what the user may have meant: a sweep
+ * file's run folder, or the run folders inside a folder of them. */
+static void not_a_run_folder(const char *dir, const struct stat *st, int found)
+{
+    const size_t n = strlen(dir);
+    const int yaml = n > 5 && (!strcmp(dir + n - 5, ".yaml") || !strcmp(dir + n - 4, ".yml"));
+    if (!found) {
+        cli_error("%s: no such run folder", dir);
+    } else if (!S_ISDIR(st->st_mode) && yaml) {
+        char out[FS_PATH_MAX];
+        run_default_out(dir, out, sizeof out);
+        cli_error("%s is a sweep file, not a run folder: foldsweep run writes its run folder, %s unless --out or "
+                  "run.out names another (its first line says which)", dir, out);
+    } else if (!S_ISDIR(st->st_mode)) {
+        cli_error("%s is a file, not a run folder (a folder with a journal.jsonl)", dir);
+    } else {
+        char list[1024] = "";
+        size_t at = 0;
+        int k = 0;
+        DIR *d = opendir(dir);
+        for (struct dirent *e; d && (e = readdir(d)) && at < sizeof list;) {
+            char path[FS_PATH_MAX + 300];
+            snprintf(path, sizeof path, "%s/%s/journal.jsonl", dir, e->d_name);
+            if (e->d_name[0] == '.' || access(path, F_OK) != 0) continue;
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s/%s", k++ ? ", " : "", dir, e->d_name);
+        }
+        if (d) closedir(d);
+        if (k)
+            cli_error("%s has no journal.jsonl: not a run folder, but it holds %d: %s", dir, k, list);
+        else
+            cli_error("%s has no journal.jsonl: not a run folder (foldsweep run writes one)", dir);
+    }
+}
+
 int cli_folder_read(const char *dir, FsJournal *j, FsReportFolder *f)
 {
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        cli_error("%s: no such run folder", dir);
+    char journal[FS_PATH_MAX + 16];
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    const int found = stat(dir, &st) == 0;
+    if (!found || !S_ISDIR(st.st_mode) || access(journal, F_OK) != 0) {
+        not_a_run_folder(dir, &st, found);
         return -1;
     }
     FsErr err = {0};

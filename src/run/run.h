@@ -59,6 +59,9 @@ typedef struct {
  * only the threads mean anything) and m (rank, ranks, ranks on the node
  * and the node's cores; fsmpi_alone for a command in one process). */
 void run_settings(FsRunSettings *s, const FsRunOptions *o, const FsSweep *sw, const FsMpi *m);
+/* The run folder of a sweep file when neither --out nor run.out names one:
+ * runs/<the file's name up to its first dot>. */
+void run_default_out(const char *sweep_path, char *out, size_t n);
 /* Whether sweep_path is a run folder's saved sweep (DIR/sweep.yaml with
  * DIR/journal.jsonl beside it): DIR into out, and 1; else 0. Then `run
  * DIR/sweep.yaml` resumes DIR, as `status` says it does, instead of

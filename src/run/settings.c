@@ -11,8 +11,7 @@
 
 #include "run/run.h"
 
-/* runs/<the sweep file's name up to its first dot>. */
-static void default_out(const char *sweep_path, char *out, size_t n)
+void run_default_out(const char *sweep_path, char *out, size_t n)
 {
     const char *base = sweep_path ? strrchr(sweep_path, '/') : NULL;
     base = base ? base + 1 : sweep_path ? sweep_path : "";
@@ -41,7 +40,7 @@ void run_settings(FsRunSettings *s, const FsRunOptions *o, const FsSweep *sw, co
     else if (o->home_dir)
         snprintf(s->out_dir, sizeof s->out_dir, "%s", o->home_dir);
     else
-        default_out(o->sweep_path, s->out_dir, sizeof s->out_dir);
+        run_default_out(o->sweep_path, s->out_dir, sizeof s->out_dir);
     s->keep_models = sw ? sw->keep_models : FS_KEEP_ALL;
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sweep/sweep_int.h"
 #include "synth/synth.h"
@@ -103,6 +104,13 @@ void sw_check_batching(const FsSweep *sw, const SwSpace *sp, SwErrs *e)
 
 int sweep_load_file(FsSweep *sw, const char *path, FsErrList *errs)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen takes a folder; its read fails, saying little */
+        defaults(sw, path);
+        errlist_add(errs, "%s is a folder; expected a sweep file (YAML, e.g. sweeps/quickstart.yaml)", path);
+        sweep_free(sw);
+        return -1;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         defaults(sw, path);
