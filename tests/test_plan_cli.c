@@ -74,5 +74,24 @@ int main(void)
     /* The shipped quickstart plans (synthetic data, no files). */
     CHECK(tp_run("plan '%s/sweeps/quickstart.yaml'", FS_TEST_SRC_DIR) == 0);
     CHECK_CONTAINS(out_text, "300 proteins");
+    /* The GPU path's column only where the build has the backend (or --gpu
+     * asks), and one line for trials refused for one reason. */
+    const int cuda = tp_run("--version") == 0 && !strstr(out_text, "CUDA none") && !strstr(out_text, "cuda none");
+    char *version = strdup(out_text);
+    CHECK(tp_run("plan '%s/sweeps/quickstart.yaml'", FS_TEST_SRC_DIR) == 0);
+    if (cuda)
+        CHECK_MSG(strstr(out_text, "params  gpu  architecture") != NULL, "%s\n%s", version, out_text);
+    else
+        CHECK_MSG(strstr(out_text, "params  architecture") &&
+                      strstr(out_text, "gpu: this build has no CUDA backend (plan --gpu h200 shows"),
+                  "%s\n%s", version, out_text);
+    free(version);
+    const char *chain = td_write("chain.yaml", "data: {synth: {proteins: 30}, window: chain}\n"
+                                               "model: {filters: [4, 8, 16]}\n");
+    CHECK(tp_run("plan '%s' --gpu h200", chain) == 0);
+    CHECK_CONTAINS(out_text, "params  gpu  architecture");
+    CHECK_CONTAINS(out_text, "gpu: the GPU path (--backend cuda) refuses all 3 trials on the h200 profile (run them "
+                             "with --backend cpu): a chain model");
+    CHECK(tp_count(out_text, "a chain model (data.window: chain) trains on the CPU only") == 1);
     return test_finish();
 }

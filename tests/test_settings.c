@@ -194,6 +194,18 @@ static void test_commands(const char *tmp)
     CHECK_MSG(with_test == plain, "the test phase started %d threads beyond the run's %d on --threads 1",
               with_test - plain, plain);
 
+    /* --out into a folder of someone's own files: refused, nothing written there. */
+    char mine[300];
+    snprintf(mine, sizeof mine, "%s/mine", tmp);
+    CHECK(mkdir(mine, 0755) == 0);
+    snprintf(line, sizeof line, "%s/sweep.yaml", mine);
+    tp_write_text(line, "# my own notes\n");
+    CHECK(tp_run("run '%s' --out '%s' --threads 1 --quiet", sweep, mine) == 1);
+    CHECK_CONTAINS(err_text, "holds 1 file (sweep.yaml) but no journal.jsonl: not a run folder");
+    CHECK(tp_count_in_file(line, "# my own notes") == 1);
+    snprintf(line, sizeof line, "%s/journal.jsonl", mine);
+    CHECK(access(line, F_OK) != 0);
+
     snprintf(line, sizeof line, "refit %s --rank 1 --threads 1", a);
     CHECK(command(line, &n) == 0 && n == 0);
     snprintf(line, sizeof line, "refit %s --rank 2", a);

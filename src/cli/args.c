@@ -21,20 +21,68 @@ void cli_option_label(const CliOption *o, char *out, size_t n)
              o->arg && o->optional ? "]" : "");
 }
 
+/* The width help is laid out in: a terminal's 80 columns. */
+#define CLI_HELP_WIDTH 80
+
+/* The length of the word at p: to the next blank or line break, a
+ * bracketed option of a usage ("[--backend cpu|cuda|auto]") whole. */
+static int word_len(const char *p)
+{
+    const char *close = *p == '[' ? strchr(p, ']') : NULL;
+    const char *nl = strchr(p, '\n');
+    if (close && (!nl || close < nl)) return (int)(close - p) + 1 + (int)strcspn(close + 1, " \n");
+    return (int)strcspn(p, " \n");
+}
+
+/* text from column `at`, words wrapped before CLI_HELP_WIDTH and each
+ * wrapped line indented by `indent`; a '\n' in text breaks the line too,
+ * the next indented by `hard` (a usage's own second line is indented in
+ * its text), and a last '\n' ends it. */
+static void print_wrapped(FILE *out, const char *text, int at, int indent, int hard)
+{
+    for (const char *p = text; *p;) {
+        if (*p == '\n') {
+            fputc('\n', out);
+            if (!*++p) break;
+            fprintf(out, "%*s", hard, "");
+            at = hard;
+            continue;
+        }
+        const int word = word_len(p), space = *p == ' ';
+        if (space) {
+            p++;
+            const int next = word_len(p);
+            if (at + 1 + next > CLI_HELP_WIDTH && at > indent) {
+                fprintf(out, "\n%*s", indent, "");
+                at = indent;
+            } else {
+                fputc(' ', out), at++;
+            }
+            continue;
+        }
+        fwrite(p, 1, (size_t)word, out);
+        at += word, p += word;
+    }
+}
+
 void cli_help_print(const CliSpec *s, FILE *out)
 {
-    fputs(s->usage, out);
+    /* The usage line wrapped too, its continuation under the command's first argument. */
+    const char *cmd = strstr(s->usage, s->cmd);
+    const int hang = cmd ? (int)(cmd - s->usage) + (int)strlen(s->cmd) + 1 : 8;
+    print_wrapped(out, s->usage, 0, hang, 0);
     fprintf(out, "\n%s\noptions:\n", s->about);
     for (int i = 0; i < s->n_opts; i++) {
         const CliOption *o = &s->opts[i];
         char left[64];
         cli_option_label(o, left, sizeof left);
-        fprintf(out, "  %-*s ", s->column, left);
-        /* A long description wraps by hand; keep its lines under the column. */
-        for (const char *p = o->help; *p; p++) {
-            fputc(*p, out);
-            if (*p == '\n') fprintf(out, "%*s", s->column + 3, "");
-        }
+        const int len = (int)strlen(left);
+        /* A label wider than the column puts its description on the next line. */
+        if (len > s->column)
+            fprintf(out, "  %s\n%*s", left, s->column + 3, "");
+        else
+            fprintf(out, "  %-*s ", s->column, left);
+        print_wrapped(out, o->help, s->column + 3, s->column + 3, s->column + 3);
         fputc('\n', out);
     }
     if (s->epilog) fprintf(out, "\n%s", s->epilog);

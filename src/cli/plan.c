@@ -7,6 +7,7 @@
  * FILE:LINE:COL: ..."), 2 usage.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
@@ -116,7 +117,31 @@ static void print_origin(const FsSweep *sw)
         printf("trials: %d\n", sw->n_trials);
 }
 
-static void print_text(const FsSweep *sw, const FsDataset *ds, const char *target, char **gpu_why, int refused)
+/* The GPU path's verdict: every trial, or the refused ones (one line for
+ * all of them where they share the reason, as a chain sweep's do). */
+static void print_gpu(const FsSweep *sw, const char *target, char **gpu_why, int refused)
+{
+    if (!refused) {
+        printf("\ngpu: the GPU path (--backend cuda) takes every trial on the %s\n", target);
+        return;
+    }
+    int same = 1;
+    for (int i = 1; i < sw->n_trials && same; i++) same = !strcmp(gpu_why[i], gpu_why[0]);
+    if (refused == sw->n_trials && same) {
+        printf("\ngpu: the GPU path (--backend cuda) refuses all %d trials on the %s (run them with --backend cpu): "
+               "%s\n", refused, target, gpu_why[0]);
+        return;
+    }
+    printf("\ngpu: the GPU path (--backend cuda) refuses %d of %d trials on the %s (run them with --backend cpu):\n",
+           refused, sw->n_trials, target);
+    for (int i = 0; i < sw->n_trials; i++)
+        if (gpu_why[i][0]) printf("  %5d  %s  %s\n", sw->trials[i].index, sw->trials[i].id, gpu_why[i]);
+}
+
+/* gpu: whether the GPU path's column and verdict are shown (a build with
+ * the CUDA backend, or --gpu NAME asked for them). */
+static void print_text(const FsSweep *sw, const FsDataset *ds, const char *target, char **gpu_why, int refused,
+                       int gpu)
 {
     printf("sweep: %s\n", sw->path);
     printf("data: %u proteins, %u residues, ", ds->n_prot, ds->n_res);
@@ -142,24 +167,20 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
                sw->test_sequences ? sw->test_sequences : sw->n_test_inputs ? sw->test_inputs[0] : "?", sw->test_top,
                sw->test_refit ? " and their refits" : "");
     printf("metric: %s\n\n", metrics_kind_name(sw->metric));
-    printf("%5s  %-16s  %9s  %-3s  %s\n", "index", "id", "params", "gpu", "architecture | training");
+    printf("%5s  %-16s  %9s  %s%s\n", "index", "id", "params", gpu ? "gpu  " : "", "architecture | training");
     char arch[512], train[256];
     for (int i = 0; i < sw->n_trials; i++) {
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
         sweep_train_summary(&t->train, t->arch.chain, train, sizeof train);
-        printf("%5d  %s  %9ld  %-3s  %s | %s\n", t->index, t->id, sweep_trial_params(t), gpu_why[i][0] ? "no" : "yes",
-               arch, train);
+        printf("%5d  %s  %9ld  %s%s | %s\n", t->index, t->id, sweep_trial_params(t),
+               !gpu ? "" : gpu_why[i][0] ? "no   " : "yes  ", arch, train);
     }
     print_excluded(sw);
-    if (!refused) {
-        printf("\ngpu: the GPU path (--backend cuda) takes every trial on the %s\n", target);
-        return;
-    }
-    printf("\ngpu: the GPU path (--backend cuda) refuses %d of %d trials on the %s (run them with --backend cpu):\n",
-           refused, sw->n_trials, target);
-    for (int i = 0; i < sw->n_trials; i++)
-        if (gpu_why[i][0]) printf("  %5d  %s  %s\n", sw->trials[i].index, sw->trials[i].id, gpu_why[i]);
+    if (gpu)
+        print_gpu(sw, target, gpu_why, refused);
+    else
+        printf("\ngpu: this build has no CUDA backend (plan --gpu h200 shows what the GPU path would take)\n");
 }
 
 int cli_plan(int argc, char **argv)
@@ -200,7 +221,12 @@ int cli_plan(int argc, char **argv)
     } else if (json) {
         print_json(&sw, why);
     } else {
-        print_text(&sw, &ds, target, why, refused);
+#ifdef FS_HAVE_CUDA
+        const int shown = 1;
+#else
+        const int shown = gpu[0] != 0;
+#endif
+        print_text(&sw, &ds, target, why, refused, shown);
     }
     run_gpu_plan_free(why, sw.n_trials);
     data_free(&ds);

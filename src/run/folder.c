@@ -190,3 +190,23 @@ int run_folder_sense(RunState *st, const char *old, FsErr *err)
     if (rc != 0) return -1;
     return journal_append_sweep(&st->j, sw->canonical, val, st->folds.n, err);
 }
+
+int run_folder_foreign(const char *dir, FsErr *err)
+{
+    char journal[FS_PATH_MAX + 16];
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    if (access(journal, F_OK) == 0) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0; /* absent (made next) or not a folder: fs_mkdir_p says so */
+    char first[256] = "";
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (!n++) snprintf(first, sizeof first, "%s", e->d_name);
+    }
+    closedir(d);
+    if (!n) return 0;
+    return fs_err_set(err, "%s holds %d file%s (%s%s) but no journal.jsonl: not a run folder, and the run would write "
+                      "its own files among them (sweep.yaml over one of the same name); give --out a new or empty "
+                      "folder", dir, n, n == 1 ? "" : "s", first, n > 1 ? ", ..." : ""), -1;
+}

@@ -83,12 +83,16 @@ static inline void fuzz_use_dataset(FsDataset *ds)
     data_print_stats(ds, fuzz_null(), 1);
     fuzz_check_roundtrip(ds);
 
-    /* Folds as a k-fold sweep assigns them (k = 2..5 as the data allows). */
-    if (ds->n_prot >= 2) {
+    /* Folds as a k-fold sweep assigns them (k = 2..5 as the data allows:
+     * SET=test proteins are held out of every fold). */
+    uint32_t in_folds = 0;
+    for (uint32_t p = 0; p < ds->n_prot; p++) in_folds += ds->prot_set[p] != FS_SET_TEST;
+    if (in_folds >= 2) {
         FsErr err = {0};
-        uint32_t k = ds->n_prot < 5 ? ds->n_prot : 5;
+        uint32_t k = in_folds < 5 ? in_folds : 5;
         FUZZ_REQUIRE(data_assign_folds(ds, k, ds->n_res, &err) == 0);
-        for (uint32_t p = 0; p < ds->n_prot; p++) FUZZ_REQUIRE(ds->prot_fold[p] < k);
+        for (uint32_t p = 0; p < ds->n_prot; p++)
+            FUZZ_REQUIRE(ds->prot_set[p] == FS_SET_TEST ? ds->prot_fold[p] == FS_FOLD_HELD_OUT : ds->prot_fold[p] < k);
         uint32_t total = 0;
         for (uint32_t f = 0; f < k; f++) {
             uint32_t n = data_examples(ds, (int)f, 1, ex);
