@@ -194,6 +194,11 @@ static void test_commands(const char *tmp)
     CHECK_MSG(with_test == plain, "the test phase started %d threads beyond the run's %d on --threads 1",
               with_test - plain, plain);
 
+    /* A finished folder run again: nothing trained, so no profile of zeros. */
+    CHECK(tp_run("run '%s' --out '%s' --threads 1", sweep, a) == 0);
+    CHECK_CONTAINS(out_text, "0 folds to train");
+    CHECK_MSG(!strstr(out_text, "profile:") && strstr(out_text, "training thread"), "%s", out_text);
+
     /* --out into a folder of someone's own files: refused, nothing written there. */
     char mine[300];
     snprintf(mine, sizeof mine, "%s/mine", tmp);

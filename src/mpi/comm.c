@@ -217,11 +217,14 @@ int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *d
     m->total_threads = threads;
     if (failure)
         snprintf(mine.text, sizeof mine.text, "%s", failure);
+    else if (m->local_size > 1)
+        snprintf(mine.text, sizeof mine.text, "on host %s (%d of its %d ranks), %d training thread%s, %s", m->host,
+                 m->local_rank + 1, m->local_size, threads, threads == 1 ? "" : "s", device);
     else
-        snprintf(mine.text, sizeof mine.text, "%s local %d/%d, %d thread%s, %s", m->host, m->local_rank,
-                 m->local_size, threads, threads == 1 ? "" : "s", device);
+        snprintf(mine.text, sizeof mine.text, "on host %s, %d training thread%s, %s", m->host, threads,
+                 threads == 1 ? "" : "s", device);
     if (!m->active || m->size < 2) {
-        if (out && !failure) fprintf(out, "binding: rank 0: %s\n", mine.text);
+        if (out && !failure) fprintf(out, "binding: rank 0 %s\n", mine.text);
         return failure != NULL;
     }
     RankReport *all = m->rank == 0 ? fs_calloc((size_t)m->size, sizeof mine) : NULL;
@@ -237,7 +240,7 @@ int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *d
                 failed++;
                 fprintf(stderr, "foldsweep: rank %d could not start: %s\n", r, all[r].text);
             } else if (out) {
-                fprintf(out, "binding: rank %d: %s\n", r, all[r].text);
+                fprintf(out, "binding: rank %d %s\n", r, all[r].text);
             }
         }
         if (out) fflush(out);
@@ -298,8 +301,8 @@ int fsmpi_bcast_setup(FsMpi *m, int32_t *status, double *ckpt_every, char **text
 int fsmpi_report_setup(FsMpi *m, const char *failure, int threads, const char *device, void *out_file)
 {
     if (out_file && !failure)
-        fprintf((FILE *)out_file, "binding: rank 0: %s, %d thread%s, %s (built without MPI)\n", m->host, threads,
-                threads == 1 ? "" : "s", device);
+        fprintf((FILE *)out_file, "binding: one process on host %s (built without MPI), %d training thread%s, %s\n",
+                m->host, threads, threads == 1 ? "" : "s", device);
     return failure != NULL;
 }
 int fsmpi_poll(FsMpi *m, int source, FsMsg *msg)

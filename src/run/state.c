@@ -360,7 +360,9 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
         else if (st->models_discarded)
             fprintf(out, "models: removed the fold models of %d trial%s (run.keep_models: none)\n",
                     st->models_discarded, st->models_discarded == 1 ? "" : "s");
-        profile_print(out, &prof);
+        /* A session that trained nothing (a finished folder run again) has
+         * only zeros to show, and idle workers at 100%. */
+        if (prof.folds > 0 || prof.train_seconds > 0) profile_print(out, &prof);
     }
     return rc;
 }
