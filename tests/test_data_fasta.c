@@ -153,9 +153,34 @@ static void test_small(void)
     CHECK_CONTAINS(err.msg, "labels");
 }
 
+/* A test file with predefined sets keeps its SET=test proteins only: the
+ * same data set, fingerprint included, as a file of those alone. */
+static void test_keep_test_set(void)
+{
+    const char *seq = td_write("ks.fasta", ">a\nACDEFG\n>b\nMKW\n>c\nGGGG\n>d\nPPQQR\n>e\nLLL\n");
+    const char *lab = td_write("kl.fasta", ">a SET=train\nHHHEEE\n>b SET=test\nHEC\n>c SET=valid\nCCCC\n"
+                                           ">d SET=test\nEEHHC\n>e\nHHH\n");
+    const char *seq2 = td_write("ks2.fasta", ">b\nMKW\n>d\nPPQQR\n>e\nLLL\n");
+    const char *lab2 = td_write("kl2.fasta", ">b SET=test\nHEC\n>d SET=test\nEEHHC\n>e\nHHH\n");
+    FsDataset ds, want;
+    FsErr err;
+    CHECK(load_set(&ds, seq, lab, NULL, &err) == 0 && load_set(&want, seq2, lab2, NULL, &err) == 0);
+    CHECK(data_keep_test_set(&ds) == 2);
+    CHECK(ds.n_prot == 3 && ds.n_res == 11 && ds.n_seg == 3 && ds.stats.scored == 11);
+    CHECK(!strcmp(data_protein_name(&ds, 0), "b") && !strcmp(data_protein_name(&ds, 1), "d") &&
+          !strcmp(data_protein_name(&ds, 2), "e"));
+    CHECK(ds.left[3] == 0 && ds.right[7] == 0 && ds.aa[3] == want.aa[3]);
+    CHECK_MSG(ds.fingerprint == want.fingerprint, "%016llx != %016llx", (unsigned long long)ds.fingerprint,
+              (unsigned long long)want.fingerprint);
+    CHECK(data_keep_test_set(&ds) == 0); /* nothing else is left */
+    data_free(&ds);
+    data_free(&want);
+}
+
 int main(void)
 {
     test_small();
+    test_keep_test_set();
     test_flip();
     return test_finish();
 }

@@ -74,13 +74,20 @@ const CliSpec *const cli_evaluate_spec = &spec; /* for cli.c's table */
 /* The data's labels are read as the models' classes (8: DSSP-8). */
 static int load_data(FsDataset *ds, const CliArgs *a, int first, int classes, FsErr *err)
 {
+    int rc;
     if (a->val[OPT_SEQUENCES] || a->val[OPT_LABELS]) {
         FsLoadSpec ls = {FS_FMT_FASTA, NULL, 0, a->val[OPT_SEQUENCES], a->val[OPT_LABELS], a->val[OPT_MASK]};
-        return data_load_classes(ds, &ls, classes, err);
+        rc = data_load_classes(ds, &ls, classes, err);
+    } else {
+        int f = a->val[OPT_INPUT_FORMAT] ? data_format_parse(a->val[OPT_INPUT_FORMAT]) : FS_FMT_AUTO;
+        FsLoadSpec ls = {(FsFormat)f, (const char **)a->args + first, a->n_args - first, NULL, NULL, NULL};
+        rc = data_load_classes(ds, &ls, classes, err);
     }
-    int f = a->val[OPT_INPUT_FORMAT] ? data_format_parse(a->val[OPT_INPUT_FORMAT]) : FS_FMT_AUTO;
-    FsLoadSpec ls = {(FsFormat)f, (const char **)a->args + first, a->n_args - first, NULL, NULL, NULL};
-    return data_load_classes(ds, &ls, classes, err);
+    uint32_t dropped = rc == 0 ? data_keep_test_set(ds) : 0;
+    if (dropped)
+        cli_error("note: the data marks predefined sets: its %u SET=test proteins are scored, not its %u training "
+                  "and validation ones", ds->n_prot, dropped);
+    return rc;
 }
 
 /* The options, checked; n_models: the operands that are models (the rest

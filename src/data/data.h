@@ -208,6 +208,11 @@ int data_ss_code(int ch);
 int data_ss8_code(int ch);
 /* The class of a label letter in a run of `classes` (data_ss_code or data_ss8_code). */
 int data_label_code(int classes, int ch);
+/* A test file that marks predefined sets (SET=train / valid / test in its
+ * FASTA label headers: FLIP's) keeps only its SET=test proteins (and any
+ * without a set); returns how many it dropped, 0 when it marks no test set
+ * or nothing else. Before features and folds. */
+uint32_t data_keep_test_set(FsDataset *ds);
 /* Scored residues of every protein in one predefined set (e.g. FS_SET_TEST),
  * ascending; out may be NULL to count only. */
 uint32_t data_set_examples(const FsDataset *ds, FsSet set, uint32_t *out);

@@ -148,6 +148,8 @@ int sweep_load_test(const FsSweep *sw, FsDataset *test, FsErrList *errs)
         data_free(test);
         return -1;
     }
+    /* A file with predefined sets (FLIP's): its SET=test proteins (as evaluate). */
+    data_keep_test_set(test);
     /* The test proteins' columns from the same sources as the training
      * proteins' (one HDF5 file or folder holds both, by protein id). */
     if (sw->features.n && features_load(test, &sw->features, &err)) {
