@@ -62,9 +62,15 @@ static void test_duplicates_dropped(void)
     if (load(&sw, DATA "training: {optimizer: adam, momentum: [0.5, 0.9]}\n")) return;
     CHECK(sw.grid_size == 2);
     CHECK(sw.n_trials == 1);
+    /* ... and said: the sweep tunes nothing with it. */
+    CHECK_MSG(sw.note && strstr(sw.note, "training.momentum is given but changes none of the trials"), "%s",
+              sw.note ? sw.note : "(no note)");
     sweep_free(&sw);
-    if (load(&sw, DATA "training: {optimizer: [sgd, adam], momentum: [0.5, 0.9]}\n")) return;
+    if (load(&sw, DATA "training: {optimizer: [sgd, adam], momentum: [0.5, 0.9], lr_schedule: constant,\n"
+                       "  early_stopping: {criterion: patience, patience: 3, alpha: 2}}\n")) return;
     CHECK(sw.grid_size == 4);
+    CHECK_MSG(sw.note && strstr(sw.note, "training.early_stopping.alpha is given") && !strstr(sw.note, "momentum") &&
+                  !strstr(sw.note, "lr_schedule"), "%s", sw.note ? sw.note : "(no note)"); /* sgd's; a default */
     CHECK(sw.n_trials == 3);
     CHECK(sw.trials[0].train.opt == FS_OPT_SGD && sw.trials[1].train.opt == FS_OPT_SGD);
     CHECK(sw.trials[2].train.opt == FS_OPT_ADAM);

@@ -286,6 +286,39 @@ int sw_expand_again(FsSweep *sw, SwErrs *e)
     return sw_expand(sw, sw->space, e);
 }
 
+/* Training options written in the file that no trial's config holds
+ * (momentum with only adam, beta1 with sgd, lr_step_every without
+ * lr_schedule: step, alpha with criterion: patience): the trials are what
+ * they would be without them, which a Keras user tuning momentum under
+ * adam would not guess. Said in sw->note; a value at its default, which
+ * configs leave out, is not one. */
+static void note_unused(FsSweep *sw, const SwSpace *sp)
+{
+    char names[400] = "", key[48];
+    size_t at = 0;
+    int n = 0;
+    for (int o = 0; o < O_COUNT && sw->n_trials; o++) {
+        if ((sw_opts[o].sec != SEC_TRAINING && sw_opts[o].sec != SEC_STOP) || !sp->opt[o].given ||
+            sw_opt_hidden_default(o, &sp->opt[o]))
+            continue;
+        snprintf(key, sizeof key, "\"%s\":", sw_opts[o].key);
+        int used = 0;
+        for (int t = 0; t < sw->n_trials && !used; t++) used = strstr(sw->trials[t].config, key) != NULL;
+        if (used) continue;
+        if (at < sizeof names)
+            at += (size_t)snprintf(names + at, sizeof names - at, "%s%s.%s", n ? ", " : "",
+                                   sw_section_key(sw_opts[o].sec), sw_opts[o].key);
+        n++;
+    }
+    if (!n) return;
+    char note[700];
+    snprintf(note, sizeof note, "%s%s%s %s given but change%s none of the trials (an option of another optimizer, "
+             "schedule or criterion than the sweep's), so no trial's config holds %s", sw->note ? sw->note : "",
+             sw->note ? "; " : "", names, n == 1 ? "is" : "are", n == 1 ? "s" : "", n == 1 ? "it" : "them");
+    free(sw->note);
+    sw->note = fs_strdup(note);
+}
+
 int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e)
 {
     sw_list_dims(sw, sp);
@@ -319,5 +352,7 @@ int sw_expand(FsSweep *sw, const SwSpace *sp, SwErrs *e)
                   FS_SWEEP_MAX_TRIALS);
         return -1;
     }
-    return sw_constraints_check(sw, e);
+    const int rc = sw_constraints_check(sw, e);
+    if (rc == 0) note_unused(sw, sp);
+    return rc;
 }
