@@ -228,9 +228,26 @@ static void test_restore(void)
     pruner_free(p);
 }
 
+/* Settled folds (trained before this pruner: an extension) are never cut,
+ * and their values still count: trial 3 stands, trial 4 is cut against the
+ * same median as when trial 3 is cut (0.595). */
+static void test_settle(void)
+{
+    FsPruneSpec spec = {FS_PRUNER_MEDIAN, 2, 3, 1, 3, 2.0};
+    FsPruner *p = pruner_new(&spec, T, 1, E, 1);
+    pruner_settle(p, 3, 0);
+    for (int t = 0; t < T; t++)
+        for (int e = 1; e <= E; e++) pruner_epoch(p, t, 0, e, Q[t][e - 1]);
+    FsPruneDecision x[T];
+    CHECK(pruner_decide(p, x, T) == 1 && x[0].trial == 4 && x[0].epoch == 2 && fabs(x[0].threshold - 0.595) < 1e-12);
+    CHECK(!pruner_is_pruned(p, 3, NULL));
+    pruner_free(p);
+}
+
 int main(void)
 {
     test_median();
+    test_settle();
     test_asha();
     test_folds();
     test_loss();

@@ -165,6 +165,35 @@ int main(void)
     CHECK(n_ok >= 1 && n_ok + n_pruned == 8);
     free(most);
 
+    /* A pruner added to a finished run decides from here on: the kept
+     * trials' folds stand (a median of one earlier trial cut most of them
+     * here, and removed their models), the new ones are judged. */
+    snprintf(dir, sizeof dir, "%s/added", tmp);
+    tp_write_text(sweep, SWEEP_BASE);
+    CHECK(run_threads(sweep, dir, "2", log) == 0);
+    char *before = outcome(dir);
+    CHECK(count_status(before, "ok") == 8);
+    write_sweep(sweep, "{kind: median, warmup: 1, min_trials: 1}");
+    CHECK(run_threads(sweep, dir, "2", log) == 0);
+    same(before, dir, "a finished run after a pruner was added");
+    char more[2048];
+    snprintf(more, sizeof more, "%s", SWEEP_BASE);
+    char *lr = strstr(more, "[0.001, 0.0001]");
+    CHECK(lr != NULL);
+    if (lr) {
+        snprintf(lr, sizeof more - (size_t)(lr - more), "[0.001, 0.0001, 0.01]\n  seed: 5\nsearch:\n"
+                 "  pruner: {kind: median, warmup: 1, min_trials: 1}\n");
+        tp_write_text(sweep, more);
+        CHECK(run_threads(sweep, dir, "2", log) == 0);
+        char *after = outcome(dir);
+        printf("extended with 4 trials under the pruner:\n%s", after);
+        CHECK_MSG(count_status(after, "ok") + count_status(after, "pruned") == 12 &&
+                      count_status(after, "ok") >= 8,
+                  "%s", after);
+        free(after);
+    }
+    free(before);
+
     free(ref);
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);

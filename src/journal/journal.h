@@ -60,6 +60,9 @@ typedef struct {
     FsFitResult r; /* status, epochs, best epoch, confusion, curves (allocated), ... */
     double time;   /* Unix seconds when appended */
     FsModelRef model; /* the fold record's, or a later "model" record's */
+    /* The sweep version it was recorded under (as FsTrialRecord.version):
+     * an extension's pruner decides on none of the folds before it. */
+    int version;
 } FsFoldRecord;
 
 typedef struct {

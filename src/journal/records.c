@@ -144,6 +144,7 @@ int journal_add_fold(FsJournal *j, const char *trial, int fold, int seed, const 
     f->seed = seed;
     if (seed > j->max_seed) j->max_seed = seed;
     f->time = t;
+    f->version = j->n_sweep_versions > 1 ? j->n_sweep_versions : 1;
     int epochs = r->epochs > 0 ? r->epochs : 0;
     train_result_alloc(&f->r, epochs);
     FsCurves c = f->r.curves;

@@ -27,6 +27,7 @@ typedef struct {
 typedef struct {
     Fold *fold;
     long done; /* the last checkpoint passed; -1 none */
+    long settled; /* checkpoints up to this one make no decision (pruner_settle); -1 none */
     int pruned;
     FsPruneDecision d;
 } Trial;
@@ -80,6 +81,7 @@ FsPruner *pruner_new(const FsPruneSpec *spec, int n_trials, int n_folds, int max
     p->scratch = fs_calloc((size_t)n_trials + 1, sizeof *p->scratch);
     for (int t = 0; t < n_trials; t++) {
         p->t[t].done = 0;
+        p->t[t].settled = -1;
         p->t[t].fold = fs_calloc((size_t)n_folds, sizeof(Fold));
         for (int f = 0; f < n_folds; f++) p->t[t].fold[f].ended = -1;
     }
@@ -122,6 +124,13 @@ void pruner_fold_end(FsPruner *p, int trial, int fold, int epochs, double score,
     if (F->known > F->ended) F->known = F->ended;
     F->score = orient(p, score);
     F->ok = ok && F->known == F->ended && F->ended > 0;
+}
+
+void pruner_settle(FsPruner *p, int trial, int fold)
+{
+    if (!valid(p, trial, fold)) return;
+    const long last = ck(p, fold, p->max_epochs + 1);
+    if (last > p->t[trial].settled) p->t[trial].settled = last;
 }
 
 void pruner_restore(FsPruner *p, const FsPruneDecision *d)
@@ -306,6 +315,7 @@ static int advance(FsPruner *p, int t, FsPruneDecision *out)
             if (p->spec.kind == FS_PRUNER_FOLDS) r = decide_folds(p, t, f, &d);
         }
         if (r == PENDING) return 0;
+        if (r == 1 && next <= T->settled) r = 0; /* a settled fold stands */
         if (r == 1) {
             d.trial = t;
             d.fold = f;

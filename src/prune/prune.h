@@ -78,6 +78,11 @@ void pruner_epoch(FsPruner *p, int trial, int fold, int epoch, double metric); /
 void pruner_fold_end(FsPruner *p, int trial, int fold, int epochs, double score, int ok);
 /* A decision read back from the journal (with the fold's values up to it). */
 void pruner_restore(FsPruner *p, const FsPruneDecision *d);
+/* The trial's folds up to `fold` stand as they are: trained before this
+ * pruner (an extension that added or changed it: "it decides from here
+ * on"), they are never cut, and their values still count for the trials
+ * after them. */
+void pruner_settle(FsPruner *p, int trial, int fold);
 
 /* Makes every decision the information so far determines; the new prunings
  * go to out (up to cap) and their number is returned. */

@@ -118,10 +118,16 @@ static int feed_journal(RunState *st, int rank, FsErr *err)
     FsErr e = {0};
     st->trials[t].cut = run_pruning_cut_slot(st, t, &e);
     const FsCutRecord *c = journal_find_cut(&st->j, tr->id);
+    /* Folds recorded under an earlier sweep version (this pruner added or
+     * changed by an extension) stand: the pruner decides from here on. A
+     * finished run extended with a pruner cut 8 of its 12 complete trials
+     * and removed their models. */
+    const int version = st->j.n_sweep_versions > 1 ? st->j.n_sweep_versions : 1;
     for (int k = 0; k < K; k++) {
         const FsFoldRecord *fr = journal_find_fold(&st->j, tr->id, data_fold_id(&st->folds, k));
         if (fr) run_trial_set_slot_done(&st->trials[t], k);
         if (fr && !(c && k >= st->trials[t].cut)) feed_result(st, t, k, &fr->r);
+        if (fr && fr->version < version) pruner_settle(st->pruner, rank, k);
     }
     if (journal_find_failure(&st->j, tr->id))
         for (int k = 0; k < K; k++) {
