@@ -117,14 +117,27 @@ class Residual(nn.Sequential if nn is not None else object):
 SEEN = "foldsweep.seen_proteins"  # U64 fingerprints of the proteins the run saw (not a weight)
 
 
+def _need_torch():
+    if torch is None:
+        raise ImportError(f"PyTorch is not installed for {sys.executable}: the models need it (pip install torch, "
+                          "or apt-get install python3-torch); only read_fasta / parse_fasta work without it")
+
+
 def read_safetensors(path):
     """(tensors {name: float32 tensor}, metadata {str: str}) of a foldsweep model file.
 
     The one U64 tensor, foldsweep.seen_proteins (the leakage guard's
     fingerprints), is checked and left out: it is not a weight."""
+    _need_torch()
+    where = str(path)
+    if os.path.isdir(path):
+        raise ValueError(f"{where} is a folder: load() reads one .safetensors model file; load_ensemble() reads "
+                         "a folder `foldsweep export` wrote")
     with open(path, "rb") as f:
         raw = f.read()
-    where = str(path)
+    if raw[:1] == b"{":
+        raise ValueError(f"{where}: a JSON file, not a model: for an exported folder's models use "
+                         "load_ensemble(its folder)")
     if len(raw) < 8:
         raise ValueError(f"{where}: {len(raw)} bytes; not a safetensors file (no 8-byte header length)")
     (n,) = struct.unpack("<Q", raw[:8])
@@ -438,7 +451,10 @@ def load_ensemble(path):
         if files is None:
             files = sorted(glob.glob(os.path.join(glob.escape(os.fspath(path)), "*.safetensors")))
         if not files:
-            raise ValueError(f"{path}: no model.json fold list and no .safetensors files")
+            run = os.path.exists(os.path.join(os.fspath(path), "journal.jsonl"))
+            raise ValueError(f"{path}: no model.json fold list and no .safetensors files" +
+                             (": a run folder; `foldsweep export RUN -o DIR` writes a trial's models to load"
+                              if run else ""))
     else:
         files = [os.fspath(path)]
     models = [load(f)[0] for f in files]
@@ -470,9 +486,28 @@ def _same_kind(models, names=None):
 # input and prediction
 
 
+def clean_sequence(seq):
+    """One protein's sequence (a str) by the FASTA rule's sequence part
+    (parse_fasta: blanks and line breaks ignored, a '*' ending a line
+    dropped, letters in any case, other letters X); anything but a str, or
+    a character that is no letter, raises. A list's text ("['MKV', ...]")
+    once became residues, each bracket and quote an X."""
+    if not isinstance(seq, str):
+        raise TypeError(f"a protein's sequence is a str (predict takes a list of them for several), "
+                        f"got {type(seq).__name__}")
+    if seq and all(a in _INDEX for a in seq):
+        return seq  # the common case, already clean
+    if ">" in seq:
+        raise ValueError("<sequence>: one protein's sequence expected, found '>' (FASTA text: parse_fasta, "
+                         "then predict the list it gives)")
+    if seq.strip() == "":
+        return ""
+    return parse_fasta(">sequence\n" + seq, "<sequence>")[0][0][1]
+
+
 def encode(seq):
-    """Residue codes (LongTensor) of a sequence: ALPHABET index, X for anything else, any case."""
-    return torch.tensor([_INDEX.get(a, _X) for a in str(seq).upper()], dtype=torch.long)
+    """Residue codes (LongTensor) of a sequence (clean_sequence): ALPHABET index, X for other letters."""
+    return torch.tensor([_INDEX.get(a, _X) for a in clean_sequence(seq)], dtype=torch.long)
 
 
 def one_hot_windows(seq, window):
@@ -525,6 +560,7 @@ def model_input(model, seq, features=None):
     """The model's whole input for one protein: a window model's [len, C, W]
     (residue i's window), a chain model's [1, C, len]; C = the 21 one-hot
     channels (unless the model reads none) then its D feature columns."""
+    seq = clean_sequence(seq)
     f = _columns(model, seq, features)
     onehot = getattr(model, "onehot", True)
     if getattr(model, "chain", False):
@@ -540,12 +576,19 @@ def model_input(model, seq, features=None):
     return torch.cat(parts, dim=1)
 
 
+def _on_model(models, x):
+    """x on the models' device and in their dtype (a model moved with
+    .to("cuda") or .double() takes its input there)."""
+    p = next(models[0].parameters(), None)
+    return x if p is None else x.to(device=p.device, dtype=p.dtype)
+
+
 def predict_chain(models, seq, features=None):
     """[len(seq), 3] mean softmax of chain models over one pass of the whole chain."""
     if isinstance(models, nn.Module):
         models = [models]
-    x = model_input(models[0], seq, features)
-    acc = torch.zeros(len(classes_of(models)), x.shape[2])
+    x = _on_model(models, model_input(models[0], seq, features))
+    acc = torch.zeros(len(classes_of(models)), x.shape[2], device=x.device, dtype=x.dtype)
     if x.shape[2] == 0:
         return acc.t().contiguous()
     with torch.no_grad():
@@ -560,11 +603,12 @@ def predict_windows(models, x, batch=256):
         models = [models]
     if any(getattr(m, "chain", False) for m in models):
         raise ValueError("predict_windows: a chain model reads whole chains (predict_chain), not windows")
-    out = torch.empty(x.shape[0], len(classes_of(models)))
+    x = _on_model(models, x)
+    out = torch.empty(x.shape[0], len(classes_of(models)), device=x.device, dtype=x.dtype)
     with torch.no_grad():
         for s in range(0, x.shape[0], batch):
             xb = x[s : s + batch]
-            acc = torch.zeros(xb.shape[0], len(classes_of(models)))
+            acc = torch.zeros(xb.shape[0], len(classes_of(models)), device=x.device, dtype=x.dtype)
             for m in models:
                 acc += torch.softmax(m(xb), dim=1)
             out[s : s + batch] = acc / len(models)
@@ -572,16 +616,30 @@ def predict_windows(models, x, batch=256):
 
 
 def predict(models, seq, batch=256, features=None):
-    """FloatTensor [len(seq), 3]: the ensemble's mean probabilities, H E C.
+    """FloatTensor [len(seq), 3]: the ensemble's mean probabilities, H E C,
+    on the models' device and in their dtype.
 
-    Window models: one window per residue, `batch` windows a pass; chain
-    models: one pass over the whole chain (batch unused). Models trained
-    with feature columns (data.features) take the protein's [len(seq), D]
-    columns, as foldsweep read them (docs/sweep-format.md), in `features`."""
+    seq is one protein's sequence (a str, clean_sequence's rule), or a list
+    or tuple of them (or of (id, sequence) pairs, as read_fasta gives): then
+    a list of tensors, one per protein (each its own
+    pass: padding chains of different lengths into one batch would change
+    the shorter ones' probabilities at their ends). Window models: one
+    window per residue, `batch` windows a pass; chain models: one pass over
+    the whole chain (batch unused). Models trained with feature columns
+    (data.features) take the protein's [len(seq), D] columns, as foldsweep
+    read them (docs/sweep-format.md), in `features` (a list of them for a
+    list of proteins)."""
     if isinstance(models, nn.Module):
         models = [models]
     if not models:
         raise ValueError("predict: no models")
+    if isinstance(seq, (list, tuple)):
+        fs = features if features is not None else [None] * len(seq)
+        if len(fs) != len(seq):
+            raise ValueError(f"predict: {len(seq)} proteins but {len(fs)} feature tensors")
+        # (id, sequence) pairs, as read_fasta gives them, predict their sequences
+        seqs = [s[1] if isinstance(s, tuple) and len(s) == 2 and isinstance(s[1], str) else s for s in seq]
+        return [predict(models, s, batch, f) for s, f in zip(seqs, fs)]
     _same_kind(models)
     was = [m.training for m in models]
     for m in models:
@@ -675,9 +733,14 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     a = ap.parse_args(argv)
-    if a.threads > 0:
-        torch.set_num_threads(a.threads)
-    models = load_ensemble(a.models[0] if len(a.models) == 1 else a.models)
+    try:
+        _need_torch()
+        if a.threads > 0:
+            torch.set_num_threads(a.threads)
+        models = load_ensemble(a.models[0] if len(a.models) == 1 else a.models)
+    except (ImportError, ValueError, OSError) as e:  # a message, not a traceback
+        print(f"foldsweep_torch: {e}", file=sys.stderr)
+        return 1
     if getattr(models[0], "features", 0):
         ap.error("the models read feature columns (data.features): call predict(models, seq, features=...) from "
                  "Python with each protein's columns")

@@ -24,6 +24,7 @@ need none passed).
 Set FS_KEEP_TMP=1 to keep the work folder.
 """
 
+import copy
 import csv
 import json
 import os
@@ -174,6 +175,46 @@ def check_one_hot():
         fail("one_hot_windows('aB', 3) is not the expected [2, 21, 3] one-hot")
     if ft.one_hot_windows("", 5).shape != (0, 21, 5):
         fail("one_hot_windows('', 5) is not [0, 21, 5]")
+
+
+def check_api(models, proteins, run):
+    """predict as a PyTorch user calls it: a list of proteins (or read_fasta's
+    pairs) gives a list, each the protein's own prediction (a list's text was
+    once read as residues); a sequence is read by the FASTA rule (line breaks,
+    case, a final '*'); anything else is refused; a model moved to float64
+    takes its input there; a folder or a run folder given to load says what."""
+    a, b = proteins[0][1], proteins[1][1]
+    one = ft.predict(models, a)
+    many = ft.predict(models, [a, b])
+    pairs = ft.predict(models, proteins[:2])
+    if not (isinstance(many, list) and len(many) == 2 and torch.equal(many[0], one) and
+            torch.equal(many[1], ft.predict(models, b)) and all(torch.equal(x, y) for x, y in zip(many, pairs))):
+        fail("predict(models, [a, b]) is not [predict(models, a), predict(models, b)]")
+    wrapped = a[:10].lower() + "\n" + a[10:] + "*"
+    if not torch.equal(ft.predict(models, wrapped), one):
+        fail("a sequence wrapped over lines, in lower case, ending in '*', predicts other than the clean one")
+    for bad, kind in ((5, TypeError), ("MK-V", ValueError), (">x\nMKV", ValueError)):
+        try:
+            ft.predict(models, bad)
+            fail(f"predict(models, {bad!r}) raised nothing")
+        except kind:
+            pass
+    wide = [copy.deepcopy(m).double() for m in models]
+    p64 = ft.predict(wide, a)
+    if p64.dtype != torch.float64 or (p64 - one.double()).abs().max() > 1e-5:
+        fail(f"a float64 ensemble: dtype {p64.dtype}, max difference {(p64 - one.double()).abs().max():.3g}")
+    try:
+        ft.load(run)
+        fail(f"load({run}) (a folder) raised nothing")
+    except ValueError as e:
+        if "is a folder" not in str(e):
+            fail(f"load of a folder: {e}")
+    try:
+        ft.load_ensemble(run)
+        fail(f"load_ensemble({run}) (a run folder) raised nothing")
+    except ValueError as e:
+        if "foldsweep export" not in str(e):
+            fail(f"load_ensemble of a run folder: {e}")
 
 
 def perturbations(models):
@@ -457,6 +498,7 @@ def main():
         print(f"case a from the run folder's files: max |torch - foldsweep| = {w:.2e}")
         if w > TOL:
             fail(f"case a from {files}: {w:.3g}")
+        check_api(models, proteins, run)
         # Sensitivity: each of these must be caught.
         check_perturbed("model", perturbations(models), proteins, rows)
         damaged_files(files[0], tmp)
