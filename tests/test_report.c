@@ -530,7 +530,7 @@ static void test_cli(void)
     CHECK_CONTAINS(out_text,
                    "trials       2 done (1 ok, 1 diverged, 0 failed), 1 interrupted, 2 left");
     CHECK_CONTAINS(out_text, "folds        5 of 10");
-    CHECK_CONTAINS(out_text, "best so far  a1 q3 75.0% +- 25.0%");
+    CHECK_CONTAINS(out_text, "best so far  a1 q3 75.0% (std 25.0% over folds)");
     CHECK_CONTAINS(out_text, "elapsed      ");
 
     /* sweep.yaml, when there, is the source (here: metric loss, 2 folds, 2 trials). */

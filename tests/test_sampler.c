@@ -110,6 +110,10 @@ static void test_runs(void)
     char *ref = tr_same_everywhere(&same);
     CHECK(tp_count(ref, "\n") == 15); /* the header and the 14 trials of the budget */
     free(ref);
+    /* The run's first line counts the budget, not the pool ("24 trials"). */
+    CHECK(tp_run("run '%s' --out '%s/tpe-kill' --threads 1", sweep, tmp) == 0);
+    CHECK_MSG(strstr(out_text, "foldsweep: 14 trials (tpe: proposed 4 at a time from 24 candidates) x 3 folds, "
+                               "0 folds to train now (42 already done)") != NULL, "%s", out_text);
 }
 
 /* tpe with a pruner: the pruner orders trials as they were proposed; a

@@ -113,7 +113,8 @@ void status_print_text(FILE *out, const StatusView *v)
     if (v->best) {
         char mean[FS_PERCENT_TEXT], std[FS_PERCENT_TEXT];
         const char *pct = v->metric != FS_METRIC_LOSS ? "%" : ""; /* Q3 for people: percent */
-        fprintf(out, "best so far  %s %s %s%s +- %s%s  %s\n", v->best->id, metrics_kind_name(v->metric),
+        /* "std", as the leaderboard's column: its "+-95%" is the interval's half width. */
+        fprintf(out, "best so far  %s %s %s%s (std %s%s over folds)  %s\n", v->best->id, metrics_kind_name(v->metric),
                 report_metric_text(mean, sizeof mean, v->metric, v->best->mean), pct,
                 report_metric_text(std, sizeof std, v->metric, v->best->std), pct, v->best->arch);
         if (v->tied >= 0)

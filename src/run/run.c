@@ -36,8 +36,13 @@ static void print_start(FILE *out, const RunState *st, int ranks, int threads)
         snprintf(how, sizeof how, "CUDA device %d", st->gpu_device);
     else
         snprintf(how, sizeof how, "%d thread%s", threads, threads == 1 ? "" : "s");
-    fprintf(out, "foldsweep: %d trial%s x %d fold%s, %d folds to train (%d already done), %s, run folder %s\n",
-            st->sw.n_trials, st->sw.n_trials == 1 ? "" : "s", st->folds.n, st->folds.n == 1 ? "" : "s", st->n_jobs,
+    /* tpe: the budget, not the pool of candidates it proposes from; its
+     * folds to train are those of the trials proposed so far. */
+    const int tpe = st->sw.sampler == FS_SAMPLER_TPE, n = tpe ? st->sw.random_n : st->sw.n_trials;
+    char pool[96] = "";
+    if (tpe) snprintf(pool, sizeof pool, " (tpe: proposed %d at a time from %d candidates)", st->sw.batch, st->sw.n_trials);
+    fprintf(out, "foldsweep: %d trial%s%s x %d fold%s, %d folds to train %s(%d already done), %s, run folder %s\n", n,
+            n == 1 ? "" : "s", pool, st->folds.n, st->folds.n == 1 ? "" : "s", st->n_jobs, tpe ? "now " : "",
             st->prog.folds_earlier, how, st->dir);
     if (st->ds.feat_dim) {
         char what[256];
