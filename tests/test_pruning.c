@@ -104,6 +104,17 @@ int main(void)
     printf("reference:\n%s", ref);
     CHECK_MSG(strstr(ref, ",pruned,") != NULL, "nothing was pruned:\n%s", ref);
     CHECK(strstr(ref, ",ok,") != NULL);
+    { /* the report says why folds are missing, and they add up to the sweep's */
+        char html[400];
+        snprintf(html, sizeof html, "%s/report.html", dir);
+        char *page = tp_read_file(html, NULL);
+        const char *at = page ? strstr(page, "8 of 8 trials finished, ") : NULL;
+        int recorded = 0, total = 0, cut = 0;
+        CHECK_MSG(at && sscanf(at, "8 of 8 trials finished, %d of %d folds recorded and %d not trained: their trials "
+                               "were pruned", &recorded, &total, &cut) == 3 && recorded + cut == total && total == 24,
+                  "%.200s", at ? at : "(no banner)");
+        free(page);
+    }
 
     /* Two threads (the SIGKILLed run below trains on 2 as well). */
     if (t_repeats("the 2-thread run")) {

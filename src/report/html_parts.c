@@ -36,8 +36,12 @@ static int finished(const FsReportRow *r, int k)
 void html_banner(FILE *out, const HtmlDoc *d)
 {
     const FsReport *rep = d->rep;
-    int k = rep->spec.folds, n = d->info->planned > 0 ? d->info->planned : rep->spec.n_trials, done = 0;
-    for (int i = 0; i < rep->n_rows; i++) done += finished(&rep->rows[i], k);
+    int k = rep->spec.folds, n = d->info->planned > 0 ? d->info->planned : rep->spec.n_trials, done = 0, cut = 0;
+    for (int i = 0; i < rep->n_rows; i++) {
+        done += finished(&rep->rows[i], k);
+        /* A pruned trial's later folds never train: status counts them settled, so say why they are missing. */
+        if (rep->rows[i].status == FS_TRIAL_PRUNED && rep->rows[i].n_done < k) cut += k - rep->rows[i].n_done;
+    }
     char now[40];
     html_time(now, sizeof now, d->now);
     int complete = n > 0 && done >= n;
@@ -47,7 +51,10 @@ void html_banner(FILE *out, const HtmlDoc *d)
         fputs("<p class=\"banner ok\" id=\"state\" data-state=\"complete\"><b>Complete.</b> ", out);
     else
         fputs("<p class=\"banner\" id=\"state\" data-state=\"incomplete\"><b>This run is incomplete.</b> ", out);
-    if (n > 0)
+    if (n > 0 && cut)
+        fprintf(out, "%d of %d trials finished, %d of %d folds recorded and %d not trained: their trials were pruned "
+                "(as of %s).", done, n, rep->n_folds_done, n * k, cut, now);
+    else if (n > 0)
         fprintf(out, "%d of %d trials finished, %d of %d folds recorded (as of %s).", done, n, rep->n_folds_done, n * k,
                 now);
     else
