@@ -377,8 +377,9 @@ void report_html_write(FILE *out, const char *dir, const FsJournal *j, const FsR
           "trials, every complete trial's Q3 by the option's value with its 95% interval when Q3 ranks the trials "
           "(trials tied with the best in orange); a bar marks each value's mean, and the thick bar beside it that "
           "mean's 95% interval over the value's trials (docs/statistics.md); the ranking is the share of "
-          "the variance of trial Q3 that each option's mean effect explains (&eta;&sup2;, one-way analysis of "
-          "variance over complete trials).</p>\n",
+          "the variance of trial Q3 that each option's mean effect explains (&omega;&sup2;, one-way analysis of "
+          "variance over complete trials, adjusted for chance: with few trials, an option with many values "
+          "explains much by luck alone).</p>\n",
           out);
     html_effects(out, &rep, q3);
     fputs("</section>\n", out);

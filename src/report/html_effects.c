@@ -10,8 +10,12 @@
  * "dense units", where "none" is 0 layers) is left out.
  *
  * Importance is the share of the variance of trial Q3 that the option's
- * mean effect explains (eta squared of a one-way analysis of variance:
- * between-value sum of squares over the total), over complete trials.
+ * mean effect explains, over complete trials: omega squared of a one-way
+ * analysis of variance, (SS_between - (k - 1) MS_within) / (SS_total +
+ * MS_within), at least 0. Eta squared (SS_between / SS_total) grows with
+ * the number of values k alone, (k - 1) / (n - 1) on average where an
+ * option does nothing: 5 trials of a tpe run gave every option 99-100%.
+ * Undefined (no bar) with no trial left for the within-value variance.
  * Options of a grid are balanced, so their shares add up to at most 1 plus
  * interactions; in a random sample they may overlap. A numeric option
  * with more than BIN_ABOVE distinct values (a range, search.random or
@@ -266,7 +270,7 @@ static int function_of(const Feat *a, const Feat *b, int rows)
 static double eta2(const Feat *f, const double *q3, int rows)
 {
     double sum = 0, ss = 0, between = 0;
-    int n = 0;
+    int n = 0, k = 0;
     for (int r = 0; r < rows; r++)
         if (isfinite(q3[r])) sum += q3[r], n++;
     if (n < 2) return NAN;
@@ -275,12 +279,14 @@ static double eta2(const Feat *f, const double *q3, int rows)
         if (isfinite(q3[r])) ss += (q3[r] - mean) * (q3[r] - mean);
     for (int c = 0; c < f->n_cat; c++) {
         double s = 0;
-        int k = 0;
+        int m = 0;
         for (int r = 0; r < rows; r++)
-            if (f->cat[r] == c && isfinite(q3[r])) s += q3[r], k++;
-        if (k) between += k * (s / k - mean) * (s / k - mean);
+            if (f->cat[r] == c && isfinite(q3[r])) s += q3[r], m++;
+        if (m) between += m * (s / m - mean) * (s / m - mean), k++;
     }
-    return ss > 0 ? between / ss : 0.0;
+    if (n - k < 1) return NAN; /* a trial per value: nothing is left to tell an effect from noise */
+    const double within = (ss - between) / (n - k), omega = (between - (k - 1) * within) / (ss + within);
+    return ss > 0 && omega > 0 ? omega : 0.0;
 }
 
 static int cmp_eta(const void *pa, const void *pb)
@@ -457,8 +463,18 @@ static void importance(FILE *out, Feat *const *shown, int n_shown, int rows, int
     } else {
         const char **names = fs_calloc((size_t)n_shown, sizeof *names);
         double *v = fs_calloc((size_t)n_shown, sizeof *v);
-        for (int i = 0; i < n_shown; i++) names[i] = shown[i]->name, v[i] = 100 * shown[i]->eta2;
-        html_chart_bars(out, "Share of trial Q3 variance explained by each option", "variance explained (%)", n_shown,
+        int n = 0; /* the options with a share: a value per complete trial has none */
+        for (int i = 0; i < n_shown; i++)
+            if (!isnan(shown[i]->eta2)) names[n] = shown[i]->name, v[n++] = 100 * shown[i]->eta2;
+        if (!n) {
+            html_no_chart(out, "Every option has a value per complete trial: no trial is left to tell an effect from "
+                               "noise, so no importance is shown.");
+            free(names), free(v);
+            return;
+        }
+        html_chart_bars(out, "Share of trial Q3 variance explained by each option (omega squared: adjusted for "
+                        "chance, 0 where an option does no better than its number of values would alone)",
+                        "variance explained (%)", n,
                         names, v, "%.1f", "%");
         free(names), free(v);
     }
