@@ -153,10 +153,11 @@ static void runs(const char *tmp)
     snprintf(sweep, sizeof sweep, "%s/chain.yaml", tmp);
     tp_write_text(sweep, SWEEP);
     snprintf(log, sizeof log, "%s/plan.txt", tmp);
-    char *plan[] = {"foldsweep", "plan", sweep, NULL};
+    /* The GPU path's verdict for the h200 profile on any build: one line for the 4 trials. */
+    char *plan[] = {"foldsweep", "plan", sweep, "--gpu", "h200", NULL};
     CHECK(tp_run_argv(plan, log) == 0);
     CHECK(tp_count_in_file(log, "chain rf17") == 2 && tp_count_in_file(log, "chain rf9") == 2);
-    CHECK(tp_count_in_file(log, "trains on the CPU only") == 4);
+    CHECK(tp_count_in_file(log, "refuses all 4 trials") == 1 && tp_count_in_file(log, "trains on the CPU only") == 1);
 
     snprintf(one, sizeof one, "%s/one", tmp);
     snprintf(two, sizeof two, "%s/two", tmp);

@@ -37,6 +37,11 @@ static void test_keys(void)
         CHECK(sweep_text(&sw, D "search: {pruner: {kind: median, seed: 2}}\n", why, sizeof why) == -1);
         CHECK_MSG(strstr(why, "s.yaml:2:33: unknown key 'seed' in search.pruner") && !strstr(why, "belongs"), "%s", why);
     }
+    /* Keras Tuner's and Optuna's words for a range's ends. */
+    EXPECT(D "training:\n  learning_rate: {min_value: 0.001, max_value: 0.01}\n", "3:19",
+           "unknown key 'min_value' in training.learning_rate's range (foldsweep's word: low)");
+    EXPECT(D "training:\n  learning_rate: {low: 0.001, high: 0.01, sampling: log}\n", "3:43",
+           "unknown key 'sampling' in training.learning_rate's range (foldsweep's word: log: true)");
     /* Keras' EarlyStopping(patience=3) without a criterion stopped nothing. */
     EXPECT(D "training:\n  early_stopping: {patience: 3}\n", "3:19",
            "training.early_stopping: no criterion, so no early stopping (criterion: none); add criterion: patience");

@@ -18,13 +18,26 @@
 #include "sweep/sweep_int.h"
 
 static const char *const range_keys[] = {"low", "high", "step", "log", "grid_points"};
+/* Keras Tuner's and Optuna's words for a range's keys, and ours. */
+static const char *const range_aliases[][2] = {{"min_value", "low"}, {"max_value", "high"}, {"min", "low"},
+                                               {"max", "high"},       {"sampling", "log: true"}};
+#define N_RANGE_ALIASES (sizeof range_aliases / sizeof range_aliases[0])
+
+static const char *range_alias(const char *key)
+{
+    for (size_t k = 0; k < N_RANGE_ALIASES; k++)
+        if (!strcmp(key, range_aliases[k][0])) return range_aliases[k][1];
+    return NULL;
+}
 
 int sw_is_range(const YNode *v)
 {
     if (!v || v->kind != YN_MAP) return 0;
-    for (int i = 0; i < v->n; i++)
+    for (int i = 0; i < v->n; i++) {
         for (size_t k = 0; k < sizeof range_keys / sizeof range_keys[0]; k++)
             if (!strcmp(v->key[i]->value, range_keys[k])) return 1;
+        if (range_alias(v->key[i]->value)) return 1; /* meant as one: its parser names our word */
+    }
     return 0; /* another mapping: not meant as a range, and said so by the option's own message */
 }
 
@@ -117,7 +130,19 @@ int sw_parse_range(SwSpace *sp, int o, const YNode *v, const char *where, int al
                    SwErrs *e)
 {
     int before = e->n;
-    sw_check_keys(v, where, range_keys, (int)(sizeof range_keys / sizeof range_keys[0]), e);
+    YNode rest = *v; /* the keys with no alias, for sw_check_keys (it reads only key[] and n) */
+    const YNode *keys[64];
+    rest.n = 0;
+    rest.key = (YNode **)keys;
+    for (int i = 0; i < v->n; i++) {
+        const char *ours = range_alias(v->key[i]->value);
+        if (ours)
+            swerr_add(e, v->key[i]->line, v->key[i]->col, "unknown key '%s' in %s's range (foldsweep's word: %s)",
+                      v->key[i]->value, where, ours);
+        else if (rest.n < 64)
+            keys[rest.n++] = v->key[i];
+    }
+    sw_check_keys(&rest, where, range_keys, (int)(sizeof range_keys / sizeof range_keys[0]), e);
     if (e->n > before) return -1;
     SwRange r = {.opt = o, .alt = alt, .layer = layer, .line = v->line, .col = v->col};
     snprintf(r.key, sizeof r.key, "%s", where);
