@@ -71,10 +71,6 @@ typedef struct {
     int classes;          /* the labels' classes: 3 (0 reads as 3) or 8 (DSSP-8, data_load_classes) */
 } FsDataset;
 
-/* The most feature columns a residue may have (all sources together): what
- * the features loader and the prepared file's reader accept. */
-#define FS_FEAT_MAX_DIM 8192
-
 /* Feature j (0..feat_dim-1) of residue r as a float (a half widened). */
 static inline float data_feature(const FsDataset *ds, uint32_t r, uint32_t j)
 {

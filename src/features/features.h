@@ -33,7 +33,7 @@ typedef enum { FS_FEAT_PSSM = 1, FS_FEAT_HHM, FS_FEAT_H5, FS_FEAT_NPY } FsFeatKi
 
 /* The most sources one data.features list may name (onehot aside). */
 #define FS_FEAT_MAX_SOURCES 8
-/* FS_FEAT_MAX_DIM, the most columns in all, is data.h's (the prepared
+/* FS_FEAT_MAX_DIM, the most columns in all, is util.h's (the prepared
  * file's reader checks it too). */
 
 typedef struct {

@@ -6,8 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "data/data.h"
-
 const char *const model_act_names[FS_ACT_COUNT] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
 const char *const model_init_names[FS_INIT_COUNT] = {"he", "glorot"};
 const char *const model_layer_names[FS_LAYER_OUTPUT + 1] = {"conv1d", "dense",   "dropout", "batchnorm",

@@ -30,6 +30,13 @@ static inline char fs_aa_letter(int code)
 #define FS_CLASS_LETTERS "HEC"
 enum { FS_SS_H = 0, FS_SS_E = 1, FS_SS_C = 2, FS_CLASSES = 3 };
 
+/* The most feature columns a residue may have (all sources together):
+ * what the features loader, the prepared file's reader and the model's
+ * input accept. Util's, beside the letters and the classes, because it
+ * bounds the model's input as they do: model checks an architecture
+ * against it without depending on data. */
+#define FS_FEAT_MAX_DIM 8192
+
 /* A run's class count is 3 (the default) or 8 (data.classes: 8, DSSP-8);
  * arrays are sized for the most, loops run to the run's count. The eight
  * DSSP states by index: alpha helix, 3-10 helix, pi helix, strand,
