@@ -88,6 +88,14 @@ int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, ch
                  char ***why, FsErr *err);
 void run_gpu_plan_free(char **why, int n);
 
+/* For `foldsweep plan` (run/sampler.c): the trials a fresh run of sw
+ * proposes before any result can change them, in proposal order, into
+ * out, and each one's batch (from 1) into batch (both with room for
+ * sw->n_trials): with sampler: tpe its random batches, up to
+ * FS_SAMPLE_STARTUP trials (or the budget); otherwise every trial, in the
+ * order a run proposes them. Returns how many. */
+int run_sampler_first(const FsSweep *sw, int *out, int *batch);
+
 /* search.stop (run/sampler.c): whether the study ended before its budget,
  * replayed from the journal as the run decided it. */
 typedef struct {

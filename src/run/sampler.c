@@ -246,6 +246,28 @@ int run_sampler_next(RunState *st)
     return n;
 }
 
+int run_sampler_first(const FsSweep *sw, int *out, int *batch)
+{
+    const int size = batched(sw) ? sw->batch : sw->n_trials;
+    if (!tpe(sw)) {
+        for (int k = 0; k < sw->n_trials; k++) out[k] = k, batch[k] = k / (size > 0 ? size : 1) + 1;
+        return sw->n_trials;
+    }
+    /* propose()'s calls with no results yet: random batches, a function of
+     * the seed and the batch's number alone. */
+    unsigned char *taken = fs_calloc((size_t)sw->n_trials + 1, 1);
+    int n = 0;
+    for (int b = 0; n < FS_SAMPLE_STARTUP && n < budget(sw); b++) {
+        const int want = budget(sw) - n < size ? budget(sw) - n : size;
+        const int got = sample_propose(sw, out, NULL, n, taken, want, b, out + n);
+        if (got <= 0) break;
+        for (int k = n; k < n + got; k++) taken[out[k]] = 1, batch[k] = b + 1;
+        n += got;
+    }
+    free(taken);
+    return n;
+}
+
 void run_study_text(const FsStudyStop *s, char *out, size_t n)
 {
     snprintf(out, n, "stopped by search.stop after %d trials: the last %d did not beat the best (%.8s) by more than "
