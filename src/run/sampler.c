@@ -235,6 +235,8 @@ int run_sampler_more(const RunState *st)
     return batched(&st->sw) && st->n_proposed < budget(&st->sw) && !st->study_stop.stopped;
 }
 
+int run_sampler_left(const RunState *st) { return run_sampler_more(st) ? budget(&st->sw) - st->n_proposed : 0; }
+
 int run_sampler_next(RunState *st)
 {
     if (!run_sampler_more(st)) return 0;
