@@ -1,6 +1,7 @@
 /*
  * progress: the run's progress line and profile. A thread wakes five times
- * a second: it redraws the line on a terminal (every 10 s elsewhere) and,
+ * a second: it redraws the line in place on the user's terminal
+ * (run_progress_redraw; a plain line every 10 s elsewhere) and,
  * after a stop signal, cancels in-flight folds once the grace period ends.
  */
 #include "run/progress.h"
@@ -186,7 +187,7 @@ static void progress_grace(FsProgress *p, double now)
 static void *progress_main(void *arg)
 {
     FsProgress *p = arg;
-    double last = 0.0;
+    double last = fs_now(); /* progress_start drew the first line */
     for (;;) {
         struct timespec ts = {0, 200 * 1000 * 1000};
         nanosleep(&ts, NULL);
