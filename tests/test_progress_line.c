@@ -130,6 +130,9 @@ static void test_terminal(void)
     CHECK_MSG(strstr(out, "trials 0/4") && !redrawn(out), "--progress-line plain:\n%s", out);
     CHECK(tp_run("run '%s' --progress-line dots", sweep) == 2);
     CHECK_CONTAINS(err_text, "--progress-line must be auto, bar or plain, not dots");
+    CHECK(tp_run("run '%s' --progress plain", sweep) == 2); /* not "extra argument plain" */
+    CHECK_CONTAINS(err_text, "--progress takes no value (it adds a line per epoch); the progress line's form is "
+                             "--progress-line plain, not --progress plain");
 }
 
 /* Every progress line of text (plain) shows folds N/total; the first says

@@ -157,10 +157,30 @@ static int launcher_refuse(void)
     return FS_EXIT_USAGE;
 }
 
+/* `--progress plain` (or =plain): --progress is the epoch lines and takes
+ * no value, so the parser would call "plain" a second sweep file. Said
+ * first, naming the option that does take it. */
+static int progress_mode_misplaced(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+        const char *v = !strncmp(argv[i], "--progress=", 11) ? argv[i] + 11
+                        : !strcmp(argv[i], "--progress") && i + 1 < argc ? argv[i + 1] : NULL;
+        if (v && (!strcmp(v, "auto") || !strcmp(v, "bar") || !strcmp(v, "plain"))) {
+            char what[160];
+            snprintf(what, sizeof what, "--progress takes no value (it adds a line per epoch); the progress line's "
+                     "form is --progress-line %s, not --progress", v);
+            return cli_usage_error(&spec, what, v);
+        }
+    }
+    return 0;
+}
+
 int cli_run(int argc, char **argv)
 {
     CliArgs a;
-    int rc = cli_args_parse(&a, &spec, argc, argv);
+    int rc = progress_mode_misplaced(argc, argv);
+    if (rc) return rc;
+    rc = cli_args_parse(&a, &spec, argc, argv);
     if (rc != CLI_PARSED) return rc;
     FsRunOptions o;
     memset(&o, 0, sizeof o);
