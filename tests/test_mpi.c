@@ -6,7 +6,9 @@
  * out-of-protocol messages from a worker are each reported and rank 0
  * goes on; a worker that cannot set up ends the job within seconds with
  * its cause; refused items are queued again, and a job lost three times
- * stops the run. Every mpirun command is printed so it can be rerun by hand.
+ * stops the run; the progress line in mpirun's log is plain lines (the
+ * ranks' terminal is Open MPI's). Every mpirun command is printed so it can
+ * be rerun by hand.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -192,6 +194,10 @@ int main(void)
     while (open && open > log && *open != '(') open--;
     CHECK_MSG(open && *open == '(' && atof(open + 1) > 1.0 && atof(open + 1) <= 100.0, "profile: %.40s",
               open ? open : "missing");
+    /* Open MPI gives the ranks a terminal of its own; mpirun's output is a
+     * file, so the progress line is plain lines, no "\r" or ESC[K redraw. */
+    CHECK_MSG(log && strstr(log, "| folds ") && !strchr(log, '\r') && !strchr(log, '\033'), "progress redrawn into a log:\n%s",
+              log ? log : "");
     free(log);
 
     /* A worker that refuses an item: rank 0 sees it missing from the

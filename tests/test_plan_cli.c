@@ -1,7 +1,8 @@
 /*
  * test_plan_cli.c: `foldsweep plan` through the built binary: exit codes
  * 0 / 1 / 2, every error on stderr as "foldsweep: FILE:LINE:COL: ...", the
- * trial listing and the --json array.
+ * trial listing and the --json array; a tpe sweep's first proposals, with
+ * --all its every candidate.
  */
 #include "test_data_util.h"
 #include "test_proc.h"
@@ -45,6 +46,36 @@ int main(void)
                                              "model: {filters: [4, 8, 16], kernel: [1, 3], dense: 0}\nsearch: {random: 2}\n");
     CHECK(tp_run("plan '%s'", sampled) == 0);
     CHECK_CONTAINS(out_text, "trials: 2, sampled from a grid of 6 (search.random: 2, seed 1)");
+
+    /* tpe: the first batches' proposals (random: every run trains them) and a count of the candidates the
+     * results choose from; --all lists every candidate. 24 candidates, a budget of 14 in batches of 4. */
+    const char *tpe = td_write("tpe.yaml", "data: {synth: {proteins: 30}, window: 9, folds: 2}\n"
+                                           "model: {filters: [4, 8, 16], kernel: [3, 5], dense: [0, 16]}\n"
+                                           "training: {learning_rate: [0.001, 0.0001]}\n"
+                                           "search: {random: 14, sampler: tpe, batch: 4}\n");
+    CHECK(tp_run("plan '%s'", tpe) == 0);
+    CHECK_CONTAINS(out_text, "trials: 14 proposed by tpe in batches of 4 from 24 candidates");
+    CHECK_CONTAINS(out_text, "listed: the first 12 proposals (3 batches at random: every run of this sweep and seed "
+                             "trains them); tpe proposes the other 2 from their results, out of the 12 candidates not "
+                             "listed (plan --all lists all 24)");
+    CHECK(tp_count(out_text, " swish w9 | ") == 12);
+    CHECK(tp_run("plan --all '%s'", tpe) == 0);
+    CHECK_CONTAINS(out_text, "from these 24 candidates");
+    CHECK(tp_count(out_text, " swish w9 | ") == 24 && !strstr(out_text, "listed:"));
+    CHECK(tp_run("plan --json '%s'", tpe) == 0);
+    CHECK(tp_count(out_text, "\"id\": \"") == 12 && tp_count(out_text, "\"batch\": 3,") == 4);
+    CHECK(tp_run("plan --json --all '%s'", tpe) == 0);
+    CHECK(tp_count(out_text, "\"id\": \"") == 24 && tp_count(out_text, "\"batch\": null,") == 12);
+    /* Ranges: a pool of 1024 candidates, of which a budget of 8 is proposed at random. */
+    const char *ranged = td_write("ranged.yaml", "data: {synth: {proteins: 30}, window: 9, folds: 2}\n"
+                                                 "training: {learning_rate: {low: 0.0001, high: 0.01, log: true}}\n"
+                                                 "search: {random: 8, sampler: tpe}\n");
+    CHECK(tp_run("plan '%s'", ranged) == 0);
+    CHECK_CONTAINS(out_text, "listed: all 8 proposals (1 batch at random: every run of this sweep and seed trains "
+                             "them); the other 1016 candidates are not listed (plan --all lists all 1024)");
+    CHECK(tp_count(out_text, " swish w9 | ") == 8);
+    CHECK(tp_run("plan --all '%s' | grep -c ' swish w9 | '", ranged) == 0); /* longer than out_text holds */
+    CHECK_CONTAINS(out_text, "1024\n");
 
     /* Invalid: every error, each with its position, exit 1. */
     const char *bad = td_write("bad.yaml", "data:\n  inputs: [in.rec]\n  window: 8\n"

@@ -87,6 +87,25 @@ static void test_proposals(void)
 
 static char *board(const char *dir) { return tr_board(dir, tmp); }
 
+/* plan's listing of a tpe sweep, its first 3 batches (at random), is what
+ * the run (test_runs' folder tpe1) proposed first, in order: the
+ * journal's first 12 trial records. */
+static void plan_is_journal(const char *sweep)
+{
+    char journal[320], want[16 * 20] = "", got[16 * 20] = "";
+    snprintf(journal, sizeof journal, "%s/tpe1/journal.jsonl", tmp);
+    CHECK(tp_run("plan '%s'", sweep) == 0);
+    for (const char *p = strstr(out_text, "\nindex"); p && (p = strchr(p + 1, '\n')) && p[1] == ' ';)
+        strcat(strncat(want, p + 8, 16), "\n"); /* "\n%5d  " then the id */
+    char *j = tp_read_file(journal, NULL);
+    CHECK_MSG(j != NULL, "cannot read %s", journal);
+    int n = 0;
+    for (const char *p = j; p && n < 12 && (p = strstr(p, "\"kind\":\"trial\"")); p++, n++)
+        strcat(strncat(got, strstr(p, "\"trial\":\"") + 9, 16), "\n");
+    free(j);
+    CHECK_MSG(tp_count(want, "\n") == 12 && !strcmp(want, got), "plan lists:\n%sthe run proposed:\n%s", want, got);
+}
+
 /* 24 trials; a budget of 14 in batches of 4. */
 static const char *const TPE_SWEEP =
     "data:\n  synth: {proteins: 150, seed: 3}\n  window: 9\n  folds: 3\n"
@@ -103,13 +122,14 @@ static void test_runs(void)
     tp_write_text(sweep, TPE_SWEEP);
     char *plan[] = {"foldsweep", "plan", sweep, NULL};
     CHECK(tp_run_argv(plan, log) == 0);
-    CHECK(tp_count_in_file(log, "trials: 14 proposed by tpe in batches of 4 from these 24 candidates") == 1);
+    CHECK(tp_count_in_file(log, "trials: 14 proposed by tpe in batches of 4 from 24 candidates") == 1);
     /* SIGKILL in the middle (after the first batch), then resume. */
     const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "tpe", .board = board, .threads = 2,
                          .kill_folds = 16, .ranks = 2, .folds = 42};
     char *ref = tr_same_everywhere(&same);
     CHECK(tp_count(ref, "\n") == 15); /* the header and the 14 trials of the budget */
     free(ref);
+    plan_is_journal(sweep);
     /* The run's first line counts the budget, not the pool ("24 trials"). */
     CHECK(tp_run("run '%s' --out '%s/tpe-kill' --threads 1", sweep, tmp) == 0);
     CHECK_MSG(strstr(out_text, "foldsweep: 14 trials (tpe: proposed 4 at a time from 24 candidates) x 3 folds, "

@@ -120,6 +120,20 @@ static void test_rules(void)
 
 /* The out folder of a run folder's saved sweep: `run DIR/sweep.yaml`
  * resumes DIR (status says it does; it started a run in runs/sweep). */
+/* The progress line: redrawn only where the output is the user's
+ * terminal; under mpirun a rank's terminal is Open MPI's own, and
+ * mpirun's output decides (-1: not under mpirun). --progress-line wins. */
+static void test_progress_line(void)
+{
+    CHECK(run_progress_redraw(FS_LINE_AUTO, 1, -1) == 1);
+    CHECK(run_progress_redraw(FS_LINE_AUTO, 0, -1) == 0);
+    CHECK(run_progress_redraw(FS_LINE_AUTO, 1, 0) == 0); /* mpirun ... > log */
+    CHECK(run_progress_redraw(FS_LINE_AUTO, 1, 1) == 1); /* mpirun on the user's terminal */
+    CHECK(run_progress_redraw(FS_LINE_AUTO, 0, 1) == 0);
+    CHECK(run_progress_redraw(FS_LINE_BAR, 0, 0) == 1);
+    CHECK(run_progress_redraw(FS_LINE_PLAIN, 1, -1) == 0);
+}
+
 static void test_home(const char *tmp)
 {
     char dir[300], path[400], home[400];
@@ -229,6 +243,7 @@ int main(void)
     tp_tmpdir(tmp, sizeof tmp, "settings");
     unsetenv("FOLDSWEEP_TEAM"); /* =0 would keep the refit's helpers away */
     test_rules();
+    test_progress_line();
     test_home(tmp);
     test_commands(tmp);
     if (!t_failures) {

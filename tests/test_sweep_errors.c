@@ -42,6 +42,26 @@ static void test_keys(void)
            "unknown key 'min_value' in training.learning_rate's range (foldsweep's word: low)");
     EXPECT(D "training:\n  learning_rate: {low: 0.001, high: 0.01, sampling: log}\n", "3:43",
            "unknown key 'sampling' in training.learning_rate's range (foldsweep's word: log: true)");
+    /* Optuna's and Keras Tuner's names: the budget, the one objective (run.metric: its nearest key,
+     * run.objectives, is a Pareto front), the sampler and pruner classes, Keras' callbacks. */
+    EXPECT_NTH(1, D "search: {n_trials: 40}\n", "2:10", "unknown key 'n_trials' in search (foldsweep's name: search.random");
+    EXPECT(D "n_trials: 40\n", "2:1", "unknown key 'n_trials' in the sweep (foldsweep's name: search.random");
+    EXPECT(D "search: {random: 4, max_trials: 40}\n", "2:21", "(foldsweep's name: search.random");
+    EXPECT(D "run: {objective: q3}\n", "2:7", "unknown key 'objective' in run (foldsweep's name: run.metric, the one");
+    EXPECT(D "search: {random: 4, sampler: TPESampler}\n", "2:30",
+           "search.sampler: expected random or tpe (Optuna's TPESampler is foldsweep's tpe)");
+    EXPECT(D "search: {pruner: MedianPruner}\n", "2:18",
+           "search.pruner: expected none, median, asha or folds (Optuna's MedianPruner is foldsweep's median)");
+    EXPECT(D "search: {pruner: {kind: SuccessiveHalvingPruner}}\n", "2:25", "(Optuna's SuccessiveHalvingPruner is "
+                                                                         "foldsweep's asha)");
+    { /* a sampler's class as the pruner is no pruner's name */
+        FsSweep sw;
+        char why[512];
+        CHECK(sweep_text(&sw, D "search: {pruner: TPESampler}\n", why, sizeof why) == -1);
+        CHECK_MSG(strstr(why, "s.yaml:2:18: search.pruner: expected none") && !strstr(why, "Optuna"), "%s", why);
+    }
+    EXPECT(D "training:\n  callbacks: [EarlyStopping]\n", "3:3",
+           "unknown key 'callbacks' in training (foldsweep's name: training.early_stopping");
     /* Keras' EarlyStopping(patience=3) without a criterion stopped nothing. */
     EXPECT(D "training:\n  early_stopping: {patience: 3}\n", "3:19",
            "training.early_stopping: no criterion, so no early stopping (criterion: none); add criterion: patience");

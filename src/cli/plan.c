@@ -1,10 +1,13 @@
 /*
- * plan.c: `foldsweep plan SWEEP.yaml [--json] [--gpu NAME]`. Checks the
- * sweep file and its data without training anything, then lists the trials
- * a run would train, with the ids it would give them and whether the GPU
- * path takes each (run_gpu_plan: the launcher's own rule). Exit 0 ok, 1
- * invalid sweep or data (every problem on stderr as "foldsweep:
- * FILE:LINE:COL: ..."), 2 usage.
+ * plan.c: `foldsweep plan SWEEP.yaml [--json] [--all] [--gpu NAME]`. Checks
+ * the sweep file and its data without training anything, then lists the
+ * trials a run would train, with the ids it would give them and whether the
+ * GPU path takes each (run_gpu_plan: the launcher's own rule). A tpe sweep
+ * lists the trials its first, random batches propose (run_sampler_first),
+ * which every run of the sweep trains, and counts the rest of its
+ * candidates, which only the results choose from: --all lists them too
+ * (a pool of ranges has 1,024 or more). Exit 0 ok, 1 invalid sweep or data
+ * (every problem on stderr as "foldsweep: FILE:LINE:COL: ..."), 2 usage.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +20,12 @@
 #include "run/run.h"
 #include "sweep/sweep.h"
 
-enum { OPT_JSON, OPT_GPU, OPT_HELP };
+enum { OPT_JSON, OPT_ALL, OPT_GPU, OPT_HELP };
 
 static const CliOption options[] = {
     [OPT_JSON] = {"--json", NULL, NULL, "print the trials as one JSON array"},
+    [OPT_ALL] = {"--all", NULL, NULL,
+                 "with sampler: tpe, list every candidate, not only the first batches' proposals"},
     [OPT_GPU] = {"--gpu", NULL, "NAME",
                  "check the GPU path against this device profile (h200, a100); default: the visible CUDA "
                  "device, else h200"},
@@ -29,11 +34,13 @@ static const CliOption options[] = {
 
 static const CliSpec spec = {
     .cmd = "plan",
-    .usage = "usage: foldsweep plan SWEEP.yaml [--json] [--gpu NAME]\n",
+    .usage = "usage: foldsweep plan SWEEP.yaml [--json] [--all] [--gpu NAME]\n",
     .about = "Checks a sweep file (every error with its line and column, all at once), loads its\n"
              "data to compute the fingerprint, and lists the trials a run would train: index, id,\n"
              "architecture, parameters, training options and whether the GPU path (--backend cuda)\n"
-             "takes the trial, with why not. Nothing is trained or written.\n"
+             "takes the trial, with why not. Nothing is trained or written. A tpe sweep lists the\n"
+             "trials its first batches propose at random, which every run of it trains, and\n"
+             "counts the candidates tpe chooses the rest from (--all lists them too).\n"
              "The format is in docs/sweep-format.md.\n",
     .opts = CLI_OPTIONS(options),
     .column = 12,
@@ -49,18 +56,57 @@ static void print_errors(FsErrList *errs)
     errlist_free(errs);
 }
 
-static void print_json(const FsSweep *sw, char **gpu_why)
+/* The trials listed: every trial, or a tpe sweep's first proposals; and per
+ * trial (by index) the batch of a fresh run that proposes it, from 1, or 0
+ * where the results decide (tpe's candidates past its random batches). */
+typedef struct {
+    int *idx, n;
+    int *batch_of;
+    int first;   /* tpe's first proposals: how many */
+    int batches; /* ... in how many batches */
+} Listing;
+
+static void listing_open(Listing *l, const FsSweep *sw, int all)
+{
+    int *first = fs_calloc((size_t)sw->n_trials + 1, sizeof(int)), *batch = fs_calloc((size_t)sw->n_trials + 1, sizeof(int));
+    l->first = run_sampler_first(sw, first, batch);
+    l->batches = l->first ? batch[l->first - 1] : 0;
+    l->batch_of = fs_calloc((size_t)sw->n_trials + 1, sizeof(int));
+    for (int k = 0; k < l->first; k++) l->batch_of[first[k]] = batch[k];
+    free(batch);
+    if (all || sw->sampler != FS_SAMPLER_TPE) {
+        for (int t = 0; t < sw->n_trials; t++) first[t] = t;
+        l->n = sw->n_trials;
+    } else {
+        l->n = l->first;
+    }
+    l->idx = first;
+}
+
+static void listing_free(Listing *l)
+{
+    free(l->idx);
+    free(l->batch_of);
+}
+
+static void print_json(const FsSweep *sw, char **gpu_why, const Listing *l)
 {
     char arch[512], train[256];
     FsJsonOut w = {.pretty = 1, .spaced = 1}; /* a trial a line */
     json_array_begin(&w);
-    for (int i = 0; i < sw->n_trials; i++) {
+    for (int k = 0; k < l->n; k++) {
+        const int i = l->idx[k];
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
         sweep_train_summary(&t->train, t->arch.chain, train, sizeof train);
         json_object_begin(&w);
         json_member_int(&w, "index", t->index);
         json_member_str(&w, "id", t->id);
+        json_key(&w, "batch");
+        if (l->batch_of[i])
+            json_int(&w, l->batch_of[i]);
+        else
+            json_null(&w);
         json_member_int(&w, "params", sweep_trial_params(t));
         json_member_int(&w, "receptive_field", sweep_trial_receptive_field(t));
         json_member_str(&w, "arch", arch);
@@ -92,8 +138,9 @@ static void print_excluded(const FsSweep *sw)
     }
 }
 
-/* How the trials come from the sweep: the first line of the plan. */
-static void print_origin(const FsSweep *sw)
+/* How the trials come from the sweep: the first line of the plan (all:
+ * every candidate is listed). */
+static void print_origin(const FsSweep *sw, int all)
 {
     int ranges = 0;
     for (int d = 0; d < sw->n_dims; d++) ranges += sw->dims[d].range;
@@ -104,9 +151,9 @@ static void print_origin(const FsSweep *sw)
     else
         snprintf(grid, sizeof grid, "a grid of %llu", (unsigned long long)sw->grid_size);
     if (sw->sampler == FS_SAMPLER_TPE)
-        printf("trials: %d proposed by tpe in batches of %d from these %d candidates (%s; seed %llu)\n",
-               sw->random_n < sw->n_trials ? sw->random_n : sw->n_trials, sw->batch, sw->n_trials, grid,
-               (unsigned long long)sw->search_seed);
+        printf("trials: %d proposed by tpe in batches of %d from %s%d candidates (%s; seed %llu)\n",
+               sw->random_n < sw->n_trials ? sw->random_n : sw->n_trials, sw->batch, all ? "these " : "", sw->n_trials,
+               grid, (unsigned long long)sw->search_seed);
     else if (sw->random_n)
         printf("trials: %d, sampled from %s (search.random: %d, seed %llu)\n", sw->n_trials, grid, sw->random_n,
                (unsigned long long)sw->search_seed);
@@ -117,9 +164,9 @@ static void print_origin(const FsSweep *sw)
         printf("trials: %d\n", sw->n_trials);
 }
 
-/* The GPU path's verdict: every trial, or the refused ones (one line for
- * all of them where they share the reason, as a chain sweep's do). */
-static void print_gpu(const FsSweep *sw, const char *target, char **gpu_why, int refused)
+/* The GPU path's verdict: every trial, or the refused ones listed (one
+ * line for all of them where they share the reason, as a chain sweep's do). */
+static void print_gpu(const FsSweep *sw, const Listing *l, const char *target, char **gpu_why, int refused)
 {
     if (!refused) {
         printf("\ngpu: the GPU path (--backend cuda) takes every trial on the %s\n", target);
@@ -134,14 +181,31 @@ static void print_gpu(const FsSweep *sw, const char *target, char **gpu_why, int
     }
     printf("\ngpu: the GPU path (--backend cuda) refuses %d of %d trials on the %s (run them with --backend cpu):\n",
            refused, sw->n_trials, target);
-    for (int i = 0; i < sw->n_trials; i++)
-        if (gpu_why[i][0]) printf("  %5d  %s  %s\n", sw->trials[i].index, sw->trials[i].id, gpu_why[i]);
+    int listed = 0;
+    for (int k = 0; k < l->n; k++) {
+        const int i = l->idx[k];
+        if (gpu_why[i][0]) printf("  %5d  %s  %s\n", sw->trials[i].index, sw->trials[i].id, gpu_why[i]), listed++;
+    }
+    if (listed < refused) printf("  and %d of the candidates not listed (plan --all lists them)\n", refused - listed);
 }
 
-/* gpu: whether the GPU path's column and verdict are shown (a build with
- * the CUDA backend, or --gpu NAME asked for them). */
-static void print_text(const FsSweep *sw, const FsDataset *ds, const char *target, char **gpu_why, int refused,
-                       int gpu)
+/* A tpe sweep's listing of its first proposals: what the rest are. */
+static void print_unlisted(const FsSweep *sw, const Listing *l)
+{
+    if (l->n == sw->n_trials) return;
+    const int budget = sw->random_n < sw->n_trials ? sw->random_n : sw->n_trials, more = budget > l->n;
+    printf("\nlisted: %s %d proposals (%d batch%s at random: every run of this sweep and seed trains them); ",
+           more ? "the first" : "all", l->n, l->batches, l->batches == 1 ? "" : "es");
+    if (more)
+        printf("tpe proposes the other %d from their results, out of the %d candidates not listed", budget - l->n,
+               sw->n_trials - l->n);
+    else
+        printf("the other %d candidates are not listed", sw->n_trials - l->n);
+    printf(" (plan --all lists all %d)\n", sw->n_trials);
+}
+
+/* What the sweep and its data are, before the listing. */
+static void print_header(const FsSweep *sw, const FsDataset *ds, const Listing *l)
 {
     printf("sweep: %s\n", sw->path);
     printf("data: %u proteins, %u residues, ", ds->n_prot, ds->n_res);
@@ -155,7 +219,7 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
         sweep_features_describe(sw, ds, what, sizeof what);
         printf("features: %s\n", what);
     }
-    print_origin(sw);
+    print_origin(sw, l->n == sw->n_trials);
     if (sw->prune.kind != FS_PRUNER_NONE)
         printf("pruner: %s (trials clearly behind stop early; docs/sweep-format.md)\n", prune_kind_name(sw->prune.kind));
     if (sw->replicate_seeds)
@@ -167,18 +231,28 @@ static void print_text(const FsSweep *sw, const FsDataset *ds, const char *targe
                sw->test_sequences ? sw->test_sequences : sw->n_test_inputs ? sw->test_inputs[0] : "?", sw->test_top,
                sw->test_refit ? " and their refits" : "");
     printf("metric: %s\n\n", metrics_kind_name(sw->metric));
+}
+
+/* gpu: whether the GPU path's column and verdict are shown (a build with
+ * the CUDA backend, or --gpu NAME asked for them). */
+static void print_text(const FsSweep *sw, const FsDataset *ds, const Listing *l, const char *target, char **gpu_why,
+                       int refused, int gpu)
+{
+    print_header(sw, ds, l);
     printf("%5s  %-16s  %9s  %s%s\n", "index", "id", "params", gpu ? "gpu  " : "", "architecture | training");
     char arch[512], train[256];
-    for (int i = 0; i < sw->n_trials; i++) {
+    for (int k = 0; k < l->n; k++) {
+        const int i = l->idx[k];
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
         sweep_train_summary(&t->train, t->arch.chain, train, sizeof train);
         printf("%5d  %s  %9ld  %s%s | %s\n", t->index, t->id, sweep_trial_params(t),
                !gpu ? "" : gpu_why[i][0] ? "no   " : "yes  ", arch, train);
     }
+    print_unlisted(sw, l);
     print_excluded(sw);
     if (gpu)
-        print_gpu(sw, target, gpu_why, refused);
+        print_gpu(sw, l, target, gpu_why, refused);
     else
         printf("\ngpu: this build has no CUDA backend (plan --gpu h200 shows what the GPU path would take)\n");
 }
@@ -189,7 +263,7 @@ int cli_plan(int argc, char **argv)
     int rc = cli_args_parse(&a, &spec, argc, argv);
     if (rc != CLI_PARSED) return rc;
     const char *path = a.args[0];
-    int json = a.val[OPT_JSON] != NULL;
+    const int json = a.val[OPT_JSON] != NULL, all = a.val[OPT_ALL] != NULL;
     char gpu[64] = "";
     if (a.val[OPT_GPU]) snprintf(gpu, sizeof gpu, "%s", a.val[OPT_GPU]);
     cli_args_free(&a);
@@ -218,16 +292,20 @@ int cli_plan(int argc, char **argv)
     if (refused < 0) {
         cli_error("%s", err.msg);
         rc = FS_EXIT_USAGE;
-    } else if (json) {
-        print_json(&sw, why);
-    } else {
+    }
+    Listing l = {0};
+    if (refused >= 0) listing_open(&l, &sw, all);
+    if (refused >= 0 && json) {
+        print_json(&sw, why, &l);
+    } else if (refused >= 0) {
 #ifdef FS_HAVE_CUDA
         const int shown = 1;
 #else
         const int shown = gpu[0] != 0;
 #endif
-        print_text(&sw, &ds, target, why, refused, shown);
+        print_text(&sw, &ds, &l, target, why, refused, shown);
     }
+    listing_free(&l);
     run_gpu_plan_free(why, sw.n_trials);
     data_free(&ds);
     sweep_free(&sw);

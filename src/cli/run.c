@@ -1,7 +1,8 @@
 /*
  * run.c: `foldsweep run SWEEP.yaml [--out DIR] [--threads N]
  * [--backend cpu|cuda|auto] [--grace S] [--startup-timeout S]
- * [--worker-timeout S] [--restart] [--progress] [--quiet]`. Parses the options,
+ * [--worker-timeout S] [--restart] [--progress] [--progress-line MODE]
+ * [--quiet]`. Parses the options,
  * starts MPI when a launcher started the process (the only command that
  * does) and hands the world's ranks to run_sweep (src/run), which owns the
  * run. A build without MPI started as several ranks refuses (exit 2).
@@ -28,6 +29,7 @@ enum {
     OPT_WORKER,
     OPT_RESTART,
     OPT_PROGRESS,
+    OPT_LINE,
     OPT_QUIET,
     OPT_HELP
 };
@@ -51,6 +53,10 @@ static const CliOption options[] = {
                      "set the folder's earlier run aside (DIR/previous-N, nothing deleted) and start again"},
     [OPT_PROGRESS] = {"--progress", NULL, NULL,
                       "a line per finished epoch of every fold: train loss, validation loss and Q3, time"},
+    [OPT_LINE] = {"--progress-line", NULL, "MODE",
+                  "auto, bar or plain: the progress line redrawn in place (bar) or a plain line every 10 s "
+                  "(plain, for logs); auto: bar where the output is the user's terminal (under mpirun, "
+                  "mpirun's own output), else plain"},
     [OPT_QUIET] = {"--quiet", "-q", NULL, "no progress line and no summary"},
     [OPT_HELP] = {"--help", "-h", NULL, "this help"},
 };
@@ -58,7 +64,8 @@ static const CliOption options[] = {
 static const CliSpec spec = {
     .cmd = "run",
     .usage = "usage: foldsweep run SWEEP.yaml [--out DIR] [--threads N] [--backend cpu|cuda|auto] "
-             "[--grace S] [--startup-timeout S] [--worker-timeout S] [--restart] [--progress] [--quiet]\n",
+             "[--grace S] [--startup-timeout S] [--worker-timeout S] [--restart] [--progress] "
+             "[--progress-line auto|bar|plain] [--quiet]\n",
     .about = "Trains every trial of the sweep on every fold and ranks them. Rerunning the same\n"
              "command on the same folder resumes: finished folds are kept, the rest are trained.\n",
     .epilog = cli_exit_status,
@@ -107,6 +114,15 @@ static int options_read(FsRunOptions *o, const CliArgs *a, double *startup)
         o->backend = FS_BACKEND_AUTO;
     else
         return cli_usage_error(&spec, "--backend must be cpu, cuda or auto, not", b);
+    const char *l = a->val[OPT_LINE];
+    if (!l || !strcmp(l, "auto"))
+        o->progress_line = FS_LINE_AUTO;
+    else if (!strcmp(l, "bar"))
+        o->progress_line = FS_LINE_BAR;
+    else if (!strcmp(l, "plain"))
+        o->progress_line = FS_LINE_PLAIN;
+    else
+        return cli_usage_error(&spec, "--progress-line must be auto, bar or plain, not", l);
     o->sweep_path = a->args[0];
     o->out_dir = a->val[OPT_OUT];
     static char home[FS_PATH_MAX];
@@ -141,10 +157,30 @@ static int launcher_refuse(void)
     return FS_EXIT_USAGE;
 }
 
+/* `--progress plain` (or =plain): --progress is the epoch lines and takes
+ * no value, so the parser would call "plain" a second sweep file. Said
+ * first, naming the option that does take it. */
+static int progress_mode_misplaced(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+        const char *v = !strncmp(argv[i], "--progress=", 11) ? argv[i] + 11
+                        : !strcmp(argv[i], "--progress") && i + 1 < argc ? argv[i + 1] : NULL;
+        if (v && (!strcmp(v, "auto") || !strcmp(v, "bar") || !strcmp(v, "plain"))) {
+            char what[160];
+            snprintf(what, sizeof what, "--progress takes no value (it adds a line per epoch); the progress line's "
+                     "form is --progress-line %s, not --progress", v);
+            return cli_usage_error(&spec, what, v);
+        }
+    }
+    return 0;
+}
+
 int cli_run(int argc, char **argv)
 {
     CliArgs a;
-    int rc = cli_args_parse(&a, &spec, argc, argv);
+    int rc = progress_mode_misplaced(argc, argv);
+    if (rc) return rc;
+    rc = cli_args_parse(&a, &spec, argc, argv);
     if (rc != CLI_PARSED) return rc;
     FsRunOptions o;
     memset(&o, 0, sizeof o);

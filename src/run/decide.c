@@ -60,6 +60,16 @@ static void add_replicates(RunState *st)
     pthread_cond_broadcast(&st->cv);
 }
 
+/* The progress line's totals: the folds listed, and from the start those
+ * still to come (the budget's trials not proposed yet, the replicates
+ * until they are chosen), so that its total stays what it was. */
+static void count_ahead(RunState *st)
+{
+    const int left = run_sampler_left(st), folds = st->folds.n;
+    progress_ahead(&st->prog, st->n_proposed + left, left * folds,
+                   run_replicates_pending(st) ? run_replicates_jobs(&st->sw, folds) : 0);
+}
+
 int run_decide(RunState *st)
 {
     int pruned = 0;
@@ -73,6 +83,7 @@ int run_decide(RunState *st)
     /* A pruned or recorded trial may finish the batch. */
     if (!*run_stop_flag() && !st->io_failed) add_batch(st);
     if (!*run_stop_flag() && !st->io_failed) add_replicates(st);
+    count_ahead(st);
     return pruned;
 }
 

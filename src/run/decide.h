@@ -38,6 +38,9 @@ int run_pruning_cut_slot(const RunState *st, int t, FsErr *err);
 void run_sampler_open(RunState *st);
 /* 1 while more trials may still be proposed (a waiting pool thread stays). */
 int run_sampler_more(const RunState *st);
+/* The budget's trials still to be proposed (0 once the sampler is done,
+ * search.stop ending the study included). */
+int run_sampler_left(const RunState *st);
 /* When every proposed trial is finished and the budget is not spent: the
  * next batch, appended to st->proposed with their ranks; returns how many
  * (0: none due). Lists no job. */

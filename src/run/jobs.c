@@ -95,7 +95,7 @@ static void print_epochs(RunState *st, int i, int upto)
     const FsTrial *tr = &st->sw.trials[st->jobs[i].trial];
     for (int e = st->jobs[i].printed + 1; e <= upto; e++)
         fprintf(st->prog.out, "%s%.8s fold %d epoch %d/%d: train loss %.4f, val loss %.4f, val Q3 %s%%, %.1f s\n",
-                st->prog.tty ? "\r\033[K" : "", tr->id, st->jobs[i].job.fold, e, st->jobs[i].spec.stop.max_epochs,
+                st->prog.redraw ? "\r\033[K" : "", tr->id, st->jobs[i].job.fold, e, st->jobs[i].spec.stop.max_epochs,
                 c->train_loss[e - 1], c->val_loss[e - 1], fs_percent_text(c->val_q3[e - 1]), c->seconds[e - 1]);
     if (upto > st->jobs[i].printed) {
         st->jobs[i].printed = upto;

@@ -1,6 +1,7 @@
 /*
  * progress: the run's progress line and profile. A thread wakes five times
- * a second: it redraws the line on a terminal (every 10 s elsewhere) and,
+ * a second: it redraws the line in place on the user's terminal
+ * (run_progress_redraw; a plain line every 10 s elsewhere) and,
  * after a stop signal, cancels in-flight folds once the grace period ends.
  */
 #include "run/progress.h"
@@ -16,13 +17,13 @@
 #include "run/run.h"
 #include "util/util.h"
 
-void progress_init(FsProgress *p, FILE *out, int quiet, int trials_total, int trials_done, int folds_per_trial,
-                   int folds_total, double grace)
+void progress_init(FsProgress *p, FILE *out, int quiet, int redraw, int trials_total, int trials_done,
+                   int folds_per_trial, int folds_total, double grace)
 {
     memset(p, 0, sizeof *p);
     p->out = out;
     p->quiet = quiet;
-    p->tty = isatty(fileno(out));
+    p->redraw = redraw;
     p->trials_total = trials_total;
     p->trials_done = trials_done;
     p->folds_per_trial = folds_per_trial;
@@ -60,35 +61,63 @@ static void fmt_time(char *buf, size_t n, double s)
         snprintf(buf, n, "%lds", t);
 }
 
+/* Seconds left (lock held), < 0 when not known: from examples trained
+ * against the planned maximum once anything trained, the folds not listed
+ * yet at the listed ones' mean plan; from whole folds only without a
+ * sample (GPU launches). */
+static double eta_of(const FsProgress *p, double el)
+{
+    const int ahead = p->ahead_trials + p->ahead_replicates, left = p->folds_total + ahead - p->folds_done;
+    if (left <= 0) return 0.0;
+    const FsProgressSample *s = &p->last;
+    if (p->have_sample && s->eta >= 0) {
+        if (!ahead) return s->eta;
+        if (s->trained > 0 && el > 0 && p->folds_total > 0)
+            return s->eta + ahead * (s->planned / p->folds_total) / (s->trained / el);
+    }
+    return p->folds_done > 0 ? el / p->folds_done * left : -1.0;
+}
+
+/* ", 30 still to be proposed" and the like: the part of the total not
+ * listed yet, named. */
+static void ahead_text(const FsProgress *p, char *out, size_t n)
+{
+    const int t = p->ahead_trials, r = p->ahead_replicates;
+    if (!t && !r) {
+        out[0] = 0;
+        return;
+    }
+    char trials[48] = "", reps[48] = "";
+    if (t) snprintf(trials, sizeof trials, "%d still to be proposed", t);
+    if (r) snprintf(reps, sizeof reps, "up to %d replicate%s to come", r, r == 1 ? "" : "s");
+    snprintf(out, n, " (%s%s%s)", trials, t && r ? ", " : "", reps);
+}
+
 /* Caller holds the lock. */
 static void draw(FsProgress *p, int final)
 {
     if (p->quiet) return;
     double el = fs_now() - p->t_start;
-    char e[32], eta[32] = "?", best[64] = "-", rate[48] = "";
+    char e[32], eta[32] = "?", best[64] = "-", rate[48] = "", ahead[112];
     fmt_time(e, sizeof e, el);
-    /* From examples trained against the planned maximum once anything
-     * trained; from whole folds only without a sample (GPU launches). */
-    if (p->have_sample && p->last.eta >= 0)
-        fmt_time(eta, sizeof eta, p->last.eta);
-    else if (p->folds_done > 0)
-        fmt_time(eta, sizeof eta, el / p->folds_done * (p->folds_total - p->folds_done));
+    const double left = eta_of(p, el);
+    if (left >= 0) fmt_time(eta, sizeof eta, left);
     if (p->have_sample && p->last.trained > 0 && el > 0)
         snprintf(rate, sizeof rate, " | %.0f ex/s", p->last.trained / el);
-    if (p->folds_done >= p->folds_total) snprintf(eta, sizeof eta, "0s");
     if (p->have_best && p->lower_better) snprintf(best, sizeof best, "%.4f (%.8s)", p->best, p->best_id);
     else if (p->have_best) snprintf(best, sizeof best, "%s%% (%.8s)", fs_percent_text(p->best), p->best_id); /* Q3 */
-    char line[512];
+    char line[640];
     char flight[64] = "";
     if (p->gpu_epochs > 0 && p->in_flight > 0)
         snprintf(flight, sizeof flight, " (%ld epochs in)", p->gpu_epochs);
     else if (p->have_sample && p->last.flight[0] && p->in_flight > 0)
         snprintf(flight, sizeof flight, " (%.50s)", p->last.flight);
-    snprintf(line, sizeof line, "trials %d/%d | folds %d/%d, %d in flight%s | %s elapsed%s | ETA %s | best %s",
-             p->trials_done, p->trials_total, p->folds_earlier + p->folds_done, p->folds_earlier + p->folds_total,
-             p->in_flight, flight, e, rate, eta,
-             best);
-    if (p->tty)
+    ahead_text(p, ahead, sizeof ahead);
+    snprintf(line, sizeof line, "trials %d/%d | folds %d/%d%s, %d in flight%s | %s elapsed%s | ETA %s | best %s",
+             p->trials_done, p->trials_total, p->folds_earlier + p->folds_done,
+             p->folds_earlier + p->folds_total + p->ahead_trials + p->ahead_replicates, ahead, p->in_flight, flight, e,
+             rate, eta, best);
+    if (p->redraw)
         fprintf(p->out, "\r%s\033[K%s", line, final ? "\n" : "");
     else
         fprintf(p->out, "%s\n", line);
@@ -115,12 +144,13 @@ static void progress_write_json(FsProgress *p)
     json_member_int(&w, "pid", (long)getpid());
     put_fixed(&w, "elapsed", el, 1);
     json_member_int(&w, "folds_done", p->folds_earlier + p->folds_done);
-    json_member_int(&w, "folds_total", p->folds_earlier + p->folds_total);
+    json_member_int(&w, "folds_total", p->folds_earlier + p->folds_total + p->ahead_trials + p->ahead_replicates);
     json_member_int(&w, "in_flight", p->in_flight);
     put_fixed(&w, "examples_done", s->done, 0);
     put_fixed(&w, "examples_planned", s->planned, 0);
     put_fixed(&w, "examples_per_second", el > 0 ? s->trained / el : 0.0, 1);
-    put_fixed(&w, "eta_seconds", s->eta, 1);
+    /* From examples only: status has the folds' pace itself. -1: not known yet. */
+    put_fixed(&w, "eta_seconds", s->eta >= 0 ? eta_of(p, el) : -1.0, 1);
     json_member_str(&w, "flight", s->flight);
     json_end(&w);
     json_tail(&w, "\n");
@@ -143,11 +173,11 @@ static void progress_grace(FsProgress *p, double now)
         if (run_signal_ending() && *run_cancel_flag()) {
             fprintf(p->out, "%sstopping: mpirun ends the job within %.0f s (odls_base_sigkill_timeout); %d fold%s in "
                             "flight checkpoint now\n",
-                    p->tty ? "\n" : "", run_mpirun_window(), p->in_flight, p->in_flight == 1 ? "" : "s");
+                    p->redraw ? "\n" : "", run_mpirun_window(), p->in_flight, p->in_flight == 1 ? "" : "s");
         } else if (!*run_cancel_flag()) {
             fprintf(p->out, "%sstopping: no new folds; %d in flight get %.0f s to finish (signal again to abandon "
                             "them)\n",
-                    p->tty ? "\n" : "", p->in_flight, grace);
+                    p->redraw ? "\n" : "", p->in_flight, grace);
         }
     } else if (!*run_cancel_flag() && now - p->stop_seen >= grace) {
         run_request_stop(1);
@@ -157,7 +187,7 @@ static void progress_grace(FsProgress *p, double now)
 static void *progress_main(void *arg)
 {
     FsProgress *p = arg;
-    double last = 0.0;
+    double last = fs_now(); /* progress_start drew the first line */
     for (;;) {
         struct timespec ts = {0, 200 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -172,7 +202,7 @@ static void *progress_main(void *arg)
         int finish = p->finish;
         double now = fs_now();
         progress_grace(p, now);
-        if (!finish && now - last >= (p->tty ? 0.5 : 10.0)) {
+        if (!finish && now - last >= (p->redraw ? 0.5 : 10.0)) {
             draw(p, 0);
             last = now;
         }
@@ -184,6 +214,11 @@ static void *progress_main(void *arg)
 
 void progress_start(FsProgress *p)
 {
+    /* The totals from the start, where the first redraw came 0.2 s in
+     * (after a short run's end, never). */
+    pthread_mutex_lock(&p->lock);
+    draw(p, 0);
+    pthread_mutex_unlock(&p->lock);
     p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
 }
 
@@ -235,6 +270,15 @@ void progress_add_folds(FsProgress *p, int n)
 {
     pthread_mutex_lock(&p->lock);
     p->folds_total += n;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void progress_ahead(FsProgress *p, int trials_total, int trial_folds, int replicate_folds)
+{
+    pthread_mutex_lock(&p->lock);
+    p->trials_total = trials_total;
+    p->ahead_trials = trial_folds;
+    p->ahead_replicates = replicate_folds;
     pthread_mutex_unlock(&p->lock);
 }
 

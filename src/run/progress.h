@@ -23,10 +23,15 @@ typedef struct {
 
 typedef struct {
     FILE *out;
-    int quiet, tty;
+    int quiet;
+    int redraw; /* the line is redrawn in place (run_progress_redraw), else plain lines every 10 s */
     int trials_total, trials_done, folds_per_trial;
-    int folds_total, folds_done, in_flight; /* this session's: the ETA's pace and the end of the work */
+    int folds_total, folds_done, in_flight; /* this session's listed jobs: the ETA's pace and the end of the work */
     int folds_earlier; /* done before this session (a resume): shown with this session's */
+    /* Folds not listed yet, counted in the totals from the first line: the
+     * budget's trials the sampler has still to propose, and the most seed
+     * replicates until they are chosen (progress_ahead). */
+    int ahead_trials, ahead_replicates;
     double best;
     int have_best, lower_better;
     char best_id[FS_TRIAL_ID_LEN + 1];
@@ -45,12 +50,14 @@ typedef struct {
     const char *dir;  /* the run folder (progress.json); NULL: none */
 } FsProgress;
 
-void progress_init(FsProgress *p, FILE *out, int quiet, int trials_total, int trials_done, int folds_per_trial,
-                   int folds_total, double grace);
+/* redraw: run_progress_redraw's answer for out. */
+void progress_init(FsProgress *p, FILE *out, int quiet, int redraw, int trials_total, int trials_done,
+                   int folds_per_trial, int folds_total, double grace);
 void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_better);
 /* Folds the journal already has (a resume): the line and progress.json
  * count the whole run's folds, "folds 7/18", not this session's alone. */
 void progress_seed_done(FsProgress *p, int folds_earlier);
+/* Draws the first line (the run's totals) and starts the thread. */
 void progress_start(FsProgress *p);
 void progress_stop(FsProgress *p);
 void progress_fold_started(FsProgress *p);
@@ -62,8 +69,12 @@ void progress_fold_finished(FsProgress *p, int counted, const char *id, double m
 /* A pruned trial: n of its queued folds will never run (they count as done),
  * and the trial counts as done. */
 void progress_trial_pruned(FsProgress *p, int n_skipped);
-/* A new batch of the sampler: n more folds to train. */
+/* A new batch of the sampler, or the replicates chosen: n more folds listed. */
 void progress_add_folds(FsProgress *p, int n);
+/* What is not listed yet (decide.c, after every decision): the run's
+ * trials (those proposed and those the sampler has still to propose),
+ * the folds of the latter, and the replicate folds still to be chosen. */
+void progress_ahead(FsProgress *p, int trials_total, int trial_folds, int replicate_folds);
 
 /* Where the time of one session of a run went. */
 typedef struct {

@@ -18,6 +18,10 @@
 #include "sweep/sweep.h"
 #include "util/util.h" /* FS_EXIT_* */
 
+/* How the progress line is written: redrawn in place ("\r...ESC[K", bar)
+ * or a plain line every 10 s (plain); auto: run_progress_redraw decides. */
+enum { FS_LINE_AUTO, FS_LINE_PLAIN, FS_LINE_BAR };
+
 typedef struct {
     const char *sweep_path;
     const char *out_dir; /* NULL: the sweep's run.out, else home_dir, else runs/<sweep name> */
@@ -32,6 +36,7 @@ typedef struct {
     int ranks;           /* set by run_sweep: the run's MPI ranks (1 without MPI), for its run record */
     int restart;         /* set the folder's earlier run aside (DIR/previous-N) and start again */
     int epoch_lines;     /* --progress: a line per finished epoch of every fold */
+    int progress_line;   /* --progress-line: FS_LINE_AUTO (0), FS_LINE_PLAIN or FS_LINE_BAR */
     double worker_timeout; /* seconds a worker rank may send nothing before rank 0 gives up on it (<= 0: never) */
 } FsRunOptions;
 
@@ -59,6 +64,14 @@ typedef struct {
  * only the threads mean anything) and m (rank, ranks, ranks on the node
  * and the node's cores; fsmpi_alone for a command in one process). */
 void run_settings(FsRunSettings *s, const FsRunOptions *o, const FsSweep *sw, const FsMpi *m);
+/* Pure: whether the progress line is redrawn in place (1) or written as
+ * plain lines (0). asked: --progress-line (FS_LINE_*); out_tty: the run's
+ * output is a terminal; launcher_tty: -1 outside mpirun, else whether
+ * mpirun's own standard output is a terminal (run_launcher_tty). Open MPI
+ * gives its ranks a pseudo-terminal of its own whatever mpirun's output
+ * is, so under mpirun the rank's terminal says nothing about the user's:
+ * auto redraws only where the output reaches the user's terminal. */
+int run_progress_redraw(int asked, int out_tty, int launcher_tty);
 /* The run folder of a sweep file when neither --out nor run.out names one:
  * runs/<the file's name up to its first dot>. */
 void run_default_out(const char *sweep_path, char *out, size_t n);
@@ -87,6 +100,14 @@ int run_sweep(const FsRunOptions *o, FsMpi *m);
 int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, char *target, size_t target_n,
                  char ***why, FsErr *err);
 void run_gpu_plan_free(char **why, int n);
+
+/* For `foldsweep plan` (run/sampler.c): the trials a fresh run of sw
+ * proposes before any result can change them, in proposal order, into
+ * out, and each one's batch (from 1) into batch (both with room for
+ * sw->n_trials): with sampler: tpe its random batches, up to
+ * FS_SAMPLE_STARTUP trials (or the budget); otherwise every trial, in the
+ * order a run proposes them. Returns how many. */
+int run_sampler_first(const FsSweep *sw, int *out, int *batch);
 
 /* search.stop (run/sampler.c): whether the study ended before its budget,
  * replayed from the journal as the run decided it. */
@@ -135,6 +156,10 @@ void run_request_stop(int cancel_too);
  * grace that fits before the kill (grace itself after any other signal). */
 int run_signal_ending(void);
 int run_under_mpirun(void);
+/* run_progress_redraw's launcher_tty: -1 outside mpirun (as installed),
+ * else 1 when mpirun's (its daemon's, on another node) standard output is
+ * a terminal, 0 when not or when /proc cannot say. */
+int run_launcher_tty(void);
 double run_mpirun_window(void);
 double run_signal_grace(double grace);
 /* A worker rank after mpirun's SIGTERM, its part done: waits for mpirun's

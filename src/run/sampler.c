@@ -235,6 +235,8 @@ int run_sampler_more(const RunState *st)
     return batched(&st->sw) && st->n_proposed < budget(&st->sw) && !st->study_stop.stopped;
 }
 
+int run_sampler_left(const RunState *st) { return run_sampler_more(st) ? budget(&st->sw) - st->n_proposed : 0; }
+
 int run_sampler_next(RunState *st)
 {
     if (!run_sampler_more(st)) return 0;
@@ -243,6 +245,28 @@ int run_sampler_next(RunState *st)
         if (!resolved(&s, s.proposed[k])) return 0;
     const int n = propose(&s);
     study_back(st, &s);
+    return n;
+}
+
+int run_sampler_first(const FsSweep *sw, int *out, int *batch)
+{
+    const int size = batched(sw) ? sw->batch : sw->n_trials;
+    if (!tpe(sw)) {
+        for (int k = 0; k < sw->n_trials; k++) out[k] = k, batch[k] = k / (size > 0 ? size : 1) + 1;
+        return sw->n_trials;
+    }
+    /* propose()'s calls with no results yet: random batches, a function of
+     * the seed and the batch's number alone. */
+    unsigned char *taken = fs_calloc((size_t)sw->n_trials + 1, 1);
+    int n = 0;
+    for (int b = 0; n < FS_SAMPLE_STARTUP && n < budget(sw); b++) {
+        const int want = budget(sw) - n < size ? budget(sw) - n : size;
+        const int got = sample_propose(sw, out, NULL, n, taken, want, b, out + n);
+        if (got <= 0) break;
+        for (int k = n; k < n + got; k++) taken[out[k]] = 1, batch[k] = b + 1;
+        n += got;
+    }
+    free(taken);
     return n;
 }
 

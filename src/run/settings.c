@@ -44,6 +44,12 @@ void run_settings(FsRunSettings *s, const FsRunOptions *o, const FsSweep *sw, co
     s->keep_models = sw ? sw->keep_models : FS_KEEP_ALL;
 }
 
+int run_progress_redraw(int asked, int out_tty, int launcher_tty)
+{
+    if (asked != FS_LINE_AUTO) return asked == FS_LINE_BAR;
+    return out_tty && launcher_tty != 0;
+}
+
 int run_home_dir(const char *sweep_path, char *out, size_t n)
 {
     const char *slash = sweep_path ? strrchr(sweep_path, '/') : NULL;

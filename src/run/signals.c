@@ -11,12 +11,16 @@
  * default), and workers cancel their own folds at once (run_signal_ending).
  * mpirun's signal is told from a user's `kill` of one rank by its sender:
  * mpirun itself, or its orted on other nodes (the rank's nearest such
- * ancestor, through any wrapper script).
+ * ancestor, through any wrapper script). That ancestor's standard output
+ * is also where the rank's output ends up (run_launcher_tty: whether the
+ * progress line may be redrawn).
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +107,22 @@ const volatile int *run_cancel_flag(void) { return (const volatile int *)&cancel
 int run_signal_ending(void) { return ending_flag; }
 int run_under_mpirun(void) { return under_mpirun; }
 double run_mpirun_window(void) { return mpirun_window; }
+
+int run_launcher_tty(void)
+{
+    if (!under_mpirun) return -1;
+    /* Its fd 1 is opened again only when it is a character device (a
+     * terminal, /dev/null): a pipe's or a socket's other end is left alone. */
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%ld/fd/1", (long)launcher_pid);
+    if (launcher_pid <= 0 || stat(path, &st) != 0 || !S_ISCHR(st.st_mode)) return 0;
+    int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return 0;
+    int tty = isatty(fd);
+    close(fd);
+    return tty;
+}
 
 double run_signal_grace(double grace)
 {

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* isatty */
 
 #include "predict/predict.h"
 #include "report/report.h"
@@ -248,7 +249,8 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
             fprintf(stderr, "foldsweep: %s\n", err.msg);
             return FS_EXIT_ERROR;
         }
-    progress_init(&st->prog, out, o->quiet, budget, st->trials_done, st->folds.n, st->n_jobs, o->grace);
+    progress_init(&st->prog, out, o->quiet, run_progress_redraw(o->progress_line, isatty(fileno(out)), run_launcher_tty()),
+                  budget, st->trials_done, st->folds.n, st->n_jobs, o->grace);
     /* Every fold of the trials proposed so far that is not queued is in the
      * journal (a failed or pruned trial's too: it trains no more). */
     progress_seed_done(&st->prog, st->n_proposed * st->folds.n - st->n_jobs);

@@ -347,7 +347,9 @@ static const char *section_of_key(const char *key, const char *where)
     return sec && strcmp(sec, where) ? sec : NULL;
 }
 
-/* Keras' (and PyTorch's) names for our options, for the hint. */
+/* Keras' (and PyTorch's), Optuna's and Keras Tuner's names for our
+ * options, for the hint. `objective` is Optuna's single objective, what
+ * run.metric ranks by: its nearest key, run.objectives, is a Pareto front. */
 static const char *keras_name(const char *key)
 {
     static const char *const names[][2] = {
@@ -356,7 +358,13 @@ static const char *keras_name(const char *key)
         {"dropout_rate", "model.dropout"},     {"num_layers", "model.depth"},
         {"num_epochs", "training.epochs"},     {"n_epochs", "training.epochs"},
         {"validation_split", "data.folds (k-fold cross-validation) or data.split"},
-        {"kernel_initializer", "model.init"},  {"metrics", "run.metric"}};
+        {"kernel_initializer", "model.init"},  {"metrics", "run.metric"},
+        {"n_trials", "search.random, the budget of trials to train"},
+        {"max_trials", "search.random, the budget of trials to train"},
+        {"objective", "run.metric, the one metric trials are ranked by (run.objectives lists two or more for a "
+                      "Pareto front)"},
+        {"direction", "run.metric (q3 is maximised, loss minimised)"},
+        {"callbacks", "training.early_stopping (EarlyStopping's rules; search.pruner stops trials that fall behind)"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(key, names[i][0])) return names[i][1];
     return NULL;

@@ -120,6 +120,21 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
     }
 }
 
+/* Optuna's classes for our sampler and pruner values, for the hint:
+ * ours, or NULL; what is "Sampler" or "Pruner" (a sampler's name as a
+ * pruner gets none). SuccessiveHalvingPruner is the rule ASHA runs. */
+static const char *optuna_value(const YNode *v, const char *what)
+{
+    static const char *const names[][2] = {{"TPESampler", "tpe"},
+                                           {"RandomSampler", "random"},
+                                           {"MedianPruner", "median"},
+                                           {"SuccessiveHalvingPruner", "asha"},
+                                           {"NopPruner", "none"}};
+    for (size_t i = 0; v && v->kind == YN_SCALAR && i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(v->value, names[i][0]) && strstr(names[i][0], what)) return names[i][1];
+    return NULL;
+}
+
 /* search.pruner: a rule name, or {kind: NAME, its parameters}. */
 static void parse_pruner(FsSweep *sw, const YNode *v, SwErrs *e)
 {
@@ -134,9 +149,14 @@ static void parse_pruner(FsSweep *sw, const YNode *v, SwErrs *e)
         if (!strcmp(k->value, kinds[i])) kind = i;
     if (kind < 0) {
         const YNode *at = k ? k : v;
-        const char *near = at->kind == YN_SCALAR ? fs_nearest(at->value, kinds, FS_PRUNER_COUNT) : NULL;
-        swerr_add(e, at->line, at->col, "search.pruner: expected none, median, asha or folds%s%s%s",
-                  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+        const char *ours = optuna_value(at, "Pruner");
+        const char *near = ours ? NULL : at->kind == YN_SCALAR ? fs_nearest(at->value, kinds, FS_PRUNER_COUNT) : NULL;
+        if (ours)
+            swerr_add(e, at->line, at->col, "search.pruner: expected none, median, asha or folds (Optuna's %s is "
+                      "foldsweep's %s)", at->value, ours);
+        else
+            swerr_add(e, at->line, at->col, "search.pruner: expected none, median, asha or folds%s%s%s",
+                      near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         return;
     }
     ps->kind = (FsPrunerKind)kind;
@@ -204,6 +224,9 @@ void sw_parse_search(FsSweep *sw, const YNode *s, SwErrs *e)
             sw->sampler = FS_SAMPLER_RANDOM;
         else if (v->kind == YN_SCALAR && !strcmp(v->value, "tpe"))
             sw->sampler = FS_SAMPLER_TPE;
+        else if (optuna_value(v, "Sampler"))
+            swerr_add(e, v->line, v->col, "search.sampler: expected random or tpe (Optuna's %s is foldsweep's %s)",
+                      v->value, optuna_value(v, "Sampler"));
         else
             swerr_add(e, v->line, v->col, "search.sampler: expected random or tpe (tree-structured Parzen estimators)");
         if (!ytree_get(s, "random"))
