@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "data/data.h"
+#include "journal/journal.h"
 #include "model/model.h"
 #include "modelfile/modelfile.h"
 #include "sweep/sweep.h"
@@ -202,6 +203,31 @@ static void test_evaluate(void)
     free_training(&s);
 }
 
+/* The evaluation record keeps the coverage threshold and count. */
+static void test_journal(void)
+{
+    FsJournal j;
+    FsErr err = {0};
+    char dir[320];
+    snprintf(dir, sizeof dir, "%s/run", tmp);
+    CHECK(fs_mkdir_p(dir, &err) == 0 && journal_open(&j, dir, &err) == 0);
+    FsEvalRecord r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.trial, sizeof r.trial, "0123456789abcdef");
+    snprintf(r.models, sizeof r.models, "ensemble");
+    snprintf(r.source, sizeof r.source, "evaluate");
+    snprintf(r.data, sizeof r.data, "t.rec");
+    r.identity_checked = 1;
+    r.identity_max = 0.95;
+    r.coverage_max = 0.5;
+    r.coverage_over = 3;
+    CHECK(journal_append_eval(&j, &r, &err) == 0);
+    journal_close(&j);
+    CHECK(journal_open(&j, dir, &err) == 0 && j.n_evals == 1);
+    if (j.n_evals == 1) CHECK(j.evals[0].coverage_max == 0.5 && j.evals[0].coverage_over == 3);
+    journal_close(&j);
+}
+
 /* test.max_coverage: read, defaulted, and refused out of range. */
 static void test_sweep_key(void)
 {
@@ -229,6 +255,7 @@ int main(void)
     tp_tmpdir(tmp, sizeof tmp, "coverage");
     test_in_process();
     test_evaluate();
+    test_journal();
     test_sweep_key();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

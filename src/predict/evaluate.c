@@ -115,6 +115,8 @@ static void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char 
     r->identity_max = ev->ident.max;
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++) r->identity_above[l] = ev->ident.above[l];
     r->identity_left_out = ev->ident.left_out;
+    r->coverage_max = ev->ident.max_coverage;
+    r->coverage_over = ev->ident.covered;
 }
 
 int predict_evaluate(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const FsEvalSpec *spec, FsErr *err)
