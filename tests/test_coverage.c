@@ -190,7 +190,7 @@ static void test_evaluate(void)
     CHECK(tp_run("evaluate '%s' '%s' --max-coverage 1 --format json", model, data) == 0);
     CHECK_CONTAINS(out_text, "\"max_coverage\":1,\"coverage_over\":0,\"coverage_examples\":[]");
     CHECK(tp_run("evaluate '%s' '%s' --max-coverage 0.3 --allow-overlap", model, data) == 0);
-    CHECK_CONTAINS(out_text, "2 above 0.3 coverage by near-identical stretches (threshold 0.3)");
+    CHECK_CONTAINS(out_text, "coverage: 2 above 0.3 (threshold; the share of a protein's residues in near-identical stretches)");
     CHECK(tp_run("evaluate '%s' '%s' --max-coverage 2", model, data) == 2);
     /* --exclude-overlap: left out and counted. */
     CHECK(tp_run("evaluate '%s' '%s' --exclude-overlap --format json", model, data) == 0);

@@ -104,8 +104,8 @@ static void text_identity(FILE *out, const FsIdentityReport *r, int md)
     }
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++)
         fprintf(out, "%s%u above %g", l ? ", " : "", r->above[l], fs_identity_levels[l]);
-    fprintf(out, " (test proteins; threshold %g); %u above %g coverage by near-identical stretches (threshold %g",
-            r->max, r->covered, r->max_coverage, r->max_coverage);
+    fprintf(out, " (test proteins; threshold %g); coverage: %u above %g (threshold; the share of a protein's "
+            "residues in near-identical stretches", r->max, r->covered, r->max_coverage);
     if (r->left_out) fprintf(out, "; %u left out", r->left_out);
     fputs(")\n", out);
 }
