@@ -223,8 +223,9 @@ static void test_evaluate(void)
     CHECK(tp_run("evaluate '%s' '%s' --allow-overlap", model, data) == 0);
     CHECK_CONTAINS(out_text, "identity to training proteins: 2 above 0.25, 2 above 0.5, 2 above 0.95");
     CHECK(tp_run("evaluate '%s' '%s' --allow-overlap --format csv", model, data) == 0);
-    CHECK_CONTAINS(out_text, ",identity_above_0.25,identity_above_0.5,identity_above_0.95,identity_left_out\n");
-    CHECK_CONTAINS(out_text, ",2,2,2,0\n");
+    CHECK_CONTAINS(out_text, ",identity_above_0.25,identity_above_0.5,identity_above_0.95,identity_left_out,"
+                             "coverage_over\n");
+    CHECK_CONTAINS(out_text, ",2,2,2,0,2\n"); /* the fragment and the homologue are covered too */
     /* An old model file: evaluated, but the check is said not to be made, and why. */
     CHECK(tp_run("evaluate '%s' '%s' --format json", old, data) == 0);
     CHECK_CONTAINS(err_text, "the identity check could not be made: model 1 of 1");

@@ -17,7 +17,7 @@
 
 enum {
     OPT_TRIAL, OPT_RANK, OPT_FOLD, OPT_FORMAT, OPT_INPUT_FORMAT, OPT_SEQUENCES, OPT_LABELS, OPT_MASK, OPT_ALLOW, OPT_EXCLUDE,
-    OPT_MAX_IDENTITY, OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_FEATURES, OPT_TOP, OPT_HELP
+    OPT_MAX_IDENTITY, OPT_MAX_COVERAGE, OPT_SEED, OPT_RESAMPLES, OPT_THREADS, OPT_MIXED, OPT_FEATURES, OPT_TOP, OPT_HELP
 };
 
 
@@ -35,10 +35,18 @@ static const CliOption options[] = {
     [OPT_ALLOW] = {"--allow-overlap", NULL, NULL, "score a test set that shares proteins with the training\n"
                                                   "data (the overlap is reported beside the scores)"},
     [OPT_EXCLUDE] = {"--exclude-overlap", NULL, NULL, "score only the test proteins the models have not seen,\n"
-                                                      "nor any above --max-identity (left out and counted)"},
+                                                      "nor any above --max-identity or --max-coverage\n"
+                                                      "(left out and counted)"},
     [OPT_MAX_IDENTITY] = {"--max-identity", NULL, "X", "refuse test proteins above this identity to a training\n"
                                                        "protein (0..1, default " CLI_TEXT(FS_IDENTITY_MAX_DEFAULT)
                                                        "; docs/models.md)"},
+    [OPT_MAX_COVERAGE] = {"--max-coverage", NULL, "X", "refuse test proteins with more than this\n"
+                                                       "share of their residues in near-identical\n"
+                                                       "local alignments to training proteins\n"
+                                                       "(identity above " CLI_TEXT(FS_COVER_SEGMENT_IDENTITY)
+                                                       " or --max-identity, over\n"
+                                                       CLI_TEXT(FS_COVER_SEGMENT_MIN) "+ residues; 0..1, default "
+                                                       CLI_TEXT(FS_COVERAGE_MAX_DEFAULT) ")"},
     [OPT_SEED] = {"--seed", NULL, "S", "bootstrap seed (default " CLI_TEXT(FS_EVAL_SEED) ")"},
     [OPT_RESAMPLES] = {"--resamples", NULL, "N", "bootstrap resamples (default " CLI_TEXT(FS_EVAL_RESAMPLES) ")"},
     [OPT_THREADS] = {"--threads", NULL, "N", "threads (default: all cores)"},
@@ -58,9 +66,11 @@ static const CliSpec spec = {
              "bootstrap interval over proteins, SOV'99, per-class precision, recall and MCC, the\n"
              "confusion matrix and per-protein Q3. Masked residues are not scored; 8-state labels are\n"
              "reduced to 3, or for 8-state models (data.classes: 8) read as 8 states: Q8 too, the scores\n"
-             "and the matrix over the 8, Q3 and SOV of the predictions reduced. A test protein identical\n"
+             "and the matrix over the 8, Q3 and SOV of the predictions reduced. 3-state labels (UCI,\n"
+             "CB513) for 8-state models: Q3 and SOV of the predictions reduced. A test protein identical\n"
              "to one the models were trained or validated on,\n"
              "or above --max-identity sequence identity to one (a chain, a fragment or a close homologue),\n"
+             "or with more than --max-coverage of its residues in near-identical stretches of them (a chimera),\n"
              "is refused unless --exclude-overlap (left out) or --allow-overlap (scored). Each evaluation\n"
              "is recorded in the models' run folder\n"
              "journal (foldsweep status counts them). MODEL: as for predict (docs/models.md).\n",
@@ -71,17 +81,32 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_evaluate_spec = &spec; /* for cli.c's table */
 
-/* The data's labels are read as the models' classes (8: DSSP-8). */
-static int load_data(FsDataset *ds, const CliArgs *a, int first, int classes, FsErr *err)
+/* The data's labels read as `classes` states. */
+static int load_classes(FsDataset *ds, const CliArgs *a, int first, int classes, FsErr *err)
 {
-    int rc;
     if (a->val[OPT_SEQUENCES] || a->val[OPT_LABELS]) {
         FsLoadSpec ls = {FS_FMT_FASTA, NULL, 0, a->val[OPT_SEQUENCES], a->val[OPT_LABELS], a->val[OPT_MASK]};
-        rc = data_load_classes(ds, &ls, classes, err);
-    } else {
-        int f = a->val[OPT_INPUT_FORMAT] ? data_format_parse(a->val[OPT_INPUT_FORMAT]) : FS_FMT_AUTO;
-        FsLoadSpec ls = {(FsFormat)f, (const char **)a->args + first, a->n_args - first, NULL, NULL, NULL};
-        rc = data_load_classes(ds, &ls, classes, err);
+        return data_load_classes(ds, &ls, classes, err);
+    }
+    int f = a->val[OPT_INPUT_FORMAT] ? data_format_parse(a->val[OPT_INPUT_FORMAT]) : FS_FMT_AUTO;
+    FsLoadSpec ls = {(FsFormat)f, (const char **)a->args + first, a->n_args - first, NULL, NULL, NULL};
+    return data_load_classes(ds, &ls, classes, err);
+}
+
+/* The data's labels are read as the models' classes (8: DSSP-8). Labels
+ * that read as 3 states but not as 8 (a UCI file, CB513's .data, a CSV
+ * without dssp8, H E C only) are 3-state: 8-state models are then scored
+ * by their predictions reduced (evaluate_score), said in a note. */
+static int load_data(FsDataset *ds, const CliArgs *a, int first, int classes, const char *data, FsErr *err)
+{
+    int rc = load_classes(ds, a, first, classes, err);
+    if (rc != 0 && fs_classes(classes) == FS_CLASSES8) {
+        FsErr err3 = {0};
+        if ((rc = load_classes(ds, a, first, FS_CLASSES, &err3)) == 0)
+            cli_error("note: %s has 3-state labels, not DSSP 8-state ones: the 8-state models' predictions are "
+                      "reduced to 3 states (%s) and scored as Q3, with no Q8", data, FS_CLASS8_REDUCTION_TEXT);
+        else
+            *err = err3; /* labels neither reads: the 3-state reading's reason, not "use data.classes: 3" */
     }
     uint32_t dropped = rc == 0 ? data_keep_test_set(ds) : 0;
     if (dropped)
@@ -95,7 +120,7 @@ static int load_data(FsDataset *ds, const CliArgs *a, int first, int classes, Fs
 typedef struct {
     int rank, fold, top, fmt, n_models, fasta_set;
     uint64_t threads, seed, reps;
-    double max_identity;
+    double max_identity, max_coverage;
     FsOverlapRule overlap;
 } Opts;
 
@@ -104,7 +129,8 @@ typedef struct {
 static int parse(const CliArgs *a, Opts *o)
 {
     uint64_t fold = UINT64_MAX;
-    *o = (Opts){.seed = FS_EVAL_SEED, .reps = FS_EVAL_RESAMPLES, .max_identity = FS_IDENTITY_MAX_DEFAULT};
+    *o = (Opts){.seed = FS_EVAL_SEED, .reps = FS_EVAL_RESAMPLES, .max_identity = FS_IDENTITY_MAX_DEFAULT,
+              .max_coverage = FS_COVERAGE_MAX_DEFAULT};
     int rc = 0;
     o->fmt = a->val[OPT_FORMAT] ? evaluate_format_parse(a->val[OPT_FORMAT]) : 0;
     if (o->fmt < 0) rc = cli_usage_error(&spec, "unknown --format (expected table, md, csv or json):", a->val[OPT_FORMAT]);
@@ -116,6 +142,7 @@ static int parse(const CliArgs *a, Opts *o)
     if (!rc) rc = cli_whole_parse(&spec, a, OPT_SEED, 0, UINT64_MAX, &o->seed);
     if (!rc) rc = cli_whole_parse(&spec, a, OPT_RESAMPLES, 1, 1000000, &o->reps);
     if (!rc) rc = cli_real_parse(&spec, a, OPT_MAX_IDENTITY, 0.0, 1.0, &o->max_identity);
+    if (!rc) rc = cli_real_parse(&spec, a, OPT_MAX_COVERAGE, 0.0, 1.0, &o->max_coverage);
     o->fold = fold == UINT64_MAX ? -1 : (int)fold;
     if (!rc && a->val[OPT_INPUT_FORMAT] &&
         (data_format_parse(a->val[OPT_INPUT_FORMAT]) < 0 || !strcmp(a->val[OPT_INPUT_FORMAT], "fasta")))
@@ -197,7 +224,7 @@ static int record_top(const FsModelSet *set, const FsEvaluation *ev, const char 
 static int score(FsEvaluation *ev, const FsModelSet *set, const FsEnsemble *e, FsDataset *ds, const Opts *o,
                  const char *mixed, FsErr *err)
 {
-    FsEvalSpec es = {.overlap = o->overlap, .max_identity = o->max_identity,
+    FsEvalSpec es = {.overlap = o->overlap, .max_identity = o->max_identity, .max_coverage = o->max_coverage,
                      .threads = run_solo_threads((int)o->threads), .reps = (int)o->reps, .seed = o->seed,
                      .notes = stderr};
     if (predict_evaluate(ev, e, ds, &es, err) != 0) return -1;
@@ -232,7 +259,7 @@ int cli_evaluate(int argc, char **argv)
     FsErr err = {0};
     char mixed[24] = "";
     data_name(&a, &o, ev->data, sizeof ev->data);
-    int ok = load_models(set, e, &a, &o, mixed, sizeof mixed, &err) == 0 && load_data(&ds, &a, o.n_models, e->m[0].net.classes, &err) == 0 &&
+    int ok = load_models(set, e, &a, &o, mixed, sizeof mixed, &err) == 0 && load_data(&ds, &a, o.n_models, e->m[0].net.classes, ev->data, &err) == 0 &&
              predict_features(e, a.val[OPT_FEATURES], &ds, &err) == 0 &&
              score(ev, set, e, &ds, &o, mixed, &err) == 0;
     if (!ok) cli_error("%s", err.msg);

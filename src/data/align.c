@@ -6,6 +6,10 @@
  * the path it keeps), so it needs one row of memory and no traceback.
  * Ties keep the diagonal, then the horizontal gap, then the vertical one,
  * and the first cell (row by row) of the best score.
+ *
+ * data_align_near is the coverage check's (identity.c): a local alignment
+ * scored for near-identity, not homology, so that a near-identical stretch
+ * is not diluted by the chance pairs BLOSUM62 would add at its ends.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -87,4 +91,48 @@ uint32_t data_align_identical(const uint8_t *q, uint32_t nq, const uint8_t *t, u
     free(H);
     if (score) *score = best;
     return (uint32_t)best_id;
+}
+
+/* One cell's path for data_align_near: its score, identical pairs,
+ * columns (pairs and gap positions) and first query residue. */
+typedef struct {
+    int32_t h, id, cols, start;
+} Path;
+
+/* p extended by one column scoring s, identical or not. */
+static Path step_of(Path p, int32_t s, int same)
+{
+    p.h += s, p.id += same, p.cols++;
+    return p;
+}
+
+void data_align_near(const uint8_t *q, uint32_t nq, const uint8_t *t, uint32_t nt, double identity, FsAlignment *out)
+{
+    /* A column scores SAME for an identical pair, OTHER for any other pair
+     * or gap position, 0 for a pair with an X: a path scores above 0
+     * exactly when its identity (over its columns without X) is above
+     * `identity`, and the best one is the highest-scoring
+     * near-identical stretch. H: the previous row's paths, then this
+     * row's; a cell at 0 starts the next row's diagonal (its start). */
+    const int32_t SAME = (int32_t)(1000 * (1 - identity) + 0.5), OTHER = -(int32_t)(1000 * identity + 0.5);
+    Path *H = fs_calloc((size_t)nt + 1, sizeof(Path)), best = {0, 0, 0, 0};
+    uint32_t best_end = 0;
+    for (uint32_t i = 0; i < nq; i++) {
+        Path diag = {0, 0, 0, (int32_t)i}, left = {0, 0, 0, (int32_t)i + 1};
+        const int a = q[i];
+        for (uint32_t j = 1; j <= nt; j++) {
+            const int b = t[j - 1], x = a >= FS_AA_STANDARD || b >= FS_AA_STANDARD;
+            Path up = H[j], h = step_of(diag, x ? 0 : a == b ? SAME : OTHER, !x && a == b);
+            Path e = step_of(left, OTHER, 0), f = step_of(up, OTHER, 0);
+            h = e.h > h.h ? e : h;
+            h = f.h > h.h ? f : h;
+            if (h.h <= 0) h = (Path){0, 0, 0, (int32_t)i + 1};
+            if (h.h > best.h) best = h, best_end = i + 1;
+            diag = up;
+            H[j] = left = h;
+        }
+    }
+    free(H);
+    *out = (FsAlignment){best.h, (uint32_t)best.id, (uint32_t)best.cols, (uint32_t)best.start,
+                         best.h > 0 ? best_end : (uint32_t)best.start};
 }

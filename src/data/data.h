@@ -283,23 +283,56 @@ extern const double fs_identity_levels[FS_IDENTITY_LEVELS];
  * the best-scoring alignment, and its score in *score (may be NULL). */
 uint32_t data_align_identical(const uint8_t *q, uint32_t nq, const uint8_t *t, uint32_t nt, int32_t *score);
 
+/* Coverage: a residue of a test protein is covered when it lies in a
+ * local alignment to a protein of the set with identity above this (over
+ * its columns; or above the identity threshold where that is higher:
+ * data_identity_segment) and at least this many columns (shorter near-identical
+ * stretches turn up by chance: an expression tag alone is about 20), and a
+ * test protein is refused (evaluate --max-coverage, test.max_coverage)
+ * when more than FS_COVERAGE_MAX_DEFAULT of its residues are covered: most
+ * of it was trained on. */
+#define FS_COVER_SEGMENT_IDENTITY 0.95
+#define FS_COVER_SEGMENT_MIN 30
+#define FS_COVERAGE_MAX_DEFAULT 0.5
+
+/* A local alignment, placed: its score, identical pairs, columns (pairs
+ * and gap positions), and the query residues [q_lo, q_hi) it spans (empty
+ * when nothing aligns). */
+typedef struct {
+    int32_t score;
+    uint32_t identical, columns, q_lo, q_hi;
+} FsAlignment;
+/* The best local alignment of q against t scored for near-identity: an
+ * identical pair +(1 - I), any other pair or gap position -I, a pair with
+ * an X 0 (I = identity, times 1000): its identity is above I wherever it
+ * scores above 0 (none: score 0). */
+void data_align_near(const uint8_t *q, uint32_t nq, const uint8_t *t, uint32_t nt, double identity, FsAlignment *out);
+
 /* A test protein's highest identity to a set: identical residues of the
  * best local alignment over the protein's residues other than X (1.0
- * for a protein contained in one of the set), and which protein. */
+ * for a protein contained in one of the set), and which protein; and its
+ * coverage by the set (data_identity_best only). */
 typedef struct {
     double identity;
     int32_t protein; /* index into the set, -1 if none shares anything */
     uint32_t identical, length;
+    double coverage;     /* covered residues other than X over length */
+    int32_t cover_by[2]; /* the proteins with the longest segments, -1 for none */
 } FsIdentityHit;
 
 typedef struct FsIdentityIndex FsIdentityIndex;
 /* A k-mer index of the set (which it keeps a pointer to: keep it alive). */
 FsIdentityIndex *data_identity_index(const FsSeqSet *train);
+/* The identity a covering segment must be above: FS_COVER_SEGMENT_IDENTITY,
+ * or the identity threshold x where higher (a user who accepts homologues
+ * up to x does not have them refused as covered). */
+double data_identity_segment(FsIdentityIndex *ix, double x); /* returns it */
 void data_identity_free(FsIdentityIndex *ix);
 /* The prefilter (shared k-mers on one diagonal) picks candidates, aligned
  * in full. Not thread-safe (the index holds the scratch). */
 FsIdentityHit data_identity_best(FsIdentityIndex *ix, const uint8_t *aa, uint32_t n);
-/* The same against every protein of the set, no prefilter (the baseline). */
+/* The same against every protein of the set, no prefilter (the baseline;
+ * identity only, coverage 0). */
 FsIdentityHit data_identity_full(const FsSeqSet *train, const uint8_t *aa, uint32_t n);
 /* Protein i of ds against the index: hits[i] for every protein. */
 void data_identity_all(FsIdentityIndex *ix, const FsDataset *ds, FsIdentityHit *hits);

@@ -189,7 +189,8 @@ static int decode_eval_identity(FsEvalRecord *e, const FsJson *rec)
 {
     const FsJson *c = json_get(rec, "identity_checked"), *a = json_get(rec, "identity_above");
     e->identity_checked = -1;
-    e->identity_max = NAN;
+    e->identity_max = e->coverage_max = NAN;
+    e->coverage_over = -1;
     if (!c) return 0;
     if (c->type != FS_JSON_TRUE && c->type != FS_JSON_FALSE) return -1;
     e->identity_checked = c->type == FS_JSON_TRUE;
@@ -199,6 +200,11 @@ static int decode_eval_identity(FsEvalRecord *e, const FsJson *rec)
         return -1;
     for (int i = 0; i < FS_IDENTITY_LEVELS; i++)
         if (json_u64(json_at(a, i), &e->identity_above[i])) return -1;
+    uint64_t over; /* coverage: absent before it was measured */
+    if (!json_get(rec, "coverage_over")) return 0;
+    if (json_f64(json_get(rec, "coverage_max"), &e->coverage_max) || json_u64(json_get(rec, "coverage_over"), &over))
+        return -1;
+    e->coverage_over = (int64_t)over;
     return 0;
 }
 

@@ -101,10 +101,14 @@ typedef struct {
     /* The identity check (docs/models.md, "Leakage guard"): 1 made, 0 not
      * made (models without their training sequences), -1 not recorded (a
      * record older than the check). Test proteins above each of the levels
-     * 0.25, 0.5, 0.95, the threshold, and how many were left out. */
+     * 0.25, 0.5, 0.95, the threshold, and how many were left out; those
+     * above the coverage threshold, and it (coverage_over -1 and
+     * coverage_max NaN in a record older than coverage). */
     int identity_checked;
     uint64_t identity_above[FS_IDENTITY_LEVELS], identity_left_out;
     double identity_max;
+    int64_t coverage_over;
+    double coverage_max;
     double time;
 } FsEvalRecord;
 

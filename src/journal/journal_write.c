@@ -25,7 +25,8 @@
  *   refit:   v kind time trial epochs model {file bytes crc32}
  *   evaluation: v kind time trial models source data data_fingerprint
  *            proteins scored overlap q3 q3_lo q3_hi sov identity_checked
- *            [identity_max identity_above [3] identity_left_out]
+ *            [identity_max identity_above [3] identity_left_out
+ *            [coverage_max coverage_over]]
  *   failure: v kind time trial message
  *
  * Records are built with the json module's writer: floats with every digit
@@ -340,6 +341,9 @@ int journal_append_eval(FsJournal *j, const FsEvalRecord *e, FsErr *err)
         for (int i = 0; i < FS_IDENTITY_LEVELS; i++) json_uint(&w, (unsigned long long)r.identity_above[i]);
         json_end(&w);
         json_member_uint(&w, "identity_left_out", (unsigned long long)r.identity_left_out);
+        json_key(&w, "coverage_max");
+        json_num64_full(&w, r.coverage_max);
+        json_member_uint(&w, "coverage_over", (unsigned long long)r.coverage_over);
     }
     int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_eval(j, &r);

@@ -30,11 +30,13 @@ uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset
     return ev->overlap;
 }
 
-void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int reps, uint64_t seed)
+void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int classes, int reps, uint64_t seed)
 {
     /* With 8 classes: the 8 x 8 confusion; SOV, per-protein Q3 and its
-     * interval on the reduced states (the 8-state argmax reduced). */
-    const int K = fs_classes(ds->classes);
+     * interval on the reduced states (the 8-state argmax reduced). 8-state
+     * probabilities against 3-state labels: the argmax reduced, 3 x 3. */
+    const int K = fs_classes(ds->classes), P = fs_classes(classes);
+    ev->reduced = P != K ? P : 0;
     uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES] = {{0}};
     uint8_t *obs8 = fs_malloc((size_t)ds->n_res + 1), *pred8 = fs_malloc((size_t)ds->n_res + 1);
     memset(&ev->sov, 0, sizeof ev->sov);
@@ -45,7 +47,8 @@ void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, i
     uint8_t *scored = fs_malloc((size_t)ds->n_res + 1);
     for (uint32_t r = 0; r < ds->n_res; r++) {
         obs8[r] = (uint8_t)FS_SS_CLASS(ds->ss[r]);
-        pred8[r] = (uint8_t)predict_class(probs + (size_t)r * (size_t)K, K);
+        int p = predict_class(probs + (size_t)r * (size_t)P, P);
+        pred8[r] = (uint8_t)(P == K ? p : fs_class_reduce(P, p));
         obs[r] = (uint8_t)fs_class_reduce(K, obs8[r]);
         pred[r] = (uint8_t)fs_class_reduce(K, pred8[r]);
         scored[r] = (uint8_t)FS_SS_SCORED(ds->ss[r]);
@@ -112,6 +115,8 @@ static void evaluate_record(FsEvalRecord *r, const FsEvaluation *ev, const char 
     r->identity_max = ev->ident.max;
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++) r->identity_above[l] = ev->ident.above[l];
     r->identity_left_out = ev->ident.left_out;
+    r->coverage_max = ev->ident.max_coverage;
+    r->coverage_over = ev->ident.covered;
 }
 
 int predict_evaluate(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const FsEvalSpec *spec, FsErr *err)
@@ -120,13 +125,16 @@ int predict_evaluate(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const
     uint64_t scored = 0;
     for (uint32_t r = 0; r < ds->n_res; r++) scored += FS_SS_SCORED(ds->ss[r]);
     if (scored == 0) return fs_err_set(err, "%s: no scored residues to evaluate on", ev->data), -1;
-    if (fs_classes(ds->classes) != fs_classes(e->classes))
+    /* 8-state models score 3-state labels by their predictions reduced
+     * (evaluate_score); for 3-state models the data is read as 3 states
+     * (8-state labels reduced as they load). */
+    if (fs_classes(ds->classes) == FS_CLASSES8 && fs_classes(e->classes) != FS_CLASSES8)
         return fs_err_set(err, "%s: labels of %d classes, but the models predict %d", ev->data,
                           fs_classes(ds->classes), fs_classes(e->classes)),
                -1;
     float *probs = fs_malloc(sizeof(float) * (size_t)fs_classes(e->classes) * ((size_t)ds->n_res + 1));
     predict_run(e, ds, spec->threads, FS_PREDICT_BATCH, probs, NULL);
-    evaluate_score(ev, ds, probs, spec->reps, spec->seed);
+    evaluate_score(ev, ds, probs, e->classes, spec->reps, spec->seed);
     free(probs);
     return 0;
 }

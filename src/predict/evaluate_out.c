@@ -33,9 +33,31 @@ static void put_num(FsJsonOut *w, const char *key, double x)
     json_num64(w, x);
 }
 
+/* The coverage members of "identity": the threshold, the proteins above
+ * it, and the first of those not above the identity threshold. */
+static void json_coverage(FsJsonOut *w, const FsIdentityReport *r)
+{
+    put_num(w, "max_coverage", r->max_coverage);
+    json_member_uint(w, "coverage_over", r->covered);
+    json_key(w, "coverage_examples");
+    json_array_begin(w);
+    for (int i = 0; i < r->n_cfirst; i++) {
+        json_object_begin(w);
+        json_member_str(w, "test", r->cfirst[i].test);
+        json_key(w, "train");
+        json_array_begin(w);
+        for (int k = 0; k < 2 && r->cfirst[i].train[k][0]; k++) json_str(w, r->cfirst[i].train[k]);
+        json_end(w);
+        put_num(w, "coverage", r->cfirst[i].coverage);
+        json_end(w);
+    }
+    json_end(w);
+}
+
 /* "identity": {"checked", "max", "above": {"0.25": n, ...}, "over",
- * "left_out", "examples": [{"test", "train", "identity"}]} or {"checked":
- * false, "why"}. */
+ * "left_out", "examples": [{"test", "train", "identity"}], "max_coverage",
+ * "coverage_over", "coverage_examples": [{"test", "train": [...],
+ * "coverage"}]} or {"checked": false, "why"}. */
 static void json_identity(FsJsonOut *w, const FsIdentityReport *r)
 {
     json_key(w, "identity");
@@ -68,6 +90,7 @@ static void json_identity(FsJsonOut *w, const FsIdentityReport *r)
         json_end(w);
     }
     json_end(w);
+    json_coverage(w, r);
     json_end(w);
 }
 
@@ -81,8 +104,9 @@ static void text_identity(FILE *out, const FsIdentityReport *r, int md)
     }
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++)
         fprintf(out, "%s%u above %g", l ? ", " : "", r->above[l], fs_identity_levels[l]);
-    fprintf(out, " (test proteins; threshold %g", r->max);
-    if (r->left_out) fprintf(out, ", %u left out", r->left_out);
+    fprintf(out, " (test proteins; threshold %g); coverage: %u above %g (threshold; the share of a protein's "
+            "residues in near-identical stretches", r->max, r->covered, r->max_coverage);
+    if (r->left_out) fprintf(out, "; %u left out", r->left_out);
     fputs(")\n", out);
 }
 
@@ -114,6 +138,10 @@ static void write_json(FILE *out, const FsEvaluation *ev, const char *models, Fs
     if (m->classes == FS_CLASSES8) {
         /* Q3 above is the 8-state prediction reduced (H G I -> H, E B -> E, T S C -> C). */
         put_num(&w, "q8", m->q8);
+        json_member_str(&w, "reduction", FS_CLASS8_REDUCTION_TEXT);
+    } else if (ev->reduced) {
+        /* 8-state models on 3-state labels: their predictions reduced. */
+        json_member_int(&w, "model_classes", ev->reduced);
         json_member_str(&w, "reduction", FS_CLASS8_REDUCTION_TEXT);
     }
     json_key(&w, "q3_ci95");
@@ -190,7 +218,7 @@ static void write_csv(FILE *out, const FsEvaluation *ev, const char *models)
     fputs("models,data,proteins,scored,q3,q3_lo,q3_hi,sov,sov_H,sov_E,sov_C,mcc_H,mcc_E,mcc_C,"
           "protein_q3_mean,protein_q3_median,protein_q3_p10,overlap", out);
     for (int l = 0; l < FS_IDENTITY_LEVELS; l++) fprintf(out, ",identity_above_%g", fs_identity_levels[l]);
-    fputs(",identity_left_out", out);
+    fputs(",identity_left_out,coverage_over", out);
     csv_extra(out, &ev->m, 1);
     fputs("\n", out);
     fprintf(out, "\"%s\",\"%s\",%u,%llu,", models, ev->data, ev->proteins, (unsigned long long)ev->scored);
@@ -213,8 +241,8 @@ static void write_csv(FILE *out, const FsEvaluation *ev, const char *models)
         if (id->checked) fprintf(out, ",%u", id->above[l]);
         else fputc(',', out);
     }
-    if (id->checked) fprintf(out, ",%u", id->left_out);
-    else fputc(',', out);
+    if (id->checked) fprintf(out, ",%u,%u", id->left_out, id->covered);
+    else fputs(",,", out);
     csv_extra(out, &ev->m, 0);
     fputc('\n', out);
 }
@@ -262,6 +290,9 @@ static void write_text(FILE *out, const FsEvaluation *ev, const char *models, in
     fprintf(out, "%sQ3%s%s%% (95%% interval %s-%s%%: bootstrap over proteins, %d resamples, seed %llu)%s\n", l,
             md ? mid : "                  ", fs_percent_text(m->q3), fs_percent_text(ev->ci_lo),
             fs_percent_text(ev->ci_hi), ev->reps, (unsigned long long)ev->seed, r);
+    if (ev->reduced)
+        fprintf(out, "%sreduced%s8-state models on 3-state labels: Q3 and SOV of their predictions reduced (%s)%s\n",
+                l, md ? mid : "             ", FS_CLASS8_REDUCTION_TEXT, r);
     fprintf(out, "%sSOV'99%s%s%% (H %s%%, E %s%%, C %s%%)%s\n", l, md ? mid : "              ",
             fs_percent_text(metrics_sov(&ev->sov, FS_CLASSES)), fs_percent_text(metrics_sov(&ev->sov, FS_SS_H)),
             fs_percent_text(metrics_sov(&ev->sov, FS_SS_E)), fs_percent_text(metrics_sov(&ev->sov, FS_SS_C)), r);

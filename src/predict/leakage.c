@@ -3,8 +3,10 @@
  * (docs/models.md, "Leakage guard"). The exact guard (hashes) catches a
  * test protein identical to a training one; this one catches a chain or
  * fragment of a training protein and near-identical homologues, by each
- * test protein's highest identity to a protein the models saw. The guard
- * (predict_guard) applies both, for evaluate and the run's test phase.
+ * test protein's highest identity to a protein the models saw, and a
+ * chimera of pieces of several by its coverage (the share of its residues
+ * in near-identical segments of them). The guard (predict_guard) applies
+ * both, for evaluate and the run's test phase.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -15,31 +17,49 @@
 
 static void name_copy(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src); }
 
-void evaluate_identity_of(FsIdentityReport *r, const FsSeqSet *seen, const FsDataset *ds, double max, uint8_t *over)
+/* Test protein i's example: above max identity, or only above max coverage. */
+static void note_example(FsIdentityReport *r, const FsSeqSet *seen, const FsDataset *ds, uint32_t i,
+                         const FsIdentityHit *h, int by_identity)
+{
+    if (by_identity && r->n_first < FS_EVAL_NAMES) {
+        name_copy(r->first[r->n_first].test, sizeof r->first[0].test, data_protein_name(ds, i));
+        name_copy(r->first[r->n_first].train, sizeof r->first[0].train, seen->names + seen->name_off[h->protein]);
+        r->first[r->n_first++].identity = h->identity;
+    } else if (!by_identity && r->n_cfirst < FS_EVAL_NAMES) {
+        name_copy(r->cfirst[r->n_cfirst].test, sizeof r->cfirst[0].test, data_protein_name(ds, i));
+        for (int k = 0; k < 2; k++)
+            name_copy(r->cfirst[r->n_cfirst].train[k], sizeof r->cfirst[0].train[0],
+                      h->cover_by[k] < 0 ? "" : seen->names + seen->name_off[h->cover_by[k]]);
+        r->cfirst[r->n_cfirst++].coverage = h->coverage;
+    }
+}
+
+void evaluate_identity_of(FsIdentityReport *r, const FsSeqSet *seen, const FsDataset *ds, double max,
+                          double max_coverage, uint8_t *over)
 {
     memset(r, 0, sizeof *r);
     r->checked = 1;
     r->max = max;
+    r->max_coverage = max_coverage;
     FsIdentityHit *hits = fs_malloc(sizeof *hits * ((size_t)ds->n_prot + 1));
     FsIdentityIndex *ix = data_identity_index(seen);
+    r->segment = data_identity_segment(ix, max);
     data_identity_all(ix, ds, hits);
     data_identity_free(ix);
     for (uint32_t i = 0; i < ds->n_prot; i++) {
         for (int l = 0; l < FS_IDENTITY_LEVELS; l++) r->above[l] += hits[i].identity > fs_identity_levels[l];
-        over[i] = hits[i].identity > max;
-        if (!over[i]) continue;
-        if (r->n_first < FS_EVAL_NAMES) {
-            name_copy(r->first[r->n_first].test, sizeof r->first[0].test, data_protein_name(ds, i));
-            name_copy(r->first[r->n_first].train, sizeof r->first[0].train,
-                      seen->names + seen->name_off[hits[i].protein]);
-            r->first[r->n_first++].identity = hits[i].identity;
-        }
-        r->over++;
+        int by_identity = hits[i].identity > max, by_coverage = hits[i].coverage > max_coverage;
+        r->over += (uint32_t)by_identity;
+        r->covered += (uint32_t)by_coverage;
+        r->covered_only += (uint32_t)(by_coverage && !by_identity);
+        over[i] = (uint8_t)(by_identity || by_coverage);
+        if (over[i]) note_example(r, seen, ds, i, &hits[i], by_identity);
     }
     free(hits);
 }
 
-void evaluate_identity(FsIdentityReport *r, const FsEnsemble *e, const FsDataset *ds, double max, uint8_t *over)
+void evaluate_identity(FsIdentityReport *r, const FsEnsemble *e, const FsDataset *ds, double max,
+                       double max_coverage, uint8_t *over)
 {
     FsSeqSet all;
     memset(&all, 0, sizeof all);
@@ -49,6 +69,7 @@ void evaluate_identity(FsIdentityReport *r, const FsEnsemble *e, const FsDataset
         if (!s) {
             memset(r, 0, sizeof *r);
             r->max = max;
+            r->max_coverage = max_coverage;
             snprintf(r->why, sizeof r->why, "model %d of %d (trial %s, written by foldsweep %s) carries no training "
                      "sequences, only whole-sequence fingerprints", k + 1, e->n, e->m[k].info.trial, e->m[k].version);
             data_seqset_free(&all);
@@ -58,7 +79,7 @@ void evaluate_identity(FsIdentityReport *r, const FsEnsemble *e, const FsDataset
         for (int i = 0; i < k && !dup; i++) dup = data_seqset_same(e->m[i].info.seen_seqs, s);
         if (!dup) data_seqset_append(&all, s);
     }
-    evaluate_identity_of(r, &all, ds, max, over);
+    evaluate_identity_of(r, &all, ds, max, max_coverage, over);
     data_seqset_free(&all);
 }
 
@@ -85,14 +106,37 @@ uint32_t evaluate_leave_out(FsDataset *ds, const uint8_t *flag)
     return n;
 }
 
+/* "P: 0.98 covered, by T and U" for each example only above max coverage. */
+static size_t coverage_examples(const FsIdentityReport *r, char *out, size_t n)
+{
+    size_t at = 0;
+    for (int i = 0; i < r->n_cfirst && at < n; i++)
+        at += (size_t)snprintf(out + at, n - at, "%s%s: %.3f covered, by %s%s%s", i ? ", " : "", r->cfirst[i].test,
+                               r->cfirst[i].coverage, r->cfirst[i].train[0], r->cfirst[i].train[1][0] ? " and " : "",
+                               r->cfirst[i].train[1]);
+    return at;
+}
+
 void evaluate_identity_refusal(const FsIdentityReport *r, char *out, size_t n)
 {
-    size_t at = (size_t)snprintf(out, n, "%u test protein%s above %.2f identity to proteins the models were trained "
-                                 "or validated on (", r->over, r->over == 1 ? " is" : "s are", r->max);
-    for (int i = 0; i < r->n_first && at < n; i++)
-        at += (size_t)snprintf(out + at, n - at, "%s%s: %.3f to %s", i ? ", " : "", r->first[i].test,
-                               r->first[i].identity, r->first[i].train);
-    if (at < n) snprintf(out + at, n - at, "%s)", r->over > (uint32_t)r->n_first ? ", ..." : "");
+    size_t at = 0;
+    out[0] = '\0';
+    if (r->over) {
+        at = (size_t)snprintf(out, n, "%u test protein%s above %.2f identity to proteins the models were trained "
+                              "or validated on (", r->over, r->over == 1 ? " is" : "s are", r->max);
+        for (int i = 0; i < r->n_first && at < n; i++)
+            at += (size_t)snprintf(out + at, n - at, "%s%s: %.3f to %s", i ? ", " : "", r->first[i].test,
+                                   r->first[i].identity, r->first[i].train);
+        if (at < n) at += (size_t)snprintf(out + at, n - at, "%s)", r->over > (uint32_t)r->n_first ? ", ..." : "");
+    }
+    if (!r->covered_only || at >= n) return;
+    at += (size_t)snprintf(out + at, n - at, "%s%u %stest protein%s more than %.2f of %s residues in near-identical "
+                           "local alignments (identity above %.2f over %d or more residues) to proteins the models were trained or "
+                           "validated on (", at ? "; " : "", r->covered_only, r->over ? "more " : "",
+                           r->covered_only == 1 ? " has" : "s have", r->max_coverage,
+                           r->covered_only == 1 ? "its" : "their", r->segment, FS_COVER_SEGMENT_MIN);
+    if (at < n) at += coverage_examples(r, out + at, n - at);
+    if (at < n) snprintf(out + at, n - at, "%s)", r->covered_only > (uint32_t)r->n_cfirst ? ", ..." : "");
 }
 
 /* "foldsweep: " + a note or warning on f, where the caller wants them. */
@@ -130,7 +174,7 @@ int predict_guard(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const Fs
     int unchecked = 0, rc = 0;
     uint8_t *flag = fs_calloc((size_t)ds->n_prot + 1, 1);
     evaluate_overlap(ev, e, ds, &unchecked);
-    evaluate_identity(&ev->ident, e, ds, spec->max_identity, flag);
+    evaluate_identity(&ev->ident, e, ds, spec->max_identity, spec->max_coverage, flag);
     uint32_t flagged = evaluate_overlap_flags(e, ds, flag);
     if (spec->screened) {
         /* Refused or left out before: what the models flag is what was. */
@@ -138,7 +182,8 @@ int predict_guard(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const Fs
     } else if (flagged && spec->overlap == FS_OVERLAP_EXCLUDE) {
         ev->ident.left_out = evaluate_leave_out(ds, flag);
         note(spec->notes, "note: %u test protein%s identical to training proteins left out, and %u more above %g "
-             "identity to one", ev->overlap, ev->overlap == 1 ? "" : "s", flagged - ev->overlap, spec->max_identity);
+             "identity to one or above %g coverage", ev->overlap, ev->overlap == 1 ? "" : "s", flagged - ev->overlap,
+             spec->max_identity, spec->max_coverage);
         size_t at = strlen(ev->data);
         snprintf(ev->data + at, sizeof ev->data - at, " (%u overlapping left out)", flagged);
     } else if (flagged && spec->overlap == FS_OVERLAP_REFUSE) {

@@ -158,7 +158,8 @@ void predict_names_free(FsNameSet *s);
 
 /* The identity check (leakage.c): each test protein's highest identity to
  * a protein the models saw (data_identity_best), counted at the levels
- * fs_identity_levels and against the threshold (--max-identity). */
+ * fs_identity_levels and against the threshold (--max-identity), and its
+ * coverage by near-identical segments of them, against --max-coverage. */
 typedef struct {
     int checked;        /* 0: not made, why says why */
     char why[240];
@@ -171,6 +172,15 @@ typedef struct {
         char test[64], train[64];
         double identity;
     } first[FS_EVAL_NAMES]; /* the first proteins above max, and their closest training protein */
+    double max_coverage;    /* proteins with more of their residues covered are refused or left out */
+    double segment;         /* covered: in local alignments above this identity (data_identity_segment) */
+    uint32_t covered;       /* above max_coverage (whatever their identity) */
+    uint32_t covered_only;  /* of them, not above max identity */
+    int n_cfirst;
+    struct {
+        char test[64], train[2][64]; /* the training proteins with the longest segments ("" for none) */
+        double coverage;
+    } cfirst[FS_EVAL_NAMES]; /* the first proteins above max_coverage and not above max */
 } FsIdentityReport;
 
 typedef struct {
@@ -187,6 +197,9 @@ typedef struct {
     char names[FS_EVAL_NAMES][64]; /* the first of them */
     uint64_t data_fingerprint;
     FsIdentityReport ident;
+    /* 8 when 8-state models were scored on 3-state labels (their argmax
+     * reduced, FS_CLASS8_REDUCTION_TEXT), else 0. */
+    int reduced;
     /* The data, as the output and the journal name it (the caller's words;
      * the guard adds " (N overlapping left out)" when it leaves some out). */
     char data[512];
@@ -199,23 +212,28 @@ typedef struct {
 uint32_t evaluate_overlap(FsEvaluation *ev, const FsEnsemble *e, const FsDataset *ds, int *unchecked);
 /* The identity check of ds against the proteins the models of e saw (the
  * union of their distinct sets): fills r and sets over[i] for each protein
- * above max. A model without its training sequences (a file older than the
+ * above max identity or above max_coverage coverage. A model without its training sequences (a file older than the
  * check) makes it impossible: r->checked 0, r->why naming the file. */
-void evaluate_identity(FsIdentityReport *r, const FsEnsemble *e, const FsDataset *ds, double max, uint8_t *over);
+void evaluate_identity(FsIdentityReport *r, const FsEnsemble *e, const FsDataset *ds, double max,
+                       double max_coverage, uint8_t *over);
 /* The same against a set of proteins (the run's training data). */
-void evaluate_identity_of(FsIdentityReport *r, const FsSeqSet *seen, const FsDataset *ds, double max, uint8_t *over);
+void evaluate_identity_of(FsIdentityReport *r, const FsSeqSet *seen, const FsDataset *ds, double max,
+                          double max_coverage, uint8_t *over);
 /* Sets flag[i] for each protein of ds identical (same residues) to one a
  * model of e saw; returns how many are set now. */
 uint32_t evaluate_overlap_flags(const FsEnsemble *e, const FsDataset *ds, uint8_t *flag);
 /* Leaves the flagged proteins out of every score (their residues become
  * unscored); returns how many. */
 uint32_t evaluate_leave_out(FsDataset *ds, const uint8_t *flag);
-/* The refusal: "N test proteins are above X identity ... (P: 0.98 to T, ...)". */
+/* The refusal: "N test proteins are above X identity ... (P: 0.98 to T, ...)",
+ * then those only above the coverage threshold (P: 0.98 covered, by T and U). */
 void evaluate_identity_refusal(const FsIdentityReport *r, char *out, size_t n);
-/* Scores probabilities (predict_run's, residue order) against ds's labels:
- * every metric of FsEvaluation, the bootstrap with `reps` resamples from
- * `seed`. Keeps ev's overlap fields. */
-void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int reps, uint64_t seed);
+/* Scores probabilities (predict_run's, residue order, `classes` per
+ * residue) against ds's labels: every metric of FsEvaluation, the bootstrap
+ * with `reps` resamples from `seed`. 8-state probabilities against 3-state
+ * labels are scored by the argmax reduced (ev->reduced 8). Keeps ev's
+ * overlap fields. */
+void evaluate_score(FsEvaluation *ev, const FsDataset *ds, const float *probs, int classes, int reps, uint64_t seed);
 
 /* ---------------------------------------------------------------------- */
 /* The evaluation pipeline of `foldsweep evaluate` and the run's test
@@ -241,6 +259,7 @@ typedef struct {
      * guard then refuses and leaves out nothing, and only counts. */
     int screened;
     double max_identity; /* the identity threshold (FS_IDENTITY_MAX_DEFAULT) */
+    double max_coverage; /* the coverage threshold (FS_COVERAGE_MAX_DEFAULT) */
     int threads;         /* of the forward pass */
     int reps;            /* bootstrap resamples, and their seed */
     uint64_t seed;

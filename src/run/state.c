@@ -38,7 +38,9 @@ static uint32_t flag_identical(const RunState *st, uint8_t *flag, char *first, s
 
 /* The leakage guard on the test set, before any training: proteins
  * identical to training ones, or above test.max_identity identity to one
- * (a chain, fragment or close homologue), are refused (their scores would
+ * (a chain, fragment or close homologue), or above test.max_coverage of
+ * their residues in near-identical stretches of them (a chimera), are
+ * refused (their scores would
  * be optimistic), or with test.exclude_overlap left out of every score. */
 static int check_test_overlap(RunState *st, const char *sweep_path)
 {
@@ -47,7 +49,7 @@ static int check_test_overlap(RunState *st, const char *sweep_path)
     FsSeqSet seen;
     FsIdentityReport r;
     data_seqset_of(&seen, &st->ds);
-    evaluate_identity_of(&r, &seen, &st->test, sw->test_max_identity, flag);
+    evaluate_identity_of(&r, &seen, &st->test, sw->test_max_identity, sw->test_max_coverage, flag);
     data_seqset_free(&seen);
     char first[200] = "", what[1200];
     uint32_t identical = flag_identical(st, flag, first, sizeof first), flagged = 0, scored = 0;
@@ -57,8 +59,8 @@ static int check_test_overlap(RunState *st, const char *sweep_path)
         evaluate_leave_out(&st->test, flag);
         for (uint32_t x = 0; x < st->test.n_res; x++) scored += FS_SS_SCORED(st->test.ss[x]);
         fprintf(stderr, "foldsweep: note: test: %u protein%s left out of the scores (test.exclude_overlap): %u "
-                "identical to training proteins, %u more above %g identity to one\n", flagged,
-                flagged == 1 ? "" : "s", identical, flagged - identical, sw->test_max_identity);
+                "identical to training proteins, %u more above %g identity to one or above %g coverage\n", flagged,
+                flagged == 1 ? "" : "s", identical, flagged - identical, sw->test_max_identity, sw->test_max_coverage);
         if (!scored) fprintf(stderr, "foldsweep: %s:%d:%d: test: no test protein is left to score\n", sweep_path,
                              sw->test_line, sw->test_col);
         else rc = 0;
@@ -70,7 +72,7 @@ static int check_test_overlap(RunState *st, const char *sweep_path)
     } else if (flagged) {
         evaluate_identity_refusal(&r, what, sizeof what);
         fprintf(stderr, "foldsweep: %s:%d:%d: test: %s: a test set must be held out; remove them from it, raise "
-                "test.max_identity, or set test.exclude_overlap: true\n", sweep_path, sw->test_line, sw->test_col,
+                "test.max_identity or test.max_coverage, or set test.exclude_overlap: true\n", sweep_path, sw->test_line, sw->test_col,
                 what);
     } else {
         rc = 0;

@@ -33,7 +33,7 @@ static int evaluate_one(RunState *st, const FsModelSet *set, const char *trial, 
     FsEnsemble *e = fs_calloc(1, sizeof *e);
     FsEvaluation *ev = fs_calloc(1, sizeof *ev);
     FsEvalSpec es = {.overlap = st->sw.test_exclude_overlap ? FS_OVERLAP_EXCLUDE : FS_OVERLAP_REFUSE, .screened = 1,
-                     .max_identity = st->sw.test_max_identity, .threads = st->set.solo_threads,
+                     .max_identity = st->sw.test_max_identity, .max_coverage = st->sw.test_max_coverage, .threads = st->set.solo_threads,
                      .reps = FS_EVAL_RESAMPLES, .seed = FS_EVAL_SEED};
     snprintf(ev->data, sizeof ev->data, "%s", st->test_desc);
     int rc = predict_load(e, set, FS_PREDICT_BATCH, err);

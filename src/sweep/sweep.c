@@ -30,6 +30,7 @@ static void defaults(FsSweep *sw, const char *name)
     sw->test_format = FS_FMT_AUTO;
     sw->test_top = FS_TEST_TOP_DEFAULT;
     sw->test_max_identity = FS_IDENTITY_MAX_DEFAULT;
+    sw->test_max_coverage = FS_COVERAGE_MAX_DEFAULT;
 }
 
 int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList *errs)

@@ -133,6 +133,7 @@ typedef struct {
     int test_top;   /* fold ensembles of the best test_top trials are evaluated (1..1000, default 5) */
     int test_refit; /* also refit those trials on all the training data and evaluate the refits */
     double test_max_identity; /* test proteins above this identity to a training protein are refused (FS_IDENTITY_MAX_DEFAULT) */
+    double test_max_coverage; /* test proteins above this coverage by training proteins are refused (FS_COVERAGE_MAX_DEFAULT) */
     int test_exclude_overlap; /* ... or left out of the scores, with those identical to one */
     int test_line, test_col; /* the `test` key, for errors found later (e.g. overlap with the data) */
     /* trials */

@@ -13,7 +13,7 @@
 #include "sweep/sweep_int.h"
 
 static const char *const test_keys[] = {"inputs", "files", "format", "sequences", "labels", "mask", "top", "refit",
-                                         "max_identity", "exclude_overlap"};
+                                         "max_identity", "max_coverage", "exclude_overlap"};
 
 /* Keys of `data` that have no meaning for a test set: refused with the
  * reason, rather than as unknown keys (whoever writes them means something). */
@@ -130,6 +130,15 @@ void sw_parse_test(FsSweep *sw, const YNode *key, const YNode *t, SwErrs *e)
                       v->kind == YN_SCALAR ? "'" : "");
         else
             sw->test_max_identity = x;
+    }
+    if ((v = ytree_get(t, "max_coverage"))) {
+        if (sw_scalar_float(v, &x) || !(x >= 0.0 && x <= 1.0))
+            swerr_add(e, v->line, v->col, "test.max_coverage: expected a number from 0 to 1 (the largest share of a "
+                      "test protein's residues in near-identical stretches of training proteins), got %s%s%s",
+                      v->kind == YN_SCALAR ? "'" : "", v->kind == YN_SCALAR ? v->value : "a list or mapping",
+                      v->kind == YN_SCALAR ? "'" : "");
+        else
+            sw->test_max_coverage = x;
     }
 }
 
