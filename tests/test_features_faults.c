@@ -8,7 +8,8 @@
  *    a finite value beyond a half's range where the columns are stored as
  *    halves, refused with the same, saying how to keep floats.
  * 2. Paths that are not regular files: a FIFO as each source kind (pssm,
- *    hhm, npy, h5) refused at once, never waited on; a folder as an npy.
+ *    hhm, npy, h5) refused at once, never waited on; a folder as a
+ *    protein's file; a file, or nothing, as a source's folder.
  * 3. Through the commands: `plan`, `run` and `predict` on a FIFO end at
  *    once (exit 1, the file named); `run` on a NaN in the data's or the test
  *    section's files exits 1 naming it (it trained every trial to
@@ -221,6 +222,14 @@ static void test_not_regular(void)
         CHECK(mkdir(at(kinds[k].file), 0755) == 0);
         expect_fail(&ds, &spec, kinds[k].file, "protein p1: is a folder", kinds[k].expected);
     }
+    /* A file, or nothing, where a source's folder should be: with `missing:
+     * zeros` every protein read as zeros. */
+    FsFeatSpec file = one_source(FS_FEAT_PSSM, at("p.records"));
+    file.src[0].missing_zeros = 1;
+    expect_fail(&ds, &file, "p.records: data.features' pssm source: not a folder; expected a folder of <id>.pssm files");
+    FsFeatSpec none = one_source(FS_FEAT_HHM, at("absent"));
+    none.src[0].missing_zeros = 1;
+    expect_fail(&ds, &none, "absent: data.features' hhm source: No such file or directory");
     CHECK(mkfifo(at("fifo.h5"), 0600) == 0);
     FsFeatSpec h5 = one_source(FS_FEAT_H5, at("fifo.h5"));
     if (features_have_h5())

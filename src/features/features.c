@@ -5,9 +5,11 @@
  * says `missing: zeros`), the columns side by side in the data set's
  * feature matrix, stored as floats or halves.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "features/reader.h"
 
@@ -176,8 +178,8 @@ static int bad_value(const Loader *ld, const FeatTarget *t, const char *dataset,
                   who, r + 1, c + 1, r, c, isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
     else if (ld->store_auto)
         fs_err_at(err, t->path, 0, 0,
-                  "%s: row %zu, column %zu (index [%zu, %zu]) is %g, beyond a half's range (+-65504), as which "
-                  "features are stored above %d columns in all (data.feature_store: auto, %u here); "
+                  "%s: row %zu, column %zu (index [%zu, %zu]) is %g, beyond a half's range (+-65504): features "
+                  "are stored as halves above %d columns in all (data.feature_store: auto, %u here); "
                   "data.feature_store: float keeps them as floats",
                   who, r + 1, c + 1, r, c, (double)v, FS_FEAT_AUTO_HALF_ABOVE, ld->dim);
     else
@@ -194,17 +196,18 @@ static int bad_value(const Loader *ld, const FeatTarget *t, const char *dataset,
 static int store_rows(Loader *ld, const FeatTarget *t, const char *dataset, uint32_t first, uint32_t col, FsErr *err)
 {
     const uint32_t d = t->dim;
-    for (size_t i = 0; i < (size_t)t->n * d; i++) {
-        const size_t o = ((size_t)first + i / d) * ld->dim + col + i % d;
-        const float v = ld->rows[i];
-        if (!isfinite(v)) return bad_value(ld, t, dataset, i, d, err);
-        if (!ld->half) {
-            ((float *)ld->feat)[o] = v;
-            continue;
+    for (uint32_t r = 0; r < t->n; r++) {
+        const float *v = ld->rows + (size_t)r * d;
+        const size_t o = ((size_t)first + r) * ld->dim + col;
+        for (uint32_t j = 0; j < d; j++) {
+            if (!isfinite(v[j])) return bad_value(ld, t, dataset, (size_t)r * d + j, d, err);
+            if (!ld->half) continue;
+            const uint16_t h = util_half_from_float(v[j]);
+            if ((h & 0x7c00u) == 0x7c00u) /* rounds to 65520 or more */
+                return bad_value(ld, t, dataset, (size_t)r * d + j, d, err);
+            ((uint16_t *)ld->feat)[o + j] = h;
         }
-        const uint16_t h = util_half_from_float(v);
-        if ((h & 0x7c00u) == 0x7c00u) return bad_value(ld, t, dataset, i, d, err); /* rounds to 65520 or more */
-        ((uint16_t *)ld->feat)[o] = h;
+        if (!ld->half) memcpy((float *)ld->feat + o, v, (size_t)d * sizeof *v);
     }
     return 0;
 }
@@ -258,6 +261,21 @@ static int load_source(Loader *ld, const FsFeatSource *src, uint32_t col, uint32
     return rc < 0 ? -1 : 0;
 }
 
+/* A pssm, hhm or npy source's path is a folder of per-protein files: a
+ * file or a missing folder there would read as every protein's file
+ * missing (zeros, with `missing: zeros`). 0, or -1 with err. */
+static int check_folder(const FsFeatSource *src, FsErr *err)
+{
+    struct stat st;
+    if (src->kind == FS_FEAT_H5) return 0;
+    const int bad = stat(src->path, &st) != 0 ? errno : 0;
+    if (!bad && S_ISDIR(st.st_mode)) return 0;
+    const char *kind = features_kind_name(src->kind);
+    fs_err_at(err, src->path, 0, 0, "data.features' %s source: %s; expected a folder of <id>.%s files", kind,
+              bad ? strerror(bad) : "not a folder", kind);
+    return -1;
+}
+
 /* Each source's columns (dims[]), checked; the total, or -1 with err. */
 static int64_t spec_dims(const FsDataset *ds, const FsFeatSpec *spec, uint32_t *dims, FsErr *err)
 {
@@ -276,7 +294,7 @@ static int64_t spec_dims(const FsDataset *ds, const FsFeatSpec *spec, uint32_t *
             fs_err_set(err, "data.features: source %d (%s) names no path", s + 1, features_kind_name(src->kind));
             return -1;
         }
-        int d = features_source_dim(ds, src, err);
+        int d = check_folder(src, err) ? -1 : features_source_dim(ds, src, err);
         if (d < 0) return -1;
         dims[s] = (uint32_t)d;
         total += d;
