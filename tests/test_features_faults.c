@@ -226,10 +226,10 @@ static void test_not_regular(void)
      * zeros` every protein read as zeros. */
     FsFeatSpec file = one_source(FS_FEAT_PSSM, at("p.records"));
     file.src[0].missing_zeros = 1;
-    expect_fail(&ds, &file, "p.records: data.features' pssm source: not a folder; expected a folder of <id>.pssm files");
+    expect_fail(&ds, &file, "p.records: pssm source: not a folder; expected a folder of <id>.pssm files");
     FsFeatSpec none = one_source(FS_FEAT_HHM, at("absent"));
     none.src[0].missing_zeros = 1;
-    expect_fail(&ds, &none, "absent: data.features' hhm source: No such file or directory");
+    expect_fail(&ds, &none, "absent: hhm source: No such file or directory");
     CHECK(mkfifo(at("fifo.h5"), 0600) == 0);
     FsFeatSpec h5 = one_source(FS_FEAT_H5, at("fifo.h5"));
     if (features_have_h5())

@@ -271,7 +271,7 @@ static int check_folder(const FsFeatSource *src, FsErr *err)
     const int bad = stat(src->path, &st) != 0 ? errno : 0;
     if (!bad && S_ISDIR(st.st_mode)) return 0;
     const char *kind = features_kind_name(src->kind);
-    fs_err_at(err, src->path, 0, 0, "data.features' %s source: %s; expected a folder of <id>.%s files", kind,
+    fs_err_at(err, src->path, 0, 0, "%s source: %s; expected a folder of <id>.%s files", kind,
               bad ? strerror(bad) : "not a folder", kind);
     return -1;
 }
