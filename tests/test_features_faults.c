@@ -242,12 +242,14 @@ static void test_not_regular(void)
 /* ---------------------------------------------------------------------- */
 /* 3. Through the commands                                                 */
 
-/* `foldsweep ARGS...` with both outputs in log, ended after 60 s (a hang
- * fails the test): its exit code, and the log's text in *text. */
-static int run_limited(char **text, char *const argv[])
+/* `foldsweep ARGS...` with both outputs in log, ended after `limit` s (a
+ * hang fails the test): its exit code, and the log's text in *text. A
+ * refusal takes milliseconds; a command that trains gets 300 s, for a
+ * sanitizer build on a busy machine. */
+static int run_limited(char **text, int limit, char *const argv[])
 {
     char *log = at("cmd.log");
-    int rc = tp_wait_limited(tp_spawn(argv, log), 60);
+    int rc = tp_wait_limited(tp_spawn(argv, log), limit);
     free(*text);
     *text = tp_read_file(log, NULL);
     if (!*text) *text = strdup("");
@@ -266,50 +268,48 @@ static void write_sweep(const char *name, const char *features, const char *test
     tp_write_text(at(name), text);
 }
 
-static void test_commands(void)
+/* A FIFO as the first protein's npy: plan, run and predict end at once. */
+static void fifo_commands(char **text)
 {
-    char *text = NULL;
-    CHECK(tp_run("synth -o '%s' --format fasta --proteins 24 --seed 2 --features 4 --features-format npy",
-                 at("syn")) == 0);
-    write_sweep("ok.yaml", "[onehot, {npy: syn.features}]", "");
-    char *ok_run[] = {"foldsweep", "run", at("ok.yaml"), "--out", at("okrun"), "--threads", "1", NULL};
-    CHECK(run_limited(&text, ok_run) == 0);
-
-    /* A FIFO as the first protein's npy: plan, run and predict end at once. */
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "cp -r '%s' '%s' && rm '%s/synth0001.npy' && mkfifo '%s/synth0001.npy'",
              at("syn.features"), at("ff"), at("ff"), at("ff"));
     CHECK(system(cmd) == 0);
     write_sweep("fifo.yaml", "[onehot, {npy: ff}]", "");
     char *plan[] = {"foldsweep", "plan", at("fifo.yaml"), NULL};
-    CHECK(run_limited(&text, plan) == 1);
-    CHECK_CONTAINS(text, "ff/synth0001.npy: protein synth0001: is a FIFO (named pipe); expected a NumPy .npy file");
+    CHECK(run_limited(text, 60, plan) == 1);
+    CHECK_CONTAINS(*text, "ff/synth0001.npy: protein synth0001: is a FIFO (named pipe); expected a NumPy .npy file");
     char *run[] = {"foldsweep", "run", at("fifo.yaml"), "--out", at("fiforun"), "--threads", "1", NULL};
-    CHECK(run_limited(&text, run) == 1);
-    CHECK_CONTAINS(text, "synth0001.npy: protein synth0001: is a FIFO");
+    CHECK(run_limited(text, 60, run) == 1);
+    CHECK_CONTAINS(*text, "synth0001.npy: protein synth0001: is a FIFO");
     char ff[700];
     snprintf(ff, sizeof ff, "npy:%s", at("ff"));
     char *pred[] = {"foldsweep", "predict", at("okrun"), at("syn.sequences.fasta"), "--format", "csv",
                     "--features", ff, NULL};
-    CHECK(run_limited(&text, pred) == 1);
-    CHECK_CONTAINS(text, "synth0001.npy: protein synth0001: is a FIFO");
+    CHECK(run_limited(text, 60, pred) == 1);
+    CHECK_CONTAINS(*text, "synth0001.npy: protein synth0001: is a FIFO");
+}
 
-    /* A NaN in the data's files, then in the test section's: refused (every
-     * trial "diverged", exit 0, before). */
+/* A NaN in the test section's files, then in the data's: refused (every
+ * trial "diverged", exit 0, before). */
+static void nan_runs(char **text)
+{
+    char cmd[1400];
     snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", at("syn.features"), at("nan"));
     CHECK(system(cmd) == 0);
     float v[12 * 4];
     for (int i = 0; i < 12 * 4; i++) v[i] = 0.25f;
+    write_npy("nan/t1.npy", 12, 4, v, 0);
     v[2 * 4 + 1] = NAN;
     write_npy("nan/t2.npy", 12, 4, v, 0);
-    v[2 * 4 + 1] = 0.5f;
-    write_npy("nan/t1.npy", 12, 4, v, 0);
     /* Sequences no training protein is near (the run's identity screen). */
     tp_write_text(at("test.records"), ">t1\nWCWWCWCCWCWW\nHHHHCCCEEEEC\n\n>t2\nCWCCWCWWCWCC\nCEEEECCHHHHC\n\n");
     write_sweep("test.yaml", "[onehot, {npy: nan}]", "test:\n  inputs: test.records\n  format: records\n");
     char *trun[] = {"foldsweep", "run", at("test.yaml"), "--out", at("testrun"), "--threads", "1", NULL};
-    CHECK(run_limited(&text, trun) == 1);
-    CHECK_CONTAINS(text, "nan/t2.npy: protein t2: row 3, column 2 (index [2, 1]) is NaN");
+    CHECK(run_limited(text, 300, trun) == 1);
+    CHECK_CONTAINS(*text, "nan/t2.npy: protein t2: row 3, column 2 (index [2, 1]) is NaN");
+    v[2 * 4 + 1] = 0.5f;
+    write_npy("nan/t2.npy", 12, 4, v, 0); /* finite again */
     size_t n = 0;
     char *b = tp_read_file(at("nan/synth0002.npy"), &n);
     CHECK(b && n > 200);
@@ -319,35 +319,55 @@ static void test_commands(void)
     }
     free(b);
     char *drun[] = {"foldsweep", "run", at("test.yaml"), "--out", at("datarun"), "--threads", "1", NULL};
-    CHECK(run_limited(&text, drun) == 1);
-    CHECK_CONTAINS(text, "nan/synth0002.npy: protein synth0002: row");
-    CHECK_CONTAINS(text, "column 4 (index [");
-    CHECK_CONTAINS(text, "3]) is NaN; features must be finite numbers");
+    CHECK(run_limited(text, 300, drun) == 1);
+    CHECK_CONTAINS(*text, "nan/synth0002.npy: protein synth0002: row");
+    CHECK_CONTAINS(*text, "column 4 (index [");
+    CHECK_CONTAINS(*text, "3]) is NaN; features must be finite numbers");
+}
 
-    /* Finite columns too large: the layers overflow; nothing written. */
+/* Finite columns so large that the models' layers overflow: predict and
+ * evaluate refuse the probabilities; nothing written or scored. */
+static void huge_columns(char **text)
+{
+    char cmd[1400];
     snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", at("syn.features"), at("huge"));
     CHECK(system(cmd) == 0);
-    float h[4096];
-    for (int i = 0; i < 4096; i++) h[i] = FLT_MAX;
     FsDataset syn;
     FsErr err = {0};
     CHECK(data_load_sequences(&syn, at("syn.sequences.fasta"), &err) == 0);
     const uint32_t n1 = syn.seg_off[syn.prot_seg[1]];
     data_free(&syn);
+    float *h = malloc((size_t)n1 * 4 * sizeof *h);
+    for (uint32_t i = 0; i < n1 * 4; i++) h[i] = FLT_MAX;
     write_npy("huge/synth0001.npy", n1, 4, h, 0);
+    free(h);
+    char ff[700];
     snprintf(ff, sizeof ff, "npy:%s", at("huge"));
     char *hp[] = {"foldsweep", "predict", at("okrun"), at("syn.sequences.fasta"), "--format", "csv",
                   "-o", at("huge.csv"), "--features", ff, NULL};
-    CHECK(run_limited(&text, hp) == 1);
-    CHECK_CONTAINS(text, "protein synth0001: residue 1 (its largest feature value 3.40282e+38): the models' "
-                         "probabilities are not finite");
+    CHECK(run_limited(text, 300, hp) == 1);
+    CHECK_CONTAINS(*text, "protein synth0001: residue 1 (its largest feature value 3.40282e+38): the models' "
+                          "probabilities are not finite");
     struct stat st;
     CHECK(stat(at("huge.csv"), &st) != 0);
     char *ev[] = {"foldsweep", "evaluate", at("okrun"), "--sequences", at("syn.sequences.fasta"),
                   "--labels", at("syn.labels.fasta"), "--allow-overlap", "--features", ff, NULL};
-    CHECK(run_limited(&text, ev) == 1);
-    CHECK_CONTAINS(text, "the models' probabilities are not finite");
-    CHECK(strstr(text, "Q3") == NULL);
+    CHECK(run_limited(text, 300, ev) == 1);
+    CHECK_CONTAINS(*text, "the models' probabilities are not finite");
+    CHECK(strstr(*text, "Q3") == NULL);
+}
+
+static void test_commands(void)
+{
+    char *text = NULL;
+    CHECK(tp_run("synth -o '%s' --format fasta --proteins 24 --seed 2 --features 4 --features-format npy",
+                 at("syn")) == 0);
+    write_sweep("ok.yaml", "[onehot, {npy: syn.features}]", "");
+    char *ok_run[] = {"foldsweep", "run", at("ok.yaml"), "--out", at("okrun"), "--threads", "1", NULL};
+    CHECK(run_limited(&text, 300, ok_run) == 0);
+    fifo_commands(&text);
+    nan_runs(&text);
+    huge_columns(&text);
     free(text);
 }
 
