@@ -214,7 +214,8 @@ static void test_ensemble(void)
     train_predict(&e.m[0].net, e.m[0].weights, &ds, idx, n, 256, p1, c1);
     train_predict(&e.m[1].net, e.m[1].weights, &ds, idx, n, 256, p2, c2);
     float *pe = malloc(sizeof(float) * 3 * n), *ae = malloc(sizeof(float) * n);
-    predict_run(&e, &ds, 1, 256, pe, ae);
+    FsErr perr = {0};
+    CHECK(predict_run(&e, &ds, 1, 256, pe, ae, &perr) == 0);
     int mean_ok = 1, agree_ok = 1, disagree = 0;
     for (uint32_t i = 0; i < n; i++) {
         for (int c = 0; c < 3; c++) mean_ok &= pe[3 * i + c] == (0.0f + p1[3 * i + c] + p2[3 * i + c]) / 2.0f;
@@ -228,12 +229,18 @@ static void test_ensemble(void)
     CHECK_MSG(disagree > 0, "two random models never disagree: the agreement column is untested");
     /* Threads and batch size change nothing, bit for bit. */
     float *pt = malloc(sizeof(float) * 3 * n), *at = malloc(sizeof(float) * n);
-    predict_run(&e, &ds, 3, 256, pt, at);
+    CHECK(predict_run(&e, &ds, 3, 256, pt, at, &perr) == 0);
     CHECK(memcmp(pt, pe, sizeof(float) * 3 * n) == 0 && memcmp(at, ae, sizeof(float) * n) == 0);
-    predict_run(&e, &ds, 2, 1, pt, at);
+    CHECK(predict_run(&e, &ds, 2, 1, pt, at, &perr) == 0);
     CHECK(memcmp(pt, pe, sizeof(float) * 3 * n) == 0);
-    predict_run(&e, &ds, 2, 37, pt, at);
+    CHECK(predict_run(&e, &ds, 2, 37, pt, at, &perr) == 0);
     CHECK(memcmp(pt, pe, sizeof(float) * 3 * n) == 0);
+    /* Finite weights too large for a float's range (model files refuse only
+     * NaN and infinite ones): the logits overflow, and the probabilities are
+     * refused, naming the protein and residue, rather than written (#43). */
+    for (long i = 0; i < e.m[1].net.n_params + e.m[1].net.n_state; i++) e.m[1].weights[i] = 1e30f;
+    CHECK(predict_run(&e, &ds, 2, 256, pt, at, &perr) == -1);
+    CHECK_CONTAINS(perr.msg, "protein long: residue 1: the models' probabilities are not finite");
     free(p1), free(p2), free(c1), free(c2), free(idx), free(pe), free(ae), free(pt), free(at);
     for (int k = 0; k < 2; k++) free(e.m[k].weights);
     data_free(&ds);

@@ -220,8 +220,9 @@ static int predict_input(Inputs *in, int i)
         const int classes = in->ens->classes;
         float *probs = fs_malloc(sizeof(float) * (size_t)classes * ((size_t)ds.n_res + 1));
         float *agree = fs_malloc(sizeof(float) * ((size_t)ds.n_res + 1));
-        predict_run(in->ens, &ds, run_solo_threads(in->threads), in->batch, probs, agree);
-        ok = write_out(out, (FsPredFormat)in->fmt, &ds, probs, agree, a->n_args - in->n_models, i == in->n_models,
+        ok = predict_run(in->ens, &ds, run_solo_threads(in->threads), in->batch, probs, agree, &err) == 0;
+        if (!ok) cli_error("%s: %s", input, err.msg);
+        ok = ok && write_out(out, (FsPredFormat)in->fmt, &ds, probs, agree, a->n_args - in->n_models, i == in->n_models,
                        &in->names, classes) == 0;
         free(probs);
         free(agree);

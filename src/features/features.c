@@ -5,8 +5,11 @@
  * says `missing: zeros`), the columns side by side in the data set's
  * feature matrix, stored as floats or halves.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "features/reader.h"
 
@@ -156,20 +159,57 @@ typedef struct {
     void *feat;      /* the new matrix [n_res][dim] */
     uint32_t dim;    /* columns in all */
     int half;        /* stored as halves */
+    int store_auto;  /* half by data.feature_store: auto (its width), not asked for */
     float *rows;     /* one protein's rows of one source */
 } Loader;
 
-/* Protein p's rows of a source (rows [n][d]) into columns col.. of the matrix. */
-static void store_rows(Loader *ld, uint32_t first, uint32_t n, uint32_t col, uint32_t d)
+/* A value a feature matrix cannot hold (issue #43: a NaN in an npy file
+ * made every trial diverge and every prediction H): row r, column c of the
+ * file t read (h5: of its dataset), named with the protein. */
+static int bad_value(const Loader *ld, const FeatTarget *t, const char *dataset, size_t i, uint32_t d, FsErr *err)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        const size_t o = ((size_t)first + i) * ld->dim + col;
-        const float *r = ld->rows + (size_t)i * d;
-        if (ld->half)
-            for (uint32_t j = 0; j < d; j++) ((uint16_t *)ld->feat)[o + j] = util_half_from_float(r[j]);
-        else
-            memcpy((float *)ld->feat + o, r, (size_t)d * sizeof *r);
+    const float v = ld->rows[i];
+    const size_t r = i / d, c = i % d;
+    char who[FS_PATH_MAX + 300];
+    if (dataset) snprintf(who, sizeof who, "dataset %s (protein %s)", dataset, t->protein);
+    else snprintf(who, sizeof who, "protein %s", t->protein);
+    if (!isfinite(v))
+        fs_err_at(err, t->path, 0, 0, "%s: row %zu, column %zu (index [%zu, %zu]) is %s; features must be finite numbers",
+                  who, r + 1, c + 1, r, c, isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+    else if (ld->store_auto)
+        fs_err_at(err, t->path, 0, 0,
+                  "%s: row %zu, column %zu (index [%zu, %zu]) is %g, beyond a half's range (+-65504): features "
+                  "are stored as halves above %d columns in all (data.feature_store: auto, %u here); "
+                  "data.feature_store: float keeps them as floats",
+                  who, r + 1, c + 1, r, c, (double)v, FS_FEAT_AUTO_HALF_ABOVE, ld->dim);
+    else
+        fs_err_at(err, t->path, 0, 0,
+                  "%s: row %zu, column %zu (index [%zu, %zu]) is %g, beyond a half's range (+-65504) "
+                  "(data.feature_store: half); data.feature_store: float keeps it as a float",
+                  who, r + 1, c + 1, r, c, (double)v);
+    return -1;
+}
+
+/* Protein t's rows of a source (rows [n][d]) into columns col.. of the
+ * matrix (first: its first residue): every value finite, and as a half
+ * (where stored so) not infinite. 0, or -1 with err (bad_value). */
+static int store_rows(Loader *ld, const FeatTarget *t, const char *dataset, uint32_t first, uint32_t col, FsErr *err)
+{
+    const uint32_t d = t->dim;
+    for (uint32_t r = 0; r < t->n; r++) {
+        const float *v = ld->rows + (size_t)r * d;
+        const size_t o = ((size_t)first + r) * ld->dim + col;
+        for (uint32_t j = 0; j < d; j++) {
+            if (!isfinite(v[j])) return bad_value(ld, t, dataset, (size_t)r * d + j, d, err);
+            if (!ld->half) continue;
+            const uint16_t h = util_half_from_float(v[j]);
+            if ((h & 0x7c00u) == 0x7c00u) /* rounds to 65520 or more */
+                return bad_value(ld, t, dataset, (size_t)r * d + j, d, err);
+            ((uint16_t *)ld->feat)[o + j] = h;
+        }
+        if (!ld->half) memcpy((float *)ld->feat + o, v, (size_t)d * sizeof *v);
     }
+    return 0;
 }
 
 /* A missing file or dataset: zeros (already there) or an error. */
@@ -214,11 +254,26 @@ static int load_source(Loader *ld, const FsFeatSource *src, uint32_t col, uint32
                  : src->kind == FS_FEAT_HHM ? feat_read_hhm(&t, ld->rows, err)
                                             : feat_read_npy(&t, ld->rows, err);
         }
-        if (rc > 0) store_rows(ld, first, n, col, d);
+        if (rc > 0) rc = store_rows(ld, &t, h5 ? path : NULL, first, col, err) ? -1 : 1;
         else if (rc == 0) rc = missing(src, path, name, err);
     }
     feat_h5_close(h5);
     return rc < 0 ? -1 : 0;
+}
+
+/* A pssm, hhm or npy source's path is a folder of per-protein files: a
+ * file or a missing folder there would read as every protein's file
+ * missing (zeros, with `missing: zeros`). 0, or -1 with err. */
+static int check_folder(const FsFeatSource *src, FsErr *err)
+{
+    struct stat st;
+    if (src->kind == FS_FEAT_H5) return 0;
+    const int bad = stat(src->path, &st) != 0 ? errno : 0;
+    if (!bad && S_ISDIR(st.st_mode)) return 0;
+    const char *kind = features_kind_name(src->kind);
+    fs_err_at(err, src->path, 0, 0, "%s source: %s; expected a folder of <id>.%s files", kind,
+              bad ? strerror(bad) : "not a folder", kind);
+    return -1;
 }
 
 /* Each source's columns (dims[]), checked; the total, or -1 with err. */
@@ -239,7 +294,7 @@ static int64_t spec_dims(const FsDataset *ds, const FsFeatSpec *spec, uint32_t *
             fs_err_set(err, "data.features: source %d (%s) names no path", s + 1, features_kind_name(src->kind));
             return -1;
         }
-        int d = features_source_dim(ds, src, err);
+        int d = check_folder(src, err) ? -1 : features_source_dim(ds, src, err);
         if (d < 0) return -1;
         dims[s] = (uint32_t)d;
         total += d;
@@ -271,8 +326,8 @@ int features_load(FsDataset *ds, const FsFeatSpec *spec, FsErr *err)
     for (int s = 0; s < spec->n; s++)
         if (dims[s] > widest) widest = dims[s];
     Loader ld = {.ds = ds, .dim = (uint32_t)total};
-    ld.half = spec->store == FS_FEAT_STORE_HALF ||
-              (spec->store == FS_FEAT_STORE_AUTO && total > FS_FEAT_AUTO_HALF_ABOVE);
+    ld.store_auto = spec->store == FS_FEAT_STORE_AUTO;
+    ld.half = spec->store == FS_FEAT_STORE_HALF || (ld.store_auto && total > FS_FEAT_AUTO_HALF_ABOVE);
     ld.feat = fs_calloc((size_t)ds->n_res * ld.dim, ld.half ? 2 : 4); /* zeros: missing rows */
     ld.rows = fs_malloc((size_t)longest * widest * sizeof *ld.rows);
     uint32_t col = 0;

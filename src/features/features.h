@@ -7,7 +7,8 @@
  *
  * Readers (one file each; each names file:line and what it expected when
  * a file is malformed, and never sizes memory by a file's say-so beyond
- * the protein's residue count and FS_FEAT_MAX_DIM):
+ * the protein's residue count and FS_FEAT_MAX_DIM; each opens only a
+ * regular file, without waiting on a FIFO):
  *   read_pssm.c  PSI-BLAST `-out_ascii_pssm`: 20 log-odds columns through
  *                the logistic 1/(1+e^-x) (PSIPRED's input), or the 20
  *                percentage columns / 100
@@ -72,8 +73,10 @@ int features_store_parse(const char *s);
  * ds->feat (half where store is HALF, or AUTO with total D >
  * FS_FEAT_AUTO_HALF_ABOVE), and updates ds->fingerprint. A data set that
  * already holds features has them replaced. spec->n == 0 leaves ds as it is.
+ * Every value must be finite and, stored as halves, within a half's range.
  * 0, or -1 with err naming the file (and line where there is one), the
- * protein and what was expected; ds is then unchanged. */
+ * protein (a bad value: its row and column) and what was expected; ds is
+ * then unchanged. */
 int features_load(FsDataset *ds, const FsFeatSpec *spec, FsErr *err);
 
 /* The columns a source contributes (pssm, hhm: 20; h5, npy: from the first

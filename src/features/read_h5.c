@@ -32,11 +32,11 @@ static void quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 FeatH5 *feat_h5_open(const char *path, FsErr *err)
 {
     quiet();
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fs_err_at(err, path, 0, 0, "cannot open the h5 file of data.features: %s", strerror(errno));
-        return NULL;
-    }
+    /* Checked first: libhdf5 opens a FIFO and waits for a writer. */
+    FILE *f;
+    const int rc = feat_file_open(path, "", "an HDF5 file", &f, err);
+    if (rc == 0) fs_err_at(err, path, 0, 0, "cannot open the h5 file of data.features: %s", strerror(ENOENT));
+    if (rc <= 0) return NULL;
     fclose(f);
 #if H5_VERSION_GE(1, 12, 0)
     const htri_t is_h5 = H5Fis_accessible(path, H5P_DEFAULT);

@@ -124,6 +124,6 @@ static void missing(const FeatTarget *t, long ln, FsErr *err)
 
 int feat_read_hhm(const FeatTarget *t, float *out, FsErr *err)
 {
-    static const FeatTextLayout layout = {hmm_line, read_rows, missing};
+    static const FeatTextLayout layout = {hmm_line, read_rows, missing, "an HHblits .hhm file"};
     return feat_text_read(t, &layout, out, err);
 }

@@ -141,18 +141,15 @@ static int open_npy(const char *path, const char *protein, FILE **f, NpyHeader *
 {
     char who[300] = "";
     if (protein) snprintf(who, sizeof who, "protein %.256s: ", protein);
-    *f = fopen(path, "rb");
-    if (!*f) {
-        if (errno == ENOENT || errno == ENOTDIR) return 0;
-        return fs_err_at(err, path, 0, 0, "%scannot open: %s", who, strerror(errno)), -1;
-    }
+    int rc = feat_file_open(path, who, "a NumPy .npy file", f, err);
+    if (rc <= 0) return rc;
     uint8_t *b = fs_malloc(12 + NPY_HEADER_MAX);
     size_t got = fread(b, 1, 12 + NPY_HEADER_MAX, *f);
-    int rc = parse_header(path, who, b, got, h, err);
+    rc = parse_header(path, who, b, got, h, err);
     free(b);
     struct stat st;
-    if (!rc && (fstat(fileno(*f), &st) || !S_ISREG(st.st_mode))) {
-        fs_err_at(err, path, 0, 0, "%snot a regular file", who);
+    if (!rc && fstat(fileno(*f), &st) != 0) {
+        fs_err_at(err, path, 0, 0, "%scannot read: %s", who, strerror(errno));
         rc = -1;
     }
     /* shape[1] <= FS_FEAT_MAX_DIM; shape[0] has at most 12 digits: no wrap. */

@@ -113,6 +113,6 @@ static void missing(const FeatTarget *t, long ln, FsErr *err)
 
 int feat_read_pssm(const FeatTarget *t, float *out, FsErr *err)
 {
-    static const FeatTextLayout layout = {column_line, read_rows, missing};
+    static const FeatTextLayout layout = {column_line, read_rows, missing, "a PSI-BLAST ASCII PSSM file"};
     return feat_text_read(t, &layout, out, err);
 }

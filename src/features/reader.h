@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "features/features.h"
 
@@ -21,9 +22,14 @@ typedef struct {
     uint32_t dim;        /* the columns expected */
 } FeatTarget;
 
-/* Reads a whole file into a malloc'd buffer with a NUL after its n bytes.
- * 1 read, 0 no such file (ENOENT, ENOTDIR), -1 with err naming the path. */
-int feat_file_read(const char *path, char **buf, size_t *n, FsErr *err);
+/* Opens a file for reading without waiting on a FIFO, and only a regular
+ * file: 1 with *f, 0 no such file (ENOENT, ENOTDIR), -1 with err naming
+ * the path, then who ("protein X: " or ""), what the path is (a folder, a
+ * FIFO, a device) and what was `expected` ("a .npy file"). */
+int feat_file_open(const char *path, const char *who, const char *expected, FILE **f, FsErr *err);
+/* Reads a whole file (feat_file_open's) into a malloc'd buffer with a NUL
+ * after its n bytes: 1 read, 0 no such file, -1 with err naming the path. */
+int feat_file_read(const char *path, const char *who, const char *expected, char **buf, size_t *n, FsErr *err);
 
 /* A text profile's layout (PSSM, HHM): the line its rows follow, and
  * those rows. header: >0 that line, <0 a wrong form of it (an error), 0
@@ -34,6 +40,7 @@ typedef struct {
     int (*header)(const char *line, size_t len);
     int (*rows)(const FeatTarget *t, const char *buf, size_t n, size_t pos, long ln, float *out, FsErr *err);
     void (*missing)(const FeatTarget *t, long ln, FsErr *err);
+    const char *expected; /* the file, for a path that is no regular file ("a PSI-BLAST ASCII PSSM") */
 } FeatTextLayout;
 /* Reads t's file in layout l into out: 1 read, 0 no such file, -1 with err. */
 int feat_text_read(const FeatTarget *t, const FeatTextLayout *l, float *out, FsErr *err);

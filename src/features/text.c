@@ -4,23 +4,57 @@
  * of the text layouts, and the residue letter check.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "features/reader.h"
 
-int feat_file_read(const char *path, char **buf, size_t *n, FsErr *err)
+/* What a path that is not a regular file is, for messages. */
+static const char *file_kind(mode_t m)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+}
+
+int feat_file_open(const char *path, const char *who, const char *expected, FILE **f, FsErr *err)
+{
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (a FIFO named
+     * as a feature file hung run, plan and predict, issue #43). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR) return 0;
-        fs_err_at(err, path, 0, 0, "cannot open: %s", strerror(errno));
+        fs_err_at(err, path, 0, 0, "%scannot open: %s", who, strerror(errno));
         return -1;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fs_err_at(err, path, 0, 0, "not a regular file");
+    const int bad = fstat(fd, &st) != 0 ? errno : 0;
+    if (bad || !S_ISREG(st.st_mode)) {
+        if (bad) fs_err_at(err, path, 0, 0, "%scannot read: %s", who, strerror(bad));
+        else fs_err_at(err, path, 0, 0, "%sis %s; expected %s", who, file_kind(st.st_mode), expected);
+        close(fd);
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    if (!(*f = fdopen(fd, "rb"))) {
+        fs_err_at(err, path, 0, 0, "%scannot open: %s", who, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return 1;
+}
+
+int feat_file_read(const char *path, const char *who, const char *expected, char **buf, size_t *n, FsErr *err)
+{
+    FILE *f;
+    int rc = feat_file_open(path, who, expected, &f, err);
+    if (rc <= 0) return rc;
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        fs_err_at(err, path, 0, 0, "cannot read: %s", strerror(errno));
         fclose(f);
         return -1;
     }
@@ -46,7 +80,9 @@ int feat_text_read(const FeatTarget *t, const FeatTextLayout *l, float *out, FsE
 {
     char *buf;
     size_t n, pos = 0;
-    int rc = feat_file_read(t->path, &buf, &n, err);
+    char who[300];
+    snprintf(who, sizeof who, "protein %.256s: ", t->protein);
+    int rc = feat_file_read(t->path, who, l->expected, &buf, &n, err);
     if (rc <= 0) return rc;
     const char *line;
     size_t len;

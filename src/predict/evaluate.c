@@ -133,10 +133,10 @@ int predict_evaluate(FsEvaluation *ev, const FsEnsemble *e, FsDataset *ds, const
                           fs_classes(ds->classes), fs_classes(e->classes)),
                -1;
     float *probs = fs_malloc(sizeof(float) * (size_t)fs_classes(e->classes) * ((size_t)ds->n_res + 1));
-    predict_run(e, ds, spec->threads, FS_PREDICT_BATCH, probs, NULL);
-    evaluate_score(ev, ds, probs, e->classes, spec->reps, spec->seed);
+    int rc = predict_run(e, ds, spec->threads, FS_PREDICT_BATCH, probs, NULL, err);
+    if (rc == 0) evaluate_score(ev, ds, probs, e->classes, spec->reps, spec->seed);
     free(probs);
-    return 0;
+    return rc;
 }
 
 int predict_evaluate_record(FsJournal *j, const char *run, const FsEvaluation *ev, const char *trial,

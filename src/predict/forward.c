@@ -8,7 +8,9 @@
  * and one cut by a chunk's end was computed twice (4.1% of the work on
  * FLIP's first 4,000 proteins).
  */
+#include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +100,41 @@ static void *worker(void *arg)
     return NULL;
 }
 
-void predict_run(const FsEnsemble *e, const FsDataset *ds, int threads, int batch, float *probs, float *agree)
+/* The largest magnitude of residue r's feature columns (0 without any). */
+static float largest_feature(const FsDataset *ds, uint32_t r)
+{
+    float most = 0.0f;
+    for (uint32_t j = 0; j < ds->feat_dim; j++)
+        if (fabsf(data_feature(ds, r, j)) > most) most = fabsf(data_feature(ds, r, j));
+    return most;
+}
+
+/* Refuses probabilities that are not finite numbers rather than write or
+ * score them (issue #43: a NaN feature gave every residue H and was
+ * scored). Features and weights are refused at load when not finite; a
+ * finite but huge feature value or weight can still overflow a layer. */
+static int check_probs(const FsEnsemble *e, const FsDataset *ds, const float *probs, FsErr *err)
+{
+    const uint32_t K = (uint32_t)fs_classes(e->classes);
+    for (size_t i = 0; i < (size_t)ds->n_res * K; i++) {
+        if (isfinite(probs[i])) continue;
+        const uint32_t r = (uint32_t)(i / K);
+        uint32_t p = 0;
+        while (p + 1 < ds->n_prot && ds->seg_off[ds->prot_seg[p + 1]] <= r) p++;
+        const uint32_t first = ds->seg_off[ds->prot_seg[p]];
+        char most[48] = "";
+        if (ds->feat_dim) snprintf(most, sizeof most, " (its largest feature value %g)", (double)largest_feature(ds, r));
+        fs_err_set(err, "protein %s: residue %u%s: the models' probabilities are not finite (%s): a value overflowed "
+                        "in their forward pass, from a feature value or weight too large; nothing is written or "
+                        "scored for it",
+                   data_protein_name(ds, p), r - first + 1, most, isnan(probs[i]) ? "NaN" : "infinite");
+        return -1;
+    }
+    return 0;
+}
+
+int predict_run(const FsEnsemble *e, const FsDataset *ds, int threads, int batch, float *probs, float *agree,
+                FsErr *err)
 {
     Work w = {e, ds, batch, CHUNK + data_longest_chain(ds), probs, agree, 0, PTHREAD_MUTEX_INITIALIZER};
     uint32_t chunks = (ds->n_res + CHUNK - 1) / CHUNK;
@@ -112,4 +148,5 @@ void predict_run(const FsEnsemble *e, const FsDataset *ds, int threads, int batc
     for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
     free(t);
     pthread_mutex_destroy(&w.lock);
+    return check_probs(e, ds, probs, err);
 }

@@ -119,8 +119,11 @@ const char *predict_set_trial(const FsModelSet *set, const FsEnsemble *e);
  * H E C, or e->classes per residue) the mean of the models' softmax, agree (n_res, may be NULL) the
  * fraction of models whose own prediction is the ensemble's. Deterministic
  * whatever the thread count (each residue's sums run over the models in
- * order). */
-void predict_run(const FsEnsemble *e, const FsDataset *ds, int threads, int batch, float *probs, float *agree);
+ * order). 0, or -1 with err naming the first protein and residue whose
+ * probabilities are not finite (a layer overflowed): none may be written
+ * or scored. */
+int predict_run(const FsEnsemble *e, const FsDataset *ds, int threads, int batch, float *probs, float *agree,
+                FsErr *err);
 
 typedef enum { FS_PRED_SS2 = 0, FS_PRED_HORIZ, FS_PRED_CSV, FS_PRED_FASTA } FsPredFormat;
 /* "ss2", "horiz", "csv", "fasta" -> format, or -1. */
