@@ -66,7 +66,10 @@ int run_decide(RunState *st)
     if (st->pruner) {
         FsPruneDecision *d = fs_calloc((size_t)st->n_prunable + 1, sizeof *d);
         int n = run_pruning_decide(st, d);
-        for (int k = 0; k < n; k++) pruned += apply_cut(st, &d[k]) == 0;
+        /* Last trial first: a kill between two of them leaves the earliest
+         * unjournaled, so no checkpoint the journal settles lacks its cut
+         * (a resume passes those as kept: pruner_replay). */
+        for (int k = n - 1; k >= 0; k--) pruned += apply_cut(st, &d[k]) == 0;
         free(d);
         if (n) pthread_cond_broadcast(&st->cv); /* dropped folds: a waiting take may go on */
     }
