@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 
+#include "report/report.h"
 #include "run/decide.h"
 
 /* Decision d: journal, queue, running folds. 0, or -1 (the run failed). */
@@ -48,6 +49,23 @@ static void add_batch(RunState *st)
     pthread_cond_broadcast(&st->cv);
 }
 
+/* With seed replicates recorded the leaderboard ranks a replicated trial
+ * by its mean over the seeds: the progress line's best is its first row,
+ * one rule for both (without them both are the mean of the trial's folds). */
+static void best_from_board(RunState *st)
+{
+    if (st->j.max_seed < 1) return;
+    FsReportSpec spec;
+    report_spec_from_sweep(&spec, &st->sw);
+    spec.folds = st->folds.n;
+    FsReport rep;
+    report_build(&rep, &st->j, &spec);
+    const FsReportRow *first = rep.n_rows ? &rep.rows[0] : NULL;
+    if (first && first->status == FS_TRIAL_OK && first->n_done == spec.folds)
+        progress_set_best(&st->prog, first->id, first->mean);
+    report_free(&rep);
+}
+
 /* search.replicates: their jobs, once every job so far has its outcome
  * and the sampler proposes no more (replicates.c). */
 static void add_replicates(RunState *st)
@@ -56,6 +74,7 @@ static void add_replicates(RunState *st)
     int jobs = st->n_jobs;
     FsErr e = {0};
     if (run_replicates_list(st, &e) != 0) state_fail(st, &e);
+    best_from_board(st); /* a resume: the replicates recorded before */
     progress_add_folds(&st->prog, st->n_jobs - jobs);
     pthread_cond_broadcast(&st->cv);
 }
@@ -84,5 +103,6 @@ void run_job_finished(RunState *st, int i)
     state_job_ended(st, i);
     if (st->pruner && !st->jobs[i].restore) run_decide(st);
     state_job_record(st, i);
+    if (st->jobs[i].seed) best_from_board(st);
     run_decide(st);
 }
