@@ -140,8 +140,19 @@ int main(void)
     /* The terminal table: the interval's half-width in points, and the tie. */
     char *tab = render(&rep, FS_REPORT_TABLE);
     char want[200];
-    snprintf(want, sizeof want, "  82.0  1.6  %5.1f  best ", 100.0 * half);
-    CHECK_CONTAINS(tab, "q3 mean %  std  +-95%  tied ");
+    snprintf(want, sizeof want, "  82.0  1.6  %5.1f            -  best ", 100.0 * half);
+    CHECK_CONTAINS(tab, "q3 mean %  std  +-95%      vs best  tied ");
+    /* What the test compared: each trial's folds minus the best's, their
+     * mean and corrected interval, beside the verdict; the legend says so
+     * and names the tied ranks. */
+    CHECK_CONTAINS(tab, "  -1.0 +-3.9  yes ");
+    CHECK_CONTAINS(tab, " -21.0 +-6.8  no ");
+    CHECK_CONTAINS(tab, "vs best: the trial's folds minus rank 1's, fold by fold");
+    CHECK_CONTAINS(tab, "tied with rank 1: 2; told apart: 3\n");
+    /* The incomplete trial's 90.0 is over 2 of 3 folds: marked, listed
+     * after the complete ones, and the legend says it is no 3-fold mean. */
+    CHECK_CONTAINS(tab, "   4  inc   incomplete  90.0 (2/3) ");
+    CHECK_CONTAINS(tab, "never compared with their 3-fold means");
     CHECK_CONTAINS(tab, want);
     CHECK_CONTAINS(tab, "  yes ");
     CHECK_CONTAINS(tab, "  no  ");

@@ -200,9 +200,9 @@ static int decide_median(FsPruner *p, int t, int f, int e, FsPruneDecision *d)
     d->threshold = unorient(p, med);
     char v[FS_PERCENT_TEXT + 1], m[FS_PERCENT_TEXT + 1];
     snprintf(d->reason, sizeof d->reason,
-             "%s %s at fold %d epoch %d (its folds' mean: ended ones at their kept epoch, this one's best so far) is worse than the median %s of "
-             "%d earlier trials",
+             "%s %s at fold %d epoch %d (%s) is worse than the median %s of %d earlier trials",
              metrics_kind_name(p->metric), value_text(p, d->value, v, sizeof v), f, e,
+             f ? "its folds' mean: ended ones at their kept epoch, this one's best so far" : "best so far",
              value_text(p, d->threshold, m, sizeof m), n);
     return 1;
 }
