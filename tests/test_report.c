@@ -323,7 +323,7 @@ static void test_formats(void)
     CHECK(tp_count(top, "\n") == 4 + 3);
     /* The incomplete trial's mean is over 1 of 2 folds: marked, and said so. */
     CHECK_CONTAINS(top, "75.0 (1/2)");
-    CHECK_CONTAINS(top, "(n/2) after a mean: over n of the 2 folds (a pruned or incomplete trial)");
+    CHECK_CONTAINS(top, "(n/2) after a mean: over n of the 2 folds (a pruned, incomplete or diverged trial)");
     free(top);
 
     /* JSON: parses with the journal's reader; the documented fields. */

@@ -366,13 +366,15 @@ static void write_legend(const FsReport *rep, int n, FILE *out)
         compared |= i > 0 && rep->rows[i].tied >= 0;
     }
     if (partial)
-        fprintf(out, "\n(n/%d) after a mean: over n of the %d folds (a pruned or incomplete trial): listed after the "
-                "complete trials\nwhatever its mean, and never compared with their %d-fold means.\n", k, k, k);
+        fprintf(out, "\n(n/%d) after a mean: over n of the %d folds (a pruned, incomplete or diverged trial): listed "
+                "after the complete trials\nwhatever its mean, and never compared with their %d-fold means.\n",
+                k, k, k);
     if (!compared) return;
     fprintf(out, "%svs best: the trial's folds minus rank 1's, fold by fold (the same proteins): their mean and 95%% "
             "interval,\ncorrected resampled variance. tied: the corrected paired t-test on those differences, "
             "Holm-adjusted over the\ntrials compared; yes where p >= %g (run.alpha). Steady small gaps are told apart "
-            "where a closer mean with\nscattered gaps is not (docs/statistics.md).\n",
+            "where a closer mean with\nscattered gaps is not; the interval is unadjusted, so one just clear of 0 may "
+            "still be tied (docs/statistics.md).\n",
             partial ? "" : "\n", report_alpha(&rep->spec));
     fputs("tied with rank 1: ", out);
     put_ranks(rep, n, 1, out);
