@@ -82,6 +82,9 @@ static void add_replicates(RunState *st)
 int run_decide(RunState *st)
 {
     int pruned = 0;
+    /* The progress line ranks as the leaderboard does (the first call is
+     * state_open's, before any fold is recorded). */
+    progress_rank_by(&st->prog, st->sw.metric == FS_METRIC_LOSS);
     if (st->pruner) {
         FsPruneDecision *d = fs_calloc((size_t)st->n_prunable + 1, sizeof *d);
         int n = run_pruning_decide(st, d);

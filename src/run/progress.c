@@ -47,6 +47,13 @@ void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_
     take_best(p, id, metric);
 }
 
+void progress_rank_by(FsProgress *p, int lower_better)
+{
+    pthread_mutex_lock(&p->lock);
+    p->lower_better = lower_better;
+    pthread_mutex_unlock(&p->lock);
+}
+
 void progress_set_best(FsProgress *p, const char *id, double metric)
 {
     pthread_mutex_lock(&p->lock);
