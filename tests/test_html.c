@@ -356,6 +356,12 @@ static void journal_report(void)
     /* Markup escaped; UTF-8 kept; a byte that is not UTF-8 and a control character replaced. */
     HAS(board, "&lt;b&gt;out of memory&lt;/b&gt; &amp; &quot;more&quot; in caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd.");
     HAS(board, "1 of 3 folds done");
+    /* The pruned and the incomplete trial's means are over 1 of the 3
+     * folds: marked (the pruned one's fold 0 only: fold 1 was cut), and
+     * the text says they are never compared with the 3-fold means. */
+    CHECK(count(board, "<span class=\"part\" title=\"over 1 of the 3 folds\">(1/3)</span>") >= 2);
+    HAS(board, "a mean marked (n/3) is over n of the 3 folds, never compared with the complete trials' 3-fold means");
+    HAS(board, "<th class=\"n\"><button type=\"button\">vs best</button></th>");
     CHECK(!strstr(html, "<b>out of memory"));
     char *trials = section(html, "trials");
     CHECK(count(trials, "<details class=\"trial\"") == 5);

@@ -3,7 +3,8 @@
  * and checkpoint; decisions that wait for earlier trials; the same
  * decisions whatever order the values arrive in (the property that makes
  * pruned sweeps identical on any number of ranks); a loss metric; a sweep
- * where every trial but the first is pruned.
+ * where every trial but the first is pruned; finished folds valued at their
+ * kept epoch; a resume's replay of what the journal settles.
  */
 #include <math.h>
 #include <string.h>
@@ -244,8 +245,66 @@ static void test_settle(void)
     pruner_free(p);
 }
 
+/* Two trials, 2 folds of 3 epochs; fold 0 kept at epoch 3 (training.monitor
+ * loss: not the epoch of its best Q3), so its recorded score is below its
+ * best-ever Q3. */
+static const double K_CURVE[2][2][3] = {{{0.60, 0.70, 0.65}, {0.60, 0.60, 0.60}},
+                                        {{0.62, 0.71, 0.64}, {0.60, 0.60, 0.60}}};
+
+static void feed_fold(FsPruner *p, int t, int f, int upto)
+{
+    for (int e = 1; e <= upto; e++) pruner_epoch(p, t, f, e, K_CURVE[t][f][e - 1]);
+    if (upto == 3) pruner_fold_end(p, t, f, 3, K_CURVE[t][f][2], 1);
+}
+
+/* A finished fold counts at its kept epoch, the leaderboard's score; the
+ * running fold at its best so far. Trial 1 leads fold 0 at every epoch
+ * (0.71 against 0.70 at best), so it goes on; in fold 1 at epoch 1 its
+ * value is (0.64 + 0.60) / 2 = 0.62 against trial 0's (0.65 + 0.60) / 2 =
+ * 0.625: pruned. Valued at their best-ever fold-0 Q3 (0.655 against 0.65)
+ * it would have gone on. */
+static void test_kept_epoch(void)
+{
+    FsPruneSpec spec = {FS_PRUNER_MEDIAN, 1, 1, 1, 3, 2.0};
+    FsPruner *p = pruner_new(&spec, 2, 2, 3, 1);
+    for (int t = 0; t < 2; t++) feed_fold(p, t, 0, 3);
+    feed_fold(p, 0, 1, 3);
+    feed_fold(p, 1, 1, 1);
+    FsPruneDecision x[2];
+    int n = pruner_decide(p, x, 2);
+    CHECK_MSG(n == 1 && x[0].trial == 1 && x[0].fold == 1 && x[0].epoch == 1, "%d decisions", n);
+    CHECK_MSG(n == 1 && fabs(x[0].value - 0.62) < 1e-12 && fabs(x[0].threshold - 0.625) < 1e-12,
+              "value %.4f, threshold %.4f (the fold's best-ever Q3 counted, not its kept epoch)", n ? x[0].value : 0,
+              n ? x[0].threshold : 0);
+    CHECK(n == 1);
+    if (n == 1) CHECK_CONTAINS(x[0].reason, "ended ones at their kept epoch, this one's best so far");
+    pruner_free(p);
+
+    /* A resume (pruner_replay): the checkpoints the values settle pass as
+     * they were decided, none cut; those they do not settle are decided
+     * after. Trial 1 is all known, trial 0's fold 1 not: trial 1's fold 0
+     * passes, and fold 1 waits for trial 0. */
+    p = pruner_new(&spec, 2, 2, 3, 1);
+    feed_fold(p, 1, 0, 3);
+    feed_fold(p, 1, 1, 3);
+    feed_fold(p, 0, 0, 3);
+    pruner_replay(p);
+    CHECK(!pruner_is_pruned(p, 1, NULL) && !pruner_trial_kept(p, 1));
+    feed_fold(p, 0, 1, 3);
+    CHECK(pruner_decide(p, x, 2) == 1 && x[0].trial == 1 && x[0].fold == 1 && x[0].epoch == 1);
+    pruner_free(p);
+    /* Everything known before the replay: all kept, as journaled. */
+    p = pruner_new(&spec, 2, 2, 3, 1);
+    for (int t = 0; t < 2; t++)
+        for (int f = 0; f < 2; f++) feed_fold(p, t, f, 3);
+    pruner_replay(p);
+    CHECK(pruner_decide(p, x, 2) == 0 && pruner_trial_kept(p, 1) && pruner_trial_kept(p, 0));
+    pruner_free(p);
+}
+
 int main(void)
 {
+    test_kept_epoch();
     test_median();
     test_settle();
     test_asha();

@@ -245,18 +245,18 @@ static void test_formats(void)
     /* --wide: every column whole, one line a trial; Q3 in percent (std in
      * points), the pooled per-class MCC (0 where undefined, as metrics has it). */
     char *t = render(&rep, FS_REPORT_WIDE, 0);
-    CHECK(tp_count(t, "\n") == 5);
+    CHECK(tp_count(t, "\n") == 5 + 3); /* and the legend of a mean over fewer folds: "(1/2)" */
     CHECK_LINE(t, 0,
-               "rank  id  status      q3 mean %   std  fold0  fold1  epochs best/ran  mcc H E C          seconds  params"
+               "rank  id  status       q3 mean %   std  fold0  fold1  epochs best/ran  mcc H E C          seconds  params"
                "  architecture                                                  note");
     CHECK_LINE(t, 2,
-               "   1  a1  ok               75.0  25.0   50.0  100.0  3/5 4/4          0.000 0.000 0.000     12.5    1234"
+               "   1  a1  ok                75.0  25.0   50.0  100.0  3/5 4/4          0.000 0.000 0.000     12.5    1234"
                "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8");
     CHECK_LINE(t, 3,
-               "   2  c3  incomplete       75.0   0.0      -   75.0  - 2/2            0.000 0.000 0.000      0.5       7"
+               "   2  c3  incomplete  75.0 (1/2)   0.0      -   75.0  - 2/2            0.000 0.000 0.000      0.5       7"
                "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  1 of 2 folds done");
     CHECK_LINE(t, 4,
-               "   3  b2  diverged         75.0   0.0   75.0    div  2/6 1/2          0.000 0.000 0.000      2.0      99"
+               "   3  b2  diverged    75.0 (1/2)   0.0   75.0    div  2/6 1/2          0.000 0.000 0.000      2.0      99"
                "  w15 conv64x7 relu > drop0.2 > dense32 relu | adam lr0.001 b8  fold 1 diverged at epoch 3 step 41");
     char l1[2048];
     line_of(t, 1, l1, sizeof l1);
@@ -265,11 +265,11 @@ static void test_formats(void)
     /* The table: within 120 columns (no epochs or seconds), the
      * architecture and the note wrapped in theirs. */
     t = render(&rep, FS_REPORT_TABLE, 0);
-    CHECK_LINE(t, 0, "rank  id  status      q3 mean %   std  fold0  fold1  params  architecture                 note");
-    CHECK_LINE(t, 2, "   1  a1  ok               75.0  25.0   50.0  100.0    1234  w15 conv64x7 relu > drop0.2");
-    CHECK_LINE(t, 3, "                                                             > dense32 relu");
-    CHECK_LINE(t, 4, "                                                             | adam lr0.001 b8");
-    CHECK_LINE(t, 5, "   2  c3  incomplete       75.0   0.0      -   75.0       7  w15 conv64x7 relu > drop0.2  1 of 2 folds done");
+    CHECK_LINE(t, 0, "rank  id  status       q3 mean %   std  fold0  fold1  params  architecture                 note");
+    CHECK_LINE(t, 2, "   1  a1  ok                75.0  25.0   50.0  100.0    1234  w15 conv64x7 relu > drop0.2");
+    CHECK_LINE(t, 3, "                                                              > dense32 relu");
+    CHECK_LINE(t, 4, "                                                              | adam lr0.001 b8");
+    CHECK_LINE(t, 5, "   2  c3  incomplete  75.0 (1/2)   0.0      -   75.0       7  w15 conv64x7 relu > drop0.2  1 of 2 folds done");
     for (int i = 0; i < tp_count(t, "\n"); i++) {
         line_of(t, i, l1, sizeof l1);
         CHECK_MSG(strlen(l1) <= FS_REPORT_TABLE_WIDTH, "line %d has %zu columns: %s", i, strlen(l1), l1);
@@ -277,15 +277,15 @@ static void test_formats(void)
     free(t);
 
     char *m = render(&rep, FS_REPORT_MD, 0);
-    CHECK(tp_count(m, "\n") == 5);
+    CHECK(tp_count(m, "\n") == 5 + 3);
     CHECK_LINE(
         m, 0,
-        "| rank | id | status | q3 mean % | std | +-95% | tied | fold0 | fold1 | epochs best/ran | mcc H E C | seconds | params "
+        "| rank | id | status | q3 mean % | std | +-95% | vs best | tied | fold0 | fold1 | epochs best/ran | mcc H E C | seconds | params "
         "| architecture | note |");
     CHECK_LINE(m, 1,
-               "| ---: | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- |");
+               "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | --- | ---: | ---: | --- | --- |");
     CHECK_LINE(m, 2,
-               "| 1 | a1 | ok | 75.0 | 25.0 | - | - | 50.0 | 100.0 | 3/5 4/4 | 0.000 0.000 0.000 | 12.5 | 1234 "
+               "| 1 | a1 | ok | 75.0 | 25.0 | - | - | - | 50.0 | 100.0 | 3/5 4/4 | 0.000 0.000 0.000 | 12.5 | 1234 "
                "| w15 conv64x7 relu > drop0.2 > dense32 relu \\| adam lr0.001 b8 |  |");
     free(m);
 
@@ -320,7 +320,10 @@ static void test_formats(void)
     CHECK(tp_count(top, "\n") == 2);
     free(top);
     top = render(&rep, FS_REPORT_WIDE, 2);
-    CHECK(tp_count(top, "\n") == 4);
+    CHECK(tp_count(top, "\n") == 4 + 3);
+    /* The incomplete trial's mean is over 1 of 2 folds: marked, and said so. */
+    CHECK_CONTAINS(top, "75.0 (1/2)");
+    CHECK_CONTAINS(top, "(n/2) after a mean: over n of the 2 folds (a pruned, incomplete or diverged trial)");
     free(top);
 
     /* JSON: parses with the journal's reader; the documented fields. */

@@ -8,6 +8,7 @@
  *   near  0.80 0.80 0.83   differences 0, 0.02, 0.01: t = 1.0954 at 2 df
  *   far   0.60 0.62 0.61   differences 0.20, 0.20, 0.23: t = 13.28
  *   inc   two folds only   not compared: null everywhere
+ *   cut   pruned after fold 0 at 0.95: after the complete trials, marked
  *
  * The p-values are worked here from Student's t at 2 degrees of freedom in
  * closed form (P(|T| > t) = 1 - t / sqrt(2 + t^2)) and Holm's rule by hand,
@@ -71,6 +72,40 @@ static char *render(const FsReport *rep, FsReportFormat fmt)
     report_write(rep, fmt, 0, f);
     fclose(f);
     return buf;
+}
+
+/* A trial pruned after fold 0 at 95%, above the best's 82% mean over 3
+ * folds: listed after every complete trial, its one-fold mean marked and
+ * compared with nothing. And near's "vs best": its folds minus best's (0,
+ * -0.02, -0.01), mean -0.01, interval -0.01 +- t(0.975, 2) sqrt((1/3 +
+ * 1/2) 0.0001). */
+static void pruned_row(FsJournal *j, const FsReportSpec *spec)
+{
+    const int cut[1] = {950};
+    const float lc[1] = {0.2f};
+    add_trial(j, "cut", 4, cut, lc, 1);
+    FsCutRecord c = {.trial = "cut", .fold = 0, .epoch = 0, .rule = "folds", .value = 0.1, .threshold = 0.0,
+                     .reason = "made up"};
+    FsErr err = {0};
+    CHECK_MSG(journal_append_cut(j, &c, &err) == 0, "%s", err.msg);
+    FsReport rep;
+    report_build(&rep, j, spec);
+    const FsReportRow *r = row_of(&rep, "cut"), *n = row_of(&rep, "near");
+    CHECK(r->status == FS_TRIAL_PRUNED && r->n_mean == 1 && fabs(r->mean - 0.95) < 1e-12);
+    for (int i = 0; i < rep.n_rows; i++)
+        if (rep.rows[i].status == FS_TRIAL_OK) CHECK(rep.rows[i].rank < r->rank);
+    CHECK(r->tied == -1 && isnan(r->diff) && !r->has_ci);
+    const double tq = 0.95 / sqrt(2.0 * 0.975 * 0.025), half = tq * sqrt((1.0 / 3.0 + 0.5) * 0.0001);
+    CHECK_NEAR(n->diff, -0.01, 1e-12);
+    CHECK_NEAR(n->diff_lo, -0.01 - half, 1e-12);
+    CHECK_NEAR(n->diff_hi, -0.01 + half, 1e-12);
+    CHECK(isnan(rep.rows[0].diff)); /* the best against itself: nothing shown */
+    char *tab = render(&rep, FS_REPORT_TABLE), *md = render(&rep, FS_REPORT_MD);
+    CHECK_CONTAINS(tab, "   5  cut   pruned      95.0 (1/3) ");
+    CHECK_CONTAINS(md, "| 5 | cut | pruned | 95.0 (1/3) |");
+    CHECK_CONTAINS(md, "(n/3) after a mean: over n of the 3 folds (a pruned, incomplete or diverged trial)");
+    free(tab), free(md);
+    report_free(&rep);
 }
 
 int main(void)
@@ -140,8 +175,19 @@ int main(void)
     /* The terminal table: the interval's half-width in points, and the tie. */
     char *tab = render(&rep, FS_REPORT_TABLE);
     char want[200];
-    snprintf(want, sizeof want, "  82.0  1.6  %5.1f  best ", 100.0 * half);
-    CHECK_CONTAINS(tab, "q3 mean %  std  +-95%  tied ");
+    snprintf(want, sizeof want, "  82.0  1.6  %5.1f            -  best ", 100.0 * half);
+    CHECK_CONTAINS(tab, "q3 mean %  std  +-95%      vs best  tied ");
+    /* What the test compared: each trial's folds minus the best's, their
+     * mean and corrected interval, beside the verdict; the legend says so
+     * and names the tied ranks. */
+    CHECK_CONTAINS(tab, "  -1.0 +-3.9  yes ");
+    CHECK_CONTAINS(tab, " -21.0 +-6.8  no ");
+    CHECK_CONTAINS(tab, "vs best: the trial's folds minus rank 1's, fold by fold");
+    CHECK_CONTAINS(tab, "tied with rank 1: 2; told apart: 3\n");
+    /* The incomplete trial's 90.0 is over 2 of 3 folds: marked, listed
+     * after the complete ones, and the legend says it is no 3-fold mean. */
+    CHECK_CONTAINS(tab, "   4  inc   incomplete  90.0 (2/3) ");
+    CHECK_CONTAINS(tab, "never compared with their 3-fold means");
     CHECK_CONTAINS(tab, want);
     CHECK_CONTAINS(tab, "  yes ");
     CHECK_CONTAINS(tab, "  no  ");
@@ -182,6 +228,8 @@ int main(void)
     CHECK_CONTAINS(lj, "\"loss_ci95\"");
     free(lj);
     report_free(&rep);
+    spec.metric = FS_METRIC_Q3;
+    pruned_row(&j, &spec);
     journal_close(&j);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

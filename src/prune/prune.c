@@ -20,7 +20,7 @@ typedef struct {
     double *best; /* best-so-far per epoch, oriented */
     int known;    /* epochs with a value */
     int ended;    /* epochs the fold ran, -1 while it runs */
-    double score; /* the fold's recorded metric, oriented */
+    double score; /* the fold's recorded metric (at its kept epoch), oriented */
     int ok;       /* ended without diverging or failing */
 } Fold;
 
@@ -123,6 +123,7 @@ void pruner_fold_end(FsPruner *p, int trial, int fold, int epochs, double score,
     F->ended = epochs < 0 ? 0 : epochs;
     if (F->known > F->ended) F->known = F->ended;
     F->score = orient(p, score);
+    if (!(F->score == F->score)) F->score = -INFINITY; /* NaN: the worst value */
     F->ok = ok && F->known == F->ended && F->ended > 0;
 }
 
@@ -140,16 +141,18 @@ void pruner_restore(FsPruner *p, const FsPruneDecision *d)
     p->t[d->trial].d = *d;
 }
 
-/* A trial's value at (f, e): the mean over its folds so far of their best
- * metric, the current fold's up to epoch e. Later folds thus carry all the
- * evidence, not one fold's noise. Needs e <= fold f's known epochs. */
+/* A trial's value at (f, e): the mean over its folds so far, each finished
+ * fold at its recorded score (its kept epoch, which training.monitor chose:
+ * the leaderboard's number) and fold f at its best so far up to epoch e
+ * (its kept epoch is not known until it ends). Later folds thus carry all
+ * the evidence, not one fold's noise. Needs e <= fold f's known epochs. */
 static double trial_value(const FsPruner *p, int s, int f, int e)
 {
     const Trial *S = &p->t[s];
     double sum = S->fold[f].best[e - 1];
     for (int k = 0; k < f; k++) {
         const Fold *F = &S->fold[k];
-        sum += F->ended > 0 && F->known >= F->ended ? F->best[F->ended - 1] : -INFINITY;
+        sum += F->ended > 0 && F->known >= F->ended ? F->score : -INFINITY;
     }
     return sum / (f + 1);
 }
@@ -197,9 +200,9 @@ static int decide_median(FsPruner *p, int t, int f, int e, FsPruneDecision *d)
     d->threshold = unorient(p, med);
     char v[FS_PERCENT_TEXT + 1], m[FS_PERCENT_TEXT + 1];
     snprintf(d->reason, sizeof d->reason,
-             "%s %s at fold %d epoch %d (best so far, mean over its folds) is worse than the median %s of %d "
-             "earlier trials there",
+             "%s %s at fold %d epoch %d (%s) is worse than the median %s of %d earlier trials",
              metrics_kind_name(p->metric), value_text(p, d->value, v, sizeof v), f, e,
+             f ? "its folds' mean: ended ones at their kept epoch, this one's best so far" : "best so far",
              value_text(p, d->threshold, m, sizeof m), n);
     return 1;
 }
@@ -288,8 +291,9 @@ static int decide_folds(FsPruner *p, int t, int f, FsPruneDecision *d)
     return 1;
 }
 
-/* Moves trial t through every checkpoint it can pass; 1 if it was pruned. */
-static int advance(FsPruner *p, int t, FsPruneDecision *out)
+/* Moves trial t through every checkpoint it can pass; 1 if it was pruned.
+ * replay: every checkpoint passes unpruned (pruner_replay). */
+static int advance(FsPruner *p, int t, FsPruneDecision *out, int replay)
 {
     Trial *T = &p->t[t];
     const int M = p->max_epochs;
@@ -315,7 +319,7 @@ static int advance(FsPruner *p, int t, FsPruneDecision *out)
             if (p->spec.kind == FS_PRUNER_FOLDS) r = decide_folds(p, t, f, &d);
         }
         if (r == PENDING) return 0;
-        if (r == 1 && next <= T->settled) r = 0; /* a settled fold stands */
+        if (r == 1 && (replay || next <= T->settled)) r = 0; /* a settled fold stands */
         if (r == 1) {
             d.trial = t;
             d.fold = f;
@@ -339,9 +343,18 @@ int pruner_decide(FsPruner *p, FsPruneDecision *out, int cap)
      * on a later one, so one pass settles all that can be settled. */
     for (int t = 0; t < p->n_trials; t++) {
         FsPruneDecision d;
-        if (advance(p, t, &d) && n < cap) out[n++] = d;
+        if (advance(p, t, &d, 0) && n < cap) out[n++] = d;
     }
     return n;
+}
+
+void pruner_replay(FsPruner *p)
+{
+    if (p->spec.kind == FS_PRUNER_NONE) return;
+    for (int t = 0; t < p->n_trials; t++) {
+        FsPruneDecision d;
+        advance(p, t, &d, 1);
+    }
 }
 
 int pruner_is_pruned(const FsPruner *p, int trial, FsPruneDecision *d)

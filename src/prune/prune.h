@@ -14,8 +14,10 @@
  * threads, and across a kill and resume; only the wasted work varies.
  *
  * The rules. A trial's value at (fold f, epoch e) is the mean, over its
- * folds so far, of each fold's best validation metric, fold f's only up to
- * epoch e (so a decision in a later fold weighs all the trial's evidence):
+ * folds so far, of each finished fold's recorded metric (at its kept
+ * epoch, training.monitor's choice: the leaderboard's number) and fold f's
+ * best so far up to epoch e (so a decision in a later fold weighs all the
+ * trial's evidence):
  *  - median: at every epoch from `warmup` on, prune when the trial's value
  *    is worse than the median of the earlier trials' values at the same
  *    checkpoint (at least `min_trials` of them).
@@ -73,7 +75,7 @@ void pruner_free(FsPruner *p);
 /* What is known, fed in any order, any number of times. */
 void pruner_epoch(FsPruner *p, int trial, int fold, int epoch, double metric); /* epochs of one fold in order */
 /* The fold ended after `epochs` epochs; score is its recorded metric (at its
- * best epoch); ok = 0 for a diverged or failed fold (the trial is then out
+ * kept epoch, as the leaderboard has it); ok = 0 for a diverged or failed fold (the trial is then out
  * of every comparison, and never pruned). */
 void pruner_fold_end(FsPruner *p, int trial, int fold, int epochs, double score, int ok);
 /* A decision read back from the journal (with the fold's values up to it). */
@@ -84,6 +86,13 @@ void pruner_restore(FsPruner *p, const FsPruneDecision *d);
  * after them. */
 void pruner_settle(FsPruner *p, int trial, int fold);
 
+/* A resume: passes every checkpoint the values fed so far (the journal's)
+ * settle, pruning none. A run journals each pruned trial before the fold
+ * record that made its decision known (and a pass's cuts last trial
+ * first), so every checkpoint the journal settles was decided when it was
+ * written: its cuts are restored (pruner_restore) and the rest were kept.
+ * A run journaled under another value rule keeps its decisions so. */
+void pruner_replay(FsPruner *p);
 /* Makes every decision the information so far determines; the new prunings
  * go to out (up to cap) and their number is returned. */
 int pruner_decide(FsPruner *p, FsPruneDecision *out, int cap);

@@ -132,19 +132,52 @@ static void metric_cell(FILE *out, const FsReport *rep, double v)
     fprintf(out, "\">%s</td>", report_metric_text(num, sizeof num, rep->spec.metric, v));
 }
 
+/* The mean, "(n/k)" after it when over fewer than the k folds (a pruned
+ * or incomplete trial's): sorted by its value all the same. */
+static void mean_cell(FILE *out, const FsReport *rep, const FsReportRow *r)
+{
+    char num[FS_PERCENT_TEXT];
+    fputs("<td class=\"n\" data-v=\"", out);
+    if (!isnan(r->mean)) fprintf(out, "%.9g", r->mean);
+    fprintf(out, "\">%s", report_metric_text(num, sizeof num, rep->spec.metric, r->mean));
+    if (isfinite(r->mean) && r->n_mean < rep->spec.folds)
+        fprintf(out, " <span class=\"part\" title=\"over %d of the %d folds\">(%d/%d)</span>", r->n_mean,
+                rep->spec.folds, r->n_mean, rep->spec.folds);
+    fputs("</td>", out);
+}
+
+/* vs best: the difference to rank 1 (percentage points for Q3) and its
+ * interval's half-width, sorted by the difference. */
+static void diff_cell(FILE *out, const FsReport *rep, const FsReportRow *r)
+{
+    const double d = r->diff, h = 0.5 * (r->diff_hi - r->diff_lo);
+    fputs("<td class=\"n\" data-v=\"", out);
+    if (!isfinite(d) || !isfinite(h)) {
+        fputs("\">-</td>", out);
+        return;
+    }
+    fprintf(out, "%.9g\">", d);
+    if (rep->spec.metric == FS_METRIC_LOSS) fprintf(out, "%+.4f &plusmn;%.4f</td>", d, h);
+    else fprintf(out, "%s%s &plusmn;%s</td>", d < 0 ? "&minus;" : "+", fs_percent_text(fabs(d)), fs_percent_text(h));
+}
+
 static void leaderboard(FILE *out, const FsReport *rep)
 {
     int loss = rep->spec.metric == FS_METRIC_LOSS, q8 = rep->spec.metric == FS_METRIC_Q8;
     fputs("<section id=\"leaderboard\"><h2>Leaderboard</h2>\n<p class=\"why\">Trials ranked by the mean validation ", out);
     fputs(loss ? "loss over folds (lower first)" : q8 ? "Q8 over folds (higher first)" : "Q3 over folds (higher first)",
           out);
-    fprintf(out, "; incomplete, diverged and failed trials follow with their reason. &plusmn;95%% is the half-width of "
-                 "the mean's 95%% interval with the corrected resampled variance (folds share their training proteins); "
-                 "shaded trials are tied with the best: a corrected paired t-test over the folds cannot tell them apart "
-                 "at %g (run.alpha, Holm-adjusted). Click a column to sort; a trial's id opens its curves. The chart "
-                 "below shows each complete trial's mean with its interval as a bar, the tied group in orange with a "
-                 "black outline.</p>\n",
-            report_alpha(&rep->spec));
+    fprintf(out, "; incomplete, pruned, diverged and failed trials follow with their reason, whatever their means: a "
+                 "mean marked (n/%d) is over n of the %d folds, never compared with the complete trials' %d-fold means. "
+                 "&plusmn;95%% is the half-width of "
+                 "the mean's 95%% interval with the corrected resampled variance (folds share their training proteins). "
+                 "<em>vs best</em> is what the tie test compares: the trial's folds minus rank 1's, fold by fold, their "
+                 "mean and 95%% interval (unadjusted); shaded trials are tied with the best: the corrected paired t-test "
+                 "on those differences cannot tell them apart at %g (run.alpha, Holm-adjusted), so steady small gaps "
+                 "are told apart where a closer mean with scattered gaps is not. Click a column to sort; a trial's id "
+                 "opens its curves. The chart below shows each complete trial's mean with its interval as a bar, the "
+                 "tied group in orange with a black outline.</p>\n",
+            rep->spec.folds, rep->spec.folds, rep->spec.folds, report_alpha(&rep->spec));
     if (rep->n_versions > 1)
         fprintf(out, "<p class=\"why\">This run was extended %d time%s (the sweep edited and run again on its "
                 "folder): the <em>sweep</em> column is the sweep version each trial was first trained under, "
@@ -157,6 +190,7 @@ static void leaderboard(FILE *out, const FsReport *rep)
     fputs("<div class=\"scroll\"><table class=\"sortable\" id=\"board\"><thead><tr>", out);
     th(out, "rank", 1), th(out, "trial", 0), th(out, "status", 0);
     th(out, loss ? "loss mean" : q8 ? "Q8 mean (%)" : "Q3 mean (%)", 1), th(out, "std", 1), th(out, "&plusmn;95%", 1);
+    th(out, "vs best", 1);
     th(out, "tied", 0), th(out, "folds", 1), th(out, "seconds", 1);
     if (rep->n_versions > 1) th(out, "sweep", 1);
     th(out, "params", 1), th(out, "architecture", 0), th(out, "reason", 0);
@@ -171,9 +205,10 @@ static void leaderboard(FILE *out, const FsReport *rep)
         fprintf(out, "</code></a></td><td class=\"st\" data-v=\"%d\">", (int)r->status);
         html_esc(out, report_status_name(r->status));
         fputs("</td>", out);
-        metric_cell(out, rep, r->mean);
+        mean_cell(out, rep, r);
         metric_cell(out, rep, r->std);
         metric_cell(out, rep, r->has_ci ? 0.5 * (r->ci_hi - r->ci_lo) : NAN);
+        diff_cell(out, rep, r);
         fprintf(out, "<td class=\"tie\">%s</td>", r->tied < 0 ? "-" : i == 0 ? "best" : r->tied ? "yes" : "no");
         fprintf(out, "<td class=\"n\" data-v=\"%d\">%d/%d</td><td class=\"n\" data-v=\"%.3f\">%.1f</td>", r->n_done,
                 r->n_done, rep->spec.folds, r->seconds, r->seconds);

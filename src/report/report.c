@@ -288,6 +288,7 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
         snprintf(row->reason, sizeof row->reason, "%d of %d folds done", row->n_done, k);
     }
     row->mean = row->std = NAN;
+    row->n_mean = n_ok;
     if (n_ok) {
         row->mean = sum / n_ok;
         double ss = 0;

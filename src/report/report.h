@@ -116,6 +116,13 @@ typedef struct {
     int has_ci;
     double ci_lo, ci_hi, p_vs_best;
     int tied; /* 1 tied with the best, 0 not, -1 not compared */
+    /* What the test compared, for people: the fold-by-fold difference to
+     * rows[0] (this trial's minus the best's), its mean and 95% interval
+     * with the corrected variance, unadjusted (NAN: not compared, or rows[0]). */
+    double diff, diff_lo, diff_hi;
+    /* The ok folds the mean is over (fewer than spec.folds: a pruned or
+     * incomplete trial's mean, not comparable with a complete one's). */
+    int n_mean;
     /* run.objectives: 1 on the Pareto front of the ok trials with every
      * fold (report_ties.c), 0 not, -1 not compared (no objectives, or not
      * such a trial). */

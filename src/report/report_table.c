@@ -62,6 +62,26 @@ static void epochs_cell(const FsReport *rep, const FsReportRow *row, char *out, 
     }
 }
 
+/* The mean, and "(n/k)" after it when it is over fewer than the k folds (a
+ * pruned or incomplete trial's): never read as a k-fold mean. */
+static void mean_cell(const FsReport *rep, const FsReportRow *row, char *out, size_t n)
+{
+    report_metric_text(out, n, rep->spec.metric, row->mean);
+    size_t len = strlen(out);
+    if (isfinite(row->mean) && row->n_mean < rep->spec.folds)
+        snprintf(out + len, n - len, " (%d/%d)", row->n_mean, rep->spec.folds);
+}
+
+/* "vs best": the difference to rank 1 and its interval's half-width, Q3
+ * in percentage points, a loss with 4 decimals; "-" when not compared. */
+static void diff_cell(const FsReport *rep, const FsReportRow *row, char *out, size_t n)
+{
+    const double d = row->diff, h = 0.5 * (row->diff_hi - row->diff_lo);
+    if (!isfinite(d) || !isfinite(h)) snprintf(out, n, "-");
+    else if (rep->spec.metric == FS_METRIC_LOSS) snprintf(out, n, "%+.4f +-%.4f", d, h);
+    else snprintf(out, n, "%s%s +-%s", d < 0 ? "-" : "+", fs_percent_text(fabs(d)), fs_percent_text(h));
+}
+
 /* ---------------------------------------------------------------------- */
 /* The grid                                                                 */
 
@@ -145,7 +165,8 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
     const int c_mean = add_col(g, buf, C_RIGHT), c_std = add_col(g, "std", C_RIGHT);
     /* Against the best (report_ties.c): the interval's half-width and
      * whether the folds can tell the trial from rank 1. */
-    const int c_ci = add_col(g, "+-95%", C_RIGHT), c_tied = add_col(g, "tied", 0);
+    const int c_ci = add_col(g, "+-95%", C_RIGHT), c_diff = add_col(g, "vs best", C_RIGHT),
+              c_tied = add_col(g, "tied", 0);
     const int c_seeds = more_seeds(rep, n) ? add_col(g, "seeds", C_RIGHT) : -1;
     const int c_front = rep->spec.n_objectives ? add_col(g, "front", 0) : -1, c_fold = g->n_cols;
     for (int s = 0; s < k; s++) {
@@ -175,9 +196,12 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
         snprintf(buf, sizeof buf, "%.*s", id_len, row->id);
         set(g, i, c_id, buf);
         set(g, i, c_st, report_status_name(row->status));
-        set(g, i, c_mean, report_metric_text(buf, sizeof buf, m, row->mean));
+        mean_cell(rep, row, buf, sizeof buf);
+        set(g, i, c_mean, buf);
         set(g, i, c_std, report_metric_text(buf, sizeof buf, m, row->std));
         set(g, i, c_ci, report_metric_text(buf, sizeof buf, m, row->has_ci ? 0.5 * (row->ci_hi - row->ci_lo) : NAN));
+        diff_cell(rep, row, buf, sizeof buf);
+        set(g, i, c_diff, buf);
         set(g, i, c_tied, row->tied < 0 ? "-" : i == 0 ? "best" : row->tied ? "yes" : "no");
         if (c_seeds >= 0) set(g, i, c_seeds, (snprintf(buf, sizeof buf, "%d", row->seeds), buf));
         if (c_front >= 0) set(g, i, c_front, row->pareto < 0 ? "-" : row->pareto ? "yes" : "no");
@@ -207,7 +231,7 @@ static void grid_build(Grid *g, const FsReport *rep, int top, int table)
     /* No trial compared (a single split, nothing complete): no columns for it. */
     int any_ci = 0;
     for (int i = 0; i < n; i++) any_ci |= rep->rows[i].has_ci;
-    if (!any_ci) g->flags[c_ci] |= C_OFF, g->flags[c_tied] |= C_OFF;
+    if (!any_ci) g->flags[c_ci] |= C_OFF, g->flags[c_tied] |= C_OFF, g->flags[c_diff] |= C_OFF;
 }
 
 static void grid_free(Grid *g)
@@ -317,6 +341,48 @@ static int wrap_at(const char *s, int w, const char **next)
     return end;
 }
 
+/* The ranks of the first n rows whose tie flag is `tied` (at most 24,
+ * then how many more), "none" if none. */
+static void put_ranks(const FsReport *rep, int n, int tied, FILE *out)
+{
+    int shown = 0, more = 0;
+    for (int i = 1; i < n; i++) {
+        if (rep->rows[i].tied != tied) continue;
+        if (shown < 24) fprintf(out, "%s%d", shown ? ", " : "", rep->rows[i].rank), shown++;
+        else more++;
+    }
+    if (!shown) fputs("none", out);
+    if (more) fprintf(out, " and %d more", more);
+}
+
+/* Below the table and the Markdown: what a partial mean and the tie
+ * columns say, for the first n rows. */
+static void write_legend(const FsReport *rep, int n, FILE *out)
+{
+    const int k = rep->spec.folds;
+    int partial = 0, compared = 0;
+    for (int i = 0; i < n; i++) {
+        partial |= isfinite(rep->rows[i].mean) && rep->rows[i].n_mean < k;
+        compared |= i > 0 && rep->rows[i].tied >= 0;
+    }
+    if (partial)
+        fprintf(out, "\n(n/%d) after a mean: over n of the %d folds (a pruned, incomplete or diverged trial): listed "
+                "after the complete trials\nwhatever its mean, and never compared with their %d-fold means.\n",
+                k, k, k);
+    if (!compared) return;
+    fprintf(out, "%svs best: the trial's folds minus rank 1's, fold by fold (the same proteins): their mean and 95%% "
+            "interval,\ncorrected resampled variance. tied: the corrected paired t-test on those differences, "
+            "Holm-adjusted over the\ntrials compared; yes where p >= %g (run.alpha). Steady small gaps are told apart "
+            "where a closer mean with\nscattered gaps is not; the interval is unadjusted, so one just clear of 0 may "
+            "still be tied (docs/statistics.md).\n",
+            partial ? "" : "\n", report_alpha(&rep->spec));
+    fputs("tied with rank 1: ", out);
+    put_ranks(rep, n, 1, out);
+    fputs("; told apart: ", out);
+    put_ranks(rep, n, 0, out);
+    fputs("\n", out);
+}
+
 static void write_table(const FsReport *rep, int top, int wide, FILE *out)
 {
     Grid g;
@@ -359,6 +425,7 @@ static void write_table(const FsReport *rep, int top, int wide, FILE *out)
     int dropped = 0;
     for (int c = 0; c < g.n_cols; c++) dropped |= (g.flags[c] & (C_FOLD | C_OFF)) == (C_FOLD | C_OFF);
     if (dropped) fprintf(out, "(per-fold values left out to fit %d columns: --wide shows them)\n", FS_REPORT_TABLE_WIDTH);
+    write_legend(rep, g.n_rows, out);
     free(rest);
     grid_free(&g);
 }
@@ -391,6 +458,7 @@ static void write_md(const FsReport *rep, int top, FILE *out)
             fputc('\n', out);
         }
     }
+    write_legend(rep, g.n_rows, out);
     grid_free(&g);
 }
 

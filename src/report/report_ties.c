@@ -78,6 +78,15 @@ static void pareto(FsReport *rep)
     free(front), free(at), free(v);
 }
 
+/* The paired differences x - best the test weighs: their mean and 95%
+ * corrected interval (the table's "vs best"). x is overwritten. */
+static void diff_interval(FsReportRow *row, double *x, const double *best, int k, double ratio)
+{
+    double sum = 0.0;
+    for (int s = 0; s < k; s++) x[s] -= best[s], sum += x[s];
+    if (metrics_ci_corrected(x, k, ratio, 0.95, &row->diff_lo, &row->diff_hi) == 0) row->diff = sum / k;
+}
+
 double report_alpha(const FsReportSpec *spec) { return spec->alpha > 0.0 ? spec->alpha : FS_ALPHA_DEFAULT; }
 
 void report_ties(FsReport *rep)
@@ -86,7 +95,7 @@ void report_ties(FsReport *rep)
     for (int i = 0; i < n; i++) {
         FsReportRow *row = &rep->rows[i];
         row->has_ci = 0;
-        row->ci_lo = row->ci_hi = row->p_vs_best = NAN;
+        row->ci_lo = row->ci_hi = row->p_vs_best = row->diff = row->diff_lo = row->diff_hi = NAN;
         row->tied = -1;
     }
     pareto(rep);
@@ -103,7 +112,10 @@ void report_ties(FsReport *rep)
         row->has_ci = metrics_ci_corrected(x, k, r, 0.95, &row->ci_lo, &row->ci_hi) == 0;
         /* The best against itself is no comparison: it stays out of Holm's
          * count and is tied by definition. */
-        if (have_best && i > 0) p[i] = metrics_ttest_corrected(x, best, k, ratio);
+        if (have_best && i > 0) {
+            p[i] = metrics_ttest_corrected(x, best, k, ratio);
+            diff_interval(row, x, best, k, ratio);
+        }
     }
     metrics_holm(p, n);
     for (int i = 0; have_best && i < n; i++) {

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 
+#include "report/report.h"
 #include "run/decide.h"
 
 /* Decision d: journal, queue, running folds. 0, or -1 (the run failed). */
@@ -48,6 +49,23 @@ static void add_batch(RunState *st)
     pthread_cond_broadcast(&st->cv);
 }
 
+/* With seed replicates recorded the leaderboard ranks a replicated trial
+ * by its mean over the seeds: the progress line's best is its first row,
+ * one rule for both (without them both are the mean of the trial's folds). */
+static void best_from_board(RunState *st)
+{
+    if (st->j.max_seed < 1) return;
+    FsReportSpec spec;
+    report_spec_from_sweep(&spec, &st->sw);
+    spec.folds = st->folds.n;
+    FsReport rep;
+    report_build(&rep, &st->j, &spec);
+    const FsReportRow *first = rep.n_rows ? &rep.rows[0] : NULL;
+    if (first && first->status == FS_TRIAL_OK && first->n_done == spec.folds)
+        progress_set_best(&st->prog, first->id, first->mean);
+    report_free(&rep);
+}
+
 /* search.replicates: their jobs, once every job so far has its outcome
  * and the sampler proposes no more (replicates.c). */
 static void add_replicates(RunState *st)
@@ -56,6 +74,7 @@ static void add_replicates(RunState *st)
     int jobs = st->n_jobs;
     FsErr e = {0};
     if (run_replicates_list(st, &e) != 0) state_fail(st, &e);
+    best_from_board(st); /* a resume: the replicates recorded before */
     progress_add_folds(&st->prog, st->n_jobs - jobs);
     pthread_cond_broadcast(&st->cv);
 }
@@ -73,10 +92,16 @@ static void count_ahead(RunState *st)
 int run_decide(RunState *st)
 {
     int pruned = 0;
+    /* The progress line ranks as the leaderboard does (the first call is
+     * state_open's, before any fold is recorded). */
+    progress_rank_by(&st->prog, st->sw.metric == FS_METRIC_LOSS);
     if (st->pruner) {
         FsPruneDecision *d = fs_calloc((size_t)st->n_prunable + 1, sizeof *d);
         int n = run_pruning_decide(st, d);
-        for (int k = 0; k < n; k++) pruned += apply_cut(st, &d[k]) == 0;
+        /* Last trial first: a kill between two of them leaves the earliest
+         * unjournaled, so no checkpoint the journal settles lacks its cut
+         * (a resume passes those as kept: pruner_replay). */
+        for (int k = n - 1; k >= 0; k--) pruned += apply_cut(st, &d[k]) == 0;
         free(d);
         if (n) pthread_cond_broadcast(&st->cv); /* dropped folds: a waiting take may go on */
     }
@@ -92,5 +117,6 @@ void run_job_finished(RunState *st, int i)
     state_job_ended(st, i);
     if (st->pruner && !st->jobs[i].restore) run_decide(st);
     state_job_record(st, i);
+    if (st->jobs[i].seed) best_from_board(st);
     run_decide(st);
 }

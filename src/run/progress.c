@@ -48,6 +48,21 @@ void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_
     take_best(p, id, metric);
 }
 
+void progress_rank_by(FsProgress *p, int lower_better)
+{
+    pthread_mutex_lock(&p->lock);
+    p->lower_better = lower_better;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void progress_set_best(FsProgress *p, const char *id, double metric)
+{
+    pthread_mutex_lock(&p->lock);
+    p->have_best = 0; /* the leaderboard's first, better or not than the line's */
+    take_best(p, id, metric);
+    pthread_mutex_unlock(&p->lock);
+}
+
 void progress_seed_done(FsProgress *p, int folds_earlier) { p->folds_earlier = folds_earlier; }
 
 static void fmt_time(char *buf, size_t n, double s)

@@ -54,6 +54,13 @@ typedef struct {
 void progress_init(FsProgress *p, FILE *out, int quiet, int redraw, int trials_total, int trials_done,
                    int folds_per_trial, int folds_total, double grace);
 void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_better);
+/* Which way the best goes: lower (a loss) or higher (Q3), as the
+ * leaderboard ranks (without it a loss run named its worst trial, as a
+ * percent). */
+void progress_rank_by(FsProgress *p, int lower_better);
+/* The best trial as the leaderboard ranks it (its first row): with seed
+ * replicates its mean is over the seeds, which may put another trial first. */
+void progress_set_best(FsProgress *p, const char *id, double metric);
 /* Folds the journal already has (a resume): the line and progress.json
  * count the whole run's folds, "folds 7/18", not this session's alone. */
 void progress_seed_done(FsProgress *p, int folds_earlier);

@@ -159,6 +159,10 @@ int run_pruning_open(RunState *st, FsErr *err)
     st->pruner = pruner_new(&sw->prune, st->n_prunable, K, max_epochs, sw->metric != FS_METRIC_LOSS);
     pruner_set_metric(st->pruner, sw->metric);
     for (int rank = 0; rank < st->n_proposed; rank++) rc |= feed_journal(st, rank, err);
+    /* What the journal settles was decided when it was written (its cuts
+     * are restored above): kept as it was, even by a run journaled under
+     * another value rule (finished folds once counted at their best epoch). */
+    pruner_replay(st->pruner);
     return rc;
 }
 
