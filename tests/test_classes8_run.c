@@ -105,14 +105,15 @@ static void check_predict_evaluate(const char *dir, const char *log)
     free(out);
 }
 
+static char *board(const char *dir) { return tr_board(dir, tmp); }
+
 int main(void)
 {
     (void)TR_SWEEP; /* test_runs.h's 3-state sweep: this test writes its own */
     tp_tmpdir(tmp, sizeof tmp, "classes8");
-    char sweep[300], a[300], b[300], log[300], path[400];
+    char sweep[300], a[300], log[300], path[400];
     snprintf(sweep, sizeof sweep, "%s/s.yaml", tmp);
     snprintf(a, sizeof a, "%s/a", tmp);
-    snprintf(b, sizeof b, "%s/b", tmp);
     snprintf(log, sizeof log, "%s/log.txt", tmp);
     snprintf(path, sizeof path, "%s/r8.txt", tmp);
     write_records(path, 90, 88172645463325252ull);
@@ -120,8 +121,12 @@ int main(void)
     write_records(path, 20, 1234567);
     tp_write_text(sweep, SWEEP8);
 
-    /* 1. A complete run: 2 trials x 3 folds; the JSON has q8 and q3. */
-    CHECK(tr_run(sweep, a, "2", log) == 0);
+    /* 1. A complete run: 2 trials x 3 folds (a1, on 1 thread), the same
+     * board and models after a SIGKILL after 2 folds and a resume (a-kill);
+     * the JSON has q8 and q3. */
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "a", .board = board, .kill_folds = 2, .models = 6};
+    free(tr_same_everywhere(&same));
+    snprintf(a, sizeof a, "%s/a1", tmp);
     snprintf(path, sizeof path, "%s/leaderboard.json", a);
     CHECK(tp_count_in_file(path, "\"rank\":") == 2);
     CHECK(tp_count_in_file(path, "\"classes\":8") == 2);
@@ -144,15 +149,7 @@ int main(void)
     char *board_a = tr_board(a, tmp);
     CHECK(strstr(board_a, ",q3,q8,mcc_H,mcc_G,mcc_I,mcc_E,mcc_B,mcc_T,mcc_S,mcc_C,"));
 
-    /* 2. SIGKILL after 2 folds, then the same command: the same leaderboard. */
-    tr_kill_after(sweep, b, "1", 2, log);
-    tr_wait_unlocked(b);
-    CHECK(tr_run(sweep, b, "2", log) == 0);
-    char *board_b = tr_board(b, tmp);
-    CHECK_MSG(!strcmp(board_a, board_b), "leaderboards differ after SIGKILL and resume:\n%s\n---\n%s", board_a, board_b);
-    CHECK(tr_same_models(a, b, "resumed") == 6);
     free(board_a);
-    free(board_b);
 
     /* 3. A changed data.classes is refused on resume (the canonical sweep differs). */
     char sweep3[300];

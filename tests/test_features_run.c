@@ -74,6 +74,8 @@ static double best_mean(const char *run)
     return v;
 }
 
+static char *board(const char *dir_) { return tr_board(dir_, dir); }
+
 static void sweep_runs(const char *features)
 {
     char sw[600], run[600], log[600], other[600];
@@ -85,8 +87,13 @@ static void sweep_runs(const char *features)
     CHECK(tp_run("plan '%s'", sw) == 0);
     CHECK_MSG(strstr(out_text, "features: one-hot + 16 columns from 1 file source, stored as floats: 64 bytes per "
                                "residue"), "plan: %s", out_text);
-    CHECK(tr_run(sw, run, "1", log) == 0);
-    CHECK(tp_count_in_file(log, "64 bytes per residue") == 1); /* the run says it too */
+    /* 1 and 2 threads and 2 MPI ranks (f1, f2, f-np2): the same board and models. */
+    const TrSame same = {.sweep = sw, .scratch = dir, .tag = "f", .board = board, .threads = 2, .ranks = 2,
+                         .models = 6};
+    free(tr_same_everywhere(&same));
+    char log1[700];
+    snprintf(log1, sizeof log1, "%s.log", run);
+    CHECK(tp_count_in_file(log1, "64 bytes per residue") == 1); /* the run says it too */
     snprintf(other, sizeof other, "%s/plain.yaml", dir);
     char plain[600];
     snprintf(plain, sizeof plain, "%s/plain", dir);
@@ -95,42 +102,14 @@ static void sweep_runs(const char *features)
     printf("best Q3: one-hot %.4f, one-hot + 16 feature columns %.4f\n", q0, qf);
     CHECK_MSG(q0 > 0.3 && qf > q0 + 0.05, "the informative columns should add 5 points: %.4f vs %.4f", qf, q0);
 
-    /* 2 threads and 2 MPI ranks: the same board and models. */
-    char *ref = tr_board(run, dir);
-    snprintf(other, sizeof other, "%s/f2", dir);
-    CHECK(tr_run(sw, other, "2", log) == 0);
-    char *b2 = tr_board(other, dir);
-    CHECK_MSG(!strcmp(ref, b2), "2 threads:\n%s\nvs 1:\n%s", b2, ref);
-    CHECK(tr_same_models(run, other, "2 threads") == 6);
-    snprintf(other, sizeof other, "%s/fm", dir);
-    const int have_mpi = system("command -v mpirun >/dev/null 2>&1") == 0;
-    setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's own allocations (as test_mpi) */
-    const int mpi_rc = have_mpi ? tr_mpirun(sw, other, 2, log) : 0;
-    unsetenv("ASAN_OPTIONS");
-    if (!have_mpi) {
-        printf("mpirun is not on PATH: the 2-rank run is skipped\n");
-    } else if (mpi_rc == 0) {
-        char *bm = tr_board(other, dir);
-        CHECK_MSG(!strcmp(ref, bm), "2 ranks:\n%s\nvs 1 thread:\n%s", bm, ref);
-        CHECK(tr_same_models(run, other, "2 MPI ranks") == 6);
-        free(bm);
-    } else {
-        CHECK_MSG(0, "mpirun failed: see %s", log);
-    }
-    free(ref), free(b2);
-
     /* A chain model reads the columns too, the same on 1 and 2 threads. */
     write_sweep("c.yaml", features, "chain");
     snprintf(sw, sizeof sw, "%s/c.yaml", dir);
-    snprintf(run, sizeof run, "%s/c1", dir);
-    snprintf(other, sizeof other, "%s/c2", dir);
-    CHECK(tr_run(sw, run, "1", log) == 0 && tr_run(sw, other, "2", log) == 0);
-    char *c1 = tr_board(run, dir), *c2 = tr_board(other, dir);
-    CHECK_MSG(!strcmp(c1, c2), "chain, 2 threads:\n%s\nvs 1:\n%s", c2, c1);
+    const TrSame chain = {.sweep = sw, .scratch = dir, .tag = "c", .board = board, .threads = 2};
+    free(tr_same_everywhere(&chain));
     char journal[700];
-    snprintf(journal, sizeof journal, "%s/journal.jsonl", run);
+    snprintf(journal, sizeof journal, "%s/c1/journal.jsonl", dir);
     CHECK(tp_count_in_file(journal, "onehot+") > 0); /* the trial config names its inputs */
-    free(c1), free(c2);
 }
 
 static char *file_text(const char *name)

@@ -43,7 +43,7 @@ static const char *TR_SWEEP =
  * in dir/models, byte for byte; returns how many were compared. */
 static inline int tr_same_models(const char *ref, const char *dir, const char *what)
 {
-    char models[400];
+    char models[420];
     snprintf(models, sizeof models, "%s/models", ref);
     DIR *d = opendir(models);
     int files = 0;
@@ -156,6 +156,7 @@ typedef struct {
     const char *kill_at;
     int ranks;            /* > 0: on this many MPI ranks too (said and skipped without mpirun) */
     int folds;            /* > 0: every folder's fold records at the end (a resume trains no fold twice) */
+    int models;           /* > 0: every folder's fold model files are the 1-thread run's, byte for byte (this many) */
     /* Optional: an earlier sweep version each folder trains first (on 2
      * threads in the "2" folder, else on 1), so that the runs compared extend
      * it (test_extend), and the fold records each folder holds after it. */
@@ -186,7 +187,8 @@ static inline void tr_same_paths(const TrSame *s, const char *what, char *dir, c
     snprintf(log, 420, "%s.log", dir);
 }
 
-/* The folder's board is ref, byte for byte, and it holds s->folds fold records. */
+/* The folder's board is ref, byte for byte, it holds s->folds fold records
+ * and (s->models) the reference run's model files. */
 static inline void tr_same_board(const TrSame *s, const char *dir, const char *ref, const char *what)
 {
     char *got = s->board(dir);
@@ -194,6 +196,12 @@ static inline void tr_same_board(const TrSame *s, const char *dir, const char *r
               ref ? ref : "");
     tr_same_folds(s, dir);
     free(got);
+    if (s->models > 0) {
+        char ref_dir[400], ref_log[420];
+        tr_same_paths(s, "1", ref_dir, ref_log);
+        CHECK_MSG(tr_same_models(ref_dir, dir, what) == s->models, "%s, %s: not %d model files compared", s->sweep,
+                  what, s->models);
+    }
 }
 
 /* Folder <tag><what> and its log, trained on s->extends first (when set). */
