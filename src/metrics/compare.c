@@ -180,6 +180,12 @@ double metrics_objective(FsObjective o, const FsObjectiveFold *folds, int k, dou
     return o == FS_OBJ_TRAIN_SECONDS ? sum : sum / k;
 }
 
+double metrics_objective_score(FsObjective o, const FsObjectiveFold *folds, int k, double params)
+{
+    const double v = metrics_objective(o, folds, k, params);
+    return metrics_objective_higher(o) ? v : -v;
+}
+
 static int has_nan(const double *x, int m)
 {
     for (int k = 0; k < m; k++)

@@ -152,6 +152,10 @@ typedef struct {
  * for k < 1 (params excepted). The one mapping the sampler (run.objectives'
  * MOTPE) and the leaderboard's front both use. */
 double metrics_objective(FsObjective o, const FsObjectiveFold *folds, int k, double params);
+/* metrics_objective made higher-is-better (negated where lower is better):
+ * the value a Pareto front and tpe's split compare, the sampler's and the
+ * leaderboard's alike. */
+double metrics_objective_score(FsObjective o, const FsObjectiveFold *folds, int k, double params);
 /* The Pareto front of n points of m objectives (v[i * m + k], every one
  * higher-is-better: callers negate the others): front[i] = 1 when no other
  * point is at least as good in every objective and better in one. Of

@@ -33,9 +33,11 @@ static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, do
     return isfinite(*ratio);
 }
 
-/* Objective o of a trial, in o's own units: metrics_objective over its
- * folds (the sampler's mapping too, run/sampler.c). */
-double report_objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
+/* A trial's folds as the objectives read them, given to value (metrics'
+ * metrics_objective or metrics_objective_score: the sampler's mapping too,
+ * run/sampler.c). */
+static double row_objective(const FsReport *rep, const FsReportRow *row, FsObjective o,
+                            double (*value)(FsObjective, const FsObjectiveFold *, int, double))
 {
     const int k = rep->spec.folds;
     FsObjectiveFold *f = fs_malloc(sizeof *f * (size_t)(k > 0 ? k : 1));
@@ -43,16 +45,21 @@ double report_objective(const FsReport *rep, const FsReportRow *row, FsObjective
         const FsReportFold *x = &row->folds[s];
         f[s] = (FsObjectiveFold){x->q3, x->loss, x->seconds, x->val_seconds, x->val_examples};
     }
-    const double v = metrics_objective(o, f, k, (double)row->n_params);
+    const double v = value(o, f, k, (double)row->n_params);
     free(f);
     return v;
+}
+
+/* Objective o of a trial, in o's own units. */
+double report_objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
+{
+    return row_objective(rep, row, o, metrics_objective);
 }
 
 /* Objective o of a trial with every fold ok, higher-is-better. */
 static double objective(const FsReport *rep, const FsReportRow *row, FsObjective o)
 {
-    const double v = report_objective(rep, row, o);
-    return metrics_objective_higher(o) ? v : -v;
+    return row_objective(rep, row, o, metrics_objective_score);
 }
 
 /* run.objectives: the Pareto front of the ok trials with every fold, in

@@ -91,9 +91,9 @@ static double objective_of(const Study *s, int t, FsObjective o)
         f[k] = (FsObjectiveFold){train_result_metric(&fr->r, FS_METRIC_Q3), train_result_metric(&fr->r, FS_METRIC_LOSS),
                                  fr->r.seconds, fr->r.val_seconds, fr->r.val_examples};
     }
-    const double v = metrics_objective(o, f, n, (double)sweep_trial_params(tr));
+    const double v = metrics_objective_score(o, f, n, (double)sweep_trial_params(tr));
     free(f);
-    return metrics_objective_higher(o) ? v : -v;
+    return v;
 }
 
 /* With run.objectives (two or more), tpe splits the trials so far as MOTPE
