@@ -93,7 +93,7 @@ static void test_refit(const char *run)
         CHECK_CONTAINS(out_text, again ? "refit already saved" : "median of the folds' best epochs");
         /* How to check it against the ensemble: both commands, the test section, the score to beat. */
         CHECK_CONTAINS(out_text, "check the refit against the trial's fold ensemble on held-out proteins");
-        snprintf(want, sizeof want, "foldsweep evaluate %s --trial %.8s TEST", run, id);
+        snprintf(want, sizeof want, "foldsweep evaluate %s --trial %s TEST", run, id);
         CHECK_CONTAINS(out_text, want);
         snprintf(want, sizeof want, "foldsweep evaluate %s/refits/%s/refit.safetensors TEST", run, id);
         CHECK_CONTAINS(out_text, want);

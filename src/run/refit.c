@@ -117,7 +117,7 @@ static void refit_guide(FILE *out, const char *dir, const FsJournal *j, const ch
         if (!strcmp(j->evals[i].trial, trial) && !strcmp(j->evals[i].models, "ensemble")) ens = &j->evals[i];
     fprintf(out, "check the refit against the trial's fold ensemble on held-out proteins (one model, no validation "
                  "set: it can score below them):\n"
-                 "  foldsweep evaluate %s --trial %.8s TEST     # the fold ensemble\n"
+                 "  foldsweep evaluate %s --trial %s TEST     # the fold ensemble\n"
                  "  foldsweep evaluate %s TEST     # the refit\n"
                  "  or in the sweep file: test: {inputs: [TEST], refit: true}, then run it again (nothing is "
                  "trained again)\n",
