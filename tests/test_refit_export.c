@@ -79,10 +79,29 @@ static void test_refit(const char *run)
     int median = best[2] < lo ? lo : best[2] > hi ? hi : best[2];
     printf("trial %s, best epochs %d %d %d: median %d\n", id, best[0], best[1], best[2], median);
 
-    char exp[400], mj[500], file[500];
+    /* The fold ensemble looked at on test data first: the refit then
+     * names that score as the one to beat (issue #43, item 7). */
+    char exp[400], mj[500], file[500], ens_test[400], want[1200];
+    snprintf(ens_test, sizeof ens_test, "%s/ens-test.rec", tmp);
+    CHECK(tp_run("synth -o '%s' --proteins 8 --seed 78", ens_test) == 0);
+    CHECK(tp_run("evaluate '%s' '%s' --format json", run, ens_test) == 0);
+    const char *eq = strstr(out_text, "\"q3\":");
+    const double ens_q3 = eq ? atof(eq + 5) : -1;
     snprintf(exp, sizeof exp, "%s/refit-export", tmp);
-    CHECK(tp_run("refit '%s' --rank 1 -o '%s' --threads 2", run, exp) == 0);
-    CHECK_CONTAINS(out_text, "median of the folds' best epochs");
+    for (int again = 0; again < 2; again++) { /* trained, then found done: the same advice */
+        CHECK(tp_run("refit '%s' --rank 1 -o '%s' --threads 2", run, exp) == 0);
+        CHECK_CONTAINS(out_text, again ? "refit already saved" : "median of the folds' best epochs");
+        /* How to check it against the ensemble: both commands, the test section, the score to beat. */
+        CHECK_CONTAINS(out_text, "check the refit against the trial's fold ensemble on held-out proteins");
+        snprintf(want, sizeof want, "foldsweep evaluate %s --trial %s TEST", run, id);
+        CHECK_CONTAINS(out_text, want);
+        snprintf(want, sizeof want, "foldsweep evaluate %s/refits/%s/refit.safetensors TEST", run, id);
+        CHECK_CONTAINS(out_text, want);
+        CHECK_CONTAINS(out_text, "test: {inputs: [TEST], refit: true}");
+        snprintf(want, sizeof want, "the fold ensemble scored Q3 %.1f%% on %s (foldsweep evaluate)", 100 * ens_q3,
+                 ens_test);
+        CHECK_CONTAINS(out_text, want);
+    }
 
     /* 1: model.json. */
     snprintf(mj, sizeof mj, "%s/model.json", exp);

@@ -3,7 +3,8 @@
  * trial's configuration trained on every training protein of the sweep
  * (all folds together) for the median of its folds' best epochs, saved in
  * RUN/refits/ and journaled (rerunning finds it done); -o also exports it
- * as a model folder that predict and evaluate take.
+ * as a model folder that predict and evaluate take. It ends with how to
+ * check the refit against the fold ensemble (run/refit.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,9 @@ static const CliSpec spec = {
              "left to stop on, so it trains for the median of the trial's folds' best epochs and\n"
              "keeps the last epoch. Deterministic (its seed comes from the sweep, the trial and\n"
              "'all folds'); saved in RUN/refits/<trial>/refit.safetensors and recorded in the\n"
-             "journal, so running it again finds it done. Not while a run writes RUN.\n",
+             "journal, so running it again finds it done. Not while a run writes RUN. One model\n"
+             "without early stopping can score below the trial's fold ensemble: when done it prints\n"
+             "how to check it against the ensemble on held-out proteins (docs/models.md, \"Refit\").\n",
     .opts = CLI_OPTIONS(options),
     .column = 20,
     .max_args = 1,

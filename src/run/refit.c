@@ -104,6 +104,29 @@ out:
     return rc;
 }
 
+/* After a refit: how to check it against the trial's fold ensemble. No
+ * validation set stopped it, so it may score below the ensemble (a
+ * k-model average) and even below its fold models (docs/models.md,
+ * "Refit": measured on UCI and FLIP), and only proteins neither saw can
+ * tell: the two evaluate commands, the test section that does both, and
+ * the latest recorded look at the ensemble, the number to beat. */
+static void refit_guide(FILE *out, const char *dir, const FsJournal *j, const char *trial, const char *file)
+{
+    const FsEvalRecord *ens = NULL;
+    for (int i = 0; i < j->n_evals; i++)
+        if (!strcmp(j->evals[i].trial, trial) && !strcmp(j->evals[i].models, "ensemble")) ens = &j->evals[i];
+    fprintf(out, "check the refit against the trial's fold ensemble on held-out proteins (one model, no validation "
+                 "set: it can score below them):\n"
+                 "  foldsweep evaluate %s --trial %s TEST     # the fold ensemble\n"
+                 "  foldsweep evaluate %s TEST     # the refit\n"
+                 "  or in the sweep file: test: {inputs: [TEST], refit: true}, then run it again (nothing is "
+                 "trained again)\n",
+            dir, trial, file);
+    if (ens)
+        fprintf(out, "  the fold ensemble scored Q3 %.1f%% on %s (%s); keep the refit only if it does as well\n",
+                100 * ens->q3, ens->data, !strcmp(ens->source, "test") ? "the test section" : "foldsweep evaluate");
+}
+
 /* `foldsweep refit RUN`: the run folder's canonical sweep and data, its
  * journal (locked: not while a run writes it), the trial by id prefix or
  * rank; an intact recorded refit is not trained again. */
@@ -161,6 +184,7 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
         snprintf(path, sizeof path, "%s/%s", dir, rr->model.file);
         fprintf(out, "saved %s\n", path);
     }
+    refit_guide(out, dir, &j, tr->id, path);
     snprintf(file, file_n, "%s", path);
     rc = 0;
 out:
