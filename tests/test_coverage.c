@@ -21,20 +21,13 @@
 #include "modelfile/modelfile.h"
 #include "sweep/sweep.h"
 #include "test_proc.h"
+#include "test_made_models.h"
 
 static char tmp[256];
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
-static uint32_t next_rand(void)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
-
-static void random_protein(uint8_t *aa, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) aa[i] = (uint8_t)(next_rand() % 20);
-}
+static uint32_t next_rand(void) { return tmm_rand(&rng); }
+static void random_protein(uint8_t *aa, uint32_t n) { tmm_protein(&rng, aa, n); }
 
 /* N training proteins "train0" ...: random, but for A (200 residues) at
  * index IA, B (200) at IB and, with copies, 8 near-copies of A (one
@@ -123,36 +116,7 @@ static void test_in_process(void)
 /* ---------------------------------------------------------------------- */
 /* Through the binary                                                      */
 
-static void write_model(const char *path, const FsSeqSet *seqs)
-{
-    FsArch a;
-    memset(&a, 0, sizeof a);
-    a.window = 5;
-    a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 4, .act = FS_ACT_RELU};
-    a.n_layers = 1;
-    FsNet net;
-    FsErr err = {0};
-    CHECK(model_compile(&net, &a, 1, &err) == 0);
-    long nw = net.n_params + net.n_state;
-    float *w = malloc(sizeof(float) * (size_t)nw);
-    for (long i = 0; i < nw; i++) w[i] = 0.01f * (float)(i % 7);
-    FsModelInfo info = {.trial = "0123456789abcdef", .fold = 0, .folds = 3, .best_epoch = 1, .seen_seqs = (FsSeqSet *)seqs};
-    uint8_t *bytes;
-    uint64_t n;
-    modelfile_serialize(&net, w, &info, &bytes, &n);
-    tp_write_file(path, bytes, (size_t)n, "wb");
-    free(bytes);
-    free(w);
-}
-
-static void put_record(FILE *f, const char *name, const uint8_t *q, uint32_t n)
-{
-    fprintf(f, ">%s\n", name);
-    for (uint32_t i = 0; i < n; i++) fputc(FS_AA_LETTERS[q[i]], f);
-    fputc('\n', f);
-    for (uint32_t i = 0; i < n; i++) fputc("HEC"[i % 3], f);
-    fputs("\n\n", f);
-}
+static float small_weight(long i) { return 0.01f * (float)(i % 7); }
 
 static void test_evaluate(void)
 {
@@ -161,7 +125,7 @@ static void test_evaluate(void)
     char model[320], data[320];
     snprintf(model, sizeof model, "%s/m.safetensors", tmp);
     snprintf(data, sizeof data, "%s/test.rec", tmp);
-    write_model(model, &s);
+    tmm_write_model(model, 3, 4, small_weight, &s);
     uint8_t chim[200], third[200], other[150];
     chimera_of(chim);
     memcpy(third, aa[IA] + 50, 66), random_protein(third + 66, 134);
@@ -169,9 +133,9 @@ static void test_evaluate(void)
     FILE *f = fopen(data, "w");
     CHECK(f != NULL);
     if (f) {
-        put_record(f, "chimera", chim, 200);
-        put_record(f, "third", third, 200);
-        put_record(f, "other", other, 150);
+        tmm_put_record(f, "chimera", chim, 200);
+        tmm_put_record(f, "third", third, 200);
+        tmm_put_record(f, "other", other, 150);
         fclose(f);
     }
     /* Refused by coverage, naming the chimera and both training proteins. */

@@ -13,33 +13,12 @@
 #include "model/model.h"
 #include "modelfile/modelfile.h"
 #include "test_proc.h"
+#include "test_made_models.h"
 
 static char tmp[256];
 
-/* A model of `classes` states with made-up weights; no training sequences,
- * so the leakage guard only warns. */
-static void write_model(const char *path, int classes)
-{
-    FsArch a;
-    memset(&a, 0, sizeof a);
-    a.window = 5;
-    a.classes = classes;
-    a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 6, .act = FS_ACT_RELU};
-    a.n_layers = 1;
-    FsNet net;
-    FsErr err = {0};
-    CHECK(model_compile(&net, &a, 1, &err) == 0);
-    long nw = net.n_params + net.n_state;
-    float *w = malloc(sizeof(float) * (size_t)nw);
-    for (long i = 0; i < nw; i++) w[i] = 0.6f * sinf(1.7f * (float)i); /* spread predictions: every class */
-    FsModelInfo info = {.trial = "0123456789abcdef", .fold = 0, .folds = 3, .best_epoch = 1};
-    uint8_t *bytes;
-    uint64_t n;
-    modelfile_serialize(&net, w, &info, &bytes, &n);
-    tp_write_file(path, bytes, (size_t)n, "wb");
-    free(bytes);
-    free(w);
-}
+/* Made-up weights that spread the predictions over every class. */
+static float spread_weight(long i) { return 0.6f * sinf(1.7f * (float)i); }
 
 /* The same 6 proteins as a record file with DSSP-8 labels and as a UCI
  * pair file with those labels reduced (h e _). */
@@ -83,8 +62,8 @@ int main(void)
     snprintf(m8, sizeof m8, "%s/m8.safetensors", tmp);
     snprintf(rec, sizeof rec, "%s/r8.txt", tmp);
     snprintf(uci, sizeof uci, "%s/u3.data", tmp);
-    write_model(m3, 3);
-    write_model(m8, 8);
+    tmm_write_model(m3, 3, 6, spread_weight, NULL); /* no training sequences: the guard only warns */
+    tmm_write_model(m8, 8, 6, spread_weight, NULL);
     write_data(rec, uci);
 
     /* 8-state model, 8-state labels: Q8, and Q3 of the predictions reduced. */

@@ -19,20 +19,13 @@
 #include "predict/predict.h"
 #include "sweep/sweep.h"
 #include "test_proc.h"
+#include "test_made_models.h"
 
 static char tmp[256];
 static uint64_t rng = 88172645463325252ull;
 
-static uint32_t next_rand(void)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
-
-static void random_protein(uint8_t *aa, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) aa[i] = (uint8_t)(next_rand() % 20);
-}
+static uint32_t next_rand(void) { return tmm_rand(&rng); }
+static void random_protein(uint8_t *aa, uint32_t n) { tmm_protein(&rng, aa, n); }
 
 /* A set of proteins from residue codes, named "train0", "train1", ... */
 static void set_of(FsSeqSet *s, uint8_t *const *aa, const uint32_t *len, uint32_t n)
@@ -132,36 +125,7 @@ static void test_prefilter(void)
 /* ---------------------------------------------------------------------- */
 /* Through the binary                                                      */
 
-static void write_model(const char *path, const FsSeqSet *seqs)
-{
-    FsArch a;
-    memset(&a, 0, sizeof a);
-    a.window = 5;
-    a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 4, .act = FS_ACT_RELU};
-    a.n_layers = 1;
-    FsNet net;
-    FsErr err = {0};
-    CHECK(model_compile(&net, &a, 1, &err) == 0);
-    long nw = net.n_params + net.n_state;
-    float *w = malloc(sizeof(float) * (size_t)nw);
-    for (long i = 0; i < nw; i++) w[i] = 0.01f * (float)(i % 7);
-    FsModelInfo info = {.trial = "0123456789abcdef", .fold = 0, .folds = 3, .best_epoch = 1, .seen_seqs = (FsSeqSet *)seqs};
-    uint8_t *bytes;
-    uint64_t n;
-    modelfile_serialize(&net, w, &info, &bytes, &n);
-    tp_write_file(path, bytes, (size_t)n, "wb");
-    free(bytes);
-    free(w);
-}
-
-static void put_record(FILE *f, const char *name, const uint8_t *aa, uint32_t n)
-{
-    fprintf(f, ">%s\n", name);
-    for (uint32_t i = 0; i < n; i++) fputc(FS_AA_LETTERS[aa[i]], f);
-    fputc('\n', f);
-    for (uint32_t i = 0; i < n; i++) fputc("HEC"[i % 3], f);
-    fputs("\n\n", f);
-}
+static float small_weight(long i) { return 0.01f * (float)(i % 7); }
 
 /* A JSON number after "key": in text, or -1. */
 static double json_after(const char *text, const char *key)
@@ -189,17 +153,17 @@ static void test_evaluate(void)
     snprintf(model, sizeof model, "%s/m.safetensors", tmp);
     snprintf(old, sizeof old, "%s/old.safetensors", tmp);
     snprintf(data, sizeof data, "%s/test.rec", tmp);
-    write_model(model, &s);
-    write_model(old, NULL);
+    tmm_write_model(model, 3, 4, small_weight, &s);
+    tmm_write_model(old, 3, 4, small_weight, NULL);
     uint8_t other[150];
     random_protein(other, 150);
     FILE *f = fopen(data, "w");
     CHECK(f != NULL);
     if (!f) return;
-    put_record(f, "frag", frag, 80);
-    put_record(f, "homolog", homolog, 200);
-    put_record(f, "unrelated", unrelated, 200);
-    put_record(f, "other", other, 150);
+    tmm_put_record(f, "frag", frag, 80);
+    tmm_put_record(f, "homolog", homolog, 200);
+    tmm_put_record(f, "unrelated", unrelated, 200);
+    tmm_put_record(f, "other", other, 150);
     fclose(f);
 
     /* Refused, naming the proteins, their identity and the training protein. */
