@@ -81,33 +81,17 @@ static const CliSpec spec = {
 };
 const CliSpec *const cli_evaluate_spec = &spec; /* for cli.c's table */
 
-/* The data's labels read as `classes` states. */
-static int load_classes(FsDataset *ds, const CliArgs *a, int first, int classes, FsErr *err)
-{
-    if (a->val[OPT_SEQUENCES] || a->val[OPT_LABELS]) {
-        FsLoadSpec ls = {FS_FMT_FASTA, NULL, 0, a->val[OPT_SEQUENCES], a->val[OPT_LABELS], a->val[OPT_MASK]};
-        return data_load_classes(ds, &ls, classes, err);
-    }
-    int f = a->val[OPT_INPUT_FORMAT] ? data_format_parse(a->val[OPT_INPUT_FORMAT]) : FS_FMT_AUTO;
-    FsLoadSpec ls = {(FsFormat)f, (const char **)a->args + first, a->n_args - first, NULL, NULL, NULL};
-    return data_load_classes(ds, &ls, classes, err);
-}
-
-/* The data's labels are read as the models' classes (8: DSSP-8). Labels
- * that read as 3 states but not as 8 (a UCI file, CB513's .data, a CSV
- * without dssp8, H E C only) are 3-state: 8-state models are then scored
- * by their predictions reduced (evaluate_score), said in a note. */
+/* The data's labels read as the models' classes (data_load_scoring: 3
+ * states where they do not read as 8, said in a note). */
 static int load_data(FsDataset *ds, const CliArgs *a, int first, int classes, const char *data, FsErr *err)
 {
-    int rc = load_classes(ds, a, first, classes, err);
-    if (rc != 0 && fs_classes(classes) == FS_CLASSES8) {
-        FsErr err3 = {0};
-        if ((rc = load_classes(ds, a, first, FS_CLASSES, &err3)) == 0)
-            cli_error("note: %s has 3-state labels, not DSSP 8-state ones: the 8-state models' predictions are "
-                      "reduced to 3 states (%s) and scored as Q3, with no Q8", data, FS_CLASS8_REDUCTION_TEXT);
-        else
-            *err = err3; /* labels neither reads: the 3-state reading's reason, not "use data.classes: 3" */
-    }
+    int f = a->val[OPT_INPUT_FORMAT] ? data_format_parse(a->val[OPT_INPUT_FORMAT]) : FS_FMT_AUTO;
+    FsLoadSpec ls = {(FsFormat)f, (const char **)a->args + first, a->n_args - first, NULL, NULL, NULL};
+    if (a->val[OPT_SEQUENCES] || a->val[OPT_LABELS])
+        ls = (FsLoadSpec){FS_FMT_FASTA, NULL, 0, a->val[OPT_SEQUENCES], a->val[OPT_LABELS], a->val[OPT_MASK]};
+    int rc = data_load_scoring(ds, &ls, classes, err);
+    if (rc == 0 && fs_classes(ds->classes) != fs_classes(classes))
+        cli_error("note: %s " FS_REDUCED_NOTE, data);
     uint32_t dropped = rc == 0 ? data_keep_test_set(ds) : 0;
     if (dropped)
         cli_error("note: the data marks predefined sets: its %u SET=test proteins are scored, not its %u training "

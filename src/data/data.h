@@ -108,6 +108,19 @@ int data_load(FsDataset *ds, const FsLoadSpec *spec, FsErr *err);
  * or a file whose labels hold no 8-state letter (G I B T S: 3-state
  * labels) is an error naming the file. */
 int data_load_classes(FsDataset *ds, const FsLoadSpec *spec, int classes, FsErr *err);
+/* Data to score models of `classes` states on (evaluate, a sweep's test
+ * section): labels read as the models' classes, or, for 8-state models,
+ * as 3 states where they do not read as 8 (a UCI file, CB513's .data, a
+ * CSV without dssp8, H E C only): ds->classes is then 3, and the models'
+ * predictions are scored reduced (the caller says so). Labels neither
+ * reading takes give the 3-state reading's error, not "use data.classes:
+ * 3". 8-state labels for 3-state models are reduced as they load. */
+int data_load_scoring(FsDataset *ds, const FsLoadSpec *spec, int classes, FsErr *err);
+/* What evaluate and a run say of data that data_load_scoring read as 3
+ * states for 8-state models, after the data's name. */
+#define FS_REDUCED_NOTE                                                                                         \
+    "has 3-state labels, not DSSP 8-state ones: the 8-state models' predictions are reduced to 3 states (" \
+    FS_CLASS8_REDUCTION_TEXT ") and scored as Q3, with no Q8"
 void data_free(FsDataset *ds);
 
 const char *data_format_name(FsFormat f);

@@ -175,3 +175,13 @@ int data_load_classes(FsDataset *ds, const FsLoadSpec *spec, int classes, FsErr 
     data_build_finish(&b);
     return 0;
 }
+
+int data_load_scoring(FsDataset *ds, const FsLoadSpec *spec, int classes, FsErr *err)
+{
+    int rc = data_load_classes(ds, spec, classes, err);
+    if (rc != 0 && fs_classes(classes) == FS_CLASSES8) {
+        FsErr err3 = {0};
+        if ((rc = data_load_classes(ds, spec, FS_CLASSES, &err3)) != 0) *err = err3;
+    }
+    return rc;
+}

@@ -95,6 +95,8 @@ static int open_test(RunState *st, const char *sweep_path)
     for (int i = 0; i < sw->n_test_inputs && !sw->test_sequences; i++)
         snprintf(st->test_desc + strlen(st->test_desc), sizeof st->test_desc - strlen(st->test_desc), "%s%s",
                  i ? " " : "", sw->test_inputs[i]);
+    if (fs_classes(st->test.classes) != fs_classes(sw->classes))
+        fprintf(stderr, "note: test set %s " FS_REDUCED_NOTE "\n", st->test_desc);
     return check_test_overlap(st, sweep_path);
 }
 
