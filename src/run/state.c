@@ -172,9 +172,9 @@ static int claim_folder(RunState *st, const FsRunOptions *o, FILE *out, char **o
     FsSweep *sw = &st->sw;
     int fresh = 0, kept = 0, added = 0;
     /* The journal's lock first: two runs started at once on a new folder
-     * must not both write its sweep.yaml; the second gets "in use". */
-    if (run_folder_foreign(st->dir, err) != 0 || fs_mkdir_p(st->dir, err) != 0 ||
-        journal_open(&st->j, st->dir, err) != 0 ||
+     * must not both write its sweep.yaml; the second gets "in use". Then
+     * the folder is looked at, by its holder alone. */
+    if (journal_open(&st->j, st->dir, err) != 0 || run_folder_foreign(st->dir, &st->j, err) != 0 ||
         (o->restart && run_folder_set_aside(st->dir, &st->j, out, err) != 0) ||
         run_folder_claim(st->dir, sw, old, &fresh, err) != 0 || check_data(st, err) != 0 ||
         run_folder_check_trials(st->dir, &st->j, sw, *old, err) != 0 ||
