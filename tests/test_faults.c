@@ -127,6 +127,31 @@ static void test_empty_journal(const char *sweep)
     CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 24);
 }
 
+/* The hook the Slurm test's signalled scenarios stand on
+ * (FOLDSWEEP_TEST_HOLD, tests/slurm/run): the 4th fold (the first of the
+ * 2nd trial, whose record says it started) waits, in flight, for the
+ * signal, so the signal finds the run mid-way on any machine: exit 3 with
+ * the 3 folds before it and the held one recorded; the resumed run is not
+ * held. */
+static void test_hold(const char *sweep)
+{
+    char dir[320], journal[360], log[320];
+    snprintf(dir, sizeof dir, "%s/hold", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(log, sizeof log, "%s/hold.txt", tmp);
+    char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
+    setenv("FOLDSWEEP_TEST_HOLD", "4", 1);
+    pid_t pid = tp_spawn(argv, log);
+    for (int i = 0; i < 60000 && tp_count_in_file(journal, "\"kind\":\"trial\"") < 2; i++) usleep(10000);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 3);
+    kill(pid, SIGUSR1);
+    CHECK(tp_wait(pid) == 3);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 4);
+    CHECK(tp_run_argv(argv, log) == 0);
+    unsetenv("FOLDSWEEP_TEST_HOLD");
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
+}
+
 static void test_changed_data(void)
 {
     char data[320], sweep[320], dir[320], journal[360], log[320], cmd[1200];
@@ -279,6 +304,7 @@ int main(void)
     test_simultaneous_claim(sweep);
     test_claim_held(sweep);
     test_empty_journal(sweep);
+    test_hold(sweep);
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);
     if (!t_failures && system(rm) != 0) printf("could not remove %s\n", tmp);
