@@ -49,8 +49,11 @@ static void print_errors(FsErrList *errs)
     errlist_free(errs);
 }
 
-static void print_json(const FsSweep *sw, char **gpu_why)
+/* gpu: as print_text's; without it the build has no GPU path to take any
+ * trial, which each trial's "gpu" says (not the profile's verdict). */
+static void print_json(const FsSweep *sw, char **gpu_why, int gpu)
 {
+    static const char no_cuda[] = "this build has no CUDA backend (plan --gpu NAME: what the GPU path would take)";
     char arch[512], train[256];
     FsJsonOut w = {.pretty = 1, .spaced = 1}; /* a trial a line */
     json_array_begin(&w);
@@ -66,8 +69,8 @@ static void print_json(const FsSweep *sw, char **gpu_why)
         json_member_str(&w, "arch", arch);
         json_member_str(&w, "training", train);
         json_key(&w, "gpu");
-        json_bool(&w, !gpu_why[i][0]);
-        json_member_str(&w, "gpu_why", gpu_why[i]);
+        json_bool(&w, gpu && !gpu_why[i][0]);
+        json_member_str(&w, "gpu_why", gpu ? gpu_why[i] : no_cuda);
         json_key(&w, "config");
         json_raw(&w, t->config);
         json_end(&w);
@@ -218,15 +221,14 @@ int cli_plan(int argc, char **argv)
     if (refused < 0) {
         cli_error("%s", err.msg);
         rc = FS_EXIT_USAGE;
-    } else if (json) {
-        print_json(&sw, why);
     } else {
 #ifdef FS_HAVE_CUDA
         const int shown = 1;
 #else
         const int shown = gpu[0] != 0;
 #endif
-        print_text(&sw, &ds, target, why, refused, shown);
+        if (json) print_json(&sw, why, shown);
+        else print_text(&sw, &ds, target, why, refused, shown);
     }
     run_gpu_plan_free(why, sw.n_trials);
     data_free(&ds);
