@@ -146,12 +146,14 @@ static void print_gpu(const FsSweep *sw, const char *target, char **gpu_why, int
 static void print_text(const FsSweep *sw, const FsDataset *ds, const char *target, char **gpu_why, int refused,
                        int gpu)
 {
+    char folds[48];
+    data_folds_text((int)ds->n_folds, sw->repeats, folds, sizeof folds);
     printf("sweep: %s\n", sw->path);
     printf("data: %u proteins, %u residues, ", ds->n_prot, ds->n_res);
     if (sw->predefined)
         printf("predefined train/validation split");
     else
-        printf("%u folds", ds->n_folds);
+        printf("%s", folds);
     printf(" (fingerprint %016llx)\n", (unsigned long long)ds->fingerprint);
     if (ds->feat_dim) {
         char what[256];

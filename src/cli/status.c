@@ -178,6 +178,7 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     report_build(rep, j, &rs);
     v->n_trials = rs.n_trials;
     v->folds = rep->spec.folds;
+    v->repeats = rep->spec.repeats;
     v->metric = rs.metric;
     v->versions = j->n_sweep_versions;
     count_trials(rep, v);

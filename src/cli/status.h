@@ -24,6 +24,7 @@ typedef struct {
     long pid;      /* 0 if none */
     /* The sweep: trials (0 unknown), folds per trial, metric. */
     int n_trials, folds, from_journal;
+    int repeats; /* data.repeats (0 or 1: one k-fold split) */
     FsMetricKind metric;
     int versions; /* sweep versions the journal records (> 1: the run was extended; 0: none recorded) */
     /* Trials by state; unfinished: begun, folds missing (in flight while a

@@ -88,9 +88,10 @@ void status_print_text(FILE *out, const StatusView *v)
     print_state(out, v);
     char extended[64] = ""; /* an extended run's latest sweep */
     if (v->versions > 1) snprintf(extended, sizeof extended, ", extended (sweep version %d)", v->versions);
+    char folds[48];
+    data_folds_text(k, v->repeats, folds, sizeof folds);
     if (v->n_trials > 0)
-        fprintf(out, "sweep        %d trial%s x %d fold%s, metric %s%s%s\n", v->n_trials, v->n_trials == 1 ? "" : "s",
-                k, k == 1 ? "" : "s",
+        fprintf(out, "sweep        %d trial%s x %s, metric %s%s%s\n", v->n_trials, v->n_trials == 1 ? "" : "s", folds,
                 metrics_kind_name(v->metric), v->from_journal ? " (from the journal; no sweep.yaml)" : "", extended);
     fprintf(out, "trials       %d done (%d ok, %d diverged, %d failed", v->done, v->ok, v->diverged, v->failed);
     if (v->pruned) fprintf(out, ", %d pruned", v->pruned);
