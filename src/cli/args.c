@@ -92,7 +92,7 @@ int cli_usage_error(const CliSpec *s, const char *what, const char *arg)
 {
     cli_error("%s: %s%s%s", s->cmd, what, arg ? " " : "", arg ? arg : "");
     fputs(s->usage, stderr);
-    fprintf(stderr, "Run 'foldsweep %s --help' for details.\n", s->cmd);
+    fprintf(stderr, "Run '%s %s --help' for details.\n", fs_program(), s->cmd);
     return FS_EXIT_USAGE;
 }
 

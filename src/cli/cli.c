@@ -157,6 +157,7 @@ static void version_print(void)
 
 int cli_main(int argc, char **argv)
 {
+    fs_program_set(argc > 0 ? argv[0] : NULL);
     if (argc < 2) {
         cli_usage_print(stderr);
         return FS_EXIT_USAGE;

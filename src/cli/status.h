@@ -22,6 +22,7 @@ typedef struct {
     StatusState state;
     char host[64]; /* the last run's, from its run record ("" if none) */
     long pid;      /* 0 if none */
+    const char *sweep_file; /* the last run's sweep file while it is there (its run record), else NULL */
     /* The sweep: trials (0 unknown), folds per trial, metric. */
     int n_trials, folds, from_journal;
     int repeats; /* data.repeats (0 or 1: one k-fold split) */

@@ -50,9 +50,13 @@ static void print_state(FILE *out, const StatusView *v)
     case ST_INTERRUPTED:
         /* The canonical DIR/sweep.yaml resumes the training too, but has
          * no test section and no run options: the user's file is better. */
-        fputs("interrupted (no run is going); resume with: foldsweep run SWEEP.yaml --out ", out);
+        fprintf(out, "interrupted (no run is going); resume with: %s run ", fs_program());
+        fs_put_shell_word(out, v->sweep_file ? v->sweep_file : "SWEEP.yaml");
+        fputs(" --out ", out);
         fs_put_shell_word(out, v->dir);
-        fputs("\n             (SWEEP.yaml: the file it was started with; ", out);
+        fputs(v->sweep_file ? "\n             (the file it was started with; "
+                            : "\n             (SWEEP.yaml: the file it was started with; ",
+              out);
         fs_put_shell_word(out, v->dir);
         fputs("/sweep.yaml also resumes it, --out not needed, but without a test: section or run options)", out);
         break;

@@ -85,10 +85,10 @@ static int load(FsJournal *j, int fd, int tolerant, FsErr *err)
             char dir[FS_PATH_MAX];
             snprintf(dir, sizeof dir, "%.*s", (int)(strlen(j->path) - strlen("/journal.jsonl")), j->path);
             fs_err_at(err, j->path, line, 0,
-                      "%s. This line is damaged and more records follow it: `foldsweep repair %s` writes a "
+                      "%s. This line is damaged and more records follow it: `%s repair %s` writes a "
                       "journal without the damaged lines and keeps this one beside it (nothing is deleted); "
-                      "`foldsweep status` shows what the rest holds",
-                      why, dir);
+                      "`%s status` shows what the rest holds",
+                      why, fs_program(), dir, fs_program());
             rc = -1;
             break;
         }

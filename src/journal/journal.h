@@ -147,6 +147,9 @@ typedef struct {
      * recorded): with run.constraints they decide which trials exist, so
      * readers without the data (leaderboard, repair) draw the same ones. */
     int feature_columns;
+    /* The sweep file the run was started with, absolute ("" if not
+     * recorded): what `status` says an interrupted run resumes with. */
+    char sweep_file[1024];
 } FsRunRecord;
 
 /* What a run folder's sweep allows its journal to hold, for

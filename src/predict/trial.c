@@ -24,7 +24,8 @@ const FsReportRow *predict_trial_row(const FsReport *rep, const char *dir, const
         row = x;
     }
     if (!row && trial)
-        return fs_err_set(err, "%s: no trial '%s' in the journal (see foldsweep leaderboard %s)", dir, trial, dir),
+        return fs_err_set(err, "%s: no trial '%s' in the journal (see %s leaderboard %s)", dir, trial, fs_program(),
+                          dir),
                NULL;
     if (!row) return fs_err_set(err, "%s: no trial at rank %d (the leaderboard has %d)", dir, rank, rep->n_rows), NULL;
     /* A trial that was pruned, diverged, failed or has folds to train has

@@ -83,9 +83,9 @@ static int claim_damaged(const char *dir, const char *path, const char *old, FsE
     size_t n = strlen(why);
     if (n && why[n - 1] == '\n') why[n - 1] = '\0';
     fs_err_set(err,
-               "%s is damaged (it no longer loads as a sweep):\n%s\n`foldsweep repair %s` rewrites it from the "
+               "%s is damaged (it no longer loads as a sweep):\n%s\n`%s repair %s` rewrites it from the "
                "journal's own record of the sweep (keeping the damaged file); then rerun",
-               path, why, dir);
+               path, why, fs_program(), dir);
     return -1;
 }
 
