@@ -26,6 +26,7 @@ import glob
 import json
 import math
 import os
+import signal
 import struct
 import sys
 
@@ -757,5 +758,16 @@ def main(argv=None):
     return 0
 
 
+def cli(argv=None):
+    """main() as a command. A reader that goes away (`... | head -1` once it
+    has its line) ends it quietly, as SIGPIPE ends any Unix filter, where
+    Python's own default (SIGPIPE ignored) made it a BrokenPipeError
+    traceback. Not for a library's caller: only the command changes the
+    process's signal handling."""
+    if hasattr(signal, "SIGPIPE"):  # not on Windows
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    return main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

@@ -314,6 +314,49 @@ static void test_zsh(const char *built)
     CHECK_MSG(!strcmp(got, want), "zsh completions:\n%s\nexpected:\n%s", got, want);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The terminal's help: filled to 80 columns                               */
+
+/* Every line of text within 80 columns, and every line of a paragraph
+ * as full as the next line's first word allows: the texts were broken by
+ * hand at about 90 columns, so lines ran past 80 and an option's help broke
+ * after one word ("not"). A paragraph goes on in the next line when both
+ * are unindented text, or when the next is indented to where this line's
+ * text after an option's label starts (past the usage, which wraps its
+ * bracketed options whole). */
+static void check_filled(const char *text, const char *what)
+{
+    const char *line = strstr(text, "\n\n");
+    for (line = line ? line + 2 : text; *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end) end = line + strlen(line);
+        const int len = (int)(end - line), indent = (int)strspn(line, " ");
+        CHECK_MSG(len <= 80, "%s: a line of %d columns: %.*s", what, len, len, line);
+        const char *next = *end ? end + 1 : end;
+        const int next_indent = (int)strspn(next, " "), word = (int)strcspn(next + next_indent, " \n");
+        const int text_on = *next && next[next_indent] != '\n' && len > 0;
+        const int para = text_on && indent == 0 && next_indent == 0;
+        const int option = text_on && next_indent > 2 && len > next_indent && line[next_indent - 1] == ' ' &&
+                           line[next_indent] != ' ';
+        if (para || option)
+            CHECK_MSG(len + 1 + word > 80, "%s: a line broken early (%d columns, next word %d): %.*s", what, len, word,
+                      len, line);
+        line = next;
+    }
+}
+
+static void test_filled(void)
+{
+    CHECK(tp_run("--help") == 0);
+    check_filled(out_text, "foldsweep --help");
+    for (int i = 0; i < cli_n_commands; i++) {
+        CHECK(tp_run("%s --help", cli_commands[i].name) == 0);
+        char what[64];
+        snprintf(what, sizeof what, "foldsweep %s --help", cli_commands[i].name);
+        check_filled(out_text, what);
+    }
+}
+
 int main(void)
 {
     tp_tmpdir(tmp, sizeof tmp, "cli_help");
@@ -325,6 +368,7 @@ int main(void)
     test_man(built);
     test_bash(built);
     test_zsh(built);
+    test_filled();
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf '%s'", tmp);
     if (!t_failures && system(rm) != 0) printf("could not remove %s\n", tmp);

@@ -1,7 +1,8 @@
 /*
  * Faults a cluster user meets sooner or later (issue #12), each through the
  * binary: two runs started at once on one new folder (one runs, the other
- * is told the folder is in use, the folder stays sound); the data changed
+ * is told the folder is in use and by which process, the folder stays
+ * sound; also with the first held at the racy moment); the data changed
  * under a run folder (refused, naming the data, unless --restart, which
  * keeps the earlier run in DIR/previous-N); a damaged journal line before
  * the end (run refuses, `repair` mends, the lost fold is retrained); a
@@ -54,6 +55,101 @@ static void test_simultaneous_claim(const char *sweep)
         CHECK(tp_run_argv(again, log1) == 0);
         CHECK(tp_count_in_file(log1, "0 folds to train (24 already done)") == 1);
     }
+}
+
+/* Waits for path to exist (a test hook's signal); 0 once it does. */
+static int wait_for_file(const char *path)
+{
+    for (int i = 0; i < 60000; i++) {
+        if (access(path, F_OK) == 0) return 0;
+        usleep(10000);
+    }
+    return -1;
+}
+
+/* The racy moment itself, held still (issue #43): the first run holds the
+ * folder (FOLDSWEEP_TEST_CLAIM_PAUSE) and has not looked at it yet. A
+ * second run started then is told the folder is in use and by whom; it was
+ * told "holds 1 file (journal.jsonl) but no journal.jsonl" when it looked
+ * before taking the lock, and with the folder looked at first it even ran
+ * while the first one waited. The first one then runs the sweep. */
+static void test_claim_held(const char *sweep)
+{
+    char dir[320], journal[360], go[320], reached[340], log1[320], log2[320], who[600];
+    snprintf(dir, sizeof dir, "%s/held", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(go, sizeof go, "%s/held-go", tmp);
+    snprintf(reached, sizeof reached, "%s.reached", go);
+    snprintf(log1, sizeof log1, "%s/held-1.txt", tmp);
+    snprintf(log2, sizeof log2, "%s/held-2.txt", tmp);
+    char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
+    setenv("FOLDSWEEP_TEST_CLAIM_PAUSE", go, 1);
+    pid_t first = tp_spawn(argv, log1);
+    unsetenv("FOLDSWEEP_TEST_CLAIM_PAUSE");
+    CHECK_MSG(wait_for_file(reached) == 0, "the first run never reached the claim:\n%s", tp_read_file(log1, NULL));
+    CHECK(tp_run_argv(argv, log2) == 1);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(who, sizeof who, "another foldsweep run is writing this folder (pid %ld on %s)", (long)first, host);
+    CHECK_MSG(tp_count_in_file(log2, who) == 1, "expected \"%s\"; the second run said:\n%s", who,
+              tp_read_file(log2, NULL));
+    tp_write_text(go, "");
+    CHECK(tp_wait(first) == 0);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
+    snprintf(who, sizeof who, "%s/journal.lock", dir);
+    CHECK_MSG(access(who, F_OK) != 0, "the holder's note outlived the run");
+}
+
+/* An empty journal that no run ever held (a run that lost the lock race on
+ * someone's folder made it) does not make a run folder: refused, the file
+ * left as found. One whose run held it (its note, journal.lock: killed
+ * before its first record) is a run folder: the run goes on there. */
+static void test_empty_journal(const char *sweep)
+{
+    char dir[320], path[360], log[320];
+    snprintf(dir, sizeof dir, "%s/empty", tmp);
+    snprintf(log, sizeof log, "%s/empty.txt", tmp);
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    tp_write_text(path, "mine\n");
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    tp_write_text(path, "");
+    char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
+    CHECK(tp_run_argv(argv, log) == 1);
+    CHECK_MSG(tp_count_in_file(log, "holds 1 file (notes.txt) but an empty journal.jsonl that no run has written") == 1,
+              "%s", tp_read_file(log, NULL));
+    CHECK(access(path, F_OK) == 0);
+    snprintf(path, sizeof path, "%s/journal.lock", dir);
+    CHECK(access(path, F_OK) != 0);
+    tp_write_text(path, "pid 1 on elsewhere\n");
+    CHECK(tp_run_argv(argv, log) == 0);
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    CHECK(tp_count_in_file(path, "\"kind\":\"fold\"") == 24);
+}
+
+/* The hook the Slurm test's signalled scenarios stand on
+ * (FOLDSWEEP_TEST_HOLD, tests/slurm/run): the 4th fold (the first of the
+ * 2nd trial, whose record says it started) waits, in flight, for the
+ * signal, so the signal finds the run mid-way on any machine: exit 3 with
+ * the 3 folds before it and the held one recorded; the resumed run is not
+ * held. */
+static void test_hold(const char *sweep)
+{
+    char dir[320], journal[360], log[320];
+    snprintf(dir, sizeof dir, "%s/hold", tmp);
+    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
+    snprintf(log, sizeof log, "%s/hold.txt", tmp);
+    char *argv[] = {"foldsweep", "run", (char *)sweep, "--out", dir, "--threads", "1", "--quiet", NULL};
+    setenv("FOLDSWEEP_TEST_HOLD", "4", 1);
+    pid_t pid = tp_spawn(argv, log);
+    for (int i = 0; i < 60000 && tp_count_in_file(journal, "\"kind\":\"trial\"") < 2; i++) usleep(10000);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 3);
+    kill(pid, SIGUSR1);
+    CHECK(tp_wait(pid) == 3);
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 4);
+    CHECK(tp_run_argv(argv, log) == 0);
+    unsetenv("FOLDSWEEP_TEST_HOLD");
+    CHECK(tp_count_in_file(journal, "\"kind\":\"fold\"") == 24);
 }
 
 static void test_changed_data(void)
@@ -206,6 +302,9 @@ int main(void)
     test_damaged_middle_line(sweep);
     test_non_utf8_path();
     test_simultaneous_claim(sweep);
+    test_claim_held(sweep);
+    test_empty_journal(sweep);
+    test_hold(sweep);
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf %s", tmp);
     if (!t_failures && system(rm) != 0) printf("could not remove %s\n", tmp);

@@ -88,6 +88,32 @@ static void kill_and_resume(const char *tag, const char *kill, const char *threa
     same_as_ref(dir, tag);
 }
 
+/* A predefined split's one fold is named "predefined" in the checkpoint
+ * messages, as in its model file, not by its id (-1: "fold -1"). */
+static void predefined_named(void)
+{
+    char cmd[1400], dir[400], psweep[400];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' synth -o pre --proteins 60 --format fasta >/dev/null && "
+             "awk '/^>/ { n++; print $0 (n %% 4 ? \" SET=train\" : \" SET=validation\"); next } { print }' "
+             "pre.labels.fasta >pre.set.fasta",
+             tmp, FS_TEST_BIN);
+    CHECK(system(cmd) == 0);
+    snprintf(psweep, sizeof psweep, "%s/pre.yaml", tmp);
+    tp_write_text(psweep, "data:\n  sequences: pre.sequences.fasta\n  labels: pre.set.fasta\n  window: 9\n"
+                          "  split: predefined\nmodel:\n  filters: 4\ntraining:\n  epochs: 3\n  batch_size: 16\n");
+    snprintf(dir, sizeof dir, "%s/predefined", tmp);
+    snprintf(cmd, sizeof cmd, "FOLDSWEEP_TEST_CKPT_STEPS=20 %s '%s' run '%s' --out '%s' --threads 1 >'%s' 2>&1",
+             "FOLDSWEEP_TEST_KILL_AFTER_CKPT=2", FS_TEST_BIN, psweep, dir, logp);
+    CHECK(system(cmd) != 0);
+    snprintf(cmd, sizeof cmd, "FOLDSWEEP_TEST_CKPT_STEPS=20 '%s' run '%s' --out '%s' --threads 1 >'%s' 2>&1",
+             FS_TEST_BIN, psweep, dir, logp);
+    CHECK(system(cmd) == 0);
+    CHECK_MSG(tp_count_in_file(logp, "fold predefined resumed from its checkpoint") == 1 &&
+                  tp_count_in_file(logp, "fold -1") == 0,
+              "%s", tp_read_file(logp, NULL));
+}
+
 int main(void)
 {
     (void)TR_SWEEP;
@@ -143,6 +169,8 @@ int main(void)
         CHECK(tp_count_in_file(logp, "CRC-32") == 1);
         same_as_ref(dir, "damaged");
     }
+
+    predefined_named();
 
     /* progress.json: an ETA within the first seconds of a longer run, and
      * gone when the run ends. */

@@ -236,6 +236,18 @@ int main(void)
     CHECK(tp_count_in_file(mj, "\"file\": \"fold") == 3);
     CHECK(tp_count_in_file(mj, "\"rank\": 2") == 1);
     CHECK(tp_count_in_file(mj, "\"arch\": {\"window\":9") == 1);
+    /* Its fold scores are the leaderboard's, to the last digit (they were
+     * the model file's floats, to 9 digits: 0.688634217 for 0.68863419293218719). */
+    {
+        char *model = tp_read_file(mj, NULL);
+        CHECK(tp_run("leaderboard '%s' --format json", a) == 0);
+        const char *row = strstr(out_text, "\"rank\":2,"), *f0 = row ? strstr(row, "\"folds\":[{\"fold\":0,") : NULL;
+        const char *q3 = f0 ? strstr(f0, "\"q3\":") : NULL, *m0 = model ? strstr(model, "\"fold\": 0,") : NULL;
+        const char *vq = m0 ? strstr(m0, "\"val_q3\": ") : NULL;
+        CHECK_MSG(q3 && vq && strtod(q3 + 5, NULL) == strtod(vq + 10, NULL), "model.json %.30s, leaderboard %.30s",
+                  vq ? vq : "-", q3 ? q3 : "-");
+        free(model);
+    }
     CHECK(tp_run("predict '%s' '%s' --format csv", exp, text) == 0);
     char *from_export = strdup(out_text);
     CHECK(tp_count(from_export, "\n") == 1 + 25 + 22);

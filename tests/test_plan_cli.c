@@ -40,6 +40,8 @@ int main(void)
     CHECK(tp_count(out_text, "\"id\": \"") == 4);
     CHECK(tp_count(out_text, "\"config\": {\"data\"") == 4);
     CHECK_CONTAINS(out_text, "\"index\": 3");
+    /* A window-7 model sees its 7 residues (it said 3, the kernel's). */
+    CHECK(tp_count(out_text, "\"receptive_field\": 7,") == 4);
 
     /* Sampled: the grid size is said. */
     const char *sampled = td_write("s.yaml", "data: {inputs: [in.rec], window: 7, folds: 2}\n"
@@ -116,6 +118,13 @@ int main(void)
         CHECK_MSG(strstr(out_text, "params  architecture") &&
                       strstr(out_text, "gpu: this build has no CUDA backend (plan --gpu h200 shows"),
                   "%s\n%s", version, out_text);
+    /* --json says the same: a CPU-only build's GPU path takes no trial (it
+     * said "gpu": true); --gpu NAME gives that profile's verdict. */
+    CHECK(tp_run("plan --json '%s'", ok) == 0);
+    CHECK(tp_count(out_text, cuda ? "\"gpu\": true" : "\"gpu\": false") == 4);
+    if (!cuda) CHECK(tp_count(out_text, "\"gpu_why\": \"this build has no CUDA backend") == 4);
+    CHECK(tp_run("plan --json '%s' --gpu h200", ok) == 0);
+    CHECK(tp_count(out_text, "\"gpu\": true") == 4);
     free(version);
     const char *chain = td_write("chain.yaml", "data: {synth: {proteins: 30}, window: chain}\n"
                                                "model: {filters: [4, 8, 16]}\n");

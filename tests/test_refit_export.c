@@ -249,8 +249,11 @@ static void test_one_rule(const char *run)
     const char *how[] = {"export '%s' -o '%s/nowhere' %s", "refit '%s' %s%s", "predict '%s' '%s' %s",
                          "evaluate '%s' '%s' %s"};
     const char *pick[] = {"--rank 99", "--trial zzzz"};
-    const char *said[] = {"run: no trial at rank 99 (the leaderboard has 2)",
-                          "run: no trial 'zzzz' in the journal (see foldsweep leaderboard "};
+    /* The hint names the program as it was invoked (a path here: it said
+     * "foldsweep leaderboard" where the README runs build/foldsweep). */
+    char hint[600];
+    snprintf(hint, sizeof hint, "run: no trial 'zzzz' in the journal (see %s leaderboard ", FS_TEST_BIN);
+    const char *said[] = {"run: no trial at rank 99 (the leaderboard has 2)", hint};
     for (int c = 0; c < 4; c++)
         for (int p = 0; p < 2; p++) {
             const char *second = c == 0 ? tmp : c == 1 ? "" : fasta;

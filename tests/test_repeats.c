@@ -169,7 +169,13 @@ static void run(void)
     snprintf(one, sizeof one, "%s/t1", tmp);
     snprintf(two, sizeof two, "%s/t2", tmp);
     CHECK(tp_run("run '%s' -o '%s' --threads 1 --quiet", path, one) == 0);
-    CHECK(tp_run("run '%s' -o '%s' --threads 2 --quiet", path, two) == 0);
+    CHECK(tp_run("run '%s' -o '%s' --threads 2", path, two) == 0);
+    /* The folds as the sweep gives them (each said "6 folds"). */
+    CHECK_CONTAINS(out_text, "2 trials x 3 folds x 2 repeats, 12 folds to train");
+    CHECK(tp_run("status '%s'", two) == 0);
+    CHECK_CONTAINS(out_text, "sweep        2 trials x 3 folds x 2 repeats, metric q3");
+    CHECK(tp_run("plan '%s'", path) == 0);
+    CHECK_CONTAINS(out_text, " residues, 3 folds x 2 repeats (fingerprint ");
     char *b1 = board(one), *b2 = board(two);
     CHECK_MSG(!strcmp(b1, b2), "1 and 2 threads: leaderboards differ:\n%s\n%s", b1, b2);
     FsJsonDoc d;

@@ -10,6 +10,7 @@
  * And the run's own progress line counts the journal's folds on a resume
  * ("folds 4/4", not "0/0").
  */
+#include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -167,10 +168,21 @@ static void test_states(void)
     CHECK(tp_run("status '%s'", dir) == 0);
     CHECK_CONTAINS(out_text, "1 interrupted, 0 left");
     CHECK(strstr(out_text, "in flight") == NULL);
-    char want[600];
-    snprintf(want, sizeof want, "interrupted (no run is going); resume with: foldsweep run SWEEP.yaml --out %s\n",
+    /* The command names the program as it was invoked (a path here) and
+     * the file the run was started with (it said "foldsweep run SWEEP.yaml"). */
+    char want[6000], abs[PATH_MAX], moved[400];
+    CHECK(realpath(sweep, abs) != NULL);
+    snprintf(want, sizeof want, "interrupted (no run is going); resume with: %s run %s --out %s\n", FS_TEST_BIN, abs,
              dir);
     CHECK_CONTAINS(out_text, want);
+    /* The file gone: the placeholder, and what it stands for. */
+    snprintf(moved, sizeof moved, "%s.moved", sweep);
+    CHECK(rename(sweep, moved) == 0);
+    CHECK(tp_run("status '%s'", dir) == 0);
+    snprintf(want, sizeof want, "interrupted (no run is going); resume with: %s run SWEEP.yaml --out %s\n"
+             "             (SWEEP.yaml: the file it was started with; ", FS_TEST_BIN, dir);
+    CHECK_CONTAINS(out_text, want);
+    CHECK(rename(moved, sweep) == 0);
     check_json("interrupted", "1", "3");
 
     pid_t holder = lock_holder(0);

@@ -65,13 +65,40 @@ static void print_wrapped(FILE *out, const char *text, int at, int indent, int h
     }
 }
 
+/* text with its soft line breaks made spaces, so that print_wrapped fills
+ * the paragraphs to the terminal's width: the help texts are broken by hand
+ * in the source, at whatever width the source line had. A break stays
+ * where the text means it: before a blank line or an indented line (an
+ * example, a list), and after an indented line. malloc'd. */
+static char *soften(const char *text)
+{
+    char *t = fs_strdup(text);
+    int indented = t[0] == ' ';
+    for (char *p = t; *p; p++) {
+        if (*p != '\n') continue;
+        const int hard = indented || p[1] == ' ' || p[1] == '\n' || !p[1] || p == t || p[-1] == '\n';
+        indented = p[1] == ' ';
+        if (!hard) *p = ' ';
+    }
+    return t;
+}
+
+void cli_text_print(FILE *out, const char *text, int at, int indent)
+{
+    char *t = soften(text);
+    print_wrapped(out, t, at, indent, indent);
+    free(t);
+}
+
 void cli_help_print(const CliSpec *s, FILE *out)
 {
     /* The usage line wrapped too, its continuation under the command's first argument. */
     const char *cmd = strstr(s->usage, s->cmd);
     const int hang = cmd ? (int)(cmd - s->usage) + (int)strlen(s->cmd) + 1 : 8;
     print_wrapped(out, s->usage, 0, hang, 0);
-    fprintf(out, "\n%s\noptions:\n", s->about);
+    fputc('\n', out);
+    cli_text_print(out, s->about, 0, 0);
+    fputs("\noptions:\n", out);
     for (int i = 0; i < s->n_opts; i++) {
         const CliOption *o = &s->opts[i];
         char left[64];
@@ -82,17 +109,17 @@ void cli_help_print(const CliSpec *s, FILE *out)
             fprintf(out, "  %s\n%*s", left, s->column + 3, "");
         else
             fprintf(out, "  %-*s ", s->column, left);
-        print_wrapped(out, o->help, s->column + 3, s->column + 3, s->column + 3);
+        cli_text_print(out, o->help, s->column + 3, s->column + 3);
         fputc('\n', out);
     }
-    if (s->epilog) fprintf(out, "\n%s", s->epilog);
+    if (s->epilog) fputc('\n', out), cli_text_print(out, s->epilog, 0, 0);
 }
 
 int cli_usage_error(const CliSpec *s, const char *what, const char *arg)
 {
     cli_error("%s: %s%s%s", s->cmd, what, arg ? " " : "", arg ? arg : "");
     fputs(s->usage, stderr);
-    fprintf(stderr, "Run 'foldsweep %s --help' for details.\n", s->cmd);
+    fprintf(stderr, "Run '%s %s --help' for details.\n", fs_program(), s->cmd);
     return FS_EXIT_USAGE;
 }
 

@@ -64,6 +64,11 @@ int cli_args_parse(CliArgs *a, const CliSpec *s, int argc, char **argv);
 void cli_args_free(CliArgs *a);
 
 void cli_help_print(const CliSpec *s, FILE *out);
+/* Help text from column at (the cursor's), filled to the terminal's 80
+ * columns, wrapped lines indented by indent: its soft line breaks (the
+ * source's, at whatever width its lines had) are spaces; a break before a
+ * blank or an indented line, or after an indented line, stays. */
+void cli_text_print(FILE *out, const char *text, int at, int indent);
 
 /* "foldsweep: CMD: what arg", the usage and the --help hint on stderr;
  * arg may be NULL. Returns FS_EXIT_USAGE. */

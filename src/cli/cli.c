@@ -81,16 +81,23 @@ int cli_output_close(FILE *f, const char *name)
 void cli_usage_print(FILE *out)
 {
     const CliSpec *s = &cli_main_spec;
-    fprintf(out, "%s\n%s\ncommands:\n", s->usage, s->about);
-    for (int i = 0; i < cli_n_commands; i++)
-        fprintf(out, "  %-12s %s\n", cli_commands[i].name, cli_commands[i].summary);
+    fprintf(out, "%s\n", s->usage);
+    cli_text_print(out, s->about, 0, 0);
+    fputs("\ncommands:\n", out);
+    for (int i = 0; i < cli_n_commands; i++) {
+        fprintf(out, "  %-12s ", cli_commands[i].name);
+        cli_text_print(out, cli_commands[i].summary, 15, 15);
+        fputc('\n', out);
+    }
     fprintf(out, "\noptions:\n");
     for (int i = 0; i < s->n_opts; i++) {
         char label[64];
         cli_option_label(&s->opts[i], label, sizeof label);
-        fprintf(out, "  %-*s %s\n", s->column, label, s->opts[i].help);
+        fprintf(out, "  %-*s ", s->column, label);
+        cli_text_print(out, s->opts[i].help, s->column + 3, s->column + 3);
+        fputc('\n', out);
     }
-    fprintf(out, "\nRun 'foldsweep COMMAND --help' for a command's options.\n");
+    fprintf(out, "\nRun '%s COMMAND --help' for a command's options.\n", fs_program());
 }
 
 /* `foldsweep leaderboard DIR | head -1`: the reader has what it wanted.
@@ -157,6 +164,7 @@ static void version_print(void)
 
 int cli_main(int argc, char **argv)
 {
+    fs_program_set(argc > 0 ? argv[0] : NULL);
     if (argc < 2) {
         cli_usage_print(stderr);
         return FS_EXIT_USAGE;

@@ -103,12 +103,13 @@ int cli_folder_read(const char *dir, FsJournal *j, FsReportFolder *f)
     }
     if (f->sweep_from_journal)
         cli_error("warning: %s/sweep.yaml is damaged (%s); the journal's own record of the sweep is used. "
-                  "`foldsweep repair %s` rewrites the file from it (keeping the damaged one)",
-                  dir, f->sweep_why, dir);
+                  "`%s repair %s` rewrites the file from it (keeping the damaged one)",
+                  dir, f->sweep_why, fs_program(), dir);
     if (j->bad_lines)
-        cli_error("warning: %s:%ld: %s; %ld damaged line%s skipped, the rest is shown. `foldsweep repair %s` "
+        cli_error("warning: %s:%ld: %s; %ld damaged line%s skipped, the rest is shown. `%s repair %s` "
                   "writes a sound journal (keeping this one)",
-                  j->path, j->first_bad_line, j->first_bad_why, j->bad_lines, j->bad_lines == 1 ? "" : "s", dir);
+                  j->path, j->first_bad_line, j->first_bad_why, j->bad_lines, j->bad_lines == 1 ? "" : "s",
+                  fs_program(), dir);
     return 0;
 }
 

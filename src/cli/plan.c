@@ -89,8 +89,11 @@ static void listing_free(Listing *l)
     free(l->batch_of);
 }
 
-static void print_json(const FsSweep *sw, char **gpu_why, const Listing *l)
+/* gpu: as print_text's; without it the build has no GPU path to take any
+ * trial, which each trial's "gpu" says (not the profile's verdict). */
+static void print_json(const FsSweep *sw, char **gpu_why, const Listing *l, int gpu)
 {
+    static const char no_cuda[] = "this build has no CUDA backend (plan --gpu NAME: what the GPU path would take)";
     char arch[512], train[256];
     FsJsonOut w = {.pretty = 1, .spaced = 1}; /* a trial a line */
     json_array_begin(&w);
@@ -112,8 +115,8 @@ static void print_json(const FsSweep *sw, char **gpu_why, const Listing *l)
         json_member_str(&w, "arch", arch);
         json_member_str(&w, "training", train);
         json_key(&w, "gpu");
-        json_bool(&w, !gpu_why[i][0]);
-        json_member_str(&w, "gpu_why", gpu_why[i]);
+        json_bool(&w, gpu && !gpu_why[i][0]);
+        json_member_str(&w, "gpu_why", gpu ? gpu_why[i] : no_cuda);
         json_key(&w, "config");
         json_raw(&w, t->config);
         json_end(&w);
@@ -207,12 +210,14 @@ static void print_unlisted(const FsSweep *sw, const Listing *l)
 /* What the sweep and its data are, before the listing. */
 static void print_header(const FsSweep *sw, const FsDataset *ds, const Listing *l)
 {
+    char folds[48];
+    data_folds_text((int)ds->n_folds, sw->repeats, folds, sizeof folds);
     printf("sweep: %s\n", sw->path);
     printf("data: %u proteins, %u residues, ", ds->n_prot, ds->n_res);
     if (sw->predefined)
         printf("predefined train/validation split");
     else
-        printf("%u folds", ds->n_folds);
+        printf("%s", folds);
     printf(" (fingerprint %016llx)\n", (unsigned long long)ds->fingerprint);
     if (ds->feat_dim) {
         char what[256];
@@ -294,16 +299,15 @@ int cli_plan(int argc, char **argv)
         rc = FS_EXIT_USAGE;
     }
     Listing l = {0};
-    if (refused >= 0) listing_open(&l, &sw, all);
-    if (refused >= 0 && json) {
-        print_json(&sw, why, &l);
-    } else if (refused >= 0) {
+    if (refused >= 0) {
+        listing_open(&l, &sw, all);
 #ifdef FS_HAVE_CUDA
         const int shown = 1;
 #else
         const int shown = gpu[0] != 0;
 #endif
-        print_text(&sw, &ds, &l, target, why, refused, shown);
+        if (json) print_json(&sw, why, &l, shown);
+        else print_text(&sw, &ds, &l, target, why, refused, shown);
     }
     listing_free(&l);
     run_gpu_plan_free(why, sw.n_trials);

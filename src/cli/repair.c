@@ -90,7 +90,9 @@ static int repair_prepare(const char *dir, FsJournal *j, int *rewrote)
     FsReportFolder f;
     if (journal_read(j, dir, &err) != 0) return cli_error("%s", err.msg), -1;
     if (journal_is_locked(dir) == 1) {
-        cli_error("%s/journal.jsonl: a foldsweep run is writing this folder; stop it first", dir);
+        char who[160] = "", paren[170] = "";
+        if (journal_holder(dir, who, sizeof who) == 0) snprintf(paren, sizeof paren, " (%s)", who);
+        cli_error("%s/journal.jsonl: a foldsweep run is writing this folder%s; stop it first", dir, paren);
         journal_close(j);
         return -1;
     }

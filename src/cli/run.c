@@ -152,8 +152,8 @@ static int launcher_refuse(void)
                 l.value);
     fprintf(stderr, ", but this foldsweep was built without MPI, so each would run the whole sweep alone. "
                     "Rebuild with MPI (apt-get install openmpi-bin libopenmpi-dev; cmake -S . -B build "
-                    "-DFOLDSWEEP_MPI=ON && cmake --build build; `foldsweep --version` then says MPI yes), "
-                    "or run it without the launcher\n");
+                    "-DFOLDSWEEP_MPI=ON && cmake --build build; `build/foldsweep --version` then says MPI "
+                    "yes), or run it without the launcher\n");
     return FS_EXIT_USAGE;
 }
 

@@ -123,6 +123,7 @@ static StatusState state_of(const char *dir, const FsJournal *j, StatusView *v)
     if (run) {
         snprintf(v->host, sizeof v->host, "%s", run->host);
         v->pid = run->pid;
+        if (run->sweep_file[0] && access(run->sweep_file, R_OK) == 0) v->sweep_file = run->sweep_file;
     }
     if (journal_is_locked(dir) == 1) {
         char host[64] = "";
@@ -178,6 +179,7 @@ static int gather(const char *dir, StatusView *v, FsJournal *j, FsReport *rep)
     report_build(rep, j, &rs);
     v->n_trials = rs.n_trials;
     v->folds = rep->spec.folds;
+    v->repeats = rep->spec.repeats;
     v->metric = rs.metric;
     v->versions = j->n_sweep_versions;
     count_trials(rep, v);

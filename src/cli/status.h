@@ -22,8 +22,10 @@ typedef struct {
     StatusState state;
     char host[64]; /* the last run's, from its run record ("" if none) */
     long pid;      /* 0 if none */
+    const char *sweep_file; /* the last run's sweep file while it is there (its run record), else NULL */
     /* The sweep: trials (0 unknown), folds per trial, metric. */
     int n_trials, folds, from_journal;
+    int repeats; /* data.repeats (0 or 1: one k-fold split) */
     FsMetricKind metric;
     int versions; /* sweep versions the journal records (> 1: the run was extended; 0: none recorded) */
     /* Trials by state; unfinished: begun, folds missing (in flight while a

@@ -50,9 +50,13 @@ static void print_state(FILE *out, const StatusView *v)
     case ST_INTERRUPTED:
         /* The canonical DIR/sweep.yaml resumes the training too, but has
          * no test section and no run options: the user's file is better. */
-        fputs("interrupted (no run is going); resume with: foldsweep run SWEEP.yaml --out ", out);
+        fprintf(out, "interrupted (no run is going); resume with: %s run ", fs_program());
+        fs_put_shell_word(out, v->sweep_file ? v->sweep_file : "SWEEP.yaml");
+        fputs(" --out ", out);
         fs_put_shell_word(out, v->dir);
-        fputs("\n             (SWEEP.yaml: the file it was started with; ", out);
+        fputs(v->sweep_file ? "\n             (the file it was started with; "
+                            : "\n             (SWEEP.yaml: the file it was started with; ",
+              out);
         fs_put_shell_word(out, v->dir);
         fputs("/sweep.yaml also resumes it, --out not needed, but without a test: section or run options)", out);
         break;
@@ -88,9 +92,10 @@ void status_print_text(FILE *out, const StatusView *v)
     print_state(out, v);
     char extended[64] = ""; /* an extended run's latest sweep */
     if (v->versions > 1) snprintf(extended, sizeof extended, ", extended (sweep version %d)", v->versions);
+    char folds[48];
+    data_folds_text(k, v->repeats, folds, sizeof folds);
     if (v->n_trials > 0)
-        fprintf(out, "sweep        %d trial%s x %d fold%s, metric %s%s%s\n", v->n_trials, v->n_trials == 1 ? "" : "s",
-                k, k == 1 ? "" : "s",
+        fprintf(out, "sweep        %d trial%s x %s, metric %s%s%s\n", v->n_trials, v->n_trials == 1 ? "" : "s", folds,
                 metrics_kind_name(v->metric), v->from_journal ? " (from the journal; no sweep.yaml)" : "", extended);
     fprintf(out, "trials       %d done (%d ok, %d diverged, %d failed", v->done, v->ok, v->diverged, v->failed);
     if (v->pruned) fprintf(out, ", %d pruned", v->pruned);

@@ -177,6 +177,9 @@ typedef struct {
     int predefined; /* the one fold is FS_FOLD_PREDEFINED */
 } FsFolds;
 FsFolds data_folds_of(int predefined, int k);
+/* A sweep's folds as a user counts them: "3 folds x 2 repeats" for the 6
+ * fold ids of repeated k-fold (data.repeats), else "6 folds" ("1 fold"). */
+void data_folds_text(int folds, int repeats, char *out, size_t n);
 /* The id of slot 0..n-1. */
 int data_fold_id(const FsFolds *f, int slot);
 /* The slot of fold id `fold`, or -1 with err (may be NULL) naming the

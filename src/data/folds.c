@@ -177,6 +177,14 @@ FsFolds data_folds_of(int predefined, int k)
     return f;
 }
 
+void data_folds_text(int folds, int repeats, char *out, size_t n)
+{
+    if (repeats > 1 && folds % repeats == 0)
+        snprintf(out, n, "%d folds x %d repeats", folds / repeats, repeats);
+    else
+        snprintf(out, n, "%d fold%s", folds, folds == 1 ? "" : "s");
+}
+
 int data_fold_id(const FsFolds *f, int slot)
 {
     FS_ASSERT(slot >= 0 && slot < f->n);

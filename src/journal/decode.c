@@ -393,6 +393,8 @@ static int kind_run(Decode *d)
     if ((s = json_get(rec, "device")) && s->type == FS_JSON_STRING)
         snprintf(run.device, sizeof run.device, "%s", s->str);
     if (!get_int(rec, "feature_columns", 1, FS_FEAT_MAX_DIM, &x)) run.feature_columns = (int)x;
+    if ((s = json_get(rec, "sweep_file")) && s->type == FS_JSON_STRING && strlen(s->str) < sizeof run.sweep_file)
+        memcpy(run.sweep_file, s->str, strlen(s->str) + 1);
     char fp[24];
     if (json_get(rec, "data_fingerprint")) {
         if (get_str(rec, "data_fingerprint", fp, sizeof fp) || strlen(fp) != 16 ||

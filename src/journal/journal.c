@@ -1,5 +1,6 @@
 /*
- * journal.c: opening, reading, locking and closing the journal file.
+ * journal.c: opening, reading and closing the journal file (its lock is
+ * lock.c's).
  * (Lines are decoded in decode.c into the in-memory records of records.c;
  * record text and the durable append are in journal_write.c, repair in
  * repair.c; the JSON reader and writer are the json module's.)
@@ -20,7 +21,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,10 +85,10 @@ static int load(FsJournal *j, int fd, int tolerant, FsErr *err)
             char dir[FS_PATH_MAX];
             snprintf(dir, sizeof dir, "%.*s", (int)(strlen(j->path) - strlen("/journal.jsonl")), j->path);
             fs_err_at(err, j->path, line, 0,
-                      "%s. This line is damaged and more records follow it: `foldsweep repair %s` writes a "
+                      "%s. This line is damaged and more records follow it: `%s repair %s` writes a "
                       "journal without the damaged lines and keeps this one beside it (nothing is deleted); "
-                      "`foldsweep status` shows what the rest holds",
-                      why, dir);
+                      "`%s status` shows what the rest holds",
+                      why, fs_program(), dir, fs_program());
             rc = -1;
             break;
         }
@@ -118,25 +118,7 @@ static void init(FsJournal *j, const char *dir)
 int journal_open(FsJournal *j, const char *dir, FsErr *err)
 {
     init(j, dir);
-    if (fs_mkdir_p(dir, err)) goto fail;
-    int created = 1;
-    j->fd = open(j->path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (j->fd < 0 && errno == EEXIST) {
-        created = 0;
-        j->fd = open(j->path, O_RDWR | O_APPEND | O_CLOEXEC);
-    }
-    if (j->fd < 0) {
-        fs_err_set(err, "%s: cannot open: %s", j->path, strerror(errno));
-        goto fail;
-    }
-    if (created) fs_sync_dir(dir); /* the new file's name is durable too */
-    if (flock(j->fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
-            fs_err_set(err, "%s: another foldsweep run is writing this folder", j->path);
-        else
-            fs_err_set(err, "%s: cannot lock: %s", j->path, strerror(errno));
-        goto fail;
-    }
+    if (fs_mkdir_p(dir, err) || journal_lock(j, dir, err)) goto fail;
     if (load(j, j->fd, 0, err)) goto fail;
     if (j->dropped_tail) {
         if (ftruncate(j->fd, (off_t)j->size) != 0 || fsync(j->fd) != 0) {
@@ -144,6 +126,7 @@ int journal_open(FsJournal *j, const char *dir, FsErr *err)
             goto fail;
         }
     }
+    j->fresh = j->size == 0 && !j->was_held;
     return 0;
 fail:
     journal_close(j);
@@ -173,18 +156,6 @@ fail:
     return -1;
 }
 
-int journal_is_locked(const char *dir)
-{
-    char *path = join_path(dir, "journal.jsonl");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    free(path);
-    if (fd < 0) return -1;
-    int rc = 0;
-    if (flock(fd, LOCK_SH | LOCK_NB) != 0) rc = errno == EWOULDBLOCK ? 1 : -1;
-    close(fd); /* drops our shared lock, if taken */
-    return rc;
-}
-
 /* Frees what was read (records, indexes); the file, path and checks stay. */
 static void free_records(FsJournal *j)
 {
@@ -210,6 +181,7 @@ static void free_records(FsJournal *j)
 
 void journal_close(FsJournal *j)
 {
+    journal_unlock(j, j->size == 0);
     if (j->fd >= 0) close(j->fd);
     free_records(j);
     journal_check_free(j->check);
@@ -229,6 +201,7 @@ int journal_set_sweep(FsJournal *j, const FsJournalSweep *s, FsErr *err)
     j->path = keep.path;
     j->fd = keep.fd;
     j->read_only = keep.read_only;
+    j->created = keep.created, j->was_held = keep.was_held, j->fresh = keep.fresh;
     j->write_seconds = keep.write_seconds;
     journal_check_free(keep.check);
     j->check = check;

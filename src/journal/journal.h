@@ -28,7 +28,8 @@
  * same key is not written, and on reading only the first one counts (a run
  * killed between its write and its bookkeeping may have written two).
  * journal_open takes an exclusive lock on the file (two runs in one folder
- * are refused); journal_read is the read-only view for leaderboard and
+ * are refused, told which process holds it: DIR/journal.lock, lock.c);
+ * journal_read is the read-only view for leaderboard and
  * status: it never creates, locks or truncates anything.
  *
  * Lines are read and written with the json module's reader and writer.
@@ -150,6 +151,9 @@ typedef struct {
      * recorded): with run.constraints they decide which trials exist, so
      * readers without the data (leaderboard, repair) draw the same ones. */
     int feature_columns;
+    /* The sweep file the run was started with, absolute ("" if not
+     * recorded): what `status` says an interrupted run resumes with. */
+    char sweep_file[1024];
 } FsRunRecord;
 
 /* What a run folder's sweep allows its journal to hold, for
@@ -209,6 +213,11 @@ typedef struct {
     long first_bad_line;           /* the first of them (1-based) and what is wrong with it */
     char first_bad_why[256];
     int read_only;                 /* opened by journal_read */
+    int created;                   /* journal_open made the file */
+    int was_held;                  /* journal_open found a holder's note (DIR/journal.lock): a run held it before */
+    /* journal_open: the journal is empty and no run ever held its lock, so
+     * the folder may be someone's own (journal_discard undoes the open). */
+    int fresh;
     char *sweep_text;              /* the latest "sweep" record's canonical sweep, or NULL */
     /* Every sweep version, in order: each "sweep" record whose text differs
      * from the one before it (an extended run adds one; the last is
@@ -248,6 +257,13 @@ long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, Fs
 /* 1 if another process holds DIR's journal open for writing (a run is
  * going), 0 if not, -1 if it cannot be told. */
 int journal_is_locked(const char *dir);
+/* The holder of DIR's journal lock as its note says ("pid 4242 on node7"):
+ * 0 with out set, or -1 (no note, or an empty one). */
+int journal_holder(const char *dir, char *out, size_t n);
+/* Closes a journal that journal_open gave a folder that is not a run's
+ * (fresh, and someone's files beside it): the file goes again if the open
+ * made it, and so does the holder's note, leaving the folder as found. */
+void journal_discard(FsJournal *j);
 void journal_close(FsJournal *j);
 
 int journal_append_trial(FsJournal *j, const char *trial, int index, long n_params,

@@ -1,8 +1,8 @@
 /*
  * journal_internal.h: private to the journal module (journal.c opens and
- * reads the file, frame.c checks a line's checksum, decode.c decodes its
- * lines, records.c keeps and indexes the records, journal_write.c formats
- * and appends).
+ * reads the file, lock.c locks it, frame.c checks a line's checksum,
+ * decode.c decodes its lines, records.c keeps and indexes the records,
+ * journal_write.c formats and appends).
  */
 #ifndef FS_JOURNAL_INTERNAL_H
 #define FS_JOURNAL_INTERNAL_H
@@ -11,6 +11,17 @@
 #include "json/json.h"
 
 double journal_wall_time(void);
+/* lock.c: j->path opened (created if absent) and locked for journal_open,
+ * the holder's note written (j->fd, created, was_held set); 0, or -1 with
+ * err naming the holder when another process has it. */
+int journal_lock(FsJournal *j, const char *dir, FsErr *err);
+/* Before the lock goes (journal_close): the holder's note is removed unless
+ * keep_note (an empty journal keeps it: see lock.c). */
+void journal_unlock(FsJournal *j, int keep_note);
+/* The holder's note beside the journal at path: written by whoever takes
+ * the lock (*held: a note was there already), removed before letting go. */
+void journal_note_write(const char *journal, int *held);
+void journal_note_remove(const char *journal);
 /* Reads a whole file (malloc'd); 0 or -1 with errno. */
 int journal_read_fd(int fd, char **out, size_t *n);
 /* frame.c: a line's checksum, the "crc" member last in its object (the

@@ -7,7 +7,8 @@
  * %.17g), and ends with "crc".
  *
  *   run:     v kind time pid host trials folds metric [data_fingerprint]
- *            [ranks backend device] (how the session runs) version
+ *            [ranks backend device] (how the session runs) [feature_columns]
+ *            [sweep_file] (the sweep file, absolute: what status resumes with) version
  *   trial:   v kind time trial index params config (the JSON object itself)
  *   fold:    v kind time trial fold status epochs best_epoch halted_by
  *            diverged_epoch diverged_step [monitor] best_val_loss confusion (3x3)
@@ -434,6 +435,7 @@ int journal_append_run_record(FsJournal *j, const FsRunRecord *what, FsErr *err)
     if (run.backend[0]) json_member_str(&w, "backend", run.backend);
     if (run.device[0]) json_member_str(&w, "device", run.device);
     if (run.feature_columns > 0) json_member_int(&w, "feature_columns", run.feature_columns);
+    if (run.sweep_file[0]) json_member_str(&w, "sweep_file", run.sweep_file);
     json_member_str(&w, "version", FS_VERSION);
     int rc = append_line(j, &w, err);
     if (rc == 0) journal_add_run(j, &run);

@@ -59,9 +59,14 @@ long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, Fs
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         close(fd);
-        if (e == EWOULDBLOCK) return fs_err_set(err, "%s: a foldsweep run is writing this folder; stop it first", path), -1;
+        char who[160] = "", paren[170] = "";
+        if (journal_holder(dir, who, sizeof who) == 0) snprintf(paren, sizeof paren, " (%s)", who);
+        if (e == EWOULDBLOCK)
+            return fs_err_set(err, "%s: a foldsweep run is writing this folder%s; stop it first", path, paren), -1;
         return fs_err_set(err, "%s: cannot lock: %s", path, strerror(e)), -1;
     }
+    int held;
+    journal_note_write(path, &held);
     char *buf = NULL;
     size_t n = 0;
     if (journal_read_fd(fd, &buf, &n) != 0) {
@@ -101,6 +106,7 @@ long journal_repair(const char *dir, const FsJournalCheck *checks, FILE *out, Fs
     }
 done:
     free(buf);
+    if (n > 0 || !held) journal_note_remove(path); /* an empty journal keeps a run's, as on close (lock.c) */
     close(fd);
     return rc;
 }

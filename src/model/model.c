@@ -341,12 +341,14 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
 
 int model_receptive_field(const FsArch *arch)
 {
+    /* A window model's dense or output layer flattens the window: its one
+     * output sees every residue of it, whatever the convolutions' widths. */
+    if (!arch->chain) return arch->window;
     long f = 1;
     for (int i = 0; i < arch->n_layers; i++) {
         const FsLayerSpec *s = &arch->layers[i];
         if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY)
             f += (long)(s->width - 1) * (s->dilation > 1 ? s->dilation : 1);
     }
-    if (!arch->chain && f > arch->window) f = arch->window;
     return f > 1 << 30 ? 1 << 30 : (int)f;
 }

@@ -150,9 +150,10 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err);
  * variance 1, highway gate bias from the spec. weights has n_params + n_state floats. */
 void model_init(const FsNet *net, float *weights, FsRng *rng);
 
-/* The residues one output sees (its receptive field): 1 + the sum of
- * (width - 1) x dilation over convolution and highway layers; a window
- * model's is at most its window. */
+/* The residues one output sees (its receptive field): a chain model's is
+ * 1 + the sum of (width - 1) x dilation over convolution and highway
+ * layers; a window model's is its window (its dense or output layer
+ * flattens the window). */
 int model_receptive_field(const FsArch *arch);
 
 const char *model_act_name(FsAct a);

@@ -111,8 +111,9 @@ out:
  * number, "predefined", or "all" for a refit), and what it trained: a fold
  * model's kept epoch and validation scores (floats: every digit), or a
  * refit's epochs and why (it has no validation set, so no score: none is
- * written). */
-static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char *file, const char *trial)
+ * written). q3, loss: the run folder's (NAN: none known). */
+static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char *file, const char *trial,
+                       double q3, double loss)
 {
     char name[16];
     modelfile_fold_name(fold, name, sizeof name);
@@ -135,8 +136,11 @@ static void json_model(FsJsonOut *w, const FsModelInfo *in, int fold, const char
         }
     } else {
         json_member_int(w, "best_epoch", in->best_epoch);
-        if (isfinite(in->val_q3)) json_key(w, "val_q3"), json_num32_full(w, in->val_q3);
-        if (isfinite(in->val_loss)) json_key(w, "val_loss"), json_num32_full(w, in->val_loss);
+        /* From a run folder: the leaderboard's doubles (shortest text, as mean and std). */
+        if (isfinite(q3)) json_key(w, "val_q3"), json_num64(w, q3);
+        else if (isfinite(in->val_q3)) json_key(w, "val_q3"), json_num32_full(w, in->val_q3);
+        if (isfinite(loss)) json_key(w, "val_loss"), json_num64(w, loss);
+        else if (isfinite(in->val_loss)) json_key(w, "val_loss"), json_num32_full(w, in->val_loss);
     }
     json_end(w);
 }
@@ -219,7 +223,8 @@ static int write_json(const char *dir, const char *run, const FsModelSet *set, c
         char name[600];
         export_name(set, e, i, name, sizeof name);
         /* The set's fold where it knows one (a k-fold run folder), else the file's own. */
-        json_model(&w, in, set->fold[i] >= 0 ? set->fold[i] : in->fold, name, set->top ? in->trial : NULL);
+        json_model(&w, in, set->fold[i] >= 0 ? set->fold[i] : in->fold, name, set->top ? in->trial : NULL,
+                   set->scored[i] ? set->val_q3[i] : NAN, set->scored[i] ? set->val_loss[i] : NAN);
     }
     json_end(&w);
     json_end(&w);

@@ -46,6 +46,11 @@ typedef struct {
     char runs[FS_PREDICT_MAX_RUNS][2048];
     char run_trial[FS_PREDICT_MAX_RUNS][FS_TRIAL_ID_LEN + 1];
     int model_run[FS_PREDICT_MAX_MODELS]; /* each model's index in runs (-1: unknown) */
+    /* Each model's fold scores as its run folder's leaderboard has them
+     * (doubles: Q3 from the fold's confusion), where scored[i]; a model
+     * file given directly has only its own floats (export writes those). */
+    double val_q3[FS_PREDICT_MAX_MODELS], val_loss[FS_PREDICT_MAX_MODELS];
+    unsigned char scored[FS_PREDICT_MAX_MODELS];
 } FsModelSet;
 
 /* Where to find models: `source` is an exported folder (model.json), a run

@@ -70,6 +70,7 @@ int predict_set_add(FsModelSet *set, const char *dir, const char *file, int fold
         snprintf(set->path[set->n], sizeof set->path[0], "%s/%s", dir, file);
     else
         snprintf(set->path[set->n], sizeof set->path[0], "%s", file);
+    set->scored[set->n] = 0;
     set->fold[set->n++] = fold;
     return 0;
 }

@@ -24,7 +24,8 @@ const FsReportRow *predict_trial_row(const FsReport *rep, const char *dir, const
         row = x;
     }
     if (!row && trial)
-        return fs_err_set(err, "%s: no trial '%s' in the journal (see foldsweep leaderboard %s)", dir, trial, dir),
+        return fs_err_set(err, "%s: no trial '%s' in the journal (see %s leaderboard %s)", dir, trial, fs_program(),
+                          dir),
                NULL;
     if (!row) return fs_err_set(err, "%s: no trial at rank %d (the leaderboard has %d)", dir, rank, rep->n_rows), NULL;
     /* A trial that was pruned, diverged, failed or has folds to train has
@@ -84,6 +85,9 @@ int predict_board_add_folds(FsModelSet *set, const PredictBoard *b, const char *
         if (modelfile_verify(path, fr->model.bytes, fr->model.crc32, why, sizeof why) != 0)
             return fs_err_set(err, "%s: %s (rerun the sweep to restore it)", path, why), -1;
         if (predict_set_add(set, dir, fr->model.file, fid, err)) return -1;
+        set->val_q3[set->n - 1] = row->folds[k].q3; /* the leaderboard's, to the last digit */
+        set->val_loss[set->n - 1] = row->folds[k].loss;
+        set->scored[set->n - 1] = 1;
     }
     if (set->n == 0) return fs_err_set(err, "%s: trial %s has no fold %d", dir, row->id, fold), -1;
     return 0;

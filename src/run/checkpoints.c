@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "modelfile/modelfile.h"
 #include "run/checkpoints.h"
 #include "run/state.h"
 
@@ -132,9 +133,11 @@ static void local_save(void *ctx, const uint8_t *bytes, uint64_t n)
     RunState *st = cj->st;
     const FsTrial *tr = &st->sw.trials[st->jobs[cj->job].trial];
     FsErr err = {0};
+    char fold[16];
+    modelfile_fold_name(st->jobs[cj->job].job.fold, fold, sizeof fold);
     if (run_ckpt_write(st->dir, tr->id, st->jobs[cj->job].job.fold, bytes, n, &err) != 0)
-        fprintf(stderr, "foldsweep: warning: trial %s fold %d: checkpoint not written (%s); the fold goes on\n",
-                tr->id, st->jobs[cj->job].job.fold, err.msg);
+        fprintf(stderr, "foldsweep: warning: trial %s fold %s: checkpoint not written (%s); the fold goes on\n",
+                tr->id, fold, err.msg);
 }
 
 /* Epoch 0: the fold's checkpoint was read (resumed, or refused and why). */
@@ -177,22 +180,26 @@ void run_ckpt_detach(RunState *st, int i)
 {
     RunCkptJob *cj = &st->jobs[i].ckpt;
     if (!st->jobs[i].job.ckpt) return;
+    char fold[16];
+    modelfile_fold_name(st->jobs[i].job.fold, fold, sizeof fold);
     if (st->jobs[i].res.status == FS_FIT_CANCELLED && cj->cs.n_saved > 0 && !st->prog.quiet && st->prog.out)
         /* A stop's checkpoint: how long it took says how much of a warning's lead it needs. */
-        fprintf(st->prog.out, "foldsweep: trial %s fold %d: checkpoint kept at epoch %d (%.1f MB, %.3f s to write)\n",
-                st->sw.trials[st->jobs[i].trial].id, st->jobs[i].job.fold, cj->cs.saved_epoch,
-                (double)cj->cs.saved_bytes / 1e6, cj->cs.saved_seconds);
+        fprintf(st->prog.out, "foldsweep: trial %s fold %s: checkpoint kept at epoch %d (%.1f MB, %.3f s to write)\n",
+                st->sw.trials[st->jobs[i].trial].id, fold, cj->cs.saved_epoch, (double)cj->cs.saved_bytes / 1e6,
+                cj->cs.saved_seconds);
     free(cj->bytes);
     cj->bytes = NULL;
     st->jobs[i].job.ckpt = NULL;
 }
 
-void run_ckpt_report(const FsCheckpointing *cs, const char *trial, int fold, FILE *out, int quiet)
+void run_ckpt_report(const FsCheckpointing *cs, const char *trial, int fold_id, FILE *out, int quiet)
 {
+    char fold[16]; /* "predefined" for the predefined split's fold, as its model file names it */
+    modelfile_fold_name(fold_id, fold, sizeof fold);
     if (cs->note[0])
-        fprintf(stderr, "foldsweep: warning: trial %s fold %d: checkpoint ignored, the fold started afresh: %s\n",
+        fprintf(stderr, "foldsweep: warning: trial %s fold %s: checkpoint ignored, the fold started afresh: %s\n",
                 trial, fold, cs->note);
     else if (cs->resumed_epoch > 0 && !quiet && out)
-        fprintf(out, "foldsweep: trial %s fold %d resumed from its checkpoint at epoch %d, example %u\n", trial,
+        fprintf(out, "foldsweep: trial %s fold %s resumed from its checkpoint at epoch %d, example %u\n", trial,
                 fold, cs->resumed_epoch, cs->resumed_next);
 }

@@ -20,6 +20,35 @@
 /* ---------------------------------------------------------------------- */
 /* Rank 0's own threads take from the same queue.                          */
 
+/* Waits up to 50 ms for st->cv (st->lock held). Timed: a signal handler
+ * sets the stop flag but cannot wake a condition variable. */
+static void wait_cv(RunState *st)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 50 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&st->cv, &st->lock, &until);
+}
+
+/* Test hook HOLD=N (util/faults.c): in a folder's first run, the Nth fold
+ * rank 0's threads start stays in flight (its trial record written, when
+ * it is the trial's first), untrained, until a signal stops
+ * the run, and no other fold starts meanwhile (those in flight end and are
+ * recorded as usual). A test's signal then finds the run mid-way (or its
+ * last fold in flight) however fast or slow the machine is; the resumed
+ * run is not held. st->lock held; released while waiting. */
+static int test_holding;
+
+static void test_hold(RunState *st)
+{
+    static int started;
+    const char *v = fs_test_fault("HOLD");
+    if (!v || st->j.n_runs != 1 || ++started != atoi(v)) return;
+    for (test_holding = 1; !*run_stop_flag();) wait_cv(st);
+    test_holding = 0;
+}
+
 /* A job, the end (stopped, or nothing queued and nothing that could queue
  * more), or without wait FS_TAKE_NONE: queued folds wait for the fold
  * before them (pruning) or a running fold may bring the next batch; the
@@ -32,6 +61,14 @@ static int local_next(void *ctx, const FsJob **job, int *id, int wait)
     pthread_mutex_lock(&st->lock);
     int i = -1;
     while (!*run_stop_flag() && !st->io_failed) {
+        if (test_holding && !wait) {
+            r = FS_TAKE_NONE;
+            break;
+        }
+        if (test_holding) {
+            wait_cv(st);
+            continue;
+        }
         run_decide(st); /* a batch that just finished brings the next one */
         run_coord_sync_jobs(c);
         i = run_queue_take(&st->queue);
@@ -45,19 +82,15 @@ static int local_next(void *ctx, const FsJob **job, int *id, int wait)
             break;
         }
         /* With pruning, queued folds wait for the fold before them in their
-         * trial. Timed: a signal handler sets the stop flag but cannot wake
-         * a condition variable. */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 50 * 1000 * 1000;
-        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-        pthread_cond_timedwait(&st->cv, &st->lock, &until);
+         * trial. */
+        wait_cv(st);
     }
     if (i >= 0) {
         *id = i;
         c->jobs[*id].owner = 0;
         c->local_inflight++;
         state_job_started(st, *id);
+        test_hold(st);
         /* The best weights land in the result, for the model file. */
         st->jobs[*id].job.weights_out = train_result_alloc_weights(&st->jobs[*id].res, st->jobs[*id].job.arch);
         run_ckpt_attach(st, *id); /* continues from its checkpoint, if one is in the folder */

@@ -41,10 +41,11 @@ int run_folder_set_aside(const char *dir, FsJournal *j, FILE *out, FsErr *err)
     if (!d) return fs_err_set(err, "%s: cannot list: %s", dir, strerror(errno)), -1;
     int moved = 0, rc = 0;
     struct dirent *e;
-    /* The journal goes last: its lock keeps other runs out meanwhile. */
+    /* The journal goes last: its lock keeps other runs out meanwhile (its
+     * holder's note stays: this run holds it still). */
     while ((e = readdir(d)) && rc == 0) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strncmp(e->d_name, "previous-", 9) ||
-            !strcmp(e->d_name, "journal.jsonl"))
+            !strcmp(e->d_name, "journal.jsonl") || !strcmp(e->d_name, "journal.lock"))
             continue;
         snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
         snprintf(to, sizeof to, "%s/%s", aside, e->d_name);
@@ -82,9 +83,9 @@ static int claim_damaged(const char *dir, const char *path, const char *old, FsE
     size_t n = strlen(why);
     if (n && why[n - 1] == '\n') why[n - 1] = '\0';
     fs_err_set(err,
-               "%s is damaged (it no longer loads as a sweep):\n%s\n`foldsweep repair %s` rewrites it from the "
+               "%s is damaged (it no longer loads as a sweep):\n%s\n`%s repair %s` rewrites it from the "
                "journal's own record of the sweep (keeping the damaged file); then rerun",
-               path, why, dir);
+               path, why, fs_program(), dir);
     return -1;
 }
 
@@ -191,22 +192,43 @@ int run_folder_sense(RunState *st, const char *old, FsErr *err)
     return journal_append_sweep(&st->j, sw->canonical, val, st->folds.n, err);
 }
 
-int run_folder_foreign(const char *dir, FsErr *err)
+/* FOLDSWEEP_TEST_CLAIM_PAUSE=PATH: the run holds the journal's lock and
+ * has not yet looked at the folder: it says so (PATH.reached) and waits
+ * for PATH, so a test can start a second run at exactly this moment. */
+static void claim_pause(void)
 {
-    char journal[FS_PATH_MAX + 16];
-    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    if (access(journal, F_OK) == 0) return 0;
+    const char *go = fs_test_fault("CLAIM_PAUSE");
+    if (!go) return;
+    char reached[FS_PATH_SUFFIXED];
+    snprintf(reached, sizeof reached, "%s.reached", go);
+    FILE *f = fopen(reached, "w");
+    if (f) fclose(f);
+    for (int i = 0; access(go, F_OK) != 0; i++) {
+        if (i == 12000) FS_DIE("test hook CLAIM_PAUSE: %s did not appear in 120 s", go);
+        usleep(10000);
+    }
+}
+
+int run_folder_foreign(const char *dir, FsJournal *j, FsErr *err)
+{
+    claim_pause();
+    if (!j->fresh) return 0; /* a run's journal: its records, or a run held it */
     DIR *d = opendir(dir);
-    if (!d) return 0; /* absent (made next) or not a folder: fs_mkdir_p says so */
+    if (!d) return 0; /* made by journal_open, so gone since: the next step says so */
     char first[256] = "";
     int n = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "journal.jsonl") ||
+            !strcmp(e->d_name, "journal.lock"))
+            continue;
         if (!n++) snprintf(first, sizeof first, "%s", e->d_name);
     }
     closedir(d);
     if (!n) return 0;
-    return fs_err_set(err, "%s holds %d file%s (%s%s) but no journal.jsonl: not a run folder, and the run would write "
-                      "its own files among them (sweep.yaml over one of the same name); give --out a new or empty "
-                      "folder", dir, n, n == 1 ? "" : "s", first, n > 1 ? ", ..." : ""), -1;
+    int made = j->created;
+    journal_discard(j);
+    return fs_err_set(err, "%s holds %d file%s (%s%s) but %s: not a run folder, and the run would write its own "
+                      "files among them (sweep.yaml over one of the same name); give --out a new or empty folder",
+                      dir, n, n == 1 ? "" : "s", first, n > 1 ? ", ..." : "",
+                      made ? "no journal.jsonl" : "an empty journal.jsonl that no run has written"), -1;
 }

@@ -68,9 +68,9 @@ int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *
     }
     if (!bad) return 0;
     fs_err_set(err,
-               "backend cuda: %d of %d trials cannot train on CUDA device %d (%s): %s%s; `foldsweep plan` lists "
+               "backend cuda: %d of %d trials cannot train on CUDA device %d (%s): %s%s; `%s plan` lists "
                "them all; run them with --backend cpu",
-               bad, sw->n_trials, device, lim.name, first, bad > 1 ? ", and others" : "");
+               bad, sw->n_trials, device, lim.name, first, bad > 1 ? ", and others" : "", fs_program());
     return -1;
 }
 

@@ -44,8 +44,8 @@ static int cut_fold_slot(const RunState *st, const FsCutRecord *c, FsErr *err)
     FsErr why = {0};
     int slot = data_fold_slot(&st->folds, c->fold, &why);
     if (slot >= 0) return slot;
-    fs_err_set(err, "%s: the pruned record of trial %s: %s; `foldsweep repair %s` drops it", st->j.path, c->trial,
-               why.msg, st->dir);
+    fs_err_set(err, "%s: the pruned record of trial %s: %s; `%s repair %s` drops it", st->j.path, c->trial,
+               why.msg, fs_program(), st->dir);
     return -1;
 }
 

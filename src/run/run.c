@@ -41,9 +41,10 @@ static void print_start(FILE *out, const RunState *st, int ranks, int threads)
     const int tpe = st->sw.sampler == FS_SAMPLER_TPE, n = tpe ? st->sw.random_n : st->sw.n_trials;
     char pool[96] = "";
     if (tpe) snprintf(pool, sizeof pool, " (tpe: proposed %d at a time from %d candidates)", st->sw.batch, st->sw.n_trials);
-    fprintf(out, "foldsweep: %d trial%s%s x %d fold%s, %d folds to train %s(%d already done), %s, run folder %s\n", n,
-            n == 1 ? "" : "s", pool, st->folds.n, st->folds.n == 1 ? "" : "s", st->n_jobs, tpe ? "now " : "",
-            st->prog.folds_earlier, how, st->dir);
+    char folds[48];
+    data_folds_text(st->folds.n, st->sw.repeats, folds, sizeof folds);
+    fprintf(out, "foldsweep: %d trial%s%s x %s, %d folds to train %s(%d already done), %s, run folder %s\n", n,
+            n == 1 ? "" : "s", pool, folds, st->n_jobs, tpe ? "now " : "", st->prog.folds_earlier, how, st->dir);
     if (st->ds.feat_dim) {
         char what[256];
         sweep_features_describe(&st->sw, &st->ds, what, sizeof what);

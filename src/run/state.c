@@ -4,6 +4,7 @@
  * leaderboard, profile and summary at its end. How a job becomes a journal
  * record and a step of the progress line is in jobs.c.
  */
+#define _GNU_SOURCE /* realpath */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h> /* isatty */
@@ -177,9 +178,9 @@ static int claim_folder(RunState *st, const FsRunOptions *o, FILE *out, char **o
     FsSweep *sw = &st->sw;
     int fresh = 0, kept = 0, added = 0;
     /* The journal's lock first: two runs started at once on a new folder
-     * must not both write its sweep.yaml; the second gets "in use". */
-    if (run_folder_foreign(st->dir, err) != 0 || fs_mkdir_p(st->dir, err) != 0 ||
-        journal_open(&st->j, st->dir, err) != 0 ||
+     * must not both write its sweep.yaml; the second gets "in use". Then
+     * the folder is looked at, by its holder alone. */
+    if (journal_open(&st->j, st->dir, err) != 0 || run_folder_foreign(st->dir, &st->j, err) != 0 ||
         (o->restart && run_folder_set_aside(st->dir, &st->j, out, err) != 0) ||
         run_folder_claim(st->dir, sw, old, &fresh, err) != 0 || check_data(st, err) != 0 ||
         run_folder_check_trials(st->dir, &st->j, sw, *old, err) != 0 ||
@@ -213,6 +214,11 @@ static int open_folder(RunState *st, const FsRunOptions *o, FILE *out)
                        .ranks = o->ranks > 0 ? o->ranks : 1,
                        .feature_columns = (int)st->ds.feat_dim};
     snprintf(run.metric, sizeof run.metric, "%s", metrics_kind_name(sw->metric));
+    /* Absolute, so status names it from any folder; a path longer than the
+     * record's field is left out (status then says SWEEP.yaml). */
+    char *abs = realpath(o->sweep_path, NULL);
+    if (abs && strlen(abs) < sizeof run.sweep_file) memcpy(run.sweep_file, abs, strlen(abs) + 1);
+    free(abs);
     snprintf(run.backend, sizeof run.backend, "%s", st->use_gpu ? "cuda" : "cpu");
     run_backend_describe(st->use_gpu, st->gpu_device, run.device, sizeof run.device);
     int rc = run_folder_sense(st, old, &err) != 0 || journal_append_run_record(&st->j, &run, &err) != 0;

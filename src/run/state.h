@@ -167,10 +167,12 @@ int run_folder_set_aside(const char *dir, FsJournal *j, FILE *out, FsErr *err);
  * (sweep_diff_fixed finds nothing); -1 with err (damaged, or a change an
  * extension may not make, named). */
 int run_folder_claim(const char *dir, const FsSweep *sw, char **old, int *fresh, FsErr *err);
-/* Before anything is written: -1 with err where dir exists and holds files
- * but no journal.jsonl (not a run folder: a run would write its journal,
- * sweep.yaml and models among someone's own files, sweep.yaml over theirs). */
-int run_folder_foreign(const char *dir, FsErr *err);
+/* Once j is open (locked), before anything else is written: -1 with err,
+ * j discarded (journal_discard), where dir holds files but no run's journal
+ * (j fresh: not a run folder; a run would write its journal, sweep.yaml and
+ * models among someone's own files, sweep.yaml over theirs). After the lock,
+ * so a second run never looks while the first makes its journal. */
+int run_folder_foreign(const char *dir, FsJournal *j, FsErr *err);
 /* DIR/sweep.yaml := sw's canonical sweep, durably (after every check). */
 int run_folder_write_sweep(const char *dir, const FsSweep *sw, FsErr *err);
 /* After run_folder_claim: every trial the journal names must be one of

@@ -18,6 +18,10 @@ static const struct {
 } hooks[] = {
     {"CPU_MISSING", "\"avx2 fma\": the CPU check before main treats those extensions as absent (util/cpu.c)"},
     {"STARTUP_DELAY", "R:S: rank R sleeps S seconds between MPI_Init_thread and MPI_Comm_dup (mpi/comm.c)"},
+    {"CLAIM_PAUSE", "PATH: holding the journal's lock, before looking at the folder, the run writes PATH.reached "
+                    "and waits until PATH exists (run/folder.c)"},
+    {"HOLD", "N: in a folder's first run, the Nth fold rank 0's threads start waits, in flight (its trial record "
+             "written), until a signal stops the run; no other fold starts meanwhile (run/coord.c)"},
     {"RAISE", "setup|trained: the process sends itself SIGUSR1 at that moment (run/run.c)"},
     {"SETUP_FAIL", "R: worker rank R cannot load what rank 0 sent (run/worker.c)"},
     {"REFUSE", "R or R:all: worker rank R refuses its first TRIALS item, or every one (run/worker.c)"},

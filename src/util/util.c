@@ -360,6 +360,21 @@ int fs_utf8_valid(const char *s)
     return 1;
 }
 
+static char program[FS_PATH_MAX + 64] = "foldsweep";
+
+void fs_program_set(const char *argv0)
+{
+    if (!argv0 || !strchr(argv0, '/')) return; /* found on PATH: its name is what runs it again */
+    FILE *f = fmemopen(program, sizeof program, "w");
+    if (!f) return;
+    fs_put_shell_word(f, argv0);
+    fputc('\0', f);
+    fclose(f);
+    program[sizeof program - 1] = '\0';
+}
+
+const char *fs_program(void) { return program; }
+
 void fs_put_shell_word(FILE *out, const char *s)
 {
     if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+") == strlen(s)) {

@@ -151,6 +151,12 @@ int fs_mkdir_p(const char *dir, FsErr *err);
 /* s as one shell word, for commands the user is told to run: as it is
  * when it needs no quoting, else in single quotes ('\'' for a quote). */
 void fs_put_shell_word(FILE *out, const char *s);
+/* The program as hints name it in commands to run (`build/foldsweep
+ * repair DIR`): as the user invoked it when that was a path (argv[0] with
+ * a slash, as one shell word), else "foldsweep" (found on PATH). Set once
+ * from main's argv[0]; every printed command starts with fs_program(). */
+void fs_program_set(const char *argv0);
+const char *fs_program(void);
 
 /* ---------------------------------------------------------------------- */
 /* Numbers as written.                                                     */
