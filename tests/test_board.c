@@ -204,6 +204,13 @@ static void test_columns(void)
         fclose(mem);
         CHECK_MSG(strstr(text, "(2 more: foldsweep leaderboard 'runs/it'\\''s')\n") != NULL, "%s", text);
         free(text);
+        /* ... by the program's name as the user ran it (the README's build/foldsweep). */
+        fs_program_set("build/foldsweep");
+        mem = open_memstream(&text, &len);
+        report_print_leaderboard(mem, "runs/it's", &jr, &sw, 1);
+        fclose(mem);
+        CHECK_MSG(strstr(text, "(2 more: build/foldsweep leaderboard 'runs/it'\\''s')\n") != NULL, "%s", text);
+        free(text);
         journal_close(&jr);
     }
     CHECK(tp_run("leaderboard '%s' --format csv", dir) == 0);

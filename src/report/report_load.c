@@ -140,9 +140,9 @@ static int folder_sweep(FsReportFolder *f, const char *dir, const FsJournal *j, 
     if (missing) return 1;
     fs_err_set(err,
                "%s is damaged: %s\nThe journal holds no record of the sweep to rewrite it from (it was written "
-               "by an earlier foldsweep): put the file back (`foldsweep plan` of the sweep you ran shows its "
+               "by an earlier foldsweep): put the file back (`%s plan` of the sweep you ran shows its "
                "canonical form)",
-               path, f->sweep_why);
+               path, f->sweep_why, fs_program());
     return -1;
 }
 

@@ -374,7 +374,7 @@ void report_print_leaderboard(FILE *out, const char *dir, const FsJournal *j, co
     report_build(&rep, j, &spec);
     report_write(&rep, FS_REPORT_TABLE, top, out);
     if (top > 0 && rep.n_rows > top) {
-        fprintf(out, "(%d more: foldsweep leaderboard ", rep.n_rows - top);
+        fprintf(out, "(%d more: %s leaderboard ", rep.n_rows - top, fs_program());
         fs_put_shell_word(out, dir);
         fputs(")\n", out);
     }
