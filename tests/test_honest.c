@@ -178,7 +178,9 @@ static void refit_below_said(const char *board_json)
     }
     printf("%d of the 2 refits below their ensembles\n", below);
     CHECK(below >= 1); /* the case this checks (the synthetic data gives one) */
+    /* A command that runs as pasted: export needs -o. */
     CHECK(lg && tp_count(lg, "is the one to ship (foldsweep export ") == below);
+    CHECK(lg && tp_count(lg, " -o DIR; docs/models.md") == below);
     free(lb);
     free(lg);
 }

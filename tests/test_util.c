@@ -127,8 +127,27 @@ static void test_mkdir_p(void)
     CHECK(system(cmd) == 0);
 }
 
+/* The program's name in hints: as run (a path, quoted for the shell), else
+ * foldsweep; a path too long to hold whole leaves the name as it was, never
+ * a cut word with its quote open. */
+static void test_program(void)
+{
+    CHECK(!strcmp(fs_program(), "foldsweep"));
+    fs_program_set("foldsweep"); /* found on PATH */
+    CHECK(!strcmp(fs_program(), "foldsweep"));
+    fs_program_set("my builds/foldsweep");
+    CHECK_MSG(!strcmp(fs_program(), "'my builds/foldsweep'"), "%s", fs_program());
+    char *long_path = malloc(3 * FS_PATH_MAX);
+    memset(long_path, 'a', 3 * FS_PATH_MAX - 1);
+    long_path[0] = '\'', long_path[5] = '/', long_path[3 * FS_PATH_MAX - 1] = '\0';
+    fs_program_set(long_path);
+    CHECK_MSG(!strcmp(fs_program(), "'my builds/foldsweep'"), "%.80s", fs_program());
+    free(long_path);
+}
+
 int main(void)
 {
+    test_program();
     test_format_float();
     test_mkdir_p();
     return test_finish();

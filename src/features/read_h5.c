@@ -34,8 +34,8 @@ FeatH5 *feat_h5_open(const char *path, FsErr *err)
     quiet();
     /* Checked first: libhdf5 opens a FIFO and waits for a writer. */
     FILE *f;
-    const int rc = feat_file_open(path, "", "an HDF5 file", &f, err);
-    if (rc == 0) fs_err_at(err, path, 0, 0, "cannot open the h5 file of data.features: %s", strerror(ENOENT));
+    const int rc = feat_file_open(path, "", "an HDF5 file", &f, err), why = errno; /* 0: ENOENT or ENOTDIR */
+    if (rc == 0) fs_err_at(err, path, 0, 0, "cannot open the h5 file of data.features: %s", strerror(why));
     if (rc <= 0) return NULL;
     fclose(f);
 #if H5_VERSION_GE(1, 12, 0)

@@ -116,15 +116,17 @@ static void refit_guide(FILE *out, const char *dir, const FsJournal *j, const ch
     for (int i = 0; i < j->n_evals; i++)
         if (!strcmp(j->evals[i].trial, trial) && !strcmp(j->evals[i].models, "ensemble")) ens = &j->evals[i];
     fprintf(out, "check the refit against the trial's fold ensemble on held-out proteins (one model, no validation "
-                 "set: it can score below them):\n"
-                 "  foldsweep evaluate %s --trial %s TEST     # the fold ensemble\n"
-                 "  foldsweep evaluate %s TEST     # the refit\n"
-                 "  or in the sweep file: test: {inputs: [TEST], refit: true}, then run it again (nothing is "
-                 "trained again)\n",
-            dir, trial, file);
+                 "set: it can score below them):\n  %s evaluate ", fs_program());
+    fs_put_shell_word(out, dir);
+    fprintf(out, " --trial %s TEST     # the fold ensemble\n  %s evaluate ", trial, fs_program());
+    fs_put_shell_word(out, file);
+    fputs(" TEST     # the refit\n"
+          "  or in the sweep file: test: {inputs: [TEST], refit: true}, then run it again (nothing is "
+          "trained again)\n",
+          out);
     if (ens)
-        fprintf(out, "  the fold ensemble scored Q3 %.1f%% on %s (%s); keep the refit only if it does as well\n",
-                100 * ens->q3, ens->data, !strcmp(ens->source, "test") ? "the test section" : "foldsweep evaluate");
+        fprintf(out, "  the fold ensemble scored Q3 %s%% on %s (%s); keep the refit only if it does as well\n",
+                fs_percent_text(ens->q3), ens->data, !strcmp(ens->source, "test") ? "the test section" : "foldsweep evaluate");
 }
 
 /* `foldsweep refit RUN`: the run folder's canonical sweep and data, its

@@ -69,11 +69,12 @@ static void refit_below(const RunState *st, FILE *out, const char *id, uint64_t 
 {
     const FsEvalRecord *e = journal_find_eval(&st->j, id, "ensemble", "test", fp),
                        *r = journal_find_eval(&st->j, id, "refit", "test", fp);
-    if (e && r && r->q3 < e->q3)
-        fprintf(out, "test: the refit of trial %s scored Q3 %.1f%%, below its fold ensemble's %.1f%% on the same "
-                     "proteins: the ensemble is the one to ship (foldsweep export %s --trial %s; docs/models.md, "
-                     "\"Refit or fold ensemble\")\n",
-                id, 100 * r->q3, 100 * e->q3, st->dir, id);
+    if (!e || !r || !(r->q3 < e->q3)) return;
+    fprintf(out, "test: the refit of trial %s scored Q3 %s%%, below its fold ensemble's %s%% on the same proteins: "
+                 "the ensemble is the one to ship (%s export ",
+            id, fs_percent_text(r->q3), fs_percent_text(e->q3), fs_program());
+    fs_put_shell_word(out, st->dir);
+    fprintf(out, " --trial %s -o DIR; docs/models.md, \"Refit or fold ensemble\")\n", id);
 }
 
 int run_test_phase(RunState *st, FILE *out, int quiet)

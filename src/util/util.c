@@ -365,12 +365,16 @@ static char program[FS_PATH_MAX + 64] = "foldsweep";
 void fs_program_set(const char *argv0)
 {
     if (!argv0 || !strchr(argv0, '/')) return; /* found on PATH: its name is what runs it again */
-    FILE *f = fmemopen(program, sizeof program, "w");
+    char *word = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&word, &len);
     if (!f) return;
     fs_put_shell_word(f, argv0);
-    fputc('\0', f);
-    fclose(f);
-    program[sizeof program - 1] = '\0';
+    const int failed = fclose(f) != 0;
+    /* A path too long to quote whole stays "foldsweep": a cut word would
+     * leave a quote open in every hint. */
+    if (!failed && word && len < sizeof program) memcpy(program, word, len + 1);
+    free(word);
 }
 
 const char *fs_program(void) { return program; }
