@@ -177,8 +177,10 @@ static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
     memset(f, 0, sizeof *f);
     f->fold = fold_id;
     f->q3 = f->q8 = f->loss = NAN;
+    f->obj = (FsObjectiveFold){NAN, NAN, NAN, NAN, 0};
     if (!fr) return;
     const FsFitResult *r = &fr->r;
+    f->obj = train_result_objective(r);
     f->present = 1;
     f->status = r->status;
     FsMetrics m;

@@ -69,6 +69,7 @@ typedef struct {
     double seconds;
     uint64_t train_examples, val_examples; /* over its epochs: their ratio is the split's n_val / n_train */
     double val_seconds;                    /* its validation passes' time (FS_OBJ_PREDICT_US) */
+    FsObjectiveFold obj;                   /* train_result_objective's (NAN where absent) */
 } FsReportFold;
 
 typedef struct {

@@ -33,18 +33,15 @@ static int row_scores(const FsReport *rep, const FsReportRow *row, double *x, do
     return isfinite(*ratio);
 }
 
-/* A trial's folds as the objectives read them, given to value (metrics'
- * metrics_objective or metrics_objective_score: the sampler's mapping too,
- * run/sampler.c). */
+/* A trial's folds as the objectives read them (train_result_objective's,
+ * the sampler's too), given to value: metrics_objective or
+ * metrics_objective_score. */
 static double row_objective(const FsReport *rep, const FsReportRow *row, FsObjective o,
                             double (*value)(FsObjective, const FsObjectiveFold *, int, double))
 {
     const int k = rep->spec.folds;
     FsObjectiveFold *f = fs_malloc(sizeof *f * (size_t)(k > 0 ? k : 1));
-    for (int s = 0; s < k; s++) {
-        const FsReportFold *x = &row->folds[s];
-        f[s] = (FsObjectiveFold){x->q3, x->loss, x->seconds, x->val_seconds, x->val_examples};
-    }
+    for (int s = 0; s < k; s++) f[s] = row->folds[s].obj;
     const double v = value(o, f, k, (double)row->n_params);
     free(f);
     return v;

@@ -88,8 +88,7 @@ static double objective_of(const Study *s, int t, FsObjective o)
     for (int k = 0; k < n; k++) {
         const FsFoldRecord *fr = journal_find_fold(s->j, tr->id, data_fold_id(s->folds, k));
         if (!fr || fr->r.status != FS_FIT_OK || fr->r.best_epoch < 1) return free(f), NAN;
-        f[k] = (FsObjectiveFold){train_result_metric(&fr->r, FS_METRIC_Q3), train_result_metric(&fr->r, FS_METRIC_LOSS),
-                                 fr->r.seconds, fr->r.val_seconds, fr->r.val_examples};
+        f[k] = train_result_objective(&fr->r);
     }
     const double v = metrics_objective_score(o, f, n, (double)sweep_trial_params(tr));
     free(f);

@@ -199,6 +199,12 @@ double train_result_metric(const FsFitResult *r, FsMetricKind m)
     return m == FS_METRIC_Q8 ? q.q8 : q.q3;
 }
 
+FsObjectiveFold train_result_objective(const FsFitResult *r)
+{
+    return (FsObjectiveFold){train_result_metric(r, FS_METRIC_Q3), train_result_metric(r, FS_METRIC_LOSS), r->seconds,
+                             r->val_seconds, r->val_examples};
+}
+
 static int job_fail(const FsJob *job, const char *msg)
 {
     job->result->status = FS_FIT_FAILED;

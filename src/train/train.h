@@ -299,6 +299,11 @@ void train_result_drop_weights(FsFitResult *r);
  * its best epoch's validation Q3 (from the confusion; 0 without one) or
  * validation loss. The one place it is computed. */
 double train_result_metric(const FsFitResult *r, FsMetricKind m);
+/* A fold's values as run.objectives read them (metrics_objective): its kept
+ * epoch's Q3 and loss, its seconds, its validation passes' seconds and
+ * residues. The one mapping: the sampler's (from journal records) and the
+ * leaderboard's (its rows' folds) both take it from here. */
+FsObjectiveFold train_result_objective(const FsFitResult *r);
 
 /* Forward passes of a trained model over examples of a dataset (the
  * residues idx[0..n) of ds, windows gathered as in training, batch norm
