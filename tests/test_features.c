@@ -19,6 +19,7 @@
 #include "synth/synth.h"
 #include "test_data_util.h"
 #include "test_proc.h"
+#include "test_features_util.h"
 
 #if defined(FS_HAVE_HDF5)
 #include <hdf5.h>
@@ -115,32 +116,7 @@ static void load_records(FsDataset *ds, const char *name, const char *text)
     if (err.set) fprintf(stderr, "%s\n", err.msg);
 }
 
-static FsFeatSpec one_source(FsFeatKind kind, const char *path)
-{
-    FsFeatSpec s;
-    memset(&s, 0, sizeof s);
-    s.n = 1;
-    s.src[0].kind = kind;
-    s.src[0].path = path;
-    return s;
-}
 
-/* features_load expected to fail with every NULL-terminated substring. */
-static void expect_fail_at(int line, FsDataset *ds, const FsFeatSpec *spec, ...)
-{
-    FsErr err = {0};
-    uint64_t fp = ds->fingerprint;
-    void *feat = ds->feat;
-    int rc = features_load(ds, spec, &err);
-    CHECK_MSG(rc == -1, "line %d: features loaded but should fail", line);
-    CHECK_MSG(ds->fingerprint == fp && ds->feat == feat, "line %d: a failed load changed the data set", line);
-    va_list ap;
-    va_start(ap, spec);
-    for (const char *sub; (sub = va_arg(ap, const char *));)
-        CHECK_MSG(strstr(err.msg, sub) != NULL, "line %d: \"%s\" lacks \"%s\"", line, err.msg, sub);
-    va_end(ap);
-}
-#define expect_fail(ds, spec, ...) expect_fail_at(__LINE__, ds, spec, __VA_ARGS__, (const char *)NULL)
 
 static float logistic(double x) { return (float)(1.0 / (1.0 + exp(-x))); }
 
@@ -154,7 +130,7 @@ static void test_samples(void)
     CHECK(td_load(&ds, FS_FMT_RECORDS, SAMPLES "/sample.records", &err) == 0);
     CHECK(ds.n_res == 12 && ds.feat_dim == 0 && ds.feat == NULL);
     const uint64_t fp0 = ds.fingerprint;
-    FsFeatSpec spec = one_source(FS_FEAT_PSSM, SAMPLES);
+    FsFeatSpec spec = tf_one_source(FS_FEAT_PSSM, SAMPLES);
     CHECK(features_load(&ds, &spec, &err) == 0);
     if (err.set) fprintf(stderr, "%s\n", err.msg);
     CHECK(ds.feat_dim == 20 && !ds.feat_half && ds.fingerprint != fp0);
@@ -173,7 +149,7 @@ static void test_samples(void)
     CHECK_NEAR(sum, 1.0, 1e-6);
 
     /* HHM: 2^(-x/1000), '*' 0; columns in A C D E ... order. Then both. */
-    spec = one_source(FS_FEAT_HHM, SAMPLES);
+    spec = tf_one_source(FS_FEAT_HHM, SAMPLES);
     CHECK(features_load(&ds, &spec, &err) == 0);
     if (err.set) fprintf(stderr, "%s\n", err.msg);
     CHECK(ds.feat_dim == 20);
@@ -215,7 +191,7 @@ static void test_pssm_written(void)
     load_records(&ds, "two.records", ">p1\nACDX\nHHEC\n\n>q/2\nGGSTV\nCCCEE\n\n");
     write_pssm("pssm/p1.pssm", "ACDE", 4, -1, 1); /* X in the data set takes any letter (E here) */
     write_pssm("pssm/q_2.pssm", "GGSTV", 5, -1, 0); /* no footer; '/' in the id as '_' */
-    FsFeatSpec spec = one_source(FS_FEAT_PSSM, td_path("pssm"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_PSSM, td_path("pssm"));
     FsErr err = {0};
     CHECK(features_load(&ds, &spec, &err) == 0);
     if (err.set) fprintf(stderr, "%s\n", err.msg);
@@ -280,7 +256,7 @@ static void test_hhm_written(void)
     mkdir(td_path("hhm"), 0755);
     load_records(&ds, "hhm.records", ">h1\nMKVLA\nHHHCC\n\n");
     write_hhm("hhm/h1.hhm", "MKVLA", 5, 1);
-    FsFeatSpec spec = one_source(FS_FEAT_HHM, td_path("hhm"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_HHM, td_path("hhm"));
     FsErr err = {0};
     CHECK(features_load(&ds, &spec, &err) == 0);
     if (err.set) fprintf(stderr, "%s\n", err.msg);
@@ -338,7 +314,7 @@ static void test_npy(void)
     load_records(&ds, "npy.records", ">n1\nACDEF\nHHHCC\n\n>n2\nGHI\nEEC\n\n");
     write_npy("npy/n1.npy", 1, "<f4", "False", "(5, 3)", 5, 3, 4, 0);
     write_npy("npy/n2.npy", 2, "<f2", "False", "(3, 3)", 3, 3, 2, 0);
-    FsFeatSpec spec = one_source(FS_FEAT_NPY, td_path("npy"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_NPY, td_path("npy"));
     FsErr err = {0};
     CHECK(features_source_dim(&ds, &spec.src[0], &err) == 3);
     CHECK(features_load(&ds, &spec, &err) == 0);
@@ -393,7 +369,7 @@ static void test_half_store(void)
     for (int i = 0; i < 10 * 70; i++) v[i] = sinf((float)i) * 10.0f;
     FsErr err = {0};
     CHECK(features_write_npy(td_path("wide/w1.npy"), 10, 70, v, &err) == 0);
-    FsFeatSpec spec = one_source(FS_FEAT_NPY, td_path("wide"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_NPY, td_path("wide"));
     CHECK(features_load(&ds, &spec, &err) == 0);
     CHECK(ds.feat_dim == 70 && ds.feat_half == 1);
     CHECK(data_bytes(&ds) >= 10ull * 70 * 2 && data_feature_bytes(&ds) == 10ull * 70 * 2);
@@ -415,7 +391,7 @@ static void test_half_store(void)
     float *big = calloc(10 * 5000, sizeof *big);
     CHECK(features_write_npy(td_path("wide/w1.npy"), 10, 5000, big, &err) == 0);
     free(big);
-    FsFeatSpec two = one_source(FS_FEAT_NPY, td_path("wide"));
+    FsFeatSpec two = tf_one_source(FS_FEAT_NPY, td_path("wide"));
     two.n = 2;
     two.src[1] = two.src[0];
     expect_fail(&ds, &two, "10000 columns in all with source 2", "at most 8192");
@@ -455,7 +431,7 @@ static void test_fingerprint_and_prepared(void)
         snprintf(name, sizeof name, "fp/f%d.npy", p);
         CHECK(features_write_npy(td_path(name), 5, 4, v, &err) == 0);
     }
-    FsFeatSpec spec = one_source(FS_FEAT_NPY, td_path("fp"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_NPY, td_path("fp"));
     CHECK(features_load(&ds, &spec, &err) == 0);
     const uint64_t fp1 = ds.fingerprint;
     CHECK(fp1 != fp0 && fp1 == data_fingerprint(&ds));
@@ -542,7 +518,7 @@ static void test_h5(void)
     FsDataset ds;
     FsErr err = {0};
     load_records(&ds, "h5.records", ">a1\nACDEF\nHHHCC\n\n>b/2\nGHI\nEEC\n\n");
-    FsFeatSpec spec = one_source(FS_FEAT_H5, td_path("f.h5"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_H5, td_path("f.h5"));
     if (!features_have_h5()) {
         expect_fail(&ds, &spec, "h5 sources need foldsweep built with libhdf5");
         CHECK(features_write_h5(td_path("f.h5"), NULL, 0, NULL, 1, NULL, &err) == -1);
@@ -566,7 +542,7 @@ static void test_h5(void)
     /* A dataset template, with a group. */
     const char *gnames[1] = {"feat_a1"};
     CHECK(features_write_h5(td_path("g.h5"), gnames, 1, rows, 6, v, &err) == 0);
-    FsFeatSpec g = one_source(FS_FEAT_H5, td_path("g.h5"));
+    FsFeatSpec g = tf_one_source(FS_FEAT_H5, td_path("g.h5"));
     g.src[0].dataset = "feat_{id}";
     expect_fail(&ds, &g, "g.h5", "no dataset feat_b_2 for protein b/2", "missing: zeros");
     g.src[0].missing_zeros = 1;
@@ -582,13 +558,13 @@ static void test_h5(void)
     hid_t sp = H5Screate_simple(2, dims, NULL);
     hid_t d = H5Dcreate2(f, "a1", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Dclose(d), H5Sclose(sp), H5Fclose(f);
-    FsFeatSpec ints = one_source(FS_FEAT_H5, td_path("i.h5"));
+    FsFeatSpec ints = tf_one_source(FS_FEAT_H5, td_path("i.h5"));
     expect_fail(&ds, &ints, "i.h5", "dataset a1 (protein a1): its values are not floating point");
 #endif
     td_write("t.h5", "plain text\n");
-    FsFeatSpec text = one_source(FS_FEAT_H5, td_path("t.h5"));
+    FsFeatSpec text = tf_one_source(FS_FEAT_H5, td_path("t.h5"));
     expect_fail(&ds, &text, "t.h5", "not an HDF5 file");
-    FsFeatSpec absent = one_source(FS_FEAT_H5, td_path("absent.h5"));
+    FsFeatSpec absent = tf_one_source(FS_FEAT_H5, td_path("absent.h5"));
     expect_fail(&ds, &absent, "absent.h5", "cannot open");
     data_free(&ds);
 }
@@ -645,7 +621,7 @@ static void test_synth_features(void)
     FsDataset ds;
     FsErr err = {0};
     CHECK(data_load(&ds, &ls, &err) == 0);
-    FsFeatSpec spec = one_source(FS_FEAT_H5, p1);
+    FsFeatSpec spec = tf_one_source(FS_FEAT_H5, p1);
     CHECK(features_load(&ds, &spec, &err) == 0);
     if (err.set) fprintf(stderr, "%s\n", err.msg);
     CHECK(ds.feat_dim == 16 && ds.feat_half == 0);

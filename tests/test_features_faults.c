@@ -25,6 +25,7 @@
 #include "features/features.h"
 #include "test_data_util.h"
 #include "test_proc.h"
+#include "test_features_util.h"
 
 #if defined(FS_HAVE_HDF5)
 #include <hdf5.h>
@@ -51,32 +52,7 @@ static void load_records(FsDataset *ds, const char *name, const char *text)
     CHECK_MSG(td_load(ds, FS_FMT_RECORDS, at(name), &err) == 0, "%s", err.msg);
 }
 
-static FsFeatSpec one_source(FsFeatKind kind, const char *path)
-{
-    FsFeatSpec s;
-    memset(&s, 0, sizeof s);
-    s.n = 1;
-    s.src[0].kind = kind;
-    s.src[0].path = path;
-    return s;
-}
 
-/* features_load expected to fail, at once (a FIFO waited on ends the test
- * by SIGALRM), with every NULL-terminated substring. */
-static void expect_fail_at(int line, FsDataset *ds, const FsFeatSpec *spec, ...)
-{
-    FsErr err = {0};
-    alarm(20);
-    int rc = features_load(ds, spec, &err);
-    alarm(0);
-    CHECK_MSG(rc == -1, "line %d: features loaded but should fail", line);
-    va_list ap;
-    va_start(ap, spec);
-    for (const char *sub; (sub = va_arg(ap, const char *));)
-        CHECK_MSG(strstr(err.msg, sub) != NULL, "line %d: \"%s\" lacks \"%s\"", line, err.msg, sub);
-    va_end(ap);
-}
-#define expect_fail(ds, spec, ...) expect_fail_at(__LINE__, ds, spec, __VA_ARGS__, (const char *)NULL)
 
 /* An npy file of rows x cols values v[i] (float32, or float16 with half). */
 static void write_npy(const char *name, uint32_t rows, uint32_t cols, const float *v, int half)
@@ -116,7 +92,7 @@ static void test_npy_values(void)
     for (int i = 0; i < 9; i++) b[i] = (float)i / 5.0f;
     write_npy("npy/v1.npy", 5, 3, a, 0);
     write_npy("npy/v2.npy", 3, 3, b, 0);
-    FsFeatSpec spec = one_source(FS_FEAT_NPY, at("npy"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_NPY, at("npy"));
     FsErr err = {0};
     CHECK_MSG(features_load(&ds, &spec, &err) == 0, "%s", err.msg);
     b[7] = NAN; /* row 3, column 2 */
@@ -148,7 +124,7 @@ static void test_half_range(void)
     for (int i = 0; i < 5 * 70; i++) v[i] = (float)i;
     v[3 * 70 + 69] = 65519.0f;
     write_npy("wide/w1.npy", 5, 70, v, 0);
-    FsFeatSpec spec = one_source(FS_FEAT_NPY, at("wide"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_NPY, at("wide"));
     FsErr err = {0};
     CHECK_MSG(features_load(&ds, &spec, &err) == 0, "%s", err.msg);
     CHECK(ds.feat_half && data_feature(&ds, 3, 69) == 65504.0f);
@@ -180,7 +156,7 @@ static void test_h5_values(void)
     const char *names[2] = {"h1", "h_2"};
     uint32_t rows[2] = {5, 3};
     CHECK(features_write_h5(at("inf.h5"), names, 2, rows, 4, v, &err) == 0);
-    FsFeatSpec spec = one_source(FS_FEAT_H5, at("inf.h5"));
+    FsFeatSpec spec = tf_one_source(FS_FEAT_H5, at("inf.h5"));
     expect_fail(&ds, &spec, "inf.h5: dataset h_2 (protein h/2): row 1, column 4 (index [0, 3]) is +Inf");
     /* A float64 dataset beyond a float's range: libhdf5 converts it to an
      * infinite float, refused the same. */
@@ -191,7 +167,7 @@ static void test_h5_values(void)
     double big[10] = {0, 1, 2, 3, 4, 5, 1e300, 7, 8, 9};
     H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, big);
     H5Dclose(d), H5Sclose(sp), H5Fclose(f);
-    FsFeatSpec b = one_source(FS_FEAT_H5, at("big.h5"));
+    FsFeatSpec b = tf_one_source(FS_FEAT_H5, at("big.h5"));
     b.src[0].missing_zeros = 1;
     expect_fail(&ds, &b, "big.h5: dataset h1 (protein h1): row 4, column 1 (index [3, 0]) is");
     data_free(&ds);
@@ -216,7 +192,7 @@ static void test_not_regular(void)
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
         mkdir(at(kinds[k].folder), 0755);
         CHECK(mkfifo(at(kinds[k].file), 0600) == 0);
-        FsFeatSpec spec = one_source(kinds[k].kind, at(kinds[k].folder));
+        FsFeatSpec spec = tf_one_source(kinds[k].kind, at(kinds[k].folder));
         expect_fail(&ds, &spec, kinds[k].file, "protein p1: is a FIFO (named pipe)", kinds[k].expected);
         unlink(at(kinds[k].file));
         CHECK(mkdir(at(kinds[k].file), 0755) == 0);
@@ -224,14 +200,14 @@ static void test_not_regular(void)
     }
     /* A file, or nothing, where a source's folder should be: with `missing:
      * zeros` every protein read as zeros. */
-    FsFeatSpec file = one_source(FS_FEAT_PSSM, at("p.records"));
+    FsFeatSpec file = tf_one_source(FS_FEAT_PSSM, at("p.records"));
     file.src[0].missing_zeros = 1;
     expect_fail(&ds, &file, "p.records: pssm source: not a folder; expected a folder of <id>.pssm files");
-    FsFeatSpec none = one_source(FS_FEAT_HHM, at("absent"));
+    FsFeatSpec none = tf_one_source(FS_FEAT_HHM, at("absent"));
     none.src[0].missing_zeros = 1;
     expect_fail(&ds, &none, "absent: hhm source: No such file or directory");
     CHECK(mkfifo(at("fifo.h5"), 0600) == 0);
-    FsFeatSpec h5 = one_source(FS_FEAT_H5, at("fifo.h5"));
+    FsFeatSpec h5 = tf_one_source(FS_FEAT_H5, at("fifo.h5"));
     if (features_have_h5())
         expect_fail(&ds, &h5, "fifo.h5: is a FIFO (named pipe); expected an HDF5 file");
     else

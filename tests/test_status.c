@@ -175,7 +175,7 @@ static void test_states(void)
     snprintf(want, sizeof want, "interrupted (no run is going); resume with: %s run %s --out %s\n", FS_TEST_BIN, abs,
              dir);
     CHECK_CONTAINS(out_text, want);
-    /* The file gone: the placeholder, and what it stands for. */
+    /* The file gone: status writes SWEEP.yaml in its place and says what it stands for. */
     snprintf(moved, sizeof moved, "%s.moved", sweep);
     CHECK(rename(sweep, moved) == 0);
     CHECK(tp_run("status '%s'", dir) == 0);
