@@ -282,6 +282,16 @@ static void test_stopped_worker(const char *sweep)
     }
     if (rc < 0 && !mpirun_hung) rc = tp_wait_limited(pid, 1);
     if (victim > 0) kill(victim, SIGCONT); /* in case mpirun left it */
+    /* Open MPI 4.1's mpirun has also crashed on its own way out (SIGSEGV in
+     * PMIx_server_finalize under orte_finalize, CI stop 48) after foldsweep's
+     * abort: that is mpirun's teardown, not a code foldsweep chose, so it
+     * counts as the hang above does, and only when the backtrace is mpirun's. */
+    if (!mpirun_hung && rc > 128 && log_has("ending the job with MPI_Abort") &&
+        (log_has("PMIx_server_finalize") || log_has("orte_finalize"))) {
+        printf("Open MPI's mpirun crashed in its own finalize (exit %d) after foldsweep's MPI_Abort: "
+               "its exit code is not checked this time\n", rc);
+        mpirun_hung = 1;
+    }
     CHECK_MSG(log_has("ending the job with MPI_Abort (exit 3)"), "rank 0 did not end the job with exit 3:\n%s",
               tp_read_file(log_path, NULL));
     CHECK_MSG(mpirun_hung || rc == 3, "a stopped worker gave exit %d:\n%s", rc, tp_read_file(log_path, NULL));
