@@ -19,6 +19,10 @@ cudaError_t fsemu_enter(void);
 /* Injected failures (FOLDSWEEP_EMU_FAIL): whether this call fails. */
 int fsemu_fail_malloc(void);
 int fsemu_fail_launch(unsigned long *fault_barrier);
+/* Whether this call of a library stand-in or graph call fails: kind is
+ * "cudnn", "cublas", "capture" or "graph", each counted on its own
+ * (FOLDSWEEP_EMU_FAIL=cudnn:N fails the N-th cuDNN compute call). */
+int fsemu_fail_call(const char *kind);
 
 /* Device memory: opened for the stand-in's own accesses, closed again
  * after (nested, counted), and a check that a range lies in one allocation. */

@@ -147,6 +147,11 @@ const char *cudaGetErrorString(cudaError_t e)
 static pthread_once_t fail_once = PTHREAD_ONCE_INIT;
 static char fail_what[16];
 static unsigned long fail_n, fail_b, n_mallocs, n_launches;
+/* The library stand-ins' kinds (cudnn.h, cublas_v2.h) and the graph
+ * calls: fsemu_fail_call counts each kind's calls. */
+static const char *const call_kinds[] = {"cudnn", "cublas", "capture", "graph"};
+#define N_CALL_KINDS (int)(sizeof call_kinds / sizeof call_kinds[0])
+static unsigned long n_calls[N_CALL_KINDS];
 
 /* This process's rank under a launcher, or -1. */
 static long launcher_rank(void)
@@ -168,11 +173,16 @@ static void fail_setup(void)
     char what[16] = "";
     unsigned long n = 0, b = 0;
     int got = sscanf(v, "%15[a-z]:%lu:%lu", what, &n, &b);
+    int counted = 0; /* a kind of call counted by fsemu_fail_call */
+    for (int i = 0; i < N_CALL_KINDS; i++) counted |= !strcmp(what, call_kinds[i]);
     int ok = got >= 2 && n >= 1 &&
              ((!strcmp(what, "malloc") && got == 2) || (!strcmp(what, "launch") && got == 2) ||
-              (!strcmp(what, "fault") && got == 3 && b >= 1));
+              (counted && got == 2) || (!strcmp(what, "fault") && got == 3 && b >= 1));
     if (!ok) {
-        fprintf(stderr, "foldsweep: FOLDSWEEP_EMU_FAIL=%s: expected malloc:N, launch:N or fault:N:B; ignored\n", v);
+        fprintf(stderr,
+                "foldsweep: FOLDSWEEP_EMU_FAIL=%s: expected malloc:N, launch:N, fault:N:B, cudnn:N, cublas:N, "
+                "capture:N or graph:N; ignored\n",
+                v);
         return;
     }
     memcpy(fail_what, what, sizeof fail_what);
@@ -193,6 +203,17 @@ int fsemu_fail_launch(unsigned long *fault_barrier)
     unsigned long k = __atomic_add_fetch(&n_launches, 1, __ATOMIC_RELAXED);
     *fault_barrier = !strcmp(fail_what, "fault") && k == fail_n ? fail_b : 0;
     return !strcmp(fail_what, "launch") && k == fail_n;
+}
+
+int fsemu_fail_call(const char *kind)
+{
+    pthread_once(&fail_once, fail_setup);
+    for (int i = 0; i < N_CALL_KINDS; i++)
+        if (!strcmp(kind, call_kinds[i])) {
+            unsigned long k = __atomic_add_fetch(&n_calls[i], 1, __ATOMIC_RELAXED);
+            return !strcmp(fail_what, kind) && k == fail_n;
+        }
+    return 0;
 }
 
 /* ---- devices ------------------------------------------------------------ */
