@@ -107,6 +107,30 @@ FS_HOST_DEVICE static inline int step_chain_batch(const FsFoldData *fd, const ui
     return (int)k;
 }
 FS_DEVICE void step_forward(FsModel *m, int B, int train);
+/* A step in parts, for the GPU library tier (#44): a layer for which
+ * step_layer_gemms holds (a conv1d that is not the first layer's gather)
+ * has convolution GEMMs that the tier runs over a group of models through
+ * cuBLAS or cuDNN (kernels/dnn.h), and its passes split around them:
+ * forward part 0, the GEMM (conv_gemm), part 1; backward part 0, the
+ * weight gradient (conv_wgrad), part 1, the input gradient (conv_dgrad),
+ * part 2. Every other layer is whole in forward part 0 (part 1 nothing)
+ * and in step_backward. step_forward and step_backward run exactly these
+ * parts with the trainer's own GEMMs between them, so the tier and the CPU
+ * share one sequence. */
+FS_HOST_DEVICE static inline int step_layer_gemms(const FsNet *net, int i)
+{
+    return net->layer[i].op == FS_LAYER_CONV && !net->layer[i].gather;
+}
+/* Forward: part 0 and 1 of layer i (a layer without GEMMs: all in part 0,
+ * which also loads the first layer's feature columns). Backward, unfused
+ * (ts NULL in step_backward): layer n (one past the last), part 0: the
+ * gradients zeroed; then from layer n - 1 down, parts 0, 1 and 2 (a layer
+ * without GEMMs: all in part 0). */
+FS_DEVICE void step_forward_part(FsModel *m, int i, int B, int train, int part);
+FS_DEVICE void step_backward_part(FsModel *m, int i, int B, int part);
+/* Layer i's GEMMs by the trainer (conv.c): which 0, forward; 1, the weight
+ * gradient; 2, the input gradient. */
+FS_DEVICE void step_layer_gemm(FsModel *m, int i, int B, int which);
 /* Softmax cross-entropy on the output; returns the summed loss over the
  * batch, writes d(loss/B)/d(logits) when grad, adds to confusion if given.
  * A chain batch: over its scored residues (loss / scored). */

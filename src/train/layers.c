@@ -8,6 +8,42 @@
 #include "train/layers.h"
 
 /* ---------------------------------------------------------------------- */
+/* A conv1d layer's passes around its GEMMs: what layer_forward and
+ * layer_backward run between them, and what the GPU library tier (#44,
+ * kernels/dnn.h) runs as its own kernels while the libraries run the GEMMs
+ * over a group of models (step_forward_part, step_backward_part). Forward:
+ * part 0 sets the bias, the GEMM adds the convolution, part 1 applies the
+ * activation. Backward: part 0 takes the activation's derivative and the
+ * bias gradient, the weight-gradient GEMM follows, part 1 zeroes the
+ * input's gradient, the input-gradient GEMM adds to it. */
+
+FS_DEVICE void conv_forward_part(FsModel *m, int i, int B, int part)
+{
+    FsLayer tmp;
+    const FsLayer *y = layer_view(m, i, &tmp);
+    float *out = m->work + y->a;
+    if (part == 0)
+        rows_set(out, m->w + y->b, B, y->out_l, y->out_pad, y->out_c);
+    else
+        act_forward(y->spec.act, y->spec.act_param, out, m->work + y->z, B, y->out_l, y->out_pad, y->out_c);
+}
+
+FS_DEVICE void conv_backward_part(FsModel *m, int i, int B, int part)
+{
+    FsLayer tmp;
+    const FsLayer *y = layer_view(m, i, &tmp);
+    float *d = m->work + y->d;
+    if (part == 0) {
+        act_backward(y->spec.act, y->spec.act_param, m->work + y->a, m->work + y->z, d, B, y->out_l, y->out_pad,
+                     y->out_c);
+        rows_colsum(m->g + y->b, d, B, y->out_l, y->out_pad, y->out_c);
+    } else {
+        /* Layer i-1's output gradient (a gather, layer 0, has no part 1). */
+        rows_set(m->work + m->net->layer[i - 1].d, 0, B, y->in_l, y->in_pad, y->in_c);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
 /* Dispatch.                                                               */
 
 FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
@@ -22,10 +58,10 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
         if (y->gather) {
             gather_forward(y, m->w, m->codes, out, B);
         } else {
-            rows_set(out, m->w + y->b, B, y->out_l, y->out_pad, y->out_c);
+            conv_forward_part(m, i, B, 0);
             conv_gemm(y, m->w + y->w, x, out, B, y->out_c);
         }
-        act_forward(y->spec.act, y->spec.act_param, out, m->work + y->z, B, y->out_l, y->out_pad, y->out_c);
+        conv_forward_part(m, i, B, 1);
         break;
     case FS_LAYER_DENSE:
     case FS_LAYER_OUTPUT:
@@ -61,14 +97,12 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
     float *dx = i > 0 ? m->work + m->net->layer[i - 1].d : 0;
     switch (y->op) {
     case FS_LAYER_CONV:
-        act_backward(y->spec.act, y->spec.act_param, m->work + y->a, m->work + y->z, d, B, y->out_l,
-                     y->out_pad, y->out_c);
-        rows_colsum(m->g + y->b, d, B, y->out_l, y->out_pad, y->out_c);
+        conv_backward_part(m, i, B, 0);
         if (y->gather) {
             gather_backward(y, m->g, m->codes, d, B);
         } else {
             conv_wgrad(y, m->g + y->w, x, d, B, y->out_c);
-            rows_set(dx, 0, B, y->in_l, y->in_pad, y->in_c);
+            conv_backward_part(m, i, B, 1);
             conv_dgrad(y, m->w + y->w, m->scratch, d, dx, B, y->out_c);
         }
         break;

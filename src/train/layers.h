@@ -47,6 +47,13 @@ FS_DEVICE static inline const FsLayer *layer_view(const FsModel *m, int i, FsLay
  * gradient of a chain model. */
 FS_DEVICE void chain_mask_rows(const FsModel *m, float *x, int C);
 
+/* A conv1d layer's passes before and after its GEMMs (layers.c): forward
+ * part 0 the bias, part 1 the activation; backward part 0 the
+ * activation's derivative and the bias gradient, part 1 the input
+ * gradient zeroed (between the weight and the input gradient's GEMMs). */
+FS_DEVICE void conv_forward_part(FsModel *m, int i, int B, int part);
+FS_DEVICE void conv_backward_part(FsModel *m, int i, int B, int part);
+
 /* Layer i of m's net; input is layer i-1's output (or the batch codes). */
 FS_DEVICE void layer_forward(FsModel *m, int i, int B, int train);
 /* Accumulates parameter gradients and writes layer i-1's output gradient.

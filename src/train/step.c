@@ -330,9 +330,10 @@ static void step_team_runs(StepLoop *l, const FsNet *net, const long (*run)[2], 
 }
 #endif
 
-FS_DEVICE FS_NOINLINE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
+/* The gradients step_backward accumulates into, zeroed (with fused, those
+ * of every parameter but the fused weight matrices). */
+FS_DEVICE FS_NOINLINE static void step_zero_grads(FsModel *m, int fused)
 {
-    const int fused = step_fuses(ts);
     long run[STEP_MAX_RUNS][2];
     int nr = step_runs(m->net, fused, run);
 #ifdef FS_TEAM
@@ -346,6 +347,12 @@ FS_DEVICE FS_NOINLINE int step_backward(FsModel *m, int B, const FsTrainSpec *ts
     }
 #endif
     FS_SYNC();
+}
+
+FS_DEVICE FS_NOINLINE int step_backward(FsModel *m, int B, const FsTrainSpec *ts)
+{
+    const int fused = step_fuses(ts);
+    step_zero_grads(m, fused);
     FsOptStep o;
     if (fused) o = step_opt(ts, m->step + 1, 1.0f, m->lr);
     /* What the loop keeps across its calls, in memory (FS_IN_MEMORY). */
@@ -360,6 +367,58 @@ FS_DEVICE FS_NOINLINE int step_backward(FsModel *m, int B, const FsTrainSpec *ts
     }
     FS_IN_MEMORY(&k);
     return k.fused ? FS_SYNC_ANY(k.bad) : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A step in parts (core.h): what step_forward and step_backward run, a
+ * layer with convolution GEMMs in its parts with the GEMMs left to the
+ * caller (the library tier, kernels/dnn.h; or step_layer_gemm). The
+ * sequence is theirs: layer_forward and layer_backward run a conv1d layer
+ * as conv_forward_part / conv_backward_part around conv.c's GEMMs
+ * (layers.c), and tests/test_step_parts.c checks the parts against the
+ * whole step bit for bit. */
+
+FS_DEVICE FS_NOINLINE void step_forward_part(FsModel *m, int i, int B, int train, int part)
+{
+    if (part == 0 && i == 0 && m->net->feat_in >= 0) step_input_features(m, B);
+    if (!step_layer_gemms(m->net, i)) {
+        if (part == 0) {
+            layer_forward(m, i, B, train);
+            layer_forward_done(m, i);
+        }
+        return;
+    }
+    conv_forward_part(m, i, B, part);
+    if (part == 1) layer_forward_done(m, i);
+}
+
+FS_DEVICE FS_NOINLINE void step_backward_part(FsModel *m, int i, int B, int part)
+{
+    if (i == m->net->n) {
+        if (part == 0) step_zero_grads(m, 0);
+    } else if (!step_layer_gemms(m->net, i)) {
+        if (part == 0) {
+            layer_backward(m, i, B, 0);
+            layer_backward_done(m, i, B);
+        }
+    } else if (part < 2) {
+        conv_backward_part(m, i, B, part);
+    } else {
+        layer_backward_done(m, i, B);
+    }
+}
+
+FS_DEVICE FS_NOINLINE void step_layer_gemm(FsModel *m, int i, int B, int which)
+{
+    FsLayer tmp;
+    const FsLayer *y = layer_view(m, i, &tmp);
+    const float *x = m->work + m->net->layer[i - 1].a;
+    if (which == 0)
+        conv_gemm(y, m->w + y->w, x, m->work + y->a, B, y->out_c);
+    else if (which == 1)
+        conv_wgrad(y, m->g + y->w, x, m->work + y->d, B, y->out_c);
+    else
+        conv_dgrad(y, m->w + y->w, m->scratch, m->work + y->d, m->work + m->net->layer[i - 1].d, B, y->out_c);
 }
 
 FS_DEVICE FS_NOINLINE float step_update(FsModel *m, const FsTrainSpec *ts, int fused)
