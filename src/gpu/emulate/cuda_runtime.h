@@ -60,10 +60,15 @@ typedef enum {
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
-    cudaErrorLaunchFailure = 719
+    cudaErrorLaunchFailure = 719,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureIsolation = 905
 } cudaError_t;
 
 typedef enum {
@@ -95,6 +100,24 @@ typedef struct {
 } cudaDeviceProp;
 
 typedef struct FsEmuStream *cudaStream_t;
+typedef struct FsEmuEvent *cudaEvent_t;
+typedef struct FsEmuGraph *cudaGraph_t;
+typedef struct FsEmuGraphExec *cudaGraphExec_t;
+
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+};
+enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2
+};
+#define cudaEventDefault 0x00u
+#define cudaEventBlockingSync 0x01u
+#define cudaEventDisableTiming 0x02u
+#define cudaEventInterprocess 0x04u
 
 typedef struct {
     unsigned int x, y, z;
@@ -121,6 +144,23 @@ cudaError_t cudaStreamQuery(cudaStream_t s);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value);
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t s);
+
+/* Graphs by stream capture (graph.c) and events (events.c). */
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaEventCreate(cudaEvent_t *e);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventQuery(cudaEvent_t e);
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags);
 
 /* The stand-in's own: a kernel launch. `entry` runs one thread of one
  * block with the launch's argument bytes (copied at the call, as a launch
@@ -130,6 +170,9 @@ cudaError_t fsemu_launch(FsEmuKernel entry, const void *args, size_t args_bytes,
                          size_t shared, cudaStream_t s);
 /* The device profile in use ("h200"), for messages. */
 const char *fsemu_profile_name(void);
+/* Why the context has its sticky error ("" if none): what a GPU would not
+ * say, for tests and FOLDSWEEP_EMU_VERBOSE. */
+const char *fsemu_sticky_reason(void);
 
 /* ---- inside a kernel ---------------------------------------------------- */
 
