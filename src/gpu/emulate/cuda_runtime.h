@@ -17,9 +17,29 @@
  *     on a GPU; allocations beyond the profile's memory fail;
  *   - host-mapped memory (cudaHostAllocMapped): host memory whose device
  *     pointer is the same pointer;
- *   - streams: each runs its queue (kernels, async copies) on its own host
- *     thread; cudaStreamQuery / Synchronize; synchronous copies wait for
- *     every stream (the legacy default stream);
+ *   - streams: each runs its queue (kernels, async copies and sets, the
+ *     library stand-ins' calls: emulate.h, fsemu_enqueue_host) on its own
+ *     host thread; cudaStreamQuery / Synchronize; synchronous copies wait
+ *     for every stream (the legacy default stream);
+ *   - events (events.c): record, query, synchronize, cudaStreamWaitEvent
+ *     (the waiting stream's thread blocks until the record is reached);
+ *   - graphs by stream capture (graph.c): while a stream captures, its
+ *     launches, async copies and sets, cuDNN (cudnn.h) and cuBLAS calls
+ *     and event records are recorded with their arguments copied at the
+ *     call; EndCapture gives the graph, Instantiate an executable of its
+ *     own (flags 0), Launch queues copies of the works in order. Calls a
+ *     capture forbids return cudaErrorStreamCaptureUnsupported and
+ *     invalidate it (EndCapture: cudaErrorStreamCaptureInvalidated):
+ *     synchronising the capturing stream (cudaStreamSynchronize, Query) or
+ *     the device invalidates that capture (every one); cudaMalloc,
+ *     cudaFree, synchronous cudaMemcpy and cudaMemset invalidate captures
+ *     in global mode and the calling thread's in thread-local mode
+ *     (relaxed mode allows them). A wait inside a capture on an event
+ *     recorded outside it: cudaErrorStreamCaptureIsolation. A replayed
+ *     work whose device memory (a launch's pointer arguments, a copy's
+ *     device side, a library call's tensors and workspace) was freed since
+ *     the capture faults: a sticky illegal address, fsemu_sticky_reason
+ *     naming the call;
  *   - errors: codes, cudaGetErrorString, cudaGetLastError, and sticky
  *     errors (after a kernel fault every later call returns it);
  *   - kernels: a grid of blocks, each block's threads as fibers on one host
@@ -33,8 +53,12 @@
  *   - injected failures, FOLDSWEEP_EMU_FAIL=WHAT:N (runtime.c): malloc:N
  *     (the N-th cudaMalloc runs out of memory), launch:N (the N-th launch
  *     is refused), fault:N:B (the N-th launch faults at its B-th barrier:
- *     an illegal address, sticky); with FOLDSWEEP_EMU_FAIL_RANK=R only
- *     on MPI rank R.
+ *     an illegal address, sticky), cudnn:N (the N-th cuDNN convolution
+ *     returns CUDNN_STATUS_EXECUTION_FAILED), cublas:N (the cuBLAS
+ *     stand-in's N-th call), capture:N (the N-th cudaStreamBeginCapture
+ *     returns cudaErrorStreamCaptureUnsupported), graph:N (the N-th
+ *     cudaGraphLaunch returns cudaErrorLaunchOutOfResources, nothing
+ *     queued); with FOLDSWEEP_EMU_FAIL_RANK=R only on MPI rank R.
  *
  * What it does not model: warp scheduling and divergence inside a warp,
  * memory ordering beyond the barriers (fibers of a block run one at a time,
@@ -42,7 +66,13 @@
  * barrier), register and local-memory limits (the build's resource check,
  * tests/cuda_resources.cmake, holds the real kernel to those), timing and
  * occupancy, several devices in one process, and anything the backend does
- * not call. What only a real device can show: scripts/gpu-check.
+ * not call; of graphs: fork and join of several streams into one capture
+ * (a stream outside the capture waiting on a captured record is refused
+ * with cudaErrorStreamCaptureUnsupported), wrong-thread EndCapture,
+ * instantiation flags, graph updates, conditional nodes, launch timing,
+ * and pointers a kernel follows through device memory (only its argument
+ * words are checked at replay); events record no time. What only a real
+ * device can show: scripts/gpu-check.
  */
 #ifndef FS_GPU_EMULATE_CUDA_RUNTIME_H
 #define FS_GPU_EMULATE_CUDA_RUNTIME_H
