@@ -23,7 +23,8 @@ const char *cudnnGetErrorString(cudnnStatus_t status)
     case CUDNN_STATUS_BAD_PARAM_NULL_POINTER: return "CUDNN_STATUS_BAD_PARAM_NULL_POINTER";
     case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
     case CUDNN_STATUS_INTERNAL_ERROR: return "CUDNN_STATUS_INTERNAL_ERROR";
-    case CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED: return "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED";
+    case CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED:
+        return "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED";
     case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
     case CUDNN_STATUS_EXECUTION_FAILED_CUDART: return "CUDNN_STATUS_EXECUTION_FAILED_CUDART";
     }
@@ -103,8 +104,10 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorF
                                          cudnnDataType_t dataType, int n, int c, int h, int w)
 {
     if (format == CUDNN_TENSOR_NCHW_VECT_C) return CUDNN_STATUS_NOT_SUPPORTED;
-    if (format == CUDNN_TENSOR_NCHW) return cudnnSetTensor4dDescriptorEx(d, dataType, n, c, h, w, c * h * w, h * w, w, 1);
-    if (format == CUDNN_TENSOR_NHWC) return cudnnSetTensor4dDescriptorEx(d, dataType, n, c, h, w, h * w * c, 1, w * c, c);
+    if (format == CUDNN_TENSOR_NCHW)
+        return cudnnSetTensor4dDescriptorEx(d, dataType, n, c, h, w, c * h * w, h * w, w, 1);
+    if (format == CUDNN_TENSOR_NHWC)
+        return cudnnSetTensor4dDescriptorEx(d, dataType, n, c, h, w, h * w * c, 1, w * c, c);
     return CUDNN_STATUS_BAD_PARAM;
 }
 
@@ -122,12 +125,14 @@ cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, in
                                               int dilation_h, int dilation_w, cudnnConvolutionMode_t mode,
                                               cudnnDataType_t computeType)
 {
-    if (!d || pad_h < 0 || pad_w < 0 || u <= 0 || v <= 0 || dilation_h <= 0 || dilation_w <= 0) return CUDNN_STATUS_BAD_PARAM;
+    if (!d || pad_h < 0 || pad_w < 0 || u <= 0 || v <= 0 || dilation_h <= 0 || dilation_w <= 0)
+        return CUDNN_STATUS_BAD_PARAM;
     if ((mode != CUDNN_CONVOLUTION && mode != CUDNN_CROSS_CORRELATION) || !type_known(computeType))
         return CUDNN_STATUS_BAD_PARAM;
     int groups = d->set ? d->groups : 1;
     cudnnMathType_t math = d->set ? d->math : CUDNN_DEFAULT_MATH;
-    *d = (struct cudnnConvolutionStruct){1, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType, groups, math};
+    *d = (struct cudnnConvolutionStruct){1, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType,
+                                         groups, math};
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -86,7 +86,8 @@ static void run_bwd_data(const ConvJob *j, float *col, float *B, float *T)
     for (int g = 0; g < s->G; g++) {
         for (int i = 0; i < s->S; i++)
             for (int f = 0; f < Kg; f++)
-                for (int c = 0; c < Cg; c++) B[(long)(i * Kg + f) * Cg + c] = filt(s, j->w, g * Kg + f, c, s->S - 1 - i);
+                for (int c = 0; c < Cg; c++)
+                    B[(long)(i * Kg + f) * Cg + c] = filt(s, j->w, g * Kg + f, c, s->S - 1 - i);
         for (int n = 0; n < s->N; n++) {
             for (int q = 0; q < s->W; q++)
                 for (int i = 0; i < s->S; i++) {
@@ -131,7 +132,8 @@ static cudaError_t conv_run(void *arg)
     const ConvJob *j = arg;
     const FsConvShape *s = &j->sh;
     const size_t Cg = (size_t)(s->C / s->G), Kg = (size_t)(s->K / s->G), S = (size_t)s->S;
-    const size_t rows = j->dir == FS_CONV_BWD_FILTER ? (size_t)s->N * (size_t)s->OW : (size_t)(s->W > s->OW ? s->W : s->OW);
+    const size_t rows =
+        j->dir == FS_CONV_BWD_FILTER ? (size_t)s->N * (size_t)s->OW : (size_t)(s->W > s->OW ? s->W : s->OW);
     const size_t width = S * (Cg > Kg ? Cg : Kg);
     float *col = malloc(sizeof(float) * rows * width);
     float *B = malloc(sizeof(float) * (j->dir == FS_CONV_BWD_FILTER ? rows * Kg : width * (Cg > Kg ? Cg : Kg)));
@@ -146,9 +148,9 @@ static cudaError_t conv_run(void *arg)
     return e;
 }
 
-/* The call's checks, in the library's order as far as it shows: the
- * shape, the algorithm, the workspace, then the pointers; then it is
- * queued. in_bytes / out_bytes: the extents of a (x or dy), b and out. */
+/* The call's checks after the shape's: the algorithm, the workspace, the
+ * tensors' extents, the injected failure; then the call is queued (or
+ * captured) with alpha and beta read now. */
 static cudnnStatus_t conv_call(cudnnHandle_t h, ConvJob *j, int algo, const void *alpha, const void *beta, void *ws,
                                size_t ws_bytes, const char *what)
 {
