@@ -136,6 +136,16 @@ void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float 
 /* Host: the model's class weights (training.class_weights) from its fold's
  * training examples' class counts (train_class_counts). */
 void core_model_weigh(FsModel *m, const FsNet *net, const FsTrainSpec *ts, const uint64_t counts[FS_MAX_CLASSES]);
+/* Host: the trainer's GEMM (ops_gemm) with plain strides, for the CUDA
+ * stand-in's libraries (src/gpu/emulate: cudnn.c, the cuBLAS stand-in),
+ * so that a library call computes what the CPU trainer does, bit for bit:
+ * C[i cm + n cn] += sum_k A[i am + k ak] B[k bk + n], each sum over k in
+ * order from 0.0f with fused multiply-adds, added to C once. B's rows are
+ * contiguous and bk >= N (nothing is done otherwise: the GEMM reads a row
+ * in whole vectors up to its stride). A tile's work is the calling
+ * thread's (no pool thread joins it). */
+void core_gemm(int M, int N, int K, const float *A, long am, long ak, const float *B, long bk, float *C, long cm,
+               long cn);
 /* Host: compiles the job's net and counts its examples; -1 with the job's
  * result marked failed (and why) if it cannot train. */
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);

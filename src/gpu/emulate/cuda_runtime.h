@@ -17,9 +17,29 @@
  *     on a GPU; allocations beyond the profile's memory fail;
  *   - host-mapped memory (cudaHostAllocMapped): host memory whose device
  *     pointer is the same pointer;
- *   - streams: each runs its queue (kernels, async copies) on its own host
- *     thread; cudaStreamQuery / Synchronize; synchronous copies wait for
- *     every stream (the legacy default stream);
+ *   - streams: each runs its queue (kernels, async copies and sets, the
+ *     library stand-ins' calls: emulate.h, fsemu_enqueue_host) on its own
+ *     host thread; cudaStreamQuery / Synchronize; synchronous copies wait
+ *     for every stream (the legacy default stream);
+ *   - events (events.c): record, query, synchronize, cudaStreamWaitEvent
+ *     (the waiting stream's thread blocks until the record is reached);
+ *   - graphs by stream capture (graph.c): while a stream captures, its
+ *     launches, async copies and sets, cuDNN (cudnn.h) and cuBLAS calls
+ *     and event records are recorded with their arguments copied at the
+ *     call; EndCapture gives the graph, Instantiate an executable of its
+ *     own (flags 0), Launch queues copies of the works in order. Calls a
+ *     capture forbids return cudaErrorStreamCaptureUnsupported and
+ *     invalidate it (EndCapture: cudaErrorStreamCaptureInvalidated):
+ *     synchronising the capturing stream (cudaStreamSynchronize, Query) or
+ *     the device invalidates that capture (every one); cudaMalloc,
+ *     cudaFree, synchronous cudaMemcpy and cudaMemset invalidate captures
+ *     in global mode and the calling thread's in thread-local mode
+ *     (relaxed mode allows them). A wait inside a capture on an event
+ *     recorded outside it: cudaErrorStreamCaptureIsolation. A replayed
+ *     work whose device memory (a launch's pointer arguments, a copy's
+ *     device side, a library call's tensors and workspace) was freed since
+ *     the capture faults: a sticky illegal address, fsemu_sticky_reason
+ *     naming the call;
  *   - errors: codes, cudaGetErrorString, cudaGetLastError, and sticky
  *     errors (after a kernel fault every later call returns it);
  *   - kernels: a grid of blocks, each block's threads as fibers on one host
@@ -33,8 +53,12 @@
  *   - injected failures, FOLDSWEEP_EMU_FAIL=WHAT:N (runtime.c): malloc:N
  *     (the N-th cudaMalloc runs out of memory), launch:N (the N-th launch
  *     is refused), fault:N:B (the N-th launch faults at its B-th barrier:
- *     an illegal address, sticky); with FOLDSWEEP_EMU_FAIL_RANK=R only
- *     on MPI rank R.
+ *     an illegal address, sticky), cudnn:N (the N-th cuDNN convolution
+ *     returns CUDNN_STATUS_EXECUTION_FAILED), cublas:N (the cuBLAS
+ *     stand-in's N-th call), capture:N (the N-th cudaStreamBeginCapture
+ *     returns cudaErrorStreamCaptureUnsupported), graph:N (the N-th
+ *     cudaGraphLaunch returns cudaErrorLaunchOutOfResources, nothing
+ *     queued); with FOLDSWEEP_EMU_FAIL_RANK=R only on MPI rank R.
  *
  * What it does not model: warp scheduling and divergence inside a warp,
  * memory ordering beyond the barriers (fibers of a block run one at a time,
@@ -42,7 +66,13 @@
  * barrier), register and local-memory limits (the build's resource check,
  * tests/cuda_resources.cmake, holds the real kernel to those), timing and
  * occupancy, several devices in one process, and anything the backend does
- * not call. What only a real device can show: scripts/gpu-check.
+ * not call; of graphs: fork and join of several streams into one capture
+ * (a stream outside the capture waiting on a captured record is refused
+ * with cudaErrorStreamCaptureUnsupported), wrong-thread EndCapture,
+ * instantiation flags, graph updates, conditional nodes, launch timing,
+ * and pointers a kernel follows through device memory (only its argument
+ * words are checked at replay); events record no time. What only a real
+ * device can show: scripts/gpu-check.
  */
 #ifndef FS_GPU_EMULATE_CUDA_RUNTIME_H
 #define FS_GPU_EMULATE_CUDA_RUNTIME_H
@@ -60,10 +90,15 @@ typedef enum {
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
-    cudaErrorLaunchFailure = 719
+    cudaErrorLaunchFailure = 719,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureIsolation = 905
 } cudaError_t;
 
 typedef enum {
@@ -95,6 +130,24 @@ typedef struct {
 } cudaDeviceProp;
 
 typedef struct FsEmuStream *cudaStream_t;
+typedef struct FsEmuEvent *cudaEvent_t;
+typedef struct FsEmuGraph *cudaGraph_t;
+typedef struct FsEmuGraphExec *cudaGraphExec_t;
+
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+};
+enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1,
+    cudaStreamCaptureStatusInvalidated = 2
+};
+#define cudaEventDefault 0x00u
+#define cudaEventBlockingSync 0x01u
+#define cudaEventDisableTiming 0x02u
+#define cudaEventInterprocess 0x04u
 
 typedef struct {
     unsigned int x, y, z;
@@ -121,6 +174,23 @@ cudaError_t cudaStreamQuery(cudaStream_t s);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value);
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t s);
+
+/* Graphs by stream capture (graph.c) and events (events.c). */
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaEventCreate(cudaEvent_t *e);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventQuery(cudaEvent_t e);
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags);
 
 /* The stand-in's own: a kernel launch. `entry` runs one thread of one
  * block with the launch's argument bytes (copied at the call, as a launch
@@ -130,6 +200,9 @@ cudaError_t fsemu_launch(FsEmuKernel entry, const void *args, size_t args_bytes,
                          size_t shared, cudaStream_t s);
 /* The device profile in use ("h200"), for messages. */
 const char *fsemu_profile_name(void);
+/* Why the context has its sticky error ("" if none): what a GPU would not
+ * say, for tests and FOLDSWEEP_EMU_VERBOSE. */
+const char *fsemu_sticky_reason(void);
 
 /* ---- inside a kernel ---------------------------------------------------- */
 

@@ -17,12 +17,14 @@ typedef struct {
     char *p;
     size_t n;      /* bytes asked for */
     size_t mapped; /* whole pages */
+    unsigned long id; /* never reused: a freed and re-made allocation at the same address is another */
 } Alloc;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static Alloc *allocs;
 static int n_allocs, cap_allocs;
 static size_t used;
+static unsigned long next_id;
 static int open_count; /* the stand-in's accesses in progress */
 
 static void protect_all(int prot)
@@ -60,10 +62,21 @@ int fsemu_device_range(const void *p, size_t n)
     return ok;
 }
 
+unsigned long fsemu_device_alloc_id(const void *p)
+{
+    pthread_mutex_lock(&lock);
+    int i = find(p);
+    unsigned long id = i >= 0 ? allocs[i].id : 0;
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
 cudaError_t cudaMalloc(void **ptr, size_t bytes)
 {
     cudaError_t e = fsemu_enter();
     if (e != cudaSuccess) return e;
+    e = fsemu_capture_unsafe("cudaMalloc");
+    if (e != cudaSuccess) return fsemu_set(e);
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, 0);
     if (fsemu_fail_malloc()) return fsemu_set(cudaErrorMemoryAllocation);
@@ -92,7 +105,7 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
         allocs = a;
         cap_allocs = cap;
     }
-    allocs[n_allocs++] = (Alloc){p, n, mapped};
+    allocs[n_allocs++] = (Alloc){p, n, mapped, ++next_id};
     used += n;
     pthread_mutex_unlock(&lock);
     *ptr = p;
@@ -102,6 +115,8 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
 cudaError_t cudaFree(void *ptr)
 {
     if (!ptr) return fsemu_enter();
+    cudaError_t e = fsemu_capture_unsafe("cudaFree");
+    if (e != cudaSuccess) return fsemu_set(e);
     fsemu_streams_wait_all(); /* as cudaFree synchronises the device */
     pthread_mutex_lock(&lock);
     int i = find(ptr);
@@ -156,6 +171,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
 {
     cudaError_t e = fsemu_enter();
     if (e != cudaSuccess) return e;
+    e = fsemu_capture_unsafe("cudaMemcpy");
+    if (e != cudaSuccess) return fsemu_set(e);
     fsemu_streams_wait_all(); /* the legacy default stream waits for the others */
     e = fsemu_enter();
     if (e != cudaSuccess) return e;
@@ -166,6 +183,8 @@ cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
 {
     cudaError_t e = fsemu_enter();
     if (e != cudaSuccess) return e;
+    e = fsemu_capture_unsafe("cudaMemset");
+    if (e != cudaSuccess) return fsemu_set(e);
     fsemu_streams_wait_all();
     if (bytes == 0) return cudaSuccess;
     if (!fsemu_device_range(ptr, bytes)) return fsemu_set(cudaErrorInvalidValue);

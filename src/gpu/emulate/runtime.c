@@ -67,6 +67,7 @@ const char *fsemu_profile_name(void)
 
 static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static cudaError_t last_err, sticky_err;
+static char sticky_why[256];
 static int current = -1;
 
 cudaError_t fsemu_set(cudaError_t e)
@@ -93,9 +94,18 @@ void fsemu_make_sticky(cudaError_t e, const char *why)
     if (sticky_err == cudaSuccess) {
         sticky_err = e;
         last_err = e;
+        snprintf(sticky_why, sizeof sticky_why, "%s", why);
         if (getenv("FOLDSWEEP_EMU_VERBOSE")) fprintf(stderr, "foldsweep: CUDA stand-in: %s\n", why);
     }
     pthread_mutex_unlock(&err_lock);
+}
+
+const char *fsemu_sticky_reason(void)
+{
+    pthread_mutex_lock(&err_lock);
+    const char *why = sticky_err != cudaSuccess ? sticky_why : ""; /* set once, never changed after */
+    pthread_mutex_unlock(&err_lock);
+    return why;
 }
 
 cudaError_t fsemu_enter(void)
@@ -136,6 +146,12 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+        return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureIsolation: return "dependency created on uncaptured work in another stream";
     }
     return "unrecognized error code";
 }
@@ -334,7 +350,7 @@ cudaError_t fsemu_launch(FsEmuKernel entry, const void *args, size_t args_bytes,
      * more dynamic shared memory than the kernel opted in to. */
     if (grid == 0 || grid > 2147483647u || block == 0 || block > 1024 || shared > max_shared_of((const void *)entry))
         return fsemu_set(cudaErrorInvalidValue);
-    FsEmuLaunch l = {entry, malloc(args_bytes ? args_bytes : 1), grid, block, shared, 0};
+    FsEmuLaunch l = {entry, malloc(args_bytes ? args_bytes : 1), grid, block, shared, 0, args_bytes};
     if (!l.args) return fsemu_set(cudaErrorMemoryAllocation);
     memcpy(l.args, args, args_bytes);
     if (fsemu_fail_launch(&l.fault_barrier)) {
@@ -344,7 +360,5 @@ cudaError_t fsemu_launch(FsEmuKernel entry, const void *args, size_t args_bytes,
     if (getenv("FOLDSWEEP_EMU_VERBOSE"))
         fprintf(stderr, "foldsweep: CUDA stand-in: launch of %u blocks x %u threads, %zu bytes of shared memory each\n",
                 grid, block, shared);
-    e = fsemu_stream_launch(s, &l);
-    if (e != cudaSuccess) free(l.args);
-    return fsemu_set(e);
+    return fsemu_set(fsemu_stream_launch(s, &l)); /* which owns l.args now, failed or not */
 }
