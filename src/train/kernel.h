@@ -140,6 +140,14 @@ void core_model_weigh(FsModel *m, const FsNet *net, const FsTrainSpec *ts, const
  * result marked failed (and why) if it cannot train. */
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);
 
+/* Host, the CPU build: C(i, n) += sum_k A[i am + k ak] B[k bk + n] into
+ * C[i cm + n cn], i < M, n < N, each sum over k in order from 0.0f, then
+ * added to C once: the trainer's GEMM (ops_gemm) with plain strides, so
+ * that the library stand-ins (src/gpu/emulate) compute the CPU trainer's
+ * bits. B's rows may be read up to their stride (bk >= N floats). */
+void core_gemm(int M, int N, int K, const float *A, long am, long ak, const float *B, long bk, float *C, long cm,
+               long cn);
+
 #if defined(__CUDACC__) || defined(FS_CUDA_EMULATE)
 /* kernels/fit_kernel.cu: n models, one block of `threads` each with `shared`
  * bytes of dynamic shared memory (the largest model's core_model_hot_bytes),

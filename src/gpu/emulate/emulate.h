@@ -41,6 +41,11 @@ typedef struct {
 } FsEmuLaunch;
 cudaError_t fsemu_run_kernel(const FsEmuLaunch *l);
 
+/* A library stand-in's work queued on stream s (streams.c): fn(arg) on
+ * the stream's thread with device memory open, fn(NULL) when a sticky
+ * error stops the stream's work; arg is freed after. */
+cudaError_t fsemu_stream_host(cudaStream_t s, void (*fn)(void *), void *arg);
+
 /* Every stream idle (synchronous calls wait for this). */
 void fsemu_streams_wait_all(void);
 

@@ -20,6 +20,8 @@ typedef struct Op {
     const void *src;
     size_t n;
     cudaMemcpyKind kind;
+    void (*host)(void *); /* fsemu_stream_host's work (then the rest is unused) */
+    void *host_arg;
 } Op;
 
 struct FsEmuStream {
@@ -48,7 +50,14 @@ static void *stream_main(void *arg)
         s->busy = 1;
         pthread_mutex_unlock(&s->lock);
         cudaError_t e = fsemu_sticky();
-        if (e == cudaSuccess)
+        if (op->host) {
+            /* Runs even after a failure, as it owns (and frees) its argument:
+             * it computes nothing then (fsemu_stream_host). */
+            if (e == cudaSuccess) fsemu_memory_open();
+            op->host(e == cudaSuccess ? op->host_arg : NULL);
+            if (e == cudaSuccess) fsemu_memory_close();
+            free(op->host_arg);
+        } else if (e == cudaSuccess)
             e = op->is_launch ? fsemu_run_kernel(&op->launch) : fsemu_copy(op->dst, op->src, op->n, op->kind);
         if (op->is_launch) free(op->launch.args);
         pthread_mutex_lock(&s->lock);
@@ -121,13 +130,30 @@ cudaError_t fsemu_stream_launch(cudaStream_t s, const FsEmuLaunch *l)
     return e;
 }
 
+/* For the library stand-ins (cublas.c): fn(arg) queued on the stream like
+ * a kernel, with device memory open while it runs; arg (malloc'd) is the
+ * stream's to free after. fn(NULL) when the stream has a sticky error:
+ * nothing is computed. A minimal form of the generic host closure that
+ * graph capture needs (fsemu_enqueue_host, issue #44): to be merged into
+ * it. */
+cudaError_t fsemu_stream_host(cudaStream_t s, void (*fn)(void *), void *arg)
+{
+    Op *op = calloc(1, sizeof *op);
+    if (!op) return cudaErrorMemoryAllocation;
+    op->host = fn;
+    op->host_arg = arg;
+    cudaError_t e = enqueue(s, op);
+    if (e != cudaSuccess) free(op);
+    return e;
+}
+
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s)
 {
     cudaError_t e = fsemu_enter();
     if (e != cudaSuccess) return e;
     Op *op = calloc(1, sizeof *op);
     if (!op) return fsemu_set(cudaErrorMemoryAllocation);
-    *op = (Op){NULL, 0, {0}, dst, src, bytes, kind};
+    *op = (Op){NULL, 0, {0}, dst, src, bytes, kind, NULL, NULL};
     e = enqueue(s, op);
     if (e != cudaSuccess) free(op);
     return fsemu_set(e);
