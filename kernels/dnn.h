@@ -54,6 +54,11 @@ extern "C" {
 }
 #endif
 
+/* C linkage: the tests (C) call these in a real CUDA build too. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
     FS_DNN_CUBLAS = 0, /* im2col + cublasSgemmStridedBatched: always built */
     FS_DNN_CUDNN,      /* cuDNN grouped convolution: where the build has cuDNN (FS_HAVE_CUDNN) */
@@ -91,5 +96,9 @@ int fs_dnn_reserve(FsDnn *d, const FsDnnConv *layers, int n, FsErr *err);
 int fs_dnn_conv_fwd(FsDnn *d, const FsDnnConv *c, const float *x, const float *W, float *y, FsErr *err);
 int fs_dnn_conv_wgrad(FsDnn *d, const FsDnnConv *c, const float *x, const float *dy, float *gW, FsErr *err);
 int fs_dnn_conv_dgrad(FsDnn *d, const FsDnnConv *c, const float *dy, const float *W, float *dx, FsErr *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

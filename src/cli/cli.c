@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "mpi/mpi.h" /* fsmpi_built */
+#include "run/run.h"  /* run_gpu_libraries */
 
 #ifndef FS_VERSION
 #define FS_VERSION "0.1.0"
@@ -160,6 +161,9 @@ static void version_print(void)
 #endif
     printf("foldsweep %s\n", FS_VERSION);
     printf("backends: MPI %s, CUDA %s\n", fsmpi_built() ? "yes" : "no", cuda);
+    char libs[256];
+    run_gpu_libraries(libs, sizeof libs);
+    printf("GPU libraries: %s\n", libs);
 }
 
 int cli_main(int argc, char **argv)

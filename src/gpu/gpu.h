@@ -52,6 +52,9 @@ int gpu_emulated(void);
 /* "NVIDIA H200, 139.8 GiB, sm_90", or why there is none; under the CUDA
  * stand-in "emulated on the CPU: h200 profile (...)". */
 void gpu_describe(int device, char *out, size_t n);
+/* The library tier's back ends this build has, for `--version`: "cuBLAS
+ * 13.1.0, cuDNN 9.13.0" (kernels/dnn.cu: fs_dnn_describe), or why none. */
+void gpu_libraries(char *out, size_t n);
 
 /* Selects `device` and uploads the data set's residue arrays once. */
 FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err);

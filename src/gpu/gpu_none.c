@@ -18,6 +18,8 @@ void gpu_describe(int device, char *out, size_t n)
     snprintf(out, n, "none (this build has no CUDA backend: rebuild with nvcc present)");
 }
 
+void gpu_libraries(char *out, size_t n) { snprintf(out, n, "none (no CUDA backend)"); }
+
 FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err)
 {
     (void)device, (void)ds;

@@ -110,6 +110,8 @@ int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *
     return rc;
 }
 
+void run_gpu_libraries(char *out, size_t n) { gpu_libraries(out, n); }
+
 void run_backend_describe(int use_gpu, int device, char *out, size_t n)
 {
     if (use_gpu) {

@@ -101,6 +101,10 @@ int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, ch
                  char ***why, FsErr *err);
 void run_gpu_plan_free(char **why, int n);
 
+/* The GPU library tier's back ends this build has (gpu_libraries), for
+ * `foldsweep --version`: cli reaches the gpu module through run. */
+void run_gpu_libraries(char *out, size_t n);
+
 /* For `foldsweep plan` (run/sampler.c): the trials a fresh run of sw
  * proposes before any result can change them, in proposal order, into
  * out, and each one's batch (from 1) into batch (both with room for

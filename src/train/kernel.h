@@ -150,6 +150,7 @@ void core_gemm(int M, int N, int K, const float *A, long am, long ak, const floa
  * result marked failed (and why) if it cannot train. */
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid);
 
+
 #if defined(__CUDACC__) || defined(FS_CUDA_EMULATE)
 /* kernels/fit_kernel.cu: n models, one block of `threads` each with `shared`
  * bytes of dynamic shared memory (the largest model's core_model_hot_bytes),

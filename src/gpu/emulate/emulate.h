@@ -48,6 +48,7 @@ typedef struct {
 } FsEmuLaunch;
 cudaError_t fsemu_run_kernel(const FsEmuLaunch *l);
 
+
 /* Every stream idle (synchronous calls wait for this). */
 void fsemu_streams_wait_all(void);
 
