@@ -12,6 +12,7 @@
 #include "synth/synth.h"
 #include "test.h"
 #include "grad_check.h"
+#include "test_harness.h"
 #include "train/core.h"
 
 #define D 4
@@ -45,51 +46,7 @@ static void use_features(int half)
     ds.feat = half ? (void *)feat_h : (void *)feat_f;
 }
 
-static FsLayerSpec layer(FsLayerKind k, int units, int width, int dil, FsAct a)
-{
-    FsLayerSpec s = {0};
-    s.kind = k;
-    s.units = units;
-    s.width = width;
-    s.dilation = dil;
-    s.act = a;
-    s.act_param = 1.0f;
-    s.eps = 1e-3f;
-    s.momentum = 0.9f;
-    return s;
-}
-
-typedef struct {
-    FsNet net;
-    FsModel m;
-    FsFoldData fd;
-    void *buf;
-    int B;
-} Harness;
-
-static void harness_init(Harness *h, const FsArch *arch, int B)
-{
-    FsErr err = {0};
-    FsTrainSpec ts;
-    train_spec_defaults(&ts);
-    ts.batch_residues = 4096;
-    int rc = arch->chain ? train_chain_rows(arch, &ts, data_longest_chain(&ds), &h->net, &err)
-                         : model_compile(&h->net, arch, B, &err);
-    CHECK_MSG(rc == 0, "%s", err.msg);
-    size_t bytes = core_model_bytes(&h->net, 1);
-    h->buf = fs_aligned_alloc(bytes);
-    memset(h->buf, 0, bytes);
-    core_model_bind(&h->m, &h->net, h->buf, 1);
-    uint64_t w[2] = {42, 7};
-    FsRng rng;
-    fs_rng_seed(&rng, w, 2);
-    model_init(&h->net, h->m.w, &rng);
-    for (long i = 0; i < h->net.n_params; i++) h->m.w[i] += 0.1f * (fs_rng_uniform(&rng) - 0.5f);
-    h->m.drop_key = 12345;
-    FsFoldData fd = {ds.aa, ds.ss, ds.left, ds.right, NULL, 0, NULL, 0, 0, 0, ds.feat, ds.feat_dim, ds.feat_half};
-    h->fd = fd;
-    h->B = B;
-}
+#define layer(...) th_layer(__VA_ARGS__)
 
 /* A batch: window models the scored residues 0..B-1 of the set (some at
  * segment ends, so windows reach past them), chain models chains 0..2. */
@@ -121,7 +78,7 @@ static double loss_of(void *ctx)
 static void grad_check(const char *name, const FsArch *arch)
 {
     Harness h;
-    harness_init(&h, arch, 6);
+    harness_init(&h, &ds, arch, 6);
     harness_load(&h);
     const int B = h.net.chain ? 1 : h.B;
     step_forward(&h.m, B, 1);
@@ -177,7 +134,7 @@ static void test_forward(void)
     a.n_layers = 1;
     a.layers[0] = layer(FS_LAYER_CONV, 5, 5, 0, FS_ACT_LINEAR);
     Harness h;
-    harness_init(&h, &a, 6);
+    harness_init(&h, &ds, &a, 6);
     harness_load(&h);
     step_forward(&h.m, h.B, 0);
     const FsLayer *y = &h.net.layer[0];

@@ -15,57 +15,22 @@
 #include "data/data.h"
 #include "synth/synth.h"
 #include "test.h"
+#include "test_harness.h"
 #include "train/core.h"
 
 #define D 3
 static FsDataset ds;
 static float *feat;
 
+/* Dropout at a rate that drops something. */
 static FsLayerSpec layer(FsLayerKind k, int units, int width, int dil, FsAct a)
 {
-    FsLayerSpec s = {0};
-    s.kind = k;
-    s.units = units;
-    s.width = width;
-    s.dilation = dil;
-    s.act = a;
-    s.act_param = 1.0f;
-    s.eps = 1e-3f;
-    s.momentum = 0.9f;
+    FsLayerSpec s = th_layer(k, units, width, dil, a);
     s.rate = 0.25f;
     return s;
 }
 
-typedef struct {
-    FsNet net;
-    FsModel m;
-    FsFoldData fd;
-    void *buf;
-    size_t bytes;
-} Model;
-
-static void model_make(Model *h, const FsArch *arch, int B)
-{
-    FsErr err = {0};
-    FsTrainSpec ts;
-    train_spec_defaults(&ts);
-    ts.batch_residues = 2048;
-    int rc = arch->chain ? train_chain_rows(arch, &ts, data_longest_chain(&ds), &h->net, &err)
-                         : model_compile(&h->net, arch, B, &err);
-    CHECK_MSG(rc == 0, "%s", err.msg);
-    h->bytes = core_model_bytes(&h->net, 1);
-    h->buf = fs_aligned_alloc(h->bytes);
-    memset(h->buf, 0, h->bytes);
-    core_model_bind(&h->m, &h->net, h->buf, 1);
-    uint64_t w[2] = {42, 7};
-    FsRng rng;
-    fs_rng_seed(&rng, w, 2);
-    model_init(&h->net, h->m.w, &rng);
-    for (long i = 0; i < h->net.n_params; i++) h->m.w[i] += 0.1f * (fs_rng_uniform(&rng) - 0.5f);
-    h->m.drop_key = 777;
-    FsFoldData fd = {ds.aa, ds.ss, ds.left, ds.right, NULL, 0, NULL, 0, 0, 0, ds.feat, ds.feat_dim, ds.feat_half};
-    h->fd = fd;
-}
+typedef Harness Model;
 
 /* The same batch for both: chains 1..3 of the set, or B windows. */
 static int model_load(Model *h, int B)
@@ -117,8 +82,8 @@ static int n_gemm_layers(const FsNet *net)
 static void check_parts(const char *name, const FsArch *arch, int B)
 {
     Model a, b;
-    model_make(&a, arch, B);
-    model_make(&b, arch, B);
+    harness_init(&a, &ds, arch, B);
+    harness_init(&b, &ds, arch, B);
     const int Ba = model_load(&a, B), Bb = model_load(&b, B);
     CHECK(Ba == Bb);
     /* Garbage in the gradients: step_backward zeroes them first, and so
