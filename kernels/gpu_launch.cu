@@ -146,7 +146,8 @@ static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, Launch *L, size_t
         int s = L->n;
         char why[512];
         if (train_job_check(&jobs[j], &L->nets[s], &nt, &nv) != 0) continue;
-        if (gpu_model_check(&g->lim, jobs[j].arch, jobs[j].spec, nt, why, sizeof why) != 0) {
+        if (gpu_model_check(&g->lim, jobs[j].arch, jobs[j].spec, nt, why, sizeof why) != FS_GPU_BLOCK) {
+            if (jobs[j].arch->chain) snprintf(why, sizeof why, "the library tier is not in this build yet");
             jobs[j].result->status = FS_FIT_FAILED;
             snprintf(jobs[j].result->message, sizeof jobs[j].result->message, "GPU: %s", why);
             continue;

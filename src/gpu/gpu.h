@@ -33,13 +33,25 @@ const char *gpu_profile_names(void);
 /* A visible device's limits; -1 without one. */
 int gpu_limits(int device, FsGpuLimits *out);
 
-/* Whether the GPU path takes this model (arch trained with ts on a fold of
- * n_train examples): 0, or -1 with why, naming what the model needs
+/* Which GPU tier trains a model (#44): the one-block kernel (a model per
+ * thread block, the whole fit in one launch: window models), the library
+ * tier (groups of same-shape models, each layer's convolutions through
+ * cuBLAS or cuDNN, kernels/dnn.h: chain models), or neither. */
+typedef enum {
+    FS_GPU_REFUSED = -1,
+    FS_GPU_BLOCK = 1,
+    FS_GPU_LIBRARY = 2,
+} FsGpuTier;
+
+/* Which tier takes this model (arch trained with ts on a fold of n_train
+ * examples), or FS_GPU_REFUSED with why, naming what the model needs
  * against what the device has (its block's shared memory, its memory).
  * The launcher refuses with it before anything is allocated, the run
  * before training, and `foldsweep plan` prints it per trial: one rule. */
-int gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train, char *why,
-                    size_t n);
+FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
+                          char *why, size_t n);
+/* "block", "library" (the journal's and the leaderboard's words). */
+const char *gpu_tier_name(FsGpuTier t);
 /* Device bytes of one model in a launch: its buffer (its curves are in
  * mapped host memory). */
 size_t gpu_model_bytes(const FsNet *net, uint32_t n_train);

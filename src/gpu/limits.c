@@ -34,20 +34,38 @@ static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 size_t gpu_model_bytes(const FsNet *net, uint32_t n_train) { return align256(core_model_bytes(net, n_train)); }
 
-int gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train, char *why,
-                    size_t n)
+const char *gpu_tier_name(FsGpuTier t)
+{
+    return t == FS_GPU_BLOCK ? "block" : t == FS_GPU_LIBRARY ? "library" : "refused";
+}
+
+/* A chain model on the library tier: its group of one must fit the
+ * device (kernels/lib_train.cu lays a group out as gpu_model_bytes each). */
+static FsGpuTier library_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
+                               char *why, size_t n)
+{
+    FsNet net;
+    FsErr err = {0};
+    if (train_chain_rows(arch, ts, 0, &net, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
+    size_t bytes = gpu_model_bytes(&net, n_train);
+    if (bytes > lim->memory / 100 * 85)
+        return snprintf(why, n, "needs %.2f GiB of device memory, more than 85%% of the %s's %.1f GiB",
+                        (double)bytes / (1 << 30), lim->name, (double)lim->memory / (1 << 30)),
+               FS_GPU_REFUSED;
+    return FS_GPU_LIBRARY;
+}
+
+FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
+                          char *why, size_t n)
 {
     FsNet net;
     FsErr err = {0};
     int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
-    /* The kernel keeps a batch's codes and labels in shared memory, a
+    /* The block keeps a batch's codes and labels in shared memory, a
      * window's worth per example; a chain batch's thousands of rows do not
-     * fit there, and the kernel has no chain batches. */
-    if (arch->chain)
-        return snprintf(why, n, "a chain model (data.window: chain) trains on the CPU only: the GPU kernel "
-                                "takes window models"),
-               -1;
-    if (model_compile(&net, arch, mb, &err) != 0) return snprintf(why, n, "%s", err.msg), -1;
+     * fit there: chain models go to the library tier. */
+    if (arch->chain) return library_check(lim, arch, ts, n_train, why, n);
+    if (model_compile(&net, arch, mb, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
     /* The batch's codes, labels, losses and predictions and the reduction
      * partials live in the block's shared memory (kernels/fit_kernel.cu). */
     size_t shared = core_model_hot_bytes(&net);
@@ -55,11 +73,11 @@ int gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpe
         return snprintf(why, n,
                         "needs %zu bytes of shared memory per block (batch %d x window %d), more than the %s's %zu",
                         shared, mb, arch->window, lim->name, lim->shared_optin),
-               -1;
+               FS_GPU_REFUSED;
     size_t bytes = gpu_model_bytes(&net, n_train);
     if (bytes > lim->memory / 100 * 85)
         return snprintf(why, n, "needs %.2f GiB of device memory, more than 85%% of the %s's %.1f GiB",
                         (double)bytes / (1 << 30), lim->name, (double)lim->memory / (1 << 30)),
-               -1;
-    return 0;
+               FS_GPU_REFUSED;
+    return FS_GPU_BLOCK;
 }

@@ -51,7 +51,7 @@ static int trial_check(const FsGpuLimits *lim, const FsTrial *tr, int fold, uint
 {
     FsTrainSpec ts;
     sweep_fold_spec(&ts, tr, fold);
-    return gpu_model_check(lim, &tr->arch, &ts, n_train, why, n);
+    return gpu_model_check(lim, &tr->arch, &ts, n_train, why, n) == FS_GPU_REFUSED ? -1 : 0;
 }
 
 int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds, int device, FsErr *err)
