@@ -114,25 +114,30 @@ void gpu_close(FsGpu *g)
     cudaFree(g->d_left);
     cudaFree(g->d_right);
     cudaFree(g->d_feat);
-    for (int i = 0; i < FS_MAX_FOLDS + 2; i++) cudaFree(g->folds[i].d_idx);
+    for (int c = 0; c < 2; c++)
+        for (int i = 0; i < FS_MAX_FOLDS + 2; i++) cudaFree(g->folds[c][i].d_idx);
     free(g);
 }
 
-const FoldLists *gpu_fold_lists(FsGpu *g, int fold, FsErr *err)
+const FoldLists *gpu_fold_lists(FsGpu *g, int fold, int chains, FsErr *err)
 {
     if (fold < FS_FOLD_ALL || fold >= FS_MAX_FOLDS) {
         fs_err_set(err, "fold %d is not a fold of this data (at most %d)", fold, FS_MAX_FOLDS);
         return NULL;
     }
-    FoldLists *f = &g->folds[gpu_fold_slot(fold)];
+    FoldLists *f = &g->folds[chains != 0][gpu_fold_slot(fold)];
     if (f->d_idx) return f;
-    uint32_t nt, nv;
-    uint32_t *h = data_fold_examples(g->ds, fold, 0, &nt, &nv);
-    train_class_counts(g->ds->ss, h, nt, f->counts);
-    int rc = upload((void **)&f->d_idx, h, sizeof(uint32_t) * ((size_t)nt + nv), err);
+    /* The CPU trainer's lists and counts (core_fold_data), so that both
+     * backends train on the same examples in the same order. */
+    FsFoldData fd;
+    uint32_t *h = core_fold_data(g->ds, fold, chains, &fd);
+    core_fold_class_counts(&fd, chains, f->counts);
+    int rc = upload((void **)&f->d_idx, h, sizeof(uint32_t) * ((size_t)fd.n_train + fd.n_valid), err);
     free(h);
     if (rc) return NULL;
-    f->n_train = nt;
-    f->n_valid = nv;
+    f->n_train = fd.n_train;
+    f->n_valid = fd.n_valid;
+    f->n_train_res = fd.n_train_res;
+    f->n_valid_res = fd.n_valid_res;
     return f;
 }

@@ -32,7 +32,8 @@ extern "C" {
 typedef struct {
     uint32_t *d_idx; /* train then valid indices */
     uint32_t n_train, n_valid;
-    uint64_t counts[FS_MAX_CLASSES]; /* the training examples' classes (training.class_weights) */
+    uint64_t n_train_res, n_valid_res; /* their scored residues (a chain list: its chains') */
+    uint64_t counts[FS_MAX_CLASSES]; /* the training residues' classes (training.class_weights) */
 } FoldLists;
 
 struct FsGpu {
@@ -42,15 +43,16 @@ struct FsGpu {
     uint8_t *d_aa, *d_ss, *d_left, *d_right;
     void *d_feat; /* the residues' feature columns (FsDataset.feat), as stored: resident like the codes */
     /* By fold_slot: FS_FOLD_ALL (a refit) is slot 0, FS_FOLD_PREDEFINED 1,
-     * fold k slot k + 2. */
-    FoldLists folds[FS_MAX_FOLDS + 2];
+     * fold k slot k + 2; [0] a window model's lists (residues), [1] a
+     * chain model's (chains). */
+    FoldLists folds[2][FS_MAX_FOLDS + 2];
 };
 
 /* A fold's slot in FsGpu.folds. */
 static inline int gpu_fold_slot(int fold) { return fold - FS_FOLD_ALL; }
-/* The fold's example lists on the device, uploaded the first time a job
+/* The fold's example lists on the device (chains: a chain model's), uploaded the first time a job
  * needs them; NULL with err set where the fold is not one of the data's or
  * the upload failed. */
-const FoldLists *gpu_fold_lists(FsGpu *g, int fold, FsErr *err);
+const FoldLists *gpu_fold_lists(FsGpu *g, int fold, int chains, FsErr *err);
 
 #endif

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu_cuda.h"
+#include "gpu_launch.h"
 
 /* Threads per model (FS_GPU_THREADS, train/kernel.h): the per-model loops
  * are a few hundred wide (GEMM tiles, rows of a batch); more threads would
@@ -39,7 +39,10 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     FsErr e = {0};
     const FsTrainSpec *ts = job->spec;
     int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
-    if (model_compile(&net, job->arch, mb, &e) != 0) return 1; /* it will fail with its message */
+    /* A chain model's net is compiled for its batch's rows, as its job's. */
+    if (job->arch->chain ? train_chain_rows(job->arch, ts, data_longest_chain(g->ds), &net, &e) != 0
+                         : model_compile(&net, job->arch, mb, &e) != 0)
+        return 1; /* it will fail with its message */
     uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
     size_t per = gpu_model_bytes(&net, nt) + launch_arrays_bytes(1);
     size_t free_b = 0, total = 0;
@@ -55,7 +58,7 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
      * later from the margin, once a run (they stay resident). A fold the
      * data lacks fails in the launch, with its message. */
     FsErr le = {0};
-    if (!gpu_fold_lists(g, job->fold, &le)) cudaGetLastError();
+    if (!gpu_fold_lists(g, job->fold, job->arch->chain, &le)) cudaGetLastError();
     if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
         cudaGetLastError();
         return 0;
@@ -64,44 +67,7 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     return cap > FS_GPU_MAX_MODELS ? FS_GPU_MAX_MODELS : (int)cap;
 }
 
-/* What the host and a running model share through mapped host memory: the
- * model writes its epochs, examples and curves, the host its stop flags.
- * The curves are written before the epoch count moves (FS_PUBLISH). */
-typedef struct {
-    int progress;      /* epochs completed */
-    int cancel, prune; /* the job's flags, copied down by the host */
-    int pad;
-    uint64_t examples; /* trained so far */
-} Watch;
-
-/* One launch's host and device state; freed by launch_free. */
-typedef struct {
-    int n;          /* models in the launch */
-    int *job;       /* launch slot -> job index */
-    int *seen;      /* epochs already handed to the job, per slot */
-    unsigned char *handed;  /* per slot: result collected and passed to finished() */
-    unsigned char *job_end; /* per job index: the same, for gpu_train's error path */
-    FsNet *nets;
-    FsModel *models;
-    FsFoldData *folds;
-    FsTrainSpec *specs;
-    FsFitResult *res;
-    size_t shared;  /* dynamic shared memory per block: the largest model's */
-    char *d_buf;    /* every model's buffer, then the arrays below */
-    FsNet *d_nets;
-    FsModel *d_models;
-    FsFoldData *d_folds;
-    FsTrainSpec *d_specs;
-    FsFitResult *d_res;
-    char *h_mapped; /* n Watch records, n done flags, then every model's curves */
-    Watch *watch;
-    volatile int *done; /* the kernel's done flags (FsFitLaunch.done), host side */
-    float **curves; /* per slot: 4 x max_epochs floats in h_mapped */
-    cudaStream_t stream;
-    cudaStream_t copy; /* a finished model's result and weights, while the kernel runs */
-} Launch;
-
-static void launch_free(Launch *L)
+void launch_free(Launch *L)
 {
     if (L->stream) cudaStreamDestroy(L->stream);
     if (L->copy) cudaStreamDestroy(L->copy);
@@ -138,29 +104,57 @@ static void launch_alloc_host(Launch *L, int n)
  * model the GPU path does not take (gpu_model_check: the same rule the run
  * and `foldsweep plan` apply before training). off[s]: each slot's offset
  * in the device buffer; returns the buffer's size. */
-static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, Launch *L, size_t *off, uint32_t *ntr)
+static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, Launch *L,
+                           size_t *off, uint32_t *ntr)
 {
-    size_t total = 0;
+    size_t total = 0, most = 0;
     for (int j = 0; j < n; j++) {
         uint32_t nt, nv;
         int s = L->n;
         char why[512];
+        if (sel && !sel[j]) continue;
         if (train_job_check(&jobs[j], &L->nets[s], &nt, &nv) != 0) continue;
-        if (gpu_model_check(&g->lim, jobs[j].arch, jobs[j].spec, nt, why, sizeof why) != FS_GPU_BLOCK) {
-            if (jobs[j].arch->chain) snprintf(why, sizeof why, "the library tier is not in this build yet");
-            jobs[j].result->status = FS_FIT_FAILED;
-            snprintf(jobs[j].result->message, sizeof jobs[j].result->message, "GPU: %s", why);
-            continue;
-        }
+        if (gpu_job_tier(g, &jobs[j], nt, why, sizeof why) != tier) continue;
         L->job[s] = j;
         ntr[s] = nt;
         off[s] = total;
-        total += gpu_model_bytes(&L->nets[s], nt);
+        size_t bytes = gpu_model_bytes(&L->nets[s], nt);
+        total += bytes;
+        if (bytes > most) most = bytes;
         size_t hot = core_model_hot_bytes(&L->nets[s]);
         if (hot > L->shared) L->shared = hot;
         L->n++;
     }
+    /* A library group's models lie one stride apart, whatever their
+     * folds' sizes: the libraries' batched calls step from one to the next
+     * by a constant (kernels/dnn.h). */
+    if (tier == FS_GPU_LIBRARY) {
+        for (int s = 0; s < L->n; s++) off[s] = (size_t)s * most;
+        total = most * (size_t)L->n;
+        L->stride = most;
+    }
     return total;
+}
+
+FsGpuTier gpu_job_tier(FsGpu *g, const FsJob *job, uint32_t n_train, char *why, size_t n)
+{
+    return gpu_model_check(&g->lim, job->arch, job->spec, n_train, why, n);
+}
+
+/* Each job the GPU refuses fails with why, as the CPU fails one that cannot
+ * train (gpu_model_check: the same rule the run and `foldsweep plan` apply
+ * before training). */
+static void launch_refuse(FsGpu *g, const FsJob *jobs, int n)
+{
+    FsNet net;
+    for (int j = 0; j < n; j++) {
+        uint32_t nt, nv;
+        char why[512];
+        if (train_job_check(&jobs[j], &net, &nt, &nv) != 0) continue;
+        if (gpu_job_tier(g, &jobs[j], nt, why, sizeof why) != FS_GPU_REFUSED) continue;
+        jobs[j].result->status = FS_FIT_FAILED;
+        snprintf(jobs[j].result->message, sizeof jobs[j].result->message, "GPU: %s", why);
+    }
 }
 
 /* The mapped records and curves: one host allocation the kernel writes to. */
@@ -193,15 +187,15 @@ static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf,
     size_t nw = (size_t)(net->n_params + net->n_state);
     if (nw > *w_cap) *w = (float *)fs_realloc(*w, sizeof(float) * (*w_cap = nw));
     core_model_seed(m, net, job->spec, *w);
-    core_model_weigh(m, net, job->spec, g->folds[gpu_fold_slot(job->fold)].counts);
+    const FoldLists *fl = &g->folds[job->arch->chain != 0][gpu_fold_slot(job->fold)];
+    core_model_weigh(m, net, job->spec, fl->counts);
     CU(cudaMemcpy(m->w, *w, sizeof(float) * nw, cudaMemcpyHostToDevice));
     m->progress = &d_watch[s].progress;
     m->cancel = &d_watch[s].cancel;
     m->prune = &d_watch[s].prune;
     m->examples = &d_watch[s].examples;
-    const FoldLists *fl = &g->folds[gpu_fold_slot(job->fold)];
     FsFoldData fd = {g->d_aa, g->d_ss, g->d_left, g->d_right, fl->d_idx, fl->n_train, fl->d_idx + fl->n_train,
-                     fl->n_valid, fl->n_train, fl->n_valid, g->ds->feat_dim ? g->d_feat : NULL,
+                     fl->n_valid, fl->n_train_res, fl->n_valid_res, g->ds->feat_dim ? g->d_feat : NULL,
                      g->ds->feat_dim, g->ds->feat_half};
     L->folds[s] = fd;
     L->specs[s] = *job->spec;
@@ -248,15 +242,15 @@ static int launch_upload(Launch *L, FsErr *err)
     return 0;
 }
 
-static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *err)
+int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, Launch *L, FsErr *err)
 {
     launch_alloc_host(L, n);
     size_t *off = (size_t *)fs_calloc((size_t)n + 1, sizeof(size_t));
     uint32_t *ntr = (uint32_t *)fs_calloc((size_t)n + 1, sizeof(uint32_t));
     int rc = 0;
-    size_t total = launch_slots(g, jobs, n, L, off, ntr);
+    size_t total = launch_slots(g, jobs, n, sel, tier, L, off, ntr);
     for (int s = 0; s < L->n && !rc; s++)
-        if (!gpu_fold_lists(g, jobs[L->job[s]].fold, err)) rc = -1;
+        if (!gpu_fold_lists(g, jobs[L->job[s]].fold, jobs[L->job[s]].arch->chain, err)) rc = -1;
     if (rc || L->n == 0) {
         free(off);
         free(ntr);
@@ -281,7 +275,7 @@ static int launch_build(FsGpu *g, const FsJob *jobs, int n, Launch *L, FsErr *er
 /* Hands slot s's new epochs to its job as the CPU trainer would: curves
  * first, then (released) the epoch count, so that a watcher (the pruner,
  * --progress, a worker's EPOCH messages) reading the count sees them. */
-static void launch_hand(const FsJob *job, Launch *L, int s, int epochs)
+void launch_hand(const FsJob *job, Launch *L, int s, int epochs)
 {
     const FsCurves *c = &job->result->curves;
     int E = job->spec->stop.max_epochs;
@@ -303,7 +297,7 @@ static void launch_hand(const FsJob *job, Launch *L, int s, int epochs)
 /* Slot s's result and weights, final (its done flag is set, or the kernel
  * has ended), into its job: copied on the copy stream, so that the other
  * models train on; then finished() records it. */
-static int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w, FsErr *err)
+int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w, FsErr *err)
 {
     const FsJob *job = &jobs[L->job[s]];
     FsFitResult *back = (FsFitResult *)fs_calloc(1, sizeof(FsFitResult));
@@ -388,13 +382,15 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
 {
     Launch L;
     memset(&L, 0, sizeof L);
+    unsigned char *ended = (unsigned char *)fs_calloc((size_t)n + 1, 1);
     int rc = 0;
     cudaError_t e = cudaSetDevice(g->device);
     if (e != cudaSuccess) {
         fs_err_set(err, "%s:%d: cudaSetDevice(%d): %s", __FILE__, __LINE__, g->device, cudaGetErrorString(e));
         rc = -1;
     }
-    if (!rc) rc = launch_build(g, jobs, n, &L, err);
+    if (!rc) launch_refuse(g, jobs, n);
+    if (!rc) rc = launch_build(g, jobs, n, NULL, FS_GPU_BLOCK, &L, err);
     if (!rc && L.n > 0) {
         int *d_done = NULL;
         if (cudaHostGetDevicePointer((void **)&d_done, (void *)L.done, 0) != cudaSuccess)
@@ -410,19 +406,22 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
     }
     if (!rc && L.n > 0) rc = launch_watch(jobs, &L, w, err);
     if (!rc && L.n > 0) rc = launch_collect(jobs, &L, w, err);
+    for (int j = 0; j < n && L.job_end; j++) ended[j] |= L.job_end[j];
+    launch_free(&L);
+    if (!rc) rc = gpu_lib_train(g, jobs, n, w, ended, err);
     if (rc) {
         /* A CUDA error is the device's, not the models': every job of this
-         * launch that is neither recorded already nor failed for its own
+         * call that is neither recorded already nor failed for its own
          * reason ends cancelled (no result: a resumed run trains it again)
          * and the caller stops. */
         for (int j = 0; j < n; j++) {
-            if (L.job_end && L.job_end[j]) continue; /* finished(): the caller's now */
+            if (ended[j]) continue; /* finished(): the caller's now */
             FsFitResult *r = jobs[j].result;
             if (r->status == FS_FIT_FAILED) continue; /* refused before the launch, with why */
             r->status = FS_FIT_CANCELLED;
             snprintf(r->message, sizeof r->message, "GPU: %.900s", err->msg);
         }
     }
-    launch_free(&L);
+    free(ended);
     return rc;
 }

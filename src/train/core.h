@@ -117,10 +117,7 @@ FS_DEVICE void step_forward(FsModel *m, int B, int train);
  * and in step_backward. step_forward and step_backward run exactly these
  * parts with the trainer's own GEMMs between them, so the tier and the CPU
  * share one sequence. */
-FS_HOST_DEVICE static inline int step_layer_gemms(const FsNet *net, int i)
-{
-    return net->layer[i].op == FS_LAYER_CONV && !net->layer[i].gather;
-}
+/* step_layer_gemms: train/kernel.h (the library tier's host asks it too). */
 /* Forward: part 0 and 1 of layer i (a layer without GEMMs: all in part 0,
  * which also loads the first layer's feature columns). Backward, unfused
  * (ts NULL in step_backward): layer n (one past the last), part 0: the
@@ -205,6 +202,25 @@ FS_DEVICE static inline void opt_adam_plain(const FsOptStep *o, float *w, float 
 
 FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out);
 
+/* A model's fit between the library tier's ops (kernel.h: FsLibOp): what
+ * fit_model keeps in its locals across a whole fit, kept in device memory
+ * across launches. */
+typedef struct FsLibState {
+    FsFitState s;
+    double t_start, t_val, val_loss, loss;
+    long div_step, steps;
+    int status, halted, div_epoch;
+    int nb, B;          /* the loaded batch: its examples, and the B its layers run with */
+    uint32_t val_next;  /* the validation pass's next example */
+    uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES];
+} FsLibState;
+#define FS_LIB_STATE_BYTES FS_ALIGN64(sizeof(FsLibState))
+
+/* One op of the library tier for model m (its state st, its public record
+ * pub, its done flag): kernel.h's FsLibOp with its layer, part and train. */
+FS_DEVICE void fit_lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out, FsLibState *st,
+                          FsLibPublic *pub, int *done, int op, int layer, int part, int train);
+
 /* Host (checkpoint.c): a fit's checkpointing. */
 typedef struct FsCkpt {
     const FsCheckpointing *spec;
@@ -231,9 +247,6 @@ void core_checkpoint_event(FsModel *m, int epoch);
 int core_checkpoint_load(FsModel *m, FsCkpt *c, FsFitState *s, FsFitResult *out, uint32_t n_res, char *why,
                          size_t why_n);
 
-/* Host: the fold's training and validation example lists (one malloc'd
- * block, returned for the caller to free) and the data pointers; chains: a
- * chain model's (data_chain_examples). */
-uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *fd);
+/* core_fold_data, core_fold_class_counts: train/kernel.h (the CUDA backend uses them too). */
 
 #endif

@@ -200,21 +200,15 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_batches(FsModel *m, const FsFoldDat
 /* The end of an epoch: validation, the curves, the stopping rule and the
  * best weights. FS_FIT_DIVERGED at a non-finite validation loss; else
  * FS_FIT_OK with *halt set when the stopping rule ends the fit. */
-FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
-                                           FsFitResult *out, double t_start, int *halt)
+/* The epoch's end after its validation pass (val_loss, conf): curves,
+ * progress, the stopping rule, the kept epoch. fit_epoch_end's, and the
+ * GPU library tier's, which validates a group of models between (#44). */
+FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_finish(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts,
+                                                          FsFitState *s, FsFitResult *out, double t_start,
+                                                          double val_loss,
+                                                          uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES], int *halt)
 {
     const int epoch = s->epoch;
-    uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES];
-#if !defined(__CUDACC__)
-    FS_MASTER
-    {
-        if (m->ckpt) core_checkpoint_event(m, epoch);
-    }
-#endif
-    double t_val = FS_CLOCK();
-    double val_loss = validate(m, fd, ts->eval_batch, conf);
-    s->n_val_ex += fd->n_valid_res;
-    s->val_seconds += FS_CLOCK() - t_val;
     float train_loss = (float)(s->loss_sum / (double)(fd->n_train_res ? fd->n_train_res : 1));
     s->epochs = epoch;
     FS_MASTER
@@ -246,6 +240,50 @@ FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldD
     }
     *halt = (flags & FS_STOP_HALT) != 0;
     return FS_FIT_OK;
+}
+
+FS_DEVICE FS_NOINLINE static FsFitStatus fit_epoch_end(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitState *s,
+                                           FsFitResult *out, double t_start, int *halt)
+{
+    uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES];
+#if !defined(__CUDACC__)
+    FS_MASTER
+    {
+        if (m->ckpt) core_checkpoint_event(m, s->epoch);
+    }
+#endif
+    double t_val = FS_CLOCK();
+    double val_loss = validate(m, fd, ts->eval_batch, conf);
+    s->n_val_ex += fd->n_valid_res;
+    s->val_seconds += FS_CLOCK() - t_val;
+    return fit_epoch_finish(m, fd, ts, s, out, t_start, val_loss, conf, halt);
+}
+
+/* The fit's end: the result is the best validation epoch's weights, and
+ * out says how it went. fit_model's, and the GPU library tier's (#44). */
+FS_DEVICE FS_NOINLINE static void fit_end(FsModel *m, const FsTrainSpec *ts, const FsFitState *s, FsFitResult *o,
+                                          int status, int halted, int div_epoch, long div_step, double t_start)
+{
+    if (s->best_epoch > 0) copy_floats(m->w, m->best, m->net->n_params + m->net->n_state);
+    FS_MASTER
+    {
+        o->status = (FsFitStatus)status;
+        o->epochs = s->epochs;
+        o->best_epoch = s->best_epoch;
+        o->monitor = ts->monitor;
+        o->halted_by = halted;
+        o->diverged_epoch = div_epoch;
+        o->diverged_step = div_step;
+        o->best_val_loss = s->best_loss;
+        o->classes = m->net->classes;
+        for (int a = 0; a < FS_MAX_CLASSES; a++)
+            for (int b = 0; b < FS_MAX_CLASSES; b++) o->best_confusion[a][b] = s->best_conf[a][b];
+        o->train_examples = s->n_train_ex;
+        o->val_examples = s->n_val_ex;
+        o->val_seconds = s->val_seconds;
+        o->seconds = FS_CLOCK() - t_start;
+    }
+    FS_SYNC();
 }
 
 /* Every thread of a block runs this loop with the same values (sums are
@@ -298,26 +336,192 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         }
     }
     FS_IN_MEMORY(&k);
-    /* The result is the best validation epoch's weights. */
-    if (s.best_epoch > 0) copy_floats(m->w, m->best, m->net->n_params + m->net->n_state);
+    fit_end(m, ts, &s, k.out, k.status, k.halted, k.div_epoch, k.div_step, k.t_start);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The GPU library tier's ops (kernel.h: FsLibOp; #44): fit_model's loop cut
+ * at its batches, so that a group of models takes each step together with
+ * the libraries' convolutions between the parts (kernels/lib_train.cu).
+ * The same calls in the same order as fit_model and fit_batches make, with
+ * what those keep in locals kept in *st between launches. */
+
+/* A chain batch's tensors past its rows: the libraries' convolutions run
+ * over the group's row budget, and the weight gradient sums over every row,
+ * so the rows after this batch's (and their pad rows, zeroed already) must
+ * hold zeros in layer i's input and in its output's gradient, which a
+ * longer earlier batch left behind there. A zero adds nothing to a sum. */
+FS_DEVICE static void lib_zero_tail(FsModel *m, int i)
+{
+    const FsNet *net = m->net;
+    const long P = net->pad, from = (long)m->rows + P, to = (long)net->in_rows + 2 * P;
+    float *x = m->work + net->layer[i - 1].a, *d = m->work + net->layer[i].d;
+    const int C = net->layer[i].in_c, F = net->layer[i].out_c;
+    FS_PARFOR(r, to - from)
+    {
+        for (int c = 0; c < C; c++) x[(from + r) * C + c] = 0.0f;
+        for (int f = 0; f < F; f++) d[(from + r) * F + f] = 0.0f;
+    }
+    FS_SYNC();
+}
+
+/* The next training batch, or none (stepping 0); a raised flag ends the fit. */
+FS_DEVICE static void lib_step(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsLibState *k, FsLibPublic *pub)
+{
+    if (!pub->active || k->s.next >= fd->n_train) {
+        pub->stepping = 0;
+        return;
+    }
+    const int pruned = FS_SYNC_ANY(m->prune && *m->prune);
+    const int stop = !pruned && FS_SYNC_ANY(m->cancel && *m->cancel);
+    if (pruned || stop) {
+        k->s.seconds = FS_CLOCK() - k->t_start;
+        k->status = FS_FIT_CANCELLED;
+        pub->active = pub->stepping = 0;
+        return;
+    }
+    FS_MASTER m->lr = train_lr_at(ts, k->s.epoch, k->s.step_in_epoch, k->steps);
+    FS_SYNC();
+    k->nb = fit_batch_size(m, fd, m->perm + k->s.next, fd->n_train - k->s.next, ts->batch);
+    k->B = fit_load(m, fd, m->perm + k->s.next, k->nb);
+    pub->stepping = 1;
+}
+
+/* fit_batches' end of a step: divergence, or the step counted. */
+FS_DEVICE static void lib_update(FsModel *m, const FsTrainSpec *ts, FsLibState *k, FsLibPublic *pub)
+{
+    const float norm = step_update(m, ts, 1);
+    if (!isfinite(k->loss) || !isfinite(norm)) {
+        k->status = FS_FIT_DIVERGED;
+        k->div_epoch = k->s.epoch;
+        k->div_step = k->s.step_in_epoch;
+        pub->active = pub->stepping = 0;
+        return;
+    }
+    k->s.loss_sum += k->loss;
+    k->s.n_train_ex += m->net->chain ? (uint64_t)m->scored : (uint64_t)k->nb;
     FS_MASTER
     {
-        FsFitResult *o = k.out;
-        o->status = (FsFitStatus)k.status;
-        o->epochs = s.epochs;
-        o->best_epoch = s.best_epoch;
-        o->monitor = ts->monitor;
-        o->halted_by = k.halted;
-        o->diverged_epoch = k.div_epoch;
-        o->diverged_step = k.div_step;
-        o->best_val_loss = s.best_loss;
-        o->classes = m->net->classes;
-        for (int a = 0; a < FS_MAX_CLASSES; a++)
-            for (int b = 0; b < FS_MAX_CLASSES; b++) o->best_confusion[a][b] = s.best_conf[a][b];
-        o->train_examples = s.n_train_ex;
-        o->val_examples = s.n_val_ex;
-        o->val_seconds = s.val_seconds;
-        o->seconds = FS_CLOCK() - k.t_start;
+        if (m->examples) *m->examples = k->s.n_train_ex;
+    }
+    k->s.next += (uint32_t)k->nb;
+    k->s.step_in_epoch++;
+}
+
+/* fit_model's end of an epoch, after the group's validation pass. */
+FS_DEVICE static void lib_epoch_end(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out,
+                                    FsLibState *k, FsLibPublic *pub)
+{
+    const double val_loss = fd->n_valid_res ? k->val_loss / (double)fd->n_valid_res : 0.0;
+    k->s.n_val_ex += fd->n_valid_res;
+    k->s.val_seconds += FS_CLOCK() - k->t_val;
+    int halt = 0;
+    FsFitStatus status = fit_epoch_finish(m, fd, ts, &k->s, out, k->t_start, val_loss, k->conf, &halt);
+    k->status = status;
+    if (status == FS_FIT_DIVERGED) {
+        k->div_epoch = k->s.epoch;
+        k->div_step = k->s.step_in_epoch;
+    }
+    int ends = status != FS_FIT_OK;
+    if (!ends && halt) {
+        k->halted = k->s.epoch < ts->stop.max_epochs;
+        ends = 1;
+    }
+    if (!ends && ++k->s.epoch > ts->stop.max_epochs) ends = 1;
+    if (ends) pub->active = 0;
+}
+
+FS_DEVICE static void lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out, FsLibState *k,
+                             FsLibPublic *pub, int op, int layer, int part, int train)
+{
+    const int stepping = pub->stepping;
+    switch (op) {
+    case FS_LIB_BEGIN:
+        fit_begin(m, fd, &k->s);
+        k->t_start = FS_CLOCK();
+        k->status = FS_FIT_OK;
+        k->halted = k->div_epoch = 0;
+        k->div_step = 0;
+        pub->active = 1, pub->finished = 0, pub->stepping = 0;
+        break;
+    case FS_LIB_EPOCH:
+        if (!pub->active) break;
+        fit_shuffle(m, fd, &k->s);
+        k->steps = fit_steps(m, fd, m->perm, fd->n_train, ts->batch);
+        pub->steps = (int)k->steps;
+        pub->val_steps = (int)fit_steps(m, fd, fd->valid, fd->n_valid, ts->eval_batch);
+        break;
+    case FS_LIB_STEP: lib_step(m, fd, ts, k, pub); break;
+    case FS_LIB_FWD:
+        if (stepping) step_forward_part(m, layer, k->B, train, part);
+        break;
+    case FS_LIB_LOSS:
+        if (stepping) k->loss = step_loss(m, k->B, 1, 0);
+        break;
+    case FS_LIB_BWD:
+        if (!stepping) break;
+        step_backward_part(m, layer, k->B, part);
+        if (part == 0 && layer < m->net->n && step_layer_gemms(m->net, layer) && m->net->chain) lib_zero_tail(m, layer);
+        break;
+    case FS_LIB_UPDATE:
+        if (stepping) lib_update(m, ts, k, pub);
+        break;
+    case FS_LIB_VAL_BEGIN:
+        if (!pub->active) break;
+        k->val_loss = 0.0;
+        k->val_next = 0;
+        for (int a = 0; a < m->net->classes; a++)
+            for (int b = 0; b < m->net->classes; b++) k->conf[a][b] = 0;
+        k->t_val = FS_CLOCK();
+        break;
+    case FS_LIB_VAL_STEP:
+        if (!pub->active || k->val_next >= fd->n_valid) {
+            pub->stepping = 0;
+            break;
+        }
+        k->nb = fit_batch_size(m, fd, fd->valid + k->val_next, fd->n_valid - k->val_next, ts->eval_batch);
+        k->B = fit_load(m, fd, fd->valid + k->val_next, k->nb);
+        pub->stepping = 1;
+        break;
+    case FS_LIB_VAL_LOSS:
+        if (!stepping) break;
+        k->val_loss += step_loss(m, k->B, 0, k->conf);
+        k->val_next += (uint32_t)k->nb;
+        break;
+    case FS_LIB_EPOCH_END:
+        if (pub->active) lib_epoch_end(m, fd, ts, out, k, pub);
+        break;
+    case FS_LIB_FINISH:
+        if (pub->active || pub->finished) break;
+        fit_end(m, ts, &k->s, out, k->status, k->halted, k->div_epoch, k->div_step, k->t_start);
+        pub->finished = 1;
+        break;
+    default: break;
+    }
+}
+
+/* Each thread works on its own copies of the model's state and public
+ * record, as fit_model's threads do on their locals (every thread computes
+ * the same values), and the master stores them back; a model that has
+ * just finished raises its done flag once they are in memory. */
+FS_DEVICE void fit_lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out, FsLibState *st,
+                          FsLibPublic *pub, int *done, int op, int layer, int part, int train)
+{
+    FsLibState k = *st;
+    FsLibPublic p = *pub;
+    const int was_finished = p.finished;
+    FS_SYNC();
+    lib_op(m, fd, ts, out, &k, &p, op, layer, part, train);
+    FS_SYNC();
+    FS_MASTER
+    {
+        *st = k;
+        *pub = p;
+    }
+    if (p.finished && !was_finished) {
+        FS_PUBLISH();
+        FS_SYNC();
+        FS_MASTER *done = 1;
     }
     FS_SYNC();
 }

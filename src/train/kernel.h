@@ -125,6 +125,71 @@ typedef struct {
     int *done;
 } FsFitLaunch;
 
+/* The GPU library tier (#44, kernels/lib_train.cu): a group of models of
+ * one shape, trained together a step at a time. The host runs the step's
+ * sequence; each op below is one launch of the tier's own kernel, one
+ * block per model of the group running the trainer's single source for
+ * it (src/train/fit.c: fit_lib_op), and between them the libraries run
+ * the convolutions of the whole group (kernels/dnn.h). Per model:
+ *   BEGIN                      the fit's start
+ *   EPOCH                      shuffle; the epoch's training and validation
+ *                              batch counts into FsLibPublic
+ *   STEP                       the next batch (cancel and prune checked,
+ *                              learning rate), or none: `stepping` 0
+ *   FWD layer part (train)     step_forward_part; LOSS: the batch's loss
+ *   BWD layer part             step_backward_part (layer n: gradients zeroed)
+ *   UPDATE                     clipping, optimizer, divergence, counts
+ *   VAL_BEGIN, VAL_STEP, then FWD (train 0) and VAL_LOSS per batch
+ *   EPOCH_END                  curves, stopping rule, kept epoch
+ *   FINISH                     a model that stopped: its result, done flag
+ * A model that has stopped, or has no batch left this epoch, skips each op
+ * (its group mates go on); the library calls still cover it, writing only
+ * its activations and gradients. */
+typedef enum {
+    FS_LIB_BEGIN = 0,
+    FS_LIB_EPOCH,
+    FS_LIB_STEP,
+    FS_LIB_FWD,
+    FS_LIB_LOSS,
+    FS_LIB_BWD,
+    FS_LIB_UPDATE,
+    FS_LIB_VAL_BEGIN,
+    FS_LIB_VAL_STEP,
+    FS_LIB_VAL_LOSS,
+    FS_LIB_EPOCH_END,
+    FS_LIB_FINISH,
+} FsLibOp;
+
+/* Whether layer i has convolution GEMMs the library tier runs through the
+ * libraries (a conv1d that is not the first layer's gather; core.h: a
+ * step in parts). */
+FS_HOST_DEVICE static inline int step_layer_gemms(const FsNet *net, int i)
+{
+    return net->layer[i].op == FS_LAYER_CONV && !net->layer[i].gather;
+}
+
+/* What the host reads of each model between ops (mapped host memory). */
+typedef struct {
+    int active;    /* still training */
+    int stepping;  /* a batch is loaded for this step (or validation batch) */
+    int steps;     /* this epoch's training batches */
+    int val_steps; /* this epoch's validation batches */
+    int finished;  /* FINISH ran: result final, done flag set */
+    int pad;
+} FsLibPublic;
+
+/* Host: the fold's training and validation example lists (one malloc'd
+ * block, returned for the caller to free) and the data pointers; chains: a
+ * chain model's (data_chain_examples). The CPU trainer's and the CUDA
+ * backend's (gpu_fold_lists): one list, one order. */
+uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *fd);
+/* Host: the class counts of a fold's training residues (a chain model's:
+ * every scored residue of its chains), for training.class_weights. */
+void core_fold_class_counts(const FsFoldData *fd, int chains, uint64_t counts[FS_MAX_CLASSES]);
+
+/* Host: bytes of one model's private state in the tier (device memory). */
+size_t core_lib_state_bytes(void);
+
 /* Host: bytes needed by FsModel buffers for this net and data. */
 size_t core_model_bytes(const FsNet *net, uint32_t n_train);
 /* Host: points an FsModel into a buffer of core_model_bytes (on the GPU,
@@ -159,6 +224,15 @@ int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n
 extern "C" {
 #endif
 cudaError_t fs_fit_launch(int n, int threads, size_t shared, const FsFitLaunch *args, cudaStream_t stream);
+/* One op of the library tier over n models (above): fit's arrays, each
+ * model's state (core_lib_state_bytes apart) and public record. */
+typedef struct {
+    FsFitLaunch fit;
+    char *state;
+    FsLibPublic *pub;
+    int op, layer, part, train;
+} FsLibLaunch;
+cudaError_t fs_lib_launch(int n, const FsLibLaunch *args, cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

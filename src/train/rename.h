@@ -39,6 +39,7 @@
 #define dropout_forward OPS_RENAME(dropout_forward)
 #define fit_model OPS_RENAME(fit_model)
 #define gather_backward OPS_RENAME(gather_backward)
+#define fit_lib_op OPS_RENAME(fit_lib_op)
 #define gather_forward OPS_RENAME(gather_forward)
 #define input_features OPS_RENAME(input_features)
 #define highway_backward OPS_RENAME(highway_backward)

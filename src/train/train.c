@@ -114,6 +114,8 @@ size_t core_model_bytes(const FsNet *net, uint32_t n_train)
            align64((size_t)net->n_scratch * f) + core_model_hot_bytes(net) + align64((size_t)n_train * 4);
 }
 
+size_t core_lib_state_bytes(void) { return FS_LIB_STATE_BYTES; }
+
 void core_model_bind(FsModel *m, const FsNet *net, void *buf, uint32_t n_train)
 {
     size_t f = sizeof(float), nw = (size_t)(net->n_params + net->n_state), np = (size_t)net->n_params;
@@ -318,7 +320,7 @@ uint32_t *core_fold_data(const FsDataset *ds, int fold, int chains, FsFoldData *
 
 /* The class counts of a fold's training residues (a chain model's: every
  * scored residue of its chains). */
-static void fold_class_counts(const FsFoldData *fd, int chains, uint64_t counts[FS_MAX_CLASSES])
+void core_fold_class_counts(const FsFoldData *fd, int chains, uint64_t counts[FS_MAX_CLASSES])
 {
     if (!chains) {
         train_class_counts(fd->ss, fd->train, fd->n_train, counts);
@@ -372,7 +374,7 @@ int train_job(const FsJob *job)
     m.perm = idx;
     core_model_seed(&m, &net, ts, m.w);
     uint64_t counts[FS_MAX_CLASSES];
-    fold_class_counts(&fd, net.chain, counts);
+    core_fold_class_counts(&fd, net.chain, counts);
     core_model_weigh(&m, &net, ts, counts);
     m.cancel = job->cancel;
     m.prune = job->prune;

@@ -1,0 +1,68 @@
+/*
+ * kernels/gpu_launch.h: internal to the CUDA backend's host side: one
+ * launch's models laid out in device memory with their mapped records
+ * (gpu_launch.cu builds, watches and collects them), shared by the block
+ * tier's launch (gpu_launch.cu) and the library tier's groups
+ * (lib_train.cu).
+ */
+#ifndef FS_KERNELS_GPU_LAUNCH_H
+#define FS_KERNELS_GPU_LAUNCH_H
+
+#include "gpu_cuda.h"
+
+/* What the host and a running model share through mapped host memory: the
+ * model writes its epochs, examples and curves, the host its stop flags.
+ * The curves are written before the epoch count moves (FS_PUBLISH). */
+typedef struct {
+    int progress;      /* epochs completed */
+    int cancel, prune; /* the job's flags, copied down by the host */
+    int pad;
+    uint64_t examples; /* trained so far */
+} Watch;
+
+/* One launch's host and device state; freed by launch_free. */
+typedef struct {
+    int n;          /* models in the launch */
+    int *job;       /* launch slot -> job index */
+    int *seen;      /* epochs already handed to the job, per slot */
+    unsigned char *handed;  /* per slot: result collected and passed to finished() */
+    unsigned char *job_end; /* per job index: the same, for gpu_train's error path */
+    FsNet *nets;
+    FsModel *models;
+    FsFoldData *folds;
+    FsTrainSpec *specs;
+    FsFitResult *res;
+    size_t shared;  /* dynamic shared memory per block: the largest model's */
+    size_t stride;  /* a library group: bytes from one model's buffer to the next's */
+    char *d_buf;    /* every model's buffer, then the arrays below */
+    FsNet *d_nets;
+    FsModel *d_models;
+    FsFoldData *d_folds;
+    FsTrainSpec *d_specs;
+    FsFitResult *d_res;
+    char *h_mapped; /* n Watch records, n done flags, then every model's curves */
+    Watch *watch;
+    volatile int *done; /* the kernel's done flags (FsFitLaunch.done), host side */
+    float **curves; /* per slot: 4 x max_epochs floats in h_mapped */
+    cudaStream_t stream;
+    cudaStream_t copy; /* a finished model's result and weights, while the kernel runs */
+} Launch;
+
+/* Which tier trains job (its fold of n_train examples): gpu_model_check. */
+FsGpuTier gpu_job_tier(FsGpu *g, const FsJob *job, uint32_t n_train, char *why, size_t n);
+/* The jobs of jobs[0..n) that sel marks (NULL: all) and `tier` trains,
+ * laid out and seeded in one device allocation (a library group: one
+ * stride apart); 0, or -1 with err. L->n 0: none. */
+int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, Launch *L, FsErr *err);
+void launch_free(Launch *L);
+/* Slot s's new epochs (curves, then the count) to its job. */
+void launch_hand(const FsJob *job, Launch *L, int s, int epochs);
+/* Slot s's final result and weights into its job; finished() records it. */
+int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w, FsErr *err);
+
+/* The library tier (lib_train.cu): the jobs of jobs[0..n) it trains, in
+ * groups of one shape signature; ended[j] set for each job handed to
+ * finished(). 0, or -1 with err (a CUDA or library error). */
+int gpu_lib_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, unsigned char *ended, FsErr *err);
+
+#endif

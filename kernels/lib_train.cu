@@ -1,0 +1,288 @@
+/*
+ * lib_train: the GPU library tier's trainer (#44). Chain models (and, by
+ * the tier rule, whatever gpu_model_check sends here) train in groups of
+ * one shape signature: the same layers, widths, taps, dilations and
+ * buffer layout, so that one library call serves every model of a group
+ * (kernels/dnn.h), while learning rates, optimizers, dropout, activations,
+ * class weights, folds and seeds are each model's own. The host runs a
+ * step's sequence for the group; the tier's own kernel (fs_lib_launch,
+ * kernels/fit_kernel.cu) runs the trainer's single source for each model
+ * between the library calls (train/kernel.h: FsLibOp), so every model
+ * computes what the CPU trainer computes for it, in its order (bit for bit
+ * under the library stand-ins). The host synchronises once an epoch: to
+ * learn how many steps the longest of the group's epochs takes, to hand
+ * the epoch's curves to the jobs, and to collect the models that stopped.
+ *
+ * Groups are formed in job order by a fixed rule (lib_groups): a job joins
+ * the first group of its signature with room, else opens one. Groups run
+ * one after another on the launch's stream.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dnn.h"
+#include "gpu_launch.h"
+
+/* Models per group: 32 fills an H200's SMs with the group's GEMM tiles at
+ * chain batches of about 2,000 rows (../shared/docs/gpu-tiers.md, section
+ * 6), and bounds a group's memory to a few GiB. */
+#define FS_LIB_MAX_GROUP 32
+
+/* Whether two compiled nets can share library calls: the same layers with
+ * the same shapes at the same offsets in equally laid out buffers. The
+ * activations, dropout rates and the rest of a layer's options may differ:
+ * they run in each model's own kernel. */
+static int lib_same_shape(const FsNet *a, const FsNet *b)
+{
+    if (a->chain != b->chain || a->n != b->n || a->in_rows != b->in_rows || a->pad != b->pad ||
+        a->max_batch != b->max_batch || a->n_params != b->n_params || a->n_state != b->n_state ||
+        a->n_work != b->n_work || a->n_scratch != b->n_scratch || a->classes != b->classes ||
+        a->out_rows != b->out_rows || a->feat_in != b->feat_in)
+        return 0;
+    for (int i = 0; i < a->n; i++) {
+        const FsLayer *x = &a->layer[i], *y = &b->layer[i];
+        if (x->op != y->op || x->gather != y->gather || x->in_c != y->in_c || x->out_c != y->out_c ||
+            x->in_l != y->in_l || x->spec.width != y->spec.width || x->dil != y->dil || x->w != y->w ||
+            x->b != y->b || x->a != y->a || x->d != y->d || x->in_pad != y->in_pad)
+            return 0;
+    }
+    return 1;
+}
+
+/* group[j]: job j's group (0, 1, ...), or -1 where the tier does not train
+ * it; returns the number of groups. */
+static int lib_groups(FsGpu *g, const FsJob *jobs, int n, int *group)
+{
+    FsNet *first = (FsNet *)fs_calloc((size_t)n + 1, sizeof(FsNet)); /* each group's first net */
+    int *size = (int *)fs_calloc((size_t)n + 1, sizeof(int));
+    int groups = 0;
+    for (int j = 0; j < n; j++) {
+        FsNet net;
+        uint32_t nt, nv;
+        char why[512];
+        group[j] = -1;
+        if (jobs[j].result->status == FS_FIT_FAILED) continue; /* refused already, with why */
+        if (train_job_check(&jobs[j], &net, &nt, &nv) != 0) continue;
+        if (gpu_job_tier(g, &jobs[j], nt, why, sizeof why) != FS_GPU_LIBRARY) continue;
+        int k = 0;
+        while (k < groups && !(size[k] < FS_LIB_MAX_GROUP && lib_same_shape(&first[k], &net))) k++;
+        if (k == groups) first[groups++] = net;
+        size[k]++;
+        group[j] = k;
+    }
+    free(first);
+    free(size);
+    return groups;
+}
+
+/* One group's run: its launch (the models, one stride apart), its back
+ * end, its models' state and public records. */
+typedef struct {
+    Launch *L;
+    FsDnn *dnn;
+    FsLibLaunch args;
+    FsLibPublic *pub; /* host side of args.pub */
+    FsDnnConv *conv;  /* per layer: its convolutions over the group */
+} LibRun;
+
+#define LIB_CU(call, what)                                                                           \
+    do {                                                                                             \
+        cudaError_t e_ = (call);                                                                     \
+        if (e_ != cudaSuccess) {                                                                     \
+            fs_err_set(err, "%s:%d: %s (%s): %s", __FILE__, __LINE__, #call, (what), cudaGetErrorString(e_)); \
+            return -1;                                                                               \
+        }                                                                                            \
+    } while (0)
+
+static int lib_op(LibRun *R, int op, int layer, int part, int train, FsErr *err)
+{
+    FsLibLaunch a = R->args;
+    a.op = op, a.layer = layer, a.part = part, a.train = train;
+    LIB_CU(fs_lib_launch(R->L->n, &a, R->L->stream), "the library tier's kernel");
+    return 0;
+}
+
+/* The layers' tensors in model 0's buffer (the others one stride on). */
+static float *lib_work(const LibRun *R, long off) { return R->L->models[0].work + off; }
+
+static int lib_forward(LibRun *R, int train, FsErr *err)
+{
+    const FsNet *net = &R->L->nets[0];
+    for (int i = 0; i < net->n; i++) {
+        if (lib_op(R, FS_LIB_FWD, i, 0, train, err)) return -1;
+        if (!step_layer_gemms(net, i)) continue;
+        const FsLayer *y = &net->layer[i];
+        if (fs_dnn_conv_fwd(R->dnn, &R->conv[i], lib_work(R, net->layer[i - 1].a), R->L->models[0].w + y->w,
+                            lib_work(R, y->a), err))
+            return -1;
+        if (lib_op(R, FS_LIB_FWD, i, 1, train, err)) return -1;
+    }
+    return 0;
+}
+
+static int lib_backward(LibRun *R, FsErr *err)
+{
+    const FsNet *net = &R->L->nets[0];
+    if (lib_op(R, FS_LIB_BWD, net->n, 0, 1, err)) return -1;
+    for (int i = net->n - 1; i >= 0; i--) {
+        if (lib_op(R, FS_LIB_BWD, i, 0, 1, err)) return -1;
+        if (!step_layer_gemms(net, i)) continue;
+        const FsLayer *y = &net->layer[i];
+        const FsModel *m0 = &R->L->models[0];
+        if (fs_dnn_conv_wgrad(R->dnn, &R->conv[i], lib_work(R, net->layer[i - 1].a), lib_work(R, y->d), m0->g + y->w,
+                              err))
+            return -1;
+        if (lib_op(R, FS_LIB_BWD, i, 1, 1, err)) return -1;
+        if (fs_dnn_conv_dgrad(R->dnn, &R->conv[i], lib_work(R, y->d), m0->w + y->w, lib_work(R, net->layer[i - 1].d),
+                              err))
+            return -1;
+        if (lib_op(R, FS_LIB_BWD, i, 2, 1, err)) return -1;
+    }
+    return 0;
+}
+
+/* One epoch of the group: its training steps (as many as its longest
+ * epoch; a model with fewer skips the rest), then its validation pass. */
+static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
+{
+    Launch *L = R->L;
+    if (lib_op(R, FS_LIB_EPOCH, 0, 0, 1, err)) return -1;
+    LIB_CU(cudaStreamSynchronize(L->stream), "the epoch's start");
+    int steps = 0, val_steps = 0;
+    for (int s = 0; s < L->n; s++) {
+        volatile FsLibPublic *p = &R->pub[s];
+        if (!p->active) continue;
+        if (p->steps > steps) steps = p->steps;
+        if (p->val_steps > val_steps) val_steps = p->val_steps;
+    }
+    volatile Watch *wa = (volatile Watch *)L->watch;
+    for (int t = 0; t < steps; t++) {
+        /* The jobs' cancel and prune flags down to their models. */
+        for (int s = 0; s < L->n; s++) {
+            const FsJob *job = &jobs[L->job[s]];
+            wa[s].cancel = job->cancel && *job->cancel;
+            wa[s].prune = job->prune && *job->prune;
+        }
+        if (lib_op(R, FS_LIB_STEP, 0, 0, 1, err) || lib_forward(R, 1, err) || lib_op(R, FS_LIB_LOSS, 0, 0, 1, err) ||
+            lib_backward(R, err) || lib_op(R, FS_LIB_UPDATE, 0, 0, 1, err))
+            return -1;
+    }
+    if (lib_op(R, FS_LIB_VAL_BEGIN, 0, 0, 0, err)) return -1;
+    for (int t = 0; t < val_steps; t++)
+        if (lib_op(R, FS_LIB_VAL_STEP, 0, 0, 0, err) || lib_forward(R, 0, err) ||
+            lib_op(R, FS_LIB_VAL_LOSS, 0, 0, 0, err))
+            return -1;
+    if (lib_op(R, FS_LIB_EPOCH_END, 0, 0, 0, err) || lib_op(R, FS_LIB_FINISH, 0, 0, 0, err)) return -1;
+    LIB_CU(cudaStreamSynchronize(L->stream), "the epoch's end");
+    return 0;
+}
+
+/* After an epoch: each model's curves to its job, the stopped ones
+ * collected and recorded; 1 while any model trains on. */
+static int lib_hand(LibRun *R, const FsJob *jobs, const FsGpuWatch *w, unsigned char *ended, FsErr *err)
+{
+    Launch *L = R->L;
+    volatile Watch *wa = (volatile Watch *)L->watch;
+    int active = 0;
+    long epochs = 0;
+    for (int s = 0; s < L->n; s++) {
+        if (L->handed[s]) continue;
+        if (L->done[s]) {
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (launch_collect_one(jobs, L, s, w, err) != 0) return -1;
+            ended[L->job[s]] = 1;
+            continue;
+        }
+        launch_hand(&jobs[L->job[s]], L, s, wa[s].progress);
+        epochs += wa[s].progress;
+        active = 1;
+    }
+    if (w && w->progress) w->progress(w->ctx, epochs);
+    return active;
+}
+
+/* The group's convolutions (kernels/dnn.h), sized once: a layer with GEMMs
+ * over the group's row budget, the models one stride apart. */
+static int lib_setup(LibRun *R, FsErr *err)
+{
+    Launch *L = R->L;
+    const FsNet *net = &L->nets[0];
+    const long stride = (long)(L->stride / sizeof(float));
+    R->conv = (FsDnnConv *)fs_calloc((size_t)net->n + 1, sizeof(FsDnnConv));
+    int n_conv = 0;
+    FsDnnConv *list = (FsDnnConv *)fs_calloc((size_t)net->n + 1, sizeof(FsDnnConv));
+    for (int i = 0; i < net->n; i++) {
+        if (!step_layer_gemms(net, i)) continue;
+        const FsLayer *y = &net->layer[i];
+        FsDnnConv c = {L->n, 1, net->in_rows, net->pad, y->in_c, y->out_c, y->spec.width, y->dil, stride, stride, stride};
+        R->conv[i] = c;
+        list[n_conv++] = c;
+    }
+    R->dnn = fs_dnn_open(FS_DNN_CUBLAS, L->stream, 0, err);
+    int rc = R->dnn ? fs_dnn_reserve(R->dnn, list, n_conv, err) : -1;
+    free(list);
+    if (rc) return -1;
+    char *d_state = NULL;
+    FsLibPublic *d_pub = NULL;
+    LIB_CU(cudaMalloc((void **)&d_state, core_lib_state_bytes() * (size_t)L->n), "the models' state");
+    R->args.state = d_state;
+    LIB_CU(cudaHostAlloc((void **)&R->pub, sizeof(FsLibPublic) * (size_t)L->n, cudaHostAllocMapped),
+           "the models' public records");
+    memset(R->pub, 0, sizeof(FsLibPublic) * (size_t)L->n);
+    LIB_CU(cudaHostGetDevicePointer((void **)&d_pub, R->pub, 0), "the models' public records");
+    int *d_done = NULL;
+    LIB_CU(cudaHostGetDevicePointer((void **)&d_done, (void *)L->done, 0), "the done flags");
+    FsFitLaunch fit = {L->d_models, L->d_folds, L->d_specs, L->d_res, d_done};
+    R->args.fit = fit;
+    R->args.pub = d_pub;
+    return 0;
+}
+
+static void lib_free(LibRun *R)
+{
+    if (R->L->stream) cudaStreamSynchronize(R->L->stream);
+    if (R->dnn) fs_dnn_close(R->dnn);
+    cudaFree(R->args.state);
+    if (R->pub) cudaFreeHost(R->pub);
+    free(R->conv);
+}
+
+/* Group k of the jobs: built, trained epoch by epoch, collected. */
+static int lib_group(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, const FsGpuWatch *w,
+                     unsigned char *ended, FsErr *err)
+{
+    Launch L;
+    memset(&L, 0, sizeof L);
+    LibRun R;
+    memset(&R, 0, sizeof R);
+    R.L = &L;
+    int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, &L, err);
+    if (!rc && L.n > 0) rc = lib_setup(&R, err);
+    if (!rc && L.n > 0) rc = lib_op(&R, FS_LIB_BEGIN, 0, 0, 1, err);
+    while (!rc && L.n > 0) {
+        rc = lib_epoch(&R, jobs, err);
+        int active = rc ? 0 : lib_hand(&R, jobs, w, ended, err);
+        if (active < 0) rc = -1;
+        if (active <= 0) break;
+    }
+    for (int j = 0; j < n && L.job_end; j++) ended[j] |= L.job_end[j];
+    lib_free(&R);
+    launch_free(&L);
+    return rc;
+}
+
+int gpu_lib_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, unsigned char *ended, FsErr *err)
+{
+    int *group = (int *)fs_calloc((size_t)n + 1, sizeof(int));
+    unsigned char *sel = (unsigned char *)fs_calloc((size_t)n + 1, 1);
+    const int groups = lib_groups(g, jobs, n, group);
+    int rc = 0;
+    for (int k = 0; k < groups && !rc; k++) {
+        for (int j = 0; j < n; j++) sel[j] = group[j] == k;
+        rc = lib_group(g, jobs, n, sel, w, ended, err);
+    }
+    free(group);
+    free(sel);
+    return rc;
+}
