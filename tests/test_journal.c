@@ -125,6 +125,8 @@ static void test_round_trip(void)
     make_result(&r[1], 3, FS_FIT_DIVERGED, 2);
     make_result(&r[2], 0, FS_FIT_FAILED, 3);
     r[1].best_val_loss = INFINITY;
+    r[0].gpu_path = FS_GPU_PATH_LIBRARY; /* the GPU tier that trained it; r[2]: the CPU (absent) */
+    r[1].gpu_path = FS_GPU_PATH_BLOCK;
     for (int f = 0; f < 3; f++)
         CHECK(journal_append_fold(&j, "00112233aabbccdd", f, &r[f], NULL, &err) == 0);
     CHECK(journal_append_fold(&j, "ffff", FS_FOLD_PREDEFINED, &r[0], NULL, &err) == 0);
@@ -151,6 +153,7 @@ static void test_round_trip(void)
         const FsFoldRecord *fr = journal_find_fold(&k, "00112233aabbccdd", f);
         CHECK(fr != NULL);
         if (fr) check_same_result(&fr->r, &r[f]);
+        CHECK(fr && fr->r.gpu_path == r[f].gpu_path);
     }
     const FsFoldRecord *pre = journal_find_fold(&k, "ffff", FS_FOLD_PREDEFINED);
     CHECK(pre != NULL);

@@ -37,6 +37,7 @@ static int rank_main(const char *sweep, const char *base)
     o.out_dir = dir;
     o.threads = 1;
     o.backend = FS_BACKEND_CPU;
+    o.gpu_path = -1;
     o.quiet = 1;
     o.grace = 30.0;
     FsMpi m;

@@ -7,6 +7,17 @@
 #include "test_data_util.h"
 #include "test_proc.h"
 
+/* The number after the n-th (from 0) occurrence of key in text; -1 if none. */
+static double json_nth(const char *text, const char *key, int n)
+{
+    const char *p = text;
+    for (int i = 0; p && i <= n; i++) {
+        p = strstr(p, key);
+        if (p && i < n) p += strlen(key);
+    }
+    return p ? strtod(p + strlen(key), NULL) : -1;
+}
+
 int main(void)
 {
     CHECK(tp_run("plan") == 2);
@@ -113,7 +124,7 @@ int main(void)
     char *version = strdup(out_text);
     CHECK(tp_run("plan '%s/sweeps/quickstart.yaml'", FS_TEST_SRC_DIR) == 0);
     if (cuda)
-        CHECK_MSG(strstr(out_text, "params  gpu  architecture") != NULL, "%s\n%s", version, out_text);
+        CHECK_MSG(strstr(out_text, "params  gpu      gpu time  architecture") != NULL, "%s\n%s", version, out_text);
     else
         CHECK_MSG(strstr(out_text, "params  architecture") &&
                       strstr(out_text, "gpu: this build has no CUDA backend (plan --gpu h200 shows"),
@@ -126,12 +137,57 @@ int main(void)
     CHECK(tp_run("plan --json '%s' --gpu h200", ok) == 0);
     CHECK(tp_count(out_text, "\"gpu\": true") == 4);
     free(version);
+    /* Chain models go to the library tier (#44); run.gpu_path: block refuses them with the block's reason. */
     const char *chain = td_write("chain.yaml", "data: {synth: {proteins: 30}, window: chain}\n"
                                                "model: {filters: [4, 8, 16]}\n");
     CHECK(tp_run("plan '%s' --gpu h200", chain) == 0);
-    CHECK_CONTAINS(out_text, "params  gpu  architecture");
-    CHECK_CONTAINS(out_text, "gpu: the GPU path (--backend cuda) refuses all 3 trials on the h200 profile (run them "
-                             "with --backend cpu): a chain model");
-    CHECK(tp_count(out_text, "a chain model (data.window: chain) trains on the CPU only") == 1);
+    CHECK_CONTAINS(out_text, "params  gpu      gpu time  architecture");
+    CHECK_CONTAINS(out_text, "gpu: on the h200 profile (--backend cuda, run.gpu_path: auto) the block tier takes 0 "
+                             "trials, the library tier 3\n");
+    CHECK(tp_count(out_text, "  library  ") == 3 && !strstr(out_text, "refuses"));
+    CHECK_CONTAINS(out_text, "gpu: ");
+    CHECK(tp_run("plan --json '%s' --gpu a100", chain) == 0);
+    CHECK(tp_count(out_text, "\"gpu_path\": \"library\"") == 3 && tp_count(out_text, "\"gpu\": true") == 3);
+    const char *chain_block = td_write("chain_block.yaml", "data: {synth: {proteins: 30}, window: chain}\n"
+                                                           "model: {filters: [4, 8, 16]}\nrun: {gpu_path: block}\n");
+    CHECK(tp_run("plan '%s' --gpu h200", chain_block) == 0);
+    CHECK_CONTAINS(out_text, "; it refuses all 3 (run them with --backend cpu): a chain model needs the library tier "
+                             "(run.gpu_path: library or auto)");
+    CHECK(tp_count(out_text, "  refused         -  ") == 3);
+    /* run.gpu_path: library takes chain models only, for now. */
+    const char *win_lib = td_write("win_lib.yaml", "data: {synth: {proteins: 30}, window: 9}\n"
+                                                   "model: {filters: [4, 8]}\nrun: {gpu_path: library}\n");
+    CHECK(tp_run("plan '%s' --gpu h200", win_lib) == 0);
+    CHECK_CONTAINS(out_text, "it refuses all 2 (run them with --backend cpu): the library tier takes chain models; "
+                             "window models train on the block tier (run.gpu_path: block or auto)");
+    /* A wrong value: file, line, column, the choices and the nearest. */
+    const char *bad_path = td_write("bad_path.yaml", "data: {synth: {proteins: 30}, window: 9}\nrun:\n  gpu_path: blok\n");
+    CHECK(tp_run("plan '%s'", bad_path) == 1);
+    snprintf(want, sizeof want, "foldsweep: %s:3:13: run.gpu_path: expected auto, block or library (did you mean "
+                                "'block'?)", bad_path);
+    CHECK_CONTAINS(err_text, want);
+    CHECK(tp_run("run '%s' --gpu-path fast", win_lib) == 2);
+    CHECK_CONTAINS(err_text, "--gpu-path must be auto, block or library, not");
+
+    /* Estimates (#44 item 7): the CPU's and, on a profile, the GPU's, per trial and for the sweep; a larger
+     * model is estimated slower on both, and the A100 slower than the H200 on the library tier. */
+    CHECK(tp_run("plan '%s' --gpu h200", ok) == 0);
+    CHECK_CONTAINS(out_text, "estimate (a roofline from each trial's FLOP and bytes, not a measurement;");
+    CHECK_CONTAINS(out_text, "  cpu: ");
+    CHECK_CONTAINS(out_text, " on the h200 profile (block tier ");
+    CHECK_CONTAINS(out_text, "67 TFLOP/s FP32, 4.8 TB/s");
+    CHECK(tp_run("plan --json '%s' --gpu h200", ok) == 0);
+    double small_s = json_nth(out_text, "\"gpu_seconds\": ", 0), big_s = json_nth(out_text, "\"gpu_seconds\": ", 3);
+    double small_f = json_nth(out_text, "\"flop\": ", 0), big_f = json_nth(out_text, "\"flop\": ", 3);
+    CHECK_MSG(small_s > 0 && big_s > small_s && small_f > 0 && big_f > small_f, "%g %g %g %g", small_s, big_s, small_f,
+              big_f);
+    CHECK(tp_run("plan --json '%s' --gpu h200", chain) == 0);
+    double h200 = json_nth(out_text, "\"gpu_seconds\": ", 2);
+    CHECK(tp_run("plan --json '%s' --gpu a100", chain) == 0);
+    double a100 = json_nth(out_text, "\"gpu_seconds\": ", 2);
+    CHECK_MSG(h200 > 0 && a100 > h200, "%g %g", h200, a100);
+    CHECK(tp_run("plan '%s' --gpu a100", chain) == 0);
+    CHECK_CONTAINS(out_text, "  gpu: ");
+    CHECK(strstr(out_text, "library tier 0.00 s") == NULL); /* the library tier's trials are counted */
     return test_finish();
 }

@@ -295,10 +295,10 @@ static void test_formats(void)
         c, 0,
         "rank,id,index,status,metric,mean,std,ci95_lo,ci95_hi,p_vs_best,tied_with_best,folds_done,seeds,mcc_H,mcc_E,mcc_C,fold0_q3,fold0_loss,fold0_best_epoch,"
         "fold0_epochs,fold0_status,fold1_q3,fold1_loss,fold1_best_epoch,fold1_epochs,fold1_status,"
-        "seconds,params,architecture,note,config");
+        "seconds,gpu_path,params,architecture,note,config");
     char want[2048];
     snprintf(want, sizeof want,
-             "1,a1,0,ok,q3,0.75,0.25,,,,,2,1,0,0,0,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,1234,%s,,\"%s\"", arch,
+             "1,a1,0,ok,q3,0.75,0.25,,,,,2,1,0,0,0,0.5,0.5,3,5,ok,1,0.25,4,4,ok,12.500,cpu,1234,%s,,\"%s\"", arch,
              "{\"\"data\"\":{\"\"split\"\":\"\"folds\"\"},\"\"model\"\":{\"\"init\"\":\"\"he\"\","
              "\"\"layers\"\":"
              "[{\"\"activation\"\":\"\"relu\"\",\"\"filters\"\":64,\"\"kind\"\":\"\"conv1d\"\","
@@ -310,10 +310,10 @@ static void test_formats(void)
              "\"\"learning_rate\"\":0.001,\"\"optimizer\"\":\"\"adam\"\"}}");
     CHECK_LINE(c, 1, want);
     line_of(c, 2, want, sizeof want);
-    CHECK_PREFIX(want, "2,c3,2,incomplete,q3,0.75,0,,,,,1,1,0,0,0,,,,,missing,0.75,0.75,2,2,ok,0.500,7,w15 ");
+    CHECK_PREFIX(want, "2,c3,2,incomplete,q3,0.75,0,,,,,1,1,0,0,0,,,,,missing,0.75,0.75,2,2,ok,0.500,cpu,7,w15 ");
     line_of(c, 3, want, sizeof want);
     CHECK_PREFIX(
-        want, "3,b2,1,diverged,q3,0.75,0,,,,,2,1,0,0,0,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,99,w15 ");
+        want, "3,b2,1,diverged,q3,0.75,0,,,,,2,1,0,0,0,0.75,0.75,2,6,ok,0.25,1.5,1,2,diverged,2.000,cpu,99,w15 ");
     CHECK_CONTAINS(want, ",fold 1 diverged at epoch 3 step 41,");
     free(c);
     char *top = render(&rep, FS_REPORT_CSV, 1);

@@ -1,8 +1,10 @@
 /*
  * plan.c: `foldsweep plan SWEEP.yaml [--json] [--all] [--gpu NAME]`. Checks
  * the sweep file and its data without training anything, then lists the
- * trials a run would train, with the ids it would give them and whether the
- * GPU path takes each (run_gpu_plan: the launcher's own rule). A tpe sweep
+ * trials a run would train, with the ids it would give them, the GPU tier
+ * that takes each (run_gpu_plan: the launcher's own rule, block, library or
+ * refused) and estimates of the sweep's time on that GPU and on this
+ * machine's CPU. A tpe sweep
  * lists the trials its first, random batches propose (run_sampler_first),
  * which every run of the sweep trains, and counts the rest of its
  * candidates, which only the results choose from: --all lists them too
@@ -27,8 +29,8 @@ static const CliOption options[] = {
     [OPT_ALL] = {"--all", NULL, NULL,
                  "with sampler: tpe, list every candidate, not only the first batches' proposals"},
     [OPT_GPU] = {"--gpu", NULL, "NAME",
-                 "check the GPU path against this device profile (h200, a100); default: the visible CUDA "
-                 "device, else h200"},
+                 "check the GPU path against this device profile (h200, a100) and estimate the sweep's time "
+                 "on it; default: the visible CUDA device, else h200"},
     [OPT_HELP] = {"--help", "-h", NULL, "show this help"},
 };
 
@@ -37,8 +39,10 @@ static const CliSpec spec = {
     .usage = "usage: foldsweep plan SWEEP.yaml [--json] [--all] [--gpu NAME]\n",
     .about = "Checks a sweep file (every error with its line and column, all at once), loads its\n"
              "data to compute the fingerprint, and lists the trials a run would train: index, id,\n"
-             "architecture, parameters, training options and whether the GPU path (--backend cuda)\n"
-             "takes the trial, with why not. Nothing is trained or written. A tpe sweep lists the\n"
+             "architecture, parameters, training options and the GPU tier (--backend cuda) that\n"
+             "takes the trial (block, library, or why none), then estimates of the sweep's time on\n"
+             "that GPU and on this machine's cores (a roofline, every epoch counted: not a\n"
+             "measurement). Nothing is trained or written. A tpe sweep lists the\n"
              "trials its first batches propose at random, which every run of it trains, and\n"
              "counts the candidates tpe chooses the rest from (--all lists them too).\n"
              "The format is in docs/sweep-format.md.\n",
@@ -89,9 +93,12 @@ static void listing_free(Listing *l)
     free(l->batch_of);
 }
 
+/* A tier's word in the listing: train's, as the journal writes it. */
+static const char *tier_word(int tier) { return tier > 0 ? train_gpu_path_name(tier) : "refused"; }
+
 /* gpu: as print_text's; without it the build has no GPU path to take any
  * trial, which each trial's "gpu" says (not the profile's verdict). */
-static void print_json(const FsSweep *sw, char **gpu_why, const Listing *l, int gpu)
+static void print_json(const FsSweep *sw, const FsGpuPlan *g, const Listing *l, int gpu)
 {
     static const char no_cuda[] = "this build has no CUDA backend (plan --gpu NAME: what the GPU path would take)";
     char arch[512], train[256];
@@ -115,8 +122,17 @@ static void print_json(const FsSweep *sw, char **gpu_why, const Listing *l, int 
         json_member_str(&w, "arch", arch);
         json_member_str(&w, "training", train);
         json_key(&w, "gpu");
-        json_bool(&w, gpu && !gpu_why[i][0]);
-        json_member_str(&w, "gpu_why", gpu ? gpu_why[i] : no_cuda);
+        json_bool(&w, gpu && g->tier[i] > 0);
+        json_member_str(&w, "gpu_why", gpu ? g->why[i] : no_cuda);
+        json_key(&w, "gpu_path"); /* the tier; null where none takes it */
+        if (gpu && g->tier[i] > 0)
+            json_str(&w, tier_word(g->tier[i]));
+        else
+            json_null(&w);
+        json_key(&w, "gpu_seconds"); /* estimate: its folds on that tier */
+        json_num64(&w, gpu && g->tier[i] > 0 ? g->gpu_s[i] : 0.0);
+        json_key(&w, "flop");
+        json_num64(&w, g->flop[i]);
         json_key(&w, "config");
         json_raw(&w, t->config);
         json_end(&w);
@@ -167,29 +183,60 @@ static void print_origin(const FsSweep *sw, int all)
         printf("trials: %d\n", sw->n_trials);
 }
 
-/* The GPU path's verdict: every trial, or the refused ones listed (one
- * line for all of them where they share the reason, as a chain sweep's do). */
-static void print_gpu(const FsSweep *sw, const Listing *l, const char *target, char **gpu_why, int refused)
+/* The GPU path's verdict: how many trials each tier takes, and the refused
+ * ones listed (one line for all of them where they share the reason). */
+static void print_gpu(const FsSweep *sw, const Listing *l, const FsGpuPlan *g)
 {
-    if (!refused) {
-        printf("\ngpu: the GPU path (--backend cuda) takes every trial on the %s\n", target);
+    int block = 0, library = 0;
+    for (int i = 0; i < g->n; i++) block += g->tier[i] == FS_GPU_PATH_BLOCK, library += g->tier[i] == FS_GPU_PATH_LIBRARY;
+    printf("\ngpu: on the %s (--backend cuda, run.gpu_path: %s) the block tier takes %d trial%s, the library tier %d",
+           g->target, train_gpu_path_name(sw->gpu_path), block, block == 1 ? "" : "s", library);
+    if (!g->refused) {
+        printf("\n");
         return;
     }
     int same = 1;
-    for (int i = 1; i < sw->n_trials && same; i++) same = !strcmp(gpu_why[i], gpu_why[0]);
-    if (refused == sw->n_trials && same) {
-        printf("\ngpu: the GPU path (--backend cuda) refuses all %d trials on the %s (run them with --backend cpu): "
-               "%s\n", refused, target, gpu_why[0]);
+    for (int i = 1; i < sw->n_trials && same; i++) same = !strcmp(g->why[i], g->why[0]);
+    if (g->refused == sw->n_trials && same) {
+        printf("; it refuses all %d (run them with --backend cpu): %s\n", g->refused, g->why[0]);
         return;
     }
-    printf("\ngpu: the GPU path (--backend cuda) refuses %d of %d trials on the %s (run them with --backend cpu):\n",
-           refused, sw->n_trials, target);
+    printf("; it refuses %d of %d (run them with --backend cpu):\n", g->refused, sw->n_trials);
     int listed = 0;
     for (int k = 0; k < l->n; k++) {
         const int i = l->idx[k];
-        if (gpu_why[i][0]) printf("  %5d  %s  %s\n", sw->trials[i].index, sw->trials[i].id, gpu_why[i]), listed++;
+        if (g->why[i][0]) printf("  %5d  %s  %s\n", sw->trials[i].index, sw->trials[i].id, g->why[i]), listed++;
     }
-    if (listed < refused) printf("  and %d of the candidates not listed (plan --all lists them)\n", refused - listed);
+    if (listed < g->refused) printf("  and %d of the candidates not listed (plan --all lists them)\n", g->refused - listed);
+}
+
+/* A time for people: seconds, minutes or hours. */
+static void duration(double s, char *out, size_t n)
+{
+    if (s < 10) snprintf(out, n, "%.2f s", s);
+    else if (s < 100) snprintf(out, n, "%.0f s", s);
+    else if (s < 6000) snprintf(out, n, "%.1f min", s / 60);
+    else snprintf(out, n, "%.1f h", s / 3600);
+}
+
+/* The sweep's time on the GPU (gpu: shown) beside the CPU's: estimates. */
+static void print_estimate(const FsSweep *sw, const FsGpuPlan *g, int gpu)
+{
+    char cpu[32], block[32], library[32], total[32];
+    duration(g->cpu_s, cpu, sizeof cpu);
+    printf("\nestimate (a roofline from each trial's FLOP and bytes, not a measurement; every epoch to "
+           "training.epochs,\nno early stopping or pruning; docs/benchmarks.md \"GPU estimates\"):\n");
+    if (g->share < 1)
+        printf("  tpe trains %d of the %d candidates: their mean, times %d\n", sw->random_n, sw->n_trials, sw->random_n);
+    printf("  cpu: %s on this machine's %d core%s (%g GFLOP/s a core assumed)\n", cpu, g->cores,
+           g->cores == 1 ? "" : "s", g->cpu_gflops);
+    if (!gpu) return;
+    duration(g->block_s + g->library_s, total, sizeof total);
+    duration(g->block_s, block, sizeof block);
+    duration(g->library_s, library, sizeof library);
+    printf("  gpu: %s on the %s (block tier %s, library tier %s%s)\n", total, g->target, block, library,
+           g->refused ? "; the refused trials not counted" : "");
+    printf("  gpu rates: %s\n", g->rates);
 }
 
 /* A tpe sweep's listing of its first proposals: what the rest are. */
@@ -240,26 +287,29 @@ static void print_header(const FsSweep *sw, const FsDataset *ds, const Listing *
 
 /* gpu: whether the GPU path's column and verdict are shown (a build with
  * the CUDA backend, or --gpu NAME asked for them). */
-static void print_text(const FsSweep *sw, const FsDataset *ds, const Listing *l, const char *target, char **gpu_why,
-                       int refused, int gpu)
+static void print_text(const FsSweep *sw, const FsDataset *ds, const Listing *l, const FsGpuPlan *g, int gpu)
 {
     print_header(sw, ds, l);
-    printf("%5s  %-16s  %9s  %s%s\n", "index", "id", "params", gpu ? "gpu  " : "", "architecture | training");
+    printf("%5s  %-16s  %9s  %s%s\n", "index", "id", "params", gpu ? "gpu      gpu time  " : "",
+           "architecture | training");
     char arch[512], train[256];
     for (int k = 0; k < l->n; k++) {
         const int i = l->idx[k];
         const FsTrial *t = &sw->trials[i];
         sweep_arch_summary(&t->arch, arch, sizeof arch);
         sweep_train_summary(&t->train, t->arch.chain, train, sizeof train);
-        printf("%5d  %s  %9ld  %s%s | %s\n", t->index, t->id, sweep_trial_params(t),
-               !gpu ? "" : gpu_why[i][0] ? "no   " : "yes  ", arch, train);
+        char cell[80] = "", time[32];
+        duration(g->gpu_s[i], time, sizeof time);
+        if (gpu) snprintf(cell, sizeof cell, "%-7s  %8s  ", tier_word(g->tier[i]), g->tier[i] > 0 ? time : "-");
+        printf("%5d  %s  %9ld  %s%s | %s\n", t->index, t->id, sweep_trial_params(t), cell, arch, train);
     }
     print_unlisted(sw, l);
     print_excluded(sw);
     if (gpu)
-        print_gpu(sw, l, target, gpu_why, refused);
+        print_gpu(sw, l, g);
     else
         printf("\ngpu: this build has no CUDA backend (plan --gpu h200 shows what the GPU path would take)\n");
+    print_estimate(sw, g, gpu);
 }
 
 int cli_plan(int argc, char **argv)
@@ -291,9 +341,9 @@ int cli_plan(int argc, char **argv)
         data_free(&ds);
         return FS_EXIT_ERROR;
     }
-    char target[128], **why = NULL;
+    FsGpuPlan g;
     FsErr err = {0};
-    int refused = run_gpu_plan(&sw, &ds, gpu[0] ? gpu : NULL, target, sizeof target, &why, &err);
+    int refused = run_gpu_plan(&sw, &ds, gpu[0] ? gpu : NULL, &g, &err);
     if (refused < 0) {
         cli_error("%s", err.msg);
         rc = FS_EXIT_USAGE;
@@ -306,11 +356,11 @@ int cli_plan(int argc, char **argv)
 #else
         const int shown = gpu[0] != 0;
 #endif
-        if (json) print_json(&sw, why, &l, shown);
-        else print_text(&sw, &ds, &l, target, why, refused, shown);
+        if (json) print_json(&sw, &g, &l, shown);
+        else print_text(&sw, &ds, &l, &g, shown);
     }
     listing_free(&l);
-    run_gpu_plan_free(why, sw.n_trials);
+    run_gpu_plan_free(&g);
     data_free(&ds);
     sweep_free(&sw);
     return refused < 0 ? rc : FS_EXIT_OK;

@@ -24,6 +24,7 @@ enum {
     OPT_OUT,
     OPT_THREADS,
     OPT_BACKEND,
+    OPT_GPU_PATH,
     OPT_GRACE,
     OPT_STARTUP,
     OPT_WORKER,
@@ -41,6 +42,9 @@ static const CliOption options[] = {
                      "worker threads (default: the sweep's run.threads, else all cores)"},
     [OPT_BACKEND] = {"--backend", NULL, "B",
                      "cpu, cuda or auto (default: the sweep's run.backend)"},
+    [OPT_GPU_PATH] = {"--gpu-path", NULL, "P",
+                      "auto, block or library: the GPU tier that trains the models with --backend cuda "
+                      "(default: the sweep's run.gpu_path; auto: block for window models, library for chain models)"},
     [OPT_GRACE] = {"--grace", NULL, "S",
                    "after SIGINT, SIGTERM or SIGUSR1 (Slurm's warning), seconds in-flight folds may finish (default 30)"},
     [OPT_STARTUP] = {"--startup-timeout", NULL, "S",
@@ -64,7 +68,7 @@ static const CliOption options[] = {
 static const CliSpec spec = {
     .cmd = "run",
     .usage = "usage: foldsweep run SWEEP.yaml [--out DIR] [--threads N] [--backend cpu|cuda|auto] "
-             "[--grace S] [--startup-timeout S] [--worker-timeout S] [--restart] [--progress] "
+             "[--gpu-path auto|block|library] [--grace S] [--startup-timeout S] [--worker-timeout S] [--restart] [--progress] "
              "[--progress-line auto|bar|plain] [--quiet]\n",
     .about = "Trains every trial of the sweep on every fold and ranks them. Rerunning the same\n"
              "command on the same folder resumes: finished folds are kept, the rest are trained.\n",
@@ -114,6 +118,11 @@ static int options_read(FsRunOptions *o, const CliArgs *a, double *startup)
         o->backend = FS_BACKEND_AUTO;
     else
         return cli_usage_error(&spec, "--backend must be cpu, cuda or auto, not", b);
+    const char *g = a->val[OPT_GPU_PATH];
+    o->gpu_path = -1; /* the sweep's */
+    for (int i = 0; g && i < FS_GPU_PATH_COUNT; i++)
+        if (!strcmp(g, train_gpu_path_name(i))) o->gpu_path = i;
+    if (g && o->gpu_path < 0) return cli_usage_error(&spec, "--gpu-path must be auto, block or library, not", g);
     const char *l = a->val[OPT_LINE];
     if (!l || !strcmp(l, "auto"))
         o->progress_line = FS_LINE_AUTO;

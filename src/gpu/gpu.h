@@ -24,6 +24,11 @@ typedef struct {
     size_t shared_optin; /* dynamic shared memory one block may opt in to */
     int sms, regs_per_sm, threads_per_sm;
     int major, minor;    /* compute capability */
+    /* The vendor's peak rates, for `plan --gpu`'s estimates (gpu_estimate):
+     * a profile's; 0 where read from a device (gpu_estimate then takes the
+     * profile of the same compute capability). */
+    double fp32_tflops;  /* FP32, non-tensor */
+    double mem_tbps;     /* memory bandwidth, TB/s */
 } FsGpuLimits;
 
 /* The profiles: "h200" (the default) and "a100"; 0, or -1 for another name. */
@@ -39,19 +44,46 @@ int gpu_limits(int device, FsGpuLimits *out);
  * cuBLAS or cuDNN, kernels/dnn.h: chain models), or neither. */
 typedef enum {
     FS_GPU_REFUSED = -1,
-    FS_GPU_BLOCK = 1,
-    FS_GPU_LIBRARY = 2,
+    FS_GPU_BLOCK = FS_GPU_PATH_BLOCK,     /* the values of run.gpu_path's words (train.h) */
+    FS_GPU_LIBRARY = FS_GPU_PATH_LIBRARY,
 } FsGpuTier;
 
 /* Which tier takes this model (arch trained with ts on a fold of n_train
  * examples), or FS_GPU_REFUSED with why, naming what the model needs
  * against what the device has (its block's shared memory, its memory).
- * The launcher refuses with it before anything is allocated, the run
- * before training, and `foldsweep plan` prints it per trial: one rule. */
+ * ts->gpu_path (run.gpu_path) overrides the rule: auto, the rule (chain
+ * models: library; window models: block when they fit it); block, the
+ * block or refused (a chain model always); library, the library tier for
+ * chain models, refused for window models (the tier takes chain models
+ * only, for now). The launcher refuses with it before anything is
+ * allocated, the run before training, the GPU driver names the tier in a
+ * fold's record with it, and `foldsweep plan` prints it per trial: one
+ * rule. */
 FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
                           char *why, size_t n);
-/* "block", "library" (the journal's and the leaderboard's words). */
+/* "block", "library" (the journal's and the leaderboard's words:
+ * train_gpu_path_name's), "refused". */
 const char *gpu_tier_name(FsGpuTier t);
+
+/* `plan --gpu`'s estimate of one fold of a model on a tier (estimate.c):
+ * a roofline from the fold's FLOP and bytes and the device's rates, with
+ * efficiencies that are assumptions until scripts/gpu-check calibrates
+ * them. Every epoch to stop.max_epochs is counted (no early stopping, no
+ * pruning: an upper bound). n_train, n_val: the fold's scored residues. */
+typedef struct {
+    double flop;    /* the fold's training and validation FLOP */
+    double seconds; /* the fold alone on its tier: a block's time (block), a group's share (library) */
+} FsGpuEstimate;
+/* group: the models that share a library call (a trial's folds and seeds,
+ * fused); the block tier ignores it. -1 where the model does not compile. */
+int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
+                 uint32_t n_val, int group, FsGpuEstimate *out);
+/* Blocks of the one-block kernel that run at once on the device: models
+ * trained in parallel (the block tier's whole-sweep estimate). */
+int gpu_parallel_blocks(const FsGpuLimits *lim);
+/* The device's rates as the estimate takes them (a device's from the
+ * profile of its compute capability): "67 TFLOP/s FP32, 4.8 TB/s". */
+void gpu_rates_describe(const FsGpuLimits *lim, char *out, size_t n);
 /* Device bytes of one model in a launch: its buffer (its curves are in
  * mapped host memory). */
 size_t gpu_model_bytes(const FsNet *net, uint32_t n_train);

@@ -3,7 +3,10 @@
  * (built with or without CUDA: `foldsweep plan` asks where no device is).
  * The CUDA stand-in (src/gpu/emulate) builds its devices from the same
  * profiles, so an emulated refusal is the one a real H200 or A100 gives.
+ * The profiles' rates feed `plan --gpu`'s estimates (gpu_estimate, a
+ * roofline: docs/benchmarks.md, "GPU estimates").
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,10 +14,12 @@
 #include "train/kernel.h"
 
 /* The two devices foldsweep is built for (sm_80, sm_90): the vendor's
- * figures (CUDA programming guide, compute capability tables). */
+ * figures (CUDA programming guide, compute capability tables; peak FP32
+ * without tensor cores and memory bandwidth from NVIDIA's data sheets:
+ * H200 SXM 67 TFLOP/s, 4.8 TB/s; A100 80GB SXM 19.5 TFLOP/s, 2.0 TB/s). */
 static const FsGpuLimits profiles[] = {
-    {"h200", 150109880320ull, 227 * 1024, 132, 65536, 2048, 9, 0},
-    {"a100", 85089058816ull, 163 * 1024, 108, 65536, 2048, 8, 0},
+    {"h200", 150109880320ull, 227 * 1024, 132, 65536, 2048, 9, 0, 67.0, 4.8},
+    {"a100", 85089058816ull, 163 * 1024, 108, 65536, 2048, 8, 0, 19.5, 2.0},
 };
 #define N_PROFILES (int)(sizeof profiles / sizeof profiles[0])
 
@@ -36,7 +41,18 @@ size_t gpu_model_bytes(const FsNet *net, uint32_t n_train) { return align256(cor
 
 const char *gpu_tier_name(FsGpuTier t)
 {
-    return t == FS_GPU_BLOCK ? "block" : t == FS_GPU_LIBRARY ? "library" : "refused";
+    return t == FS_GPU_BLOCK || t == FS_GPU_LIBRARY ? train_gpu_path_name((int)t) : "refused";
+}
+
+/* A device's rates: its own where known, else its compute capability's
+ * profile (a device read by gpu_limits has none), else the h200's. */
+static void limits_rates(const FsGpuLimits *lim, double *tflops, double *tbps)
+{
+    const FsGpuLimits *p = &profiles[0];
+    for (int i = 0; i < N_PROFILES; i++)
+        if (profiles[i].major == lim->major) p = &profiles[i];
+    *tflops = lim->fp32_tflops > 0 ? lim->fp32_tflops : p->fp32_tflops;
+    *tbps = lim->mem_tbps > 0 ? lim->mem_tbps : p->mem_tbps;
 }
 
 /* A chain model on the library tier: its group of one must fit the
@@ -63,8 +79,16 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
     int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
     /* The block keeps a batch's codes and labels in shared memory, a
      * window's worth per example; a chain batch's thousands of rows do not
-     * fit there: chain models go to the library tier. */
+     * fit there: chain models go to the library tier, whatever is asked. */
+    if (arch->chain && ts->gpu_path == FS_GPU_PATH_BLOCK)
+        return snprintf(why, n, "a chain model needs the library tier (run.gpu_path: library or auto)"),
+               FS_GPU_REFUSED;
     if (arch->chain) return library_check(lim, arch, ts, n_train, why, n);
+    /* The library tier's trainer takes chain models only (for now). */
+    if (ts->gpu_path == FS_GPU_PATH_LIBRARY)
+        return snprintf(why, n, "the library tier takes chain models; window models train on the block tier "
+                                "(run.gpu_path: block or auto)"),
+               FS_GPU_REFUSED;
     if (model_compile(&net, arch, mb, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
     /* The batch's codes, labels, losses and predictions and the reduction
      * partials live in the block's shared memory (kernels/fit_kernel.cu). */
@@ -80,4 +104,75 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
                         (double)bytes / (1 << 30), lim->name, (double)lim->memory / (1 << 30)),
                FS_GPU_REFUSED;
     return FS_GPU_BLOCK;
+}
+
+/* The estimate's assumptions, to be calibrated by scripts/gpu-check (#44
+ * item 6): none is measured on the library tier yet.
+ * - A block trains one model at about 4 GFLOP/s (measured: R1 at batch 8
+ *   on an H200, docs/benchmarks.md "GPU: first run on a device"), and
+ *   FS_EST_BLOCKS_PER_SM blocks share an SM without slowing each other.
+ * - The library tier reaches FS_EST_LIB_FLOP_EFF of the FP32 peak on its
+ *   GEMMs and FS_EST_LIB_BW_EFF of the memory bandwidth (the issue's
+ *   30-50%), whichever bounds a step, plus FS_EST_LIB_CALL_S per library
+ *   or kernel call of a step replayed from a CUDA graph. */
+#define FS_EST_BLOCK_GFLOPS 4.0
+#define FS_EST_BLOCKS_PER_SM 4
+#define FS_EST_LIB_FLOP_EFF 0.35
+#define FS_EST_LIB_BW_EFF 0.6
+#define FS_EST_LIB_CALL_S 4e-6
+
+int gpu_parallel_blocks(const FsGpuLimits *lim) { return (lim->sms > 0 ? lim->sms : 1) * FS_EST_BLOCKS_PER_SM; }
+
+void gpu_rates_describe(const FsGpuLimits *lim, char *out, size_t n)
+{
+    double tf, tb;
+    limits_rates(lim, &tf, &tb);
+    snprintf(out, n, "%g TFLOP/s FP32, %g TB/s;\n    assumed: a block %g GFLOP/s, %d blocks an SM; the library tier %.0f%% of "
+                     "FP32, %.0f%% of the bandwidth, %g us a call",
+             tf, tb, FS_EST_BLOCK_GFLOPS, FS_EST_BLOCKS_PER_SM, FS_EST_LIB_FLOP_EFF * 100, FS_EST_LIB_BW_EFF * 100,
+             FS_EST_LIB_CALL_S * 1e6);
+}
+
+/* One library step of `group` models over `rows` rows each (forward only
+ * when !train): the slower of its GEMMs and its memory traffic, plus its
+ * calls. Bytes per model: the weights, their gradient and Adam's two
+ * moments read and written (8 floats a parameter), and the activations
+ * written forward, read backward and their gradients written (3 floats of
+ * the workspace each; forward only: 1). */
+static double library_step(const FsNet *net, double rows, int group, int train, double tflops, double tbps)
+{
+    const double per_row = (double)(train ? net->flops_fwd + net->flops_bwd : net->flops_fwd) / net->out_rows;
+    const double flop = group * rows * per_row;
+    const double bytes = group * 4.0 * (train ? 8.0 * (double)net->n_params + 3.0 * (double)net->n_work
+                                              : (double)net->n_params + (double)net->n_work);
+    const double t = fmax(flop / (tflops * 1e12 * FS_EST_LIB_FLOP_EFF), bytes / (tbps * 1e12 * FS_EST_LIB_BW_EFF));
+    const int calls = train ? 5 * net->n + 4 : 2 * net->n;
+    return t + calls * FS_EST_LIB_CALL_S;
+}
+
+int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
+                 uint32_t n_val, int group, FsGpuEstimate *out)
+{
+    FsNet net;
+    FsErr err = {0};
+    const int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
+    if (arch->chain ? train_chain_rows(arch, ts, 0, &net, &err) != 0 : model_compile(&net, arch, mb, &err) != 0)
+        return -1;
+    const double epochs = ts->stop.max_epochs, rows = net.out_rows; /* a window model's example: one residue */
+    const double fwd = (double)net.flops_fwd / rows, both = (double)(net.flops_fwd + net.flops_bwd) / rows;
+    out->flop = epochs * ((double)n_train * both + (double)n_val * fwd);
+    if (tier != FS_GPU_LIBRARY) {
+        out->seconds = out->flop / (FS_EST_BLOCK_GFLOPS * 1e9);
+        return 0;
+    }
+    double tf, tb;
+    limits_rates(lim, &tf, &tb);
+    if (group < 1) group = 1;
+    /* A step's rows: a window model's batch, a chain model's batch budget. */
+    const double step = arch->chain ? ts->batch_residues : ts->batch, eval = arch->chain ? ts->batch_residues : ts->eval_batch;
+    const double steps = ceil(n_train / step), evals = ceil(n_val / eval);
+    const double group_s = epochs * (steps * library_step(&net, step, group, 1, tf, tb) +
+                                     evals * library_step(&net, eval, group, 0, tf, tb));
+    out->seconds = group_s / group;
+    return 0;
 }

@@ -66,6 +66,7 @@ typedef struct {
     long long fold, seed, epochs, best, halted, dep, dstep;
     FsFitStatus status;
     FsMonitor monitor;
+    int gpu_path; /* FsGpuPath: the GPU tier that trained it, 0 (absent) on the CPU */
 } FoldHead;
 
 static int fold_head(const FsJson *rec, FoldHead *h, const char **what)
@@ -104,6 +105,12 @@ static int fold_head(const FsJson *rec, FoldHead *h, const char **what)
         if (monitor < 0) return *what = "monitor loss or q3", -1;
     }
     h->monitor = (FsMonitor)monitor;
+    /* The GPU tier (#44): absent on the CPU backend and before #44. */
+    const FsJson *gp = json_get(rec, "gpu_path");
+    h->gpu_path = FS_GPU_PATH_AUTO;
+    for (int p = FS_GPU_PATH_BLOCK; gp && p < FS_GPU_PATH_COUNT; p++)
+        if (gp->type == FS_JSON_STRING && !strcmp(gp->str, train_gpu_path_name(p))) h->gpu_path = p;
+    if (gp && !h->gpu_path) return *what = "gpu_path block or library (absent: the CPU backend)", -1;
     return 0;
 }
 
@@ -158,6 +165,7 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     r.halted_by = (int)h.halted;
     r.diverged_epoch = (int)h.dep;
     r.diverged_step = (long)h.dstep;
+    r.gpu_path = h.gpu_path;
     int bad = fold_result(rec, &r, what);
     FsModelRef model;
     if (!bad && get_model(rec, &model)) {

@@ -12,11 +12,13 @@
  *   trial:   v kind time trial index params config (the JSON object itself)
  *   fold:    v kind time trial fold status epochs best_epoch halted_by
  *            diverged_epoch diverged_step [monitor] best_val_loss confusion (3x3)
- *            train_examples val_examples seconds val_seconds
+ *            train_examples val_examples seconds val_seconds [gpu_path]
  *            curves {train_loss, val_loss, val_q3, seconds} (epochs entries) message
  *            [model {file bytes crc32}] (the saved weights, when kept);
  *            [seed] (a seed replicate's index, 1..; absent: the trial's own seeds);
- *            monitor "q3" when validation Q3 chose best_epoch (absent: the loss)
+ *            monitor "q3" when validation Q3 chose best_epoch (absent: the loss);
+ *            gpu_path "block" or "library": the GPU tier that trained it
+ *            (absent: the CPU backend, and every record before #44)
  *   model:   v kind time trial fold model {file bytes crc32}
  *   sweep:   v kind time text (the canonical sweep) val_residues (per fold)
  *   prune:   v kind time trial (its model files were discarded: run.keep_models;
@@ -145,6 +147,7 @@ void journal_fold_json(FsJsonOut *w, const char *trial, int fold, int seed, cons
     json_num64_full(w, r->seconds);
     json_key(w, "val_seconds");
     json_num64_full(w, r->val_seconds);
+    if (r->gpu_path) json_member_str(w, "gpu_path", train_gpu_path_name(r->gpu_path));
     json_key(w, "curves");
     json_object_begin(w);
     put_curve(w, "train_loss", r->curves.train_loss, epochs);

@@ -197,6 +197,7 @@ static void fill_fold(FsReportFold *f, int fold_id, const FsFoldRecord *fr)
     f->train_examples = r->train_examples;
     f->val_examples = r->val_examples;
     f->val_seconds = r->val_seconds;
+    f->gpu_path = r->gpu_path;
 }
 
 static FsFolds folds_of(const FsReportSpec *spec) { return data_folds_of(spec->predefined, spec->folds); }
@@ -242,6 +243,9 @@ static void finish_row(FsReportRow *row, const FsJournal *j, const FsReportSpec 
         if (!f->present) continue;
         row->n_done++;
         row->seconds += f->seconds;
+        /* The fold's tier, "cpu" for none (0): one word while they agree. */
+        const char *where = f->gpu_path ? train_gpu_path_name(f->gpu_path) : "cpu";
+        row->gpu_path = !row->gpu_path || !strcmp(row->gpu_path, where) ? where : "mixed";
         char fname[32];
         fold_name(spec, f->fold, fname, sizeof fname);
         if (f->status == FS_FIT_FAILED && row->status != FS_TRIAL_FAILED) {

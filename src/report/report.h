@@ -69,6 +69,7 @@ typedef struct {
     double seconds;
     uint64_t train_examples, val_examples; /* over its epochs: their ratio is the split's n_val / n_train */
     double val_seconds;                    /* its validation passes' time (FS_OBJ_PREDICT_US) */
+    int gpu_path;                          /* FsGpuPath: the GPU tier that trained it, 0 on the CPU */
     FsObjectiveFold obj;                   /* train_result_objective's (NAN where absent) */
 } FsReportFold;
 
@@ -93,6 +94,9 @@ typedef struct {
     int seeds;
     double *split, seed_sd;
     double seconds;      /* training seconds summed over the folds present */
+    /* Where its folds trained (the fold records' gpu_path): "cpu", "block",
+     * "library", or "mixed" where they differ; NULL without a fold. */
+    const char *gpu_path;
     FsReportFold *folds; /* spec.folds entries, in fold order */
     char reason[1100];   /* why diverged / failed / incomplete / pruned ("" if ok) */
     const FsCutRecord *cut; /* the pruning decision (borrowed from the journal), or NULL */

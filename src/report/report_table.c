@@ -355,10 +355,29 @@ static void put_ranks(const FsReport *rep, int n, int tied, FILE *out)
     if (more) fprintf(out, " and %d more", more);
 }
 
+/* Below the table and the Markdown, where a GPU trained any of the first
+ * n rows: which tier, counted (the table has no room for a column within
+ * its 120; the CSV and JSON give each trial's gpu_path). */
+static void write_gpu_note(const FsReport *rep, int n, FILE *out)
+{
+    static const char *const words[] = {"block", "library", "mixed", "cpu"};
+    int count[4] = {0}, gpu = 0;
+    for (int i = 0; i < n; i++)
+        for (int w = 0; w < 4 && rep->rows[i].gpu_path; w++)
+            if (!strcmp(rep->rows[i].gpu_path, words[w])) count[w]++, gpu |= w < 3;
+    if (!gpu) return;
+    fputs("\ngpu path (--backend cuda):", out);
+    const char *how[] = {"block tier", "library tier", "mixed", "cpu"};
+    for (int w = 0, first = 1; w < 4; w++)
+        if (count[w]) fprintf(out, "%s %s %d", first ? "" : ",", how[w], count[w]), first = 0;
+    fputs(" trials (each trial's: gpu_path in\n--format csv and json)\n", out);
+}
+
 /* Below the table and the Markdown: what a partial mean and the tie
  * columns say, for the first n rows. */
 static void write_legend(const FsReport *rep, int n, FILE *out)
 {
+    write_gpu_note(rep, n, out);
     const int k = rep->spec.folds;
     int partial = 0, compared = 0;
     for (int i = 0; i < n; i++) {

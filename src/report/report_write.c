@@ -65,7 +65,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
         report_fold_header(rep, s, h, sizeof h);
         fprintf(out, ",%s_q3,%s_loss,%s_best_epoch,%s_epochs,%s_status", h, h, h, h, h);
     }
-    fputs(",seconds,params,architecture,note,config", out);
+    fputs(",seconds,gpu_path,params,architecture,note,config", out);
     if (rep->has_test) fputs(",test_q3,test_q3_lo,test_q3_hi,test_sov,test_proteins,refit_q3,refit_sov", out);
     if (rep->spec.n_objectives) fputs(",pareto", out);
     if (rep->n_versions > 1) fputs(",sweep_version", out); /* an extended run */
@@ -96,7 +96,7 @@ static void write_csv(const FsReport *rep, int top, FILE *out)
             csv_num(out, f->loss);
             fprintf(out, ",%d,%d,%s", f->best_epoch, f->epochs, train_status_name(f->status));
         }
-        fprintf(out, ",%.3f,%ld", row->seconds, row->n_params);
+        fprintf(out, ",%.3f,%s,%ld", row->seconds, row->gpu_path ? row->gpu_path : "", row->n_params);
         csv_text(out, row->arch, 1);
         csv_text(out, row->reason, 1);
         csv_text(out, row->config, 1);
@@ -221,6 +221,17 @@ static void json_row_classes(FsJsonOut *w, const FsReport *rep, const FsReportRo
             put_num(w, (char[]){'m', 'c', 'c', '_', fs_class_letters(row->pooled.classes)[c], 0}, row->pooled.mcc[c]);
 }
 
+/* Where its folds trained: "cpu", "block", "library" or "mixed"; null
+ * without a fold. */
+static void json_gpu_path(FsJsonOut *w, const FsReportRow *row)
+{
+    json_key(w, "gpu_path");
+    if (row->gpu_path)
+        json_str(w, row->gpu_path);
+    else
+        json_null(w);
+}
+
 static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
 {
     json_object_begin(w);
@@ -282,6 +293,7 @@ static void json_row(FsJsonOut *w, const FsReport *rep, const FsReportRow *row)
     for (int s = 0; s < rep->spec.folds; s++) json_fold(w, &row->folds[s]);
     json_end(w);
     put_num(w, "seconds", row->seconds);
+    json_gpu_path(w, row);
     json_member_int(w, "params", row->n_params);
     json_member_str(w, "arch", row->arch);
     json_key(w, "config");

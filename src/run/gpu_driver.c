@@ -34,9 +34,7 @@ int run_choose_backend(int requested, int local_rank, int *use_gpu, int *device,
     return 0;
 }
 
-/* The largest training fold of the sweep's (a model's buffer holds its
- * fold's order). */
-static uint32_t largest_fold(const FsDataset *ds, const FsFolds *folds)
+uint32_t run_gpu_largest_fold(const FsDataset *ds, const FsFolds *folds)
 {
     uint32_t n_train = 0;
     for (int k = 0; k < folds->n; k++) {
@@ -46,24 +44,25 @@ static uint32_t largest_fold(const FsDataset *ds, const FsFolds *folds)
     return n_train;
 }
 
-/* Trial t on the GPU path: 0, or -1 with why. */
-static int trial_check(const FsGpuLimits *lim, const FsTrial *tr, int fold, uint32_t n_train, char *why, size_t n)
+int run_gpu_trial_tier(const FsGpuLimits *lim, const FsTrial *tr, int fold, uint32_t n_train, char *why, size_t n)
 {
     FsTrainSpec ts;
     sweep_fold_spec(&ts, tr, fold);
-    return gpu_model_check(lim, &tr->arch, &ts, n_train, why, n) == FS_GPU_REFUSED ? -1 : 0;
+    why[0] = '\0';
+    return (int)gpu_model_check(lim, &tr->arch, &ts, n_train, why, n);
 }
 
 int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds, int device, FsErr *err)
 {
     FsGpuLimits lim;
     if (gpu_limits(device, &lim) != 0) return fs_err_set(err, "cannot read CUDA device %d's limits", device), -1;
-    uint32_t n_train = largest_fold(ds, folds);
+    uint32_t n_train = run_gpu_largest_fold(ds, folds);
     int bad = 0;
     char first[700] = "";
     for (int t = 0; t < sw->n_trials; t++) {
         char why[512];
-        if (trial_check(&lim, &sw->trials[t], data_fold_id(folds, 0), n_train, why, sizeof why) == 0) continue;
+        if (run_gpu_trial_tier(&lim, &sw->trials[t], data_fold_id(folds, 0), n_train, why, sizeof why) != FS_GPU_REFUSED)
+            continue;
         if (!bad++) snprintf(first, sizeof first, "trial %d (%s): %s", t + 1, sw->trials[t].id, why);
     }
     if (!bad) return 0;
@@ -72,33 +71,6 @@ int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *
                "them all; run them with --backend cpu",
                bad, sw->n_trials, device, lim.name, first, bad > 1 ? ", and others" : "", fs_program());
     return -1;
-}
-
-int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, char *target, size_t target_n,
-                 char ***why_out, FsErr *err)
-{
-    FsGpuLimits lim;
-    if (profile && gpu_profile(profile, &lim) != 0)
-        return fs_err_set(err, "--gpu %s: expected one of %s", profile, gpu_profile_names()), -1;
-    if (!profile && (gpu_count() == 0 || gpu_limits(0, &lim) != 0)) gpu_profile("h200", &lim);
-    snprintf(target, target_n, "%s%s", lim.name, profile || gpu_count() == 0 ? " profile" : "");
-    FsFolds folds = data_folds_of(sw->predefined, (int)ds->n_folds);
-    uint32_t n_train = largest_fold(ds, &folds);
-    char **why = fs_calloc((size_t)sw->n_trials + 1, sizeof(char *));
-    int bad = 0;
-    for (int t = 0; t < sw->n_trials; t++) {
-        char w[512] = "";
-        bad += trial_check(&lim, &sw->trials[t], data_fold_id(&folds, 0), n_train, w, sizeof w) != 0;
-        why[t] = fs_strdup(w);
-    }
-    *why_out = why;
-    return bad;
-}
-
-void run_gpu_plan_free(char **why, int n)
-{
-    for (int t = 0; t < n && why; t++) free(why[t]);
-    free(why);
 }
 
 int run_gpu_train_one(int device, const FsDataset *ds, const FsJob *job, FsErr *err)
@@ -154,7 +126,21 @@ typedef struct {
     const FsGpuQueue *q;
     const int *ids;
     unsigned char *done;
+    const FsJob *batch;
+    const FsGpuLimits *lim; /* the device's, NULL where unread */
 } DriveLaunch;
+
+/* The tier that trained a finished job, for its fold record: the one rule
+ * (gpu_model_check) with the job's own spec, as the launcher applied it;
+ * none (0) for a job the device did not take. */
+static int trained_tier(const FsGpuLimits *lim, const FsJob *job)
+{
+    char why[512];
+    if (!lim) return FS_GPU_PATH_AUTO;
+    uint32_t n_train = data_examples(job->data, job->fold, 0, NULL);
+    FsGpuTier t = gpu_model_check(lim, job->arch, job->spec, n_train, why, sizeof why);
+    return t == FS_GPU_REFUSED ? FS_GPU_PATH_AUTO : (int)t;
+}
 
 static void drive_epochs(void *ctx, long epochs)
 {
@@ -166,6 +152,7 @@ static void drive_finished(void *ctx, int j)
 {
     DriveLaunch *d = ctx;
     d->done[j] = 1;
+    d->batch[j].result->gpu_path = trained_tier(d->lim, &d->batch[j]);
     d->q->done(d->q->ctx, d->ids[j]);
 }
 
@@ -173,6 +160,8 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
 {
     FsErr err = {0};
     FsGpu *g = gpu_open(device, ds, &err);
+    FsGpuLimits lim;
+    const int have_lim = gpu_limits(device, &lim) == 0;
     int dead = 0; /* the device failed */
     enum { MAX = 4096 };
     int *ids = fs_calloc(MAX, sizeof(int));
@@ -192,7 +181,7 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
         if (n == 0) break;
         FsErr e = {0};
         memset(done, 0, (size_t)n);
-        DriveLaunch dl = {q, ids, done};
+        DriveLaunch dl = {q, ids, done, batch, have_lim ? &lim : NULL};
         const FsGpuWatch w = {drive_epochs, drive_finished, &dl};
         int failed = dead || !g || gpu_train(g, batch, n, &w, &e) != 0;
         if (failed) {

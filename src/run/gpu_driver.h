@@ -9,6 +9,7 @@
 #define FS_RUN_GPU_DRIVER_H
 
 #include "data/data.h"
+#include "gpu/gpu.h"
 #include "sweep/sweep.h"
 #include "train/train.h"
 #include "util/util.h"
@@ -33,6 +34,12 @@ typedef struct {
     void *ctx;
 } FsGpuQueue;
 void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q);
+/* The largest training fold of the sweep's (a model's buffer holds its
+ * fold's order): the n_train gpu_model_check is asked with. */
+uint32_t run_gpu_largest_fold(const FsDataset *ds, const FsFolds *folds);
+/* Trial tr's tier on lim (FsGpuTier: gpu_model_check with its fold's
+ * spec, run.gpu_path included), why set where FS_GPU_REFUSED. */
+int run_gpu_trial_tier(const FsGpuLimits *lim, const FsTrial *tr, int fold, uint32_t n_train, char *why, size_t n);
 /* Every trial of the sweep on the GPU path of `device` (gpu_model_check,
  * the launcher's rule, with the largest training fold): 0, or -1 with the
  * refused trials named. A GPU rank refuses the run with it before training. */

@@ -176,7 +176,7 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
     } else {
         fprintf(out, "trial %s: refitting on %u training residues for %d epochs (the %s)\n", tr->id,
                 data_examples(&ds, FS_FOLD_ALL, 0, NULL), epochs, FS_REFIT_RULE);
-        FsRunOptions o = {.threads = threads, .backend = -1};
+        FsRunOptions o = {.threads = threads, .backend = -1, .gpu_path = -1};
         FsRunSettings set;
         FsMpi alone;
         fsmpi_alone(&alone);

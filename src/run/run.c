@@ -71,9 +71,10 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
     int rc = state_open(&st, o, m, out);
     if (multi) {
         /* Workers wait in this broadcast: they learn of a failure here too,
-         * and the backend asked for (the canonical sweep leaves run options out). */
+         * and the backend and GPU path asked for (the canonical sweep leaves run
+         * options out). */
         int32_t status = rc == FS_EXIT_OK ? 0 : 1;
-        int32_t backend = rc == FS_EXIT_OK ? st.set.backend : 0;
+        int32_t backend = rc == FS_EXIT_OK ? st.set.backend : 0, gpu_path = rc == FS_EXIT_OK ? st.set.gpu_path : 0;
         char *text = status == 0 ? st.sw.canonical : NULL;
         uint8_t *bytes = NULL;
         uint64_t n = 0;
@@ -83,7 +84,7 @@ int run_sweep(const FsRunOptions *o, FsMpi *m)
             status = 1;
             rc = FS_EXIT_ERROR;
         }
-        if (status == 0) status = (backend + 1) << 8;
+        if (status == 0) status = (backend + 1) << 8 | gpu_path << 12; /* run_worker's worker_setup reads them */
         double ckpt_every = rc == FS_EXIT_OK ? st.sw.checkpoint : 0.0;
         fsmpi_bcast_setup(m, &status, &ckpt_every, &text, &bytes, &n);
         free(bytes);

@@ -30,6 +30,7 @@ typedef struct {
     const char *home_dir;
     int threads;         /* 0: the sweep's run.threads, else the machine's (run_settings) */
     int backend;         /* -1: the sweep's run.backend */
+    int gpu_path;        /* FsGpuPath; -1: the sweep's run.gpu_path */
     int quiet;           /* no progress output */
     double grace;        /* seconds in-flight folds may finish after a signal */
     FILE *out;           /* progress and summary (stdout) */
@@ -54,6 +55,7 @@ typedef struct {
      * else run.threads, else every core of the node. */
     int solo_threads;
     int backend;         /* FsBackend: --backend, else run.backend */
+    int gpu_path;        /* FsGpuPath: --gpu-path, else run.gpu_path (every job's spec carries it) */
     char out_dir[FS_PATH_MAX]; /* --out, else run.out, else the run folder the sweep file is in (home_dir),
                                   else runs/<the sweep file's name before its first dot> */
     int keep_models;     /* run.keep_models: FS_KEEP_ALL, 0 for none, else the best N */
@@ -91,15 +93,32 @@ int run_solo_threads(int threads);
  * m must call this. Returns an FS_EXIT_* code (util.h). */
 int run_sweep(const FsRunOptions *o, FsMpi *m);
 
-/* For `foldsweep plan`: which trials the GPU path takes, by the rule the
- * launcher and a GPU run apply (gpu_model_check). The device checked is
- * `profile` ("h200", "a100"), or with NULL the visible CUDA device 0, else
- * the h200 profile; its name goes to target. why gets one malloc'd string
- * per trial, "" where the GPU path takes it (free with run_gpu_plan_free).
- * Returns the number refused, or -1 for an unknown profile (err). */
-int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, char *target, size_t target_n,
-                 char ***why, FsErr *err);
-void run_gpu_plan_free(char **why, int n);
+/* For `foldsweep plan` (gpu_plan.c): which GPU tier takes each trial, by
+ * the rule the launcher and a GPU run apply (gpu_model_check, with the
+ * sweep's run.gpu_path), and estimates of the sweep's time on that device
+ * and on this machine's CPU: a roofline from each trial's FLOP and bytes
+ * and the device's rates (gpu_estimate), every epoch counted (an upper
+ * bound: no early stopping, no pruning). */
+typedef struct {
+    char target[128]; /* "h200 profile", or the visible device's name */
+    char rates[320];  /* the rates and assumptions the GPU estimate takes (gpu_rates_describe) */
+    int n;            /* the sweep's trials (candidates, with tpe) */
+    int refused;      /* trials no tier takes */
+    int *tier;        /* per trial: FS_GPU_PATH_BLOCK, FS_GPU_PATH_LIBRARY (train.h), or -1: refused */
+    char **why;       /* per trial: why refused, "" where a tier takes it */
+    double *flop;     /* per trial: its folds' training FLOP (0: it does not compile) */
+    double *gpu_s;    /* per trial: its folds on its tier, wall seconds (0 where refused) */
+    int folds;        /* folds a trial trains (sweep_fold_count) */
+    double share;     /* the trials a run trains over those listed: tpe's budget over its candidates, else 1 */
+    double block_s, library_s; /* the sweep on each tier (the GPU's trials only) */
+    double cpu_s;              /* the whole sweep on this machine's cores */
+    int cores;                 /* this machine's */
+    double cpu_gflops;         /* the CPU rate a core is assumed to train at */
+} FsGpuPlan;
+/* The device is `profile` ("h200", "a100"), or with NULL the visible CUDA
+ * device 0, else the h200 profile. 0, or -1 for an unknown profile (err). */
+int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, FsGpuPlan *p, FsErr *err);
+void run_gpu_plan_free(FsGpuPlan *p);
 
 /* The GPU library tier's back ends this build has (gpu_libraries), for
  * `foldsweep --version`: cli reaches the gpu module through run. */

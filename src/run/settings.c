@@ -33,6 +33,7 @@ void run_settings(FsRunSettings *s, const FsRunOptions *o, const FsSweep *sw, co
      * nothing else trains beside it. */
     s->solo_threads = asked ? asked : m->node_cores > 0 ? m->node_cores : 1;
     s->backend = o->backend >= 0 ? o->backend : sw ? (int)sw->backend : FS_BACKEND_AUTO;
+    s->gpu_path = o->gpu_path >= 0 ? o->gpu_path : sw ? sw->gpu_path : FS_GPU_PATH_AUTO;
     if (o->out_dir)
         snprintf(s->out_dir, sizeof s->out_dir, "%s", o->out_dir);
     else if (sw && sw->out_dir)
@@ -65,7 +66,7 @@ int run_home_dir(const char *sweep_path, char *out, size_t n)
 
 int run_solo_threads(int threads)
 {
-    FsRunOptions o = {.threads = threads, .backend = -1};
+    FsRunOptions o = {.threads = threads, .backend = -1, .gpu_path = -1};
     FsRunSettings s;
     FsMpi alone;
     fsmpi_alone(&alone);

@@ -140,6 +140,7 @@ static int open_inputs(RunState *st, const FsRunOptions *o, const FsMpi *m)
     }
     FsSweep *sw = &st->sw;
     run_settings(&st->set, o, sw, m);
+    sweep_set_gpu_path(sw, st->set.gpu_path); /* --gpu-path over run.gpu_path, into every job's spec */
     if (run_choose_backend(st->set.backend, m->local_rank, &st->use_gpu, &st->gpu_device, &err) != 0) {
         fprintf(stderr, "foldsweep: %s\n", err.msg);
         return FS_EXIT_ERROR;

@@ -184,7 +184,8 @@ static int worker_setup(RunWorker *w)
     uint64_t n = 0;
     fsmpi_bcast_setup(w->m, &status, &w->ckpt_every, &text, &bytes, &n);
     if (status == 0 || (status & 0xff) != 0) return FS_EXIT_ERROR; /* rank 0 said why */
-    w->backend = (status >> 8) - 1;
+    w->backend = ((status >> 8) & 0xf) - 1;
+    const int gpu_path = (status >> 12) & 0xf; /* rank 0's: --gpu-path, else run.gpu_path */
     char why[1024];
     int rc = worker_load(w, text, bytes, n, why, sizeof why);
     free(text);
@@ -193,6 +194,7 @@ static int worker_setup(RunWorker *w)
         fsmpi_report_setup(w->m, why, 0, "", NULL);
         return FS_EXIT_ERROR;
     }
+    sweep_set_gpu_path(&w->sw, gpu_path);
     FsErrList errs = {0};
     if (sweep_bind_data(&w->sw, &w->ds, &errs) != 0) { /* rank 0 found the same first */
         fsmpi_report_setup(w->m, errs.n ? errs.msg[0] : "the sweep on this data", 0, "", NULL);

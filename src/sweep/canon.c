@@ -243,6 +243,12 @@ void sweep_seed_spec(FsTrainSpec *ts, const FsTrial *tr, int fold, int seed)
     if (seed > 0) ts->seed[0] = fs_splitmix64(&word);
 }
 
+void sweep_set_gpu_path(FsSweep *sw, int gpu_path)
+{
+    sw->gpu_path = gpu_path;
+    for (int t = 0; t < sw->n_trials; t++) sw->trials[t].train.gpu_path = gpu_path;
+}
+
 const char *sweep_backend_name(FsBackend b)
 {
     static const char *const names[] = {"auto", "cpu", "cuda"};

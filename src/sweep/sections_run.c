@@ -8,8 +8,9 @@
 
 #include "sweep/sweep_int.h"
 
-const char *const sw_run_keys[SW_N_RUN_KEYS] = {"backend",    "threads", "out",        "metric",     "keep_models",
-                                                "checkpoint", "alpha",   "objectives", "constraints"};
+const char *const sw_run_keys[SW_N_RUN_KEYS] = {"backend",    "gpu_path", "threads",    "out",
+                                                "metric",     "keep_models", "checkpoint", "alpha",
+                                                "objectives", "constraints"};
 const char *const sw_search_keys[SW_N_SEARCH_KEYS] = {"random", "seed",  "pruner",    "sampler",
                                                       "batch",  "stop",  "replicates"};
 
@@ -40,12 +41,30 @@ static void parse_objectives(FsSweep *sw, const YNode *v, SwErrs *e)
     }
 }
 
+/* run.gpu_path: auto, block or library (train_gpu_path_name's words). */
+static void parse_gpu_path(FsSweep *sw, const YNode *v, SwErrs *e)
+{
+    const char *names[FS_GPU_PATH_COUNT];
+    int k = -1;
+    for (int i = 0; i < FS_GPU_PATH_COUNT; i++) {
+        names[i] = train_gpu_path_name(i);
+        if (v->kind == YN_SCALAR && !strcmp(v->value, names[i])) k = i;
+    }
+    if (k >= 0) {
+        sw->gpu_path = k;
+        return;
+    }
+    const char *near = v->kind == YN_SCALAR ? fs_nearest(v->value, names, FS_GPU_PATH_COUNT) : NULL;
+    swerr_add(e, v->line, v->col, "run.gpu_path: expected auto, block or library%s%s%s",
+              near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+}
+
 void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
 {
     if (r->kind != YN_MAP) {
         swerr_add(e, r->line, r->col,
-                  "run: expected a mapping (backend, threads, out, metric, keep_models, checkpoint, alpha, objectives, "
-                  "constraints)");
+                  "run: expected a mapping (backend, gpu_path, threads, out, metric, keep_models, checkpoint, alpha, "
+                  "objectives, constraints)");
         return;
     }
     sw_check_keys(r, "run", sw_run_keys, SW_N_RUN_KEYS, e);
@@ -61,6 +80,7 @@ void sw_parse_run(FsSweep *sw, const YNode *r, SwErrs *e)
         else
             sw->backend = (FsBackend)k;
     }
+    if ((v = ytree_get(r, "gpu_path"))) parse_gpu_path(sw, v, e);
     long long t;
     if ((v = ytree_get(r, "threads"))) {
         if (sw_scalar_int(v, &t) || t < 0 || t > 4096)

@@ -70,6 +70,7 @@ int sweep_load_string(FsSweep *sw, const char *text, const char *name, FsErrList
         if ((v = ytree_get(root, "test"))) sw_parse_test(sw, ytree_key(root, "test"), v, &e);
     }
     if (!e.n) sw_expand(sw, sp, &e);
+    if (!e.n) sweep_set_gpu_path(sw, sw->gpu_path);
     if (!e.n) sw->canonical = sw_canonical(sw, sp);
     ytree_free(root);
     sw->space = sp; /* kept for sweep_trial_value */

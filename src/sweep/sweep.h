@@ -115,6 +115,10 @@ typedef struct {
     uint64_t synth_seed;
     /* run */
     FsBackend backend;
+    /* run.gpu_path: FsGpuPath (train.h), which GPU tier trains the models
+     * (auto: gpu_model_check's rule). Copied into every trial's training
+     * options (sweep_set_gpu_path), never into its config or id. */
+    int gpu_path;
     int threads; /* 0 = auto */
     char *out_dir;
     FsMetricKind metric;
@@ -273,5 +277,9 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n);
 void sweep_train_summary(const FsTrainSpec *ts, int chain, char *out, size_t n);
 
 const char *sweep_backend_name(FsBackend b);
+/* Sets run.gpu_path (FsGpuPath) for the sweep and every trial's training
+ * options, so that every job's spec (sweep_fold_spec) carries it: the
+ * loader with the file's value, a run with --gpu-path's or rank 0's. */
+void sweep_set_gpu_path(FsSweep *sw, int gpu_path);
 
 #endif

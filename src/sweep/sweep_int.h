@@ -242,7 +242,7 @@ void sw_check_keys(const YNode *map, const char *where, const char *const *keys,
 /* The keys of the sections that are not options (sections.c,
  * sections_run.c), also for sw_check_keys' "it belongs in" hint. */
 #define SW_N_DATA_KEYS 16
-#define SW_N_RUN_KEYS 9
+#define SW_N_RUN_KEYS 10
 #define SW_N_SEARCH_KEYS 7
 extern const char *const sw_data_keys[SW_N_DATA_KEYS];
 extern const char *const sw_run_keys[SW_N_RUN_KEYS];

@@ -65,6 +65,19 @@ extern const char *const train_class_weights_names[FS_CW_COUNT];
 #define FS_TRAIN_BATCH_RESIDUES 2048
 #define FS_TRAIN_MAX_BATCH_RESIDUES (1 << 20)
 
+/* Which GPU tier trains a model (run.gpu_path, #44): AUTO leaves it to
+ * gpu_model_check's rule; BLOCK and LIBRARY override it (the rule then
+ * takes that tier or refuses). As a fold's record (FsFitResult.gpu_path):
+ * the tier that trained it, AUTO (0) for the CPU backend. The values are
+ * gpu.h's FsGpuTier's; the words are these, once. */
+typedef enum { FS_GPU_PATH_AUTO = 0, FS_GPU_PATH_BLOCK = 1, FS_GPU_PATH_LIBRARY = 2 } FsGpuPath;
+#define FS_GPU_PATH_COUNT 3
+static inline const char *train_gpu_path_name(int p)
+{
+    static const char *const names[FS_GPU_PATH_COUNT] = {"auto", "block", "library"};
+    return p >= 0 && p < FS_GPU_PATH_COUNT ? names[p] : "?";
+}
+
 typedef struct {
     FsOptKind opt;
     float lr;
@@ -84,6 +97,9 @@ typedef struct {
     FsClassWeights class_weights;
     float class_w[FS_MAX_CLASSES]; /* FS_CW_EXPLICIT: the weights, in class order (> 0), the run's classes */
     uint64_t seed[3];    /* sweep seed, trial hash, fold: the model's random streams */
+    /* FsGpuPath: run.gpu_path (or --gpu-path), the same for every job; a
+     * run option, in neither the trial config nor its id. */
+    int gpu_path;
 } FsTrainSpec;
 
 /* CANCELLED: stopped by a signal before it finished; not a result (a
@@ -109,6 +125,7 @@ typedef struct {
     uint64_t train_examples; /* examples trained on (forward + backward) */
     uint64_t val_examples;   /* examples evaluated */
     double seconds, val_seconds;
+    int gpu_path;          /* FsGpuPath: the GPU tier that trained it (the GPU driver's), 0 on the CPU */
     FsCurves curves;
     /* FS_FIT_FAILED: why. FS_FIT_CANCELLED with a message: the fold could
      * not run on this process (out of memory for its model), a fault of the
