@@ -189,16 +189,19 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
              * not recorded yet is a result (a rerun trains it), and the
              * run stops with why. */
             if (!g) e = err;
+            int lost = 0;
             for (int i = 0; i < n; i++) {
                 if (done[i]) continue; /* recorded while the launch ran */
                 batch[i].result->status = FS_FIT_CANCELLED;
                 snprintf(batch[i].result->message, sizeof batch[i].result->message, "GPU: %.900s", e.msg);
+                lost++;
             }
             if (!dead) {
                 FsErr why = {0};
                 fs_err_set(&why, "CUDA device %d failed: %s; the %d fold%s it was training %s not recorded (a "
                                  "rerun trains %s)",
-                           device, e.msg, n, n == 1 ? "" : "s", n == 1 ? "was" : "were", n == 1 ? "it" : "them");
+                           device, e.msg, lost, lost == 1 ? "" : "s", lost == 1 ? "was" : "were",
+                           lost == 1 ? "it" : "them");
                 q->fail(q->ctx, &why);
             }
             dead = 1; /* what is still handed out comes back cancelled, untouched, until the run ends */
