@@ -12,6 +12,8 @@
  * under the library stand-ins). The host synchronises once an epoch: to
  * learn how many steps the longest of the group's epochs takes, to hand
  * the epoch's curves to the jobs, and to collect the models that stopped.
+ * A step's sixty-odd launches and library calls are one CUDA graph,
+ * captured at the group's first step and replayed (lib_replay).
  *
  * Groups are formed in job order by a fixed rule (lib_groups): a job joins
  * the first group of its signature with room, else opens one. Groups run
@@ -84,6 +86,11 @@ typedef struct {
     FsLibLaunch args;
     FsLibPublic *pub; /* host side of args.pub */
     FsDnnConv *conv;  /* per layer: its convolutions over the group */
+    /* A training step and a validation step, each captured once as a CUDA
+     * graph and replayed: the same launches and library calls every step
+     * (what differs, each model's batch and state, is in device memory),
+     * without the host issuing some sixty calls a step. */
+    cudaGraphExec_t train_step, val_step;
 } LibRun;
 
 #define LIB_CU(call, what)                                                                           \
@@ -142,6 +149,46 @@ static int lib_backward(LibRun *R, FsErr *err)
     return 0;
 }
 
+static int lib_train_seq(LibRun *R, FsErr *err)
+{
+    return lib_op(R, FS_LIB_STEP, 0, 0, 1, err) || lib_forward(R, 1, err) || lib_op(R, FS_LIB_LOSS, 0, 0, 1, err) ||
+                   lib_backward(R, err) || lib_op(R, FS_LIB_UPDATE, 0, 0, 1, err)
+               ? -1
+               : 0;
+}
+
+static int lib_val_seq(LibRun *R, FsErr *err)
+{
+    return lib_op(R, FS_LIB_VAL_STEP, 0, 0, 0, err) || lib_forward(R, 0, err) ||
+                   lib_op(R, FS_LIB_VAL_LOSS, 0, 0, 0, err)
+               ? -1
+               : 0;
+}
+
+/* *exec: seq's launches and library calls on the group's stream, captured
+ * (the first time) and replayed. A call that fails while capturing is
+ * named by err; the capture is then ended and dropped. */
+static int lib_replay(LibRun *R, cudaGraphExec_t *exec, int (*seq)(LibRun *, FsErr *), const char *what, FsErr *err)
+{
+    cudaStream_t st = R->L->stream;
+    if (!*exec) {
+        LIB_CU(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), what);
+        const int rc = seq(R, err);
+        cudaGraph_t graph = NULL;
+        const cudaError_t e = cudaStreamEndCapture(st, &graph);
+        if (rc) {
+            if (e == cudaSuccess && graph) cudaGraphDestroy(graph);
+            return -1;
+        }
+        LIB_CU(e, what);
+        const cudaError_t ei = cudaGraphInstantiate(exec, graph, 0);
+        cudaGraphDestroy(graph);
+        LIB_CU(ei, what);
+    }
+    LIB_CU(cudaGraphLaunch(*exec, st), what);
+    return 0;
+}
+
 /* One epoch of the group: its training steps (as many as its longest
  * epoch; a model with fewer skips the rest), then its validation pass. */
 static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
@@ -164,15 +211,11 @@ static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
             wa[s].cancel = job->cancel && *job->cancel;
             wa[s].prune = job->prune && *job->prune;
         }
-        if (lib_op(R, FS_LIB_STEP, 0, 0, 1, err) || lib_forward(R, 1, err) || lib_op(R, FS_LIB_LOSS, 0, 0, 1, err) ||
-            lib_backward(R, err) || lib_op(R, FS_LIB_UPDATE, 0, 0, 1, err))
-            return -1;
+        if (lib_replay(R, &R->train_step, lib_train_seq, "the group's training step (a CUDA graph)", err)) return -1;
     }
     if (lib_op(R, FS_LIB_VAL_BEGIN, 0, 0, 0, err)) return -1;
     for (int t = 0; t < val_steps; t++)
-        if (lib_op(R, FS_LIB_VAL_STEP, 0, 0, 0, err) || lib_forward(R, 0, err) ||
-            lib_op(R, FS_LIB_VAL_LOSS, 0, 0, 0, err))
-            return -1;
+        if (lib_replay(R, &R->val_step, lib_val_seq, "the group's validation step (a CUDA graph)", err)) return -1;
     if (lib_op(R, FS_LIB_EPOCH_END, 0, 0, 0, err) || lib_op(R, FS_LIB_FINISH, 0, 0, 0, err)) return -1;
     LIB_CU(cudaStreamSynchronize(L->stream), "the epoch's end");
     return 0;
@@ -242,6 +285,8 @@ static int lib_setup(LibRun *R, FsErr *err)
 static void lib_free(LibRun *R)
 {
     if (R->L->stream) cudaStreamSynchronize(R->L->stream);
+    if (R->train_step) cudaGraphExecDestroy(R->train_step);
+    if (R->val_step) cudaGraphExecDestroy(R->val_step);
     if (R->dnn) fs_dnn_close(R->dnn);
     cudaFree(R->args.state);
     if (R->pub) cudaFreeHost(R->pub);
