@@ -13,6 +13,7 @@
 
 #include "dnn_impl.h"
 #include "gpu_cuda.h" /* CU, gpu_libraries (gpu.h) */
+#include "dnn_syms.h" /* fs_dnn_load */
 
 int fs_dnn_available(FsDnnBackend be)
 {
@@ -59,6 +60,7 @@ FsDnn *fs_dnn_open(FsDnnBackend be, cudaStream_t stream, int tf32, FsErr *err)
         fs_err_set(err, "the library tier's back end %d is not available: %s", (int)be, why);
         return NULL;
     }
+    if (fs_dnn_load(be, err) != 0) return NULL;
     FsDnn *d = (FsDnn *)calloc(1, sizeof *d);
     if (!d) {
         fs_err_set(err, "out of memory for the library tier's state");

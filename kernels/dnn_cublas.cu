@@ -22,6 +22,7 @@
 
 #include "dnn_impl.h"
 #include "gpu_cuda.h" /* CU */
+#include "dnn_syms.h" /* the libraries through dlopen (real builds) */
 
 /* A cuBLAS call that failed: file:line, the call and cuBLAS's status. */
 #define CUBLAS(call)                                                                                      \

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "gpu_cuda.h" /* CU */
+#include "dnn_syms.h" /* the libraries through dlopen (real builds) */
 
 /* A cuDNN call that failed: file:line, the call and cuDNN's status. */
 #define CUDNN(call)                                                                                    \
@@ -45,6 +46,11 @@ typedef struct {
 
 void dnn_cudnn_version(char *out, size_t n)
 {
+    FsErr e = {0};
+    if (fs_dnn_load(FS_DNN_CUDNN, &e) != 0) {
+        snprintf(out, n, "cuDNN: %s", e.msg);
+        return;
+    }
     const size_t v = cudnnGetVersion(); /* major 10000 + minor 100 + patch (cuDNN 9) */
 #ifdef FS_CUDNN_STANDIN
     const char *how = " (the CPU stand-in)";

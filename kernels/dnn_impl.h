@@ -38,35 +38,17 @@ int dnn_cublas_fwd(FsDnn *d, const FsDnnConv *c, const float *x, const float *W,
 int dnn_cublas_wgrad(FsDnn *d, const FsDnnConv *c, const float *x, const float *dy, float *gW, FsErr *err);
 int dnn_cublas_dgrad(FsDnn *d, const FsDnnConv *c, const float *dy, const float *W, float *dx, FsErr *err);
 
-/* The cuDNN back end (dnn_cudnn.cu), where DNN_WITH_CUDNN. */
+/* The cuDNN back end (dnn_cudnn.cu), where DNN_WITH_CUDNN: in a real build
+ * where CMake found cuDNN (FS_HAVE_CUDNN), in the emulated one where the
+ * cuDNN stand-in exists. */
 #if defined(FS_CUDA_EMULATE)
 #if defined(__has_include)
 #if __has_include("../src/gpu/emulate/cudnn.h")
-#define DNN_WITH_CUDNN 1/* The cuDNN back end's layout: a group's models interleaved as channel
- * groups, interior rows [B L][G ch]. interleave: dst[r][g ch + c] =
- * src[g ss + row(r) ch + c]; deinterleave_add: dst[g ds + row(r) ch + c]
- * += src[r][g ch + c]. */
-cudaError_t dnn_interleave(const FsDnnConv *c, int ch, const float *src, long ss, float *dst, cudaStream_t s);
-cudaError_t dnn_deinterleave_add(const FsDnnConv *c, int ch, const float *src, float *dst, long ds, cudaStream_t s);
-/* Filters in cuDNN's NHWC layout [G F][1][K][C]: Wt[(g F + f) K C + k C + c] =
- * W[g ws + (k C + c) F + f]; and a gradient in that layout added back. */
-cudaError_t dnn_filter_to(const FsDnnConv *c, const float *W, float *Wt, cudaStream_t s);
-cudaError_t dnn_filter_add(const FsDnnConv *c, const float *Wt, float *gW, cudaStream_t s);
-
+#define DNN_WITH_CUDNN 1
 #endif
 #endif
 #elif defined(FS_HAVE_CUDNN)
-#define DNN_WITH_CUDNN 1/* The cuDNN back end's layout: a group's models interleaved as channel
- * groups, interior rows [B L][G ch]. interleave: dst[r][g ch + c] =
- * src[g ss + row(r) ch + c]; deinterleave_add: dst[g ds + row(r) ch + c]
- * += src[r][g ch + c]. */
-cudaError_t dnn_interleave(const FsDnnConv *c, int ch, const float *src, long ss, float *dst, cudaStream_t s);
-cudaError_t dnn_deinterleave_add(const FsDnnConv *c, int ch, const float *src, float *dst, long ds, cudaStream_t s);
-/* Filters in cuDNN's NHWC layout [G F][1][K][C]: Wt[(g F + f) K C + k C + c] =
- * W[g ws + (k C + c) F + f]; and a gradient in that layout added back. */
-cudaError_t dnn_filter_to(const FsDnnConv *c, const float *W, float *Wt, cudaStream_t s);
-cudaError_t dnn_filter_add(const FsDnnConv *c, const float *Wt, float *gW, cudaStream_t s);
-
+#define DNN_WITH_CUDNN 1
 #endif
 #ifdef DNN_WITH_CUDNN
 int dnn_cudnn_open(FsDnn *d, FsErr *err);
@@ -75,7 +57,8 @@ void dnn_cudnn_version(char *out, size_t n);
 int dnn_cudnn_need(FsDnn *d, const FsDnnConv *c, DnnNeed *need, FsErr *err);
 int dnn_cudnn_fwd(FsDnn *d, const FsDnnConv *c, const float *x, const float *W, float *y, FsErr *err);
 int dnn_cudnn_wgrad(FsDnn *d, const FsDnnConv *c, const float *x, const float *dy, float *gW, FsErr *err);
-int dnn_cudnn_dgrad(FsDnn *d, const FsDnnConv *c, const float *dy, const float *W, float *dx, FsErr *err);/* The cuDNN back end's layout: a group's models interleaved as channel
+int dnn_cudnn_dgrad(FsDnn *d, const FsDnnConv *c, const float *dy, const float *W, float *dx, FsErr *err);
+/* The cuDNN back end's layout: a group's models interleaved as channel
  * groups, interior rows [B L][G ch]. interleave: dst[r][g ch + c] =
  * src[g ss + row(r) ch + c]; deinterleave_add: dst[g ds + row(r) ch + c]
  * += src[r][g ch + c]. */
@@ -85,7 +68,6 @@ cudaError_t dnn_deinterleave_add(const FsDnnConv *c, int ch, const float *src, f
  * W[g ws + (k C + c) F + f]; and a gradient in that layout added back. */
 cudaError_t dnn_filter_to(const FsDnnConv *c, const float *W, float *Wt, cudaStream_t s);
 cudaError_t dnn_filter_add(const FsDnnConv *c, const float *Wt, float *gW, cudaStream_t s);
-
 #endif
 
 /* The shape checks both back ends share: -1 with err naming what is

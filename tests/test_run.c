@@ -64,7 +64,9 @@ int main(void)
     /* 3. SIGKILL mid-run, then the same command: the same leaderboard. */
     char *run_b[] = {"foldsweep", "run", sweep, "--out", b, "--threads", "1", NULL};
     pid_t pid = tp_spawn(run_b, log);
-    for (int i = 0; i < 3000 && tp_count_in_file(journal_b, "\"kind\":\"fold\"") < 5; i++)
+    /* Waited for up to a minute, not a few seconds: the sanitizer build on
+     * two busy cores took over 6 s to its fifth fold (CI stop 49). */
+    for (int i = 0; i < 30000 && tp_count_in_file(journal_b, "\"kind\":\"fold\"") < 5; i++)
         usleep(2000);
     kill(pid, SIGKILL);
     tp_wait(pid);
@@ -81,7 +83,7 @@ int main(void)
      * same leaderboard. */
     char *run_c[] = {"foldsweep", "run", sweep, "--out", c, "--threads", "1", "--grace", "0", NULL};
     pid = tp_spawn(run_c, log);
-    for (int i = 0; i < 3000 && tp_count_in_file(journal_c, "\"kind\":\"fold\"") < 3; i++)
+    for (int i = 0; i < 30000 && tp_count_in_file(journal_c, "\"kind\":\"fold\"") < 3; i++)
         usleep(2000);
     kill(pid, SIGTERM);
     CHECK(tp_wait(pid) == 3);
