@@ -37,7 +37,7 @@
 
 /* cuBLAS's workspace: set explicitly, so that a captured GEMM allocates
  * nothing (cuBLAS's advice for graphs; 4 MiB covers SGEMM's split-k). */
-#define DNN_CUBLAS_WS ((size_t)4 << 20)
+#define DNN_CUBLAS_WS FS_GPU_LIB_CUBLAS_WS
 
 static const float one = 1.0f, zero = 0.0f;
 
@@ -65,17 +65,6 @@ void dnn_cublas_close(FsDnn *d)
 /* Scratch of each product (floats, each part aligned): fwd and wgrad the
  * columns [G][B L][K C] and G [B L][F] rows, dgrad the columns of dy
  * [G][B L][K F], the rows [G][B L][C] and Wf [G][K F][C]. */
-static size_t need_fwd(const FsDnnConv *c)
-{
-    const size_t r = (size_t)c->G * c->B * c->L;
-    return DNN_ALIGN(r * c->K * c->C) + DNN_ALIGN(r * c->F);
-}
-
-static size_t need_dgrad(const FsDnnConv *c)
-{
-    const size_t r = (size_t)c->G * c->B * c->L;
-    return DNN_ALIGN(r * c->K * c->F) + DNN_ALIGN(r * c->C) + DNN_ALIGN((size_t)c->G * c->K * c->F * c->C);
-}
 
 int dnn_cublas_need(FsDnn *d, const FsDnnConv *c, DnnNeed *need, FsErr *err)
 {
@@ -87,8 +76,8 @@ int dnn_cublas_need(FsDnn *d, const FsDnnConv *c, DnnNeed *need, FsErr *err)
         fs_err_set(err, "the cuBLAS back end takes at most 2^31 - 1 rows and K * channels (%ld, %ld)", rows, kmax);
         return -1;
     }
-    const size_t f = need_fwd(c), g = need_dgrad(c);
-    need->scratch_floats = f > g ? f : g;
+    /* The sizes the tier's memory rule counts (src/gpu/limits.c). */
+    need->scratch_floats = gpu_lib_conv_scratch_floats(c->G, rows, c->C, c->F, c->K);
     need->ws_bytes = 0; /* the handle's own, set at open */
     return 0;
 }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dnn.h"
 #include "gpu_launch.h"
@@ -189,13 +190,47 @@ static int lib_replay(LibRun *R, cudaGraphExec_t *exec, int (*seq)(LibRun *, FsE
     return 0;
 }
 
+/* The jobs' cancel and prune flags down to their models (mapped memory,
+ * read at each step); 1 when every model of the group has one raised. */
+static int lib_flags(LibRun *R, const FsJob *jobs)
+{
+    Launch *L = R->L;
+    volatile Watch *wa = (volatile Watch *)L->watch;
+    int all = 1;
+    for (int s = 0; s < L->n; s++) {
+        const FsJob *job = &jobs[L->job[s]];
+        wa[s].cancel = job->cancel && *job->cancel;
+        wa[s].prune = job->prune && *job->prune;
+        all &= wa[s].cancel || wa[s].prune;
+    }
+    return all;
+}
+
+/* Waits for the group's stream while passing the flags down, as the block
+ * tier's watch does while its kernel runs: a signal reaches the models at
+ * their next step, not after the epoch the host has queued. The wait
+ * grows from 1 ms to 50 ms. */
+static int lib_wait(LibRun *R, const FsJob *jobs, const char *what, FsErr *err)
+{
+    long wait_ns = 1000 * 1000;
+    for (;;) {
+        lib_flags(R, jobs);
+        const cudaError_t e = cudaStreamQuery(R->L->stream);
+        if (e == cudaSuccess) return 0;
+        if (e != cudaErrorNotReady) LIB_CU(e, what);
+        struct timespec ts = {0, wait_ns};
+        nanosleep(&ts, NULL);
+        if (wait_ns < 50 * 1000 * 1000) wait_ns *= 2;
+    }
+}
+
 /* One epoch of the group: its training steps (as many as its longest
  * epoch; a model with fewer skips the rest), then its validation pass. */
 static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
 {
     Launch *L = R->L;
     if (lib_op(R, FS_LIB_EPOCH, 0, 0, 1, err)) return -1;
-    LIB_CU(cudaStreamSynchronize(L->stream), "the epoch's start");
+    if (lib_wait(R, jobs, "the epoch's start", err)) return -1;
     int steps = 0, val_steps = 0;
     for (int s = 0; s < L->n; s++) {
         volatile FsLibPublic *p = &R->pub[s];
@@ -203,22 +238,17 @@ static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
         if (p->steps > steps) steps = p->steps;
         if (p->val_steps > val_steps) val_steps = p->val_steps;
     }
-    volatile Watch *wa = (volatile Watch *)L->watch;
     for (int t = 0; t < steps; t++) {
-        /* The jobs' cancel and prune flags down to their models. */
-        for (int s = 0; s < L->n; s++) {
-            const FsJob *job = &jobs[L->job[s]];
-            wa[s].cancel = job->cancel && *job->cancel;
-            wa[s].prune = job->prune && *job->prune;
-        }
+        /* Every model told to stop: each ends at its next step, and the
+         * steps not queued yet would only be skipped. */
+        if (lib_flags(R, jobs)) break;
         if (lib_replay(R, &R->train_step, lib_train_seq, "the group's training step (a CUDA graph)", err)) return -1;
     }
     if (lib_op(R, FS_LIB_VAL_BEGIN, 0, 0, 0, err)) return -1;
     for (int t = 0; t < val_steps; t++)
         if (lib_replay(R, &R->val_step, lib_val_seq, "the group's validation step (a CUDA graph)", err)) return -1;
     if (lib_op(R, FS_LIB_EPOCH_END, 0, 0, 0, err) || lib_op(R, FS_LIB_FINISH, 0, 0, 0, err)) return -1;
-    LIB_CU(cudaStreamSynchronize(L->stream), "the epoch's end");
-    return 0;
+    return lib_wait(R, jobs, "the epoch's end", err);
 }
 
 /* After an epoch: each model's curves to its job, the stopped ones
@@ -317,6 +347,18 @@ static int lib_group(FsGpu *g, const FsJob *jobs, int n, const unsigned char *se
     return rc;
 }
 
+/* Whether every job of the selection has its cancel or prune flag raised:
+ * the group is not started, and its jobs end cancelled, untrained (a
+ * resumed run trains them), as a model told to stop before its first step. */
+static int lib_skip(const FsJob *jobs, int n, const unsigned char *sel)
+{
+    for (int j = 0; j < n; j++)
+        if (sel[j] && !((jobs[j].cancel && *jobs[j].cancel) || (jobs[j].prune && *jobs[j].prune))) return 0;
+    for (int j = 0; j < n; j++)
+        if (sel[j]) jobs[j].result->status = FS_FIT_CANCELLED;
+    return 1;
+}
+
 int gpu_lib_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, unsigned char *ended, FsErr *err)
 {
     int *group = (int *)fs_calloc((size_t)n + 1, sizeof(int));
@@ -325,7 +367,7 @@ int gpu_lib_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, unsig
     int rc = 0;
     for (int k = 0; k < groups && !rc; k++) {
         for (int j = 0; j < n; j++) sel[j] = group[j] == k;
-        rc = lib_group(g, jobs, n, sel, w, ended, err);
+        if (!lib_skip(jobs, n, sel)) rc = lib_group(g, jobs, n, sel, w, ended, err);
     }
     free(group);
     free(sel);

@@ -61,6 +61,18 @@ typedef enum {
  * rule. */
 FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
                           char *why, size_t n);
+/* The library tier's device memory beyond its models' buffers: the cuBLAS
+ * back end's scratch for one convolution of a group of G models over
+ * `rows` rows (im2col of the input or of the output's gradient, the
+ * product, the flipped filters), in floats, and the fixed workspace its
+ * handle is given, in bytes (kernels/dnn_cublas.cu sizes both from here). */
+size_t gpu_lib_conv_scratch_floats(long G, long rows, int C, int F, int K);
+#define FS_GPU_LIB_CUBLAS_WS ((size_t)4 << 20)
+/* What a group of G models of this net needs on the device beyond their
+ * buffers (the largest layer's scratch, the workspace, each model's state):
+ * the tier's memory rule (gpu_model_check) counts it. */
+size_t gpu_lib_group_extra_bytes(const FsNet *net, int G);
+
 /* "block", "library" (the journal's and the leaderboard's words:
  * train_gpu_path_name's), "refused". */
 const char *gpu_tier_name(FsGpuTier t);

@@ -55,19 +55,58 @@ static void limits_rates(const FsGpuLimits *lim, double *tflops, double *tbps)
     *tbps = lim->mem_tbps > 0 ? lim->mem_tbps : p->mem_tbps;
 }
 
-/* A chain model on the library tier: its group of one must fit the
- * device (kernels/lib_train.cu lays a group out as gpu_model_bytes each). */
+static size_t align64f(size_t n) { return (n + 63) / 64 * 64; }
+
+size_t gpu_lib_conv_scratch_floats(long G, long rows, int C, int F, int K)
+{
+    const size_t r = (size_t)G * (size_t)rows;
+    const size_t fwd = align64f(r * (size_t)K * (size_t)C) + align64f(r * (size_t)F);
+    const size_t dgrad =
+        align64f(r * (size_t)K * (size_t)F) + align64f(r * (size_t)C) + align64f((size_t)G * K * F * C);
+    return fwd > dgrad ? fwd : dgrad;
+}
+
+size_t gpu_lib_group_extra_bytes(const FsNet *net, int G)
+{
+    size_t floats = 0;
+    for (int i = 0; i < net->n; i++) {
+        if (!step_layer_gemms(net, i)) continue;
+        const FsLayer *y = &net->layer[i];
+        const size_t f = gpu_lib_conv_scratch_floats(G, (long)net->max_batch * net->in_rows, y->in_c, y->out_c,
+                                                     y->spec.width);
+        if (f > floats) floats = f;
+    }
+    return floats * sizeof(float) + FS_GPU_LIB_CUBLAS_WS + (size_t)G * core_lib_state_bytes();
+}
+
+/* "needs 61.2 MiB of device memory, more than 85% of the h200's 64.0 MiB":
+ * MiB below a GiB, so that a small card's need and limit never read as the
+ * same rounded figure. -1, for the caller's return. */
+static int memory_refusal(size_t need, const FsGpuLimits *lim, const char *tier, char *why, size_t n)
+{
+    char a[32], b[32];
+    const size_t v[2] = {need, lim->memory};
+    char *out[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        if (v[i] < ((size_t)1 << 30))
+            snprintf(out[i], sizeof a, "%.1f MiB", (double)v[i] / (1 << 20));
+        else
+            snprintf(out[i], sizeof a, "%.2f GiB", (double)v[i] / (1 << 30));
+    snprintf(why, n, "needs %s of device memory%s, more than 85%% of the %s's %s", a, tier, lim->name, b);
+    return -1;
+}
+
+/* A chain model on the library tier: its group of one must fit the device
+ * (kernels/lib_train.cu lays a group out as gpu_model_bytes each, beside
+ * the libraries' scratch and workspace: gpu_lib_group_extra_bytes). */
 static FsGpuTier library_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
                                char *why, size_t n)
 {
     FsNet net;
     FsErr err = {0};
     if (train_chain_rows(arch, ts, 0, &net, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
-    size_t bytes = gpu_model_bytes(&net, n_train);
-    if (bytes > lim->memory / 100 * 85)
-        return snprintf(why, n, "needs %.2f GiB of device memory, more than 85%% of the %s's %.1f GiB",
-                        (double)bytes / (1 << 30), lim->name, (double)lim->memory / (1 << 30)),
-               FS_GPU_REFUSED;
+    size_t bytes = gpu_model_bytes(&net, n_train) + gpu_lib_group_extra_bytes(&net, 1);
+    if (bytes > lim->memory / 100 * 85) return memory_refusal(bytes, lim, " on the library tier", why, n), FS_GPU_REFUSED;
     return FS_GPU_LIBRARY;
 }
 
@@ -99,10 +138,7 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
                         shared, mb, arch->window, lim->name, lim->shared_optin),
                FS_GPU_REFUSED;
     size_t bytes = gpu_model_bytes(&net, n_train);
-    if (bytes > lim->memory / 100 * 85)
-        return snprintf(why, n, "needs %.2f GiB of device memory, more than 85%% of the %s's %.1f GiB",
-                        (double)bytes / (1 << 30), lim->name, (double)lim->memory / (1 << 30)),
-               FS_GPU_REFUSED;
+    if (bytes > lim->memory / 100 * 85) return memory_refusal(bytes, lim, "", why, n), FS_GPU_REFUSED;
     return FS_GPU_BLOCK;
 }
 
