@@ -44,7 +44,10 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
                          : model_compile(&net, job->arch, mb, &e) != 0)
         return 1; /* it will fail with its message */
     uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
-    size_t per = gpu_model_bytes(&net, nt) + launch_arrays_bytes(1);
+    /* A chain model's group needs the libraries' scratch beside it, which
+     * grows with the group (gpu_lib_group_extra_bytes: its share of one). */
+    size_t per = gpu_model_bytes(&net, nt) + launch_arrays_bytes(1) +
+                 (job->arch->chain ? gpu_lib_group_extra_bytes(&net, 1) : 0);
     size_t free_b = 0, total = 0;
     if (cudaSetDevice(g->device) != cudaSuccess) {
         cudaGetLastError();
