@@ -86,42 +86,6 @@ FS_KERNEL(fs_fit_kernel)
     if (threadIdx.x == 0) ((volatile int *)a.done)[i] = 1;
 }
 
-/* The GPU library tier's own kernel (#44, kernel.h: FsLibOp): one op for
- * each model of a group, one block each, on the models' buffers in device
- * memory (their hot state too: the tier has no block-resident fit), with
- * the fold data and spec copied into shared memory as above. */
-#if defined(FS_CUDA_EMULATE)
-#define FS_LIB_KERNEL(name)                                                                              \
-    static void name(FsLibLaunch a);                                                                     \
-    static void name##_entry(const void *args) { name(*(const FsLibLaunch *)args); }                     \
-    static void name(FsLibLaunch a)
-#else
-#define FS_LIB_KERNEL(name) __global__ void __launch_bounds__(FS_GPU_THREADS) name(FsLibLaunch a)
-#endif
-FS_LIB_KERNEL(fs_lib_kernel)
-{
-    __shared__ FsFoldData fd;
-    __shared__ FsTrainSpec ts;
-    const int i = blockIdx.x;
-    if (threadIdx.x == 0) {
-        fd = a.fit.folds[i];
-        ts = a.fit.specs[i];
-    }
-    __syncthreads();
-    fit_lib_op(&a.fit.models[i], &fd, &ts, &a.fit.out[i], (FsLibState *)(void *)(a.state + (size_t)i * FS_LIB_STATE_BYTES),
-               &a.pub[i], &a.fit.done[i], a.op, a.layer, a.part, a.train);
-}
-
-#ifdef __cplusplus
-extern "C"
-#endif
-    cudaError_t
-    fs_lib_launch(int n, const FsLibLaunch *args, cudaStream_t stream)
-{
-    FsLibLaunch a = *args;
-    return FS_LAUNCH(fs_lib_kernel, (unsigned)n, (unsigned)FS_GPU_THREADS, 0, stream, a);
-}
-
 /* The launch, for the host side (kernels/gpu_cuda.cu) in another unit:
  * declared in train/kernel.h, the header the two share. Dynamic shared
  * memory beyond the default 48 KiB needs the kernel's consent first. */
