@@ -18,8 +18,9 @@
 #include <cuda_runtime.h> /* the stand-in: names the block's runtime first (train/device.h) */
 #define FS_EMULATE_BLOCK 1
 #endif
-/* Renamed under nvcc too: nvcc gives each device function a host stub of
- * the same (mangled) name, and fit_kernel.cu's would be the same names. */
+/* Renamed under nvcc too: nvcc emits a host-side symbol of the same
+ * (mangled) name for each device function, and fit_kernel.cu's would be
+ * the same names at link time. */
 #define OPS_PREFIX lib_
 #include "train/rename.h"
 
