@@ -125,6 +125,18 @@ int dnn_scratch(FsDnn *d, size_t floats, FsErr *err)
     return 0;
 }
 
+int dnn_workspace(FsDnn *d, size_t bytes, FsErr *err)
+{
+    if (bytes <= d->ws_bytes) return 0;
+    /* As the scratch: the old workspace may still be in use. */
+    CU(cudaStreamSynchronize(d->stream));
+    cudaFree(d->ws);
+    d->ws = NULL, d->ws_bytes = 0;
+    CU(cudaMalloc(&d->ws, bytes));
+    d->ws_bytes = bytes;
+    return 0;
+}
+
 static int need(FsDnn *d, const FsDnnConv *c, DnnNeed *n, FsErr *err)
 {
 #ifdef DNN_WITH_CUDNN
@@ -143,14 +155,7 @@ int fs_dnn_reserve(FsDnn *d, const FsDnnConv *layers, int n, FsErr *err)
         if (k.ws_bytes > ws) ws = k.ws_bytes;
     }
     if (dnn_scratch(d, floats, err) < 0) return -1;
-    if (ws > d->ws_bytes) {
-        CU(cudaStreamSynchronize(d->stream));
-        cudaFree(d->ws);
-        d->ws = NULL, d->ws_bytes = 0;
-        CU(cudaMalloc(&d->ws, ws));
-        d->ws_bytes = ws;
-    }
-    return 0;
+    return dnn_workspace(d, ws, err);
 }
 
 int fs_dnn_conv_fwd(FsDnn *d, const FsDnnConv *c, const float *x, const float *W, float *y, FsErr *err)

@@ -181,13 +181,7 @@ int dnn_cudnn_need(FsDnn *d, const FsDnnConv *c, DnnNeed *need, FsErr *err)
 static int prepare(FsDnn *d, const FsDnnConv *c, size_t ws, FsErr *err)
 {
     if (dnn_scratch(d, scratch_of(c), err) < 0) return -1;
-    if (ws <= d->ws_bytes) return 0;
-    CU(cudaStreamSynchronize(d->stream));
-    cudaFree(d->ws);
-    d->ws = NULL, d->ws_bytes = 0;
-    CU(cudaMalloc(&d->ws, ws));
-    d->ws_bytes = ws;
-    return 0;
+    return dnn_workspace(d, ws, err);
 }
 
 static const float one = 1.0f, zero = 0.0f;

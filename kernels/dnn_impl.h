@@ -75,6 +75,8 @@ cudaError_t dnn_filter_add(const FsDnnConv *c, const float *Wt, float *gW, cudaS
 int dnn_check(const FsDnnConv *c, FsErr *err);
 /* The scratch holds `floats` (grown if not, on d's stream): 0 or -1 with err. */
 int dnn_scratch(FsDnn *d, size_t floats, FsErr *err);
+/* The library workspace holds `bytes` (grown if not, the same way). */
+int dnn_workspace(FsDnn *d, size_t bytes, FsErr *err);
 
 /* The tier's own kernels (dnn_kernels.cu), queued on stream; the launch's error. */
 /* im2col: col[g][b L + p][k C + c] = x[g xs + (b (L + 2P) + P + p + (k - K/2) dil) C + c]. */
