@@ -86,6 +86,7 @@ void launch_free(Launch *L)
     free(L->specs);
     free(L->res);
     free(L->curves);
+    free(L->queue);
 }
 
 static void launch_alloc_host(Launch *L, int n)
@@ -100,24 +101,35 @@ static void launch_alloc_host(Launch *L, int n)
     L->specs = (FsTrainSpec *)fs_calloc((size_t)n + 1, sizeof(FsTrainSpec));
     L->res = (FsFitResult *)fs_calloc((size_t)n + 1, sizeof(FsFitResult));
     L->curves = (float **)fs_calloc((size_t)n + 1, sizeof(float *));
+    L->queue = (int *)fs_calloc((size_t)n + 1, sizeof(int));
 }
 
 /* The jobs that can train here get a launch slot; the others are failed
  * with why, as the CPU fails them: a job that cannot train at all, and a
  * model the GPU path does not take (gpu_model_check: the same rule the run
  * and `foldsweep plan` apply before training). off[s]: each slot's offset
- * in the device buffer; returns the buffer's size. */
-static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, Launch *L,
-                           size_t *off, uint32_t *ntr)
+ * in the device buffer; returns the buffer's size. With slots > 0, the
+ * jobs past the first `slots` are queued, sized into the stride. */
+static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, int slots,
+                           Launch *L, size_t *off, uint32_t *ntr)
 {
     size_t total = 0, most = 0;
     for (int j = 0; j < n; j++) {
         uint32_t nt, nv;
         int s = L->n;
         char why[512];
+        FsNet queued;
+        const int full = slots > 0 && L->n >= slots;
+        FsNet *net = full ? &queued : &L->nets[s];
         if (sel && !sel[j]) continue;
-        if (train_job_check(&jobs[j], &L->nets[s], &nt, &nv) != 0) continue;
+        if (train_job_check(&jobs[j], net, &nt, &nv) != 0) continue;
         if (gpu_job_tier(g, &jobs[j], nt, why, sizeof why) != tier) continue;
+        if (full) {
+            size_t bytes = gpu_model_bytes(net, nt);
+            if (bytes > most) most = bytes;
+            L->queue[L->n_queue++] = j;
+            continue;
+        }
         L->job[s] = j;
         ntr[s] = nt;
         off[s] = total;
@@ -160,19 +172,27 @@ static void launch_refuse(FsGpu *g, const FsJob *jobs, int n)
     }
 }
 
+/* Slot s's curves in mapped memory: its job's epochs, or with a queue the
+ * most any job of the launch has (a slot may take any of them). */
+static size_t launch_curve_bytes(const FsJob *jobs, const Launch *L, int s)
+{
+    const int E = L->ep_cap ? L->ep_cap : jobs[L->job[s]].spec->stop.max_epochs;
+    return align256(sizeof(float) * 4 * (size_t)E);
+}
+
 /* The mapped records and curves: one host allocation the kernel writes to. */
 static int launch_mapped(const FsJob *jobs, Launch *L, FsErr *err)
 {
     const size_t flags = align256(sizeof(Watch) * (size_t)L->n);
     size_t bytes = flags + align256(sizeof(int) * (size_t)L->n), at = bytes;
-    for (int s = 0; s < L->n; s++) bytes += align256(sizeof(float) * 4 * (size_t)jobs[L->job[s]].spec->stop.max_epochs);
+    for (int s = 0; s < L->n; s++) bytes += launch_curve_bytes(jobs, L, s);
     CU(cudaHostAlloc((void **)&L->h_mapped, bytes, cudaHostAllocMapped));
     memset(L->h_mapped, 0, bytes);
     L->watch = (Watch *)(void *)L->h_mapped;
     L->done = (volatile int *)(void *)(L->h_mapped + flags);
     for (int s = 0; s < L->n; s++) {
         L->curves[s] = (float *)(void *)(L->h_mapped + at);
-        at += align256(sizeof(float) * 4 * (size_t)jobs[L->job[s]].spec->stop.max_epochs);
+        at += launch_curve_bytes(jobs, L, s);
     }
     return 0;
 }
@@ -245,15 +265,25 @@ static int launch_upload(Launch *L, FsErr *err)
     return 0;
 }
 
-int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, Launch *L, FsErr *err)
+int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, int slots, Launch *L,
+                 FsErr *err)
 {
     launch_alloc_host(L, n);
     size_t *off = (size_t *)fs_calloc((size_t)n + 1, sizeof(size_t));
     uint32_t *ntr = (uint32_t *)fs_calloc((size_t)n + 1, sizeof(uint32_t));
     int rc = 0;
-    size_t total = launch_slots(g, jobs, n, sel, tier, L, off, ntr);
+    size_t total = launch_slots(g, jobs, n, sel, tier, slots, L, off, ntr);
     for (int s = 0; s < L->n && !rc; s++)
         if (!gpu_fold_lists(g, jobs[L->job[s]].fold, jobs[L->job[s]].arch->chain, err)) rc = -1;
+    /* The queued jobs' fold lists too: uploaded now, before the group's
+     * buffers, as gpu_capacity counted them. */
+    for (int q = 0; q < L->n_queue && !rc; q++) {
+        const FsJob *job = &jobs[L->queue[q]];
+        if (!gpu_fold_lists(g, job->fold, job->arch->chain, err)) rc = -1;
+        if (job->spec->stop.max_epochs > L->ep_cap) L->ep_cap = job->spec->stop.max_epochs;
+    }
+    for (int s = 0; s < L->n && L->n_queue; s++)
+        if (jobs[L->job[s]].spec->stop.max_epochs > L->ep_cap) L->ep_cap = jobs[L->job[s]].spec->stop.max_epochs;
     if (rc || L->n == 0) {
         free(off);
         free(ntr);
@@ -274,6 +304,37 @@ int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, F
     free(off);
     free(ntr);
     return rc ? rc : launch_upload(L, err);
+}
+
+int launch_refill(FsGpu *g, const FsJob *jobs, Launch *L, int s, int j, FsErr *err)
+{
+    uint32_t nt, nv;
+    if (train_job_check(&jobs[j], &L->nets[s], &nt, &nv) != 0) { /* launch_slots checked it */
+        fs_err_set(err, "%s:%d: job %d no longer compiles for its group", __FILE__, __LINE__, j);
+        return -1;
+    }
+    char *buf = L->d_buf + (size_t)s * L->stride;
+    CU(cudaMemset(buf, 0, L->stride)); /* pad rows, gradients and moments start at zero */
+    Watch *d_watch = NULL;
+    CU(cudaHostGetDevicePointer((void **)&d_watch, L->watch, 0));
+    memset((void *)&L->watch[s], 0, sizeof(Watch));
+    memset(L->curves[s], 0, launch_curve_bytes(jobs, L, s));
+    memset(&L->res[s], 0, sizeof L->res[s]);
+    L->job[s] = j;
+    L->seen[s] = 0;
+    float *w = NULL;
+    size_t w_cap = 0;
+    int rc = launch_model(g, &jobs[j], L, s, buf, nt, d_watch, &w, &w_cap, err);
+    free(w);
+    if (rc) return rc;
+    CU(cudaMemcpy(&L->d_nets[s], &L->nets[s], sizeof(FsNet), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(&L->d_models[s], &L->models[s], sizeof(FsModel), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(&L->d_folds[s], &L->folds[s], sizeof(FsFoldData), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(&L->d_specs[s], &L->specs[s], sizeof(FsTrainSpec), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(&L->d_res[s], &L->res[s], sizeof(FsFitResult), cudaMemcpyHostToDevice));
+    L->done[s] = 0;
+    L->handed[s] = 0;
+    return 0;
 }
 /* Hands slot s's new epochs to its job as the CPU trainer would: curves
  * first, then (released) the epoch count, so that a watcher (the pruner,
@@ -393,7 +454,7 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
         rc = -1;
     }
     if (!rc) launch_refuse(g, jobs, n);
-    if (!rc) rc = launch_build(g, jobs, n, NULL, FS_GPU_BLOCK, &L, err);
+    if (!rc) rc = launch_build(g, jobs, n, NULL, FS_GPU_BLOCK, 0, &L, err);
     if (!rc && L.n > 0) {
         int *d_done = NULL;
         if (cudaHostGetDevicePointer((void **)&d_done, (void *)L.done, 0) != cudaSuccess)

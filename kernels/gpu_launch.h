@@ -34,6 +34,11 @@ typedef struct {
     FsFitResult *res;
     size_t shared;  /* dynamic shared memory per block: the largest model's */
     size_t stride;  /* a library group: bytes from one model's buffer to the next's */
+    /* A library group's jobs beyond its slots (launch_build's `slots`), in
+     * job order: each takes the slot of a model that has ended
+     * (launch_refill), so that a group keeps its width to the end. */
+    int *queue, n_queue, next_queue;
+    int ep_cap;     /* with a queue: epochs of curves each slot holds (the most of any job's) */
     char *d_buf;    /* every model's buffer, then the arrays below */
     FsNet *d_nets;
     FsModel *d_models;
@@ -52,8 +57,15 @@ typedef struct {
 FsGpuTier gpu_job_tier(FsGpu *g, const FsJob *job, uint32_t n_train, char *why, size_t n);
 /* The jobs of jobs[0..n) that sel marks (NULL: all) and `tier` trains,
  * laid out and seeded in one device allocation (a library group: one
- * stride apart); 0, or -1 with err. L->n 0: none. */
-int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, Launch *L, FsErr *err);
+ * stride apart, the stride the largest of them all needs); with slots > 0,
+ * the first `slots` of them, the rest queued (L->queue). 0, or -1 with
+ * err. L->n 0: none. */
+int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, int slots, Launch *L,
+                 FsErr *err);
+/* Slot s of a library group, whose model has been collected, takes job j
+ * (one of L->queue): its buffer zeroed and seeded, its fold, spec, result
+ * and records fresh, as launch_build lays out a slot. 0, or -1 with err. */
+int launch_refill(FsGpu *g, const FsJob *jobs, Launch *L, int s, int j, FsErr *err);
 void launch_free(Launch *L);
 /* Slot s's new epochs (curves, then the count) to its job. */
 void launch_hand(const FsJob *job, Launch *L, int s, int epochs);

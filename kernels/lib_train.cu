@@ -16,8 +16,12 @@
  * captured at the group's first step and replayed (lib_replay).
  *
  * Groups are formed in job order by a fixed rule (lib_groups): a job joins
- * the first group of its signature with room, else opens one. Groups run
- * one after another on the launch's stream.
+ * the group of its signature, else opens one. A group trains its first
+ * FS_LIB_MAX_GROUP jobs at once; the others wait in job order, and each
+ * takes the slot of a model that has ended (stopped early, diverged,
+ * pruned or done) at the next epoch's start (launch_refill), so the
+ * group's calls stay full until its queue is empty. Groups run one after
+ * another on the launch's stream.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,15 @@
  * chain batches of about 2,000 rows (../shared/docs/gpu-tiers.md, section
  * 6), and bounds a group's memory to a few GiB. */
 #define FS_LIB_MAX_GROUP 32
+
+/* Slots per group: FS_LIB_MAX_GROUP, or FOLDSWEEP_GPU_GROUP (1 to
+ * FS_LIB_MAX_GROUP), which a test lowers to make groups refill. */
+static int lib_slots(void)
+{
+    const char *v = getenv("FOLDSWEEP_GPU_GROUP");
+    const int n = v && *v ? atoi(v) : 0;
+    return n >= 1 && n <= FS_LIB_MAX_GROUP ? n : FS_LIB_MAX_GROUP;
+}
 
 /* Whether two compiled nets can share library calls: the same layers with
  * the same shapes at the same offsets in equally laid out buffers. The
@@ -58,7 +71,6 @@ static int lib_same_shape(const FsNet *a, const FsNet *b)
 static int lib_groups(FsGpu *g, const FsJob *jobs, int n, int *group)
 {
     FsNet *first = (FsNet *)fs_calloc((size_t)n + 1, sizeof(FsNet)); /* each group's first net */
-    int *size = (int *)fs_calloc((size_t)n + 1, sizeof(int));
     int groups = 0;
     for (int j = 0; j < n; j++) {
         FsNet net;
@@ -69,13 +81,11 @@ static int lib_groups(FsGpu *g, const FsJob *jobs, int n, int *group)
         if (train_job_check(&jobs[j], &net, &nt, &nv) != 0) continue;
         if (gpu_job_tier(g, &jobs[j], nt, why, sizeof why) != FS_GPU_LIBRARY) continue;
         int k = 0;
-        while (k < groups && !(size[k] < FS_LIB_MAX_GROUP && lib_same_shape(&first[k], &net))) k++;
+        while (k < groups && !lib_same_shape(&first[k], &net)) k++;
         if (k == groups) first[groups++] = net;
-        size[k]++;
         group[j] = k;
     }
     free(first);
-    free(size);
     return groups;
 }
 
@@ -323,7 +333,36 @@ static void lib_free(LibRun *R)
     free(R->conv);
 }
 
-/* Group k of the jobs: built, trained epoch by epoch, collected. */
+static int lib_flagged(const FsJob *job) { return (job->cancel && *job->cancel) || (job->prune && *job->prune); }
+
+/* Between epochs: each slot whose model has been collected takes the next
+ * queued job (launch_refill; its state and public record zeroed, so that
+ * FS_LIB_BEGIN starts it alone). A queued job whose cancel or prune flag
+ * is up ends cancelled, untrained, as lib_skip's do. The slots refilled,
+ * or -1 with err. */
+static int lib_refill(FsGpu *g, LibRun *R, const FsJob *jobs, FsErr *err)
+{
+    Launch *L = R->L;
+    int filled = 0;
+    for (int s = 0; s < L->n && L->next_queue < L->n_queue; s++) {
+        if (!L->handed[s]) continue;
+        int j = -1;
+        while (j < 0 && L->next_queue < L->n_queue) {
+            j = L->queue[L->next_queue++];
+            if (lib_flagged(&jobs[j])) jobs[j].result->status = FS_FIT_CANCELLED, j = -1;
+        }
+        if (j < 0) break;
+        const size_t sb = core_lib_state_bytes();
+        LIB_CU(cudaMemset(R->args.state + (size_t)s * sb, 0, sb), "a refilled slot's state");
+        memset(&R->pub[s], 0, sizeof R->pub[s]);
+        if (launch_refill(g, jobs, L, s, j, err)) return -1;
+        filled++;
+    }
+    return filled;
+}
+
+/* Group k of the jobs: built, trained epoch by epoch (slots refilled from
+ * its queue as models end), collected. */
 static int lib_group(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, const FsGpuWatch *w,
                      unsigned char *ended, FsErr *err)
 {
@@ -332,14 +371,16 @@ static int lib_group(FsGpu *g, const FsJob *jobs, int n, const unsigned char *se
     LibRun R;
     memset(&R, 0, sizeof R);
     R.L = &L;
-    int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, &L, err);
+    int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, lib_slots(), &L, err);
     if (!rc && L.n > 0) rc = lib_setup(&R, err);
     if (!rc && L.n > 0) rc = lib_op(&R, FS_LIB_BEGIN, 0, 0, 1, err);
     while (!rc && L.n > 0) {
         rc = lib_epoch(&R, jobs, err);
-        int active = rc ? 0 : lib_hand(&R, jobs, w, ended, err);
-        if (active < 0) rc = -1;
-        if (active <= 0) break;
+        const int active = rc ? 0 : lib_hand(&R, jobs, w, ended, err);
+        const int filled = active < 0 || rc ? 0 : lib_refill(g, &R, jobs, err);
+        if (active < 0 || filled < 0) rc = -1;
+        if (!rc && filled > 0) rc = lib_op(&R, FS_LIB_BEGIN, 0, 0, 1, err); /* the new models only */
+        if (rc || (active == 0 && filled == 0)) break;
     }
     for (int j = 0; j < n && L.job_end; j++) ended[j] |= L.job_end[j];
     lib_free(&R);
@@ -353,7 +394,7 @@ static int lib_group(FsGpu *g, const FsJob *jobs, int n, const unsigned char *se
 static int lib_skip(const FsJob *jobs, int n, const unsigned char *sel)
 {
     for (int j = 0; j < n; j++)
-        if (sel[j] && !((jobs[j].cancel && *jobs[j].cancel) || (jobs[j].prune && *jobs[j].prune))) return 0;
+        if (sel[j] && !lib_flagged(&jobs[j])) return 0;
     for (int j = 0; j < n; j++)
         if (sel[j]) jobs[j].result->status = FS_FIT_CANCELLED;
     return 1;

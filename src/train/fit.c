@@ -436,7 +436,8 @@ FS_DEVICE static void lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec
 {
     const int stepping = pub->stepping;
     switch (op) {
-    case FS_LIB_BEGIN:
+    case FS_LIB_BEGIN: /* the group's models, or a refilled slot's (its record zeroed) */
+        if (pub->active || pub->finished) break;
         fit_begin(m, fd, &k->s);
         k->t_start = FS_CLOCK();
         k->status = FS_FIT_OK;

@@ -131,7 +131,8 @@ typedef struct {
  * block per model of the group running the trainer's single source for
  * it (src/train/fit.c: fit_lib_op), and between them the libraries run
  * the convolutions of the whole group (kernels/dnn.h). Per model:
- *   BEGIN                      the fit's start
+ *   BEGIN                      the fit's start (models neither active nor
+ *                              finished: a group's, or a refilled slot's)
  *   EPOCH                      shuffle; the epoch's training and validation
  *                              batch counts into FsLibPublic
  *   STEP                       the next batch (cancel and prune checked,
