@@ -20,8 +20,8 @@
  * FS_LIB_MAX_GROUP jobs at once; the others wait in job order, and each
  * takes the slot of a model that has ended (stopped early, diverged,
  * pruned or done) at the next epoch's start (launch_refill), so the
- * group's calls stay full until its queue is empty. Groups run one after
- * another on the launch's stream.
+ * group's calls stay full until its queue is empty. The groups of a call
+ * train at once, each on its own stream (lib_run).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,12 +234,14 @@ static int lib_wait(LibRun *R, const FsJob *jobs, const char *what, FsErr *err)
     }
 }
 
-/* One epoch of the group: its training steps (as many as its longest
- * epoch; a model with fewer skips the rest), then its validation pass. */
+/* One epoch of the group, queued on its stream once its start (the
+ * EPOCH op, queued by the caller: the shuffles and batch counts) is done:
+ * its training steps (as many as its longest epoch; a model with fewer
+ * skips the rest), then its validation pass, the stopping rule and the
+ * finished models' results. The caller waits for the end (lib_wait). */
 static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
 {
     Launch *L = R->L;
-    if (lib_op(R, FS_LIB_EPOCH, 0, 0, 1, err)) return -1;
     if (lib_wait(R, jobs, "the epoch's start", err)) return -1;
     int steps = 0, val_steps = 0;
     for (int s = 0; s < L->n; s++) {
@@ -257,18 +259,19 @@ static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
     if (lib_op(R, FS_LIB_VAL_BEGIN, 0, 0, 0, err)) return -1;
     for (int t = 0; t < val_steps; t++)
         if (lib_replay(R, &R->val_step, lib_val_seq, "the group's validation step (a CUDA graph)", err)) return -1;
-    if (lib_op(R, FS_LIB_EPOCH_END, 0, 0, 0, err) || lib_op(R, FS_LIB_FINISH, 0, 0, 0, err)) return -1;
-    return lib_wait(R, jobs, "the epoch's end", err);
+    return lib_op(R, FS_LIB_EPOCH_END, 0, 0, 0, err) || lib_op(R, FS_LIB_FINISH, 0, 0, 0, err) ? -1 : 0;
 }
 
 /* After an epoch: each model's curves to its job, the stopped ones
- * collected and recorded; 1 while any model trains on. */
-static int lib_hand(LibRun *R, const FsJob *jobs, const FsGpuWatch *w, unsigned char *ended, FsErr *err)
+ * collected and recorded; 1 while any model trains on. *epochs: those
+ * completed by the models still training. */
+static int lib_hand(LibRun *R, const FsJob *jobs, const FsGpuWatch *w, unsigned char *ended, long *epochs,
+                    FsErr *err)
 {
     Launch *L = R->L;
     volatile Watch *wa = (volatile Watch *)L->watch;
     int active = 0;
-    long epochs = 0;
+    *epochs = 0;
     for (int s = 0; s < L->n; s++) {
         if (L->handed[s]) continue;
         if (L->done[s]) {
@@ -278,10 +281,9 @@ static int lib_hand(LibRun *R, const FsJob *jobs, const FsGpuWatch *w, unsigned 
             continue;
         }
         launch_hand(&jobs[L->job[s]], L, s, wa[s].progress);
-        epochs += wa[s].progress;
+        *epochs += wa[s].progress;
         active = 1;
     }
-    if (w && w->progress) w->progress(w->ctx, epochs);
     return active;
 }
 
@@ -361,33 +363,6 @@ static int lib_refill(FsGpu *g, LibRun *R, const FsJob *jobs, FsErr *err)
     return filled;
 }
 
-/* Group k of the jobs: built, trained epoch by epoch (slots refilled from
- * its queue as models end), collected. */
-static int lib_group(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, const FsGpuWatch *w,
-                     unsigned char *ended, FsErr *err)
-{
-    Launch L;
-    memset(&L, 0, sizeof L);
-    LibRun R;
-    memset(&R, 0, sizeof R);
-    R.L = &L;
-    int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, lib_slots(), &L, err);
-    if (!rc && L.n > 0) rc = lib_setup(&R, err);
-    if (!rc && L.n > 0) rc = lib_op(&R, FS_LIB_BEGIN, 0, 0, 1, err);
-    while (!rc && L.n > 0) {
-        rc = lib_epoch(&R, jobs, err);
-        const int active = rc ? 0 : lib_hand(&R, jobs, w, ended, err);
-        const int filled = active < 0 || rc ? 0 : lib_refill(g, &R, jobs, err);
-        if (active < 0 || filled < 0) rc = -1;
-        if (!rc && filled > 0) rc = lib_op(&R, FS_LIB_BEGIN, 0, 0, 1, err); /* the new models only */
-        if (rc || (active == 0 && filled == 0)) break;
-    }
-    for (int j = 0; j < n && L.job_end; j++) ended[j] |= L.job_end[j];
-    lib_free(&R);
-    launch_free(&L);
-    return rc;
-}
-
 /* Whether every job of the selection has its cancel or prune flag raised:
  * the group is not started, and its jobs end cancelled, untrained (a
  * resumed run trains them), as a model told to stop before its first step. */
@@ -400,16 +375,85 @@ static int lib_skip(const FsJob *jobs, int n, const unsigned char *sel)
     return 1;
 }
 
+/* A group: its launch (built from the jobs sel marks), its run, whether it
+ * trains on. */
+typedef struct {
+    Launch L;
+    LibRun R;
+    int live;
+} LibGroup;
+
+static int lib_open(FsGpu *g, LibGroup *G, const FsJob *jobs, int n, const unsigned char *sel, FsErr *err)
+{
+    G->R.L = &G->L;
+    int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, lib_slots(), &G->L, err);
+    if (!rc && G->L.n > 0) rc = lib_setup(&G->R, err);
+    if (!rc && G->L.n > 0) rc = lib_op(&G->R, FS_LIB_BEGIN, 0, 0, 1, err);
+    G->live = !rc && G->L.n > 0;
+    return rc;
+}
+
+/* After group G's epoch: its models handed out, its freed slots refilled
+ * (their models begun); G->live 0 once nothing trains and nothing waits. */
+static int lib_after(FsGpu *g, LibGroup *G, const FsJob *jobs, const FsGpuWatch *w, unsigned char *ended, long *epochs,
+                     FsErr *err)
+{
+    const int active = lib_hand(&G->R, jobs, w, ended, epochs, err);
+    const int filled = active < 0 ? 0 : lib_refill(g, &G->R, jobs, err);
+    if (active < 0 || filled < 0) return -1;
+    if (filled > 0 && lib_op(&G->R, FS_LIB_BEGIN, 0, 0, 1, err)) return -1; /* the new models only */
+    G->live = active > 0 || filled > 0;
+    return 0;
+}
+
+/* The groups train at once, each on its own stream, epoch by epoch in
+ * three passes: every group's epoch start queued, then each group's steps
+ * queued once its start is done, then each group's end awaited and its
+ * models handed out. While the host waits on one group the device runs
+ * the others. */
+static int lib_run(FsGpu *g, LibGroup *G, int groups, const FsJob *jobs, const FsGpuWatch *w, unsigned char *ended,
+                   FsErr *err)
+{
+    for (;;) {
+        int live = 0;
+        for (int k = 0; k < groups; k++) {
+            if (!G[k].live) continue;
+            live = 1;
+            if (lib_op(&G[k].R, FS_LIB_EPOCH, 0, 0, 1, err)) return -1;
+        }
+        if (!live) return 0;
+        for (int k = 0; k < groups; k++)
+            if (G[k].live && lib_epoch(&G[k].R, jobs, err)) return -1;
+        long epochs = 0;
+        for (int k = 0; k < groups; k++) {
+            long e = 0;
+            if (!G[k].live) continue;
+            if (lib_wait(&G[k].R, jobs, "the epoch's end", err) || lib_after(g, &G[k], jobs, w, ended, &e, err))
+                return -1;
+            epochs += e;
+        }
+        if (w && w->progress) w->progress(w->ctx, epochs);
+    }
+}
+
 int gpu_lib_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, unsigned char *ended, FsErr *err)
 {
     int *group = (int *)fs_calloc((size_t)n + 1, sizeof(int));
     unsigned char *sel = (unsigned char *)fs_calloc((size_t)n + 1, 1);
     const int groups = lib_groups(g, jobs, n, group);
+    LibGroup *G = (LibGroup *)fs_calloc((size_t)groups + 1, sizeof(LibGroup));
     int rc = 0;
     for (int k = 0; k < groups && !rc; k++) {
         for (int j = 0; j < n; j++) sel[j] = group[j] == k;
-        if (!lib_skip(jobs, n, sel)) rc = lib_group(g, jobs, n, sel, w, ended, err);
+        if (!lib_skip(jobs, n, sel)) rc = lib_open(g, &G[k], jobs, n, sel, err);
     }
+    if (!rc) rc = lib_run(g, G, groups, jobs, w, ended, err);
+    for (int k = 0; k < groups; k++) {
+        for (int j = 0; j < n && G[k].L.job_end; j++) ended[j] |= G[k].L.job_end[j];
+        if (G[k].R.L) lib_free(&G[k].R);
+        launch_free(&G[k].L);
+    }
+    free(G);
     free(group);
     free(sel);
     return rc;
