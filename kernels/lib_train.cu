@@ -6,7 +6,7 @@
  * (kernels/dnn.h), while learning rates, optimizers, dropout, activations,
  * class weights, folds and seeds are each model's own. The host runs a
  * step's sequence for the group; the tier's own kernel (fs_lib_launch,
- * kernels/fit_kernel.cu) runs the trainer's single source for each model
+ * kernels/lib_kernel.cu) runs the trainer's single source for each model
  * between the library calls (train/kernel.h: FsLibOp), so every model
  * computes what the CPU trainer computes for it, in its order (bit for bit
  * under the library stand-ins). The host synchronises once an epoch: to

@@ -75,8 +75,6 @@ static int count_status(const char *outcome_text, const char *status)
     return n;
 }
 
-static int has_mpirun(void) { return system("command -v mpirun >/dev/null 2>&1") == 0; }
-
 static void same(const char *ref, const char *dir, const char *what)
 {
     char *got = outcome(dir);
@@ -89,7 +87,7 @@ int main(void)
     tp_tmpdir(tmp, sizeof tmp, "pruning");
     (void)TR_SWEEP; /* this test has its own sweep */
     setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's allocations, for the mpirun runs */
-    char sweep[320], dir[320], log[320], journal[360];
+    char sweep[320], dir[320], log[320];
     snprintf(sweep, sizeof sweep, "%s/median.yaml", tmp);
     snprintf(log, sizeof log, "%s/log.txt", tmp);
     write_sweep(sweep, "{kind: median, warmup: 1, min_trials: 2}");
@@ -97,11 +95,13 @@ int main(void)
     char *plan[] = {"foldsweep", "plan", sweep, NULL};
     CHECK(tp_run_argv(plan, log) == 0);
     CHECK(tp_count_in_file(log, "pruner: median") == 1);
-    /* The reference: one thread. */
-    snprintf(dir, sizeof dir, "%s/ref", tmp);
-    CHECK(run_threads(sweep, dir, "1", log) == 0);
-    char *ref = outcome(dir);
+    /* The reference on one thread; the same leaderboard and decisions on 2
+     * threads, on 2 and 3 MPI ranks (decisions travel as EPOCH and PRUNE
+     * messages) and after a SIGKILL mid-run (6 folds recorded) and resume. */
+    TrSame s = {sweep, tmp, "", outcome, 1, 6, NULL, NULL, 3, 0, 0, NULL, 0, NULL, 2};
+    char *ref = tr_same_everywhere(&s);
     printf("reference:\n%s", ref);
+    snprintf(dir, sizeof dir, "%s/1", tmp);
     CHECK_MSG(strstr(ref, ",pruned,") != NULL, "nothing was pruned:\n%s", ref);
     CHECK(strstr(ref, ",ok,") != NULL);
     { /* the report says why folds are missing, and they add up to the sweep's */
@@ -116,35 +116,8 @@ int main(void)
         free(page);
     }
 
-    /* Two threads (the SIGKILLed run below trains on 2 as well). */
-    if (t_repeats("the 2-thread run")) {
-        snprintf(dir, sizeof dir, "%s/t2", tmp);
-        CHECK(run_threads(sweep, dir, "2", log) == 0);
-        same(ref, dir, "2 threads");
-    }
-
-    /* 2 and 3 MPI ranks: decisions travel as EPOCH and PRUNE messages. */
-    if (has_mpirun()) {
-        for (int np = t_repeats("the 2-rank run") ? 2 : 3; np <= 3; np++) {
-            snprintf(dir, sizeof dir, "%s/np%d", tmp, np);
-            CHECK_MSG(tr_mpirun(sweep, dir, np, log) == 0, "np %d:\n%s", np, tp_read_file(log, NULL));
-            char what[32];
-            snprintf(what, sizeof what, "%d MPI ranks", np);
-            same(ref, dir, what);
-        }
-    } else {
-        printf("mpirun not on PATH: the MPI runs are skipped\n");
-    }
-
-    /* SIGKILL mid-run, then resume: the same decisions. */
-    snprintf(dir, sizeof dir, "%s/kill", tmp);
-    snprintf(journal, sizeof journal, "%s/journal.jsonl", dir);
-    tr_kill_after(sweep, dir, "2", 6, log);
-    printf("and %d pruned records\n", tp_count_in_file(journal, "\"kind\":\"pruned\""));
-    CHECK(run_threads(sweep, dir, "1", log) == 0);
-    same(ref, dir, "after SIGKILL and resume");
-
-    /* status counts them. */
+    /* status counts them (in the killed and resumed folder). */
+    snprintf(dir, sizeof dir, "%s/-kill", tmp);
     char *status[] = {"foldsweep", "status", dir, NULL};
     CHECK(tp_run_argv(status, log) == 0);
     CHECK_MSG(tp_count_in_file(log, " pruned)") == 1, "%s", tp_read_file(log, NULL));

@@ -164,6 +164,7 @@ typedef struct {
     int extends_folds;
     /* Optional: checks of the killed folder before its resume. */
     void (*killed)(const char *dir);
+    int ranks_from; /* > 0: on ranks_from..ranks MPI ranks (the fewer only where t_repeats) */
 } TrSame;
 
 static inline int tr_folds_in(const char *dir)
@@ -245,17 +246,17 @@ static inline int tr_have_mpirun(void)
     return system("command -v mpirun >/dev/null 2>&1") == 0;
 }
 
-static inline int tr_same_mpirun(const TrSame *s, char *dir, char *log)
+static inline int tr_same_mpirun(const TrSame *s, int ranks, char *dir, char *log)
 {
     if (!tr_have_mpirun()) {
-        printf("mpirun is not on PATH: the %d-rank run is skipped\n", s->ranks);
+        printf("mpirun is not on PATH: the %d-rank run is skipped\n", ranks);
         return 0;
     }
     char what[32], cmd[2000], *asan = getenv("ASAN_OPTIONS");
     asan = asan ? strdup(asan) : NULL;
-    snprintf(what, sizeof what, "-np%d", s->ranks);
+    snprintf(what, sizeof what, "-np%d", ranks);
     tr_same_start(s, what, "1", dir, log);
-    snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), s->ranks,
+    snprintf(cmd, sizeof cmd, "mpirun %s -np %d '%s' run '%s' --out '%s' --quiet", tm_mpirun_flags(), ranks,
              FS_TEST_BIN, s->sweep, dir);
     setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
     CHECK(tm_sh(cmd, log, 300) == 0);
@@ -285,10 +286,14 @@ static inline char *tr_same_everywhere(const TrSame *s)
         tr_same_kill(s, dir, log);
         tr_same_board(s, dir, ref, "after a SIGKILL and resume");
     }
-    if (s->ranks > 0 && tr_same_mpirun(s, dir, log)) {
-        snprintf(what, sizeof what, "%d MPI ranks", s->ranks);
-        tr_same_board(s, dir, ref, what);
-    }
+    const int from = s->ranks_from > 0 && s->ranks_from < s->ranks && t_repeats("the runs on fewer ranks")
+                         ? s->ranks_from
+                         : s->ranks;
+    for (int np = from; s->ranks > 0 && np <= s->ranks; np++)
+        if (tr_same_mpirun(s, np, dir, log)) {
+            snprintf(what, sizeof what, "%d MPI ranks", np);
+            tr_same_board(s, dir, ref, what);
+        }
     return ref;
 }
 

@@ -396,6 +396,33 @@ static void add_orphan(FsReport *rep, int *cap, const char *id, const FsJournal 
     new_row(rep, cap, id, j);
 }
 
+int report_trial_rank(const FsJournal *j, const FsReportSpec *spec, const char *id, FsReportRank *r)
+{
+    FsReport rep;
+    memset(&rep, 0, sizeof rep);
+    rep.spec = *spec;
+    rep.spec.sweep = NULL; /* the row's params are not needed */
+    if (rep.spec.folds < 1) rep.spec.folds = 1;
+    int cap = 0;
+    FsReportRow *row = new_row(&rep, &cap, id, j);
+    finish_row(row, j, &rep.spec);
+    const int ok = row->status == FS_TRIAL_OK && row->n_done == rep.spec.folds && !isnan(row->mean);
+    if (ok) {
+        r->mean = row->mean;
+        r->key = spec->metric == FS_METRIC_LOSS ? row->mean : -row->mean;
+        r->index = row->index < 0 ? 0x7fffffff : row->index;
+        snprintf(r->id, sizeof r->id, "%s", row->id);
+    }
+    report_free(&rep);
+    return ok;
+}
+
+int report_rank_before(const FsReportRank *a, const FsReportRank *b)
+{
+    const SortKey x = {(int)FS_TRIAL_OK, a->index, 0, a->key, a->id}, y = {(int)FS_TRIAL_OK, b->index, 0, b->key, b->id};
+    return cmp_key(&x, &y) < 0;
+}
+
 void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec)
 {
     memset(rep, 0, sizeof *rep);

@@ -194,6 +194,21 @@ void report_folder_free(FsReportFolder *f);
 
 /* Builds the ranked rows. Borrows the journal's strings: keep it open. */
 void report_build(FsReport *rep, const FsJournal *j, const FsReportSpec *spec);
+
+/* A complete trial's place in the leaderboard's order, for a caller that
+ * ranks one trial at a time (the progress line's best): its row's mean as
+ * report_build computes it (fold by fold) and the keys its sort compares. */
+typedef struct {
+    double mean;
+    double key; /* lower ranks first */
+    int index;
+    char id[FS_TRIAL_ID_LEN + 1];
+} FsReportRank;
+/* 1 with *r where trial id's row is complete and ok (the rows the
+ * leaderboard ranks first), else 0: one row built, not the board. */
+int report_trial_rank(const FsJournal *j, const FsReportSpec *spec, const char *id, FsReportRank *r);
+/* Whether a ranks before b on the leaderboard: report_build's comparison. */
+int report_rank_before(const FsReportRank *a, const FsReportRank *b);
 void report_free(FsReport *rep);
 
 /* Writes the first `top` rows (top <= 0: all) in a format. */

@@ -120,7 +120,7 @@ static void reconcile(RunCoord *c, int rank, const FsWorkItem *held, int n_held)
                            "be read; see the messages above); stopping. Rerun the same command to resume",
                        tr->id, st->jobs[i].job.fold, c->jobs[i].lost, rank);
             state_fail(st, &e);
-            progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+            progress_fold_finished(&st->prog, 0, 0);
             continue;
         }
         fprintf(stderr, "foldsweep: rank 0: trial %s fold %d sent to rank %d came back neither trained nor held; "
@@ -354,7 +354,7 @@ void run_coord_tell_cuts(RunCoord *c)
         c->jobs[i].owner = -2;
         c->ranks[r].inflight--;
         run_queue_done(&st->queue, i);
-        progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+        progress_fold_finished(&st->prog, 1, 0);
     }
     buf_free(&b);
     pthread_cond_broadcast(&st->cv);

@@ -52,18 +52,34 @@ static void add_batch(RunState *st)
 /* With seed replicates recorded the leaderboard ranks a replicated trial
  * by its mean over the seeds: the progress line's best is its first row,
  * one rule for both (without them both are the mean of the trial's folds). */
+static void board_spec(const RunState *st, FsReportSpec *spec)
+{
+    report_spec_from_sweep(spec, &st->sw);
+    spec->folds = st->folds.n;
+}
+
 static void best_from_board(RunState *st)
 {
     if (st->j.max_seed < 1) return;
     FsReportSpec spec;
-    report_spec_from_sweep(&spec, &st->sw);
-    spec.folds = st->folds.n;
+    board_spec(st, &spec);
     FsReport rep;
     report_build(&rep, &st->j, &spec);
     const FsReportRow *first = rep.n_rows ? &rep.rows[0] : NULL;
-    if (first && first->status == FS_TRIAL_OK && first->n_done == spec.folds)
-        progress_set_best(&st->prog, first->id, first->mean);
+    FsReportRank r;
+    if (first && report_trial_rank(&st->j, &spec, first->id, &r)) {
+        r.mean = first->mean; /* over the seeds */
+        progress_set_best(&st->prog, &r);
+    }
     report_free(&rep);
+}
+
+void run_offer_best(RunState *st, int t)
+{
+    FsReportSpec spec;
+    board_spec(st, &spec);
+    FsReportRank r;
+    if (report_trial_rank(&st->j, &spec, st->sw.trials[t].id, &r)) progress_offer_best(&st->prog, &r);
 }
 
 /* search.replicates: their jobs, once every job so far has its outcome

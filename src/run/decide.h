@@ -56,5 +56,8 @@ int run_decide(RunState *st);
  * trial: it is then dropped, not recorded), it is recorded, and a recorded
  * fold may bring the sampler's next batch. */
 void run_job_finished(RunState *st, int i);
+/* Trial t is complete: the progress line's best if the leaderboard would
+ * rank it first so far (its row built as the board builds it). */
+void run_offer_best(RunState *st, int t);
 
 #endif

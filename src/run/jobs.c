@@ -48,7 +48,6 @@ int state_add_trial(RunState *st, int t, FsErr *err)
         int restore = 0;
         if (fr) {
             st->trials[t].folds++;
-            st->trials[t].metric += train_result_metric(&fr->r, sw->metric);
             if (fr->r.status != FS_FIT_OK) st->trials[t].bad = 1;
             if (run_model_check(st, fr, why, sizeof why) == 0) continue;
             /* Its scores stand; training it again (same seeds) restores the weights. */
@@ -73,7 +72,7 @@ int state_work_left(const RunState *st) { return st->prog.folds_done < st->n_job
 void state_job_requeue(RunState *st, int i)
 {
     run_queue_requeue(&st->queue, i);
-    progress_fold_finished(&st->prog, 0, NULL, 0.0, 0); /* no longer in flight */
+    progress_fold_finished(&st->prog, 0, 0); /* no longer in flight */
 }
 
 void state_fail(RunState *st, const FsErr *e)
@@ -124,7 +123,7 @@ static void job_restored(RunState *st, int i)
     FsModelRef ref;
     FsErr e = {0};
     if (st->jobs[i].res.status == FS_FIT_CANCELLED) {
-        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        progress_fold_finished(&st->prog, 0, 0);
         return;
     }
     if (run_model_save(st, i, &ref, &e) != 0 ||
@@ -135,7 +134,7 @@ static void job_restored(RunState *st, int i)
                         "recorded scores stand, its model file stays missing\n",
                 tr->id, st->jobs[i].job.fold, train_status_name(st->jobs[i].res.status));
     train_result_drop_weights(&st->jobs[i].res);
-    progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+    progress_fold_finished(&st->prog, 1, 0);
 }
 
 /* With pruning, a fold of a trial pruned at or before it is not recorded
@@ -149,7 +148,7 @@ static int pruned_fold(RunState *st, int i)
     st->train_examples += (double)st->jobs[i].res.train_examples; /* work done, if thrown away */
     run_ckpt_remove(st->dir, st->sw.trials[t].id, st->jobs[i].job.fold);
     train_result_drop_weights(&st->jobs[i].res);
-    progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+    progress_fold_finished(&st->prog, 1, 0);
     return 1;
 }
 
@@ -176,14 +175,14 @@ static void record_replicate(RunState *st, int i)
     train_result_drop_weights(&st->jobs[i].res);
     if (rc != 0) {
         state_fail(st, &e);
-        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        progress_fold_finished(&st->prog, 0, 0);
         return;
     }
     maybe_die_after_replicate();
     st->busy += r->seconds;
     st->val += r->val_seconds;
     st->train_examples += (double)r->train_examples;
-    progress_fold_finished(&st->prog, 1, NULL, 0.0, 0);
+    progress_fold_finished(&st->prog, 1, 0);
 }
 
 /* Job i's result into the journal and the counters (lock held). */
@@ -207,7 +206,7 @@ static void state_record_fold(RunState *st, int i)
         /* Not recorded: the fold is trained again on resume. */
         state_fail(st, &e);
         train_result_drop_weights(&st->jobs[i].res);
-        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        progress_fold_finished(&st->prog, 0, 0);
         return;
     }
     train_result_drop_weights(&st->jobs[i].res);
@@ -217,9 +216,9 @@ static void state_record_fold(RunState *st, int i)
     st->train_examples += (double)r->train_examples;
     if (r->status != FS_FIT_OK) st->trials[t].bad = 1;
     st->trials[t].folds++;
-    st->trials[t].metric += train_result_metric(r, st->sw.metric);
     int complete = st->trials[t].folds == st->folds.n && !st->trials[t].bad;
-    progress_fold_finished(&st->prog, 1, tr->id, st->trials[t].metric / st->folds.n, complete);
+    progress_fold_finished(&st->prog, 1, complete);
+    if (complete) run_offer_best(st, t);
     FsReportHtmlInfo live = {st->sw.path, 0, 1, 0, NULL};
     if (st->trials[t].folds == st->folds.n) report_html_write_run(st->dir, &st->j, &st->sw, &live, &e);
 }
@@ -248,7 +247,7 @@ void state_job_record(RunState *st, int i)
     }
     if (pruned_fold(st, i)) return;
     if (st->jobs[i].res.status == FS_FIT_CANCELLED) {
-        progress_fold_finished(&st->prog, 0, NULL, 0.0, 0);
+        progress_fold_finished(&st->prog, 0, 0);
         return;
     }
     if (!st->jobs[i].seed) run_trial_set_slot_done(&st->trials[st->jobs[i].trial], st->jobs[i].slot);

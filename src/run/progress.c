@@ -33,19 +33,12 @@ void progress_init(FsProgress *p, FILE *out, int quiet, int redraw, int trials_t
     pthread_mutex_init(&p->lock, NULL);
 }
 
-static void take_best(FsProgress *p, const char *id, double metric)
+void progress_offer_best(FsProgress *p, const FsReportRank *r)
 {
-    int better = !p->have_best || (p->lower_better ? metric < p->best : metric > p->best);
-    if (!better) return;
-    p->best = metric;
+    pthread_mutex_lock(&p->lock);
+    if (!p->have_best || report_rank_before(r, &p->best)) p->best = *r;
     p->have_best = 1;
-    snprintf(p->best_id, sizeof p->best_id, "%s", id);
-}
-
-void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_better)
-{
-    p->lower_better = lower_better;
-    take_best(p, id, metric);
+    pthread_mutex_unlock(&p->lock);
 }
 
 void progress_rank_by(FsProgress *p, int lower_better)
@@ -55,11 +48,11 @@ void progress_rank_by(FsProgress *p, int lower_better)
     pthread_mutex_unlock(&p->lock);
 }
 
-void progress_set_best(FsProgress *p, const char *id, double metric)
+void progress_set_best(FsProgress *p, const FsReportRank *r)
 {
     pthread_mutex_lock(&p->lock);
-    p->have_best = 0; /* the leaderboard's first, better or not than the line's */
-    take_best(p, id, metric);
+    p->best = *r; /* the leaderboard's first, better or not than the line's */
+    p->have_best = 1;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -119,8 +112,9 @@ static void draw(FsProgress *p, int final)
     if (left >= 0) fmt_time(eta, sizeof eta, left);
     if (p->have_sample && p->last.trained > 0 && el > 0)
         snprintf(rate, sizeof rate, " | %.0f ex/s", p->last.trained / el);
-    if (p->have_best && p->lower_better) snprintf(best, sizeof best, "%.4f (%.8s)", p->best, p->best_id);
-    else if (p->have_best) snprintf(best, sizeof best, "%s%% (%.8s)", fs_percent_text(p->best), p->best_id); /* Q3 */
+    if (p->have_best && p->lower_better) snprintf(best, sizeof best, "%.4f (%.8s)", p->best.mean, p->best.id);
+    else if (p->have_best)
+        snprintf(best, sizeof best, "%s%% (%.8s)", fs_percent_text(p->best.mean), p->best.id); /* Q3 */
     char line[640];
     char flight[64] = "";
     if (p->gpu_epochs > 0 && p->in_flight > 0)
@@ -268,16 +262,13 @@ void progress_fold_started(FsProgress *p)
     pthread_mutex_unlock(&p->lock);
 }
 
-void progress_fold_finished(FsProgress *p, int counted, const char *id, double metric, int trial_complete)
+void progress_fold_finished(FsProgress *p, int counted, int trial_complete)
 {
     pthread_mutex_lock(&p->lock);
     p->in_flight--;
     if (counted) p->folds_done++;
     if (p->in_flight == 0) p->gpu_epochs = 0;
-    if (trial_complete) {
-        p->trials_done++;
-        take_best(p, id, metric);
-    }
+    if (trial_complete) p->trials_done++;
     pthread_mutex_unlock(&p->lock);
 }
 

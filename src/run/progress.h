@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "report/report.h"
 #include "util/util.h"
 
 /* What the run's work looks like now (state_progress_sample): examples
@@ -32,9 +33,8 @@ typedef struct {
      * budget's trials the sampler has still to propose, and the most seed
      * replicates until they are chosen (progress_ahead). */
     int ahead_trials, ahead_replicates;
-    double best;
+    FsReportRank best; /* the best complete trial so far, ranked as the leaderboard ranks */
     int have_best, lower_better;
-    char best_id[FS_TRIAL_ID_LEN + 1];
     double t_start, grace, stop_seen;
     long gpu_epochs; /* epochs completed inside the running GPU launch */
     pthread_mutex_t lock;
@@ -53,14 +53,17 @@ typedef struct {
 /* redraw: run_progress_redraw's answer for out. */
 void progress_init(FsProgress *p, FILE *out, int quiet, int redraw, int trials_total, int trials_done,
                    int folds_per_trial, int folds_total, double grace);
-void progress_seed_best(FsProgress *p, const char *id, double metric, int lower_better);
 /* Which way the best goes: lower (a loss) or higher (Q3), as the
  * leaderboard ranks (without it a loss run named its worst trial, as a
  * percent). */
 void progress_rank_by(FsProgress *p, int lower_better);
+/* A complete trial (report_trial_rank's): the line's best when the
+ * leaderboard would rank it before the best so far (report_rank_before,
+ * the board's own comparison: one rule names both firsts). */
+void progress_offer_best(FsProgress *p, const FsReportRank *r);
 /* The best trial as the leaderboard ranks it (its first row): with seed
  * replicates its mean is over the seeds, which may put another trial first. */
-void progress_set_best(FsProgress *p, const char *id, double metric);
+void progress_set_best(FsProgress *p, const FsReportRank *r);
 /* Folds the journal already has (a resume): the line and progress.json
  * count the whole run's folds, "folds 7/18", not this session's alone. */
 void progress_seed_done(FsProgress *p, int folds_earlier);
@@ -72,7 +75,7 @@ void progress_fold_started(FsProgress *p);
 void progress_gpu_epochs(FsProgress *p, long epochs);
 /* counted: the fold produced a result; trial_complete: its trial is now
  * complete with `metric` as its mean. */
-void progress_fold_finished(FsProgress *p, int counted, const char *id, double metric, int trial_complete);
+void progress_fold_finished(FsProgress *p, int counted, int trial_complete);
 /* A pruned trial: n of its queued folds will never run (they count as done),
  * and the trial counts as done. */
 void progress_trial_pruned(FsProgress *p, int n_skipped);

@@ -59,7 +59,6 @@ typedef struct {
 
 typedef struct {
     long params;        /* sweep_trial_params, for its trial record */
-    double metric;      /* the sum of its recorded folds' metric (train_result_metric) */
     int folds;          /* folds recorded */
     int bad;            /* a fold failed or did not end ok: never the best */
     int written;        /* its trial record is in the journal */

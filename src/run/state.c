@@ -265,10 +265,10 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
     /* Every fold of the trials proposed so far that is not queued is in the
      * journal (a failed or pruned trial's too: it trains no more). */
     progress_seed_done(&st->prog, st->n_proposed * st->folds.n - st->n_jobs);
+    progress_rank_by(&st->prog, sw->metric == FS_METRIC_LOSS);
     for (int t = 0; t < sw->n_trials; t++)
         if (st->trials[t].folds == st->folds.n && !st->trials[t].bad && !journal_find_cut(&st->j, sw->trials[t].id))
-            progress_seed_best(&st->prog, sw->trials[t].id, st->trials[t].metric / st->folds.n,
-                               sw->metric == FS_METRIC_LOSS);
+            run_offer_best(st, t);
     return FS_EXIT_OK;
 }
 
