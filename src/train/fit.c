@@ -454,15 +454,9 @@ FS_DEVICE static void lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec
         break;
     case FS_LIB_STEP: lib_step(m, fd, ts, k, pub); break;
     case FS_LIB_FWD:
-        if (stepping) step_forward_part(m, layer, k->B, train, part);
-        break;
+    case FS_LIB_BWD: break; /* lib_layer_op's, without the state's copy */
     case FS_LIB_LOSS:
         if (stepping) k->loss = step_loss(m, k->B, 1, 0);
-        break;
-    case FS_LIB_BWD:
-        if (!stepping) break;
-        step_backward_part(m, layer, k->B, part);
-        if (part == 0 && layer < m->net->n && step_layer_gemms(m->net, layer) && m->net->chain) lib_zero_tail(m, layer);
         break;
     case FS_LIB_UPDATE:
         if (stepping) lib_update(m, ts, k, pub);
@@ -505,9 +499,30 @@ FS_DEVICE static void lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec
  * record, as fit_model's threads do on their locals (every thread computes
  * the same values), and the master stores them back; a model that has
  * just finished raises its done flag once they are in memory. */
+/* A layer's part of a step (FWD, BWD): most of a step's ops. They read
+ * two numbers of the model's state and write none of it, so they run
+ * without the copy below (some 2.7 KB a thread, read by every thread of
+ * every op). */
+FS_DEVICE static void lib_layer_op(FsModel *m, const FsLibState *st, const FsLibPublic *pub, int op, int layer,
+                                   int part, int train)
+{
+    const int stepping = pub->stepping, B = st->B;
+    if (!stepping) return;
+    if (op == FS_LIB_FWD) {
+        step_forward_part(m, layer, B, train, part);
+        return;
+    }
+    step_backward_part(m, layer, B, part);
+    if (part == 0 && layer < m->net->n && step_layer_gemms(m->net, layer) && m->net->chain) lib_zero_tail(m, layer);
+}
+
 FS_DEVICE void fit_lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out, FsLibState *st,
                           FsLibPublic *pub, int *done, int op, int layer, int part, int train)
 {
+    if (op == FS_LIB_FWD || op == FS_LIB_BWD) {
+        lib_layer_op(m, st, pub, op, layer, part, train);
+        return;
+    }
     FsLibState k = *st;
     FsLibPublic p = *pub;
     const int was_finished = p.finished;
