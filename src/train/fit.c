@@ -495,14 +495,10 @@ FS_DEVICE static void lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec
     }
 }
 
-/* Each thread works on its own copies of the model's state and public
- * record, as fit_model's threads do on their locals (every thread computes
- * the same values), and the master stores them back; a model that has
- * just finished raises its done flag once they are in memory. */
 /* A layer's part of a step (FWD, BWD): most of a step's ops. They read
  * two numbers of the model's state and write none of it, so they run
- * without the copy below (some 2.7 KB a thread, read by every thread of
- * every op). */
+ * without the copy below (the whole FsLibState, some 1.5 KB, read by
+ * every thread of every op). */
 FS_DEVICE static void lib_layer_op(FsModel *m, const FsLibState *st, const FsLibPublic *pub, int op, int layer,
                                    int part, int train)
 {
@@ -516,6 +512,10 @@ FS_DEVICE static void lib_layer_op(FsModel *m, const FsLibState *st, const FsLib
     if (part == 0 && layer < m->net->n && step_layer_gemms(m->net, layer) && m->net->chain) lib_zero_tail(m, layer);
 }
 
+/* Each thread works on its own copies of the model's state and public
+ * record, as fit_model's threads do on their locals (every thread computes
+ * the same values), and the master stores them back; a model that has
+ * just finished raises its done flag once they are in memory. */
 FS_DEVICE void fit_lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts, FsFitResult *out, FsLibState *st,
                           FsLibPublic *pub, int *done, int op, int layer, int part, int train)
 {
