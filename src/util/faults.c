@@ -34,6 +34,8 @@ static const struct {
     {"KILL_AFTER_EVAL", "N: SIGKILL after the test phase's Nth journal record (run/testphase.c)"},
     {"MODEL_NO_MEMORY", "N: the Nth fold model buffer a training thread of this process allocates fails (train/train.c)"},
     {"KILL_AFTER_REPLICATE", "N: SIGKILL after the Nth seed replicate's fold record (run/jobs.c)"},
+    {"TEAM_SHARE", "any value: a training thread shares its loops with idle threads whatever the machine's load, "
+                   "the busy-machine rule off (train/team.c)"},
     {"PREDICT_KEEP_BYTES", "N: predict keeps fold models' workspaces across chunks up to N bytes a thread, not 64 MiB "
                            "(predict/forward.c)"},
 };
