@@ -300,7 +300,10 @@ static int lib_setup(LibRun *R, FsErr *err)
     for (int i = 0; i < net->n; i++) {
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
-        FsDnnConv c = {L->n, 1, net->in_rows, net->pad, y->in_c, y->out_c, y->spec.width, y->dil, stride, stride, stride};
+        /* A chain batch is one example of the row budget's rows; a window
+         * batch up to max_batch examples of the layer's positions. */
+        FsDnnConv c = {L->n, net->chain ? 1 : net->max_batch, y->in_l, y->in_pad, y->in_c, y->out_c,
+                       y->spec.width, y->dil, stride, stride, stride};
         R->conv[i] = c;
         list[n_conv++] = c;
     }

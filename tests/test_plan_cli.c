@@ -154,12 +154,13 @@ int main(void)
     CHECK_CONTAINS(out_text, "; it refuses all 3 (run them with --backend cpu): a chain model needs the library tier "
                              "(run.gpu_path: library or auto)");
     CHECK(tp_count(out_text, "  refused         -  ") == 3);
-    /* run.gpu_path: library takes chain models only, for now. */
+    /* run.gpu_path: library takes window models too (auto keeps them on the block tier). */
     const char *win_lib = td_write("win_lib.yaml", "data: {synth: {proteins: 30}, window: 9}\n"
                                                    "model: {filters: [4, 8]}\nrun: {gpu_path: library}\n");
     CHECK(tp_run("plan '%s' --gpu h200", win_lib) == 0);
-    CHECK_CONTAINS(out_text, "it refuses all 2 (run them with --backend cpu): the library tier takes chain models; "
-                             "window models train on the block tier (run.gpu_path: block or auto)");
+    CHECK_CONTAINS(out_text, "gpu: on the h200 profile (--backend cuda, run.gpu_path: library) the block tier takes 0 "
+                             "trials, the library tier 2\n");
+    CHECK(tp_count(out_text, "  library  ") == 2 && !strstr(out_text, "refuses"));
     /* A wrong value: file, line, column, the choices and the nearest. */
     const char *bad_path = td_write("bad_path.yaml", "data: {synth: {proteins: 30}, window: 9}\nrun:\n  gpu_path: blok\n");
     CHECK(tp_run("plan '%s'", bad_path) == 1);

@@ -54,8 +54,8 @@ typedef enum {
  * ts->gpu_path (run.gpu_path) overrides the rule: auto, the rule (chain
  * models: library; window models: block when they fit it); block, the
  * block or refused (a chain model always); library, the library tier for
- * chain models, refused for window models (the tier takes chain models
- * only, for now). The launcher refuses with it before anything is
+ * either (auto keeps window models on the block tier until a device has
+ * measured where the library tier is the faster). The launcher refuses with it before anything is
  * allocated, the run before training, the GPU driver names the tier in a
  * fold's record with it, and `foldsweep plan` prints it per trial: one
  * rule. */

@@ -104,7 +104,9 @@ static FsGpuTier library_check(const FsGpuLimits *lim, const FsArch *arch, const
 {
     FsNet net;
     FsErr err = {0};
-    if (train_chain_rows(arch, ts, 0, &net, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
+    const int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
+    if (arch->chain ? train_chain_rows(arch, ts, 0, &net, &err) != 0 : model_compile(&net, arch, mb, &err) != 0)
+        return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
     size_t bytes = gpu_model_bytes(&net, n_train) + gpu_lib_group_extra_bytes(&net, 1);
     if (bytes > lim->memory / 100 * 85) return memory_refusal(bytes, lim, " on the library tier", why, n), FS_GPU_REFUSED;
     return FS_GPU_LIBRARY;
@@ -123,11 +125,10 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
         return snprintf(why, n, "a chain model needs the library tier (run.gpu_path: library or auto)"),
                FS_GPU_REFUSED;
     if (arch->chain) return library_check(lim, arch, ts, n_train, why, n);
-    /* The library tier's trainer takes chain models only (for now). */
-    if (ts->gpu_path == FS_GPU_PATH_LIBRARY)
-        return snprintf(why, n, "the library tier takes chain models; window models train on the block tier "
-                                "(run.gpu_path: block or auto)"),
-               FS_GPU_REFUSED;
+    /* A window model trains on the library tier where asked (run.gpu_path:
+     * library); auto keeps the block, until a device has measured where
+     * the library tier is the faster (#44). */
+    if (ts->gpu_path == FS_GPU_PATH_LIBRARY) return library_check(lim, arch, ts, n_train, why, n);
     if (model_compile(&net, arch, mb, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
     /* The batch's codes, labels, losses and predictions and the reduction
      * partials live in the block's shared memory (kernels/fit_kernel.cu). */

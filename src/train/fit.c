@@ -351,10 +351,16 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
  * so the rows after this batch's (and their pad rows, zeroed already) must
  * hold zeros in layer i's input and in its output's gradient, which a
  * longer earlier batch left behind there. A zero adds nothing to a sum. */
-FS_DEVICE static void lib_zero_tail(FsModel *m, int i)
+/* A window model's calls run over max_batch examples: its tail is the
+ * examples from the batch's B on, each of in_l + 2 in_pad rows (a
+ * convolution keeps its length: its gradient's rows are its input's). */
+FS_DEVICE static void lib_zero_tail(FsModel *m, int i, int B)
 {
     const FsNet *net = m->net;
-    const long P = net->pad, from = (long)m->rows + P, to = (long)net->in_rows + 2 * P;
+    const FsLayer *y = &net->layer[i];
+    const long P = net->pad, ex = (long)y->in_l + 2 * y->in_pad;
+    const long from = net->chain ? (long)m->rows + P : (long)B * ex;
+    const long to = net->chain ? (long)net->in_rows + 2 * P : (long)net->max_batch * ex;
     float *x = m->work + net->layer[i - 1].a, *d = m->work + net->layer[i].d;
     const int C = net->layer[i].in_c, F = net->layer[i].out_c;
     FS_PARFOR(r, to - from)
@@ -390,7 +396,10 @@ FS_DEVICE static void lib_step(FsModel *m, const FsFoldData *fd, const FsTrainSp
 /* fit_batches' end of a step: divergence, or the step counted. */
 FS_DEVICE static void lib_update(FsModel *m, const FsTrainSpec *ts, FsLibState *k, FsLibPublic *pub)
 {
-    const float norm = step_update(m, ts, 1);
+    /* Unfused (0): the parts' backward (step_backward_part) stores every
+     * gradient, a window model's dense and output layers' too, which the
+     * whole step's fused backward applies itself (step_fuses). */
+    const float norm = step_update(m, ts, 0);
     if (!isfinite(k->loss) || !isfinite(norm)) {
         k->status = FS_FIT_DIVERGED;
         k->div_epoch = k->s.epoch;
@@ -509,7 +518,7 @@ FS_DEVICE static void lib_layer_op(FsModel *m, const FsLibState *st, const FsLib
         return;
     }
     step_backward_part(m, layer, B, part);
-    if (part == 0 && layer < m->net->n && step_layer_gemms(m->net, layer) && m->net->chain) lib_zero_tail(m, layer);
+    if (part == 0 && layer < m->net->n && step_layer_gemms(m->net, layer)) lib_zero_tail(m, layer, B);
 }
 
 /* Each thread works on its own copies of the model's state and public
