@@ -68,7 +68,8 @@ static void best_from_board(RunState *st)
     const FsReportRow *first = rep.n_rows ? &rep.rows[0] : NULL;
     FsReportRank r;
     if (first && report_trial_rank(&st->j, &spec, first->id, &r)) {
-        r.mean = first->mean; /* over the seeds */
+        r.mean = first->mean; /* over the seeds, and ranked by it, as the board ranks the row */
+        r.key = spec.metric == FS_METRIC_LOSS ? r.mean : -r.mean;
         progress_set_best(&st->prog, &r);
     }
     report_free(&rep);
