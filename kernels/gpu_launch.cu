@@ -455,6 +455,11 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
     }
     if (!rc) launch_refuse(g, jobs, n);
     if (!rc) rc = launch_build(g, jobs, n, NULL, FS_GPU_BLOCK, 0, &L, err);
+    /* A block trains its whole fit in one launch, with no host between
+     * its batches to write a checkpoint or put one in place. */
+    for (int s = 0; !rc && s < L.n; s++)
+        core_ckpt_unsupported(jobs[L.job[s]].ckpt, "the GPU's block tier keeps no mid-fold checkpoints (the library "
+                                                   "tier does: run.gpu_path: library)");
     if (!rc && L.n > 0) {
         int *d_done = NULL;
         if (cudaHostGetDevicePointer((void **)&d_done, (void *)L.done, 0) != cudaSuccess)

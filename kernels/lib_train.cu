@@ -28,8 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dnn.h"
-#include "gpu_launch.h"
+#include "lib_run.h"
 
 /* Models per group: 32 fills an H200's SMs with the group's GEMM tiles at
  * chain batches of about 2,000 rows (../shared/docs/gpu-tiers.md, section
@@ -88,30 +87,6 @@ static int lib_groups(FsGpu *g, const FsJob *jobs, int n, int *group)
     free(first);
     return groups;
 }
-
-/* One group's run: its launch (the models, one stride apart), its back
- * end, its models' state and public records. */
-typedef struct {
-    Launch *L;
-    FsDnn *dnn;
-    FsLibLaunch args;
-    FsLibPublic *pub; /* host side of args.pub */
-    FsDnnConv *conv;  /* per layer: its convolutions over the group */
-    /* A training step and a validation step, each captured once as a CUDA
-     * graph and replayed: the same launches and library calls every step
-     * (what differs, each model's batch and state, is in device memory),
-     * without the host issuing some sixty calls a step. */
-    cudaGraphExec_t train_step, val_step;
-} LibRun;
-
-#define LIB_CU(call, what)                                                                           \
-    do {                                                                                             \
-        cudaError_t e_ = (call);                                                                     \
-        if (e_ != cudaSuccess) {                                                                     \
-            fs_err_set(err, "%s:%d: %s (%s): %s", __FILE__, __LINE__, #call, (what), cudaGetErrorString(e_)); \
-            return -1;                                                                               \
-        }                                                                                            \
-    } while (0)
 
 static int lib_op(LibRun *R, int op, int layer, int part, int train, FsErr *err)
 {
@@ -242,7 +217,7 @@ static int lib_wait(LibRun *R, const FsJob *jobs, const char *what, FsErr *err)
 static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
 {
     Launch *L = R->L;
-    if (lib_wait(R, jobs, "the epoch's start", err)) return -1;
+    if (lib_wait(R, jobs, "the epoch's start", err) || lib_ckpt_epoch(R, jobs, err)) return -1;
     int steps = 0, val_steps = 0;
     for (int s = 0; s < L->n; s++) {
         volatile FsLibPublic *p = &R->pub[s];
@@ -252,14 +227,30 @@ static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
     }
     for (int t = 0; t < steps; t++) {
         /* Every model told to stop: each ends at its next step, and the
-         * steps not queued yet would only be skipped. */
-        if (lib_flags(R, jobs)) break;
+         * steps not queued yet would only be skipped. That step is queued
+         * here, in case the device has run every step queued before: a
+         * model must not validate an epoch cut short. */
+        if (lib_flags(R, jobs)) {
+            if (lib_op(R, FS_LIB_STEP, 0, 0, 1, err)) return -1;
+            break;
+        }
         if (lib_replay(R, &R->train_step, lib_train_seq, "the group's training step (a CUDA graph)", err)) return -1;
     }
     if (lib_op(R, FS_LIB_VAL_BEGIN, 0, 0, 0, err)) return -1;
     for (int t = 0; t < val_steps; t++)
         if (lib_replay(R, &R->val_step, lib_val_seq, "the group's validation step (a CUDA graph)", err)) return -1;
-    return lib_op(R, FS_LIB_EPOCH_END, 0, 0, 0, err) || lib_op(R, FS_LIB_FINISH, 0, 0, 0, err) ? -1 : 0;
+    return lib_op(R, FS_LIB_EPOCH_END, 0, 0, 0, err);
+}
+
+/* After an epoch's end: the stop checkpoints of the models a signal
+ * cancelled (read before FINISH puts their kept weights in place), then
+ * the ended models' results (FINISH), awaited. */
+static int lib_finish(LibRun *R, const FsJob *jobs, FsErr *err)
+{
+    return lib_ckpt_stops(R, jobs, err) || lib_op(R, FS_LIB_FINISH, 0, 0, 0, err) ||
+                   lib_wait(R, jobs, "the fits' ends", err)
+               ? -1
+               : 0;
 }
 
 /* After an epoch: each model's curves to its job, the stopped ones
@@ -274,13 +265,17 @@ static int lib_hand(LibRun *R, const FsJob *jobs, const FsGpuWatch *w, unsigned 
     *epochs = 0;
     for (int s = 0; s < L->n; s++) {
         if (L->handed[s]) continue;
+        const int seen = L->seen[s];
         if (L->done[s]) {
             __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            lib_ckpt_close(R, s); /* its outputs in the job's spec before finished() reads them */
             if (launch_collect_one(jobs, L, s, w, err) != 0) return -1;
             ended[L->job[s]] = 1;
             continue;
         }
         launch_hand(&jobs[L->job[s]], L, s, wa[s].progress);
+        /* The epoch validated: the checkpoint hook's point (a test's kill). */
+        if (L->seen[s] > seen && R->ck[s]) core_lib_ckpt_event(R->ck[s], L->seen[s]);
         *epochs += wa[s].progress;
         active = 1;
     }
@@ -314,6 +309,9 @@ static int lib_setup(LibRun *R, FsErr *err)
     char *d_state = NULL;
     FsLibPublic *d_pub = NULL;
     LIB_CU(cudaMalloc((void **)&d_state, core_lib_state_bytes() * (size_t)L->n), "the models' state");
+    /* Zero: a model not resumed from a checkpoint (FsLibState.resumed) begins afresh. */
+    LIB_CU(cudaMemset(d_state, 0, core_lib_state_bytes() * (size_t)L->n), "the models' state");
+    R->ck = (FsLibCkpt **)fs_calloc((size_t)L->n + 1, sizeof(FsLibCkpt *));
     R->args.state = d_state;
     LIB_CU(cudaHostAlloc((void **)&R->pub, sizeof(FsLibPublic) * (size_t)L->n, cudaHostAllocMapped),
            "the models' public records");
@@ -333,6 +331,8 @@ static void lib_free(LibRun *R)
     if (R->train_step) cudaGraphExecDestroy(R->train_step);
     if (R->val_step) cudaGraphExecDestroy(R->val_step);
     if (R->dnn) fs_dnn_close(R->dnn);
+    for (int s = 0; R->ck && s < R->L->n; s++) lib_ckpt_close(R, s);
+    free(R->ck);
     cudaFree(R->args.state);
     if (R->pub) cudaFreeHost(R->pub);
     free(R->conv);
@@ -360,7 +360,7 @@ static int lib_refill(FsGpu *g, LibRun *R, const FsJob *jobs, FsErr *err)
         const size_t sb = core_lib_state_bytes();
         LIB_CU(cudaMemset(R->args.state + (size_t)s * sb, 0, sb), "a refilled slot's state");
         memset(&R->pub[s], 0, sizeof R->pub[s]);
-        if (launch_refill(g, jobs, L, s, j, err)) return -1;
+        if (launch_refill(g, jobs, L, s, j, err) || lib_ckpt_start(R, jobs, s, err)) return -1;
         filled++;
     }
     return filled;
@@ -391,6 +391,7 @@ static int lib_open(FsGpu *g, LibGroup *G, const FsJob *jobs, int n, const unsig
     G->R.L = &G->L;
     int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, lib_slots(), &G->L, err);
     if (!rc && G->L.n > 0) rc = lib_setup(&G->R, err);
+    for (int s = 0; !rc && s < G->L.n; s++) rc = lib_ckpt_start(&G->R, jobs, s, err);
     if (!rc && G->L.n > 0) rc = lib_op(&G->R, FS_LIB_BEGIN, 0, 0, 1, err);
     G->live = !rc && G->L.n > 0;
     return rc;
@@ -431,7 +432,8 @@ static int lib_run(FsGpu *g, LibGroup *G, int groups, const FsJob *jobs, const F
         for (int k = 0; k < groups; k++) {
             long e = 0;
             if (!G[k].live) continue;
-            if (lib_wait(&G[k].R, jobs, "the epoch's end", err) || lib_after(g, &G[k], jobs, w, ended, &e, err))
+            if (lib_wait(&G[k].R, jobs, "the epoch's end", err) || lib_finish(&G[k].R, jobs, err) ||
+                lib_after(g, &G[k], jobs, w, ended, &e, err))
                 return -1;
             epochs += e;
         }

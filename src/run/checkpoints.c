@@ -155,7 +155,6 @@ static void local_event(void *ctx, int epoch)
 void run_ckpt_attach(RunState *st, int i)
 {
     if (st->sw.checkpoint <= 0 && !run_ckpt_test_steps()) return;
-    if (st->use_gpu) return; /* the CUDA backend has no checkpoints */
     if (st->jobs[i].seed) return; /* a seed replicate's fold trains from its start again (same seeds, same result) */
     RunCkptJob *cj = &st->jobs[i].ckpt;
     FsCheckpointing *cs = &cj->cs;

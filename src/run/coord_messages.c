@@ -79,7 +79,7 @@ static void send_trials(RunCoord *c, int rank, int capacity)
     FsBuf b = {0};
     /* Each item's checkpoint first, if one is in the folder: the worker
      * continues the fold where it was. */
-    for (int k = 0; k < n && (st->sw.checkpoint > 0 || run_ckpt_test_steps()) && !st->use_gpu; k++) {
+    for (int k = 0; k < n && (st->sw.checkpoint > 0 || run_ckpt_test_steps()); k++) {
         uint64_t nb;
         char path[FS_PATH_IN_DIR];
         if (items[k].seed) continue; /* a seed replicate keeps no checkpoint */

@@ -81,7 +81,7 @@ void run_worker_ckpt_free(RunWorker *w)
 void run_worker_attach_ckpt(RunWorker *w, int i)
 {
     /* A seed replicate keeps no checkpoint (it trains from its start again). */
-    if ((w->ckpt_every <= 0 && w->ckpt_steps <= 0) || w->use_gpu || w->jobs[i].item.seed) return;
+    if ((w->ckpt_every <= 0 && w->ckpt_steps <= 0) || w->jobs[i].item.seed) return;
     RunWorkerJob *jb = &w->jobs[i];
     FsCheckpointing *cs = &jb->ck;
     jb->w = w;

@@ -212,6 +212,7 @@ typedef struct FsLibState {
     int status, halted, div_epoch;
     int nb, B;          /* the loaded batch: its examples, and the B its layers run with */
     uint32_t val_next;  /* the validation pass's next example */
+    int resumed;        /* the epoch a checkpoint resumed the fit in (its order is the checkpoint's), else 0 */
     uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES];
 } FsLibState;
 #define FS_LIB_STATE_BYTES FS_ALIGN64(sizeof(FsLibState))

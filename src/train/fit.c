@@ -447,8 +447,10 @@ FS_DEVICE static void lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec
     switch (op) {
     case FS_LIB_BEGIN: /* the group's models, or a refilled slot's (its record zeroed) */
         if (pub->active || pub->finished) break;
-        fit_begin(m, fd, &k->s);
-        k->t_start = FS_CLOCK();
+        /* A resumed model's state is its checkpoint's (lib_ckpt.c), as
+         * fit_model's m->resume; its time goes on from the checkpoint's. */
+        if (!k->resumed) fit_begin(m, fd, &k->s);
+        k->t_start = FS_CLOCK() - k->s.seconds;
         k->status = FS_FIT_OK;
         k->halted = k->div_epoch = 0;
         k->div_step = 0;
@@ -456,7 +458,11 @@ FS_DEVICE static void lib_op(FsModel *m, const FsFoldData *fd, const FsTrainSpec
         break;
     case FS_LIB_EPOCH:
         if (!pub->active) break;
-        fit_shuffle(m, fd, &k->s);
+        /* The epoch a checkpoint resumed in keeps its order and position. */
+        if (k->resumed == k->s.epoch) k->resumed = 0;
+        else fit_shuffle(m, fd, &k->s);
+        /* The fit's time so far, for a checkpoint at this epoch's start. */
+        k->s.seconds = FS_CLOCK() - k->t_start;
         k->steps = fit_steps(m, fd, m->perm, fd->n_train, ts->batch);
         pub->steps = (int)k->steps;
         pub->val_steps = (int)fit_steps(m, fd, fd->valid, fd->n_valid, ts->eval_batch);

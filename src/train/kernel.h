@@ -52,7 +52,8 @@ typedef struct {
     int class_weighted;    /* training.class_weights is not none: the training loss weighs by class_w */
     float class_w[FS_MAX_CLASSES]; /* per class (the net's classes; (train_class_weights) */
     volatile uint64_t *examples; /* optional: examples trained so far, for progress */
-    /* CPU only (NULL on the GPU): the fold's checkpointing
+    /* CPU only (NULL on the GPU, where the library tier's host writes and
+     * reads them: train/lib_ckpt.c): the fold's checkpointing
      * (train/checkpoint.c); the state a fit resumes from (a checkpoint read
      * back). */
     struct FsCkpt *ckpt;
@@ -190,6 +191,43 @@ void core_fold_class_counts(const FsFoldData *fd, int chains, uint64_t counts[FS
 
 /* Host: bytes of one model's private state in the tier (device memory). */
 size_t core_lib_state_bytes(void);
+
+/* Host (train/lib_ckpt.c): a library-tier model's mid-fold checkpoints
+ * (#44), in the CPU trainer's format (train.h: FsCheckpointing), so that a
+ * fold stopped on either backend resumes on either. The tier's host reads
+ * a model back at its points (an epoch's start, after its shuffle; a
+ * stop, before the fit's end) into `m`, a host mirror: w, best, m1, m2
+ * and perm in host arrays of the model's sizes, rng and step, net the
+ * host's copy; `state` is a host copy of its FsLibState
+ * (core_lib_state_bytes). NULL where the job has no checkpointing. */
+typedef struct FsLibCkpt FsLibCkpt;
+FsLibCkpt *core_lib_ckpt_open(const FsJob *job, const FsNet *net);
+/* Whether one is due at the model's step count (the interval, by time or
+ * by steps, has passed since the last or since the fit's start). */
+int core_lib_ckpt_due(const FsLibCkpt *c, long step);
+/* Writes one of the mirror and state: at an epoch's start, or where a
+ * cancelled model stopped (a pruned one keeps none, as on the CPU). */
+void core_lib_ckpt_save(FsLibCkpt *c, FsModel *m, const void *state, const FsFitResult *out);
+/* The job's resume bytes, if any, into the mirror (its arrays, rng and
+ * step), a fresh state (its fit state, marked resumed) and out's curves:
+ * 1 when resumed; 0 when there were none, or when they were refused (the
+ * fold starts afresh; the spec's note says why). Calls the spec's
+ * event(0) as the CPU trainer does. */
+int core_lib_ckpt_resume(FsLibCkpt *c, FsModel *m, void *state, FsFitResult *out);
+/* The fit state's epoch, next example and examples trained (a resumed
+ * model's progress, for its watch). */
+void core_lib_state_at(const void *state, int *epoch, uint32_t *next, uint64_t *examples);
+/* Whether the state is a fit that a stop signal cancelled (status
+ * cancelled; the caller rules out a prune). */
+int core_lib_state_cancelled(const void *state);
+/* The spec's event hook for a completed epoch's validation. */
+void core_lib_ckpt_event(FsLibCkpt *c, int epoch);
+/* The spec's outputs (checkpoints written, the last one's size, epoch,
+ * time) filled in; c freed. NULL is fine. */
+void core_lib_ckpt_close(FsLibCkpt *c);
+/* A job whose tier keeps no checkpoints (the block tier): its resume
+ * bytes, if any, refused with `why` and event(0) called. */
+void core_ckpt_unsupported(FsCheckpointing *cs, const char *why);
 
 /* Host: bytes needed by FsModel buffers for this net and data. */
 size_t core_model_bytes(const FsNet *net, uint32_t n_train);

@@ -184,8 +184,9 @@ const char *train_lr_schedule_name(FsLrSchedule s);
 const char *train_class_weights_name(FsClassWeights c);
 const char *train_status_name(FsFitStatus s);
 
-/* A fold's checkpoints (CPU trainer; the CUDA backend has none). Between
- * two batches the trainer serialises the fit's whole state (weights,
+/* A fold's checkpoints (the CPU trainer, and the GPU's library tier at an
+ * epoch's start and a stop: train/lib_ckpt.c; its block tier keeps none).
+ * Between two batches the trainer serialises the fit's whole state (weights,
  * optimizer moments, best weights, training order, random stream, epoch,
  * curves: a safetensors file, see checkpoint.c) and hands the bytes to
  * save(), every `every` seconds of training and when the job's cancel flag
@@ -233,7 +234,7 @@ typedef struct {
     volatile int *progress;     /* optional: epochs completed so far, for a watcher (curves are
                                    written before it moves) */
     volatile uint64_t *examples; /* optional: examples trained so far (CPU), for a watcher */
-    FsCheckpointing *ckpt;       /* optional: checkpoints (CPU) */
+    FsCheckpointing *ckpt;       /* optional: checkpoints (CPU; the GPU's library tier) */
 } FsJob;
 
 /* Trains one job on the calling thread. Returns 0, or -1 when the job
