@@ -126,16 +126,20 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
                FS_GPU_REFUSED;
     if (arch->chain) return library_check(lim, arch, ts, n_train, why, n);
     /* A window model trains on the library tier where asked (run.gpu_path:
-     * library); auto keeps the block, until a device has measured where
-     * the library tier is the faster (#44). */
+     * library), and under auto where it does not fit a block; auto keeps
+     * the others on the block tier until a device has measured where the
+     * library tier is the faster (#44). */
     if (ts->gpu_path == FS_GPU_PATH_LIBRARY) return library_check(lim, arch, ts, n_train, why, n);
     if (model_compile(&net, arch, mb, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
     /* The batch's codes, labels, losses and predictions and the reduction
      * partials live in the block's shared memory (kernels/fit_kernel.cu). */
     size_t shared = core_model_hot_bytes(&net);
+    if (shared > lim->shared_optin && ts->gpu_path == FS_GPU_PATH_AUTO)
+        return library_check(lim, arch, ts, n_train, why, n);
     if (shared > lim->shared_optin)
         return snprintf(why, n,
-                        "needs %zu bytes of shared memory per block (batch %d x window %d), more than the %s's %zu",
+                        "needs %zu bytes of shared memory per block (batch %d x window %d), more than the %s's %zu "
+                        "(run.gpu_path: auto or library trains it on the library tier)",
                         shared, mb, arch->window, lim->name, lim->shared_optin),
                FS_GPU_REFUSED;
     size_t bytes = gpu_model_bytes(&net, n_train);
