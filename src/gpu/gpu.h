@@ -52,10 +52,11 @@ typedef enum {
  * examples), or FS_GPU_REFUSED with why, naming what the model needs
  * against what the device has (its block's shared memory, its memory).
  * ts->gpu_path (run.gpu_path) overrides the rule: auto, the rule (chain
- * models: library; window models: block when they fit it); block, the
- * block or refused (a chain model always); library, the library tier for
- * either (auto keeps window models on the block tier until a device has
- * measured where the library tier is the faster). The launcher refuses with it before anything is
+ * models: library; window models: block when they fit its shared
+ * memory, else library); block, the block or refused (a chain model
+ * always); library, the library tier for either (auto keeps the window
+ * models that fit a block there until a device has measured where the
+ * library tier is the faster). The launcher refuses with it before anything is
  * allocated, the run before training, the GPU driver names the tier in a
  * fold's record with it, and `foldsweep plan` prints it per trial: one
  * rule. */
