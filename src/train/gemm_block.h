@@ -48,6 +48,11 @@ FS_DEVICE static inline void gemm_args(GemmArgs *g, int M, int N, int K, const f
     g->gb = bk.g > 0 && bk.g <= K ? (int)bk.g : 0;
     g->sa = ak.s, g->ja = ak.gs - (ak.g - 1) * ak.s;
     g->sb = bk.s, g->jb = bk.gs - (bk.g - 1) * bk.s;
+    /* A group whose jump is its step walks as a plain stride (a
+     * convolution's taps one row apart: its channels run on into the next
+     * tap's), which gemm_tile's k loop takes without counters. */
+    if (g->ga && g->ja == g->sa) g->ga = 0;
+    if (g->gb && g->jb == g->sb) g->gb = 0;
 }
 
 /* One step of k along a walk (gemm_args): s within a group of g, j at its end. */
@@ -58,6 +63,52 @@ FS_DEVICE static inline void gemm_k_step(long *o, int *r, int g, long s, long j)
         *o += j;
     } else {
         *o += s;
+    }
+}
+
+/* Whether a tile's k walk fits unsigned 32-bit offsets: its steps (a
+ * group's jump only where there are groups) never negative, and the
+ * largest times K + 1 below 2^31. A block's operands lie in one model's
+ * buffer, walked forwards, so in practice it always does. */
+FS_DEVICE static inline int gemm_k32(const GemmArgs *g)
+{
+    if (g->sa < 0 || g->sb < 0 || (g->ga && g->ja < 0) || (g->gb && g->jb < 0)) return 0;
+    long m = g->sa > g->sb ? g->sa : g->sb;
+    if (g->ga && g->ja > m) m = g->ja;
+    if (g->gb && g->jb > m) m = g->jb;
+    return m < 2147483647L / ((long)g->K + 1);
+}
+
+/* A whole tile's k loop (gemm_tile). Each row's pointer and B's move by
+ * the walk's step, so that a load is its pointer alone and a step one
+ * wide multiply-add a pointer (the offsets' 64-bit arithmetic cost about
+ * four instructions a load); `grouped` is a constant where this is
+ * inlined, so that the walks without groups (most) run without their
+ * counters. The loop is not unrolled (GEMM_UNROLL_K): unrolled, its
+ * operands loaded ahead take registers that the GEMM's callers then
+ * spill around the call (ptxas: the kernel is one program of at most
+ * 128 registers a thread, kernel.h). */
+FS_DEVICE static inline void gemm_full(float acc[MR][NR], const float *const arow[MR], const float *pb, int K, int ga,
+                                       int gb, unsigned sa, unsigned ja, unsigned sb, unsigned jb, int grouped)
+{
+    unsigned oa = 0, ob = 0;
+    int ra = 0, rb = 0;
+    GEMM_UNROLL_K
+    for (int k = 0; k < K; k++) {
+        const float *b = pb + ob;
+        GEMM_UNROLL
+        for (int r = 0; r < MR; r++) {
+            const float a = arow[r][oa];
+            GEMM_UNROLL
+            for (int j = 0; j < NR; j++) acc[r][j] = FS_FMA(a, b[j], acc[r][j]);
+        }
+        unsigned da = sa, db = sb;
+        if (grouped) {
+            if (++ra == ga) ra = 0, da = ja;
+            if (++rb == gb) rb = 0, db = jb;
+        }
+        oa += da;
+        ob += db;
     }
 }
 
@@ -88,28 +139,25 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
     const long sa = g->sa, ja = g->ja, sb = g->sb, jb = g->jb;
     long oa = 0, ob = 0;
     int ra = 0, rb = 0;
-#if defined(FS_EMULATE_BLOCK)
-    /* The emulated block: a whole tile's loop without the masks, which GCC
-     * turns into vector multiply-adds (a row of the tile at a time); the
-     * same products in the same order, so the same bits. The masked loop
-     * below was two thirds of an emulated fit's time. nvcc keeps the one
-     * loop: its registers are budgeted (see the comment above). */
-    const int full = mr == MR && nr == NR;
-    for (int k = 0; k < (full ? K : 0); k++) {
-        const float *b = b0 + ob;
-        GEMM_UNROLL
-        for (int r = 0; r < MR; r++) {
-            const float a = arow[r][oa];
-            GEMM_UNROLL
-            for (int j = 0; j < NR; j++) acc[r][j] = FS_FMA(a, b[j], acc[r][j]);
-        }
-        gemm_k_step(&oa, &ra, ga, sa, ja);
-        gemm_k_step(&ob, &rb, gb, sb, jb);
-    }
-    const int K_masked = full ? 0 : K;
+    /* A whole tile (the common case) runs without the masks (gemm_full):
+     * no predicate or branch in nvcc's k loop, and vector multiply-adds
+     * from GCC for the emulated block (the masked loop below was two
+     * thirds of an emulated fit's time). The same products in the same
+     * order: the same bits. */
+#if defined(__CUDACC__)
+    /* nvcc: the walks without groups only; a second form of the loop, for
+     * grouped walks (a dilated convolution's taps), takes registers that
+     * the GEMM's callers then spill around the call (ptxas). */
+    const int full = mr == MR && nr == NR && !ga && !gb && gemm_k32(g);
+    if (full) gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0);
 #else
-    const int K_masked = K;
+    const int full = mr == MR && nr == NR && gemm_k32(g);
+    if (full && (ga || gb))
+        gemm_full(acc, arow, b0, K, ga, gb, (unsigned)sa, (unsigned)ja, (unsigned)sb, (unsigned)jb, 1);
+    else if (full)
+        gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0);
 #endif
+    const int K_masked = full ? 0 : K;
     for (int k = 0; k < K_masked; k++) {
         const float *b = b0 + ob;
         GEMM_UNROLL
