@@ -119,6 +119,12 @@ void gpu_close(FsGpu *g)
     free(g);
 }
 
+void gpu_times(const FsGpu *g, FsGpuTimes *out)
+{
+    if (g) *out = g->times;
+    else memset(out, 0, sizeof *out);
+}
+
 const FoldLists *gpu_fold_lists(FsGpu *g, int fold, int chains, FsErr *err)
 {
     if (fold < FS_FOLD_ALL || fold >= FS_MAX_FOLDS) {

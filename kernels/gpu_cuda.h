@@ -46,7 +46,20 @@ struct FsGpu {
      * fold k slot k + 2; [0] a window model's lists (residues), [1] a
      * chain model's (chains). */
     FoldLists folds[2][FS_MAX_FOLDS + 2];
+    FsGpuTimes times; /* gpu_times: gpu_train's (gpu_launch.cu) and the library tier's waits (lib_train.cu) */
 };
+
+/* NVTX ranges (FOLDSWEEP_NVTX=ON in a CUDA build): where a GPU rank's host
+ * time goes, named in Nsight Systems' timeline beside the kernels. Without
+ * the option, or under the CUDA stand-in, they compile to nothing. */
+#if defined(FS_NVTX) && !defined(FS_CUDA_EMULATE)
+#include <nvtx3/nvToolsExt.h>
+#define FS_NVTX_PUSH(name) nvtxRangePushA(name)
+#define FS_NVTX_POP() nvtxRangePop()
+#else
+#define FS_NVTX_PUSH(name) ((void)0)
+#define FS_NVTX_POP() ((void)0)
+#endif
 
 /* A fold's slot in FsGpu.folds. */
 static inline int gpu_fold_slot(int fold) { return fold - FS_FOLD_ALL; }

@@ -446,15 +446,21 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
 {
     Launch L;
     memset(&L, 0, sizeof L);
+    const double t_call = fs_now();
+    const double kernel_before = g->times.kernel_seconds;
+    FS_NVTX_PUSH("foldsweep: gpu_train");
     unsigned char *ended = (unsigned char *)fs_calloc((size_t)n + 1, 1);
     int rc = 0;
+    double t_kernel = 0; /* the block tier's launch: its start */
     cudaError_t e = cudaSetDevice(g->device);
     if (e != cudaSuccess) {
         fs_err_set(err, "%s:%d: cudaSetDevice(%d): %s", __FILE__, __LINE__, g->device, cudaGetErrorString(e));
         rc = -1;
     }
     if (!rc) launch_refuse(g, jobs, n);
+    FS_NVTX_PUSH("block tier: lay out, seed and upload the models");
     if (!rc) rc = launch_build(g, jobs, n, NULL, FS_GPU_BLOCK, 0, &L, err);
+    FS_NVTX_POP();
     /* A block trains its whole fit in one launch, with no host between
      * its batches to write a checkpoint or put one in place. */
     for (int s = 0; !rc && s < L.n; s++)
@@ -466,6 +472,7 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
             rc = -1, fs_err_set(err, "%s:%d: cudaHostGetDevicePointer: %s", __FILE__, __LINE__,
                                 cudaGetErrorString(cudaGetLastError()));
         FsFitLaunch args = {L.d_models, L.d_folds, L.d_specs, L.d_res, d_done};
+        t_kernel = fs_now();
         e = rc ? cudaSuccess : fs_fit_launch(L.n, FS_GPU_THREADS, L.shared, &args, L.stream);
         if (e != cudaSuccess) {
             fs_err_set(err, "%s:%d: kernel launch (%d models, %zu bytes of shared memory each): %s", __FILE__,
@@ -473,11 +480,18 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
             rc = -1;
         }
     }
+    FS_NVTX_PUSH("block tier: the kernel (the host watches, records finished models)");
     if (!rc && L.n > 0) rc = launch_watch(jobs, &L, w, err);
+    FS_NVTX_POP();
+    if (t_kernel > 0) g->times.kernel_seconds += fs_now() - t_kernel;
+    FS_NVTX_PUSH("block tier: collect the rest");
     if (!rc && L.n > 0) rc = launch_collect(jobs, &L, w, err);
     for (int j = 0; j < n && L.job_end; j++) ended[j] |= L.job_end[j];
     launch_free(&L);
+    FS_NVTX_POP();
+    FS_NVTX_PUSH("library tier");
     if (!rc) rc = gpu_lib_train(g, jobs, n, w, ended, err);
+    FS_NVTX_POP();
     if (rc) {
         /* A CUDA error is the device's, not the models': every job of this
          * call that is neither recorded already nor failed for its own
@@ -492,5 +506,10 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
         }
     }
     free(ended);
+    /* The host's share: the call's wall time less the device's (this
+     * call's kernel and library waits). */
+    g->times.host_seconds += fs_now() - t_call - (g->times.kernel_seconds - kernel_before);
+    g->times.calls++;
+    FS_NVTX_POP();
     return rc;
 }

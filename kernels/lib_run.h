@@ -13,6 +13,7 @@
  * end, its models' state and public records. */
 typedef struct {
     Launch *L;
+    FsGpu *gpu; /* its device: the waits are counted in its times (gpu_times) */
     FsDnn *dnn;
     FsLibLaunch args;
     FsLibPublic *pub; /* host side of args.pub */

@@ -198,9 +198,15 @@ static int lib_flags(LibRun *R, const FsJob *jobs)
 static int lib_wait(LibRun *R, const FsJob *jobs, const char *what, FsErr *err)
 {
     long wait_ns = 1000 * 1000;
+    const double t0 = fs_now();
+    FS_NVTX_PUSH("library tier: the host waits for a group's stream");
     for (;;) {
         lib_flags(R, jobs);
         const cudaError_t e = cudaStreamQuery(R->L->stream);
+        if (e == cudaSuccess || e != cudaErrorNotReady) {
+            R->gpu->times.kernel_seconds += fs_now() - t0;
+            FS_NVTX_POP();
+        }
         if (e == cudaSuccess) return 0;
         if (e != cudaErrorNotReady) LIB_CU(e, what);
         struct timespec ts = {0, wait_ns};
@@ -209,15 +215,12 @@ static int lib_wait(LibRun *R, const FsJob *jobs, const char *what, FsErr *err)
     }
 }
 
-/* One epoch of the group, queued on its stream once its start (the
- * EPOCH op, queued by the caller: the shuffles and batch counts) is done:
- * its training steps (as many as its longest epoch; a model with fewer
- * skips the rest), then its validation pass, the stopping rule and the
- * finished models' results. The caller waits for the end (lib_wait). */
-static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
+/* One epoch of the group, queued on its stream: its training steps (as
+ * many as its longest epoch; a model with fewer skips the rest), then its
+ * validation pass and the stopping rule (EPOCH_END). */
+static int lib_queue_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
 {
     Launch *L = R->L;
-    if (lib_wait(R, jobs, "the epoch's start", err) || lib_ckpt_epoch(R, jobs, err)) return -1;
     int steps = 0, val_steps = 0;
     for (int s = 0; s < L->n; s++) {
         volatile FsLibPublic *p = &R->pub[s];
@@ -240,6 +243,22 @@ static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
     for (int t = 0; t < val_steps; t++)
         if (lib_replay(R, &R->val_step, lib_val_seq, "the group's validation step (a CUDA graph)", err)) return -1;
     return lib_op(R, FS_LIB_EPOCH_END, 0, 0, 0, err);
+}
+
+/* The group's epoch once its start (the EPOCH op, queued by the caller:
+ * the shuffles and batch counts) is done: the checkpoints then due, and
+ * the epoch queued. The caller waits for its end (lib_wait), then has the
+ * ended models finished (lib_finish). */
+static int lib_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
+{
+    if (lib_wait(R, jobs, "the epoch's start", err)) return -1;
+    FS_NVTX_PUSH("library tier: checkpoints at an epoch's start");
+    int rc = lib_ckpt_epoch(R, jobs, err);
+    FS_NVTX_POP();
+    FS_NVTX_PUSH("library tier: queue an epoch's steps");
+    if (!rc) rc = lib_queue_epoch(R, jobs, err);
+    FS_NVTX_POP();
+    return rc;
 }
 
 /* After an epoch's end: the stop checkpoints of the models a signal
@@ -389,6 +408,7 @@ typedef struct {
 static int lib_open(FsGpu *g, LibGroup *G, const FsJob *jobs, int n, const unsigned char *sel, FsErr *err)
 {
     G->R.L = &G->L;
+    G->R.gpu = g;
     int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, lib_slots(), &G->L, err);
     if (!rc && G->L.n > 0) rc = lib_setup(&G->R, err);
     for (int s = 0; !rc && s < G->L.n; s++) rc = lib_ckpt_start(&G->R, jobs, s, err);

@@ -59,15 +59,22 @@ static void sessions(void)
     char dir[400], path[500], *warn = NULL;
     snprintf(dir, sizeof dir, "%s/run", tmp);
     CHECK(mkdir(dir, 0755) == 0);
-    FsProfile a = {1.0, 8.0, 2.0, 0.5, 10.0, 2, 4000, 6, 0};
-    FsProfile b = {0.5, 3.0, 1.0, 0.25, 5.0, 1, 1000, 3, 0.5};
-    FsProfile idle = {0.75, 0, 0, 0.1, 0.2, 2, 0, 0, 0}; /* a finished sweep rerun: data loaded, nothing trained */
+    FsProfile a = {1.0, 8.0, 2.0, 0.5, 10.0, 2, 4000, 6, 0, 1.5, 0.25}; /* a GPU session: its device and host time */
+    FsProfile b = {0.5, 3.0, 1.0, 0.25, 5.0, 1, 1000, 3, 0.5, 0, 0};
+    FsProfile idle = {0.75, 0, 0, 0.1, 0.2, 2, 0, 0, 0, 0, 0}; /* a finished sweep rerun: data loaded, nothing trained */
 
     write_caught(dir, &a, &warn);
     CHECK(warn && !warn[0]);
     free(warn);
     CHECK_NEAR(num(dir, "sessions", 0), 1, 0);
     CHECK_NEAR(num(dir, "examples_per_second", 0), 400, 1e-9);
+    CHECK_NEAR(num(dir, "gpu_kernel_seconds", 0), 1.5, 1e-9);
+    CHECK_NEAR(num(dir, "gpu_host_seconds", 1), 0.25, 1e-9);
+    snprintf(path, sizeof path, "%s/profile.txt", dir);
+    char *gtxt = tp_read_file(path, NULL);
+    CHECK_CONTAINS(gtxt, "GPU: the device at work          1.50 s  (85.7% of the GPU calls' time)");
+    CHECK_CONTAINS(gtxt, "GPU: the host's own share        0.25 s");
+    free(gtxt);
 
     write_caught(dir, &b, &warn);
     free(warn);
@@ -78,6 +85,8 @@ static void sessions(void)
     CHECK_NEAR(num(dir, "worker_seconds", 0), 25, 1e-9); /* 10 x 2 + 5 x 1 */
     CHECK_NEAR(num(dir, "idle_seconds", 0), 10 + 0.5, 1e-9); /* 20 - 10, 5 - 4.5 */
     CHECK_NEAR(num(dir, "pruned_seconds", 0), 0.5, 1e-9);
+    CHECK_NEAR(num(dir, "gpu_kernel_seconds", 0), 1.5, 1e-9); /* the GPU session's, summed with a CPU one's 0 */
+    CHECK_NEAR(num(dir, "gpu_kernel_seconds", 1), 0, 0);
     CHECK_NEAR(num(dir, "examples_per_second", 1), 200, 1e-9);
     CHECK_NEAR(num(dir, "threads", 1), 1, 0);
     snprintf(path, sizeof path, "%s/profile.txt", dir);
@@ -116,10 +125,13 @@ static void sessions(void)
                                 "{\"data_seconds\":1,\"train_seconds\":8,\"validation_seconds\":2,"
                                 "\"journal_seconds\":0,\"wall_seconds\":-10,\"train_examples\":4,\"folds\":6}",
                                 "{\"data_seconds\":1,\"train_seconds\":8,\"validation_seconds\":2,\"journal_seconds\":0,"
-                                "\"wall_seconds\":10,\"train_examples\":4,\"folds\":6,\"sessions\":1e300}"};
+                                "\"wall_seconds\":10,\"train_examples\":4,\"folds\":6,\"sessions\":1e300}",
+                                "{\"data_seconds\":1,\"train_seconds\":8,\"validation_seconds\":2,\"journal_seconds\":0,"
+                                "\"wall_seconds\":10,\"train_examples\":4,\"folds\":6,\"gpu_kernel_seconds\":-3}"};
     static const char *why[] = {"not JSON", "not a JSON object", "not JSON", "\"train_seconds\" is not a number",
-                                "\"wall_seconds\" is not a number", "out of range"};
-    for (int i = 0; i < 6; i++) {
+                                "\"wall_seconds\" is not a number", "out of range",
+                                "\"gpu_kernel_seconds\" is not a number of 0 or more"};
+    for (int i = 0; i < 7; i++) {
         tp_write_text(path, bad[i]);
         write_caught(dir, &idle, &warn); /* nothing trained: left for its owner to see */
         CHECK_CONTAINS(warn, "warning");

@@ -140,4 +140,16 @@ typedef struct {
  * not yet finished are marked cancelled). */
 int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *err);
 
+/* Where a device's gpu_train calls spent their time (the profile's GPU
+ * lines, #45): kernel, the device at work while the host waited (the block
+ * tier's launch from its start to its end; the library tier's waits on
+ * its groups' streams); host, the rest of the calls (laying out, uploading
+ * and seeding models, queuing the library tier's steps, copying and
+ * recording results, checkpoints). Summed over the calls since gpu_open. */
+typedef struct {
+    double kernel_seconds, host_seconds;
+    long calls;
+} FsGpuTimes;
+void gpu_times(const FsGpu *g, FsGpuTimes *out);
+
 #endif

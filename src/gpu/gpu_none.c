@@ -7,6 +7,7 @@
 #ifndef FS_HAVE_CUDA
 
 #include <stdio.h>
+#include <string.h>
 
 int gpu_count(void) { return 0; }
 
@@ -28,6 +29,12 @@ FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err)
 }
 
 void gpu_close(FsGpu *g) { (void)g; }
+
+void gpu_times(const FsGpu *g, FsGpuTimes *out)
+{
+    (void)g;
+    memset(out, 0, sizeof *out);
+}
 
 int gpu_limits(int device, FsGpuLimits *out)
 {

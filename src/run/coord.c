@@ -137,10 +137,18 @@ static void gpu_fail(void *ctx, const FsErr *e)
     pthread_mutex_unlock(&c->st->lock);
 }
 
+static void gpu_times_of(void *ctx, const FsGpuTimes *t)
+{
+    RunCoord *c = ctx;
+    pthread_mutex_lock(&c->st->lock);
+    c->st->gpu_times = *t;
+    pthread_mutex_unlock(&c->st->lock);
+}
+
 static void *gpu_thread(void *ctx)
 {
     RunCoord *c = ctx;
-    FsGpuQueue q = {gpu_take, local_done, gpu_job, gpu_epochs, gpu_fail, c};
+    FsGpuQueue q = {gpu_take, local_done, gpu_job, gpu_epochs, gpu_fail, c, gpu_times_of};
     run_gpu_drive(c->st->gpu_device, &c->st->ds, &q);
     return NULL;
 }

@@ -212,5 +212,8 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
     free(ids);
     free(batch);
     free(done);
+    FsGpuTimes t;
+    gpu_times(g, &t);
+    if (q->times) q->times(q->ctx, &t);
     gpu_close(g);
 }

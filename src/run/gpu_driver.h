@@ -32,6 +32,9 @@ typedef struct {
     void (*epochs)(void *ctx, long epochs);
     void (*fail)(void *ctx, const FsErr *err);
     void *ctx;
+    /* Optional: where the device's calls spent their time (gpu_times),
+     * once, when the driver ends. */
+    void (*times)(void *ctx, const FsGpuTimes *t);
 } FsGpuQueue;
 void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q);
 /* The largest training fold of the sweep's (a model's buffer holds its

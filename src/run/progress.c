@@ -327,6 +327,13 @@ static void print_body(FILE *out, const ProfileSum *s)
         fprintf(out, "  folds of pruned trials      %9.2f s  (%4.1f%%; trained up to the cut, not kept)\n", p->pruned_seconds,
                 worker > 0 ? 100.0 * p->pruned_seconds / worker : 0.0);
     fprintf(out, "  writing the journal         %9.2f s\n", p->journal_seconds);
+    if (p->gpu_kernel_seconds > 0 || p->gpu_host_seconds > 0) {
+        const double all = p->gpu_kernel_seconds + p->gpu_host_seconds;
+        fprintf(out, "  GPU: the device at work     %9.2f s  (%4.1f%% of the GPU calls' time)\n", p->gpu_kernel_seconds,
+                all > 0 ? 100.0 * p->gpu_kernel_seconds / all : 0.0);
+        fprintf(out, "  GPU: the host's own share   %9.2f s  (laying out, queuing, copying, recording)\n",
+                p->gpu_host_seconds);
+    }
     if (s->sessions)
         fprintf(out, "  idle workers                %9.2f s  (%4.1f%%; %.2f s of worker time, %.2f s wall)\n", idle,
                 worker > 0 ? 100.0 * idle / worker : 0.0, worker, p->wall_seconds);
@@ -364,6 +371,8 @@ static void json_profile(FsJsonOut *w, const ProfileSum *s)
     put_fixed(w, "examples_per_second", wall > 0 ? p->train_examples / wall : 0.0, 1);
     json_member_int(w, "folds", p->folds);
     put_fixed(w, "pruned_seconds", p->pruned_seconds, 3);
+    put_fixed(w, "gpu_kernel_seconds", p->gpu_kernel_seconds, 3);
+    put_fixed(w, "gpu_host_seconds", p->gpu_host_seconds, 3);
 }
 
 /* A number >= 0 under key; optional keys may be missing (0). */
@@ -402,16 +411,19 @@ static int profile_read(const char *path, ProfileSum *t, char *why, size_t n)
     }
     free(text);
     const FsJson *r = doc.root;
-    double v[13];
+    double v[14];
     int rc = r && r->type == FS_JSON_OBJECT ? 0 : (snprintf(why, n, "not a JSON object"), -1);
     static const char *keys[] = {"data_seconds", "train_seconds",  "validation_seconds", "journal_seconds",
                                  "wall_seconds", "train_examples", "folds",              "threads",
-                                 "pruned_seconds", "idle_seconds", "worker_seconds",     "sessions"};
-    for (int i = 0; rc == 0 && i < 12; i++) rc = jget(r, keys[i], i >= 7, &v[i], why, n);
+                                 "pruned_seconds", "idle_seconds", "worker_seconds",     "sessions",
+                                 "gpu_kernel_seconds", "gpu_host_seconds"};
+    /* From "threads" on optional: an older foldsweep's profile lacks them. */
+    for (int i = 0; rc == 0 && i < 14; i++) rc = jget(r, keys[i], i >= 7, &v[i], why, n);
     if (rc == 0 && (v[6] > 1e9 || v[7] > 1e6 || v[11] > 1e9))
         rc = -1, snprintf(why, n, "\"folds\", \"threads\" or \"sessions\" is out of range");
     if (rc == 0) {
-        *t = (ProfileSum){{v[0], v[1], v[2], v[3], v[4], (int)v[7], v[5], (int)v[6], v[8]}, v[10], v[9], (int)v[11]};
+        *t = (ProfileSum){{v[0], v[1], v[2], v[3], v[4], (int)v[7], v[5], (int)v[6], v[8], v[12], v[13]}, v[10], v[9],
+                          (int)v[11]};
         if (!json_get(r, "sessions")) { /* an older foldsweep's: one session */
             t->sessions = 1;
             t->worker = v[4] * v[7];
@@ -451,6 +463,7 @@ int profile_write(const char *dir, const FsProfile *p, FsErr *err)
     q->data_seconds += p->data_seconds, q->train_seconds += p->train_seconds, q->val_seconds += p->val_seconds;
     q->journal_seconds += p->journal_seconds, q->wall_seconds += p->wall_seconds, q->threads = p->threads;
     q->train_examples += p->train_examples, q->folds += p->folds, q->pruned_seconds += p->pruned_seconds;
+    q->gpu_kernel_seconds += p->gpu_kernel_seconds, q->gpu_host_seconds += p->gpu_host_seconds;
     t.worker += one.worker, t.idle += one.idle, t.sessions++;
 
     FsJsonOut w = {0}; /* a time that is not a number is refused, not written as JSON no reader takes */

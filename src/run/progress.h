@@ -97,6 +97,9 @@ typedef struct {
     double train_examples;
     int folds;
     double pruned_seconds;  /* training of folds cut by the pruner (rank 0's own; not a result) */
+    /* This process's GPU (gpu_times): the device at work while the host
+     * waited, and the host's own share of the GPU calls. */
+    double gpu_kernel_seconds, gpu_host_seconds;
 } FsProfile;
 
 /* One session's profile, as the run prints it when it ends. */

@@ -334,7 +334,8 @@ int state_report(RunState *st, const FsRunOptions *o, FILE *out, int rc, double 
     /* Leaderboard files and the profile, even after an interruption: what
      * is in the journal is ranked. */
     FsProfile prof = {st->t_data, st->busy - st->val, st->val, st->j.write_seconds, train_wall, threads,
-                      st->train_examples, st->prog.folds_done, st->pruned_seconds};
+                      st->train_examples, st->prog.folds_done, st->pruned_seconds,
+                      st->gpu_times.kernel_seconds, st->gpu_times.host_seconds};
     FsErr err = {0};
     /* A finished sweep keeps no checkpoints (a pruned trial's folds from an
      * earlier run may have left some). */

@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 
+#include "gpu/gpu.h"
 #include "journal/journal.h"
 #include "run/progress.h"
 #include "run/queue.h"
@@ -58,6 +59,7 @@ typedef struct RunState {
     FsErr io_err;
     /* The CUDA backend: this process trains on GPU `gpu_device`. */
     int use_gpu, gpu_device;
+    FsGpuTimes gpu_times; /* where its calls spent their time (the profile's GPU lines) */
     int models_discarded; /* trials whose files run_models_discard removed */
     int test_left;     /* a signal stopped the test phase with evaluations to do */
     uint64_t *seen;    /* data_seen_hashes of the data: every model file carries them */

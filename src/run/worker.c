@@ -71,7 +71,7 @@ static void gpu_fail(void *ctx, const FsErr *e) { run_worker_fail(ctx, e->msg); 
 static void *gpu_thread(void *ctx)
 {
     RunWorker *w = ctx;
-    FsGpuQueue q = {gpu_take, worker_done, gpu_job, gpu_epochs, gpu_fail, w};
+    FsGpuQueue q = {gpu_take, worker_done, gpu_job, gpu_epochs, gpu_fail, w, NULL};
     run_gpu_drive(w->device, &w->ds, &q);
     return NULL;
 }
