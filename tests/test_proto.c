@@ -3,6 +3,8 @@
  * and malformed ones (short, bad magic, other version, tag mismatch, wrong
  * length, truncated or out-of-range fields) are refused with a reason.
  */
+#include <math.h>
+
 #include "mpi/mpi.h"
 #include "test.h"
 
@@ -87,6 +89,18 @@ int main(void)
 
     proto_encode_stop(&b, 1, 3);
     CHECK(proto_decode_stop(b.p, b.n, &cancel, &code, why, sizeof why) == 0 && cancel == 1 && code == 3);
+    /* BYE: the worker's GPU times, checked for meaning. */
+    double gk, gh;
+    proto_encode_bye(&b, 12.5, 0.75);
+    CHECK(proto_decode_bye(b.p, b.n, &gk, &gh, why, sizeof why) == 0 && gk == 12.5 && gh == 0.75);
+    const double bad_t[3] = {-1.0, NAN, 2e9};
+    for (int k = 0; k < 3; k++) {
+        proto_encode_bye(&b, 1.0, bad_t[k]);
+        CHECK(proto_decode_bye(b.p, b.n, &gk, &gh, why, sizeof why) != 0);
+        CHECK_CONTAINS(why, "BYE's GPU host seconds");
+    }
+    proto_encode_stop(&b, 0, 0);
+    CHECK(proto_decode_bye(b.p, b.n, &gk, &gh, why, sizeof why) != 0); /* a STOP is not a BYE */
     char text[64];
     proto_encode_error(&b, "worker could not parse the sweep");
     CHECK(proto_decode_error(b.p, b.n, text, sizeof text, why, sizeof why) == 0);

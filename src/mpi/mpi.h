@@ -28,10 +28,11 @@
 /* Protocol                                                                */
 
 #define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
-#define FS_PROTO_VERSION 9u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
+#define FS_PROTO_VERSION 10u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
                                 5: CKPT, PROGRESS, EPOCH with every curve; 6: FAIL; 7: an item's seed;
                                 8: RESULT's class count (3 or 8) and its confusion of that size;
-                                9: RESULT's GPU tier (FsFitResult.gpu_path) */
+                                9: RESULT's GPU tier (FsFitResult.gpu_path);
+                                10: BYE carries the worker's GPU times (gpu_times) */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
 #define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS
@@ -44,7 +45,7 @@ typedef enum {
     FS_MSG_RESULT,         /* worker -> 0: one (trial, fold) result */
     FS_MSG_ERROR,          /* worker -> 0: a message the worker could not use */
     FS_MSG_STOP,           /* 0 -> worker: no more work; cancel in-flight if set; exit code */
-    FS_MSG_BYE,            /* worker -> 0: drained, about to exit */
+    FS_MSG_BYE,            /* worker -> 0: drained, about to exit; its GPU's kernel and host seconds */
     FS_MSG_EPOCH,          /* worker -> 0: an item's validation values for new epochs (pruning) */
     FS_MSG_PRUNE,          /* 0 -> worker: stop an item, its trial was pruned */
     FS_MSG_CKPT,           /* worker -> 0: an item's checkpoint, to keep; 0 -> worker: one to resume
@@ -80,7 +81,9 @@ void proto_encode_error(FsBuf *b, const char *message);
 /* FAIL carries a message as ERROR does. */
 void proto_encode_fail(FsBuf *b, const char *message);
 void proto_encode_stop(FsBuf *b, int32_t cancel, int32_t exit_code);
-void proto_encode_bye(FsBuf *b);
+/* BYE: the worker's GPU time (gpu_times: the device at work, the host's
+ * share; 0 and 0 for a CPU worker), for rank 0's profile. */
+void proto_encode_bye(FsBuf *b, double gpu_kernel_seconds, double gpu_host_seconds);
 /* Epochs first .. first + n - 1 of an item: the curves' entries (train
  * loss, validation loss and Q3, seconds) from index first - 1. */
 void proto_encode_epoch(FsBuf *b, const FsWorkItem *item, int32_t first, int32_t n, const FsCurves *c);
@@ -108,6 +111,9 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
 int proto_decode_error(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n);
 int proto_decode_fail(const uint8_t *p, size_t n, char *message, size_t message_n, char *why, size_t why_n);
 int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit_code, char *why, size_t why_n);
+/* Each time finite, 0 or more and under 10^9 s. */
+int proto_decode_bye(const uint8_t *p, size_t n, double *gpu_kernel_seconds, double *gpu_host_seconds, char *why,
+                     size_t why_n);
 /* c: arrays of FS_PROTO_MAX_EPOCHS entries, filled from index 0; *first >= 1, *n >= 1. */
 int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, FsCurves *c,
                        char *why, size_t why_n);

@@ -292,6 +292,21 @@ int proto_decode_stop(const uint8_t *p, size_t n, int32_t *cancel, int32_t *exit
     return 0;
 }
 
+int proto_decode_bye(const uint8_t *p, size_t n, double *gpu_kernel_seconds, double *gpu_host_seconds, char *why,
+                     size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_BYE, why, why_n)) return -1;
+    *gpu_kernel_seconds = get_f64(&r);
+    *gpu_host_seconds = get_f64(&r);
+    if (close_msg(&r, "BYE", why, why_n)) return -1;
+    const double v[2] = {*gpu_kernel_seconds, *gpu_host_seconds};
+    for (int i = 0; i < 2; i++)
+        if (!isfinite(v[i]) || v[i] < 0 || v[i] >= 1e9)
+            return fail(why, why_n, "BYE's GPU %s seconds %g are not a time of 0 to 10^9 s", i ? "host" : "kernel", v[i]);
+    return 0;
+}
+
 int proto_decode_epoch(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *first, int32_t *count, FsCurves *c,
                        char *why, size_t why_n)
 {

@@ -137,9 +137,11 @@ void proto_encode_stop(FsBuf *b, int32_t cancel, int32_t exit_code)
     end(b);
 }
 
-void proto_encode_bye(FsBuf *b)
+void proto_encode_bye(FsBuf *b, double gpu_kernel_seconds, double gpu_host_seconds)
 {
     begin(b, FS_MSG_BYE);
+    put_f64(b, gpu_kernel_seconds);
+    put_f64(b, gpu_host_seconds);
     end(b);
 }
 

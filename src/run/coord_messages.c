@@ -209,6 +209,22 @@ static void take_ckpt(RunCoord *c, const FsMsg *msg)
                 it.id, it.fold, msg->source, (double)n / 1e6, fs_now() - t0);
 }
 
+/* BYE: a worker has drained; its GPU's time goes into the run's profile. */
+static void take_bye(RunCoord *c, const FsMsg *msg)
+{
+    char why[256];
+    double kernel_s, host_s;
+    c->ranks[msg->source].bye = 1;
+    if (proto_decode_bye(msg->p, msg->n, &kernel_s, &host_s, why, sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    pthread_mutex_lock(&c->st->lock);
+    c->st->gpu_times.kernel_seconds += kernel_s;
+    c->st->gpu_times.host_seconds += host_s;
+    pthread_mutex_unlock(&c->st->lock);
+}
+
 /* RESULT: a fold a worker trained, recorded as rank 0's own would be; one
  * not sent to that rank is refused, one of a trial pruned meanwhile dropped. */
 static void take_result(RunCoord *c, const FsMsg *msg)
@@ -329,7 +345,7 @@ void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent)
     } else if (msg->tag == FS_MSG_FAIL) {
         take_fail(c, msg);
     } else if (msg->tag == FS_MSG_BYE) {
-        c->ranks[msg->source].bye = 1;
+        take_bye(c, msg);
     } else {
         bad_message(msg, "not a message a worker sends");
     }

@@ -68,10 +68,18 @@ void run_worker_fail(RunWorker *w, const char *text)
 
 static void gpu_fail(void *ctx, const FsErr *e) { run_worker_fail(ctx, e->msg); }
 
+static void gpu_times_of(void *ctx, const FsGpuTimes *t)
+{
+    RunWorker *w = ctx;
+    pthread_mutex_lock(&w->lock);
+    w->gpu_times = *t;
+    pthread_mutex_unlock(&w->lock);
+}
+
 static void *gpu_thread(void *ctx)
 {
     RunWorker *w = ctx;
-    FsGpuQueue q = {gpu_take, worker_done, gpu_job, gpu_epochs, gpu_fail, w, NULL};
+    FsGpuQueue q = {gpu_take, worker_done, gpu_job, gpu_epochs, gpu_fail, w, gpu_times_of};
     run_gpu_drive(w->device, &w->ds, &q);
     return NULL;
 }
@@ -458,7 +466,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
     train_pool_join(pool);
     if (w.use_gpu) pthread_join(gpu, NULL);
     run_worker_send_ckpts(&w, &l.b); /* none left after the last result, in practice */
-    proto_encode_bye(&l.b);
+    proto_encode_bye(&l.b, w.gpu_times.kernel_seconds, w.gpu_times.host_seconds);
     fsmpi_send(m, 0, FS_MSG_BYE, &l.b);
     buf_free(&l.b);
     free(l.held);

@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "data/data.h"
+#include "gpu/gpu.h"
 #include "mpi/mpi.h"
 #include "run/run.h"
 #include "sweep/sweep.h"
@@ -74,6 +75,7 @@ typedef struct RunWorker {
      * and rank 0 stops the run. */
     char fail_text[1000];
     int fail_state; /* 0 none, 1 to send, 2 sent */
+    FsGpuTimes gpu_times; /* its GPU's, when the driver ends: sent with BYE (rank 0's profile) */
 } RunWorker;
 /* This rank cannot go on (text: why): FAIL is sent once (the first). Takes
  * the lock. */

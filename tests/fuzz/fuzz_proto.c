@@ -8,6 +8,8 @@
  * decoder accepts is encoded again and must decode again to the same
  * values: what rank 0 accepts, it could also have sent.
  */
+#include <math.h>
+
 #include "fuzz_util.h"
 #include "mpi/mpi.h"
 
@@ -91,6 +93,16 @@ static void stop(const uint8_t *p, size_t n, FsBuf *b)
     FUZZ_REQUIRE(cancel2 == cancel && code2 == code);
 }
 
+static void bye(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256];
+    double k, h, k2, h2;
+    if (proto_decode_bye(p, n, &k, &h, why, sizeof why)) return;
+    FUZZ_REQUIRE(isfinite(k) && isfinite(h) && k >= 0 && h >= 0 && k < 1e9 && h < 1e9);
+    proto_encode_bye(b, k, h);
+    FUZZ_REQUIRE(proto_decode_bye(b->p, b->n, &k2, &h2, why, sizeof why) == 0 && k2 == k && h2 == h);
+}
+
 static void epoch(const uint8_t *p, size_t n, FsBuf *b)
 {
     char why[256];
@@ -162,6 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     result(p, n, &b);
     error_msg(p, n, &b);
     stop(p, n, &b);
+    bye(p, n, &b);
     epoch(p, n, &b);
     prune(p, n, &b);
     ckpt(p, n, &b);

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     save("stop", &b, FS_MSG_STOP);
     proto_encode_stop(&b, 1, 3);
     save("stop-cancel", &b, FS_MSG_STOP);
-    proto_encode_bye(&b);
+    proto_encode_bye(&b, 1.5, 0.25);
     save("bye", &b, FS_MSG_BYE);
     float q3[4] = {0, 0.5f, 0.625f, 1.0f}, loss[4] = {0, 1.25f, 0.875f, 0.0f}, tl[4] = {0, 1.5f, 1.0f, 0.5f},
           sec[4] = {0, 1.0f, 2.0f, 3.5f};
