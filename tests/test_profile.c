@@ -74,6 +74,9 @@ static void sessions(void)
     char *gtxt = tp_read_file(path, NULL);
     CHECK_CONTAINS(gtxt, "GPU: the device at work          1.50 s  (85.7% of the GPU calls' time)");
     CHECK_CONTAINS(gtxt, "GPU: the host's own share        0.25 s");
+    /* Folds trained at once on a GPU: no share of the CPU's worker time, no idle workers. */
+    CHECK_CONTAINS(gtxt, "training (all folds)             8.00 s  (summed over the folds, which train at once)");
+    CHECK(!strstr(gtxt, "of worker time") && !strstr(gtxt, "idle workers"));
     free(gtxt);
 
     write_caught(dir, &b, &warn);
@@ -93,7 +96,7 @@ static void sessions(void)
     char *txt = tp_read_file(path, NULL);
     CHECK_CONTAINS(txt, "profile of the whole run (2 sessions):");
     CHECK_CONTAINS(txt, "profile of the last session:");
-    CHECK_CONTAINS(txt, "training examples per second      333  (9 folds)");
+    CHECK_CONTAINS(txt, "training examples per second      333  (9 folds, 15.00 s wall)"); /* a GPU session among them */
     CHECK_CONTAINS(txt, "training examples per second      200  (3 folds)");
     free(txt);
 

@@ -319,6 +319,25 @@ static void print_body(FILE *out, const ProfileSum *s)
     const FsProfile *p = &s->p;
     double worker = s->worker, idle = s->idle;
     fprintf(out, "  loading and preparing data  %9.2f s\n", p->data_seconds);
+    if (p->gpu_kernel_seconds > 0 || p->gpu_host_seconds > 0) {
+        /* A GPU trains many folds at once: their seconds add up to more
+         * than the wall time, and the CPU's worker threads are not what
+         * trained them, so no share of worker time and no idle line. */
+        fprintf(out, "  training (all folds)        %9.2f s  (summed over the folds, which train at once)\n",
+                p->train_seconds);
+        fprintf(out, "  validating                  %9.2f s\n", p->val_seconds);
+        if (p->pruned_seconds > 0)
+            fprintf(out, "  folds of pruned trials      %9.2f s  (trained up to the cut, not kept)\n", p->pruned_seconds);
+        fprintf(out, "  writing the journal         %9.2f s\n", p->journal_seconds);
+        const double all = p->gpu_kernel_seconds + p->gpu_host_seconds;
+        fprintf(out, "  GPU: the device at work     %9.2f s  (%4.1f%% of the GPU calls' time)\n", p->gpu_kernel_seconds,
+                100.0 * p->gpu_kernel_seconds / all);
+        fprintf(out, "  GPU: the host's own share   %9.2f s  (laying out, queuing, copying, recording)\n",
+                p->gpu_host_seconds);
+        fprintf(out, "  training examples per second %8.0f  (%d folds, %.2f s wall)\n",
+                p->wall_seconds > 0 ? p->train_examples / p->wall_seconds : 0.0, p->folds, p->wall_seconds);
+        return;
+    }
     fprintf(out, "  training (all folds)        %9.2f s  (%4.1f%% of worker time)\n", p->train_seconds,
             worker > 0 ? 100.0 * p->train_seconds / worker : 0.0);
     fprintf(out, "  validating                  %9.2f s  (%4.1f%%)\n", p->val_seconds,
@@ -327,13 +346,6 @@ static void print_body(FILE *out, const ProfileSum *s)
         fprintf(out, "  folds of pruned trials      %9.2f s  (%4.1f%%; trained up to the cut, not kept)\n", p->pruned_seconds,
                 worker > 0 ? 100.0 * p->pruned_seconds / worker : 0.0);
     fprintf(out, "  writing the journal         %9.2f s\n", p->journal_seconds);
-    if (p->gpu_kernel_seconds > 0 || p->gpu_host_seconds > 0) {
-        const double all = p->gpu_kernel_seconds + p->gpu_host_seconds;
-        fprintf(out, "  GPU: the device at work     %9.2f s  (%4.1f%% of the GPU calls' time)\n", p->gpu_kernel_seconds,
-                all > 0 ? 100.0 * p->gpu_kernel_seconds / all : 0.0);
-        fprintf(out, "  GPU: the host's own share   %9.2f s  (laying out, queuing, copying, recording)\n",
-                p->gpu_host_seconds);
-    }
     if (s->sessions)
         fprintf(out, "  idle workers                %9.2f s  (%4.1f%%; %.2f s of worker time, %.2f s wall)\n", idle,
                 worker > 0 ? 100.0 * idle / worker : 0.0, worker, p->wall_seconds);
