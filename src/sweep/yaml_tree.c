@@ -59,7 +59,12 @@ static int next_event(Reader *r, yaml_event_t *ev)
 {
     if (yaml_parser_parse(&r->p, ev)) return 0;
     const yaml_mark_t *m = &r->p.problem_mark;
-    if (r->p.context)
+    /* libyaml reports an allocation it could not make as a parser error
+     * with no problem text: not the file's fault, and not a syntax error. */
+    if (r->p.error == YAML_MEMORY_ERROR)
+        fs_err_at(r->err, r->name, (long)m->line + 1, (long)m->column + 1,
+                  "out of memory for its YAML parser (libyaml could not allocate; the file was not read to its end)");
+    else if (r->p.context)
         fs_err_at(r->err, r->name, (long)m->line + 1, (long)m->column + 1, "YAML syntax error: %s %s",
                   r->p.problem ? r->p.problem : "?", r->p.context);
     else
