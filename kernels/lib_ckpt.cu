@@ -114,9 +114,11 @@ int lib_ckpt_start(LibRun *R, const FsJob *jobs, int s, FsErr *err)
         L->models[s].rng = h.m.rng;
         L->models[s].step = h.m.step;
         rc = mirror_copy(L, s, &h, 1, err) || state_copy(R, s, state, 1, err) ? -1 : 0;
-        if (!rc)
-            LIB_CU(cudaMemcpy(&L->d_models[s], &L->models[s], sizeof(FsModel), cudaMemcpyHostToDevice),
-                   "a resumed model");
+        const cudaError_t e =
+            rc ? cudaSuccess : cudaMemcpy(&L->d_models[s], &L->models[s], sizeof(FsModel), cudaMemcpyHostToDevice);
+        if (e != cudaSuccess)
+            rc = -1, fs_err_set(err, "%s:%d: cudaMemcpy (a resumed model): %s", __FILE__, __LINE__,
+                                cudaGetErrorString(e));
         /* Its epochs so far are the job's already (the checkpoint's
          * curves): the watch starts from them. */
         int epoch;
@@ -127,6 +129,7 @@ int lib_ckpt_start(LibRun *R, const FsJob *jobs, int s, FsErr *err)
         wa[s].progress = epoch - 1;
         wa[s].examples = examples;
         L->seen[s] = epoch - 1;
+        __atomic_thread_fence(__ATOMIC_RELEASE); /* the curves (the job's already) before the count */
         if (job->progress) *job->progress = epoch - 1;
         if (job->examples) *job->examples = examples;
     }
@@ -142,8 +145,14 @@ int lib_ckpt_epoch(LibRun *R, const FsJob *jobs, FsErr *err)
     int rc = 0;
     for (int s = 0; s < L->n && !rc; s++) {
         if (!R->ck[s] || !R->pub[s].active) continue;
+        /* The model's step from the device only where the interval is in
+         * steps (a test's hook): by time, no copy a model an epoch. */
         FsModel dm;
-        if (model_read(L, s, &dm, err)) return -1;
+        dm.step = 0;
+        if (core_lib_ckpt_by_steps(R->ck[s]) && model_read(L, s, &dm, err)) {
+            rc = -1;
+            break;
+        }
         if (!core_lib_ckpt_due(R->ck[s], dm.step)) continue;
         if (!state) state = fs_malloc(core_lib_state_bytes());
         rc = state_copy(R, s, state, 0, err) || ckpt_write(R, jobs, s, state, err) ? -1 : 0;

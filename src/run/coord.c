@@ -141,7 +141,9 @@ static void gpu_times_of(void *ctx, const FsGpuTimes *t)
 {
     RunCoord *c = ctx;
     pthread_mutex_lock(&c->st->lock);
-    c->st->gpu_times = *t;
+    /* Added: the workers' BYEs may have come in already (take_bye). */
+    c->st->gpu_times.kernel_seconds += t->kernel_seconds;
+    c->st->gpu_times.host_seconds += t->host_seconds;
     pthread_mutex_unlock(&c->st->lock);
 }
 

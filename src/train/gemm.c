@@ -43,7 +43,8 @@
 #define GEMM_UNROLL
 #endif
 /* GEMM_UNROLL_K: the block's whole-tile k loop (gemm_block.h: gemm_full)
- * kept rolled by nvcc, for its registers; GCC's choice elsewhere. */
+ * unrolled twice by nvcc, no more, for its registers; GCC's choice
+ * elsewhere. */
 #if defined(__CUDACC__)
 #define GEMM_UNROLL_K _Pragma("unroll 2")
 #else

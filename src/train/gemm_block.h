@@ -79,15 +79,15 @@ FS_DEVICE static inline int gemm_k32(const GemmArgs *g)
     return m < 2147483647L / ((long)g->K + 1);
 }
 
-/* A whole tile's k loop (gemm_tile). Each row's pointer and B's move by
- * the walk's step, so that a load is its pointer alone and a step one
- * wide multiply-add a pointer (the offsets' 64-bit arithmetic cost about
- * four instructions a load); `grouped` is a constant where this is
- * inlined, so that the walks without groups (most) run without their
- * counters. The loop is not unrolled (GEMM_UNROLL_K): unrolled, its
- * operands loaded ahead take registers that the GEMM's callers then
- * spill around the call (ptxas: the kernel is one program of at most
- * 128 registers a thread, kernel.h). */
+/* A whole tile's k loop (gemm_tile): A's rows and B read at unsigned
+ * 32-bit offsets from their bases (gemm_k32 checks that they fit), so a
+ * load's address is a pair of LEAs where the walk's 64-bit offsets cost
+ * about four instructions; `grouped` is a constant where this is inlined,
+ * so that the walks without groups (most) run without their counters.
+ * nvcc unrolls it twice (GEMM_UNROLL_K): more, or moving the rows'
+ * pointers themselves, took registers that the GEMM's callers then spill
+ * around the call (ptxas: the kernel is one program of at most 128
+ * registers a thread, kernel.h). */
 FS_DEVICE static inline void gemm_full(float acc[MR][NR], const float *const arow[MR], const float *pb, int K, int ga,
                                        int gb, unsigned sa, unsigned ja, unsigned sb, unsigned jb, int grouped)
 {

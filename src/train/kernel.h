@@ -212,6 +212,8 @@ FsLibCkpt *core_lib_ckpt_open(const FsJob *job, const FsNet *net);
 /* Whether one is due at the model's step count (the interval, by time or
  * by steps, has passed since the last or since the fit's start). */
 int core_lib_ckpt_due(const FsLibCkpt *c, long step);
+/* Whether that interval is in steps (then due needs the device's step). */
+int core_lib_ckpt_by_steps(const FsLibCkpt *c);
 /* Writes one of the mirror and state: at an epoch's start, or where a
  * cancelled model stopped (a pruned one keeps none, as on the CPU). */
 void core_lib_ckpt_save(FsLibCkpt *c, FsModel *m, const void *state, const FsFitResult *out);

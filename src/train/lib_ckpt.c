@@ -61,6 +61,8 @@ int core_lib_ckpt_due(const FsLibCkpt *c, long step)
     return core_checkpoint_due(&m, 0);
 }
 
+int core_lib_ckpt_by_steps(const FsLibCkpt *c) { return c->spec->every_steps > 0; }
+
 void core_lib_ckpt_save(FsLibCkpt *c, FsModel *m, const void *state, const FsFitResult *out)
 {
     const FsLibState *k = state;
