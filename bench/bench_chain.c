@@ -151,7 +151,7 @@ int main(int argc, char **argv)
     FsFitResult res;
     train_result_alloc(&res, o.epochs);
     float *w = train_result_alloc_weights(&res, &arch);
-    FsJob job = {&arch, &ts, &ds, fold, &res, w, NULL, NULL, NULL, NULL, NULL};
+    FsJob job = {&arch, &ts, &ds, fold, &res, w, NULL, NULL, NULL, NULL, NULL, 0, 0};
     if (!w || train_job(&job) != 0 || res.status != FS_FIT_OK) {
         fprintf(stderr, "bench_chain: %s %s\n", train_status_name(res.status), res.message);
         return 1;

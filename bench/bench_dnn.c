@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu/gpu.h"
 #include "kernels/dnn.h"
 
 typedef struct {
@@ -37,7 +38,6 @@ typedef struct {
     float *x, *W, *y; /* device: inputs, outputs and their gradients share them (timing only) */
 } Shape;
 
-static const char *op_name[3] = {"fwd", "wgrad", "dgrad"};
 
 #ifdef FS_CUDA_STANDIN_BUILD
 /* The stand-in's clock: it has no event timer. */
@@ -150,7 +150,6 @@ static int parse(int argc, char **argv, Opts *o)
 /* One shape through every back end and mode: its rows, or -1. */
 static int bench_shape(FsDnn *const dnn[2][2], cudaStream_t st, Shape *s, const Opts *o, FILE *tsv)
 {
-    static const char *be_name[2] = {"cuBLAS", "cuDNN"}, *mode[2] = {"FP32", "TF32"};
     const FsDnnConv *c = &s->c;
     const double flop = 2.0 * c->G * c->B * c->L * c->K * c->C * c->F;
     int rows = 0;
@@ -159,21 +158,21 @@ static int bench_shape(FsDnn *const dnn[2][2], cudaStream_t st, Shape *s, const 
             FsErr err = {0};
             if (!dnn[be][m]) continue;
             if (fs_dnn_reserve(dnn[be][m], c, 1, &err)) {
-                fprintf(stderr, "bench_dnn: %s %s: %s\n", be_name[be], mode[m], err.msg);
+                fprintf(stderr, "bench_dnn: %s %s: %s\n", gpu_table_backend_name(be), gpu_table_mode_name(m), err.msg);
                 return -1;
             }
             for (int op = 0; op < 3; op++) {
                 const double ms = time_op(dnn[be][m], st, op, s, o, &err);
                 if (ms < 0) {
-                    fprintf(stderr, "bench_dnn: %s %s %s: %s\n", be_name[be], mode[m], op_name[op],
+                    fprintf(stderr, "bench_dnn: %s %s %s: %s\n", gpu_table_backend_name(be), gpu_table_mode_name(m), gpu_table_op_name(op),
                             err.msg[0] ? err.msg : "a CUDA call failed");
                     return -1;
                 }
                 printf("%3d %5d %4d %4d %2d %2d  %-6s %-4s %-5s %10.4f %9.1f\n", c->G, c->L, c->C, c->F, c->K, c->dil,
-                       be_name[be], mode[m], op_name[op], ms, flop / (ms * 1e6));
+                       gpu_table_backend_name(be), gpu_table_mode_name(m), gpu_table_op_name(op), ms, flop / (ms * 1e6));
                 if (tsv)
-                    fprintf(tsv, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.6f\t%.1f\n", op_name[op], c->G, c->L, c->C,
-                            c->F, c->K, c->dil, be_name[be], mode[m], ms, flop / (ms * 1e6));
+                    fprintf(tsv, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.6f\t%.1f\n", gpu_table_op_name(op), c->G, c->L, c->C,
+                            c->F, c->K, c->dil, gpu_table_backend_name(be), gpu_table_mode_name(m), ms, flop / (ms * 1e6));
                 rows++;
             }
         }
@@ -207,7 +206,10 @@ int main(int argc, char **argv)
     }
     FILE *tsv = o.tsv ? fopen(o.tsv, "w") : NULL;
     if (o.tsv && !tsv) perror(o.tsv);
-    if (tsv) fprintf(tsv, "op\tG\trows\tC\tF\tK\tdil\tbackend\tmode\tms\tgflops\n");
+    FsGpuLimits lim;
+    if (tsv) /* the device it was measured on, then the header (gpu/table.c reads both) */
+        fprintf(tsv, "%s\t%s\n%s\n", FS_GPU_TABLE_DEVICE, gpu_limits(0, &lim) == 0 ? lim.name : "unknown",
+                FS_GPU_TABLE_HEADER);
     printf("#  G  rows    C    F  K  dil back   mode op            ms   GFLOP/s  (%d warm-up, %d timed calls)\n",
            o.warmup, o.iters);
     const int n = shape_at(&o, -1, NULL);

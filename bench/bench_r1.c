@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     FsFitResult res[3];
     for (int f = 0; f < folds_run; f++) {
         train_result_alloc(&res[f], epochs);
-        jobs[f] = (FsJob){&arch, &ts, &ds, f, &res[f], NULL, NULL, NULL, NULL, NULL, NULL};
+        jobs[f] = (FsJob){&arch, &ts, &ds, f, &res[f], NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
     }
     double t0 = fs_now();
     train_jobs(jobs, folds_run, threads);

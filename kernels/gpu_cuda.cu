@@ -96,6 +96,12 @@ FsGpu *gpu_open(int device, const FsDataset *ds, FsErr *err)
         free(g);
         return NULL;
     }
+    const int got = gpu_table_env(&g->lim, &g->table, err);
+    if (got < 0) {
+        free(g);
+        return NULL;
+    }
+    g->has_table = got;
     size_t n = ds->n_res;
     if (upload((void **)&g->d_aa, ds->aa, n, err) || upload((void **)&g->d_ss, ds->ss, n, err) ||
         upload((void **)&g->d_left, ds->left, n, err) || upload((void **)&g->d_right, ds->right, n, err) ||
@@ -116,6 +122,7 @@ void gpu_close(FsGpu *g)
     cudaFree(g->d_feat);
     for (int c = 0; c < 2; c++)
         for (int i = 0; i < FS_MAX_FOLDS + 2; i++) cudaFree(g->folds[c][i].d_idx);
+    gpu_table_free(&g->table);
     free(g);
 }
 

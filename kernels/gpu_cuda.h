@@ -47,6 +47,8 @@ struct FsGpu {
      * chain model's (chains). */
     FoldLists folds[2][FS_MAX_FOLDS + 2];
     FsGpuTimes times; /* gpu_times: gpu_train's (gpu_launch.cu) and the library tier's waits (lib_train.cu) */
+    FsGpuTable table; /* the library tier's back-end table (FOLDSWEEP_GPU_TABLE), where has_table */
+    int has_table;
 };
 
 /* NVTX ranges (FOLDSWEEP_NVTX=ON in a CUDA build): where a GPU rank's host

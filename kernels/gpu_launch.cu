@@ -37,11 +37,8 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
 {
     FsNet net;
     FsErr e = {0};
-    const FsTrainSpec *ts = job->spec;
-    int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
     /* A chain model's net is compiled for its batch's rows, as its job's. */
-    if (job->arch->chain ? train_chain_rows(job->arch, ts, data_longest_chain(g->ds), &net, &e) != 0
-                         : model_compile(&net, job->arch, mb, &e) != 0)
+    if (train_compile(job->arch, job->spec, data_longest_chain(g->ds), &net, &e) != 0)
         return 1; /* it will fail with its message */
     uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
     /* A chain model's group needs the libraries' scratch beside it, which
@@ -111,7 +108,7 @@ static void launch_alloc_host(Launch *L, int n)
  * in the device buffer; returns the buffer's size. With slots > 0, the
  * jobs past the first `slots` are queued, sized into the stride. */
 static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, int slots,
-                           Launch *L, size_t *off, uint32_t *ntr)
+                           int width, Launch *L, size_t *off, uint32_t *ntr)
 {
     size_t total = 0, most = 0;
     for (int j = 0; j < n; j++) {
@@ -142,10 +139,12 @@ static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, const unsigned ch
     }
     /* A library group's models lie one stride apart, whatever their
      * folds' sizes: the libraries' batched calls step from one to the next
-     * by a constant (kernels/dnn.h). */
+     * by a constant (kernels/dnn.h); the buffer holds its width's strides,
+     * the slots past its models zero. */
     if (tier == FS_GPU_LIBRARY) {
+        L->width = width > L->n ? width : L->n;
         for (int s = 0; s < L->n; s++) off[s] = (size_t)s * most;
-        total = most * (size_t)L->n;
+        total = most * (size_t)L->width;
         L->stride = most;
     }
     return total;
@@ -265,14 +264,14 @@ static int launch_upload(Launch *L, FsErr *err)
     return 0;
 }
 
-int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, int slots, Launch *L,
-                 FsErr *err)
+int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, int slots, int width,
+                 Launch *L, FsErr *err)
 {
     launch_alloc_host(L, n);
     size_t *off = (size_t *)fs_calloc((size_t)n + 1, sizeof(size_t));
     uint32_t *ntr = (uint32_t *)fs_calloc((size_t)n + 1, sizeof(uint32_t));
     int rc = 0;
-    size_t total = launch_slots(g, jobs, n, sel, tier, slots, L, off, ntr);
+    size_t total = launch_slots(g, jobs, n, sel, tier, slots, width, L, off, ntr);
     for (int s = 0; s < L->n && !rc; s++)
         if (!gpu_fold_lists(g, jobs[L->job[s]].fold, jobs[L->job[s]].arch->chain, err)) rc = -1;
     /* The queued jobs' fold lists too: uploaded now, before the group's
@@ -384,6 +383,7 @@ int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w,
     r->curves = host.curves;
     r->weights = host.weights;
     r->n_weights = host.n_weights;
+    r->gpu_group = L->width; /* 0 on the block tier */
     free(back);
     L->handed[s] = 1;
     L->job_end[L->job[s]] = 1;
@@ -459,7 +459,7 @@ int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *er
     }
     if (!rc) launch_refuse(g, jobs, n);
     FS_NVTX_PUSH("block tier: lay out, seed and upload the models");
-    if (!rc) rc = launch_build(g, jobs, n, NULL, FS_GPU_BLOCK, 0, &L, err);
+    if (!rc) rc = launch_build(g, jobs, n, NULL, FS_GPU_BLOCK, 0, 0, &L, err);
     FS_NVTX_POP();
     /* A block trains its whole fit in one launch, with no host between
      * its batches to write a checkpoint or put one in place. */

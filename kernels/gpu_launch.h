@@ -34,6 +34,7 @@ typedef struct {
     FsFitResult *res;
     size_t shared;  /* dynamic shared memory per block: the largest model's */
     size_t stride;  /* a library group: bytes from one model's buffer to the next's */
+    int width;      /* a library group: the models its calls span (>= n; slots past n stay zero); 0 on the block tier */
     /* A library group's jobs beyond its slots (launch_build's `slots`), in
      * job order: each takes the slot of a model that has ended
      * (launch_refill), so that a group keeps its width to the end. */
@@ -58,10 +59,11 @@ FsGpuTier gpu_job_tier(FsGpu *g, const FsJob *job, uint32_t n_train, char *why, 
 /* The jobs of jobs[0..n) that sel marks (NULL: all) and `tier` trains,
  * laid out and seeded in one device allocation (a library group: one
  * stride apart, the stride the largest of them all needs); with slots > 0,
- * the first `slots` of them, the rest queued (L->queue). 0, or -1 with
- * err. L->n 0: none. */
-int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, int slots, Launch *L,
-                 FsErr *err);
+ * the first `slots` of them, the rest queued (L->queue). A library group's
+ * buffer holds `width` strides where that is more than its models (its
+ * calls span them: L->width). 0, or -1 with err. L->n 0: none. */
+int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, FsGpuTier tier, int slots, int width,
+                 Launch *L, FsErr *err);
 /* Slot s of a library group, whose model has been collected, takes job j
  * (one of L->queue): its buffer zeroed and seeded, its fold, spec, result
  * and records fresh, as launch_build lays out a slot. 0, or -1 with err. */

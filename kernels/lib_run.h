@@ -14,7 +14,8 @@
 typedef struct {
     Launch *L;
     FsGpu *gpu; /* its device: the waits are counted in its times (gpu_times) */
-    FsDnn *dnn;
+    FsDnn *dnn[2];     /* by FsDnnBackend: cuBLAS, cuDNN (opened where a layer uses it) */
+    unsigned char *be; /* per layer: its back end (the device's table: gpu_table_choose; cuBLAS without) */
     FsLibLaunch args;
     FsLibPublic *pub; /* host side of args.pub */
     FsDnnConv *conv;  /* per layer: its convolutions over the group */

@@ -15,9 +15,12 @@
  * A step's sixty-odd launches and library calls are one CUDA graph,
  * captured at the group's first step and replayed (lib_replay).
  *
- * Groups are formed in job order by a fixed rule (lib_groups): a job joins
- * the group of its signature, else opens one. A group trains its first
- * FS_LIB_MAX_GROUP jobs at once; the others wait in job order, and each
+ * Groups are formed in job order (lib_groups): a job joins the group of
+ * its signature and width, else opens one. The width is the run's fixed
+ * rule's (run/gpu_groups.c: from the sweep, so that a model's calls span
+ * the same models at any rank count; FsJob.lib_width), or where a job has
+ * none the group's jobs up to gpu_lib_group_cap(). A group's calls span
+ * its width; it trains that many jobs at once; the others wait in job order, and each
  * takes the slot of a model that has ended (stopped early, diverged,
  * pruned or done) at the next epoch's start (launch_refill), so the
  * group's calls stay full until its queue is empty. The groups of a call
@@ -30,46 +33,12 @@
 
 #include "lib_run.h"
 
-/* Models per group: 32 fills an H200's SMs with the group's GEMM tiles at
- * chain batches of about 2,000 rows (../shared/docs/gpu-tiers.md, section
- * 6), and bounds a group's memory to a few GiB. */
-#define FS_LIB_MAX_GROUP 32
-
-/* Slots per group: FS_LIB_MAX_GROUP, or FOLDSWEEP_GPU_GROUP (1 to
- * FS_LIB_MAX_GROUP), which a test lowers to make groups refill. */
-static int lib_slots(void)
-{
-    const char *v = getenv("FOLDSWEEP_GPU_GROUP");
-    const int n = v && *v ? atoi(v) : 0;
-    return n >= 1 && n <= FS_LIB_MAX_GROUP ? n : FS_LIB_MAX_GROUP;
-}
-
-/* Whether two compiled nets can share library calls: the same layers with
- * the same shapes at the same offsets in equally laid out buffers. The
- * activations, dropout rates and the rest of a layer's options may differ:
- * they run in each model's own kernel. */
-static int lib_same_shape(const FsNet *a, const FsNet *b)
-{
-    if (a->chain != b->chain || a->n != b->n || a->in_rows != b->in_rows || a->pad != b->pad ||
-        a->max_batch != b->max_batch || a->n_params != b->n_params || a->n_state != b->n_state ||
-        a->n_work != b->n_work || a->n_scratch != b->n_scratch || a->classes != b->classes ||
-        a->out_rows != b->out_rows || a->feat_in != b->feat_in)
-        return 0;
-    for (int i = 0; i < a->n; i++) {
-        const FsLayer *x = &a->layer[i], *y = &b->layer[i];
-        if (x->op != y->op || x->gather != y->gather || x->in_c != y->in_c || x->out_c != y->out_c ||
-            x->in_l != y->in_l || x->spec.width != y->spec.width || x->dil != y->dil || x->w != y->w ||
-            x->b != y->b || x->a != y->a || x->d != y->d || x->in_pad != y->in_pad)
-            return 0;
-    }
-    return 1;
-}
-
 /* group[j]: job j's group (0, 1, ...), or -1 where the tier does not train
  * it; returns the number of groups. */
 static int lib_groups(FsGpu *g, const FsJob *jobs, int n, int *group)
 {
     FsNet *first = (FsNet *)fs_calloc((size_t)n + 1, sizeof(FsNet)); /* each group's first net */
+    int *width = (int *)fs_calloc((size_t)n + 1, sizeof(int));        /* and its jobs' lib_width */
     int groups = 0;
     for (int j = 0; j < n; j++) {
         FsNet net;
@@ -80,11 +49,12 @@ static int lib_groups(FsGpu *g, const FsJob *jobs, int n, int *group)
         if (train_job_check(&jobs[j], &net, &nt, &nv) != 0) continue;
         if (gpu_job_tier(g, &jobs[j], nt, why, sizeof why) != FS_GPU_LIBRARY) continue;
         int k = 0;
-        while (k < groups && !lib_same_shape(&first[k], &net)) k++;
-        if (k == groups) first[groups++] = net;
+        while (k < groups && !(gpu_lib_same_shape(&first[k], &net) && width[k] == jobs[j].lib_width)) k++;
+        if (k == groups) width[groups] = jobs[j].lib_width, first[groups++] = net;
         group[j] = k;
     }
     free(first);
+    free(width);
     return groups;
 }
 
@@ -106,7 +76,7 @@ static int lib_forward(LibRun *R, int train, FsErr *err)
         if (lib_op(R, FS_LIB_FWD, i, 0, train, err)) return -1;
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
-        if (fs_dnn_conv_fwd(R->dnn, &R->conv[i], lib_work(R, net->layer[i - 1].a), R->L->models[0].w + y->w,
+        if (fs_dnn_conv_fwd(R->dnn[R->be[i]], &R->conv[i], lib_work(R, net->layer[i - 1].a), R->L->models[0].w + y->w,
                             lib_work(R, y->a), err))
             return -1;
         if (lib_op(R, FS_LIB_FWD, i, 1, train, err)) return -1;
@@ -123,11 +93,11 @@ static int lib_backward(LibRun *R, FsErr *err)
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
         const FsModel *m0 = &R->L->models[0];
-        if (fs_dnn_conv_wgrad(R->dnn, &R->conv[i], lib_work(R, net->layer[i - 1].a), lib_work(R, y->d), m0->g + y->w,
+        if (fs_dnn_conv_wgrad(R->dnn[R->be[i]], &R->conv[i], lib_work(R, net->layer[i - 1].a), lib_work(R, y->d), m0->g + y->w,
                               err))
             return -1;
         if (lib_op(R, FS_LIB_BWD, i, 1, 1, err)) return -1;
-        if (fs_dnn_conv_dgrad(R->dnn, &R->conv[i], lib_work(R, y->d), m0->w + y->w, lib_work(R, net->layer[i - 1].d),
+        if (fs_dnn_conv_dgrad(R->dnn[R->be[i]], &R->conv[i], lib_work(R, y->d), m0->w + y->w, lib_work(R, net->layer[i - 1].d),
                               err))
             return -1;
         if (lib_op(R, FS_LIB_BWD, i, 2, 1, err)) return -1;
@@ -302,28 +272,39 @@ static int lib_hand(LibRun *R, const FsJob *jobs, const FsGpuWatch *w, unsigned 
 }
 
 /* The group's convolutions (kernels/dnn.h), sized once: a layer with GEMMs
- * over the group's row budget, the models one stride apart. */
+ * over the group's row budget, the models one stride apart, each through
+ * the back end the device's table gives its shape (gpu_table_choose; cuBLAS
+ * without a table, or where the build has no cuDNN), both on the group's
+ * stream. */
 static int lib_setup(LibRun *R, FsErr *err)
 {
     Launch *L = R->L;
     const FsNet *net = &L->nets[0];
     const long stride = (long)(L->stride / sizeof(float));
     R->conv = (FsDnnConv *)fs_calloc((size_t)net->n + 1, sizeof(FsDnnConv));
-    int n_conv = 0;
-    FsDnnConv *list = (FsDnnConv *)fs_calloc((size_t)net->n + 1, sizeof(FsDnnConv));
+    R->be = (unsigned char *)fs_calloc((size_t)net->n + 1, 1);
+    int n_conv[2] = {0, 0}, rc = 0;
+    FsDnnConv *list[2];
+    for (int b = 0; b < 2; b++) list[b] = (FsDnnConv *)fs_calloc((size_t)net->n + 1, sizeof(FsDnnConv));
     for (int i = 0; i < net->n; i++) {
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
         /* A chain batch is one example of the row budget's rows; a window
          * batch up to max_batch examples of the layer's positions. */
-        FsDnnConv c = {L->n, net->chain ? 1 : net->max_batch, y->in_l, y->in_pad, y->in_c, y->out_c,
+        FsDnnConv c = {L->width, net->chain ? 1 : net->max_batch, y->in_l, y->in_pad, y->in_c, y->out_c,
                        y->spec.width, y->dil, stride, stride, stride};
+        const int be = gpu_table_choose(R->gpu->has_table ? &R->gpu->table : NULL, c.G, (long)c.B * c.L, c.C, c.F,
+                                         c.K, c.dil);
+        R->be[i] = (unsigned char)(be == FS_DNN_CUDNN && fs_dnn_available(FS_DNN_CUDNN) ? FS_DNN_CUDNN : FS_DNN_CUBLAS);
         R->conv[i] = c;
-        list[n_conv++] = c;
+        list[R->be[i]][n_conv[R->be[i]]++] = c;
     }
-    R->dnn = fs_dnn_open(FS_DNN_CUBLAS, L->stream, 0, err);
-    int rc = R->dnn ? fs_dnn_reserve(R->dnn, list, n_conv, err) : -1;
-    free(list);
+    for (int b = 0; b < 2 && !rc; b++) {
+        if (!n_conv[b]) continue;
+        R->dnn[b] = fs_dnn_open((FsDnnBackend)b, L->stream, 0, err);
+        rc = R->dnn[b] ? fs_dnn_reserve(R->dnn[b], list[b], n_conv[b], err) : -1;
+    }
+    for (int b = 0; b < 2; b++) free(list[b]);
     if (rc) return -1;
     char *d_state = NULL;
     FsLibPublic *d_pub = NULL;
@@ -349,7 +330,9 @@ static void lib_free(LibRun *R)
     if (R->L->stream) cudaStreamSynchronize(R->L->stream);
     if (R->train_step) cudaGraphExecDestroy(R->train_step);
     if (R->val_step) cudaGraphExecDestroy(R->val_step);
-    if (R->dnn) fs_dnn_close(R->dnn);
+    for (int b = 0; b < 2; b++)
+        if (R->dnn[b]) fs_dnn_close(R->dnn[b]);
+    free(R->be);
     for (int s = 0; R->ck && s < R->L->n; s++) lib_ckpt_close(R, s);
     free(R->ck);
     cudaFree(R->args.state);
@@ -405,11 +388,43 @@ typedef struct {
     int live;
 } LibGroup;
 
+/* A group of job's signature `width` models wide, or fewer where the
+ * device's free memory (85% of it, gpu_capacity's share) cannot hold so
+ * many beside what the launch's other groups took: the run's rule
+ * (run/gpu_groups.c) bounds a width by the device's whole memory, which
+ * the data set and the other groups share. Said once a group, since such
+ * a group's calls differ from the rule's, and with them maybe a model's
+ * last bits; its fold records name the width it had. */
+static int lib_fit_width(FsGpu *g, const FsJob *job, int width)
+{
+    FsNet net;
+    uint32_t nt, nv;
+    size_t free_b = 0, total = 0;
+    if (train_job_check(job, &net, &nt, &nv) != 0 || cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return width; /* launch_build refuses the job, or the allocation fails, with why */
+    }
+    const size_t budget = (size_t)((double)free_b * 0.85), model = gpu_model_bytes(&net, nt);
+    int w = width;
+    while (w > 1 && (size_t)w * model + gpu_lib_group_extra_bytes(&net, w) > budget) w--;
+    if (w < width && job->lib_width > 0)
+        fprintf(stderr, "foldsweep: GPU %s: a library group of %d models does not fit its free memory; it trains %d wide\n",
+                g->lim.name, width, w);
+    return w;
+}
+
 static int lib_open(FsGpu *g, LibGroup *G, const FsJob *jobs, int n, const unsigned char *sel, FsErr *err)
 {
     G->R.L = &G->L;
     G->R.gpu = g;
-    int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, lib_slots(), &G->L, err);
+    /* Its jobs' width (the run's rule: FsJob.lib_width), or without one
+     * the models it holds, at most the cap's; at most what memory holds. */
+    int width = 0, first = -1;
+    for (int j = 0; j < n && first < 0; j++)
+        if (sel[j]) first = j, width = jobs[j].lib_width;
+    if (first < 0) return 0;
+    const int slots = lib_fit_width(g, &jobs[first], width > 0 ? width : gpu_lib_group_cap());
+    int rc = launch_build(g, jobs, n, sel, FS_GPU_LIBRARY, slots, width > 0 ? slots : 0, &G->L, err);
     if (!rc && G->L.n > 0) rc = lib_setup(&G->R, err);
     for (int s = 0; !rc && s < G->L.n; s++) rc = lib_ckpt_start(&G->R, jobs, s, err);
     if (!rc && G->L.n > 0) rc = lib_op(&G->R, FS_LIB_BEGIN, 0, 0, 1, err);

@@ -139,7 +139,7 @@ int main(void)
 
     FsFitResult ref;
     train_result_alloc(&ref, 3);
-    FsJob job = {&arch, &ts, &ds, 1, &ref, NULL, NULL, NULL, NULL, NULL, NULL};
+    FsJob job = {&arch, &ts, &ds, 1, &ref, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
     CHECK(train_job(&job) == 0);
     CHECK(ref.status == FS_FIT_OK && ref.epochs >= 1);
 

@@ -308,7 +308,7 @@ static void run_folds(const FsArch *a, const FsTrainSpec *ts, int threads, FsFit
     for (int f = 0; f < 3; f++) {
         train_result_alloc(&res[f], ts->stop.max_epochs);
         weights[f] = train_result_alloc_weights(&res[f], a);
-        jobs[f] = (FsJob){a, ts, &ds, f, &res[f], weights[f], NULL, NULL, NULL, NULL, NULL};
+        jobs[f] = (FsJob){a, ts, &ds, f, &res[f], weights[f], NULL, NULL, NULL, NULL, NULL, 0, 0};
     }
     train_jobs(jobs, 3, threads);
 }
@@ -401,7 +401,7 @@ static void test_small_budget(void)
     ts.stop.max_epochs = 1;
     FsFitResult r;
     train_result_alloc(&r, 1);
-    FsJob job = {&a, &ts, &ds, 0, &r, NULL, NULL, NULL, NULL, NULL, NULL};
+    FsJob job = {&a, &ts, &ds, 0, &r, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
     train_jobs(&job, 1, 1);
     CHECK(r.status == FS_FIT_OK && r.epochs == 1);
     CHECK(r.train_examples == data_examples(&ds, 0, 0, NULL));

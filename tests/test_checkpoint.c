@@ -56,7 +56,7 @@ static void fit(int fold, FsFitResult *r, float *w, Saved *sv, long every, const
     cs->resume_n = n;
     cs->origin = "test checkpoint";
     train_result_alloc(r, ts.stop.max_epochs);
-    FsJob job = {&arch, &ts, &ds, fold, r, w, &sv->cancel, NULL, NULL, NULL, cs};
+    FsJob job = {&arch, &ts, &ds, fold, r, w, &sv->cancel, NULL, NULL, NULL, cs, 0, 0};
     CHECK(train_job(&job) == 0);
 }
 
@@ -132,7 +132,7 @@ int main(void)
     {
         FsFitResult plain;
         train_result_alloc(&plain, ts.stop.max_epochs);
-        FsJob job = {&arch, &ts, &ds, 1, &plain, w, NULL, NULL, NULL, NULL, NULL};
+        FsJob job = {&arch, &ts, &ds, 1, &plain, w, NULL, NULL, NULL, NULL, NULL, 0, 0};
         CHECK(train_job(&job) == 0);
         same("without checkpoints", &ref, wref, &plain, w, nw);
         train_result_free(&plain);

@@ -179,7 +179,7 @@ static double fit_folds(const FsArch *a, int threads, float *w[3])
     for (int f = 0; f < 3; f++) {
         train_result_alloc(&res[f], ts.stop.max_epochs);
         w[f] = train_result_alloc_weights(&res[f], a);
-        jobs[f] = (FsJob){a, &ts, &ds, f, &res[f], w[f], NULL, NULL, NULL, NULL, NULL};
+        jobs[f] = (FsJob){a, &ts, &ds, f, &res[f], w[f], NULL, NULL, NULL, NULL, NULL, 0, 0};
     }
     train_jobs(jobs, 3, threads);
     double q3 = 0.0;

@@ -127,6 +127,7 @@ static void test_round_trip(void)
     r[1].best_val_loss = INFINITY;
     r[0].gpu_path = FS_GPU_PATH_LIBRARY; /* the GPU tier that trained it; r[2]: the CPU (absent) */
     r[1].gpu_path = FS_GPU_PATH_BLOCK;
+    r[0].gpu_group = 12; /* the library tier's group width */
     for (int f = 0; f < 3; f++)
         CHECK(journal_append_fold(&j, "00112233aabbccdd", f, &r[f], NULL, &err) == 0);
     CHECK(journal_append_fold(&j, "ffff", FS_FOLD_PREDEFINED, &r[0], NULL, &err) == 0);
@@ -153,7 +154,7 @@ static void test_round_trip(void)
         const FsFoldRecord *fr = journal_find_fold(&k, "00112233aabbccdd", f);
         CHECK(fr != NULL);
         if (fr) check_same_result(&fr->r, &r[f]);
-        CHECK(fr && fr->r.gpu_path == r[f].gpu_path);
+        CHECK(fr && fr->r.gpu_path == r[f].gpu_path && fr->r.gpu_group == r[f].gpu_group);
     }
     const FsFoldRecord *pre = journal_find_fold(&k, "ffff", FS_FOLD_PREDEFINED);
     CHECK(pre != NULL);
@@ -667,11 +668,71 @@ static void test_bounds(void)
     journal_close(&k);
 }
 
+/* A fold record's gpu_group (the library tier's group width) is read back,
+ * and refused out of range or beside another tier, naming the field (a
+ * bad line before the last: the journal does not open). */
+static void test_gpu_group(void)
+{
+    static const char *const edits[][2] = {
+        {"\"gpu_group\":8", "\"gpu_group\":40"},
+        {"\"gpu_group\":8", "\"gpu_group\":0"},
+        {"\"gpu_path\":\"library\"", "\"gpu_path\":\"block\""},
+    };
+    for (int e = 0; e < 3; e++) {
+        char name[32];
+        snprintf(name, sizeof name, "group%d", e);
+        const char *dir = tmp_dir(name);
+        FsJournal j;
+        FsErr err = {0};
+        CHECK(journal_open(&j, dir, &err) == 0);
+        FsFitResult r;
+        make_result(&r, 4, FS_FIT_OK, 3);
+        r.gpu_path = FS_GPU_PATH_LIBRARY;
+        r.gpu_group = 8;
+        /* Two records: the edited first one is not a torn tail. */
+        CHECK(journal_append_fold(&j, "t", 0, &r, NULL, &err) == 0 && journal_append_fold(&j, "t", 1, &r, NULL, &err) == 0);
+        journal_close(&j);
+        train_result_free(&r);
+        size_t n = 0;
+        char *text = tp_read_file(jpath(dir), &n), *at = text ? strstr(text, edits[e][0]) : NULL;
+        CHECK(at != NULL);
+        if (!at) {
+            free(text);
+            continue;
+        }
+        if (e == 0) { /* unedited, it reads back */
+            FsJournal k;
+            CHECK(journal_open(&k, dir, &err) == 0 && k.n_folds == 2 && k.folds[0].r.gpu_group == 8);
+            journal_close(&k);
+        }
+        /* The first line edited, its checksum made again (tl_line), the second kept. */
+        char *nl = strchr(text, '\n');
+        CHECK(nl && at < nl && (size_t)(nl - text) > TL_TAIL_N);
+        if (!nl || at > nl) {
+            free(text);
+            continue;
+        }
+        char body[8192], edited[16384];
+        snprintf(body, sizeof body, "%.*s%s%.*s}", (int)(at - text), text, edits[e][1],
+                 (int)(nl - TL_TAIL_N - at - strlen(edits[e][0])), at + strlen(edits[e][0]));
+        char *line = tl_line(body, strlen(body));
+        snprintf(edited, sizeof edited, "%s%s", line, nl + 1);
+        free(line);
+        free(text);
+        tp_write_text(jpath(dir), edited);
+        FsJournal k;
+        memset(&err, 0, sizeof err);
+        CHECK(journal_open(&k, dir, &err) == -1);
+        CHECK_CONTAINS(err.msg, "gpu_group: the library tier's group width (1 to 32), with gpu_path library");
+    }
+}
+
 int main(void)
 {
     tp_tmpdir(tmp_root, sizeof tmp_root, "journal");
     test_model_records();
     test_bounds();
+    test_gpu_group();
     test_round_trip();
     test_second_reader_and_lock();
     test_torn_tail();

@@ -166,7 +166,7 @@ static float *fit(const FsArch *a, const FsTrainSpec *ts, const FsDataset *ds, i
 {
     train_result_alloc(r, ts->stop.max_epochs);
     float *w = train_result_alloc_weights(r, a);
-    FsJob job = {a, ts, ds, fold, r, w, NULL, NULL, NULL, NULL, NULL};
+    FsJob job = {a, ts, ds, fold, r, w, NULL, NULL, NULL, NULL, NULL, 0, 0};
     CHECK(train_job(&job) == 0 && r->status == FS_FIT_OK);
     return w;
 }

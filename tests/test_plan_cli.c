@@ -143,7 +143,7 @@ int main(void)
     CHECK(tp_run("plan '%s' --gpu h200", chain) == 0);
     CHECK_CONTAINS(out_text, "params  gpu      gpu time  architecture");
     CHECK_CONTAINS(out_text, "gpu: on the h200 profile (--backend cuda, run.gpu_path: auto) the block tier takes 0 "
-                             "trials, the library tier 3\n");
+                             "trials, the library tier 3 (in groups 3 wide)\n");
     CHECK(tp_count(out_text, "  library  ") == 3 && !strstr(out_text, "refuses"));
     CHECK_CONTAINS(out_text, "gpu: ");
     CHECK(tp_run("plan --json '%s' --gpu a100", chain) == 0);
@@ -159,8 +159,37 @@ int main(void)
                                                    "model: {filters: [4, 8]}\nrun: {gpu_path: library}\n");
     CHECK(tp_run("plan '%s' --gpu h200", win_lib) == 0);
     CHECK_CONTAINS(out_text, "gpu: on the h200 profile (--backend cuda, run.gpu_path: library) the block tier takes 0 "
-                             "trials, the library tier 2\n");
+                             "trials, the library tier 2 (in groups 3 wide)\n");
     CHECK(tp_count(out_text, "  library  ") == 2 && !strstr(out_text, "refuses"));
+    /* The library tier's groups (run/gpu_groups.c): trials of one shape that
+     * differ in training options share a group as wide as their jobs in the
+     * sweep (3 learning rates x 3 folds: 9; 4 x 3 = 12 of one shape beside
+     * 3 of another); a sweep proposed in batches (tpe) groups a trial's own
+     * folds; FOLDSWEEP_GPU_GROUP caps the width. */
+    const char *lrs = td_write("lrs.yaml", "data: {synth: {proteins: 30}, window: chain}\n"
+                                           "model: {filters: [8]}\ntraining: {learning_rate: [0.01, 0.003, 0.001]}\n");
+    CHECK(tp_run("plan '%s' --gpu h200", lrs) == 0);
+    CHECK_CONTAINS(out_text, "the library tier 3 (in groups 9 wide)\n");
+    CHECK(tp_run("plan --json '%s' --gpu h200", lrs) == 0);
+    CHECK(tp_count(out_text, "\"gpu_group\": 9") == 3);
+    const char *mixed_w = td_write("mixed_w.yaml", "data: {synth: {proteins: 30}, window: chain}\n"
+                                                   "model: {filters: [8, 16]}\n"
+                                                   "training: {learning_rate: [0.01, 0.003, 0.001, 0.0003]}\n");
+    CHECK(tp_run("plan --json '%s' --gpu h200", mixed_w) == 0);
+    CHECK(tp_count(out_text, "\"gpu_group\": 12") == 8);
+    CHECK(tp_run("plan '%s' --gpu h200", mixed_w) == 0);
+    CHECK_CONTAINS(out_text, "the library tier 8 (in groups 12 wide)\n");
+    setenv("FOLDSWEEP_GPU_GROUP", "5", 1);
+    CHECK(tp_run("plan '%s' --gpu h200", mixed_w) == 0);
+    CHECK_CONTAINS(out_text, "the library tier 8 (in groups 5 wide)\n");
+    unsetenv("FOLDSWEEP_GPU_GROUP");
+    const char *tpe_w = td_write("tpe_w.yaml", "data: {synth: {proteins: 30}, window: chain}\nmodel: {filters: [8]}\n"
+                                               "training: {learning_rate: [0.01, 0.003, 0.001]}\n"
+                                               "search: {random: 2, sampler: tpe, batch: 1}\n");
+    CHECK(tp_run("plan --json --all '%s' --gpu h200", tpe_w) == 0);
+    CHECK(tp_count(out_text, "\"gpu_group\": 3") > 0 && tp_count(out_text, "\"gpu_group\": 9") == 0);
+    CHECK(tp_run("plan --json '%s'", ok) == 0);
+    CHECK(tp_count(out_text, "\"gpu_group\": null") == 4); /* window models: the block tier */
     /* A wrong value: file, line, column, the choices and the nearest. */
     const char *bad_path = td_write("bad_path.yaml", "data: {synth: {proteins: 30}, window: 9}\nrun:\n  gpu_path: blok\n");
     CHECK(tp_run("plan '%s'", bad_path) == 1);

@@ -53,6 +53,7 @@ int main(void)
     r.seconds = 1.25;
     for (int e = 0; e < 3; e++) r.curves.val_q3[e] = 0.5f + 0.1f * (float)e;
     snprintf(r.message, sizeof r.message, "loss became nan");
+    r.gpu_path = FS_GPU_PATH_LIBRARY, r.gpu_group = 24; /* the library tier's group width */
     proto_encode_result(&b, &items[1], &r);
     FsWorkItem it;
     FsFitResult back;
@@ -66,7 +67,17 @@ int main(void)
     CHECK(back.train_examples == 123456789012ULL && back.seconds == 1.25);
     CHECK(back.curves.val_q3[2] == r.curves.val_q3[2]);
     CHECK(!strcmp(back.message, "loss became nan"));
+    CHECK(back.gpu_path == FS_GPU_PATH_LIBRARY && back.gpu_group == 24);
     train_result_free(&back);
+    /* A group width out of range, or beside another tier, is refused. */
+    const int bad_group[3][2] = {{FS_GPU_PATH_LIBRARY, 33}, {FS_GPU_PATH_LIBRARY, -1}, {FS_GPU_PATH_BLOCK, 4}};
+    for (int k = 0; k < 3; k++) {
+        FsFitResult o = r;
+        o.gpu_path = bad_group[k][0], o.gpu_group = bad_group[k][1];
+        proto_encode_result(&b, &items[1], &o);
+        CHECK(proto_decode_result(b.p, b.n, &it, &back, why, sizeof why) != 0);
+        CHECK_CONTAINS(why, "RESULT GPU group width");
+    }
     /* Counts a fit cannot produce are refused before rank 0 journals them
      * (the journal's reader would reject the record and the folder could
      * never resume). */

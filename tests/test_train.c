@@ -55,7 +55,7 @@ static void run_cv(const FsArch *a, const FsTrainSpec *ts, int n_threads, FsFitR
     FsJob jobs[3];
     for (int f = 0; f < 3; f++) {
         train_result_alloc(&res[f], ts->stop.max_epochs);
-        jobs[f] = (FsJob){a, ts, &ds, f, &res[f], NULL, NULL, NULL, NULL, NULL, NULL};
+        jobs[f] = (FsJob){a, ts, &ds, f, &res[f], NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
     }
     train_jobs(jobs, 3, n_threads);
 }
@@ -135,7 +135,7 @@ int main(void)
     FsFitResult rb, rg;
     train_result_alloc(&rb, 2);
     train_result_alloc(&rg, 1);
-    FsJob jobs[2] = {{&small, &bad, &ds, 0, &rb, NULL, NULL, NULL, NULL, NULL, NULL}, {&small, &good, &ds, 0, &rg, NULL, NULL, NULL, NULL, NULL, NULL}};
+    FsJob jobs[2] = {{&small, &bad, &ds, 0, &rb, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}, {&small, &good, &ds, 0, &rg, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0}};
     train_jobs(jobs, 2, 2);
     CHECK(rb.status == FS_FIT_DIVERGED);
     CHECK(rb.diverged_epoch == 1);
@@ -158,7 +158,7 @@ int main(void)
     FsArch big;
     r1_arch(&big, 48);
     float *weights = fs_malloc(sizeof(float) * 400000);
-    FsJob job = {&big, &es, &ds, 1, &re, weights, NULL, NULL, NULL, NULL, NULL};
+    FsJob job = {&big, &es, &ds, 1, &re, weights, NULL, NULL, NULL, NULL, NULL, 0, 0};
     CHECK(train_job(&job) == 0);
     CHECK(re.status == FS_FIT_OK);
     CHECK(re.halted_by == 1);
@@ -177,7 +177,7 @@ int main(void)
     wrong.layers[0].width = 4; /* even */
     FsFitResult rw;
     train_result_alloc(&rw, 4);
-    FsJob jw = {&wrong, &ts, &ds, 0, &rw, NULL, NULL, NULL, NULL, NULL, NULL};
+    FsJob jw = {&wrong, &ts, &ds, 0, &rw, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
     CHECK(train_job(&jw) == -1);
     CHECK(rw.status == FS_FIT_FAILED);
     CHECK_CONTAINS(rw.message, "kernel width");
@@ -188,7 +188,7 @@ int main(void)
     volatile int cancel = 1;
     FsFitResult rc;
     train_result_alloc(&rc, 4);
-    FsJob jc = {&small, &ts, &ds, 0, &rc, NULL, &cancel, NULL, NULL, NULL, NULL};
+    FsJob jc = {&small, &ts, &ds, 0, &rc, NULL, &cancel, NULL, NULL, NULL, NULL, 0, 0};
     CHECK(train_job(&jc) == 0);
     CHECK(rc.status == FS_FIT_CANCELLED);
     CHECK(rc.epochs == 0 && rc.train_examples == 0);
@@ -201,7 +201,7 @@ int main(void)
     one.stop.max_epochs = 1;
     for (int i = 0; i < 4; i++) {
         train_result_alloc(&rs[i], 1);
-        js[i] = (FsJob){&small, &one, &ds, i % 3, &rs[i], NULL, NULL, NULL, NULL, NULL, NULL};
+        js[i] = (FsJob){&small, &one, &ds, i % 3, &rs[i], NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
     }
     int done = train_jobs_hooked(js, 4, 1, &hooks);
     CHECK(done == 1);

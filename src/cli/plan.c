@@ -129,6 +129,11 @@ static void print_json(const FsSweep *sw, const FsGpuPlan *g, const Listing *l, 
             json_str(&w, tier_word(g->tier[i]));
         else
             json_null(&w);
+        json_key(&w, "gpu_group"); /* the library tier's group width; null elsewhere */
+        if (gpu && g->tier[i] == FS_GPU_PATH_LIBRARY && g->group[i] > 0)
+            json_int(&w, g->group[i]);
+        else
+            json_null(&w);
         json_key(&w, "gpu_seconds"); /* estimate: its folds on that tier */
         json_num64(&w, gpu && g->tier[i] > 0 ? g->gpu_s[i] : 0.0);
         json_key(&w, "flop");
@@ -187,10 +192,20 @@ static void print_origin(const FsSweep *sw, int all)
  * ones listed (one line for all of them where they share the reason). */
 static void print_gpu(const FsSweep *sw, const Listing *l, const FsGpuPlan *g)
 {
-    int block = 0, library = 0;
-    for (int i = 0; i < g->n; i++) block += g->tier[i] == FS_GPU_PATH_BLOCK, library += g->tier[i] == FS_GPU_PATH_LIBRARY;
+    int block = 0, library = 0, lo = 0, hi = 0;
+    for (int i = 0; i < g->n; i++) {
+        block += g->tier[i] == FS_GPU_PATH_BLOCK, library += g->tier[i] == FS_GPU_PATH_LIBRARY;
+        if (g->tier[i] != FS_GPU_PATH_LIBRARY || g->group[i] <= 0) continue;
+        if (!lo || g->group[i] < lo) lo = g->group[i];
+        if (g->group[i] > hi) hi = g->group[i];
+    }
     printf("\ngpu: on the %s (--backend cuda, run.gpu_path: %s) the block tier takes %d trial%s, the library tier %d",
            g->target, train_gpu_path_name(sw->gpu_path), block, block == 1 ? "" : "s", library);
+    /* The library tier's groups: how many models share its calls (run/gpu_groups.c). */
+    if (lo == hi && lo)
+        printf(" (in groups %d wide)", lo);
+    else if (lo)
+        printf(" (in groups %d to %d wide)", lo, hi);
     if (!g->refused) {
         printf("\n");
         return;

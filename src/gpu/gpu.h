@@ -74,6 +74,60 @@ size_t gpu_lib_conv_scratch_floats(long G, long rows, int C, int F, int K);
  * the tier's memory rule (gpu_model_check) counts it. */
 size_t gpu_lib_group_extra_bytes(const FsNet *net, int G);
 
+/* Whether two compiled nets can share the library tier's calls (a group's
+ * signature): the same layers with the same shapes at the same offsets in
+ * equally laid out buffers. Activations, dropout rates and the rest of a
+ * layer's options may differ: they run in each model's own kernel. */
+int gpu_lib_same_shape(const FsNet *a, const FsNet *b);
+/* FS_GPU_LIB_GROUP_MAX (train.h), or FOLDSWEEP_GPU_GROUP (1 to that), which a test
+ * lowers to make groups refill (every rank reads the same environment). */
+int gpu_lib_group_cap(void);
+
+/* The library tier's back-end table (table.c): bench_dnn's measurements
+ * on a device (scripts/gpu-check writes dnn-backends.tsv), read by a run
+ * from FOLDSWEEP_GPU_TABLE. Its first line names the device
+ * ("# device<TAB>NVIDIA H200"), then a header and one row per product,
+ * shape, back end and math mode. */
+#define FS_GPU_TABLE_DEVICE "# device"
+#define FS_GPU_TABLE_HEADER "op\tG\trows\tC\tF\tK\tdil\tbackend\tmode\tms\tgflops"
+#define FS_GPU_TABLE_HEADER_WORDS "op G rows C F K dil backend mode ms gflops (tab-separated)"
+#define FS_GPU_TABLE_OPS 3         /* fwd, wgrad, dgrad */
+#define FS_GPU_TABLE_LINE 512      /* bytes a line holds at most */
+#define FS_GPU_TABLE_MAX_ROWS 100000
+typedef struct {
+    int op;              /* 0 fwd, 1 wgrad, 2 dgrad (gpu_table_op_name) */
+    int G, rows, C, F, K, dil;
+    int backend;         /* FsDnnBackend: 0 cuBLAS, 1 cuDNN (gpu_table_backend_name) */
+    int tf32;            /* the math mode: 0 FP32, 1 TF32 */
+    double ms;           /* one call */
+} FsGpuTableRow;
+typedef struct {
+    char device[128];
+    FsGpuTableRow *rows;
+    int n;
+} FsGpuTable;
+/* The words of the table's columns: "fwd", "cuDNN", "TF32". */
+const char *gpu_table_op_name(int op);
+const char *gpu_table_backend_name(int be);
+const char *gpu_table_mode_name(int tf32);
+/* Reads and checks a table: 0, or -1 with err naming file:line and what
+ * was expected there. */
+int gpu_table_read(const char *path, FsGpuTable *t, FsErr *err);
+void gpu_table_free(FsGpuTable *t);
+/* The back end (0 cuBLAS, 1 cuDNN) the table gives a layer of a group of
+ * G models over `rows` rows each (a window batch: examples x positions):
+ * the measured shape nearest to it (the sum of the logs' differences of
+ * C, F, K, dil and G x rows; ties: the first in the file) among those with
+ * both back ends' three products in FP32, and there the back end whose
+ * three products take less time (cuBLAS where equal); cuBLAS without a
+ * table or a candidate. A fixed rule: the same table, the same choice. */
+int gpu_table_choose(const FsGpuTable *t, long G, long rows, int C, int F, int K, int dil);
+/* The table FOLDSWEEP_GPU_TABLE names, for the device of lim: 1 read, 0
+ * none asked for, -1 with err (the file's error, or a table measured on
+ * another device: its name against lim's). */
+#define FS_GPU_TABLE_ENV "FOLDSWEEP_GPU_TABLE"
+int gpu_table_env(const FsGpuLimits *lim, FsGpuTable *t, FsErr *err);
+
 /* "block", "library" (the journal's and the leaderboard's words:
  * train_gpu_path_name's), "refused". */
 const char *gpu_tier_name(FsGpuTier t);

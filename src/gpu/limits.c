@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
@@ -79,6 +80,31 @@ size_t gpu_lib_group_extra_bytes(const FsNet *net, int G)
     return floats * sizeof(float) + FS_GPU_LIB_CUBLAS_WS + (size_t)G * core_lib_state_bytes();
 }
 
+int gpu_lib_group_cap(void)
+{
+    const char *v = getenv("FOLDSWEEP_GPU_GROUP");
+    const int n = v && *v ? atoi(v) : 0;
+    return n >= 1 && n <= FS_GPU_LIB_GROUP_MAX ? n : FS_GPU_LIB_GROUP_MAX;
+}
+
+int gpu_lib_same_shape(const FsNet *a, const FsNet *b)
+{
+    if (a->chain != b->chain || a->n != b->n || a->in_rows != b->in_rows || a->pad != b->pad ||
+        a->max_batch != b->max_batch || a->n_params != b->n_params || a->n_state != b->n_state ||
+        a->n_work != b->n_work || a->n_scratch != b->n_scratch || a->classes != b->classes ||
+        a->out_rows != b->out_rows || a->feat_in != b->feat_in)
+        return 0;
+    for (int i = 0; i < a->n; i++) {
+        const FsLayer *x = &a->layer[i], *y = &b->layer[i];
+        if (x->op != y->op || x->gather != y->gather || x->in_c != y->in_c || x->out_c != y->out_c ||
+            x->in_l != y->in_l || x->spec.width != y->spec.width || x->dil != y->dil || x->w != y->w ||
+            x->b != y->b || x->a != y->a || x->d != y->d || x->in_pad != y->in_pad)
+            return 0;
+    }
+    return 1;
+}
+
+
 /* "needs 61.2 MiB of device memory, more than 85% of the h200's 64.0 MiB":
  * MiB below a GiB, so that a small card's need and limit never read as the
  * same rounded figure. -1, for the caller's return. */
@@ -104,9 +130,7 @@ static FsGpuTier library_check(const FsGpuLimits *lim, const FsArch *arch, const
 {
     FsNet net;
     FsErr err = {0};
-    const int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
-    if (arch->chain ? train_chain_rows(arch, ts, 0, &net, &err) != 0 : model_compile(&net, arch, mb, &err) != 0)
-        return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
+    if (train_compile(arch, ts, 0, &net, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
     size_t bytes = gpu_model_bytes(&net, n_train) + gpu_lib_group_extra_bytes(&net, 1);
     if (bytes > lim->memory / 100 * 85) return memory_refusal(bytes, lim, " on the library tier", why, n), FS_GPU_REFUSED;
     return FS_GPU_LIBRARY;
@@ -117,7 +141,6 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
 {
     FsNet net;
     FsErr err = {0};
-    int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
     /* The block keeps a batch's codes and labels in shared memory, a
      * window's worth per example; a chain batch's thousands of rows do not
      * fit there: chain models go to the library tier, whatever is asked. */
@@ -130,7 +153,7 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
      * the others on the block tier until a device has measured where the
      * library tier is the faster (#44). */
     if (ts->gpu_path == FS_GPU_PATH_LIBRARY) return library_check(lim, arch, ts, n_train, why, n);
-    if (model_compile(&net, arch, mb, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
+    if (train_compile(arch, ts, 0, &net, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
     /* The batch's codes, labels, losses and predictions and the reduction
      * partials live in the block's shared memory (kernels/fit_kernel.cu). */
     size_t shared = core_model_hot_bytes(&net);
@@ -140,7 +163,7 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
         return snprintf(why, n,
                         "needs %zu bytes of shared memory per block (batch %d x window %d), more than the %s's %zu "
                         "(run.gpu_path: auto or library trains it on the library tier)",
-                        shared, mb, arch->window, lim->name, lim->shared_optin),
+                        shared, net.max_batch, arch->window, lim->name, lim->shared_optin),
                FS_GPU_REFUSED;
     size_t bytes = gpu_model_bytes(&net, n_train);
     if (bytes > lim->memory / 100 * 85) return memory_refusal(bytes, lim, "", why, n), FS_GPU_REFUSED;
@@ -196,9 +219,7 @@ int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, con
 {
     FsNet net;
     FsErr err = {0};
-    const int mb = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
-    if (arch->chain ? train_chain_rows(arch, ts, 0, &net, &err) != 0 : model_compile(&net, arch, mb, &err) != 0)
-        return -1;
+    if (train_compile(arch, ts, 0, &net, &err) != 0) return -1;
     const double epochs = ts->stop.max_epochs, rows = net.out_rows; /* a window model's example: one residue */
     const double fwd = (double)net.flops_fwd / rows, both = (double)(net.flops_fwd + net.flops_bwd) / rows;
     out->flop = epochs * ((double)n_train * both + (double)n_val * fwd);

@@ -67,6 +67,7 @@ typedef struct {
     FsFitStatus status;
     FsMonitor monitor;
     int gpu_path; /* FsGpuPath: the GPU tier that trained it, 0 (absent) on the CPU */
+    long long gpu_group; /* the library tier's group width, 0 (absent) elsewhere and before it */
 } FoldHead;
 
 static int fold_head(const FsJson *rec, FoldHead *h, const char **what)
@@ -111,6 +112,10 @@ static int fold_head(const FsJson *rec, FoldHead *h, const char **what)
     for (int p = FS_GPU_PATH_BLOCK; gp && p < FS_GPU_PATH_COUNT; p++)
         if (gp->type == FS_JSON_STRING && !strcmp(gp->str, train_gpu_path_name(p))) h->gpu_path = p;
     if (gp && !h->gpu_path) return *what = "gpu_path block or library (absent: the CPU backend)", -1;
+    h->gpu_group = 0;
+    if (json_get(rec, "gpu_group") && (h->gpu_path != FS_GPU_PATH_LIBRARY ||
+                                       get_int(rec, "gpu_group", 1, FS_GPU_LIB_GROUP_MAX, &h->gpu_group)))
+        return *what = "gpu_group: the library tier's group width (1 to 32), with gpu_path library", -1;
     return 0;
 }
 
@@ -166,6 +171,7 @@ static int decode_fold(FsJournal *j, const FsJson *rec, double t, const char **w
     r.diverged_epoch = (int)h.dep;
     r.diverged_step = (long)h.dstep;
     r.gpu_path = h.gpu_path;
+    r.gpu_group = (int)h.gpu_group;
     int bad = fold_result(rec, &r, what);
     FsModelRef model;
     if (!bad && get_model(rec, &model)) {

@@ -12,13 +12,15 @@
  *   trial:   v kind time trial index params config (the JSON object itself)
  *   fold:    v kind time trial fold status epochs best_epoch halted_by
  *            diverged_epoch diverged_step [monitor] best_val_loss confusion (3x3)
- *            train_examples val_examples seconds val_seconds [gpu_path]
+ *            train_examples val_examples seconds val_seconds [gpu_path] [gpu_group]
  *            curves {train_loss, val_loss, val_q3, seconds} (epochs entries) message
  *            [model {file bytes crc32}] (the saved weights, when kept);
  *            [seed] (a seed replicate's index, 1..; absent: the trial's own seeds);
  *            monitor "q3" when validation Q3 chose best_epoch (absent: the loss);
  *            gpu_path "block" or "library": the GPU tier that trained it
- *            (absent: the CPU backend, and every record before #44)
+ *            (absent: the CPU backend, and every record before #44);
+ *            gpu_group with gpu_path "library": the models its group's
+ *            library calls spanned, 1..FS_GPU_LIB_GROUP_MAX (absent before)
  *   model:   v kind time trial fold model {file bytes crc32}
  *   sweep:   v kind time text (the canonical sweep) val_residues (per fold)
  *   prune:   v kind time trial (its model files were discarded: run.keep_models;
@@ -148,6 +150,7 @@ void journal_fold_json(FsJsonOut *w, const char *trial, int fold, int seed, cons
     json_key(w, "val_seconds");
     json_num64_full(w, r->val_seconds);
     if (r->gpu_path) json_member_str(w, "gpu_path", train_gpu_path_name(r->gpu_path));
+    if (r->gpu_path == FS_GPU_PATH_LIBRARY && r->gpu_group > 0) json_member_uint(w, "gpu_group", (unsigned)r->gpu_group);
     json_key(w, "curves");
     json_object_begin(w);
     put_curve(w, "train_loss", r->curves.train_loss, epochs);

@@ -28,11 +28,12 @@
 /* Protocol                                                                */
 
 #define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
-#define FS_PROTO_VERSION 10u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
+#define FS_PROTO_VERSION 11u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
                                 5: CKPT, PROGRESS, EPOCH with every curve; 6: FAIL; 7: an item's seed;
                                 8: RESULT's class count (3 or 8) and its confusion of that size;
                                 9: RESULT's GPU tier (FsFitResult.gpu_path);
-                                10: BYE carries the worker's GPU times (gpu_times) */
+                                10: BYE carries the worker's GPU times (gpu_times);
+                                11: RESULT's library group width (FsFitResult.gpu_group) */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
 #define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS

@@ -204,12 +204,16 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
     res->val_examples = get_u64(&r);
     res->seconds = get_f64(&r);
     res->val_seconds = get_f64(&r);
-    const int32_t gpu_path = get_i32(&r);
+    const int32_t gpu_path = get_i32(&r), gpu_group = get_i32(&r);
     int32_t ne = get_i32(&r);
     if (r.bad) return fail(why, why_n, "RESULT payload truncated");
     if (status < FS_FIT_OK || status > FS_FIT_CANCELLED) return fail(why, why_n, "RESULT status %d unknown", status);
     if (gpu_path < 0 || gpu_path >= FS_GPU_PATH_COUNT) return fail(why, why_n, "RESULT GPU tier %d unknown", gpu_path);
     res->gpu_path = gpu_path;
+    if (gpu_group < 0 || gpu_group > FS_GPU_LIB_GROUP_MAX || (gpu_group && gpu_path != FS_GPU_PATH_LIBRARY))
+        return fail(why, why_n, "RESULT GPU group width %d (expected 0, or 1 to %d on the library tier)", gpu_group,
+                    FS_GPU_LIB_GROUP_MAX);
+    res->gpu_group = gpu_group;
     res->status = (FsFitStatus)status;
     res->monitor = (FsMonitor)monitor; /* range-checked below (train_result_check) */
     if (res->epochs < 0 || res->epochs > FS_PROTO_MAX_EPOCHS || ne != res->epochs)

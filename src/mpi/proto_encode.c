@@ -97,6 +97,7 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
     put_f64(b, r->seconds);
     put_f64(b, r->val_seconds);
     put_i32(b, r->gpu_path);
+    put_i32(b, r->gpu_group);
     int ne = r->curves.train_loss ? r->epochs : 0;
     put_i32(b, ne);
     for (int e = 0; e < ne; e++) {

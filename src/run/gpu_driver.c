@@ -56,6 +56,11 @@ int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *
 {
     FsGpuLimits lim;
     if (gpu_limits(device, &lim) != 0) return fs_err_set(err, "cannot read CUDA device %d's limits", device), -1;
+    /* The library tier's back-end table, where one is named: refused now,
+     * before training, rather than by the device's first launch. */
+    FsGpuTable table;
+    if (gpu_table_env(&lim, &table, err) < 0) return -1;
+    gpu_table_free(&table);
     uint32_t n_train = run_gpu_largest_fold(ds, folds);
     int bad = 0;
     char first[700] = "";
@@ -89,6 +94,10 @@ void run_backend_describe(int use_gpu, int device, char *out, size_t n)
     if (use_gpu) {
         int k = snprintf(out, n, "GPU %d: ", device);
         if (k > 0 && (size_t)k < n) gpu_describe(device, out + k, n - (size_t)k);
+        /* The library tier's back ends: from a measured table, or cuBLAS. */
+        const char *table = getenv(FS_GPU_TABLE_ENV);
+        size_t at = strlen(out);
+        if (table && *table && at < n) snprintf(out + at, n - at, "; library back ends from %s", table);
         return;
     }
     char why[200];
@@ -113,11 +122,29 @@ int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job)
     return cap > 0 ? cap : 1;
 }
 
-int run_gpu_fill(uint64_t *used, int cap)
+uint64_t run_gpu_fill_share(int cap, int models)
 {
-    const uint64_t c = cap > 0 ? (uint64_t)cap : 1;
-    *used += (FS_GPU_FILL_UNIT + c - 1) / c;
-    return *used >= FS_GPU_FILL_UNIT;
+    const uint64_t c = cap > 0 ? (uint64_t)cap : 1, m = models > 0 ? (uint64_t)models : 1;
+    return (FS_GPU_FILL_UNIT * m + c - 1) / c;
+}
+
+/* What a job adds to a launch (run_gpu_fill_share of the device): a model
+ * of the block tier its own; a library group (its signature's first job in
+ * the launch) its width of models, however many of them the launch holds;
+ * the group's later jobs nothing, since they train in its slots. sigs:
+ * the signatures the launch holds so far (*n_sigs of them). */
+static uint64_t fill_cost(FsGpu *g, const FsGpuLimits *lim, const FsJob *job, int *sigs, int *n_sigs)
+{
+    const int cap = g ? gpu_capacity(g, job) : 1;
+    if (job->lib_width <= 0 || !lim) return run_gpu_fill_share(cap, 1);
+    char why[512];
+    uint32_t n_train = data_examples(job->data, job->fold, 0, NULL);
+    if (gpu_model_check(lim, job->arch, job->spec, n_train, why, sizeof why) != FS_GPU_LIBRARY)
+        return run_gpu_fill_share(cap, 1);
+    for (int i = 0; i < *n_sigs; i++)
+        if (sigs[i] == job->lib_sig) return 0;
+    sigs[(*n_sigs)++] = job->lib_sig;
+    return run_gpu_fill_share(cap, job->lib_width);
 }
 
 /* One launch's jobs as the queue knows them: a job the GPU finished is
@@ -164,18 +191,28 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
     const int have_lim = gpu_limits(device, &lim) == 0;
     int dead = 0; /* the device failed */
     enum { MAX = 4096 };
-    int *ids = fs_calloc(MAX, sizeof(int));
+    int *ids = fs_calloc(MAX, sizeof(int)), *sigs = fs_calloc(MAX, sizeof(int));
     FsJob *batch = fs_calloc(MAX, sizeof(FsJob));
     unsigned char *done = fs_calloc(MAX, 1);
+    int carried = -1; /* a job taken that did not fit the last launch: the next one's first */
     for (;;) {
-        /* Fill the device: each job takes 1/capacity of it. */
-        int n = 0, full = 0;
+        /* Fill the device (fill_cost). */
+        int n = 0, full = 0, n_sigs = 0;
         uint64_t used = 0;
         while (n < MAX && !full) {
             /* Wait for the first job of a launch only: the rest fill it up. */
-            if (q->take(q->ctx, &ids[n], n == 0) != 1) break;
+            if (carried >= 0)
+                ids[n] = carried, carried = -1;
+            else if (q->take(q->ctx, &ids[n], n == 0) != 1)
+                break;
             batch[n] = *q->job(q->ctx, ids[n]);
-            full = run_gpu_fill(&used, g && !dead ? gpu_capacity(g, &batch[n]) : 1);
+            const uint64_t cost = fill_cost(g && !dead ? g : NULL, have_lim ? &lim : NULL, &batch[n], sigs, &n_sigs);
+            if (n > 0 && used + cost > FS_GPU_FILL_UNIT) { /* a group the launch has no room left for */
+                carried = ids[n];
+                break;
+            }
+            used += cost;
+            full = used >= FS_GPU_FILL_UNIT;
             n++;
         }
         if (n == 0) break;
@@ -210,6 +247,7 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
             if (!done[i]) q->done(q->ctx, ids[i]);
     }
     free(ids);
+    free(sigs);
     free(batch);
     free(done);
     FsGpuTimes t;

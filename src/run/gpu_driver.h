@@ -47,16 +47,32 @@ int run_gpu_trial_tier(const FsGpuLimits *lim, const FsTrial *tr, int fold, uint
  * the launcher's rule, with the largest training fold): 0, or -1 with the
  * refused trials named. A GPU rank refuses the run with it before training. */
 int run_gpu_check_trials(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds, int device, FsErr *err);
+/* The library tier's groups, by a fixed rule from the sweep (gpu_groups.c):
+ * per trial its signature (trials that share library calls have the same;
+ * -1 where the trial does not compile) and its group's width. */
+typedef struct {
+    int *sig, *width;
+    int n;
+} RunGpuGroups;
+/* The rule on the limits `on`, or where NULL `device`'s (its memory
+ * bounds a width): 0, or -1 where the device cannot be read (every job
+ * then keeps width 0: the launch's own count). Every rank computes the
+ * same from the same sweep; `plan --gpu` from a profile's limits. */
+int run_gpu_groups(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds, int device, const FsGpuLimits *on,
+                   RunGpuGroups *out);
+void run_gpu_groups_free(RunGpuGroups *g);
+/* A job of `trial`: its FsJob.lib_sig and lib_width from g (none: width 0). */
+void run_gpu_group_job(const RunGpuGroups *g, int trial, FsJob *job);
 /* This rank's backend for the binding map: "GPU 0: NVIDIA H200, ...", or
  * "cpu", with why no CUDA device is used where the build has the backend. */
 void run_backend_describe(int use_gpu, int device, char *out, size_t n);
-/* A launch's fill (run_gpu_drive): each job takes 1/cap of the device,
- * counted in whole units of 2^-40 rounded up, so that cap jobs of one
- * capacity fill it exactly (summing 1.0 / cap in floating point fell short
- * of 1.0 for half of all capacities: a launch of cap + 1 models). Adds a
- * job of capacity cap (< 1 counts as 1) to *used; 1 when the device is full. */
+/* A launch's fill (run_gpu_drive): the share of the device `models`
+ * models of capacity cap (< 1 counts as 1) take, in whole units of 2^-40
+ * rounded up, so that cap models of one capacity fill it exactly (summing
+ * 1.0 / cap in floating point fell short of 1.0 for half of all
+ * capacities: a launch of cap + 1 models). Full at FS_GPU_FILL_UNIT. */
 #define FS_GPU_FILL_UNIT ((uint64_t)1 << 40)
-int run_gpu_fill(uint64_t *used, int cap);
+uint64_t run_gpu_fill_share(int cap, int models);
 /* A representative job's models per launch on this device (for capacity). */
 int run_gpu_capacity(int device, const FsDataset *ds, const FsJob *job);
 

@@ -22,7 +22,8 @@
 #define FS_EST_CPU_GFLOPS 40.0
 
 /* Trial t's tier, FLOP and GPU seconds (all its folds; block: its folds in
- * parallel blocks, so the longest one; library: the group of its folds). */
+ * parallel blocks, so the longest one; library: its share of its group,
+ * the run's width for it). */
 static void plan_trial(FsGpuPlan *p, const FsGpuLimits *lim, const FsTrial *tr, int t, int fold, uint32_t n_train,
                        uint32_t n_val)
 {
@@ -34,7 +35,8 @@ static void plan_trial(FsGpuPlan *p, const FsGpuLimits *lim, const FsTrial *tr, 
     sweep_fold_spec(&ts, tr, fold);
     FsGpuEstimate e;
     const FsGpuTier tier = p->tier[t] == FS_GPU_LIBRARY ? FS_GPU_LIBRARY : FS_GPU_BLOCK;
-    if (gpu_estimate(lim, tier, &tr->arch, &ts, n_train, n_val, p->folds, &e) != 0) return;
+    const int group = p->group[t] > 0 ? p->group[t] : p->folds;
+    if (gpu_estimate(lim, tier, &tr->arch, &ts, n_train, n_val, group, &e) != 0) return;
     p->flop[t] = e.flop * p->folds;
     if (p->tier[t] == FS_GPU_REFUSED) return;
     p->gpu_s[t] = p->tier[t] == FS_GPU_LIBRARY ? e.seconds * p->folds : e.seconds;
@@ -77,6 +79,11 @@ int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, Fs
     p->why = fs_calloc((size_t)p->n + 1, sizeof *p->why);
     p->flop = fs_calloc((size_t)p->n + 1, sizeof *p->flop);
     p->gpu_s = fs_calloc((size_t)p->n + 1, sizeof *p->gpu_s);
+    p->group = fs_calloc((size_t)p->n + 1, sizeof *p->group);
+    RunGpuGroups groups;
+    if (run_gpu_groups(sw, ds, &folds, 0, &lim, &groups) == 0)
+        for (int t = 0; t < p->n; t++) p->group[t] = groups.width[t];
+    run_gpu_groups_free(&groups);
     for (int t = 0; t < p->n; t++) plan_trial(p, &lim, &sw->trials[t], t, fold, n_train, n_val);
     plan_totals(p, &lim);
     return 0;
@@ -89,5 +96,6 @@ void run_gpu_plan_free(FsGpuPlan *p)
     free(p->tier);
     free(p->flop);
     free(p->gpu_s);
+    free(p->group);
     memset(p, 0, sizeof *p);
 }

@@ -29,7 +29,8 @@ void state_list_job(RunState *st, int t, int k, int seed, int restore)
     sweep_seed_spec(&jb->spec, tr, fold, seed);
     train_result_alloc(&jb->res, jb->spec.stop.max_epochs);
     jb->job = (FsJob){&tr->arch, &jb->spec, &st->ds, fold, &jb->res, NULL, run_cancel_flag(),
-                      &jb->prune, &jb->progress, &jb->examples, NULL};
+                      &jb->prune, &jb->progress, &jb->examples, NULL, 0, 0};
+    run_gpu_group_job(&st->gpu_groups, t, &jb->job);
     run_queue_add(&st->queue, st->n_jobs - 1);
 }
 

@@ -56,7 +56,7 @@ int run_refit_trial(const char *dir, FsJournal *j, const FsDataset *ds, const Fs
     ts.stop.max_epochs = epochs;
     FsFitResult r;
     train_result_alloc(&r, epochs);
-    FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL, NULL, NULL, NULL, NULL};
+    FsJob job = {&tr->arch, &ts, ds, FS_FOLD_ALL, &r, train_result_alloc_weights(&r, &tr->arch), NULL, NULL, NULL, NULL, NULL, 0, 0};
     int rc = -1;
     /* One job: on the run's GPU, or the pool's other threads help it
      * (bit-identical either way). */

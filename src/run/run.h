@@ -108,6 +108,7 @@ typedef struct {
     char **why;       /* per trial: why refused, "" where a tier takes it */
     double *flop;     /* per trial: its folds' training FLOP (0: it does not compile) */
     double *gpu_s;    /* per trial: its folds on its tier, wall seconds (0 where refused) */
+    int *group;       /* per trial: its library group's width (run/gpu_groups.c; 0 where it does not compile) */
     int folds;        /* folds a trial trains (sweep_fold_count) */
     double share;     /* the trials a run trains over those listed: tpe's budget over its candidates, else 1 */
     double block_s, library_s; /* the sweep on each tier (the GPU's trials only) */

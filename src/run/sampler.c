@@ -37,7 +37,7 @@ typedef struct {
 } Study;
 
 static int tpe(const FsSweep *sw) { return sw->sampler == FS_SAMPLER_TPE; }
-static int batched(const FsSweep *sw) { return tpe(sw) || sw->stop_after > 0; }
+static int batched(const FsSweep *sw) { return sweep_proposes_in_batches(sw); }
 static int budget(const FsSweep *sw) { return tpe(sw) ? sw->random_n : sw->n_trials; }
 
 /* Finished: failed, pruned, or every fold recorded (from the journal). */

@@ -286,6 +286,9 @@ int state_open(RunState *st, const FsRunOptions *o, const FsMpi *m, FILE *out)
         fprintf(stderr, "foldsweep: %s\n", gerr.msg);
         return FS_EXIT_USAGE;
     }
+    /* The jobs listed so far take their groups; state_list_job gives later ones theirs. */
+    if (st->use_gpu && run_gpu_groups(&st->sw, &st->ds, &st->folds, st->gpu_device, NULL, &st->gpu_groups) == 0)
+        for (int i = 0; i < st->n_jobs; i++) run_gpu_group_job(&st->gpu_groups, st->jobs[i].trial, &st->jobs[i].job);
     /* Fold-major for the per-epoch rules: every trial's first fold first. */
     if (st->sw.prune.kind == FS_PRUNER_MEDIAN || st->sw.prune.kind == FS_PRUNER_ASHA) run_queue_fold_major(&st->queue);
     FsErr perr = {0};
@@ -307,6 +310,7 @@ void state_close(RunState *st)
         free(st->jobs[i].ckpt.bytes); /* attached and not detached: a refused run */
     }
     free(st->jobs);
+    run_gpu_groups_free(&st->gpu_groups);
     run_queue_close(&st->queue);
     free(st->proposed);
     run_pruning_close(st);

@@ -16,6 +16,7 @@
 
 #include "gpu/gpu.h"
 #include "journal/journal.h"
+#include "run/gpu_driver.h"
 #include "run/progress.h"
 #include "run/queue.h"
 #include "run/records.h"
@@ -59,6 +60,7 @@ typedef struct RunState {
     FsErr io_err;
     /* The CUDA backend: this process trains on GPU `gpu_device`. */
     int use_gpu, gpu_device;
+    RunGpuGroups gpu_groups; /* the library tier's groups (gpu_groups.c), computed where use_gpu */
     FsGpuTimes gpu_times; /* where its calls spent their time (the profile's GPU lines) */
     int models_discarded; /* trials whose files run_models_discard removed */
     int test_left;     /* a signal stopped the test phase with evaluations to do */

@@ -137,7 +137,8 @@ static void take_trials(RunWorker *w, const FsMsg *msg, int *exhausted)
         train_result_alloc(&jb->res, jb->spec.stop.max_epochs);
         jb->job = (FsJob){&tr->arch, &jb->spec, &w->ds, items[k].fold, &jb->res,
                           train_result_alloc_weights(&jb->res, &tr->arch), (const volatile int *)&w->cancel,
-                          &jb->prune, &jb->progress, &jb->examples, NULL};
+                          &jb->prune, &jb->progress, &jb->examples, NULL, 0, 0};
+        run_gpu_group_job(&w->gpu_groups, items[k].trial, &jb->job);
         run_worker_attach_ckpt(w, i);
         w->n_jobs++;
     }
@@ -256,7 +257,7 @@ static int worker_backend(RunWorker *w, int threads, char *device, size_t device
         memset(&tmp, 0, sizeof tmp);
         int fold = data_fold_id(&w->folds, 0);
         sweep_fold_spec(&ts, &w->sw.trials[0], fold);
-        FsJob probe = {&w->sw.trials[0].arch, &ts, &w->ds, fold, &tmp, NULL, NULL, NULL, NULL, NULL, NULL};
+        FsJob probe = {&w->sw.trials[0].arch, &ts, &w->ds, fold, &tmp, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0};
         threads = run_gpu_capacity(w->device, &w->ds, &probe);
         if (threads > FS_PROTO_MAX_ITEMS) threads = FS_PROTO_MAX_ITEMS;
     }
@@ -397,6 +398,7 @@ static void worker_free(RunWorker *w)
     for (int i = 0; i < w->n_jobs; i++) train_result_free(&w->jobs[i].res);
     free(w->jobs);
     free(w->outbox);
+    run_gpu_groups_free(&w->gpu_groups);
     sweep_free(&w->sw);
     data_free(&w->ds);
     pthread_cond_destroy(&w->cv);
@@ -435,6 +437,7 @@ int run_worker(FsMpi *m, const FsRunOptions *o)
         worker_free(&w);
         return FS_EXIT_USAGE;
     }
+    if (w.use_gpu) run_gpu_groups(&w.sw, &w.ds, &w.folds, w.device, NULL, &w.gpu_groups);
     /* The trainers start before the binding is reported: a rank that can
      * start none (out of memory or threads: a tight `ulimit -v`) says so in
      * the setup gather, and rank 0 ends the run, instead of taking jobs it

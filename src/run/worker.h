@@ -13,6 +13,7 @@
 #include "data/data.h"
 #include "gpu/gpu.h"
 #include "mpi/mpi.h"
+#include "run/gpu_driver.h"
 #include "run/run.h"
 #include "sweep/sweep.h"
 #include "train/train.h"
@@ -62,6 +63,7 @@ typedef struct RunWorker {
     int backend;           /* what rank 0 was asked for */
     int refused_once;      /* test hook REFUSE */
     int use_gpu, device;
+    RunGpuGroups gpu_groups; /* the library tier's groups (gpu_groups.c), the same as rank 0's */
     /* Checkpoints (run.checkpoint, from rank 0): how often, the
      * checkpoints from rank 0 waiting for their TRIALS item, and the
      * checkpoints and notes the trainers made, for the main thread to send. */

@@ -197,6 +197,12 @@ int sweep_check_data(const FsSweep *sw, const FsDataset *ds, FsErrList *errs);
  * problem with a file starts at the position of its name in the sweep
  * ("SWEEP:LINE:COL: data.inputs[1]: FILE: ..."). */
 int sweep_load_data(const FsSweep *sw, FsDataset *ds, FsErrList *errs);
+/* Whether the run proposes trials in batches, each once the earlier ones
+ * are finished (search.sampler: tpe, or search.stop), rather than all at once. */
+static inline int sweep_proposes_in_batches(const FsSweep *sw)
+{
+    return sw->sampler == FS_SAMPLER_TPE || sw->stop_after > 0;
+}
 /* The fold ids a trial trains: 1 with a predefined split, else k x repeats. */
 int sweep_fold_count(const FsSweep *sw);
 

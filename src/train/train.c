@@ -228,16 +228,19 @@ int train_chain_rows(const FsArch *arch, const FsTrainSpec *ts, uint32_t longest
     return model_compile(net, arch, (int)need, err);
 }
 
+int train_compile(const FsArch *arch, const FsTrainSpec *ts, uint32_t longest, FsNet *net, FsErr *err)
+{
+    const int max_batch = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
+    return arch->chain ? train_chain_rows(arch, ts, longest, net, err) : model_compile(net, arch, max_batch, err);
+}
+
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid)
 {
     FsErr err = {0};
     const FsTrainSpec *ts = job->spec;
     const FsDataset *ds = job->data;
-    int max_batch = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
     if (train_spec_check(ts, &err) != 0) return job_fail(job, err.msg);
-    if (job->arch->chain ? train_chain_rows(job->arch, ts, data_longest_chain(ds), net, &err) != 0
-                         : model_compile(net, job->arch, max_batch, &err) != 0)
-        return job_fail(job, err.msg);
+    if (train_compile(job->arch, ts, data_longest_chain(ds), net, &err) != 0) return job_fail(job, err.msg);
     if ((uint32_t)job->arch->feat_dim != ds->feat_dim) {
         char why[160];
         snprintf(why, sizeof why, "the model reads %d feature columns per residue, the data has %u (data.features)",

@@ -77,6 +77,11 @@ static inline const char *train_gpu_path_name(int p)
     static const char *const names[FS_GPU_PATH_COUNT] = {"auto", "block", "library"};
     return p >= 0 && p < FS_GPU_PATH_COUNT ? names[p] : "?";
 }
+/* Models a library group's calls span at most (its width; a fold record's
+ * gpu_group): 32 fills an H200's SMs with the group's GEMM tiles at chain
+ * batches of about 2,000 rows (../shared/docs/gpu-tiers.md, section 6),
+ * and bounds a group's memory to a few GiB. */
+#define FS_GPU_LIB_GROUP_MAX 32
 
 typedef struct {
     FsOptKind opt;
@@ -126,6 +131,7 @@ typedef struct {
     uint64_t val_examples;   /* examples evaluated */
     double seconds, val_seconds;
     int gpu_path;          /* FsGpuPath: the GPU tier that trained it (the GPU driver's), 0 on the CPU */
+    int gpu_group;         /* the library tier: the models its group's calls spanned; 0 otherwise */
     FsCurves curves;
     /* FS_FIT_FAILED: why. FS_FIT_CANCELLED with a message: the fold could
      * not run on this process (out of memory for its model), a fault of the
@@ -178,6 +184,11 @@ int train_spec_check(const FsTrainSpec *ts, FsErr *err);
  * or the longest chain (longest residues) and its pad rows where that is
  * more. 0, or -1 with err. */
 int train_chain_rows(const FsArch *arch, const FsTrainSpec *ts, uint32_t longest, FsNet *net, FsErr *err);
+/* A job's net as the trainer compiles it: a chain model's for its batches'
+ * rows (train_chain_rows; longest: the data's longest chain, 0 where not
+ * known), a window model's for max(batch, eval_batch) examples. 0, or -1
+ * with err. */
+int train_compile(const FsArch *arch, const FsTrainSpec *ts, uint32_t longest, FsNet *net, FsErr *err);
 const char *train_opt_name(FsOptKind k);
 const char *train_monitor_name(FsMonitor m);
 const char *train_lr_schedule_name(FsLrSchedule s);
@@ -235,6 +246,11 @@ typedef struct {
                                    written before it moves) */
     volatile uint64_t *examples; /* optional: examples trained so far (CPU), for a watcher */
     FsCheckpointing *ckpt;       /* optional: checkpoints (CPU; the GPU's library tier) */
+    /* The GPU's library tier: the group this job's model trains in, by the
+     * run's fixed rule (run/gpu_groups.c): the models its group's calls
+     * span (0: unset, those a launch holds of its shape) and, where set,
+     * its signature (jobs of one signature share a group). */
+    int lib_sig, lib_width;
 } FsJob;
 
 /* Trains one job on the calling thread. Returns 0, or -1 when the job
