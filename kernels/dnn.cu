@@ -52,6 +52,17 @@ void gpu_libraries(char *out, size_t n)
     snprintf(out, n, "%s; %s", a, b);
 }
 
+int gpu_cudnn_load(FsErr *err)
+{
+    if (!fs_dnn_available(FS_DNN_CUDNN)) {
+        char why[160];
+        fs_dnn_describe(FS_DNN_CUDNN, why, sizeof why);
+        fs_err_set(err, "%s", why);
+        return -1;
+    }
+    return fs_dnn_load(FS_DNN_CUDNN, err);
+}
+
 FsDnn *fs_dnn_open(FsDnnBackend be, cudaStream_t stream, int tf32, FsErr *err)
 {
     if (!fs_dnn_available(be)) {

@@ -21,16 +21,32 @@
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-/* The launch's arrays after the models' buffers (launch_device's layout),
- * for n models. For one model it is at least each model's share of any
- * launch's (align256(n x) <= n align256(x)), so capacity counts it per
- * model: a flat allowance of 4096 bytes fell short of the ~5,400 these
- * take, and a launch sized to a small device's last byte failed. */
-static size_t launch_arrays_bytes(int n)
+/* 85% of the device's free memory, after the job's fold lists are
+ * uploaded (gpu_capacity's reasons); 0 where it cannot be read. */
+static size_t launch_budget(FsGpu *g, const FsJob *job)
 {
-    return align256(sizeof(FsNet) * (size_t)n) + align256(sizeof(FsModel) * (size_t)n) +
-           align256(sizeof(FsFoldData) * (size_t)n) + align256(sizeof(FsTrainSpec) * (size_t)n) +
-           align256(sizeof(FsFitResult) * (size_t)n);
+    size_t free_b = 0, total = 0;
+    if (cudaSetDevice(g->device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    FsErr le = {0};
+    if (!gpu_fold_lists(g, job->fold, job->arch->chain, &le)) cudaGetLastError();
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return (size_t)((double)free_b * 0.85);
+}
+
+int gpu_group_need(FsGpu *g, const FsJob *job, int width, size_t *need, size_t *budget)
+{
+    FsNet net;
+    FsErr e = {0};
+    if (train_compile(job->arch, job->spec, data_longest_chain(g->ds), &net, &e) != 0) return -1;
+    *need = gpu_lib_group_bytes(&net, data_examples(g->ds, job->fold, 0, NULL), width > 0 ? width : 1);
+    *budget = launch_budget(g, job);
+    return *budget > 0 ? 0 : -1;
 }
 
 int gpu_capacity(FsGpu *g, const FsJob *job)
@@ -43,13 +59,8 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
     /* A chain model's group needs the libraries' scratch beside it, which
      * grows with the group (gpu_lib_group_extra_bytes: its share of one). */
-    size_t per = gpu_model_bytes(&net, nt) + launch_arrays_bytes(1) +
+    size_t per = gpu_model_bytes(&net, nt) + gpu_launch_arrays_bytes(1) +
                  (job->arch->chain ? gpu_lib_group_extra_bytes(&net, 1) : 0);
-    size_t free_b = 0, total = 0;
-    if (cudaSetDevice(g->device) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
     /* The launch uploads the fold's example lists (every example of the
      * data set, once a fold) before its models' buffer: resident now, they
      * are out of the free memory read below instead of the margin's, which
@@ -57,13 +68,7 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
      * of several folds still takes the lists of folds whose capacity comes
      * later from the margin, once a run (they stay resident). A fold the
      * data lacks fails in the launch, with its message. */
-    FsErr le = {0};
-    if (!gpu_fold_lists(g, job->fold, job->arch->chain, &le)) cudaGetLastError();
-    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    size_t cap = (size_t)((double)free_b * 0.85) / per;
+    size_t cap = launch_budget(g, job) / per;
     return cap > FS_GPU_MAX_MODELS ? FS_GPU_MAX_MODELS : (int)cap;
 }
 
@@ -288,7 +293,7 @@ int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, F
         free(ntr);
         return rc;
     }
-    const size_t arrays = launch_arrays_bytes(L->n);
+    const size_t arrays = gpu_launch_arrays_bytes(L->n);
     float *w = NULL;
     size_t w_cap = 0;
     Watch *d_watch = NULL;

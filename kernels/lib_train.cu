@@ -404,9 +404,9 @@ static int lib_fit_width(FsGpu *g, const FsJob *job, int width)
         cudaGetLastError();
         return width; /* launch_build refuses the job, or the allocation fails, with why */
     }
-    const size_t budget = (size_t)((double)free_b * 0.85), model = gpu_model_bytes(&net, nt);
+    const size_t budget = (size_t)((double)free_b * 0.85);
     int w = width;
-    while (w > 1 && (size_t)w * model + gpu_lib_group_extra_bytes(&net, w) > budget) w--;
+    while (w > 1 && gpu_lib_group_bytes(&net, nt, w) > budget) w--;
     if (w < width && job->lib_width > 0)
         fprintf(stderr, "foldsweep: GPU %s: a library group of %d models does not fit its free memory; it trains %d wide\n",
                 g->lim.name, width, w);

@@ -69,6 +69,21 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
  * handle is given, in bytes (kernels/dnn_cublas.cu sizes both from here). */
 size_t gpu_lib_conv_scratch_floats(long G, long rows, int C, int F, int K);
 #define FS_GPU_LIB_CUBLAS_WS ((size_t)4 << 20)
+/* The arrays a launch of n models keeps beside their buffers (nets,
+ * models, folds, specs, results; kernels/gpu_launch.cu's layout). For one
+ * model at least its share of any launch's (align256(n x) <= n
+ * align256(x)), so capacity counts it per model: a flat allowance of 4096
+ * bytes fell short of the ~5,400 these take, and a launch sized to a small
+ * device's last byte failed. */
+size_t gpu_launch_arrays_bytes(int n);
+/* What a library group `width` models wide of this net takes on the
+ * device: its buffers (each for a fold of n_train examples), the launch's
+ * arrays, the libraries' scratch and the models' state, as lib_train.cu
+ * allocates them (the driver's fill, the run's width rule, lib_fit_width). */
+size_t gpu_lib_group_bytes(const FsNet *net, uint32_t n_train, int width);
+/* The data set's bytes resident on a device (gpu_open's arrays) and its
+ * example lists for `folds` folds (the width rule's reserve). */
+size_t gpu_resident_bytes(const FsDataset *ds, int folds);
 /* What a group of G models of this net needs on the device beyond their
  * buffers (the largest layer's scratch, the workspace, each model's state):
  * the tier's memory rule (gpu_model_check) counts it. */
@@ -101,10 +116,18 @@ typedef struct {
     int tf32;            /* the math mode: 0 FP32, 1 TF32 */
     double ms;           /* one call */
 } FsGpuTableRow;
+/* A measured shape: both back ends' FP32 times of its three products,
+ * summed (-1 where one is missing). */
+typedef struct {
+    int G, rows, C, F, K, dil;
+    double ms[2];
+} FsGpuTableShape;
 typedef struct {
     char device[128];
     FsGpuTableRow *rows;
     int n;
+    FsGpuTableShape *shapes; /* indexed once read (gpu_table_choose's candidates) */
+    int n_shapes;
 } FsGpuTable;
 /* The words of the table's columns: "fwd", "cuDNN", "TF32". */
 const char *gpu_table_op_name(int op);
@@ -127,6 +150,9 @@ int gpu_table_choose(const FsGpuTable *t, long G, long rows, int C, int F, int K
  * another device: its name against lim's). */
 #define FS_GPU_TABLE_ENV "FOLDSWEEP_GPU_TABLE"
 int gpu_table_env(const FsGpuLimits *lim, FsGpuTable *t, FsErr *err);
+/* cuDNN opened for use on this machine (the build has it and the library
+ * loads): 0, or -1 with why. */
+int gpu_cudnn_load(FsErr *err);
 
 /* "block", "library" (the journal's and the leaderboard's words:
  * train_gpu_path_name's), "refused". */
@@ -175,6 +201,13 @@ void gpu_close(FsGpu *g);
  * left, with a margin); 0 if not even one. Uploads the job's fold's
  * example lists first, as the launch would, so that they are counted. */
 int gpu_capacity(FsGpu *g, const FsJob *job);
+/* What a library group of `width` models like job's takes on the device
+ * (*need: its buffers, arrays, the libraries' scratch and state, as
+ * lib_train.cu allocates them) and what a launch may fill (*budget: 85%
+ * of the free memory once the job's fold lists are uploaded, as
+ * gpu_capacity); 0, or -1 where the job does not compile or the device
+ * cannot be read. */
+int gpu_group_need(FsGpu *g, const FsJob *job, int width, size_t *need, size_t *budget);
 
 /* What gpu_train tells its caller while the kernel runs (any may be NULL):
  * progress(ctx, epochs), the epochs completed by the models still

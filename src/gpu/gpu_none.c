@@ -48,6 +48,18 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     return 0;
 }
 
+int gpu_group_need(FsGpu *g, const FsJob *job, int width, size_t *need, size_t *budget)
+{
+    (void)g, (void)job, (void)width, (void)need, (void)budget;
+    return -1;
+}
+
+int gpu_cudnn_load(FsErr *err)
+{
+    fs_err_set(err, "this build has no CUDA backend");
+    return -1;
+}
+
 int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *err)
 {
     (void)g, (void)jobs, (void)n, (void)w;

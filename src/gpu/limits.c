@@ -105,6 +105,28 @@ int gpu_lib_same_shape(const FsNet *a, const FsNet *b)
 }
 
 
+size_t gpu_launch_arrays_bytes(int n)
+{
+    return align256(sizeof(FsNet) * (size_t)n) + align256(sizeof(FsModel) * (size_t)n) +
+           align256(sizeof(FsFoldData) * (size_t)n) + align256(sizeof(FsTrainSpec) * (size_t)n) +
+           align256(sizeof(FsFitResult) * (size_t)n);
+}
+
+size_t gpu_lib_group_bytes(const FsNet *net, uint32_t n_train, int width)
+{
+    return (size_t)width * gpu_model_bytes(net, n_train) + gpu_launch_arrays_bytes(width) +
+           gpu_lib_group_extra_bytes(net, width);
+}
+
+size_t gpu_resident_bytes(const FsDataset *ds, int folds)
+{
+    const size_t n = ds->n_res, feat = (size_t)ds->feat_dim * (ds->feat_half ? 2 : 4);
+    /* The residues' codes, labels, chain ends and features, then each
+     * fold's example lists (a refit's and the predefined split's too), a
+     * window model's and a chain model's: every example once a list. */
+    return align256(n * 4 + n * feat) + (size_t)(folds + 2) * 2 * align256(n * sizeof(uint32_t));
+}
+
 /* "needs 61.2 MiB of device memory, more than 85% of the h200's 64.0 MiB":
  * MiB below a GiB, so that a small card's need and limit never read as the
  * same rounded figure. -1, for the caller's return. */

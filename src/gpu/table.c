@@ -8,6 +8,7 @@
  * the same table on the same GPU model computes the same bits. The table
  * names the device it was measured on; another device refuses it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ static int word_of(const char *s, const char *const *words, int n)
 static int int_of(const char *s, long lo, long hi, int *out)
 {
     char *end;
+    if (isspace((unsigned char)*s)) return -1; /* strtol would skip it */
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) return -1;
@@ -55,6 +57,7 @@ static const char *row_of(char **f, FsGpuTableRow *r)
     if (int_of(f[6], 1, 1 << 10, &r->dil)) return "dil, a dilation from 1";
     if ((r->backend = word_of(f[7], backend_names, 2)) < 0) return "backend cuBLAS or cuDNN";
     if ((r->tf32 = word_of(f[8], mode_names, 2)) < 0) return "mode FP32 or TF32";
+    if (isspace((unsigned char)*f[9]) || isspace((unsigned char)*f[10])) return "ms and gflops without spaces";
     errno = 0;
     r->ms = strtod(f[9], &end);
     if (errno || end == f[9] || *end || !isfinite(r->ms) || r->ms <= 0) return "ms, a positive time";
@@ -76,12 +79,14 @@ static int split(char *line, char **f, int max)
     return n;
 }
 
+static void index_shapes(FsGpuTable *t);
+
 int gpu_table_read(const char *path, FsGpuTable *t, FsErr *err)
 {
     memset(t, 0, sizeof *t);
     FILE *fp = fopen(path, "r");
     if (!fp) return fs_err_set(err, "%s: %s", path, strerror(errno)), -1;
-    char line[FS_GPU_TABLE_LINE + 2];
+    char line[FS_GPU_TABLE_LINE + 3]; /* the line, "\r\n", the terminator */
     long no = 0;
     int header = 0, rc = 0;
     const char *what = NULL;
@@ -128,61 +133,83 @@ int gpu_table_read(const char *path, FsGpuTable *t, FsErr *err)
     }
     if (!rc && ferror(fp)) fs_err_set(err, "%s: read error", path), rc = -2;
     fclose(fp);
-    if (!rc && !header) what = "the header " FS_GPU_TABLE_HEADER_WORDS, no = no + 1, rc = -1;
+    if (!rc && no == 0) what = "\"" FS_GPU_TABLE_DEVICE "<TAB>the device's name\" (bench_dnn --tsv writes it)", no = 1, rc = -1;
+    else if (!rc && !header) what = "the header " FS_GPU_TABLE_HEADER_WORDS, no = no + 1, rc = -1;
     if (rc == -1) fs_err_set(err, "%s:%ld: expected %s", path, no, what);
     if (rc) gpu_table_free(t);
+    else index_shapes(t);
     return rc ? -1 : 0;
 }
 
 void gpu_table_free(FsGpuTable *t)
 {
     free(t->rows);
+    free(t->shapes);
     memset(t, 0, sizeof *t);
 }
 
 /* How far a measured shape lies from the layer's: the logs' differences
  * of its channels, taps, dilation and the group's rows (G x rows). */
-static double distance(const FsGpuTableRow *r, long work, int C, int F, int K, int dil)
+static double distance(const FsGpuTableShape *r, long work, int C, int F, int K, int dil)
 {
     return fabs(log((double)r->C / C)) + fabs(log((double)r->F / F)) + fabs(log((double)r->K / K)) +
            fabs(log((double)r->dil / dil)) + fabs(log((double)r->G * r->rows / (double)work));
 }
 
-/* The FP32 time of back end be's three products at row r's shape; a
- * negative value where one is missing. */
-static double shape_ms(const FsGpuTable *t, const FsGpuTableRow *r, int be)
+static int same_shape(const FsGpuTableRow *q, const FsGpuTableShape *s)
 {
-    double ms = 0;
-    for (int op = 0; op < FS_GPU_TABLE_OPS; op++) {
-        double got = -1;
-        for (int i = 0; i < t->n && got < 0; i++) {
-            const FsGpuTableRow *q = &t->rows[i];
-            if (q->op == op && q->backend == be && !q->tf32 && q->G == r->G && q->rows == r->rows && q->C == r->C &&
-                q->F == r->F && q->K == r->K && q->dil == r->dil)
-                got = q->ms;
+    return q->G == s->G && q->rows == s->rows && q->C == s->C && q->F == s->F && q->K == s->K && q->dil == s->dil;
+}
+
+/* The table's shapes, in the order they first appear, each with both
+ * back ends' FP32 times of the three products summed (-1 where one is
+ * missing): what gpu_table_choose compares, built once (rows x shapes). */
+static void index_shapes(FsGpuTable *t)
+{
+    t->shapes = fs_calloc((size_t)t->n + 1, sizeof *t->shapes);
+    t->n_shapes = 0;
+    double got[FS_GPU_TABLE_OPS][2];
+    for (int i = 0; i < t->n; i++) {
+        const FsGpuTableRow *r = &t->rows[i];
+        int k = 0;
+        while (k < t->n_shapes && !same_shape(r, &t->shapes[k])) k++;
+        if (k < t->n_shapes) continue;
+        FsGpuTableShape *s = &t->shapes[t->n_shapes++];
+        s->G = r->G, s->rows = r->rows, s->C = r->C, s->F = r->F, s->K = r->K, s->dil = r->dil;
+        for (int op = 0; op < FS_GPU_TABLE_OPS; op++) got[op][0] = got[op][1] = -1;
+        for (int j = i; j < t->n; j++) { /* the first row of each product and back end */
+            const FsGpuTableRow *q = &t->rows[j];
+            if (!q->tf32 && same_shape(q, s) && got[q->op][q->backend] < 0) got[q->op][q->backend] = q->ms;
         }
-        if (got < 0) return -1;
-        ms += got;
+        for (int be = 0; be < 2; be++) {
+            s->ms[be] = 0;
+            for (int op = 0; op < FS_GPU_TABLE_OPS; op++)
+                s->ms[be] = s->ms[be] < 0 || got[op][be] < 0 ? -1 : s->ms[be] + got[op][be];
+        }
     }
-    return ms;
 }
 
 int gpu_table_choose(const FsGpuTable *t, long G, long rows, int C, int F, int K, int dil)
 {
-    const FsGpuTableRow *best = NULL;
-    double best_d = 0, ms[2] = {0, 0};
+    const FsGpuTableShape *best = NULL;
+    double best_d = 0;
     const long work = G * rows > 0 ? G * rows : 1;
     if (!t || C < 1 || F < 1 || K < 1 || dil < 1) return 0;
-    for (int i = 0; i < t->n; i++) {
-        const FsGpuTableRow *r = &t->rows[i];
-        if (r->tf32 || r->op != 0 || r->backend != 0) continue; /* each shape once: its cuBLAS FP32 fwd row */
-        const double d = distance(r, work, C, F, K, dil);
-        if (best && d >= best_d) continue; /* ties: the first in the file */
-        const double a = shape_ms(t, r, 0), b = shape_ms(t, r, 1);
-        if (a < 0 || b < 0) continue; /* both back ends, all three products, or not a candidate */
-        best = r, best_d = d, ms[0] = a, ms[1] = b;
+    for (int i = 0; i < t->n_shapes; i++) {
+        const FsGpuTableShape *s = &t->shapes[i];
+        if (s->ms[0] < 0 || s->ms[1] < 0) continue; /* both back ends, all three products, or not a candidate */
+        const double d = distance(s, work, C, F, K, dil);
+        if (!best || d < best_d) best = s, best_d = d; /* ties: the first in the file */
     }
-    return best && ms[1] < ms[0] ? 1 : 0;
+    return best && best->ms[1] < best->ms[0] ? 1 : 0;
+}
+
+/* Whether the table makes any shape's layers cuDNN's. */
+static int any_cudnn(const FsGpuTable *t)
+{
+    for (int i = 0; i < t->n_shapes; i++)
+        if (t->shapes[i].ms[0] >= 0 && t->shapes[i].ms[1] >= 0 && t->shapes[i].ms[1] < t->shapes[i].ms[0]) return 1;
+    return 0;
 }
 
 int gpu_table_env(const FsGpuLimits *lim, FsGpuTable *t, FsErr *err)
@@ -197,6 +224,15 @@ int gpu_table_env(const FsGpuLimits *lim, FsGpuTable *t, FsErr *err)
                    "%s: %s:1: the table was measured on %s, not on this device (%s); each GPU model needs its own "
                    "(scripts/gpu-check writes it)",
                    FS_GPU_TABLE_ENV, path, t->device, lim->name);
+        gpu_table_free(t);
+        return -1;
+    }
+    /* A table that makes some layers cuDNN's needs cuDNN here: refused at
+     * the start, not by the first group that would open it. */
+    FsErr why = {0};
+    if (any_cudnn(t) && gpu_cudnn_load(&why) != 0) {
+        fs_err_set(err, "%s: %s chooses cuDNN for some shapes, but cuDNN cannot be used here: %s", FS_GPU_TABLE_ENV,
+                   path, why.msg);
         gpu_table_free(t);
         return -1;
     }

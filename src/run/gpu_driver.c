@@ -128,23 +128,39 @@ uint64_t run_gpu_fill_share(int cap, int models)
     return (FS_GPU_FILL_UNIT * m + c - 1) / c;
 }
 
-/* What a job adds to a launch (run_gpu_fill_share of the device): a model
- * of the block tier its own; a library group (its signature's first job in
- * the launch) its width of models, however many of them the launch holds;
- * the group's later jobs nothing, since they train in its slots. sigs:
- * the signatures the launch holds so far (*n_sigs of them). */
-static uint64_t fill_cost(FsGpu *g, const FsGpuLimits *lim, const FsJob *job, int *sigs, int *n_sigs)
+/* A launch's library groups so far: per signature its jobs. */
+typedef struct {
+    int *sig, *jobs, n;
+} FillGroups;
+
+/* What a job adds to a launch (a share of the device, FS_GPU_FILL_UNIT
+ * whole): a model of the block tier 1 / its capacity; the first job of a
+ * library group (its signature's first in the launch) what the group's
+ * width of models allocates (gpu_group_need: the buffers, arrays and
+ * scratch lib_train.cu allocates, against the same 85% of free memory),
+ * however many of them the launch holds; the group's later jobs nothing,
+ * since they train in its slots, up to FS_GPU_FILL_QUEUE widths of them
+ * (*member 1), after which the launch takes no more of it (UINT64_MAX):
+ * a launch does not hoard a signature's jobs that other ranks could
+ * train. g NULL (no device): each job a whole device. */
+#define FS_GPU_FILL_QUEUE 4
+static uint64_t fill_cost(FsGpu *g, const FsGpuLimits *lim, const FsJob *job, FillGroups *fg)
 {
-    const int cap = g ? gpu_capacity(g, job) : 1;
-    if (job->lib_width <= 0 || !lim) return run_gpu_fill_share(cap, 1);
+    if (!g) return FS_GPU_FILL_UNIT;
     char why[512];
-    uint32_t n_train = data_examples(job->data, job->fold, 0, NULL);
-    if (gpu_model_check(lim, job->arch, job->spec, n_train, why, sizeof why) != FS_GPU_LIBRARY)
-        return run_gpu_fill_share(cap, 1);
-    for (int i = 0; i < *n_sigs; i++)
-        if (sigs[i] == job->lib_sig) return 0;
-    sigs[(*n_sigs)++] = job->lib_sig;
-    return run_gpu_fill_share(cap, job->lib_width);
+    const uint32_t n_train = data_examples(job->data, job->fold, 0, NULL);
+    if (job->lib_width <= 0 || !lim ||
+        gpu_model_check(lim, job->arch, job->spec, n_train, why, sizeof why) != FS_GPU_LIBRARY)
+        return run_gpu_fill_share(gpu_capacity(g, job), 1);
+    for (int i = 0; i < fg->n; i++)
+        if (fg->sig[i] == job->lib_sig)
+            return fg->jobs[i] < FS_GPU_FILL_QUEUE * job->lib_width ? (fg->jobs[i]++, 0) : UINT64_MAX;
+    fg->sig[fg->n] = job->lib_sig;
+    fg->jobs[fg->n++] = 1;
+    size_t need = 0, budget = 0;
+    if (gpu_group_need(g, job, job->lib_width, &need, &budget) != 0 || need >= budget) return FS_GPU_FILL_UNIT;
+    /* need / budget of the unit, rounded up, in 128-bit-free steps: need < budget. */
+    return (uint64_t)(((double)need / (double)budget) * (double)FS_GPU_FILL_UNIT) + 1;
 }
 
 /* One launch's jobs as the queue knows them: a job the GPU finished is
@@ -191,28 +207,30 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
     const int have_lim = gpu_limits(device, &lim) == 0;
     int dead = 0; /* the device failed */
     enum { MAX = 4096 };
-    int *ids = fs_calloc(MAX, sizeof(int)), *sigs = fs_calloc(MAX, sizeof(int));
+    int *ids = fs_calloc(MAX, sizeof(int));
     FsJob *batch = fs_calloc(MAX, sizeof(FsJob));
     unsigned char *done = fs_calloc(MAX, 1);
+    FillGroups fg = {fs_calloc(MAX, sizeof(int)), fs_calloc(MAX, sizeof(int)), 0};
     int carried = -1; /* a job taken that did not fit the last launch: the next one's first */
     for (;;) {
-        /* Fill the device (fill_cost). */
-        int n = 0, full = 0, n_sigs = 0;
+        /* Fill the device (fill_cost): jobs while they fit; a full device
+         * still takes its groups' queued jobs, which cost nothing. */
+        int n = 0;
         uint64_t used = 0;
-        while (n < MAX && !full) {
+        fg.n = 0;
+        while (n < MAX) {
             /* Wait for the first job of a launch only: the rest fill it up. */
             if (carried >= 0)
                 ids[n] = carried, carried = -1;
             else if (q->take(q->ctx, &ids[n], n == 0) != 1)
                 break;
             batch[n] = *q->job(q->ctx, ids[n]);
-            const uint64_t cost = fill_cost(g && !dead ? g : NULL, have_lim ? &lim : NULL, &batch[n], sigs, &n_sigs);
-            if (n > 0 && used + cost > FS_GPU_FILL_UNIT) { /* a group the launch has no room left for */
+            const uint64_t cost = fill_cost(g && !dead ? g : NULL, have_lim ? &lim : NULL, &batch[n], &fg);
+            if (n > 0 && (cost == UINT64_MAX || used + cost > FS_GPU_FILL_UNIT)) { /* no room left for it */
                 carried = ids[n];
                 break;
             }
-            used += cost;
-            full = used >= FS_GPU_FILL_UNIT;
+            used += cost == UINT64_MAX ? 0 : cost;
             n++;
         }
         if (n == 0) break;
@@ -247,7 +265,8 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
             if (!done[i]) q->done(q->ctx, ids[i]);
     }
     free(ids);
-    free(sigs);
+    free(fg.sig);
+    free(fg.jobs);
     free(batch);
     free(done);
     FsGpuTimes t;

@@ -23,12 +23,18 @@
 
 #include "run/gpu_driver.h"
 
-/* The widest group of w models or fewer whose buffers and scratch fit 85%
- * of the device (gpu_model_check's share), at least 1. */
-static int fit_width(const FsGpuLimits *lim, const FsNet *net, uint32_t n_train, int w)
+/* The widest group of w models or fewer that fits 85% of the device's
+ * memory less what is resident beside it (the data set, every fold's
+ * example lists) and a sixteenth for the CUDA context and the rest: a
+ * fixed figure, so that every rank on the same device model computes the
+ * same (lib_fit_width narrows a group further only where the free memory
+ * at its launch cannot hold it, and says so). At least 1. */
+static int fit_width(const FsGpuLimits *lim, const FsDataset *ds, const FsFolds *folds, const FsNet *net,
+                     uint32_t n_train, int w)
 {
-    const size_t budget = lim->memory / 100 * 85, model = gpu_model_bytes(net, n_train);
-    while (w > 1 && (size_t)w * model + gpu_lib_group_extra_bytes(net, w) > budget) w--;
+    const size_t held = gpu_resident_bytes(ds, folds->n) + lim->memory / 16;
+    const size_t budget = held < lim->memory ? (lim->memory - held) / 100 * 85 : 0;
+    while (w > 1 && gpu_lib_group_bytes(net, n_train, w) > budget) w--;
     return w;
 }
 
@@ -45,9 +51,9 @@ int run_gpu_groups(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds,
     const uint32_t longest = data_longest_chain(ds), n_train = run_gpu_largest_fold(ds, folds);
     out->sig = fs_calloc((size_t)n + 1, sizeof(int));
     out->width = fs_calloc((size_t)n + 1, sizeof(int));
-    FsNet *first = fs_calloc((size_t)n + 1, sizeof(FsNet)); /* each signature's first net, in trial order */
-    int *trials = fs_calloc((size_t)n + 1, sizeof(int));    /* per signature: its trials */
-    int sigs = 0;
+    FsNet *first = NULL; /* each signature's first net, in trial order (grown as signatures come) */
+    int *trials = NULL;  /* per signature: its trials */
+    int sigs = 0, cap_sigs = 0;
     for (int t = 0; t < n; t++) {
         FsTrainSpec ts;
         FsNet net;
@@ -57,7 +63,15 @@ int run_gpu_groups(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds,
         if (train_compile(&sw->trials[t].arch, &ts, longest, &net, &err) != 0) continue; /* it fails with why */
         int k = 0;
         while (k < sigs && !gpu_lib_same_shape(&first[k], &net)) k++;
-        if (k == sigs) first[sigs++] = net;
+        if (k == sigs) {
+            if (sigs == cap_sigs) {
+                cap_sigs = cap_sigs ? 2 * cap_sigs : 16;
+                first = fs_realloc(first, sizeof(FsNet) * (size_t)cap_sigs);
+                trials = fs_realloc(trials, sizeof(int) * (size_t)cap_sigs);
+            }
+            trials[sigs] = 0;
+            first[sigs++] = net;
+        }
         out->sig[t] = k;
         trials[k]++;
     }
@@ -67,7 +81,7 @@ int run_gpu_groups(const FsSweep *sw, const FsDataset *ds, const FsFolds *folds,
         const int k = out->sig[t];
         if (k < 0) continue;
         const long jobs = per_trial * (batched ? 1 : trials[k]);
-        out->width[t] = fit_width(&lim, &first[k], n_train, jobs < cap ? (int)jobs : cap);
+        out->width[t] = fit_width(&lim, ds, folds, &first[k], n_train, jobs < cap ? (int)jobs : cap);
     }
     out->n = n;
     free(first);

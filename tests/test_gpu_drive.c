@@ -1,0 +1,114 @@
+/*
+ * test_gpu_drive: the GPU driver's fill (run/gpu_driver.c, run_gpu_drive)
+ * with the library tier's groups (#44), on the CUDA stand-in (a
+ * FOLDSWEEP_CUDA=EMULATE build; skipped elsewhere, as a real device's
+ * memory cannot be set) with a small device (FOLDSWEEP_EMU_MEMORY). A
+ * group counts its width once and its other jobs join it free, so a
+ * signature wider than the device's capacity still trains in one launch
+ * (it had one model a launch: the group's first job counted as a whole
+ * device); and a launch takes at most FS_GPU_FILL_QUEUE widths of a
+ * signature's jobs, leaving the rest to other launches (and ranks).
+ * Launches are counted by the times the driver reports (FsGpuTimes.calls:
+ * gpu_train's calls); the jobs are cancelled from the start, so only the
+ * fill is in question.
+ */
+#include <stdlib.h>
+
+#include "gpu/gpu.h"
+#include "run/gpu_driver.h"
+#include "synth/synth.h"
+#include "test.h"
+#include "train/train.h"
+
+/* The device: a few of the chain models below. */
+#define DEVICE_MEMORY "16M"
+
+typedef struct {
+    FsJob *jobs;
+    int n, next, done;
+    long launches;
+} FakeQueue;
+
+static int fq_take(void *ctx, int *id, int wait)
+{
+    FakeQueue *q = ctx;
+    (void)wait;
+    if (q->next == q->n) return 0;
+    *id = q->next++;
+    return 1;
+}
+static void fq_done(void *ctx, int id) { (void)id, ((FakeQueue *)ctx)->done++; }
+static const FsJob *fq_job(void *ctx, int id) { return &((FakeQueue *)ctx)->jobs[id]; }
+static void fq_epochs(void *ctx, long e) { (void)ctx, (void)e; }
+static void fq_fail(void *ctx, const FsErr *e) { (void)ctx, fprintf(stderr, "driver failed: %s\n", e->msg); }
+static void fq_times(void *ctx, const FsGpuTimes *t) { ((FakeQueue *)ctx)->launches = t->calls; }
+
+/* n chain jobs of one signature `width` wide through the driver; its
+ * launches, and (*cap) the device's capacity for one of them. */
+static long drive(const FsDataset *ds, int n, int width, int *cap)
+{
+    FsArch arch;
+    memset(&arch, 0, sizeof arch);
+    arch.chain = 1;
+    arch.n_layers = 1;
+    arch.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 4, .width = 3, .act = FS_ACT_RELU};
+    FsTrainSpec ts;
+    train_spec_defaults(&ts);
+    ts.stop.max_epochs = 1;
+    ts.batch_residues = 256;
+    FsGpuLimits lim;
+    char why[512];
+    CHECK(gpu_limits(0, &lim) == 0);
+    CHECK_MSG(gpu_model_check(&lim, &arch, &ts, data_examples(ds, 0, 0, NULL), why, sizeof why) == FS_GPU_LIBRARY,
+              "the library tier does not take the chain job: %s", why);
+    int cancel = 1;
+    FsJob *jobs = fs_calloc((size_t)n, sizeof *jobs);
+    FsFitResult *res = fs_calloc((size_t)n, sizeof *res);
+    for (int i = 0; i < n; i++) {
+        train_result_alloc(&res[i], ts.stop.max_epochs);
+        jobs[i] = (FsJob){.arch = &arch, .spec = &ts, .data = ds, .fold = 0, .result = &res[i], .cancel = &cancel,
+                          .lib_sig = 0, .lib_width = width};
+    }
+    FakeQueue fq = {jobs, n, 0, 0, 0};
+    FsGpuQueue q = {fq_take, fq_done, fq_job, fq_epochs, fq_fail, &fq, fq_times};
+    run_gpu_drive(0, ds, &q);
+    CHECK_MSG(fq.done == n, "%d of %d jobs came back", fq.done, n);
+    int cancelled = 0;
+    for (int i = 0; i < n; i++) cancelled += res[i].status == FS_FIT_CANCELLED;
+    CHECK_MSG(cancelled == n, "%d of %d jobs cancelled untrained", cancelled, n);
+    FsErr err = {0};
+    FsGpu *g = gpu_open(0, ds, &err);
+    *cap = g ? gpu_capacity(g, &jobs[0]) : -1;
+    gpu_close(g);
+    printf("%d jobs %d wide (capacity %d): %ld launches\n", n, width, *cap, fq.launches);
+    for (int i = 0; i < n; i++) train_result_free(&res[i]);
+    free(res);
+    free(jobs);
+    return fq.launches;
+}
+
+int main(void)
+{
+    /* Before the stand-in first reads its settings. */
+    setenv("FOLDSWEEP_EMU_MEMORY", DEVICE_MEMORY, 1);
+    if (!gpu_emulated()) TEST_SKIP("sets the device's memory: needs the CUDA stand-in (FOLDSWEEP_CUDA=EMULATE)");
+    if (gpu_count() == 0) {
+        char why[256];
+        gpu_describe(0, why, sizeof why);
+        TEST_SKIP("no device: %s", why);
+    }
+    FsDataset ds;
+    FsErr err = {0};
+    CHECK_MSG(synth_generate(&ds, 6, 5, &err) == 0, "%s", err.msg);
+    CHECK_MSG(data_assign_folds(&ds, 2, 1, &err) == 0, "%s", err.msg);
+    /* 32 wide on a device that holds fewer: one launch (it was 32). */
+    int cap = 0;
+    long l = drive(&ds, 32, 32, &cap);
+    CHECK_MSG(cap >= 1 && cap < 32, "the device holds %d of these: the test needs 1 to 31", cap);
+    CHECK_MSG(l == 1, "32 jobs of a group 32 wide: %ld launches", l);
+    /* 2 wide: at most 4 widths a launch, 8 jobs: 20 jobs in 3 launches. */
+    l = drive(&ds, 20, 2, &cap);
+    CHECK_MSG(l == 3, "20 jobs of a group 2 wide: %ld launches, expected 3 of at most 8", l);
+    data_free(&ds);
+    return test_finish();
+}
