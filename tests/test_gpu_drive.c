@@ -18,6 +18,7 @@
 #include "run/gpu_driver.h"
 #include "synth/synth.h"
 #include "test.h"
+#include "test_emu_device.h"
 #include "train/train.h"
 
 /* The device: a few of the chain models below. */
@@ -89,14 +90,7 @@ static long drive(const FsDataset *ds, int n, int width, int *cap)
 
 int main(void)
 {
-    /* Before the stand-in first reads its settings. */
-    setenv("FOLDSWEEP_EMU_MEMORY", DEVICE_MEMORY, 1);
-    if (!gpu_emulated()) TEST_SKIP("sets the device's memory: needs the CUDA stand-in (FOLDSWEEP_CUDA=EMULATE)");
-    if (gpu_count() == 0) {
-        char why[256];
-        gpu_describe(0, why, sizeof why);
-        TEST_SKIP("no device: %s", why);
-    }
+    ted_start(DEVICE_MEMORY); /* before the stand-in first reads its settings */
     FsDataset ds;
     FsErr err = {0};
     CHECK_MSG(synth_generate(&ds, 6, 5, &err) == 0, "%s", err.msg);
