@@ -21,9 +21,7 @@
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-/* 85% of the device's free memory, after the job's fold lists are
- * uploaded (gpu_capacity's reasons); 0 where it cannot be read. */
-static size_t launch_budget(FsGpu *g, const FsJob *job)
+size_t launch_budget(FsGpu *g, const FsJob *job)
 {
     size_t free_b = 0, total = 0;
     if (cudaSetDevice(g->device) != cudaSuccess) {

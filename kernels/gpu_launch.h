@@ -54,6 +54,10 @@ typedef struct {
     cudaStream_t copy; /* a finished model's result and weights, while the kernel runs */
 } Launch;
 
+/* 85% of the device's free memory, after the job's fold lists are
+ * uploaded (gpu_capacity's reasons): what a launch may fill (gpu_capacity,
+ * gpu_group_need, lib_fit_width); 0 where it cannot be read. */
+size_t launch_budget(FsGpu *g, const FsJob *job);
 /* Which tier trains job (its fold of n_train examples): gpu_model_check. */
 FsGpuTier gpu_job_tier(FsGpu *g, const FsJob *job, uint32_t n_train, char *why, size_t n);
 /* The jobs of jobs[0..n) that sel marks (NULL: all) and `tier` trains,

@@ -20,11 +20,12 @@
  * rule's (run/gpu_groups.c: from the sweep, so that a model's calls span
  * the same models at any rank count; FsJob.lib_width), or where a job has
  * none the group's jobs up to gpu_lib_group_cap(). A group's calls span
- * its width; it trains that many jobs at once; the others wait in job order, and each
- * takes the slot of a model that has ended (stopped early, diverged,
- * pruned or done) at the next epoch's start (launch_refill), so the
- * group's calls stay full until its queue is empty. The groups of a call
- * train at once, each on its own stream (lib_run).
+ * its width; it trains that many jobs at once; the others wait in job
+ * order, and each takes the slot of a model that has ended (stopped
+ * early, diverged, pruned or done) at the next epoch's start
+ * (launch_refill), so the group's calls stay full until its queue is
+ * empty. The groups of a call train at once, each on its own stream
+ * (lib_run).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,12 +400,9 @@ static int lib_fit_width(FsGpu *g, const FsJob *job, int width)
 {
     FsNet net;
     uint32_t nt, nv;
-    size_t free_b = 0, total = 0;
-    if (train_job_check(job, &net, &nt, &nv) != 0 || cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
-        cudaGetLastError();
+    const size_t budget = launch_budget(g, job);
+    if (train_job_check(job, &net, &nt, &nv) != 0 || budget == 0)
         return width; /* launch_build refuses the job, or the allocation fails, with why */
-    }
-    const size_t budget = (size_t)((double)free_b * 0.85);
     int w = width;
     while (w > 1 && gpu_lib_group_bytes(&net, nt, w) > budget) w--;
     if (w < width && job->lib_width > 0)
