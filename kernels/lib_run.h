@@ -18,7 +18,11 @@ typedef struct {
     unsigned char *be; /* per layer: its back end (the device's table: gpu_table_choose; cuBLAS without) */
     FsLibLaunch args;
     FsLibPublic *pub; /* host side of args.pub */
-    FsDnnConv *conv;  /* per layer: its convolutions over the group */
+    /* Per layer: its convolutions over the group, a training step's
+     * (conv[2i]: a window model's batch_size examples, FsNet.train_batch)
+     * and a validation step's (conv[2i + 1]: max_batch, its eval_batch).
+     * A chain model's are the same: its batch is its row budget. */
+    FsDnnConv *conv;
     /* A training step and a validation step, each captured once as a CUDA
      * graph and replayed: the same launches and library calls every step
      * (what differs, each model's batch and state, is in device memory),

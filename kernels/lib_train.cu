@@ -77,7 +77,7 @@ static int lib_forward(LibRun *R, int train, FsErr *err)
         if (lib_op(R, FS_LIB_FWD, i, 0, train, err)) return -1;
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
-        if (fs_dnn_conv_fwd(R->dnn[R->be[i]], &R->conv[i], lib_work(R, net->layer[i - 1].a), R->L->models[0].w + y->w,
+        if (fs_dnn_conv_fwd(R->dnn[R->be[i]], &R->conv[2 * i + !train], lib_work(R, net->layer[i - 1].a), R->L->models[0].w + y->w,
                             lib_work(R, y->a), err))
             return -1;
         if (lib_op(R, FS_LIB_FWD, i, 1, train, err)) return -1;
@@ -94,11 +94,11 @@ static int lib_backward(LibRun *R, FsErr *err)
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
         const FsModel *m0 = &R->L->models[0];
-        if (fs_dnn_conv_wgrad(R->dnn[R->be[i]], &R->conv[i], lib_work(R, net->layer[i - 1].a), lib_work(R, y->d), m0->g + y->w,
+        if (fs_dnn_conv_wgrad(R->dnn[R->be[i]], &R->conv[2 * i], lib_work(R, net->layer[i - 1].a), lib_work(R, y->d), m0->g + y->w,
                               err))
             return -1;
         if (lib_op(R, FS_LIB_BWD, i, 1, 1, err)) return -1;
-        if (fs_dnn_conv_dgrad(R->dnn[R->be[i]], &R->conv[i], lib_work(R, y->d), m0->w + y->w, lib_work(R, net->layer[i - 1].d),
+        if (fs_dnn_conv_dgrad(R->dnn[R->be[i]], &R->conv[2 * i], lib_work(R, y->d), m0->w + y->w, lib_work(R, net->layer[i - 1].d),
                               err))
             return -1;
         if (lib_op(R, FS_LIB_BWD, i, 2, 1, err)) return -1;
@@ -274,31 +274,37 @@ static int lib_hand(LibRun *R, const FsJob *jobs, const FsGpuWatch *w, unsigned 
 
 /* The group's convolutions (kernels/dnn.h), sized once: a layer with GEMMs
  * over the group's row budget, the models one stride apart, each through
- * the back end the device's table gives its shape (gpu_table_choose; cuBLAS
- * without a table, or where the build has no cuDNN), both on the group's
- * stream. */
+ * the back end the device's table gives its training shape
+ * (gpu_table_choose; cuBLAS without a table, or where the build has no
+ * cuDNN), both on the group's stream. A window model's training calls span
+ * its batch, not the larger eval_batch its buffers hold: at batch 8 beside
+ * eval_batch 256 that is a 32nd of the work (the rows past them are never
+ * read by a training step's ops). */
 static int lib_setup(LibRun *R, FsErr *err)
 {
     Launch *L = R->L;
     const FsNet *net = &L->nets[0];
     const long stride = (long)(L->stride / sizeof(float));
-    R->conv = (FsDnnConv *)fs_calloc((size_t)net->n + 1, sizeof(FsDnnConv));
+    R->conv = (FsDnnConv *)fs_calloc(2 * (size_t)net->n + 1, sizeof(FsDnnConv));
     R->be = (unsigned char *)fs_calloc((size_t)net->n + 1, 1);
     int n_conv[2] = {0, 0}, rc = 0;
     FsDnnConv *list[2];
-    for (int b = 0; b < 2; b++) list[b] = (FsDnnConv *)fs_calloc((size_t)net->n + 1, sizeof(FsDnnConv));
+    for (int b = 0; b < 2; b++) list[b] = (FsDnnConv *)fs_calloc(2 * (size_t)net->n + 1, sizeof(FsDnnConv));
     for (int i = 0; i < net->n; i++) {
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
         /* A chain batch is one example of the row budget's rows; a window
-         * batch up to max_batch examples of the layer's positions. */
-        FsDnnConv c = {L->width, net->chain ? 1 : net->max_batch, y->in_l, y->in_pad, y->in_c, y->out_c,
+         * batch up to train_batch (validation: max_batch) examples of the
+         * layer's positions. */
+        FsDnnConv c = {L->width, net->train_batch, y->in_l, y->in_pad, y->in_c, y->out_c,
                        y->spec.width, y->dil, stride, stride, stride};
         const int be = gpu_table_choose(R->gpu->has_table ? &R->gpu->table : NULL, c.G, (long)c.B * c.L, c.C, c.F,
                                          c.K, c.dil);
         R->be[i] = (unsigned char)(be == FS_DNN_CUDNN && fs_dnn_available(FS_DNN_CUDNN) ? FS_DNN_CUDNN : FS_DNN_CUBLAS);
-        R->conv[i] = c;
-        list[R->be[i]][n_conv[R->be[i]]++] = c;
+        R->conv[2 * i] = R->conv[2 * i + 1] = c;
+        R->conv[2 * i + 1].B = net->max_batch;
+        list[R->be[i]][n_conv[R->be[i]]++] = R->conv[2 * i];
+        list[R->be[i]][n_conv[R->be[i]]++] = R->conv[2 * i + 1];
     }
     for (int b = 0; b < 2 && !rc; b++) {
         if (!n_conv[b]) continue;

@@ -91,7 +91,8 @@ size_t gpu_lib_group_extra_bytes(const FsNet *net, int G);
 
 /* Whether two compiled nets can share the library tier's calls (a group's
  * signature): the same layers with the same shapes at the same offsets in
- * equally laid out buffers. Activations, dropout rates and the rest of a
+ * equally laid out buffers, and (a window model) the same batch size, which
+ * the training calls span. Activations, dropout rates and the rest of a
  * layer's options may differ: they run in each model's own kernel. */
 int gpu_lib_same_shape(const FsNet *a, const FsNet *b);
 /* FS_GPU_LIB_GROUP_MAX (train.h), or FOLDSWEEP_GPU_GROUP (1 to that), which a test

@@ -246,6 +246,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
     /* Pass 1: shapes and the common pad. A chain model's example is its
      * batch's tensor of max_batch rows (model.h). */
     if (arch->chain) net->max_batch = 1;
+    net->train_batch = net->max_batch;
     net->chain = arch->chain != 0;
     net->classes = fs_classes(arch->classes);
     int l = arch->chain ? max_batch : arch->window, c = FS_ARCH_ONEHOT_C(arch) + arch->feat_dim, pad = 0;

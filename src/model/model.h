@@ -132,6 +132,9 @@ typedef struct {
     int n; /* layers including the output layer */
     FsLayer layer[FS_MAX_LAYERS + 1];
     int max_batch;
+    int train_batch;        /* examples a training step holds at most (a window model's batch_size, set by
+                               train_compile; max_batch where compiled without one; a chain model: 1): the
+                               GPU library tier's training calls span this many, its validation max_batch */
     long n_params, n_state; /* floats */
     long n_work;            /* floats of activation workspace */
     long feat_in;           /* workspace offset of the first layer's feature input, a padded

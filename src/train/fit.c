@@ -351,16 +351,17 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
  * so the rows after this batch's (and their pad rows, zeroed already) must
  * hold zeros in layer i's input and in its output's gradient, which a
  * longer earlier batch left behind there. A zero adds nothing to a sum. */
-/* A window model's calls run over max_batch examples: its tail is the
- * examples from the batch's B on, each of in_l + 2 in_pad rows (a
- * convolution keeps its length: its gradient's rows are its input's). */
+/* A window model's training calls run over train_batch examples: its tail
+ * is the examples from the batch's B on (an epoch's last, short batch),
+ * each of in_l + 2 in_pad rows (a convolution keeps its length: its
+ * gradient's rows are its input's). */
 FS_DEVICE static void lib_zero_tail(FsModel *m, int i, int B)
 {
     const FsNet *net = m->net;
     const FsLayer *y = &net->layer[i];
     const long P = net->pad, ex = (long)y->in_l + 2 * y->in_pad;
     const long from = net->chain ? (long)m->rows + P : (long)B * ex;
-    const long to = net->chain ? (long)net->in_rows + 2 * P : (long)net->max_batch * ex;
+    const long to = net->chain ? (long)net->in_rows + 2 * P : (long)net->train_batch * ex;
     float *x = m->work + net->layer[i - 1].a, *d = m->work + net->layer[i].d;
     const int C = net->layer[i].in_c, F = net->layer[i].out_c;
     FS_PARFOR(r, to - from)

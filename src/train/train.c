@@ -231,7 +231,10 @@ int train_chain_rows(const FsArch *arch, const FsTrainSpec *ts, uint32_t longest
 int train_compile(const FsArch *arch, const FsTrainSpec *ts, uint32_t longest, FsNet *net, FsErr *err)
 {
     const int max_batch = ts->batch > ts->eval_batch ? ts->batch : ts->eval_batch;
-    return arch->chain ? train_chain_rows(arch, ts, longest, net, err) : model_compile(net, arch, max_batch, err);
+    if (arch->chain) return train_chain_rows(arch, ts, longest, net, err);
+    if (model_compile(net, arch, max_batch, err) != 0) return -1;
+    net->train_batch = ts->batch;
+    return 0;
 }
 
 int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n_valid)

@@ -187,6 +187,8 @@ static cudaError_t gemm_run(void *arg)
         fsemu_make_sticky(cudaErrorMemoryAllocation, "the cuBLAS stand-in's temporary");
         return cudaErrorMemoryAllocation;
     }
+    fsemu_count_madds((unsigned long long)g->m * (unsigned long long)g->n * (unsigned long long)g->k *
+                      (unsigned long long)g->batch);
     for (int i = 0; i < g->batch; i++) {
         const float *A = g->A + i * g->sa, *B = g->B + i * g->sb;
         float *C = g->C + i * g->sc;

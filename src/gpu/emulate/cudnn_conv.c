@@ -139,6 +139,8 @@ static cudaError_t conv_run(void *arg)
     float *B = malloc(sizeof(float) * (j->dir == FS_CONV_BWD_FILTER ? rows * Kg : width * (Cg > Kg ? Cg : Kg)));
     float *T = malloc(sizeof(float) * (j->dir == FS_CONV_BWD_FILTER ? width * Kg : rows * (Cg > Kg ? Cg : Kg)));
     cudaError_t e = col && B && T ? cudaSuccess : cudaErrorMemoryAllocation;
+    /* Every direction: an output position's filters over a group's taps. */
+    fsemu_count_madds((unsigned long long)s->N * (unsigned long long)s->OW * (unsigned long long)s->K * Cg * S);
     if (e == cudaSuccess && j->dir == FS_CONV_FWD) run_fwd(j, col, B, T);
     if (e == cudaSuccess && j->dir == FS_CONV_BWD_DATA) run_bwd_data(j, col, B, T);
     if (e == cudaSuccess && j->dir == FS_CONV_BWD_FILTER) run_bwd_filter(j, col, B, T);

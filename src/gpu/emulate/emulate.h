@@ -27,6 +27,11 @@ int fsemu_fail_launch(unsigned long *fault_barrier);
  * (FOLDSWEEP_EMU_FAIL=cudnn:N fails the N-th cuDNN compute call). */
 int fsemu_fail_call(const char *kind);
 
+/* The library stand-ins' multiply-adds, counted as their calls run (a
+ * graph's replays too) and, under FOLDSWEEP_EMU_VERBOSE, printed at exit:
+ * a test compares the work two runs' calls did. */
+void fsemu_count_madds(unsigned long long n);
+
 /* Device memory: opened for the stand-in's own accesses, closed again
  * after (nested, counted), and a check that a range lies in one allocation. */
 void fsemu_memory_open(void);

@@ -12,6 +12,28 @@
 #include "emulate.h"
 #include "gpu/gpu.h"
 
+/* ---- the library stand-ins' work ---------------------------------------- */
+
+static _Atomic unsigned long long madds;
+static pthread_once_t madds_once = PTHREAD_ONCE_INIT;
+
+static void madds_report(void)
+{
+    fprintf(stderr, "foldsweep: CUDA stand-in: the library calls did %llu multiply-adds\n",
+            (unsigned long long)madds);
+}
+
+static void madds_arm(void)
+{
+    if (getenv("FOLDSWEEP_EMU_VERBOSE")) atexit(madds_report);
+}
+
+void fsemu_count_madds(unsigned long long n)
+{
+    pthread_once(&madds_once, madds_arm);
+    madds += n;
+}
+
 /* ---- devices -------------------------------------------------------------- */
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
