@@ -154,7 +154,7 @@ int main(void)
     CHECK_CONTAINS(out_text, "; it refuses all 3 (run them with --backend cpu): a chain model needs the library tier "
                              "(run.gpu_path: library or auto)");
     CHECK(tp_count(out_text, "  refused         -  ") == 3);
-    /* run.gpu_path: library takes window models too (auto keeps them on the block tier). */
+    /* run.gpu_path: library takes window models too (auto keeps these small ones on the block tier). */
     const char *win_lib = td_write("win_lib.yaml", "data: {synth: {proteins: 30}, window: 9}\n"
                                                    "model: {filters: [4, 8]}\nrun: {gpu_path: library}\n");
     CHECK(tp_run("plan '%s' --gpu h200", win_lib) == 0);

@@ -158,6 +158,8 @@ static FsGpuTier library_check(const FsGpuLimits *lim, const FsArch *arch, const
     return FS_GPU_LIBRARY;
 }
 
+static int auto_prefers_library(const FsGpuLimits *lim, const FsNet *net, const FsTrainSpec *ts);
+
 FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
                           char *why, size_t n)
 {
@@ -171,11 +173,15 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
                FS_GPU_REFUSED;
     if (arch->chain) return library_check(lim, arch, ts, n_train, why, n);
     /* A window model trains on the library tier where asked (run.gpu_path:
-     * library), and under auto where it does not fit a block; auto keeps
-     * the others on the block tier until a device has measured where the
-     * library tier is the faster (#44). */
+     * library), and under auto where it does not fit a block or where its
+     * training step is large enough that the roofline puts the library
+     * tier ahead (auto_prefers_library, where it fits the device). */
     if (ts->gpu_path == FS_GPU_PATH_LIBRARY) return library_check(lim, arch, ts, n_train, why, n);
     if (train_compile(arch, ts, 0, &net, &err) != 0) return snprintf(why, n, "%s", err.msg), FS_GPU_REFUSED;
+    if (ts->gpu_path == FS_GPU_PATH_AUTO && auto_prefers_library(lim, &net, ts)) {
+        FsGpuTier t = library_check(lim, arch, ts, n_train, why, n);
+        if (t == FS_GPU_LIBRARY) return t;
+    }
     /* The batch's codes, labels, losses and predictions and the reduction
      * partials live in the block's shared memory (kernels/fit_kernel.cu). */
     size_t shared = core_model_hot_bytes(&net);
@@ -234,6 +240,30 @@ static double library_step(const FsNet *net, double rows, int group, int train, 
     const double t = fmax(flop / (tflops * 1e12 * FS_EST_LIB_FLOP_EFF), bytes / (tbps * 1e12 * FS_EST_LIB_BW_EFF));
     const int calls = train ? 5 * net->n + 4 : 2 * net->n;
     return t + calls * FS_EST_LIB_CALL_S;
+}
+
+/* auto's threshold for a window model that fits a block (#44 part 1): the
+ * library tier where, by the estimate's own assumptions, a training step
+ * costs the device less time there than on the block tier with the device
+ * full of blocks, i.e. where
+ *   library_step(net, batch, W) / W  <  step FLOP / (blocks x FS_EST_BLOCK_GFLOPS)
+ * for W = FS_GPU_AUTO_GROUP models a group, a k-fold trial's 3 folds: the
+ * narrowest group a trial commonly gets (a wider one only favours the
+ * library tier more). Calls dominate a small step (some 5 a layer at
+ * FS_EST_LIB_CALL_S each): on the h200 profile two conv layers of 32
+ * filters over windows of 17 cross at batch 128, of 64 filters at batch 32
+ * (test_gpu_tier prints them). It moves with
+ * the FS_EST_* assumptions, which scripts/gpu-check's measurements are to
+ * calibrate; a device may put it elsewhere. */
+#define FS_GPU_AUTO_GROUP 3
+
+static int auto_prefers_library(const FsGpuLimits *lim, const FsNet *net, const FsTrainSpec *ts)
+{
+    double tf, tb;
+    limits_rates(lim, &tf, &tb);
+    const double step_flop = (double)ts->batch * (double)(net->flops_fwd + net->flops_bwd) / net->out_rows;
+    const double block_s = step_flop / (gpu_parallel_blocks(lim) * FS_EST_BLOCK_GFLOPS * 1e9);
+    return library_step(net, ts->batch, FS_GPU_AUTO_GROUP, 1, tf, tb) / FS_GPU_AUTO_GROUP < block_s;
 }
 
 int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,

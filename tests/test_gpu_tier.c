@@ -1,0 +1,64 @@
+/*
+ * The tier rule's threshold for window models (gpu_model_check under
+ * run.gpu_path: auto, #44 part 1): a window model that fits a block goes to
+ * the library tier once its training step is large enough that the
+ * roofline puts that tier ahead. On the h200 profile a small model at
+ * batch 8 stays on the block tier; raising the batch moves it to the
+ * library tier at one batch and every larger one (the rule is monotone in
+ * the step); run.gpu_path: block keeps it on the block tier there; a model
+ * with twice the filters crosses at a smaller batch (its step's FLOP grow
+ * faster than its calls, which do not grow at all).
+ */
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "train/train.h"
+
+#include "test.h"
+
+static FsGpuTier tier(const FsGpuLimits *lim, int filters, int batch, FsGpuPath path)
+{
+    FsArch arch;
+    memset(&arch, 0, sizeof arch);
+    arch.window = 17;
+    arch.n_layers = 2;
+    for (int i = 0; i < 2; i++)
+        arch.layers[i] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = filters, .width = 5, .act = FS_ACT_RELU};
+    FsTrainSpec ts;
+    train_spec_defaults(&ts);
+    ts.batch = batch;
+    ts.eval_batch = batch;
+    ts.gpu_path = path;
+    char why[512] = "";
+    FsGpuTier t = gpu_model_check(lim, &arch, &ts, 100000, why, sizeof why);
+    CHECK_MSG(t != FS_GPU_REFUSED || path == FS_GPU_PATH_BLOCK, "%d filters, batch %d refused: %s", filters, batch, why);
+    return t;
+}
+
+/* The smallest batch (8 .. 8192, doubling) auto sends to the library tier,
+ * checked to stay there for every larger one; 0 if none. */
+static int crossing(const FsGpuLimits *lim, int filters)
+{
+    int first = 0;
+    for (int b = 8; b <= 8192; b *= 2) {
+        const FsGpuTier t = tier(lim, filters, b, FS_GPU_PATH_AUTO);
+        if (t == FS_GPU_LIBRARY && !first) first = b;
+        CHECK_MSG(!first || t == FS_GPU_LIBRARY, "%d filters: batch %d on the library tier, batch %d not", filters,
+                  first, b);
+    }
+    return first;
+}
+
+int main(void)
+{
+    FsGpuLimits lim;
+    CHECK(gpu_profile("h200", &lim) == 0);
+    CHECK_MSG(tier(&lim, 32, 8, FS_GPU_PATH_AUTO) == FS_GPU_BLOCK, "a small model at batch 8 left the block tier");
+    const int at32 = crossing(&lim, 32), at64 = crossing(&lim, 64);
+    printf("auto's library tier from batch %d (32 filters), %d (64 filters)\n", at32, at64);
+    CHECK_MSG(at32 > 8, "32 filters: no batch crosses to the library tier (%d)", at32);
+    CHECK_MSG(at64 > 0 && at64 < at32, "64 filters cross at batch %d, 32 filters at %d", at64, at32);
+    const FsGpuTier forced = tier(&lim, 32, at32, FS_GPU_PATH_BLOCK);
+    CHECK_MSG(forced == FS_GPU_BLOCK, "run.gpu_path: block at batch %d: tier %d", at32, (int)forced);
+    return test_finish();
+}
