@@ -44,7 +44,7 @@ training: {epochs: EPOCHS, batch_size: BATCH, optimizer: adam, learning_rate: 0.
         rm -rf "$out/ncu-run"
         run_capped 60 "$out/ncu.txt" "$ncu_bin" --kernel-name regex:fs_fit_kernel --launch-count 1 \
             --metrics gpu__time_duration.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed \
-            --section WarpStateStats "$fs" run "$out/ncu.yaml" --backend cuda --out "$out/ncu-run" --quiet
+            --section WarpStateStats "$fs" run "$out/ncu.yaml" --backend cuda --gpu-path block --out "$out/ncu-run" --quiet
         echo "ncu exit status: $?"
         grep -E "gpu__time_duration|ffma|warps_active|bank_conflicts|sm__throughput|Stall|stall" "$out/ncu.txt" | head -30
         python3 - "$out/ncu.txt" <<'PY'
@@ -66,7 +66,7 @@ PY
 
     say "bench/gpu-grid.yaml on the GPU, examples/s over time (120 s)"
     rm -rf "$out/grid"
-    timeout -s TERM -k 20 "$(tcap 120)" "$fs" run bench/gpu-grid.yaml --backend cuda --out "$out/grid" --quiet --grace 5 &
+    timeout -s TERM -k 20 "$(tcap 120)" "$fs" run bench/gpu-grid.yaml --backend cuda --gpu-path block --out "$out/grid" --quiet --grace 5 &
     local pid=$! t0
     t0=$(date +%s.%N)
     : >"$out/grid-samples.txt"
@@ -108,7 +108,7 @@ PY
         for b in 8 64; do
             echo "$r1" | sed -e 's/EPOCHS/3/' -e "s/BATCH/$b/" >"$out/batch$b.yaml"
             rm -rf "$out/batch$b"
-            timeout -s TERM -k 20 "$(tcap 35)" "$fs" run "$out/batch$b.yaml" --backend cuda --out "$out/batch$b" --quiet --grace 5
+            timeout -s TERM -k 20 "$(tcap 35)" "$fs" run "$out/batch$b.yaml" --backend cuda --gpu-path block --out "$out/batch$b" --quiet --grace 5
             batch_rate+=("$b:$(rate_of "$out/batch$b")")
         done
         echo "batch (size:examples/s): ${batch_rate[*]} (R1 at batch 8, target >= 1,500,000 examples/s)"

@@ -7,7 +7,12 @@
  * library tier at one batch and every larger one (the rule is monotone in
  * the step); run.gpu_path: block keeps it on the block tier there; a model
  * with twice the filters crosses at a smaller batch (its step's FLOP grow
- * faster than its calls, which do not grow at all).
+ * faster than its calls, which do not grow at all). Apart from the
+ * threshold, a model whose batches do not fit a block's shared memory goes
+ * to the library tier under auto: a tiny model at batch 8 beside eval_batch
+ * 4096 (windows of 61) on the a100 profile, below the threshold (at
+ * eval_batch 8 it stays on the block tier), refused under block with the
+ * shared memory named.
  */
 #include <string.h>
 
@@ -16,21 +21,29 @@
 
 #include "test.h"
 
-static FsGpuTier tier(const FsGpuLimits *lim, int filters, int batch, FsGpuPath path)
+/* `layers` conv layers of `filters` (width 5) over windows of `window`. */
+static FsGpuTier tier_of(const FsGpuLimits *lim, int window, int layers, int filters, int batch, int eval_batch,
+                         FsGpuPath path, char *why, size_t n)
 {
     FsArch arch;
     memset(&arch, 0, sizeof arch);
-    arch.window = 17;
-    arch.n_layers = 2;
-    for (int i = 0; i < 2; i++)
+    arch.window = window;
+    arch.n_layers = layers;
+    for (int i = 0; i < layers; i++)
         arch.layers[i] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = filters, .width = 5, .act = FS_ACT_RELU};
     FsTrainSpec ts;
     train_spec_defaults(&ts);
     ts.batch = batch;
-    ts.eval_batch = batch;
+    ts.eval_batch = eval_batch;
     ts.gpu_path = path;
-    char why[512] = "";
-    FsGpuTier t = gpu_model_check(lim, &arch, &ts, 100000, why, sizeof why);
+    why[0] = 0;
+    return gpu_model_check(lim, &arch, &ts, 100000, why, n);
+}
+
+static FsGpuTier tier(const FsGpuLimits *lim, int filters, int batch, FsGpuPath path)
+{
+    char why[512];
+    FsGpuTier t = tier_of(lim, 17, 2, filters, batch, batch, path, why, sizeof why);
     CHECK_MSG(t != FS_GPU_REFUSED || path == FS_GPU_PATH_BLOCK, "%d filters, batch %d refused: %s", filters, batch, why);
     return t;
 }
@@ -60,5 +73,15 @@ int main(void)
     CHECK_MSG(at64 > 0 && at64 < at32, "64 filters cross at batch %d, 32 filters at %d", at64, at32);
     const FsGpuTier forced = tier(&lim, 32, at32, FS_GPU_PATH_BLOCK);
     CHECK_MSG(forced == FS_GPU_BLOCK, "run.gpu_path: block at batch %d: tier %d", at32, (int)forced);
+
+    FsGpuLimits a100;
+    char why[512];
+    CHECK(gpu_profile("a100", &a100) == 0);
+    CHECK_MSG(tier_of(&a100, 61, 1, 4, 8, 8, FS_GPU_PATH_AUTO, why, sizeof why) == FS_GPU_BLOCK,
+              "a tiny model at batch 8 left the a100's block tier: %s", why);
+    CHECK_MSG(tier_of(&a100, 61, 1, 4, 8, 4096, FS_GPU_PATH_AUTO, why, sizeof why) == FS_GPU_LIBRARY,
+              "eval_batch 4096 of windows of 61 under auto: not the library tier: %s", why);
+    CHECK(tier_of(&a100, 61, 1, 4, 8, 4096, FS_GPU_PATH_BLOCK, why, sizeof why) == FS_GPU_REFUSED);
+    CHECK_CONTAINS(why, "bytes of shared memory per block (batch 4096 x window 61), more than the a100's");
     return test_finish();
 }

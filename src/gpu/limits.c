@@ -230,13 +230,15 @@ void gpu_rates_describe(const FsGpuLimits *lim, char *out, size_t n)
  * calls. Bytes per model: the weights, their gradient and Adam's two
  * moments read and written (8 floats a parameter), and the activations
  * written forward, read backward and their gradients written (3 floats of
- * the workspace each; forward only: 1). */
+ * the workspace each; forward only: 1). The workspace holds max_batch
+ * examples; a training step touches train_batch of them. */
 static double library_step(const FsNet *net, double rows, int group, int train, double tflops, double tbps)
 {
     const double per_row = (double)(train ? net->flops_fwd + net->flops_bwd : net->flops_fwd) / net->out_rows;
     const double flop = group * rows * per_row;
-    const double bytes = group * 4.0 * (train ? 8.0 * (double)net->n_params + 3.0 * (double)net->n_work
-                                              : (double)net->n_params + (double)net->n_work);
+    const double work = train ? (double)net->n_work * net->train_batch / net->max_batch : (double)net->n_work;
+    const double bytes =
+        group * 4.0 * (train ? 8.0 * (double)net->n_params + 3.0 * work : (double)net->n_params + work);
     const double t = fmax(flop / (tflops * 1e12 * FS_EST_LIB_FLOP_EFF), bytes / (tbps * 1e12 * FS_EST_LIB_BW_EFF));
     const int calls = train ? 5 * net->n + 4 : 2 * net->n;
     return t + calls * FS_EST_LIB_CALL_S;
