@@ -55,10 +55,14 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     if (train_compile(job->arch, job->spec, data_longest_chain(g->ds), &net, &e) != 0)
         return 1; /* it will fail with its message */
     uint32_t nt = data_examples(g->ds, job->fold, 0, NULL);
-    /* A chain model's group needs the libraries' scratch beside it, which
-     * grows with the group (gpu_lib_group_extra_bytes: its share of one). */
-    size_t per = gpu_model_bytes(&net, nt) + gpu_launch_arrays_bytes(1) +
-                 (job->arch->chain ? gpu_lib_group_extra_bytes(&net, 1) : 0);
+    /* A library-tier model's group needs the libraries' scratch beside it,
+     * which grows with the group (gpu_lib_group_extra_bytes: its share of
+     * one): a chain model's, and a window model's that the tier rule sends
+     * there (auto's threshold, run.gpu_path: library). */
+    char why[512];
+    const int lib = gpu_job_tier(g, job, nt, why, sizeof why) == FS_GPU_LIBRARY;
+    size_t per =
+        gpu_model_bytes(&net, nt) + gpu_launch_arrays_bytes(1) + (lib ? gpu_lib_group_extra_bytes(&net, 1) : 0);
     /* The launch uploads the fold's example lists (every example of the
      * data set, once a fold) before its models' buffer: resident now, they
      * are out of the free memory read below instead of the margin's, which

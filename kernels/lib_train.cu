@@ -77,7 +77,8 @@ static int lib_forward(LibRun *R, int train, FsErr *err)
         if (lib_op(R, FS_LIB_FWD, i, 0, train, err)) return -1;
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
-        if (fs_dnn_conv_fwd(R->dnn[R->be[i]], &R->conv[2 * i + !train], lib_work(R, net->layer[i - 1].a), R->L->models[0].w + y->w,
+        FsDnn *d = R->dnn[R->be[i]];
+        if (fs_dnn_conv_fwd(d, &R->conv[2 * i + !train], lib_work(R, net->layer[i - 1].a), R->L->models[0].w + y->w,
                             lib_work(R, y->a), err))
             return -1;
         if (lib_op(R, FS_LIB_FWD, i, 1, train, err)) return -1;
@@ -94,12 +95,11 @@ static int lib_backward(LibRun *R, FsErr *err)
         if (!step_layer_gemms(net, i)) continue;
         const FsLayer *y = &net->layer[i];
         const FsModel *m0 = &R->L->models[0];
-        if (fs_dnn_conv_wgrad(R->dnn[R->be[i]], &R->conv[2 * i], lib_work(R, net->layer[i - 1].a), lib_work(R, y->d), m0->g + y->w,
-                              err))
+        FsDnn *d = R->dnn[R->be[i]];
+        if (fs_dnn_conv_wgrad(d, &R->conv[2 * i], lib_work(R, net->layer[i - 1].a), lib_work(R, y->d), m0->g + y->w, err))
             return -1;
         if (lib_op(R, FS_LIB_BWD, i, 1, 1, err)) return -1;
-        if (fs_dnn_conv_dgrad(R->dnn[R->be[i]], &R->conv[2 * i], lib_work(R, y->d), m0->w + y->w, lib_work(R, net->layer[i - 1].d),
-                              err))
+        if (fs_dnn_conv_dgrad(d, &R->conv[2 * i], lib_work(R, y->d), m0->w + y->w, lib_work(R, net->layer[i - 1].d), err))
             return -1;
         if (lib_op(R, FS_LIB_BWD, i, 2, 1, err)) return -1;
     }

@@ -10,7 +10,9 @@
  * signature's jobs, leaving the rest to other launches (and ranks).
  * Launches are counted by the times the driver reports (FsGpuTimes.calls:
  * gpu_train's calls); the jobs are cancelled from the start, so only the
- * fill is in question.
+ * fill is in question. A window model on the library tier counts the
+ * libraries' scratch and workspace in its capacity, as a chain model does
+ * (it counted its buffer alone): fewer of it fit than on the block tier.
  */
 #include <stdlib.h>
 
@@ -88,6 +90,36 @@ static long drive(const FsDataset *ds, int n, int width, int *cap)
     return fq.launches;
 }
 
+static void window_capacity(const FsDataset *ds)
+{
+    FsArch arch;
+    memset(&arch, 0, sizeof arch);
+    arch.window = 9;
+    arch.n_layers = 1;
+    arch.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 4, .width = 3, .act = FS_ACT_RELU};
+    FsTrainSpec block, lib;
+    train_spec_defaults(&block);
+    block.stop.max_epochs = 1;
+    block.gpu_path = FS_GPU_PATH_BLOCK;
+    lib = block;
+    lib.gpu_path = FS_GPU_PATH_LIBRARY;
+    FsGpuLimits lim;
+    char why[512];
+    CHECK(gpu_limits(0, &lim) == 0);
+    CHECK_MSG(gpu_model_check(&lim, &arch, &lib, data_examples(ds, 0, 0, NULL), why, sizeof why) == FS_GPU_LIBRARY,
+              "the library tier does not take the window job: %s", why);
+    FsErr err = {0};
+    FsGpu *g = gpu_open(0, ds, &err);
+    CHECK_MSG(g != NULL, "%s", err.msg);
+    if (!g) return;
+    FsJob jb = {.arch = &arch, .spec = &block, .data = ds, .fold = 0}, jl = jb;
+    jl.spec = &lib;
+    const int cb = gpu_capacity(g, &jb), cl = gpu_capacity(g, &jl);
+    printf("a window model: capacity %d on the block tier, %d on the library tier\n", cb, cl);
+    CHECK_MSG(cl >= 1 && cl < cb, "capacity %d on the library tier, %d on the block tier", cl, cb);
+    gpu_close(g);
+}
+
 int main(void)
 {
     ted_start(DEVICE_MEMORY); /* before the stand-in first reads its settings */
@@ -103,6 +135,7 @@ int main(void)
     /* 2 wide: at most 4 widths a launch, 8 jobs: 20 jobs in 3 launches. */
     l = drive(&ds, 20, 2, &cap);
     CHECK_MSG(l == 3, "20 jobs of a group 2 wide: %ld launches, expected 3 of at most 8", l);
+    window_capacity(&ds);
     data_free(&ds);
     return test_finish();
 }

@@ -44,7 +44,8 @@ static FsGpuTier tier(const FsGpuLimits *lim, int filters, int batch, FsGpuPath 
 {
     char why[512];
     FsGpuTier t = tier_of(lim, 17, 2, filters, batch, batch, path, why, sizeof why);
-    CHECK_MSG(t != FS_GPU_REFUSED || path == FS_GPU_PATH_BLOCK, "%d filters, batch %d refused: %s", filters, batch, why);
+    CHECK_MSG(t != FS_GPU_REFUSED || path == FS_GPU_PATH_BLOCK, "%d filters, batch %d refused: %s", filters, batch,
+              why);
     return t;
 }
 

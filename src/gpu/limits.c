@@ -90,7 +90,8 @@ int gpu_lib_group_cap(void)
 int gpu_lib_same_shape(const FsNet *a, const FsNet *b)
 {
     if (a->chain != b->chain || a->n != b->n || a->in_rows != b->in_rows || a->pad != b->pad ||
-        a->max_batch != b->max_batch || a->train_batch != b->train_batch || a->n_params != b->n_params || a->n_state != b->n_state ||
+        a->max_batch != b->max_batch || a->train_batch != b->train_batch || a->n_params != b->n_params ||
+        a->n_state != b->n_state ||
         a->n_work != b->n_work || a->n_scratch != b->n_scratch || a->classes != b->classes ||
         a->out_rows != b->out_rows || a->feat_in != b->feat_in)
         return 0;
