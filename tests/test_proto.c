@@ -14,6 +14,7 @@ int main(void)
 {
     FsBuf b = {0};
     int32_t cap = -1, cancel = -1, code = -1;
+    int refused;
 
     /* Round trips. */
     FsWorkItem held[FS_PROTO_MAX_ITEMS], two[2] = {{4, 1, "0123456789abcdef", 0}, {7, 2, "fedcba9876543210", 0}};
@@ -117,6 +118,40 @@ int main(void)
     CHECK(proto_decode_error(b.p, b.n, text, sizeof text, why, sizeof why) == 0);
     CHECK(!strcmp(text, "worker could not parse the sweep"));
 
+    /* RESUMED: resumed at an epoch and example with no reason, or refused
+     * (epoch 0) with one; any other mix, or an epoch out of range, refused. */
+    int32_t rep;
+    uint32_t rnext;
+    char note[512];
+    proto_encode_resumed(&b, &items[2], 4, 1234567u, "");
+    CHECK(proto_decode_resumed(b.p, b.n, &it, &rep, &rnext, note, sizeof note, why, sizeof why) == 0);
+    CHECK(it.trial == 1 && it.fold == FS_FOLD_PREDEFINED && rep == 4 && rnext == 1234567u && note[0] == 0);
+    proto_encode_resumed(&b, &items[1], 0, 0, "the checkpoint is of another model");
+    CHECK(proto_decode_resumed(b.p, b.n, &it, &rep, &rnext, note, sizeof note, why, sizeof why) == 0);
+    CHECK(it.trial == 7 && it.seed == 3 && rep == 0 && !strcmp(note, "the checkpoint is of another model"));
+    const struct {
+        int32_t epoch;
+        const char *note, *want;
+    } bad_resumed[] = {{3, "refused", "RESUMED at epoch 3 with a refusal's reason"},
+                       {0, "", "RESUMED at epoch 0 without a reason"},
+                       {-1, "", "RESUMED epoch -1 out of range"},
+                       {FS_PROTO_MAX_EPOCHS + 1, "", "out of range 0..100000"}};
+    for (int k = 0; k < 4; k++) {
+        proto_encode_resumed(&b, &items[0], bad_resumed[k].epoch, 0, bad_resumed[k].note);
+        CHECK(proto_decode_resumed(b.p, b.n, &it, &rep, &rnext, note, sizeof note, why, sizeof why) != 0);
+        CHECK_CONTAINS(why, bad_resumed[k].want);
+    }
+    /* Every truncation of one is refused. */
+    proto_encode_resumed(&b, &items[1], 0, 0, "why not");
+    refused = 0;
+    for (size_t cut = FS_PROTO_HEADER; cut < b.n; cut++) {
+        uint32_t len = (uint32_t)(cut - FS_PROTO_HEADER);
+        memcpy(b.p + 12, &len, 4);
+        refused += proto_decode_resumed(b.p, cut, &it, &rep, &rnext, note, sizeof note, why, sizeof why) != 0;
+    }
+    CHECK(refused == (int)(b.n - FS_PROTO_HEADER));
+    CHECK(!strcmp(proto_kind_name(FS_MSG_RESUMED), "RESUMED"));
+
     /* Malformed headers. */
     uint8_t junk[5] = {1, 2, 3, 4, 5};
     CHECK(proto_check(junk, 5, FS_MSG_REQUEST, why, sizeof why) != 0);
@@ -159,7 +194,7 @@ int main(void)
     CHECK(proto_decode_result(b.p, b.n, &it, &back, why, sizeof why) != 0);
     /* Every truncation of a valid result is refused, never read past. */
     proto_encode_result(&b, &items[0], &r);
-    int refused = 0;
+    refused = 0;
     for (size_t cut = FS_PROTO_HEADER; cut < b.n; cut++) {
         uint32_t len = (uint32_t)(cut - FS_PROTO_HEADER);
         memcpy(b.p + 12, &len, 4); /* a consistent header, so the payload is what is short */
@@ -174,9 +209,9 @@ int main(void)
     uint64_t seed = 9;
     fs_rng_seed(&rng, &seed, 1);
     uint8_t msg[256];
-    int kinds[] = {FS_MSG_REQUEST, FS_MSG_TRIALS, FS_MSG_RESULT, FS_MSG_ERROR, FS_MSG_STOP};
-    for (int trial = 0; trial < 20000; trial++) {
-        int kind = kinds[trial % 5];
+    int kinds[] = {FS_MSG_REQUEST, FS_MSG_TRIALS, FS_MSG_RESULT, FS_MSG_ERROR, FS_MSG_STOP, FS_MSG_RESUMED};
+    for (int trial = 0; trial < 24000; trial++) {
+        int kind = kinds[trial % 6];
         size_t len = FS_PROTO_HEADER + fs_rng_below(&rng, 200);
         for (size_t k = 0; k < len; k++) msg[k] = (uint8_t)fs_rng_u64(&rng);
         uint32_t h[4] = {FS_PROTO_MAGIC, FS_PROTO_VERSION, (uint32_t)kind, (uint32_t)(len - FS_PROTO_HEADER)};
@@ -189,6 +224,7 @@ int main(void)
             break;
         case FS_MSG_ERROR: proto_decode_error(msg, len, text, sizeof text, why, sizeof why); break;
         case FS_MSG_STOP: proto_decode_stop(msg, len, &cancel, &code, why, sizeof why); break;
+        case FS_MSG_RESUMED: proto_decode_resumed(msg, len, &it, &rep, &rnext, note, sizeof note, why, sizeof why); break;
         }
     }
     CHECK(1); /* reaching here under the sanitizer build is the assertion */

@@ -28,12 +28,13 @@
 /* Protocol                                                                */
 
 #define FS_PROTO_MAGIC 0x50575346u /* "FSWP" little-endian */
-#define FS_PROTO_VERSION 11u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
+#define FS_PROTO_VERSION 12u /* 2: RESULT carries the weights; 3: REQUEST lists the items held; 4: EPOCH, PRUNE;
                                 5: CKPT, PROGRESS, EPOCH with every curve; 6: FAIL; 7: an item's seed;
                                 8: RESULT's class count (3 or 8) and its confusion of that size;
                                 9: RESULT's GPU tier (FsFitResult.gpu_path);
                                 10: BYE carries the worker's GPU times (gpu_times);
-                                11: RESULT's library group width (FsFitResult.gpu_group) */
+                                11: RESULT's library group width (FsFitResult.gpu_group);
+                                12: RESUMED (a worker's fold resumed from its checkpoint, or it refused it) */
 #define FS_PROTO_HEADER 16         /* magic, version, kind, payload length: 4 x u32 */
 #define FS_PROTO_MAX_ITEMS 4096    /* trials in one TRIALS message */
 #define FS_PROTO_MAX_EPOCHS FS_TRAIN_MAX_EPOCHS
@@ -52,7 +53,9 @@ typedef enum {
     FS_MSG_CKPT,           /* worker -> 0: an item's checkpoint, to keep; 0 -> worker: one to resume
                               from (sent before the TRIALS message with the item) */
     FS_MSG_PROGRESS,       /* worker -> 0: its running items' epochs and examples trained */
-    FS_MSG_FAIL            /* worker -> 0: it cannot go on (its GPU failed): the run stops with an error */
+    FS_MSG_FAIL,           /* worker -> 0: it cannot go on (its GPU failed): the run stops with an error */
+    FS_MSG_RESUMED         /* worker -> 0: an item's checkpoint was taken (epoch, example) or refused (why),
+                              for rank 0 to say as it says its own */
 } FsMsgKind;
 
 const char *proto_kind_name(int kind);
@@ -98,6 +101,10 @@ typedef struct {
     uint64_t examples;
 } FsProgressItem;
 void proto_encode_progress(FsBuf *b, const FsProgressItem *items, int n);
+/* What became of an item's checkpoint at its start: resumed at epoch
+ * (1 or more) and example next, with note ""; or refused (epoch 0) with
+ * the reason in note (at most 1000 bytes sent). */
+void proto_encode_resumed(FsBuf *b, const FsWorkItem *item, int32_t epoch, uint32_t next, const char *note);
 
 /* Decoders: 0, or -1 with `why` saying what was wrong. proto_check
  * validates the header against the tag the message came with. */
@@ -124,6 +131,10 @@ int proto_decode_ckpt(const uint8_t *p, size_t n, FsWorkItem *item, const uint8_
                       char *why, size_t why_n);
 /* items: FS_PROTO_MAX_ITEMS entries. */
 int proto_decode_progress(const uint8_t *p, size_t n, FsProgressItem *items, int *n_items, char *why, size_t why_n);
+/* Exactly one of: *epoch 1..FS_PROTO_MAX_EPOCHS with an empty note, or
+ * *epoch 0 with a note (truncated to note_n - 1 bytes). */
+int proto_decode_resumed(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *epoch, uint32_t *next, char *note,
+                         size_t note_n, char *why, size_t why_n);
 
 /* ---------------------------------------------------------------------- */
 /* Transport                                                               */

@@ -89,6 +89,7 @@ const char *proto_kind_name(int kind)
     case FS_MSG_CKPT: return "CKPT";
     case FS_MSG_PROGRESS: return "PROGRESS";
     case FS_MSG_FAIL: return "FAIL";
+    case FS_MSG_RESUMED: return "RESUMED";
     default: return "unknown";
     }
 }
@@ -260,18 +261,25 @@ int proto_decode_result(const uint8_t *p, size_t n, FsWorkItem *item, FsFitResul
     return 0;
 }
 
+/* A text of at most 1000 bytes (the encoders' cap), kept to message_n - 1. */
+static int get_text(FsRd *r, const char *name, char *message, size_t message_n, char *why, size_t why_n)
+{
+    uint32_t ml = get_u32(r);
+    if (r->bad || ml > r->n - r->off || ml > 1000) return fail(why, why_n, "%s message length invalid", name);
+    size_t keep = ml < message_n - 1 ? ml : message_n - 1;
+    memcpy(message, r->p + r->off, keep);
+    message[keep] = 0;
+    r->off += ml;
+    return 0;
+}
+
 static int decode_text(const uint8_t *p, size_t n, int kind, char *message, size_t message_n, char *why,
                        size_t why_n)
 {
     FsRd r;
     const char *name = proto_kind_name(kind);
     if (open_msg(&r, p, n, kind, why, why_n)) return -1;
-    uint32_t ml = get_u32(&r);
-    if (r.bad || ml > r.n - r.off || ml > 1000) return fail(why, why_n, "%s message length invalid", name);
-    size_t keep = ml < message_n - 1 ? ml : message_n - 1;
-    memcpy(message, r.p + r.off, keep);
-    message[keep] = 0;
-    r.off += ml;
+    if (get_text(&r, name, message, message_n, why, why_n)) return -1;
     return close_msg(&r, name, why, why_n);
 }
 
@@ -373,4 +381,22 @@ int proto_decode_progress(const uint8_t *p, size_t n, FsProgressItem *items, int
     }
     *n_items = k;
     return close_msg(&r, "PROGRESS", why, why_n);
+}
+
+int proto_decode_resumed(const uint8_t *p, size_t n, FsWorkItem *item, int32_t *epoch, uint32_t *next, char *note,
+                         size_t note_n, char *why, size_t why_n)
+{
+    FsRd r;
+    if (open_msg(&r, p, n, FS_MSG_RESUMED, why, why_n)) return -1;
+    if (get_item(&r, item, why, why_n)) return r.bad ? fail(why, why_n, "RESUMED payload truncated") : -1;
+    *epoch = get_i32(&r);
+    *next = get_u32(&r);
+    if (r.bad) return fail(why, why_n, "RESUMED payload truncated");
+    if (get_text(&r, "RESUMED", note, note_n, why, why_n) || close_msg(&r, "RESUMED", why, why_n)) return -1;
+    if (*epoch < 0 || *epoch > FS_PROTO_MAX_EPOCHS)
+        return fail(why, why_n, "RESUMED epoch %d out of range 0..%d", *epoch, FS_PROTO_MAX_EPOCHS);
+    if ((*epoch > 0) == (note[0] != 0))
+        return fail(why, why_n, "RESUMED at epoch %d %s", *epoch,
+                    *epoch > 0 ? "with a refusal's reason" : "without a reason for the refusal");
+    return 0;
 }

@@ -117,13 +117,18 @@ void proto_encode_result(FsBuf *b, const FsWorkItem *item, const FsFitResult *r)
     end(b);
 }
 
-static void encode_text(FsBuf *b, int kind, const char *message)
+static void put_text(FsBuf *b, const char *message)
 {
-    begin(b, kind);
     uint32_t ml = (uint32_t)strlen(message);
     if (ml > 1000) ml = 1000;
     put_u32(b, ml);
     put(b, message, ml);
+}
+
+static void encode_text(FsBuf *b, int kind, const char *message)
+{
+    begin(b, kind);
+    put_text(b, message);
     end(b);
 }
 
@@ -186,5 +191,15 @@ void proto_encode_progress(FsBuf *b, const FsProgressItem *items, int n)
         put_i32(b, items[i].epochs);
         put_u64(b, items[i].examples);
     }
+    end(b);
+}
+
+void proto_encode_resumed(FsBuf *b, const FsWorkItem *item, int32_t epoch, uint32_t next, const char *note)
+{
+    begin(b, FS_MSG_RESUMED);
+    put_item(b, item);
+    put_i32(b, epoch);
+    put_u32(b, next);
+    put_text(b, note);
     end(b);
 }

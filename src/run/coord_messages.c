@@ -209,6 +209,31 @@ static void take_ckpt(RunCoord *c, const FsMsg *msg)
                 it.id, it.fold, msg->source, (double)n / 1e6, fs_now() - t0);
 }
 
+/* RESUMED: what became of the checkpoint a worker's fold started with,
+ * said here as rank 0's own folds say it (a worker's stderr may reach the
+ * user late or not at all). */
+static void take_resumed(RunCoord *c, const FsMsg *msg)
+{
+    RunState *st = c->st;
+    char why[256];
+    FsWorkItem it;
+    FsCheckpointing cs = {0};
+    int32_t epoch;
+    if (proto_decode_resumed(msg->p, msg->n, &it, &epoch, &cs.resumed_next, cs.note, sizeof cs.note, why,
+                             sizeof why) != 0) {
+        bad_message(msg, why);
+        return;
+    }
+    int i = job_of_item(c, &it);
+    if (i < 0 || c->jobs[i].owner != msg->source) return; /* pruned or reassigned meanwhile */
+    if (epoch > st->jobs[i].spec.stop.max_epochs) {
+        bad_message(msg, "resumed past the trial's max_epochs");
+        return;
+    }
+    cs.resumed_epoch = epoch;
+    run_ckpt_report(&cs, it.id, it.fold, st->prog.out, st->prog.quiet);
+}
+
 /* BYE: a worker has drained; its GPU's time goes into the run's profile. */
 static void take_bye(RunCoord *c, const FsMsg *msg)
 {
@@ -342,6 +367,8 @@ void run_coord_message(RunCoord *c, const FsMsg *msg, int stop_sent)
         take_ckpt(c, msg);
     } else if (msg->tag == FS_MSG_ERROR) {
         take_error(msg);
+    } else if (msg->tag == FS_MSG_RESUMED) {
+        take_resumed(c, msg);
     } else if (msg->tag == FS_MSG_FAIL) {
         take_fail(c, msg);
     } else if (msg->tag == FS_MSG_BYE) {

@@ -16,18 +16,22 @@
 /* ---------------------------------------------------------------------- */
 /* Checkpoints: the trainers' hooks, and rank 0's checkpoints to resume.  */
 
-/* A checkpoint (bytes) or a note (text) for rank 0, queued by a trainer;
- * or a checkpoint from rank 0 for an item (resumes). */
+/* A checkpoint (bytes) for rank 0, or what became of the one the job
+ * started with (no bytes: resumed at epoch, example next_example, or
+ * refused for note), queued by a trainer; or a checkpoint from rank 0 for
+ * an item (resumes). */
 typedef struct RunOutgoing {
     int job;
     FsWorkItem item;
     uint8_t *bytes;
     uint64_t n;
-    char *text;
+    int32_t epoch;
+    uint32_t next_example;
+    char note[sizeof ((FsCheckpointing *)0)->note];
     struct RunOutgoing *next;
 } RunOutgoing;
 
-static void queue_out(RunWorker *w, int job, const uint8_t *bytes, uint64_t n, const char *text)
+static void queue_out(RunWorker *w, int job, const uint8_t *bytes, uint64_t n, const FsCheckpointing *resumed)
 {
     RunOutgoing *o = fs_calloc(1, sizeof *o);
     o->job = job;
@@ -36,7 +40,12 @@ static void queue_out(RunWorker *w, int job, const uint8_t *bytes, uint64_t n, c
         memcpy(o->bytes, bytes, (size_t)n);
         o->n = n;
     }
-    if (text) o->text = fs_strdup(text);
+    if (resumed) {
+        o->epoch = resumed->note[0] ? 0 : resumed->resumed_epoch;
+        o->next_example = resumed->resumed_next;
+        memcpy(o->note, resumed->note, sizeof o->note);
+        o->note[sizeof o->note - 1] = 0;
+    }
     pthread_mutex_lock(&w->lock);
     RunOutgoing **tail = &w->out_ckpt;
     while (*tail) tail = &(*tail)->next;
@@ -55,12 +64,9 @@ static void worker_ckpt_event(void *ctx, int epoch)
 {
     RunWorkerJob *jb = ctx;
     const FsCheckpointing *cs = &jb->ck;
-    if (epoch == 0 && cs->note[0]) {
-        char text[900];
-        snprintf(text, sizeof text, "trial %s fold %d: checkpoint ignored, the fold started afresh: %.700s",
-                 jb->item.id, jb->item.fold, cs->note);
-        queue_out(jb->w, (int)(jb - jb->w->jobs), NULL, 0, text);
-    }
+    /* Rank 0 says it, as it says its own folds' (run_ckpt_report): a
+     * worker's stderr may reach the user late, or not at all. */
+    if (epoch == 0 && (cs->note[0] || cs->resumed_epoch > 0)) queue_out(jb->w, (int)(jb - jb->w->jobs), NULL, 0, cs);
     if (epoch == 0) {
         free(jb->resume);
         jb->resume = NULL;
@@ -158,10 +164,10 @@ void run_worker_send_ckpts(RunWorker *w, FsBuf *b)
             proto_encode_ckpt(b, &w->jobs[o->job].item, o->bytes, o->n);
             fsmpi_send(w->m, 0, FS_MSG_CKPT, b);
         } else {
-            run_worker_error(w, "%s%s", o->text, "");
+            proto_encode_resumed(b, &w->jobs[o->job].item, o->epoch, o->next_example, o->note);
+            fsmpi_send(w->m, 0, FS_MSG_RESUMED, b);
         }
         free(o->bytes);
-        free(o->text);
         free(o);
         o = next;
     }

@@ -159,10 +159,32 @@ static void prune(const uint8_t *p, size_t n, FsBuf *b)
     same_items(&it, &it2, 1);
 }
 
+static void resumed(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256], note[512], note2[512];
+    FsWorkItem it, it2;
+    int32_t epoch, epoch2;
+    uint32_t next, next2;
+    if (proto_decode_resumed(p, n, &it, &epoch, &next, note, sizeof note, why, sizeof why)) return;
+    FUZZ_REQUIRE(epoch >= 0 && epoch <= FS_PROTO_MAX_EPOCHS && (epoch > 0) == (note[0] == 0));
+    proto_encode_resumed(b, &it, epoch, next, note);
+    FUZZ_REQUIRE(proto_decode_resumed(b->p, b->n, &it2, &epoch2, &next2, note2, sizeof note2, why, sizeof why) == 0);
+    same_items(&it, &it2, 1);
+    FUZZ_REQUIRE(epoch2 == epoch && next2 == next && !strcmp(note, note2));
+}
+
+static void fail_msg(const uint8_t *p, size_t n, FsBuf *b)
+{
+    char why[256], msg[1001], msg2[1001];
+    if (proto_decode_fail(p, n, msg, sizeof msg, why, sizeof why)) return;
+    proto_encode_fail(b, msg);
+    FUZZ_REQUIRE(proto_decode_fail(b->p, b->n, msg2, sizeof msg2, why, sizeof why) == 0 && !strcmp(msg, msg2));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
-    int tag = FS_MSG_REQUEST + data[0] % 10;
+    int tag = FS_MSG_REQUEST + data[0] % (FS_MSG_RESUMED - FS_MSG_REQUEST + 1);
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     char why[256];
@@ -179,6 +201,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     prune(p, n, &b);
     ckpt(p, n, &b);
     progress(p, n, &b);
+    fail_msg(p, n, &b);
+    resumed(p, n, &b);
     buf_free(&b);
     return 0;
 }

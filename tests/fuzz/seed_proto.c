@@ -102,6 +102,12 @@ int main(int argc, char **argv)
     FsProgressItem pi[2] = {{items[0], 2, 12345}, {items[1], 0, 7}};
     proto_encode_progress(&b, pi, 2);
     save("progress", &b, FS_MSG_PROGRESS);
+    proto_encode_fail(&b, "the GPU failed");
+    save("fail", &b, FS_MSG_FAIL);
+    proto_encode_resumed(&b, &items[1], 3, 4096, "");
+    save("resumed", &b, FS_MSG_RESUMED);
+    proto_encode_resumed(&b, &items[0], 0, 0, "the checkpoint is of another model");
+    save("resumed-refused", &b, FS_MSG_RESUMED);
     /* A STOP that came with the TRIALS tag: proto_check's mismatch path. */
     proto_encode_stop(&b, 0, 1);
     save("stop-wrong-tag", &b, FS_MSG_TRIALS);
