@@ -50,6 +50,16 @@
 #else
 #define GEMM_UNROLL_K
 #endif
+/* GEMM_OPAQUE(p): nvcc takes the pointer p as it is from here on (an
+ * empty asm that may have changed it). Without it nvcc splits a row's
+ * pointer back into the buffer's base and the row's 64-bit offset and
+ * rebuilds the address at every load of the k loop (four instructions
+ * where one multiply-add of the 32-bit offset onto the pointer does). */
+#if defined(__CUDACC__)
+#define GEMM_OPAQUE(p) asm("" : "+l"(p))
+#else
+#define GEMM_OPAQUE(p) ((void)(p))
+#endif
 
 FS_DEVICE static inline long st_off(FsStride st, long i)
 {

@@ -79,28 +79,71 @@ FS_DEVICE static inline int gemm_k32(const GemmArgs *g)
     return m < 2147483647L / ((long)g->K + 1);
 }
 
+/* FS_GEMM_FORM(name, k): the CUDA stand-in counts the k steps of each
+ * form of the loop (src/gpu/emulate/cuda_runtime.h); nothing elsewhere. */
+#ifndef FS_GEMM_FORM
+#define FS_GEMM_FORM(form, k) ((void)0)
+#endif
+
+/* A k step's NR values of B: one 16-byte load where vec (nvcc, B's rows
+ * 16-byte aligned: gemm_b_aligned) instead of NR; the same values. */
+FS_DEVICE static inline void gemm_load_b(float bk[NR], const float *b, int vec)
+{
+#if defined(__CUDACC__) && NR == 4
+    if (vec) {
+        const float4 v = *(const float4 *)b;
+        bk[0] = v.x, bk[1] = v.y, bk[2] = v.z, bk[3] = v.w;
+        return;
+    }
+#else
+    (void)vec;
+#endif
+    GEMM_UNROLL
+    for (int j = 0; j < NR; j++) bk[j] = b[j];
+}
+
+/* Whether every k step's row of a tile's B (a walk without groups)
+ * starts 16-byte aligned: the tile's first at b0, the step a whole
+ * multiple of 4 floats. */
+FS_DEVICE static inline int gemm_b_aligned(const GemmArgs *g, const float *b0)
+{
+    return ((uintptr_t)b0 & 15u) == 0 && (g->sb & 3) == 0;
+}
+
 /* A whole tile's k loop (gemm_tile): A's rows and B read at unsigned
- * 32-bit offsets from their bases (gemm_k32 checks that they fit), so a
- * load's address is a pair of LEAs where the walk's 64-bit offsets cost
- * about four instructions; `grouped` is a constant where this is inlined,
- * so that the walks without groups (most) run without their counters.
+ * 32-bit offsets from their pointers (gemm_k32 checks that they fit), so
+ * a load's address is one multiply-add of the offset onto the pointer
+ * (GEMM_OPAQUE: nvcc had split each pointer into the buffer's base and a
+ * 64-bit offset, four instructions a load). `grouped` and `vec_b`
+ * (gemm_load_b) are constants where this is inlined: each call is its own
+ * loop, and the walks without groups (most) run without their counters.
  * nvcc unrolls it twice (GEMM_UNROLL_K): more, or moving the rows'
  * pointers themselves, took registers that the GEMM's callers then spill
  * around the call (ptxas: the kernel is one program of at most 128
  * registers a thread, kernel.h). */
 FS_DEVICE static inline void gemm_full(float acc[MR][NR], const float *const arow[MR], const float *pb, int K, int ga,
-                                       int gb, unsigned sa, unsigned ja, unsigned sb, unsigned jb, int grouped)
+                                       int gb, unsigned sa, unsigned ja, unsigned sb, unsigned jb, int grouped,
+                                       int vec_b)
 {
     unsigned oa = 0, ob = 0;
     int ra = 0, rb = 0;
+    const float *ap[MR];
+    GEMM_UNROLL
+    for (int r = 0; r < MR; r++) {
+        ap[r] = arow[r];
+        GEMM_OPAQUE(ap[r]);
+    }
+    GEMM_OPAQUE(pb);
     GEMM_UNROLL_K
     for (int k = 0; k < K; k++) {
         const float *b = pb + ob;
+        float bk[NR];
+        gemm_load_b(bk, b, vec_b);
         GEMM_UNROLL
         for (int r = 0; r < MR; r++) {
-            const float a = arow[r][oa];
+            const float a = ap[r][oa];
             GEMM_UNROLL
-            for (int j = 0; j < NR; j++) acc[r][j] = FS_FMA(a, b[j], acc[r][j]);
+            for (int j = 0; j < NR; j++) acc[r][j] = FS_FMA(a, bk[j], acc[r][j]);
         }
         unsigned da = sa, db = sb;
         if (grouped) {
@@ -142,21 +185,32 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
     /* A whole tile (the common case) runs without the masks (gemm_full):
      * no predicate or branch in nvcc's k loop, and vector multiply-adds
      * from GCC for the emulated block (the masked loop below was two
-     * thirds of an emulated fit's time). The same products in the same
-     * order: the same bits. */
-#if defined(__CUDACC__)
-    /* nvcc: the walks without groups only; a second form of the loop, for
-     * grouped walks (a dilated convolution's taps), takes registers that
-     * the GEMM's callers then spill around the call (ptxas). */
-    const int full = mr == MR && nr == NR && !ga && !gb && gemm_k32(g);
-    if (full) gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0);
-#else
+     * thirds of an emulated fit's time). Its forms, one per call below
+     * (docs/benchmarks.md, "The block's GEMM in SASS"): grouped walks
+     * (a weight gradient's positions, a dilated convolution's taps) with
+     * their counters; the others without, where B's rows 16-byte aligned
+     * take one vector load a k step on nvcc (gemm_load_b) and A's k
+     * contiguous (a step of 1, a constant here) lets a pair of k steps
+     * share a row's address. GCC's (the emulated block) take the same
+     * branches with plain loads. The same products in the same order in
+     * every form: the same bits. */
     const int full = mr == MR && nr == NR && gemm_k32(g);
-    if (full && (ga || gb))
-        gemm_full(acc, arow, b0, K, ga, gb, (unsigned)sa, (unsigned)ja, (unsigned)sb, (unsigned)jb, 1);
-    else if (full)
-        gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0);
-#endif
+    const int aligned = full && !ga && !gb && gemm_b_aligned(g, b0);
+    if (full && (ga || gb)) {
+        FS_GEMM_FORM("grouped", K);
+        gemm_full(acc, arow, b0, K, ga, gb, (unsigned)sa, (unsigned)ja, (unsigned)sb, (unsigned)jb, 1, 0);
+    } else if (aligned && sa == 1) {
+        FS_GEMM_FORM("vector-b-unit-a", K);
+        gemm_full(acc, arow, b0, K, 0, 0, 1, 0, (unsigned)sb, 0, 0, 1);
+    } else if (aligned) {
+        FS_GEMM_FORM("vector-b", K);
+        gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0, 1);
+    } else if (full) {
+        FS_GEMM_FORM("plain", K);
+        gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0, 0);
+    } else {
+        FS_GEMM_FORM("masked", K);
+    }
     const int K_masked = full ? 0 : K;
     for (int k = 0; k < K_masked; k++) {
         const float *b = b0 + ob;

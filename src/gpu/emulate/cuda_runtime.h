@@ -239,5 +239,10 @@ static inline int fsemu_atomic_max(int *p, int v)
 #define FS_EMU_NTHREADS ((int)fsemu_blockDim.x)
 #define FS_EMU_SYNC() fsemu_syncthreads()
 #define FS_EMU_ANY(x) fsemu_syncthreads_or(x)
+/* The block's GEMM names the form of each tile's k loop and its k steps
+ * (train/gemm_block.h), counted under FOLDSWEEP_EMU_VERBOSE and printed at
+ * exit: which loops nvcc's code would run (a test holds a model's share). */
+void fsemu_count_gemm_form(const char *form, long k);
+#define FS_GEMM_FORM(form, k) fsemu_count_gemm_form((form), (k))
 
 #endif

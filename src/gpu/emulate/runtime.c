@@ -34,6 +34,48 @@ void fsemu_count_madds(unsigned long long n)
     madds += n;
 }
 
+/* The block GEMM's k steps by the form of their loop (FS_GEMM_FORM): a
+ * few names, each a string literal of gemm_block.h, so found by address. */
+static struct {
+    const char *_Atomic name;
+    _Atomic unsigned long long k;
+} forms[8];
+static pthread_mutex_t forms_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t forms_once = PTHREAD_ONCE_INIT;
+static int forms_on;
+
+static void forms_report(void)
+{
+    unsigned long long all = 0;
+    for (int i = 0; i < 8 && forms[i].name; i++) all += forms[i].k;
+    fprintf(stderr, "foldsweep: CUDA stand-in: the block's GEMM k steps by loop:");
+    for (int i = 0; i < 8 && forms[i].name; i++)
+        fprintf(stderr, " %s %llu (%.1f%%)", forms[i].name, (unsigned long long)forms[i].k,
+                all ? 100.0 * (double)forms[i].k / (double)all : 0.0);
+    fprintf(stderr, "\n");
+}
+
+static void forms_arm(void)
+{
+    forms_on = getenv("FOLDSWEEP_EMU_VERBOSE") != NULL;
+    if (forms_on) atexit(forms_report);
+}
+
+void fsemu_count_gemm_form(const char *form, long k)
+{
+    pthread_once(&forms_once, forms_arm);
+    if (!forms_on || k <= 0) return;
+    int i = 0;
+    while (i < 8 && forms[i].name && forms[i].name != form) i++;
+    if (i < 8 && !forms[i].name) {
+        pthread_mutex_lock(&forms_lock);
+        while (i < 8 && forms[i].name && forms[i].name != form) i++;
+        if (i < 8 && !forms[i].name) forms[i].name = form;
+        pthread_mutex_unlock(&forms_lock);
+    }
+    if (i < 8) forms[i].k += (unsigned long long)k;
+}
+
 /* ---- devices -------------------------------------------------------------- */
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
