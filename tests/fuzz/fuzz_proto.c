@@ -14,6 +14,8 @@
 #include "mpi/mpi.h"
 
 static FsWorkItem items[FS_PROTO_MAX_ITEMS], again[FS_PROTO_MAX_ITEMS];
+/* A fold's whole curves for the encoder (proto_decode_epoch bounds first - 1 + count by these). */
+static float whole[4][FS_PROTO_MAX_EPOCHS];
 static float q3[FS_PROTO_MAX_EPOCHS], loss[FS_PROTO_MAX_EPOCHS], tl[FS_PROTO_MAX_EPOCHS], sec[FS_PROTO_MAX_EPOCHS],
     q3_2[FS_PROTO_MAX_EPOCHS], loss_2[FS_PROTO_MAX_EPOCHS], tl_2[FS_PROTO_MAX_EPOCHS], sec_2[FS_PROTO_MAX_EPOCHS];
 
@@ -111,8 +113,14 @@ static void epoch(const uint8_t *p, size_t n, FsBuf *b)
     FsCurves c = {tl, loss, q3, sec}, c2 = {tl_2, loss_2, q3_2, sec_2};
     if (proto_decode_epoch(p, n, &it, &first, &count, &c, why, sizeof why)) return;
     FUZZ_REQUIRE(first >= 1 && count >= 1 && count <= FS_PROTO_MAX_EPOCHS);
-    /* The encoder reads the curves from index first - 1. */
-    FsCurves shifted = {tl - (first - 1), loss - (first - 1), q3 - (first - 1), sec - (first - 1)};
+    /* The encoder reads the curves from index first - 1 (a fold's whole
+     * curves): the decoded entries copied there. */
+    const size_t at = (size_t)(first - 1), nb0 = (size_t)count * sizeof(float);
+    memcpy(whole[0] + at, tl, nb0);
+    memcpy(whole[1] + at, loss, nb0);
+    memcpy(whole[2] + at, q3, nb0);
+    memcpy(whole[3] + at, sec, nb0);
+    FsCurves shifted = {whole[0], whole[1], whole[2], whole[3]};
     proto_encode_epoch(b, &it, first, count, &shifted);
     FUZZ_REQUIRE(proto_decode_epoch(b->p, b->n, &it2, &first2, &count2, &c2, why, sizeof why) == 0);
     same_items(&it, &it2, 1);

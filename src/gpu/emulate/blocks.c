@@ -330,6 +330,8 @@ cudaError_t fsemu_run_kernel(const FsEmuLaunch *l)
     for (int w = 0; w < started; w++) pthread_join(th[w], NULL);
     fsemu_memory_close();
     pthread_mutex_destroy(&g.lock);
+    if (getenv("FOLDSWEEP_EMU_VERBOSE"))
+        fprintf(stderr, "foldsweep: CUDA stand-in: the launch's %u blocks met %lu barriers\n", l->grid, g.barriers);
     if (g.error != cudaSuccess) {
         char why[300];
         snprintf(why, sizeof why, "kernel launch of %u blocks: %s", l->grid, g.why);
