@@ -155,6 +155,40 @@ FS_DEVICE static inline void gemm_full(float acc[MR][NR], const float *const aro
     }
 }
 
+/* A whole tile (the common case) runs without the masks (gemm_full):
+ * no predicate or branch in nvcc's k loop, and vector multiply-adds from
+ * GCC for the emulated block (the masked loop was two thirds of an
+ * emulated fit's time). Its forms, one per call below (docs/benchmarks.md,
+ * "The block's GEMM in SASS"): grouped walks (a weight gradient's
+ * positions, a dilated convolution's taps) with their counters; the others
+ * without, where B's rows 16-byte aligned take one vector load a k step on
+ * nvcc (gemm_load_b) and A's k contiguous (a step of 1, a constant here)
+ * lets a pair of k steps share a row's address. GCC's (the emulated block)
+ * take the same branches with plain loads. The same products in the same
+ * order in every form: the same bits. 0 where the walk's offsets do not
+ * fit 32 bits (gemm_k32): the masked loop then runs the tile. */
+FS_DEVICE static inline int gemm_whole(const GemmArgs *g, float acc[MR][NR], const float *const arow[MR],
+                                       const float *b0)
+{
+    const int K = g->K, ga = g->ga, gb = g->gb;
+    const long sa = g->sa, ja = g->ja, sb = g->sb, jb = g->jb;
+    if (!gemm_k32(g)) return 0;
+    if (ga || gb) {
+        FS_GEMM_FORM("grouped", K);
+        gemm_full(acc, arow, b0, K, ga, gb, (unsigned)sa, (unsigned)ja, (unsigned)sb, (unsigned)jb, 1, 0);
+    } else if (gemm_b_aligned(g, b0) && sa == 1) {
+        FS_GEMM_FORM("vector-b-unit-a", K);
+        gemm_full(acc, arow, b0, K, 0, 0, 1, 0, (unsigned)sb, 0, 0, 1);
+    } else if (gemm_b_aligned(g, b0)) {
+        FS_GEMM_FORM("vector-b", K);
+        gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0, 1);
+    } else {
+        FS_GEMM_FORM("plain", K);
+        gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0, 0);
+    }
+    return 1;
+}
+
 /* The tile at g->ti, g->tn. */
 FS_DEVICE static void gemm_tile(GemmArgs *g)
 {
@@ -182,35 +216,8 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
     const long sa = g->sa, ja = g->ja, sb = g->sb, jb = g->jb;
     long oa = 0, ob = 0;
     int ra = 0, rb = 0;
-    /* A whole tile (the common case) runs without the masks (gemm_full):
-     * no predicate or branch in nvcc's k loop, and vector multiply-adds
-     * from GCC for the emulated block (the masked loop below was two
-     * thirds of an emulated fit's time). Its forms, one per call below
-     * (docs/benchmarks.md, "The block's GEMM in SASS"): grouped walks
-     * (a weight gradient's positions, a dilated convolution's taps) with
-     * their counters; the others without, where B's rows 16-byte aligned
-     * take one vector load a k step on nvcc (gemm_load_b) and A's k
-     * contiguous (a step of 1, a constant here) lets a pair of k steps
-     * share a row's address. GCC's (the emulated block) take the same
-     * branches with plain loads. The same products in the same order in
-     * every form: the same bits. */
-    const int full = mr == MR && nr == NR && gemm_k32(g);
-    const int aligned = full && !ga && !gb && gemm_b_aligned(g, b0);
-    if (full && (ga || gb)) {
-        FS_GEMM_FORM("grouped", K);
-        gemm_full(acc, arow, b0, K, ga, gb, (unsigned)sa, (unsigned)ja, (unsigned)sb, (unsigned)jb, 1, 0);
-    } else if (aligned && sa == 1) {
-        FS_GEMM_FORM("vector-b-unit-a", K);
-        gemm_full(acc, arow, b0, K, 0, 0, 1, 0, (unsigned)sb, 0, 0, 1);
-    } else if (aligned) {
-        FS_GEMM_FORM("vector-b", K);
-        gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0, 1);
-    } else if (full) {
-        FS_GEMM_FORM("plain", K);
-        gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0, 0);
-    } else {
-        FS_GEMM_FORM("masked", K);
-    }
+    const int full = mr == MR && nr == NR && gemm_whole(g, acc, arow, b0);
+    if (!full) FS_GEMM_FORM("masked", K);
     const int K_masked = full ? 0 : K;
     for (int k = 0; k < K_masked; k++) {
         const float *b = b0 + ob;
