@@ -73,6 +73,17 @@ class Highway(nn.Module if nn is not None else object):
         return t * self.act(self.h(x)) + (1.0 - t) * x
 
 
+class LayerNorm(nn.LayerNorm if nn is not None else object):
+    """foldsweep's layernorm: nn.LayerNorm over each position's channels, on
+    [batch, C, length] (transposed to put the channels last and back) or on a
+    dense layer's [batch, C]. The state-dict names are nn.LayerNorm's."""
+
+    def forward(self, x):
+        if x.dim() == 3:
+            return super().forward(x.transpose(1, 2)).transpose(1, 2)
+        return super().forward(x)
+
+
 class Add(nn.Module if nn is not None else object):
     """A residual block's end (foldsweep's add layer): x + proj(skip), skip the
     output of module `source` of the Residual holding it (the block's input).
@@ -315,6 +326,11 @@ def build(arch):
             if not eps > 0 or not 0 <= m < 1:
                 raise ValueError(f"{where}: eps must be > 0 and momentum in [0, 1), got {eps} and {m}")
             mods.append(nn.BatchNorm1d(c, eps=eps, momentum=1.0 - m))
+        elif kind == "layernorm":
+            eps = _num(y, "eps", where)
+            if not 0 < eps <= 1:
+                raise ValueError(f"{where}: eps must be > 0 and <= 1, got {eps}")
+            mods.append(LayerNorm(c, eps=eps))
         elif kind == "dropout":
             r = _num(y, "rate", where)
             if not 0 <= r < 1:

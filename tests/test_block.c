@@ -120,13 +120,14 @@ int main(void)
     FsArch arch;
     memset(&arch, 0, sizeof arch);
     arch.window = 11;
-    arch.n_layers = 6;
+    arch.n_layers = 7;
     arch.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 32, .width = 5, .act = FS_ACT_SWISH};
     arch.layers[1] = (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = 1e-3f, .momentum = 0.9f};
     arch.layers[2] = (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = 3, .act = FS_ACT_RELU, .gate_bias = -1.0f};
     arch.layers[3] = (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = 0.2f};
     arch.layers[4] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 16, .width = 3, .act = FS_ACT_ELU, .act_param = 1.0f};
     arch.layers[5] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 24, .act = FS_ACT_TANH};
+    arch.layers[6] = (FsLayerSpec){.kind = FS_LAYER_LAYERNORM, .eps = 1e-3f};
     FsTrainSpec ts;
     train_spec_defaults(&ts);
     ts.batch = 8;

@@ -132,6 +132,18 @@ static void test_gradients(void)
     a.layers[4] = layer(FS_LAYER_BATCHNORM, 0, FS_ACT_LINEAR);
     grad_check("conv-bn-conv(dil 2)-dropout-bn", &a, c, 3);
 
+    /* Layer norm over each residue's channels: pad rows between chains
+     * (their outputs zeroed, no gradient through them), after a dilated
+     * convolution and after a per-residue dense layer. */
+    memset(&a, 0, sizeof a);
+    a.chain = 1;
+    a.n_layers = 4;
+    a.layers[0] = conv(4, 5, 1, FS_ACT_SWISH);
+    a.layers[1] = layer(FS_LAYER_LAYERNORM, 0, FS_ACT_LINEAR);
+    a.layers[2] = conv(5, 3, 2, FS_ACT_TANH);
+    a.layers[3] = layer(FS_LAYER_LAYERNORM, 0, FS_ACT_LINEAR);
+    grad_check("conv-ln-conv(dil 2)-ln", &a, c, 3);
+
     /* A first dense layer (a per-residue gather) and a dilated highway. */
     memset(&a, 0, sizeof a);
     a.chain = 1;

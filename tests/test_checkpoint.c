@@ -98,12 +98,13 @@ int main(void)
      * keys are state a resume must bring back too. */
     memset(&arch, 0, sizeof arch);
     arch.window = 11;
-    arch.n_layers = 5;
+    arch.n_layers = 6;
     arch.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 16, .width = 5, .act = FS_ACT_SWISH};
     arch.layers[1] = (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = 1e-3f, .momentum = 0.9f};
     arch.layers[2] = (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = 3, .act = FS_ACT_RELU, .gate_bias = -1.0f};
     arch.layers[3] = (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = 0.2f};
     arch.layers[4] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 24, .act = FS_ACT_TANH};
+    arch.layers[5] = (FsLayerSpec){.kind = FS_LAYER_LAYERNORM, .eps = 1e-3f};
     train_spec_defaults(&ts);
     ts.batch = 8;
     ts.eval_batch = 64;

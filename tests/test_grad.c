@@ -165,6 +165,18 @@ int main(void)
     a.layers[3] = other(FS_LAYER_BATCHNORM, 0, FS_ACT_LINEAR);
     grad_check("conv-dropout-dense-bn", &a, 5, EPS, TOL);
 
+    /* Layer norm after a conv (each position over its channels) and after
+     * a dense layer (one row per example), with a conv between. */
+    memset(&a, 0, sizeof a);
+    a.window = 7;
+    a.n_layers = 5;
+    a.layers[0] = conv(4, 3, FS_ACT_SWISH);
+    a.layers[1] = other(FS_LAYER_LAYERNORM, 0, FS_ACT_LINEAR);
+    a.layers[2] = conv(5, 3, FS_ACT_TANH);
+    a.layers[3] = dense(6, FS_ACT_LINEAR);
+    a.layers[4] = other(FS_LAYER_LAYERNORM, 0, FS_ACT_LINEAR);
+    grad_check("conv-ln-conv-dense-ln", &a, 5, EPS, TOL);
+
     /* Highway over positions (conv gates) with each activation for H. */
     for (int i = 1; i < 6; i++) {
         memset(&a, 0, sizeof a);

@@ -15,7 +15,7 @@
 #include "safetensors/safetensors.h"
 #include "test.h"
 
-/* conv(4, 3, relu) > batchnorm > highway(3, tanh) > dropout > dense(5, swish) > output, window 7. */
+/* conv(4, 3, relu) > batchnorm > highway(3, tanh) > dropout > dense(5, swish) > layernorm > output, window 7. */
 static FsArch test_arch(void)
 {
     FsArch a;
@@ -26,7 +26,8 @@ static FsArch test_arch(void)
     a.layers[2] = (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = 3, .act = FS_ACT_TANH, .gate_bias = -1.0f};
     a.layers[3] = (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = 0.25f};
     a.layers[4] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 5, .act = FS_ACT_SWISH};
-    a.n_layers = 5;
+    a.layers[5] = (FsLayerSpec){.kind = FS_LAYER_LAYERNORM, .eps = 1e-5f};
+    a.n_layers = 6;
     return a;
 }
 
@@ -46,14 +47,15 @@ static void test_layout(const FsNet *net, const uint8_t *bytes, uint64_t n)
     memcpy(copy, bytes, n);
     CHECK(safetensors_parse(&st, copy, n, "mem", &err) == 0);
     /* The nn.Sequential: 0 Conv1d, 1 ReLU, 2 BatchNorm1d, 3 Highway, 4 Dropout,
-     * 5 Flatten, 6 Linear, 7 SiLU, 8 Linear (the output). */
+     * 5 Flatten, 6 Linear, 7 SiLU, 8 LayerNorm, 9 Linear (the output). */
     static const char *names[] = {"0.weight",   "0.bias",     "2.weight",     "2.bias",       "2.running_mean",
                                   "2.running_var", "3.h.weight", "3.h.bias",  "3.t.weight",   "3.t.bias",
-                                  "6.weight",   "6.bias",     "8.weight",     "8.bias"};
-    CHECK(st.n_tensors == 15); /* and the leakage guard's fingerprints */
+                                  "6.weight",   "6.bias",     "8.weight",     "8.bias",       "9.weight",
+                                  "9.bias"};
+    CHECK(st.n_tensors == 17); /* and the leakage guard's fingerprints */
     const FsTensor *seen = safetensors_find(&st, "foldsweep.seen_proteins");
     CHECK(seen && !strcmp(seen->dtype, "U64") && seen->ndim == 1 && seen->shape[0] == 3);
-    for (int i = 0; i < 14 && i < st.n_tensors; i++)
+    for (int i = 0; i < 16 && i < st.n_tensors; i++)
         CHECK_MSG(!strcmp(st.tensors[i].name, names[i]), "tensor %d is %s, expected %s", i, st.tensors[i].name,
                   names[i]);
     const FsTensor *t = safetensors_find(&st, "0.weight");
@@ -63,6 +65,8 @@ static void test_layout(const FsNet *net, const uint8_t *bytes, uint64_t n)
     t = safetensors_find(&st, "6.weight");
     CHECK(t && t->ndim == 2 && t->shape[0] == 5 && t->shape[1] == 28);
     t = safetensors_find(&st, "8.weight");
+    CHECK(t && t->ndim == 1 && t->shape[0] == 5);
+    t = safetensors_find(&st, "9.weight");
     CHECK(t && t->ndim == 2 && t->shape[0] == 3 && t->shape[1] == 5);
     /* Weights hold their own index: each PyTorch element names its source.
      * conv weight[f=1][c=2][k=0] <- W[(k*21 + c)*4 + f]. */
@@ -74,7 +78,9 @@ static void test_layout(const FsNet *net, const uint8_t *bytes, uint64_t n)
     CHECK(tensor_at(&st, "3.t.weight", 0) == (float)net->layer[2].w2);
     CHECK(tensor_at(&st, "3.t.bias", 3) == (float)(net->layer[2].b2 + 3));
     CHECK(tensor_at(&st, "2.running_var", 1) == (float)(net->layer[1].s_var + 1));
-    CHECK(tensor_at(&st, "8.bias", 2) == (float)(net->layer[5].b + 2));
+    CHECK(tensor_at(&st, "8.weight", 1) == (float)(net->layer[5].w + 1)); /* layer norm: gamma, beta */
+    CHECK(tensor_at(&st, "8.bias", 4) == (float)(net->layer[5].b + 4));
+    CHECK(tensor_at(&st, "9.bias", 2) == (float)(net->layer[6].b + 2));
     const char *arch = safetensors_meta(&st, "arch");
     CHECK(arch && strstr(arch, "\"kind\":\"highway\",\"width\":3,\"activation\":\"tanh\""));
     CHECK(safetensors_meta(&st, "format") && !strcmp(safetensors_meta(&st, "format"), "foldsweep-model"));
@@ -94,7 +100,8 @@ static void test_round_trip(const FsNet *net, const float *w, const uint8_t *byt
     long nw = net->n_params + net->n_state;
     CHECK(m.net.n_params == net->n_params && m.net.n_state == net->n_state && m.net.max_batch == 32);
     CHECK(m.weights && memcmp(m.weights, w, sizeof(float) * (size_t)nw) == 0);
-    CHECK(m.net.arch.n_layers == 5 && m.net.arch.window == 7);
+    CHECK(m.net.arch.n_layers == 6 && m.net.arch.window == 7);
+    CHECK(m.net.arch.layers[5].kind == FS_LAYER_LAYERNORM && m.net.arch.layers[5].eps == 1e-5f);
     CHECK(m.net.arch.layers[0].act == FS_ACT_RELU && m.net.arch.layers[2].kind == FS_LAYER_HIGHWAY);
     CHECK(m.net.arch.layers[1].eps == 1e-3f && m.net.arch.layers[1].momentum == 0.99f);
     CHECK(m.net.arch.layers[3].rate == 0.25f);

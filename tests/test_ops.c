@@ -127,6 +127,13 @@ static void layer_cases(void)
         lc.arch.layers[1] = (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = 1e-3f, .momentum = 0.9f};
         snprintf(lc.what, sizeof lc.what, "batch norm C %d L %d, batch %d", C, i < 4 ? lc.arch.window : 1, B);
         layer_case(&lc, 1, B, B, NULL);
+        /* Layer norm: each position over its channels (C 1 too: x-hat 0, the output beta). */
+        const int lnC = i == 7 ? 1 : C;
+        lc.arch.layers[0] = i < 4 ? conv(lnC, 3, FS_ACT_SWISH) : dense(lnC, FS_ACT_ELU);
+        lc.arch.layers[1] = (FsLayerSpec){.kind = FS_LAYER_LAYERNORM, .eps = i % 2 ? 1e-5f : 1e-3f};
+        snprintf(lc.what, sizeof lc.what, "layer norm C %d L %d, batch %d", lnC, i < 4 ? lc.arch.window : 1, B);
+        layer_case(&lc, 1, B, B + 1, NULL);
+        lc.arch.layers[0] = i < 4 ? conv(C, 3, FS_ACT_SWISH) : dense(C, FS_ACT_ELU);
         lc.arch.layers[1] = (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = i % 4 == 3 ? 0.0f : 0.1f + 0.2f * (i % 3)};
         snprintf(lc.what, sizeof lc.what, "dropout %g C %d L %d, batch %d", lc.arch.layers[1].rate, C,
                  i < 4 ? lc.arch.window : 1, B);

@@ -441,6 +441,10 @@ static void test_arch_summary(void)
         "{\"kind\":\"batchnorm\",\"epsilon\":0.001}]}}",
         s, sizeof s);
     CHECK(!strcmp(s, "hw5 swish > bn"));
+    report_arch_summary("{\"model\":{\"layers\":[{\"kind\":\"conv1d\",\"filters\":8,\"width\":3,"
+                        "\"activation\":\"elu\"},{\"epsilon\":0.001,\"kind\":\"layernorm\"}]}}",
+                        s, sizeof s);
+    CHECK(!strcmp(s, "conv8x3 elu > ln"));
     report_arch_summary("not json", s, sizeof s);
     CHECK(!strcmp(s, ""));
     char tiny[12];

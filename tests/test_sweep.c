@@ -236,6 +236,29 @@ static void test_layers(void)
     CHECK_NEAR(sw.trials[3].train.lr, 0.01f, 0);
     sweep_free(&sw);
 
+    /* Layer norm: bn_epsilon's default (Keras's 1e-3, as batch norm's), or
+     * its own epsilon; another epsilon is another trial. */
+    if (load(&sw, DATA "model:\n  layers:\n    - [{conv1d: {filters: 8, width: 3}}, layernorm,"
+                       " {dense: {units: 6}}, {layernorm: {epsilon: 0.00001}}]\n"
+                       "    - [{conv1d: {filters: 8, width: 3}}, {layernorm: {epsilon: 0.001}}]\n"
+                       "    - [{conv1d: {filters: 8, width: 3}}, {layernorm: {epsilon: 0.01}}]\n"))
+        return;
+    CHECK(sw.n_trials == 3);
+    a = &sw.trials[0].arch;
+    CHECK(a->n_layers == 4 && a->layers[1].kind == FS_LAYER_LAYERNORM && a->layers[3].kind == FS_LAYER_LAYERNORM);
+    CHECK_NEAR(a->layers[1].eps, 1e-3f, 0);
+    CHECK_NEAR(a->layers[3].eps, 1e-5f, 0);
+    CHECK_CONTAINS(sw.trials[0].config, "{\"epsilon\":1e-05,\"kind\":\"layernorm\"}");
+    CHECK_NEAR(sw.trials[2].arch.layers[1].eps, 0.01f, 0);
+    sweep_assign_ids(&sw, 5);
+    CHECK(strcmp(sw.trials[1].id, sw.trials[2].id) != 0);
+    CHECK_CONTAINS(sw.canonical, "- layernorm: {}\n      - dense: {units: 6, activation: swish}\n"
+                                 "      - layernorm: {epsilon: 1e-05}");
+    char summary[200];
+    sweep_arch_summary(a, summary, sizeof summary);
+    CHECK_CONTAINS(summary, "conv8x3-ln-dense6-ln");
+    sweep_free(&sw);
+
     /* A layer list and the structured options that say the same thing give
      * the same trial: same config, same id. */
     FsSweep s2;

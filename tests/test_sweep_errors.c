@@ -145,7 +145,12 @@ static void test_model(void)
     EXPECT(D "model:\n  filters: 8\n  layers: [[{conv1d: {filters: 8, width: 3}}]]\n", "3:3",
            "model.filters cannot be combined with model.layers");
     EXPECT(D "model:\n  layers:\n    - - conv2d: {filters: 8, width: 3}\n", "4:9",
-           "unknown layer kind 'conv2d' (did you mean 'conv1d'?)");
+           "unknown layer kind 'conv2d' (did you mean 'conv1d'?); expected conv1d, dense, dropout, batchnorm, "
+           "highway, add or layernorm");
+    EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - layernorm: {epsilon: 0}\n", "5:30",
+           "model.layers[1][2].epsilon");
+    EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - layernorm: {momentum: 0.9}\n",
+           "5:21", "unknown key 'momentum'");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {width: 3}\n", "4:9", "model.layers[1][1] (conv1d): missing 'filters'");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 15}\n", "4:37",
            "kernel width 15 is wider than the window (13)");

@@ -370,18 +370,19 @@ int main(void)
     CHECK_MSG(data_assign_folds(&ds, 3, 1, &err) == 0, "%s", err.msg);
 
     /* Every layer kind (test_block's net): gather, batch norm, highway,
-     * dropout, elu and tanh, each loop of each; 32 channels give the 8 x 32
+     * dropout, layer norm, elu and tanh, each loop of each; 32 channels give the 8 x 32
      * weight-gradient tiles whole tiles. */
     FsArch all;
     memset(&all, 0, sizeof all);
     all.window = 11;
-    all.n_layers = 6;
+    all.n_layers = 7;
     all.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 32, .width = 5, .act = FS_ACT_SWISH};
     all.layers[1] = (FsLayerSpec){.kind = FS_LAYER_BATCHNORM, .eps = 1e-3f, .momentum = 0.9f};
     all.layers[2] = (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = 3, .act = FS_ACT_RELU, .gate_bias = -1.0f};
     all.layers[3] = (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = 0.2f};
     all.layers[4] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 16, .width = 3, .act = FS_ACT_ELU, .act_param = 1.0f};
     all.layers[5] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 24, .act = FS_ACT_TANH};
+    all.layers[6] = (FsLayerSpec){.kind = FS_LAYER_LAYERNORM, .eps = 1e-3f};
     /* R1's shape, smaller: conv, conv, dense (the benchmark's kind). */
     FsArch r1;
     memset(&r1, 0, sizeof r1);

@@ -7,7 +7,7 @@ Trains a small chain sweep with the binary (synthetic data, 2 folds, 3
 epochs) and a window model with a residual add, exports them, and checks
 that python/foldsweep_torch.py gives the probabilities `foldsweep predict
 --format csv` prints on every residue: |torch - csv| <= 1e-5 + 5e-7 (the
-CSV holds %.6f). The chain cases cover dilated convolutions, batch norm, a
+CSV holds %.6f). The chain cases cover dilated convolutions, batch norm, layer norm, a
 dilated highway, dropout, a residual add without a projection (same widths)
 and one with a projection (12 from 8 channels), per-residue dense layers, a
 dense first layer and a kernel wider than a chain. Inputs: synthetic
@@ -51,7 +51,7 @@ CHAIN_CASES = [
         " {conv1d: {filters: 8, width: 3, dilation: 4, activation: elu}}, {add: {layers: 3}},"
         " {highway: {width: 3, dilation: 3, activation: tanh}}, {dropout: {rate: 0.1}},"
         " {conv1d: {filters: 12, width: 5, dilation: 2, activation: leaky_relu, leaky_slope: 0.2}},"
-        " {add: {layers: 2}}, {dense: {units: 10, activation: swish}}, batchnorm]",
+        " {add: {layers: 2}}, {dense: {units: 10, activation: swish}}, layernorm, batchnorm]",
     ),
     (
         "chain-b",

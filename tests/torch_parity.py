@@ -9,6 +9,7 @@ probabilities `foldsweep predict --format csv` prints on every residue:
 |torch - csv| <= 1e-5 + 5e-7 (the CSV holds %.6f, so up to 5e-7 of the
 difference is rounding). Covered: (a) conv + batchnorm + highway + dropout +
 dense + batchnorm; (b) one model per activation; (c) a dense first layer;
+(ln) layer norm over a convolution's channels and over a dense layer's;
 (d) a conv and a highway after a dense layer (width 1), when the sweep
 format accepts it. It must be able to fail: perturbed weights, a wrong
 flatten order and a flipped kernel must NOT match, and damaged files must be
@@ -87,6 +88,14 @@ def case_layers():
             "c",
             "dense first (reads the one-hot window)",
             "[{dense: {units: 12, activation: relu}}, {dense: {units: 8, activation: tanh}}]",
+        )
+    )
+    cases.append(
+        (
+            "ln",
+            "conv+layernorm+dense+layernorm",
+            "[{conv1d: {filters: 8, width: 5, activation: swish}}, {layernorm: {epsilon: 0.00001}},"
+            " {dense: {units: 12, activation: relu}}, layernorm]",
         )
     )
     return cases

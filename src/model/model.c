@@ -8,8 +8,8 @@
 
 const char *const model_act_names[FS_ACT_COUNT] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
 const char *const model_init_names[FS_INIT_COUNT] = {"he", "glorot"};
-const char *const model_layer_names[FS_LAYER_OUTPUT + 1] = {"conv1d", "dense",   "dropout", "batchnorm",
-                                                            "highway", "add", "output"};
+const char *const model_layer_names[FS_LAYER_OUTPUT + 1] = {"conv1d",  "dense", "dropout",   "batchnorm",
+                                                            "highway", "add",   "layernorm", "output"};
 
 const char *model_act_name(FsAct a) { return (unsigned)a < FS_ACT_COUNT ? model_act_names[a] : "?"; }
 const char *model_layer_name(FsLayerKind k) { return (unsigned)k <= FS_LAYER_OUTPUT ? model_layer_names[k] : "?"; }
@@ -128,6 +128,12 @@ static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsE
         y->out_l = l;
         y->out_c = c;
         break;
+    case FS_LAYER_LAYERNORM:
+        if (!(s->eps > 0.0f && s->eps <= 1.0f))
+            return fs_err_set(err, "layer %d (layernorm): eps must be > 0 and <= 1, got %g", i + 1, s->eps), -1;
+        y->out_l = l;
+        y->out_c = c;
+        break;
     case FS_LAYER_BATCHNORM:
         if (!(s->eps > 0.0f) || !(s->momentum >= 0.0f && s->momentum < 1.0f))
             return fs_err_set(err, "layer %d (batchnorm): eps must be > 0 and momentum in [0, 1), got %g and %g",
@@ -195,7 +201,7 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
             net->flops_fwd += 2 * (long)y->out_l * y->n_w;
             net->flops_bwd += 4 * (long)y->out_l * y->n_w;
         }
-    } else if (s->kind == FS_LAYER_BATCHNORM) {
+    } else if (s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_LAYERNORM) {
         y->w = *p; /* gamma */
         *p += y->out_c;
         y->b = *p; /* beta */
@@ -204,7 +210,7 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
 }
 
 /* Layer y's tensors in the activation workspace from *work on. */
-static void layer_workspace(FsLayer *y, long src_size, long *work)
+static void layer_workspace(FsLayer *y, long src_size, long rows, long *work)
 {
     const FsLayerSpec *s = &y->spec;
     y->z = y->h = y->t = y->bn_mean = y->bn_istd = -1;
@@ -212,7 +218,8 @@ static void layer_workspace(FsLayer *y, long src_size, long *work)
     *work += y->out_size;
     y->d = *work;
     *work += y->out_size;
-    if (s->act == FS_ACT_SWISH || s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_DROPOUT) {
+    if (s->act == FS_ACT_SWISH || s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_LAYERNORM ||
+        s->kind == FS_LAYER_DROPOUT) {
         y->z = *work;
         *work += y->out_size;
     }
@@ -231,6 +238,10 @@ static void layer_workspace(FsLayer *y, long src_size, long *work)
         *work += y->out_c;
         y->bn_istd = *work;
         *work += y->out_c;
+    }
+    if (s->kind == FS_LAYER_LAYERNORM) {
+        y->bn_istd = *work; /* each position's 1 / sqrt(var + eps) */
+        *work += rows;
     }
     /* Keep every tensor 64-byte aligned. */
     *work = (*work + 15) / 16 * 16;
@@ -285,7 +296,8 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
         y->out_pad = y->out_l > 1 ? pad : 0;
         y->out_size = tensor_floats(net->max_batch, y->out_l, y->out_c, y->out_pad);
         layer_params(net, y, &p, &scratch);
-        layer_workspace(y, y->spec.kind == FS_LAYER_ADD ? net->layer[y->src].out_size : 0, &work);
+        layer_workspace(y, y->spec.kind == FS_LAYER_ADD ? net->layer[y->src].out_size : 0,
+                        (long)net->max_batch * y->out_l, &work);
     }
     net->feat_in = -1;
     if (net->layer[0].feat) {
@@ -316,11 +328,10 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
     for (int i = 0; i < net->n; i++) {
         const FsLayer *y = &net->layer[i];
         const FsLayerSpec *s = &y->spec;
-        if (s->kind == FS_LAYER_BATCHNORM) {
-            for (int c = 0; c < y->out_c; c++) {
-                weights[y->w + c] = 1.0f;
-                weights[y->s_var + c] = 1.0f;
-            }
+        if (s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_LAYERNORM) {
+            for (int c = 0; c < y->out_c; c++) weights[y->w + c] = 1.0f; /* gamma; beta 0 */
+            if (s->kind == FS_LAYER_BATCHNORM)
+                for (int c = 0; c < y->out_c; c++) weights[y->s_var + c] = 1.0f;
             continue;
         }
         if (y->w < 0) continue;

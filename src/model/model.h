@@ -31,6 +31,7 @@ typedef enum {
     FS_LAYER_HIGHWAY,  /* y = T*H + (1-T)*x, H = act(conv_K(x)), T = sigmoid(conv_K(x)) */
     FS_LAYER_ADD,      /* residual: y = x + the input of the `units` layers before it (through a
                           1x1 projection where the widths differ) */
+    FS_LAYER_LAYERNORM,/* layer norm over each position's channels: eps */
     FS_LAYER_OUTPUT    /* implicit last layer: dense to 3 classes, softmax */
 } FsLayerKind;
 
@@ -56,7 +57,7 @@ typedef struct {
     FsAct act;       /* conv, dense, highway H */
     float act_param; /* leaky_relu slope, elu alpha */
     float rate;      /* dropout */
-    float eps;       /* batch norm epsilon */
+    float eps;       /* batch norm and layer norm epsilon */
     float momentum;  /* batch norm running-average momentum */
     float gate_bias; /* highway: initial gate bias (negative: carry the input at first) */
     int dilation;    /* conv / highway: taps this many rows apart (0 or 1: adjacent) */
@@ -105,14 +106,16 @@ typedef struct {
     FsLayerKind op;      /* what the layer code runs it as: its kind, or conv1d where per_residue */
     int dil;             /* conv / highway taps' spacing in rows (>= 1) */
     int src;             /* add: the layer whose output is the block's input (its skip path) */
-    long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN */
+    long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN and LN */
     long w2, b2;         /* highway gate weights and bias */
     long s_mean, s_var;  /* batch norm running statistics (in the state region) */
     long n_w;            /* floats in w (and in w2) */
     long wf, n_wf;       /* first layer: the feature columns' weights, floats in them (0: none) */
     /* workspace: a = output, d = gradient of output, z = activation aux
-     * (sigmoid for swish, x-hat for BN, mask for dropout), h/t = highway;
-     * an add's h: its skip path's gradient through the projection. */
+     * (sigmoid for swish, x-hat for BN and LN, mask for dropout), h/t =
+     * highway; an add's h: its skip path's gradient through the
+     * projection; bn_mean and bn_istd: BN's per channel, LN's bn_istd per
+     * position (max_batch x out_l rows). */
     long a, d, z, h, t, bn_mean, bn_istd;
     long out_size; /* floats in one output tensor for the maximum batch */
 } FsLayer;

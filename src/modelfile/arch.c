@@ -73,6 +73,7 @@ char *modelfile_arch_json(const FsNet *net)
             put_num(&w, "eps", l->eps);
             put_num(&w, "momentum", l->momentum);
             break;
+        case FS_LAYER_LAYERNORM: put_num(&w, "eps", l->eps); break;
         case FS_LAYER_DROPOUT: put_num(&w, "rate", l->rate); break;
         case FS_LAYER_ADD: json_member_int(&w, "layers", l->units); break;
         case FS_LAYER_OUTPUT: json_member_int(&w, "units", l->units); break;
@@ -178,6 +179,9 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
         } else if (!strcmp(kind, "batchnorm")) {
             l.kind = FS_LAYER_BATCHNORM;
             bad = get_f(o, "eps", 1e-30f, 1, &l.eps) || get_f(o, "momentum", 0, 1, &l.momentum);
+        } else if (!strcmp(kind, "layernorm")) {
+            l.kind = FS_LAYER_LAYERNORM;
+            bad = get_f(o, "eps", 1e-30f, 1, &l.eps);
         } else if (!strcmp(kind, "add")) {
             l.kind = FS_LAYER_ADD;
             bad = get_i(o, "layers", 1, FS_MAX_LAYERS, &l.units);

@@ -68,6 +68,11 @@ int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
             ADD("%d.running_var", idx, LAYOUT_VECTOR, y->s_var, 1, F, 0, 0);
             idx++;
             break;
+        case FS_LAYER_LAYERNORM: /* LayerNorm over each position's channels (foldsweep_torch.py) */
+            ADD("%d.weight", idx, LAYOUT_VECTOR, y->w, 1, F, 0, 0);
+            ADD("%d.bias", idx, LAYOUT_VECTOR, y->b, 1, F, 0, 0);
+            idx++;
+            break;
         case FS_LAYER_DROPOUT:
             idx++;
             break;

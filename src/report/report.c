@@ -111,6 +111,8 @@ static void layer_summary(const FsJson *l, char *out, size_t n)
         snprintf(s, sizeof s, "drop%s", r ? r : "?");
     } else if (!strcmp(kind, "batchnorm")) {
         snprintf(s, sizeof s, "bn");
+    } else if (!strcmp(kind, "layernorm")) {
+        snprintf(s, sizeof s, "ln");
     } else if (!strcmp(kind, "highway")) {
         snprintf(s, sizeof s, "hw%s", width ? width : "?");
     } else {
@@ -119,7 +121,7 @@ static void layer_summary(const FsJson *l, char *out, size_t n)
     app(out, n, s);
     const char *dil = sval(l, "dilation"); /* a chain model's dilated convolution */
     if (dil) app(out, n, "d"), app(out, n, dil);
-    if (act && strcmp(kind, "dropout") && strcmp(kind, "batchnorm")) {
+    if (act && strcmp(kind, "dropout") && strcmp(kind, "batchnorm") && strcmp(kind, "layernorm")) {
         app(out, n, " ");
         app(out, n, act);
     }

@@ -44,6 +44,7 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
         sb_printf(b, "\"epsilon\":%s,\"kind\":\"batchnorm\",\"momentum\":%s", fs_float_text(s->eps),
                   fs_float_text(s->momentum));
         break;
+    case FS_LAYER_LAYERNORM: sb_printf(b, "\"epsilon\":%s,\"kind\":\"layernorm\"", fs_float_text(s->eps)); break;
     default: break;
     }
     sb_puts(b, "}");

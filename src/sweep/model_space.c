@@ -27,13 +27,24 @@ static const LayerParam params[] = {
     {"leaky_slope", O_LEAKY_SLOPE, K(FS_LAYER_CONV) | K(FS_LAYER_DENSE) | K(FS_LAYER_HIGHWAY), 0},
     {"elu_alpha", O_ELU_ALPHA, K(FS_LAYER_CONV) | K(FS_LAYER_DENSE) | K(FS_LAYER_HIGHWAY), 0},
     {"rate", O_DROPOUT, K(FS_LAYER_DROPOUT), K(FS_LAYER_DROPOUT)},
-    {"epsilon", O_BN_EPSILON, K(FS_LAYER_BATCHNORM), 0},
+    {"epsilon", O_BN_EPSILON, K(FS_LAYER_BATCHNORM) | K(FS_LAYER_LAYERNORM), 0},
     {"momentum", O_BN_MOMENTUM, K(FS_LAYER_BATCHNORM), 0},
     {"gate_bias", O_GATE_BIAS, K(FS_LAYER_HIGHWAY), 0},
     {"dilation", O_DILATION, K(FS_LAYER_CONV) | K(FS_LAYER_HIGHWAY), 0},
     {"layers", O_RESIDUAL, K(FS_LAYER_ADD), 0},
 };
 #define N_PARAMS (int)(sizeof params / sizeof params[0])
+
+/* The kinds a layer list may name, "conv1d, dense, ... or layernorm". */
+static const char *kind_list(char *out, size_t n)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int k = 0; k < FS_LAYER_OUTPUT && at < n; k++)
+        at += (size_t)snprintf(out + at, n - at, "%s%s", k == 0 ? "" : k == FS_LAYER_OUTPUT - 1 ? " or " : ", ",
+                               kinds[k]);
+    return out;
+}
 
 /* A layer item's kind and its parameter mapping (NULL when none):
  * "- batchnorm", "- batchnorm:" or "- {conv1d: {...}}". The kind, or -1
@@ -47,8 +58,9 @@ static int layer_head(const YNode *ly, const char *where, const YNode **kn_out, 
         kn = ly->key[0];
         args = ly->item[0];
     } else {
-        swerr_add(e, ly->line, ly->col, "%s: expected one layer, {KIND: {PARAMS}} with KIND one of "
-                  "conv1d, dense, dropout, batchnorm, highway, add", where);
+        char list[160];
+        swerr_add(e, ly->line, ly->col, "%s: expected one layer, {KIND: {PARAMS}} with KIND %s", where,
+                  kind_list(list, sizeof list));
         return -1;
     }
     int kind = -1;
@@ -56,9 +68,9 @@ static int layer_head(const YNode *ly, const char *where, const YNode **kn_out, 
         if (!strcmp(kn->value, kinds[k])) kind = k;
     if (kind < 0) {
         const char *near = fs_nearest(kn->value, kinds, FS_LAYER_OUTPUT);
-        swerr_add(e, kn->line, kn->col, "%s: unknown layer kind '%s'%s%s%s; expected conv1d, dense, dropout, "
-                  "batchnorm, highway or add", where, kn->value, near ? " (did you mean '" : "", near ? near : "",
-                  near ? "'?)" : "");
+        char list[160];
+        swerr_add(e, kn->line, kn->col, "%s: unknown layer kind '%s'%s%s%s; expected %s", where, kn->value,
+                  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "", kind_list(list, sizeof list));
         return -1;
     }
     if (args && args->kind == YN_SCALAR && !args->quoted && !args->value[0]) args = NULL; /* "batchnorm:" */

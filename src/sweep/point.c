@@ -66,6 +66,7 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
                 break;
             case FS_LAYER_DROPOUT: s.rate = ly->spec.rate; break;
             case FS_LAYER_ADD: s.units = ly->spec.units; break;
+            case FS_LAYER_LAYERNORM: s.eps = ly->set & LS_EPS ? ly->spec.eps : eps; break;
             case FS_LAYER_BATCHNORM:
                 s.eps = ly->set & LS_EPS ? ly->spec.eps : eps;
                 s.momentum = ly->set & LS_MOM ? ly->spec.momentum : mom;

@@ -43,6 +43,7 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
         case FS_LAYER_HIGHWAY: snprintf(t, sizeof t, "hw%d", s->width); break;
         case FS_LAYER_DROPOUT: snprintf(t, sizeof t, "drop%s", fs_float_text(s->rate)); break;
         case FS_LAYER_BATCHNORM: snprintf(t, sizeof t, "bn"); break;
+        case FS_LAYER_LAYERNORM: snprintf(t, sizeof t, "ln"); break;
         case FS_LAYER_ADD: snprintf(t, sizeof t, "add%d", s->units); break;
         default: snprintf(t, sizeof t, "?"); break;
         }

@@ -1,5 +1,5 @@
 /*
- * blocks: batch norm, dropout and highway layers (single source).
+ * blocks: batch norm, layer norm, dropout and highway layers (single source).
  */
 #include <math.h>
 
@@ -28,6 +28,21 @@ FS_DEVICE static inline long bn_count(const FsModel *m, long rows)
     if (m->net->chain)
         for (long r = 0; r < rows; r++) n -= m->codes[r] == FS_AA_PAD;
     return n > 0 ? n : 1;
+}
+
+/* Channel c's sums over the rows, in order: of d (beta's gradient) and of
+ * d * x-hat (gamma's); batch norm's and layer norm's alike. */
+FS_DEVICE static inline void channel_sums(const float *d, const float *xhat, long rows, int L, int P, int C, long c,
+                                          float *sd, float *sdx)
+{
+    float a = 0.0f, b = 0.0f;
+    for (long r = 0; r < rows; r++) {
+        long o = row_off(r, L, P, C) + c;
+        a += d[o];
+        b += d[o] * xhat[o];
+    }
+    *sd = a;
+    *sdx = b;
 }
 
 FS_DEVICE FS_NOINLINE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train)
@@ -81,12 +96,8 @@ FS_DEVICE FS_NOINLINE void batchnorm_backward(FsModel *m, const FsLayer *y, floa
     float *ggamma = m->g + y->w, *gbeta = m->g + y->b;
     FS_PARFOR(c, C)
     {
-        float sd = 0.0f, sdx = 0.0f;
-        for (long r = 0; r < rows; r++) {
-            long o = row_off(r, L, P, C) + c;
-            sd += d[o];
-            sdx += d[o] * xhat[o];
-        }
+        float sd, sdx;
+        channel_sums(d, xhat, rows, L, P, C, c, &sd, &sdx);
         ggamma[c] += sdx;
         gbeta[c] += sd;
         float k = gamma[c] * istd[c] / (float)N;
@@ -94,6 +105,70 @@ FS_DEVICE FS_NOINLINE void batchnorm_backward(FsModel *m, const FsLayer *y, floa
             long o = row_off(r, L, P, C) + c;
             dx[o] = k * ((float)N * d[o] - sd - xhat[o] * sdx);
         }
+    }
+    FS_SYNC();
+}
+
+/* ---------------------------------------------------------------------- */
+/* Layer norm: statistics over each position's channels (Keras's           */
+/* LayerNormalization, PyTorch's LayerNorm over the last dimension), the   */
+/* same at training and inference. A chain batch's pad rows come out as    */
+/* beta and are zeroed after the layer, their gradients are zero.          */
+
+FS_DEVICE FS_NOINLINE void layernorm_forward(FsModel *m, const FsLayer *y, const float *x, int B)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const float eps = y->spec.eps;
+    float *out = m->work + y->a, *xhat = m->work + y->z, *istd = m->work + y->bn_istd;
+    const float *gamma = m->w + y->w, *beta = m->w + y->b;
+    FS_PARFOR(r, (long)B * L)
+    {
+        const long o = row_off(r, L, P, C);
+        double s = 0.0, s2 = 0.0;
+        for (int c = 0; c < C; c++) s += x[o + c];
+        const float mu = (float)(s / (double)C);
+        for (int c = 0; c < C; c++) {
+            double dv = x[o + c] - mu;
+            s2 += dv * dv;
+        }
+        const float is = 1.0f / sqrtf((float)(s2 / (double)C) + eps);
+        istd[r] = is;
+        for (int c = 0; c < C; c++) {
+            float xh = (x[o + c] - mu) * is;
+            xhat[o + c] = xh;
+            out[o + c] = gamma[c] * xh + beta[c];
+        }
+    }
+    FS_SYNC();
+}
+
+FS_DEVICE FS_NOINLINE void layernorm_backward(FsModel *m, const FsLayer *y, float *dx, int B)
+{
+    const int L = y->out_l, P = y->out_pad, C = y->out_c;
+    const long rows = (long)B * L;
+    const float *d = m->work + y->d, *xhat = m->work + y->z, *istd = m->work + y->bn_istd;
+    const float *gamma = m->w + y->w;
+    float *ggamma = m->g + y->w, *gbeta = m->g + y->b;
+    /* gamma's and beta's gradients: each channel's sum over the positions, in order. */
+    FS_PARFOR(c, C)
+    {
+        float sd, sdx;
+        channel_sums(d, xhat, rows, L, P, C, c, &sd, &sdx);
+        ggamma[c] += sdx;
+        gbeta[c] += sd;
+    }
+    /* The input's: each position's from its own channels. */
+    FS_PARFOR(r, rows)
+    {
+        const long o = row_off(r, L, P, C);
+        float sg = 0.0f, sgx = 0.0f;
+        for (int c = 0; c < C; c++) {
+            float g = d[o + c] * gamma[c];
+            sg += g;
+            sgx += g * xhat[o + c];
+        }
+        const float k = istd[r] / (float)C;
+        for (int c = 0; c < C; c++) dx[o + c] = k * ((float)C * (d[o + c] * gamma[c]) - sg - xhat[o + c] * sgx);
     }
     FS_SYNC();
 }

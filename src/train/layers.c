@@ -2,7 +2,7 @@
  * layers: forward and backward of each layer kind over a batch (single
  * source): the dispatch. Shapes and offsets come from the compiled net
  * (model.h); the gather and convolution are in conv.c, dense in dense.c,
- * batch norm, dropout and highway in blocks.c.
+ * batch norm, layer norm, dropout and highway in blocks.c.
  */
 #include "train/act.h"
 #include "train/layers.h"
@@ -74,6 +74,9 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     case FS_LAYER_BATCHNORM:
         batchnorm_forward(m, y, x, B, train);
         break;
+    case FS_LAYER_LAYERNORM:
+        layernorm_forward(m, y, x, B);
+        break;
     case FS_LAYER_DROPOUT:
         dropout_forward(m, y, i, x, B, train);
         break;
@@ -120,6 +123,9 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
         break;
     case FS_LAYER_BATCHNORM:
         batchnorm_backward(m, y, dx, B);
+        break;
+    case FS_LAYER_LAYERNORM:
+        layernorm_backward(m, y, dx, B);
         break;
     case FS_LAYER_DROPOUT:
         dropout_backward(m, y, dx, B);

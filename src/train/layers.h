@@ -89,6 +89,8 @@ FS_DEVICE int dense_backward_fused(const FsLayer *y, float *w, float *gw, float 
 
 FS_DEVICE void batchnorm_forward(FsModel *m, const FsLayer *y, const float *x, int B, int train);
 FS_DEVICE void batchnorm_backward(FsModel *m, const FsLayer *y, float *dx, int B);
+FS_DEVICE void layernorm_forward(FsModel *m, const FsLayer *y, const float *x, int B);
+FS_DEVICE void layernorm_backward(FsModel *m, const FsLayer *y, float *dx, int B);
 /* li: the layer's index (its dropout mask's stream). */
 FS_DEVICE void dropout_forward(FsModel *m, const FsLayer *y, long li, const float *x, int B, int train);
 FS_DEVICE void dropout_backward(FsModel *m, const FsLayer *y, float *dx, int B);

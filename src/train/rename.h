@@ -48,6 +48,8 @@
 #define layer_backward_done OPS_RENAME(layer_backward_done)
 #define layer_forward OPS_RENAME(layer_forward)
 #define layer_forward_done OPS_RENAME(layer_forward_done)
+#define layernorm_backward OPS_RENAME(layernorm_backward)
+#define layernorm_forward OPS_RENAME(layernorm_forward)
 #define ops_gemm OPS_RENAME(ops_gemm)
 #define ops_gemm_rows OPS_RENAME(ops_gemm_rows)
 #define ops_transpose OPS_RENAME(ops_transpose)

@@ -114,11 +114,13 @@ static void case_setup(LayerCase *lc, int li, int B, int max_batch)
     const FsNet *net = &lc->net;
     for (int i = 0; i < net->n; i++) {
         const FsLayer *y = &net->layer[i];
-        if (y->spec.kind == FS_LAYER_BATCHNORM) {
+        if (y->spec.kind == FS_LAYER_BATCHNORM || y->spec.kind == FS_LAYER_LAYERNORM) {
             fill(m.w + y->w, y->out_c, 0.5f, 1.5f);  /* gamma */
             fill(m.w + y->b, y->out_c, -0.5f, 0.5f); /* beta */
-            fill(m.w + y->s_mean, y->out_c, -0.5f, 0.5f);
-            fill(m.w + y->s_var, y->out_c, 0.5f, 1.5f);
+            if (y->spec.kind == FS_LAYER_BATCHNORM) {
+                fill(m.w + y->s_mean, y->out_c, -0.5f, 0.5f);
+                fill(m.w + y->s_var, y->out_c, 0.5f, 1.5f);
+            }
         } else if (y->w >= 0) {
             float a = 1.5f / sqrtf((float)(y->n_w / y->out_c));
             fill(m.w + y->w, y->n_w, -a, a);

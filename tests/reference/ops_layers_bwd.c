@@ -84,6 +84,38 @@ static void backward_batchnorm(LayerCase *lc, FsModel *m0, RefShape xs, Expects 
     }
 }
 
+static void backward_layernorm(LayerCase *lc, FsModel *m0, RefShape xs, Expects *X)
+{
+    const FsLayer *y = &lc->net.layer[lc->li];
+    const int C = y->out_c;
+    const long rows = (long)xs.B * xs.L;
+    const float *d = m0->work + y->d, *xhat = m0->work + y->z, *istd = m0->work + y->bn_istd, *gamma = m0->w + y->w;
+    Expect *edx = expect(X, "input gradient", IN_WORK, lc->net.layer[lc->li - 1].d, xs, (long)C + 8, 1);
+    Expect *egg = expect(X, "gamma gradient", IN_G, y->w, flat_shape(C), rows + 1, 0);
+    Expect *egb = expect(X, "beta gradient", IN_G, y->b, flat_shape(C), rows + 1, 0);
+    for (int c = 0; c < C; c++) {
+        egg->ref[c] = m0->g[y->w + c], egg->mag[c] = fabs(m0->g[y->w + c]);
+        egb->ref[c] = m0->g[y->b + c], egb->mag[c] = fabs(m0->g[y->b + c]);
+    }
+    ref_layernorm_backward(d, xhat, istd, gamma, xs, edx->ref, egg->ref, egb->ref);
+    for (int b = 0; b < xs.B; b++)
+        for (int p = 0; p < xs.L; p++) {
+            const long r = (long)b * xs.L + p;
+            double sg = 0.0, sgx = 0.0;
+            for (int c = 0; c < C; c++) {
+                long o = ref_at(xs, b, p, c);
+                sg += fabs((double)d[o] * gamma[c]);
+                sgx += fabs((double)d[o] * gamma[c] * xhat[o]);
+                egg->mag[c] += fabs((double)d[o] * xhat[o]);
+                egb->mag[c] += fabs(d[o]);
+            }
+            for (int c = 0; c < C; c++) {
+                long o = ref_at(xs, b, p, c);
+                edx->mag[o] = istd[r] * (fabs((double)d[o] * gamma[c]) + sg / C + fabs(xhat[o]) * sgx / C);
+            }
+        }
+}
+
 static void backward_dropout(LayerCase *lc, FsModel *m0, RefShape xs, Expects *X)
 {
     const FsLayer *y = &lc->net.layer[lc->li];
@@ -165,6 +197,9 @@ static void check_backward(LayerCase *lc, const FsTrainSpec *fuse_ts)
         break;
     case FS_LAYER_BATCHNORM:
         backward_batchnorm(lc, &m0, xs, &X);
+        break;
+    case FS_LAYER_LAYERNORM:
+        backward_layernorm(lc, &m0, xs, &X);
         break;
     case FS_LAYER_DROPOUT:
         backward_dropout(lc, &m0, xs, &X);

@@ -119,6 +119,32 @@ static void forward_highway(LayerCase *lc, FsModel *m0, const float *x, RefShape
     free(S), free(ax), free(aW), free(ab), free(aW2), free(ab2), free(hm), free(tm);
 }
 
+/* Per row (example and position): the mean over its channels, 1/sqrt(var + eps). */
+static void forward_layernorm(LayerCase *lc, FsModel *m0, const float *x, RefShape xs, Expects *X)
+{
+    const FsLayer *y = &lc->net.layer[lc->li];
+    const int C = y->out_c;
+    const long rows = (long)xs.B * xs.L;
+    /* As batch norm's: double sums, then a few float operations. */
+    const long n = 8;
+    Expect *eo = expect(X, "output", IN_WORK, y->a, xs, n, 1), *ex = expect(X, "x-hat", IN_WORK, y->z, xs, n, 1);
+    Expect *ei = expect(X, "1/std", IN_WORK, y->bn_istd, flat_shape(rows), n, 0);
+    const float *gamma = m0->w + y->w, *beta = m0->w + y->b;
+    ref_layernorm_forward(x, xs, gamma, beta, y->spec.eps, eo->ref, ex->ref, ei->ref);
+    for (int b = 0; b < xs.B; b++)
+        for (int p = 0; p < xs.L; p++) {
+            const long r = (long)b * xs.L + p;
+            double sabs = 0.0, mu = 0.0;
+            for (int c = 0; c < C; c++) sabs += fabs(x[ref_at(xs, b, p, c)]), mu += x[ref_at(xs, b, p, c)];
+            ei->mag[r] = ei->ref[r];
+            for (int c = 0; c < C; c++) {
+                long o = ref_at(xs, b, p, c);
+                ex->mag[o] = (fabs(x[o]) + sabs / C + fabs(mu / C)) * ei->ref[r];
+                eo->mag[o] = fabs(gamma[c]) * ex->mag[o] + fabs(beta[c]);
+            }
+        }
+}
+
 static void check_forward(LayerCase *lc, int train)
 {
     const FsLayer *y = &lc->net.layer[lc->li];
@@ -145,6 +171,9 @@ static void check_forward(LayerCase *lc, int train)
         break;
     case FS_LAYER_BATCHNORM:
         forward_batchnorm(lc, &m0, x, xs, train, &X);
+        break;
+    case FS_LAYER_LAYERNORM:
+        forward_layernorm(lc, &m0, x, xs, &X);
         break;
     case FS_LAYER_DROPOUT:
         forward_dropout(lc, &m0, x, xs, train, &X);

@@ -231,6 +231,50 @@ void ref_batchnorm_backward(const float *d, const float *xhat, const float *istd
 }
 
 /* ---------------------------------------------------------------------- */
+/* Layer norm: per row (example and position) over its channels.           */
+
+void ref_layernorm_forward(const float *x, RefShape s, const float *gamma, const float *beta, float eps, double *out,
+                           double *xhat, double *istd)
+{
+    for (int b = 0; b < s.B; b++)
+        for (int p = 0; p < s.L; p++) {
+            const long r = (long)b * s.L + p;
+            double sum = 0.0, sq = 0.0;
+            for (int c = 0; c < s.C; c++) sum += x[ref_at(s, b, p, c)];
+            const double mu = sum / s.C;
+            for (int c = 0; c < s.C; c++) sq += (x[ref_at(s, b, p, c)] - mu) * (x[ref_at(s, b, p, c)] - mu);
+            istd[r] = 1.0 / sqrt(sq / s.C + eps);
+            for (int c = 0; c < s.C; c++) {
+                long o = ref_at(s, b, p, c);
+                xhat[o] = (x[o] - mu) * istd[r];
+                out[o] = gamma[c] * xhat[o] + beta[c];
+            }
+        }
+}
+
+void ref_layernorm_backward(const float *d, const float *xhat, const float *istd, const float *gamma, RefShape s,
+                            double *dx, double *ggamma, double *gbeta)
+{
+    for (int b = 0; b < s.B; b++)
+        for (int p = 0; p < s.L; p++) {
+            const long r = (long)b * s.L + p;
+            double sg = 0.0, sgx = 0.0;
+            for (int c = 0; c < s.C; c++) {
+                long o = ref_at(s, b, p, c);
+                double g = (double)d[o] * gamma[c];
+                sg += g;
+                sgx += g * xhat[o];
+                ggamma[c] += (double)d[o] * xhat[o];
+                gbeta[c] += d[o];
+            }
+            for (int c = 0; c < s.C; c++) {
+                long o = ref_at(s, b, p, c);
+                dx[o] = istd[r] * ((double)d[o] * gamma[c] - sg / s.C - xhat[o] * (sgx / s.C));
+            }
+        }
+}
+
+/* ---------------------------------------------------------------------- */
 /* Dropout: splitmix64's finaliser over the mixed key, top 24 bits.        */
 
 float ref_dropout_mask(uint64_t key, long step, long layer, long e, float rate, int train)

@@ -70,6 +70,17 @@ void ref_batchnorm_forward(const float *x, RefShape s, const float *gamma, const
 void ref_batchnorm_backward(const float *d, const float *xhat, const float *istd, const float *gamma, RefShape s,
                             double *dx, double *ggamma, double *gbeta);
 
+/* Layer norm over each row's C channels: xhat = (x - mean) / sqrt(var +
+ * eps) with the row's mean and biased variance, out = gamma * xhat + beta;
+ * istd per row (B * L). */
+void ref_layernorm_forward(const float *x, RefShape s, const float *gamma, const float *beta, float eps, double *out,
+                           double *xhat, double *istd);
+/* From the stored xhat and istd, with g = d gamma per channel:
+ * dx = istd (g - mean(g) - xhat mean(g xhat)) over the row's channels,
+ * ggamma += sum over rows of d xhat, gbeta += sum of d. */
+void ref_layernorm_backward(const float *d, const float *xhat, const float *istd, const float *gamma, RefShape s,
+                            double *dx, double *ggamma, double *gbeta);
+
 /* Dropout's multiplier for element e = (b * L + p) * C + c of layer `layer`
  * at optimizer step `step`: 1 / (1 - rate) when a hash of (key, step,
  * layer, e) mapped to [0, 1) is at least rate, else 0 (1 when not
