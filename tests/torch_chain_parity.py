@@ -45,7 +45,7 @@ WINDOW = tc.WINDOW
 CHAIN_CASES = [
     (
         "chain-a",
-        "dilated convs, bn, add (same width), dilated highway, dropout, add (projection 8->12), dense, bn",
+        "dilated convs, bn, add (same width), dilated highway, dropout, add (projection 8->12), dense, ln, bn",
         "[{conv1d: {filters: 8, width: 5, activation: swish}},"
         " {conv1d: {filters: 8, width: 3, dilation: 2, activation: relu}}, batchnorm,"
         " {conv1d: {filters: 8, width: 3, dilation: 4, activation: elu}}, {add: {layers: 3}},"

@@ -184,6 +184,9 @@ int run_worker_send_results(RunWorker *w, FsBuf *b, int *received, int *no_more)
     w->n_out -= take;
     *received = w->n_jobs, *no_more = w->no_more;
     pthread_mutex_unlock(&w->lock);
+    /* What these jobs queued before they ended (a resume's RESUMED, a stop's
+     * CKPT) goes first: rank 0 drops either once it has the job's result. */
+    if (take) run_worker_send_ckpts(w, b);
     for (int k = 0; k < take; k++) {
         int i = outbox[k];
         w->jobs[i].answered = 1;

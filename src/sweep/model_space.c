@@ -59,7 +59,7 @@ static int layer_head(const YNode *ly, const char *where, const YNode **kn_out, 
         args = ly->item[0];
     } else {
         char list[160];
-        swerr_add(e, ly->line, ly->col, "%s: expected one layer, {KIND: {PARAMS}} with KIND %s", where,
+        swerr_add(e, ly->line, ly->col, "%s: expected one layer, {KIND: {PARAMS}} with KIND one of %s", where,
                   kind_list(list, sizeof list));
         return -1;
     }

@@ -35,7 +35,8 @@ void fsemu_count_madds(unsigned long long n)
 }
 
 /* The block GEMM's k steps by the form of their loop (FS_GEMM_FORM): a
- * few names, each a string literal of gemm_block.h, so found by address. */
+ * few names, string literals of gemm_block.h (one copy in each unit that
+ * builds it: the fit kernel's and the library tier's), found by name. */
 static struct {
     const char *_Atomic name;
     _Atomic unsigned long long k;
@@ -66,10 +67,10 @@ void fsemu_count_gemm_form(const char *form, long k)
     pthread_once(&forms_once, forms_arm);
     if (!forms_on || k <= 0) return;
     int i = 0;
-    while (i < 8 && forms[i].name && forms[i].name != form) i++;
+    while (i < 8 && forms[i].name && strcmp(forms[i].name, form) != 0) i++;
     if (i < 8 && !forms[i].name) {
         pthread_mutex_lock(&forms_lock);
-        while (i < 8 && forms[i].name && forms[i].name != form) i++;
+        while (i < 8 && forms[i].name && strcmp(forms[i].name, form) != 0) i++;
         if (i < 8 && !forms[i].name) forms[i].name = form;
         pthread_mutex_unlock(&forms_lock);
     }
