@@ -34,6 +34,7 @@
 #include "../src/train/fit.c"
 #include "../src/train/gemm.c"
 #include "../src/train/layers.c"
+#include "../src/train/rnn.c"
 #include "../src/train/step.c"
 
 #if defined(FS_CUDA_EMULATE)

@@ -49,6 +49,7 @@ FORMAT = "foldsweep-model"
 FORMAT_VERSION = "1"
 MAX_LAYERS = 16  # foldsweep's limit, the output layer not counted
 MAX_DILATION = 64  # foldsweep's widest spacing of a chain model's taps
+MAX_RNN_UNITS = 1024  # a gru's units (each direction's), foldsweep's FS_MAX_RNN_UNITS
 MAX_FEATURES = 8192  # foldsweep's most feature columns per residue (FS_FEAT_MAX_DIM)
 _INDEX = {a: i for i, a in enumerate(ALPHABET)}
 _X = ALPHABET.index("X")
@@ -82,6 +83,22 @@ class LayerNorm(nn.LayerNorm if nn is not None else object):
         if x.dim() == 3:
             return super().forward(x.transpose(1, 2)).transpose(1, 2)
         return super().forward(x)
+
+
+class GRU(nn.Module if nn is not None else object):
+    """foldsweep's gru (a chain model's): nn.GRU(C, units, batch_first=True,
+    bidirectional) as .rnn over [batch, C, length], each batch row one chain
+    (the state starts at zero at its first residue and the backward
+    direction at its last); out [batch, units or 2 x units, length], the
+    forward direction's outputs then the backward's. The state-dict names
+    are nn.GRU's: .rnn.weight_ih_l0, .rnn.weight_hh_l0_reverse, ..."""
+
+    def __init__(self, channels, units, bidirectional):
+        super().__init__()
+        self.rnn = nn.GRU(channels, units, batch_first=True, bidirectional=bidirectional)
+
+    def forward(self, x):
+        return self.rnn(x.transpose(1, 2))[0].transpose(1, 2)
 
 
 class Add(nn.Module if nn is not None else object):
@@ -331,6 +348,15 @@ def build(arch):
             if not 0 < eps <= 1:
                 raise ValueError(f"{where}: eps must be > 0 and <= 1, got {eps}")
             mods.append(LayerNorm(c, eps=eps))
+        elif kind == "gru":
+            if not chain:
+                raise ValueError(f"{where}: recurrent layers belong to chain models (window \"chain\")")
+            u = _int(y, "units", 1, MAX_RNN_UNITS, where)
+            bd = y.get("bidirectional")
+            if not isinstance(bd, bool):
+                raise ValueError(f"{where}: bidirectional must be true or false, got {bd!r}")
+            mods.append(GRU(c, u, bd))
+            c = u * (2 if bd else 1)
         elif kind == "dropout":
             r = _num(y, "rate", where)
             if not 0 <= r < 1:

@@ -23,6 +23,7 @@
 #include "../src/train/fit.c"
 #include "../src/train/gemm.c"
 #include "../src/train/layers.c"
+#include "../src/train/rnn.c"
 #include "../src/train/step.c"
 
 #include "synth/synth.h"
@@ -184,6 +185,21 @@ int main(void)
     ts.batch = 3;
     ts.clip_norm = 1.0f;
     versus_cpu(&job, &ts, 3, "batch 3, clipped, 3 threads");
+    /* A chain model's GRUs (src/train/rnn.c): the recurrence's steps split
+     * among the threads (its chains, directions and units), one output
+     * each, and its own forms of the recurrent products on the CPU. */
+    FsArch chain;
+    memset(&chain, 0, sizeof chain);
+    chain.chain = 1;
+    chain.n_layers = 4;
+    chain.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 8, .width = 5, .act = FS_ACT_SWISH};
+    chain.layers[1] = (FsLayerSpec){.kind = FS_LAYER_GRU, .units = 6, .bidir = 1};
+    chain.layers[2] = (FsLayerSpec){.kind = FS_LAYER_GRU, .units = 5};
+    chain.layers[3] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 8, .act = FS_ACT_RELU};
+    ts.batch_residues = 512;
+    FsJob cjob = job;
+    cjob.arch = &chain;
+    versus_cpu(&cjob, &ts, 5, "chain BiGRU-GRU, 5 threads");
     train_result_free(&ref);
     data_free(&ds);
     return test_finish();

@@ -189,6 +189,83 @@ static void test_verify(const uint8_t *bytes, uint64_t n)
     rmdir(dir);
 }
 
+/* A chain model's GRUs (#46): nn.GRU's names and layouts, a bidirectional
+ * one's _reverse tensors, the round trip, and a bad `bidirectional` refused. */
+static void test_gru(void)
+{
+    FsArch a;
+    memset(&a, 0, sizeof a);
+    a.chain = 1;
+    a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 4, .width = 3, .act = FS_ACT_RELU};
+    a.layers[1] = (FsLayerSpec){.kind = FS_LAYER_GRU, .units = 3, .bidir = 1};
+    a.layers[2] = (FsLayerSpec){.kind = FS_LAYER_GRU, .units = 2};
+    a.n_layers = 3;
+    FsNet net;
+    FsErr err = {0};
+    CHECK_MSG(model_compile(&net, &a, 64, &err) == 0, "%s", err.msg);
+    const long nw = net.n_params + net.n_state;
+    float *w = malloc(sizeof(float) * (size_t)nw);
+    for (long i = 0; i < nw; i++) w[i] = (float)i;
+    FsModelInfo info = {.trial = "ab", .fold = 0, .folds = 3};
+    uint8_t *b;
+    uint64_t n;
+    modelfile_serialize(&net, w, &info, &b, &n);
+    FsSafetensors st;
+    uint8_t *copy = malloc(n);
+    memcpy(copy, b, n);
+    CHECK(safetensors_parse(&st, copy, n, "gru", &err) == 0);
+    /* 0 Conv1d, 1 ReLU, 2 GRU (bidirectional), 3 GRU, 4 the output's Conv1d. */
+    const FsTensor *t = safetensors_find(&st, "2.rnn.weight_ih_l0_reverse");
+    CHECK(t && t->ndim == 2 && t->shape[0] == 9 && t->shape[1] == 4);
+    t = safetensors_find(&st, "2.rnn.weight_hh_l0");
+    CHECK(t && t->ndim == 2 && t->shape[0] == 9 && t->shape[1] == 3);
+    t = safetensors_find(&st, "3.rnn.weight_ih_l0");
+    CHECK(t && t->ndim == 2 && t->shape[0] == 6 && t->shape[1] == 6);
+    CHECK(safetensors_find(&st, "2.rnn.bias_hh_l0_reverse") && !safetensors_find(&st, "3.rnn.bias_hh_l0_reverse"));
+    CHECK(safetensors_find(&st, "4.weight") && safetensors_find(&st, "4.bias"));
+    /* weight_ih_l0_reverse[g=2][c=1] <- W_ih[c][3 x 3 + g] (rows of both directions' 18 gates);
+     * weight_hh_l0_reverse[g=4][k=2] <- W_hh[1][k][g]; bias_hh_l0_reverse[5] <- b_hh[9 + 5]. */
+    const FsLayer *g = &net.layer[1];
+    CHECK(tensor_at(&st, "2.rnn.weight_ih_l0_reverse", 2 * 4 + 1) == (float)(g->w + 1 * 18 + 9 + 2));
+    CHECK(tensor_at(&st, "2.rnn.weight_hh_l0_reverse", 4 * 3 + 2) == (float)(g->w2 + 27 + 2 * 9 + 4));
+    CHECK(tensor_at(&st, "2.rnn.bias_hh_l0_reverse", 5) == (float)(g->b2 + 9 + 5));
+    CHECK(tensor_at(&st, "3.rnn.weight_hh_l0", 5 * 2 + 1) == (float)(net.layer[2].w2 + 1 * 6 + 5));
+    const char *arch = safetensors_meta(&st, "arch");
+    CHECK(arch && strstr(arch, "{\"kind\":\"gru\",\"units\":3,\"bidirectional\":true}") &&
+          strstr(arch, "{\"kind\":\"gru\",\"units\":2,\"bidirectional\":false}"));
+    FsSavedModel m;
+    uint8_t *own = malloc(n); /* the parse's to keep */
+    memcpy(own, b, n);
+    CHECK_MSG(modelfile_parse(&m, own, n, "gru", 64, &err) == 0, "%s", err.msg);
+    CHECK(m.net.arch.chain && m.net.arch.layers[1].kind == FS_LAYER_GRU && m.net.arch.layers[1].bidir == 1 &&
+          m.net.arch.layers[1].units == 3 && m.net.arch.layers[2].bidir == 0);
+    CHECK(memcmp(m.weights, w, sizeof(float) * (size_t)nw) == 0);
+    modelfile_free(&m);
+    /* `bidirectional` not a boolean: refused, naming the layer. */
+    FsTensor ts[32];
+    FsMetaEntry meta[20];
+    int nt = st.n_tensors, nm = st.n_meta;
+    CHECK(nt <= 32 && nm <= 20);
+    for (int i = 0; i < nt && i < 32; i++) ts[i] = st.tensors[i];
+    for (int i = 0; i < nm && i < 20; i++) meta[i] = st.meta[i];
+    char bad[1024];
+    snprintf(bad, sizeof bad, "%s", arch);
+    char *at = strstr(bad, "\"bidirectional\":true");
+    CHECK(at != NULL);
+    if (at) memcpy(at + 16, "1   ", 4);
+    for (int i = 0; i < nm && i < 20; i++)
+        if (!strcmp(meta[i].key, "arch")) meta[i].value = bad;
+    uint8_t *b2;
+    uint64_t n2;
+    safetensors_serialize(ts, nt, meta, nm, &b2, &n2);
+    memset(&err, 0, sizeof err);
+    CHECK(modelfile_parse(&m, b2, n2, "bidir.safetensors", 8, &err) == -1);
+    CHECK_CONTAINS(err.msg, "layer 2 (gru)");
+    safetensors_free(&st);
+    free(b);
+    free(w);
+}
+
 int main(void)
 {
     FsArch a = test_arch();
@@ -214,6 +291,7 @@ int main(void)
     test_round_trip(&net, w, bytes, n);
     test_refused(&net, w);
     test_verify(bytes, n);
+    test_gru();
     /* Fingerprints out of order are refused. */
     seen[0] = 30;
     modelfile_serialize(&net, w, &info, &again, &n2);

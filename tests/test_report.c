@@ -445,6 +445,10 @@ static void test_arch_summary(void)
                         "\"activation\":\"elu\"},{\"epsilon\":0.001,\"kind\":\"layernorm\"}]}}",
                         s, sizeof s);
     CHECK(!strcmp(s, "conv8x3 elu > ln"));
+    report_arch_summary("{\"model\":{\"layers\":[{\"bidirectional\":true,\"kind\":\"gru\",\"units\":64},"
+                        "{\"bidirectional\":false,\"kind\":\"gru\",\"units\":8}]}}",
+                        s, sizeof s);
+    CHECK_MSG(!strcmp(s, "bigru64 > gru8"), "%s", s);
     report_arch_summary("not json", s, sizeof s);
     CHECK(!strcmp(s, ""));
     char tiny[12];

@@ -259,6 +259,36 @@ static void test_layers(void)
     CHECK_CONTAINS(summary, "conv8x3-ln-dense6-ln");
     sweep_free(&sw);
 
+    /* GRUs (#46): bidirectional unless the layer or model.bidirectional
+     * says otherwise; units a grid dimension of the structured form. */
+#define CHAIN "data: {synth: {proteins: 30, seed: 1}, window: chain}\n"
+    if (load(&sw, CHAIN "model:\n  layers:\n    - [{conv1d: {filters: 8, width: 3}}, {gru: {units: 16}},"
+                        " {gru: {units: 4, bidirectional: false}}]\n"))
+        return;
+    CHECK(sw.n_trials == 1);
+    a = &sw.trials[0].arch;
+    CHECK(a->n_layers == 3 && a->layers[1].kind == FS_LAYER_GRU && a->layers[1].units == 16 && a->layers[1].bidir);
+    CHECK(a->layers[2].kind == FS_LAYER_GRU && a->layers[2].units == 4 && !a->layers[2].bidir);
+    CHECK_CONTAINS(sw.trials[0].config, "{\"bidirectional\":true,\"kind\":\"gru\",\"units\":16},"
+                                        "{\"bidirectional\":false,\"kind\":\"gru\",\"units\":4}");
+    CHECK_CONTAINS(sw.canonical, "- gru: {units: 16}\n      - gru: {units: 4, bidirectional: false}");
+    sweep_arch_summary(a, summary, sizeof summary);
+    CHECK_CONTAINS(summary, "conv8x3-bigru16-gru4 swish chain rf whole");
+    sweep_free(&sw);
+    if (load(&sw, CHAIN "model: {depth: 2, filters: 8, kernel: 3, dense: 0, gru: [0, 8], bidirectional: false}\n"))
+        return;
+    CHECK(sw.n_trials == 2);
+    CHECK(sw.trials[0].arch.n_layers == 2 && sw.trials[1].arch.n_layers == 3);
+    CHECK(sw.trials[1].arch.layers[2].kind == FS_LAYER_GRU && sw.trials[1].arch.layers[2].units == 8);
+    CHECK(!sw.trials[1].arch.layers[2].bidir);
+    /* The option at its default leaves a sweep's text (and trial ids) as before. */
+    CHECK(strstr(sw.canonical, "gru: [0, 8]") != NULL);
+    sweep_free(&sw);
+    if (load(&sw, CHAIN "model: {depth: 2, filters: 8, kernel: 3}\n")) return;
+    CHECK(strstr(sw.canonical, "gru") == NULL && strstr(sw.canonical, "bidirectional") == NULL);
+    sweep_free(&sw);
+#undef CHAIN
+
     /* A layer list and the structured options that say the same thing give
      * the same trial: same config, same id. */
     FsSweep s2;

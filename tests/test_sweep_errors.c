@@ -15,6 +15,7 @@
 
 
 #define D "data: {synth: {proteins: 30}, window: 13}\n"
+#define C "data: {synth: {proteins: 30}, window: chain}\n"
 
 static void test_keys(void)
 {
@@ -146,12 +147,26 @@ static void test_model(void)
            "model.filters cannot be combined with model.layers");
     EXPECT(D "model:\n  layers:\n    - - conv2d: {filters: 8, width: 3}\n", "4:9",
            "unknown layer kind 'conv2d' (did you mean 'conv1d'?); expected conv1d, dense, dropout, batchnorm, "
-           "highway, add or layernorm");
+           "highway, add, layernorm or gru");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - layernorm: {epsilon: 0}\n", "5:30",
            "model.layers[1][2].epsilon");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - layernorm: {momentum: 0.9}\n",
            "5:21", "unknown key 'momentum'");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {width: 3}\n", "4:9", "model.layers[1][1] (conv1d): missing 'filters'");
+    /* GRUs (#46): chain models only, units required and in range, bidirectional a boolean. */
+    EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 8}\n", "4:7",
+           "layer 2 (gru): recurrent layers belong to chain models");
+    EXPECT(D "model: {gru: 8}\n", "2:14", "model.gru: recurrent layers belong to chain models");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {bidirectional: true}\n",
+           "5:9", "model.layers[1][2] (gru): missing 'units'");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 0}\n", "5:22",
+           "a gru needs at least 1 unit");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 2000}\n", "5:22",
+           "model.layers[1][2].units");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 8, bidirectional: 2}\n",
+           "5:40", "model.layers[1][2].bidirectional");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 8, width: 3}\n",
+           "5:25", "unknown key 'width' in model.layers[1][2] (gru)");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 15}\n", "4:37",
            "kernel width 15 is wider than the window (13)");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3, units: 4}\n", "4:40",

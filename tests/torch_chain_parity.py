@@ -10,14 +10,16 @@ that python/foldsweep_torch.py gives the probabilities `foldsweep predict
 CSV holds %.6f). The chain cases cover dilated convolutions, batch norm, layer norm, a
 dilated highway, dropout, a residual add without a projection (same widths)
 and one with a projection (12 from 8 channels), per-residue dense layers, a
-dense first layer and a kernel wider than a chain. Inputs: synthetic
+dense first layer and a kernel wider than a chain, and GRUs (#46): a
+bidirectional one and a forward-only one stacked. Inputs: synthetic
 proteins, proteins of 1 and 3 residues, and the 115 TS115 proteins of
 DATA_DIR/ts115 (default: the source tree's ../shared/data; that part is
 skipped, with a message, when the file is absent).
 
 It must be able to fail: a dilation set to 1, a flipped dilated kernel, an
 add reading the wrong module, a dropped or perturbed projection, a highway
-without its dilation and a perturbed batch norm must NOT match; a chain
+without its dilation, a perturbed batch norm, a BiGRU with its directions or
+its r and z gates swapped and a perturbed recurrent bias must NOT match; a chain
 file read as a window model, an ensemble mixing chain and window models,
 and archs foldsweep refuses must raise ValueError.
 
@@ -59,6 +61,12 @@ CHAIN_CASES = [
         "[{dense: {units: 6, activation: tanh}}, {conv1d: {filters: 6, width: 3, activation: relu}},"
         " {conv1d: {filters: 10, width: 9, dilation: 3, activation: swish}}, batchnorm, {add: {layers: 2}},"
         " {dense: {units: 8, activation: relu}}]",
+    ),
+    (
+        "chain-gru",
+        "conv, BiGRU(6), GRU(5) forward only, ln, dense (#46)",
+        "[{conv1d: {filters: 8, width: 5, activation: swish}}, {gru: {units: 6}},"
+        " {gru: {units: 5, bidirectional: false}}, layernorm, {dense: {units: 8, activation: relu}}]",
     ),
 ]
 
@@ -128,6 +136,33 @@ def perturbations(models):
     ])
 
 
+def gru_perturbations(models):
+    """(what, perturbed copy of the chain-gru ensemble); each must NOT match foldsweep."""
+    def grus(m):
+        return [x.rnn for x in m if isinstance(x, ft.GRU)]
+
+    def swap_directions(m):
+        g = grus(m)[0]
+        for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
+            a, b = getattr(g, name), getattr(g, name + "_reverse")
+            t = a.clone()
+            a.copy_(b)
+            b.copy_(t)
+
+    def swap_gates(m):  # r and z exchanged in the input weights
+        w = grus(m)[0].weight_ih_l0
+        u = w.shape[0] // 3
+        t = w[:u].clone()
+        w[:u] = w[u:2 * u]
+        w[u:2 * u] = t
+
+    return tc.perturbed(models, [
+        ("BiGRU's directions swapped", swap_directions),
+        ("BiGRU's r and z input weights swapped", swap_gates),
+        ("GRU's recurrent bias[0] + 0.5", lambda m: grus(m)[1].bias_hh_l0[0].add_(0.5)),
+    ])
+
+
 def expect_refusal(what, f, needle=None):
     try:
         f()
@@ -183,6 +218,12 @@ def refusals(chain_file, window_file, tmp):
     w = json.loads(ft.load(window_file)[1]["arch"])
     w["layers"][1]["dilation"] = 2
     expect_refusal("a dilation in a window model", lambda: ft.build(w), "chain")
+    w = json.loads(ft.load(window_file)[1]["arch"])
+    w["layers"].insert(1, {"kind": "gru", "units": 4, "bidirectional": True})
+    expect_refusal("a gru in a window model", lambda: ft.build(w), "chain")
+    g = copy.deepcopy(chain_arch)
+    g["layers"].insert(1, {"kind": "gru", "units": 4, "bidirectional": 1})
+    expect_refusal("a gru whose bidirectional is 1", lambda: ft.build(g), "bidirectional")
 
 
 def check_chain_input():
@@ -255,6 +296,8 @@ def main():
                 results.append((name, itag, worst, n))
                 print(f"case {name:10s} {itag:9s} {len(proteins):3d} proteins, {n:5d} residues x {len(models)} folds: "
                       f"max |torch - foldsweep| = {worst:.2e} {'ok' if ok else 'FAIL'}", flush=True)
+                if name == "chain-gru" and itag == "synthetic":
+                    tc.check_perturbed("GRU model", gru_perturbations(models), proteins, rows)
                 if name == "chain-a" and itag == "synthetic":
                     tc.check_perturbed("chain model", perturbations(models), proteins, rows)
                     # The command line predicts chain models too, as foldsweep does.

@@ -118,7 +118,10 @@ static void print_json(const FsSweep *sw, const FsGpuPlan *g, const Listing *l, 
         else
             json_null(&w);
         json_member_int(&w, "params", sweep_trial_params(t));
-        json_member_int(&w, "receptive_field", sweep_trial_receptive_field(t));
+        if (sweep_trial_receptive_field(t) == FS_RF_WHOLE_CHAIN) /* a recurrent layer's */
+            json_member_str(&w, "receptive_field", "whole chain");
+        else
+            json_member_int(&w, "receptive_field", sweep_trial_receptive_field(t));
         json_member_str(&w, "arch", arch);
         json_member_str(&w, "training", train);
         json_key(&w, "gpu");

@@ -32,6 +32,8 @@ typedef enum {
     FS_LAYER_ADD,      /* residual: y = x + the input of the `units` layers before it (through a
                           1x1 projection where the widths differ) */
     FS_LAYER_LAYERNORM,/* layer norm over each position's channels: eps */
+    FS_LAYER_GRU,      /* a chain model's gated recurrent layer: units, bidir (forward and backward
+                          outputs concatenated); it reads each chain whole and never crosses into another */
     FS_LAYER_OUTPUT    /* implicit last layer: dense to 3 classes, softmax */
 } FsLayerKind;
 
@@ -61,6 +63,7 @@ typedef struct {
     float momentum;  /* batch norm running-average momentum */
     float gate_bias; /* highway: initial gate bias (negative: carry the input at first) */
     int dilation;    /* conv / highway: taps this many rows apart (0 or 1: adjacent) */
+    int bidir;       /* gru: 1, both directions (2 x units outputs); 0, forward only */
 } FsLayerSpec;
 
 #define FS_MAX_LAYERS 16
@@ -71,6 +74,7 @@ typedef struct {
 #define FS_MAX_DILATION 64
 #define FS_MAX_WIDTH 255 /* a convolution's kernel width, at most (odd) */
 #define FS_MAX_UNITS 65536
+#define FS_MAX_RNN_UNITS 1024 /* a recurrent layer's units (each direction's), at most */
 
 /* A chain model (arch.chain) reads a whole protein chain, not a window:
  * its convolutions run over the chain with zero padding at its ends
@@ -106,8 +110,11 @@ typedef struct {
     FsLayerKind op;      /* what the layer code runs it as: its kind, or conv1d where per_residue */
     int dil;             /* conv / highway taps' spacing in rows (>= 1) */
     int src;             /* add: the layer whose output is the block's input (its skip path) */
-    long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN and LN */
-    long w2, b2;         /* highway gate weights and bias */
+    long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN and LN;
+                            a GRU's input weights [in_c][dirs*3*units] and their bias (gates r, z, n of
+                            the forward direction, then the backward's) */
+    long w2, b2;         /* highway gate weights and bias; a GRU's recurrent weights [dirs][units][3*units]
+                            and their bias [dirs*3*units] */
     long s_mean, s_var;  /* batch norm running statistics (in the state region) */
     long n_w;            /* floats in w (and in w2) */
     long wf, n_wf;       /* first layer: the feature columns' weights, floats in them (0: none) */
@@ -115,7 +122,10 @@ typedef struct {
      * (sigmoid for swish, x-hat for BN and LN, mask for dropout), h/t =
      * highway; an add's h: its skip path's gradient through the
      * projection; bn_mean and bn_istd: BN's per channel, LN's bn_istd per
-     * position (max_batch x out_l rows). */
+     * position (max_batch x out_l rows). A GRU's z: its gates, padded rows
+     * of dirs*3*units (the input's part, then r, z, n; backward: their
+     * gradients), h: the recurrent part (W_hh h + b_hh; backward: its
+     * gradient), t: the batch's chains (ints, train/rnn.c). */
     long a, d, z, h, t, bn_mean, bn_istd;
     long out_size; /* floats in one output tensor for the maximum batch */
 } FsLayer;
@@ -158,8 +168,10 @@ void model_init(const FsNet *net, float *weights, FsRng *rng);
 
 /* The residues one output sees (its receptive field): a chain model's is
  * 1 + the sum of (width - 1) x dilation over convolution and highway
- * layers; a window model's is its window (its dense or output layer
- * flattens the window). */
+ * layers, or FS_RF_WHOLE_CHAIN where a recurrent layer reads it all; a
+ * window model's is its window (its dense or output layer flattens the
+ * window). */
+#define FS_RF_WHOLE_CHAIN (1 << 30)
 int model_receptive_field(const FsArch *arch);
 
 const char *model_act_name(FsAct a);

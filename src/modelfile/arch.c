@@ -74,6 +74,11 @@ char *modelfile_arch_json(const FsNet *net)
             put_num(&w, "momentum", l->momentum);
             break;
         case FS_LAYER_LAYERNORM: put_num(&w, "eps", l->eps); break;
+        case FS_LAYER_GRU:
+            json_member_int(&w, "units", l->units);
+            json_key(&w, "bidirectional");
+            json_bool(&w, l->bidir);
+            break;
         case FS_LAYER_DROPOUT: put_num(&w, "rate", l->rate); break;
         case FS_LAYER_ADD: json_member_int(&w, "layers", l->units); break;
         case FS_LAYER_OUTPUT: json_member_int(&w, "units", l->units); break;
@@ -182,6 +187,12 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
         } else if (!strcmp(kind, "layernorm")) {
             l.kind = FS_LAYER_LAYERNORM;
             bad = get_f(o, "eps", 1e-30f, 1, &l.eps);
+        } else if (!strcmp(kind, "gru")) {
+            const FsJson *bd = json_get(o, "bidirectional");
+            l.kind = FS_LAYER_GRU;
+            bad = get_i(o, "units", 1, FS_MAX_RNN_UNITS, &l.units) || !bd ||
+                  (bd->type != FS_JSON_TRUE && bd->type != FS_JSON_FALSE);
+            l.bidir = !bad && bd->type == FS_JSON_TRUE;
         } else if (!strcmp(kind, "add")) {
             l.kind = FS_LAYER_ADD;
             bad = get_i(o, "layers", 1, FS_MAX_LAYERS, &l.units);

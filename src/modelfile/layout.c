@@ -9,6 +9,37 @@
 
 #include "modelfile/layout.h"
 
+/* A GRU's tensors as foldsweep_torch.GRU's nn.GRU(C, U, batch_first=True,
+ * bidirectional) names them (layer `layer`, module idx, its .rnn), per
+ * direction: 4 each. */
+static int gru_entries(const FsLayer *y, int layer, int idx, LayoutEntry *e, int *n, int max_entries)
+{
+    const long U = y->spec.units, G = 3 * U;
+    for (int dir = 0; dir <= y->spec.bidir; dir++) {
+        const struct {
+            const char *name;
+            LayoutKind kind;
+            long off, rows, cols, ld;
+        } t[4] = {{"weight_ih_l0", LAYOUT_TRANSPOSE, y->w + dir * G, G, y->in_c, 3L * y->out_c},
+                  {"weight_hh_l0", LAYOUT_TRANSPOSE, y->w2 + dir * G * U, G, U, G},
+                  {"bias_ih_l0", LAYOUT_VECTOR, y->b + dir * G, G, 0, 0},
+                  {"bias_hh_l0", LAYOUT_VECTOR, y->b2 + dir * G, G, 0, 0}};
+        for (int k = 0; k < 4; k++) {
+            if (*n >= max_entries) return -1;
+            LayoutEntry *x = &e[(*n)++];
+            memset(x, 0, sizeof *x);
+            snprintf(x->name, sizeof x->name, "%d.rnn.%s%s", idx, t[k].name, dir ? "_reverse" : "");
+            x->kind = t[k].kind;
+            x->layer = layer;
+            x->off = t[k].off;
+            x->ndim = t[k].kind == LAYOUT_VECTOR ? 1 : 2;
+            x->shape[0] = t[k].rows, x->shape[1] = t[k].cols;
+            x->ld = t[k].ld;
+        }
+    }
+    return 0;
+}
+
 /* Whether layer i's input is a 2-D [batch, features] tensor in PyTorch:
  * it is after a dense layer, until a convolution unflattens it. */
 int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
@@ -76,6 +107,9 @@ int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
         case FS_LAYER_DROPOUT:
             idx++;
             break;
+        case FS_LAYER_GRU:
+            if (gru_entries(y, i, idx++, e, &n, max_entries) != 0) return -1;
+            break;
         case FS_LAYER_ADD: /* Residual(from, projection): Conv1d(C_src, C, 1, bias=False) where widths differ */
             if (y->w >= 0) ADD("%d.proj.weight", idx, LAYOUT_CONV, y->w, 3, F, y->n_w / F, 1);
             idx++;
@@ -113,6 +147,7 @@ static long fs_index(const FsNet *net, const LayoutEntry *e, long t)
         if (first) return c < C1 ? (q * C1 + c) * U + u : y->wf - y->w + (q * y->feat + c - C1) * U + u;
         return (q * C + c) * U + u;
     }
+    if (e->kind == LAYOUT_TRANSPOSE) return t % e->shape[1] * e->ld + t / e->shape[1];
     return t;
 }
 

@@ -13,7 +13,8 @@
 typedef enum {
     LAYOUT_VECTOR = 0, /* copied as it is */
     LAYOUT_CONV,       /* [F][C][K] <-> W[k*C + c][f] */
-    LAYOUT_DENSE       /* [U][C*L] <-> W[q*C + c][u] (flatten order differs) */
+    LAYOUT_DENSE,      /* [U][C*L] <-> W[q*C + c][u] (flatten order differs) */
+    LAYOUT_TRANSPOSE   /* [R][C] <-> W[c*ld + r] (a GRU's weights: ld, the row of all its gates) */
 } LayoutKind;
 
 typedef struct {
@@ -23,10 +24,11 @@ typedef struct {
     long off;         /* floats into the weight buffer */
     int ndim;
     int64_t shape[3];
+    long ld;          /* LAYOUT_TRANSPOSE: floats from one of foldsweep's rows to the next */
 } LayoutEntry;
 
-/* Upper bound of entries: four per layer (highway, batch norm). */
-#define LAYOUT_MAX (4 * (FS_MAX_LAYERS + 1))
+/* Upper bound of entries: eight per layer (a bidirectional GRU). */
+#define LAYOUT_MAX (8 * (FS_MAX_LAYERS + 1))
 
 /* Fills e with the net's tensors in state-dict order; returns the count. */
 int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries);

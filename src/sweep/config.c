@@ -45,6 +45,9 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
                   fs_float_text(s->momentum));
         break;
     case FS_LAYER_LAYERNORM: sb_printf(b, "\"epsilon\":%s,\"kind\":\"layernorm\"", fs_float_text(s->eps)); break;
+    case FS_LAYER_GRU:
+        sb_printf(b, "\"bidirectional\":%s,\"kind\":\"gru\",\"units\":%d", s->bidir ? "true" : "false", s->units);
+        break;
     default: break;
     }
     sb_puts(b, "}");

@@ -32,6 +32,8 @@ static const LayerParam params[] = {
     {"gate_bias", O_GATE_BIAS, K(FS_LAYER_HIGHWAY), 0},
     {"dilation", O_DILATION, K(FS_LAYER_CONV) | K(FS_LAYER_HIGHWAY), 0},
     {"layers", O_RESIDUAL, K(FS_LAYER_ADD), 0},
+    {"units", O_GRU, K(FS_LAYER_GRU), K(FS_LAYER_GRU)},
+    {"bidirectional", O_BIDIR, K(FS_LAYER_GRU), 0},
 };
 #define N_PARAMS (int)(sizeof params / sizeof params[0])
 
@@ -112,7 +114,9 @@ void sw_layer_set(SwLayer *ly, int opt, double x)
     case O_BN_MOMENTUM: s->momentum = (float)x, ly->set |= LS_MOM; break;
     case O_GATE_BIAS: s->gate_bias = (float)x, ly->set |= LS_GATE; break;
     case O_DILATION: s->dilation = (int)x; break;
-    case O_RESIDUAL: s->units = (int)x; break;
+    case O_RESIDUAL:
+    case O_GRU: s->units = (int)x; break;
+    case O_BIDIR: s->bidir = x != 0, ly->set |= LS_BIDIR; break;
     }
 }
 
@@ -127,6 +131,10 @@ static int layer_param(int opt, SwVal x, const YNode *v, const char *w, int wind
     }
     if (opt == O_KERNEL && window > 0 && out->spec.width > window) {
         swerr_add(e, v->line, v->col, "%s: kernel width %d is wider than the window (%d)", w, out->spec.width, window);
+        return 1;
+    }
+    if (opt == O_GRU && out->spec.units < 1) {
+        swerr_add(e, v->line, v->col, "%s: a gru needs at least 1 unit", w);
         return 1;
     }
     if (opt == O_RESIDUAL && out->spec.units < 1) {
@@ -224,6 +232,7 @@ static void read_alt(SwSpace *sp, const YNode *list, int idx, int window, SwErrs
             a.layers[i] = alt->l[i].spec;
             if (!(alt->l[i].set & LS_EPS)) a.layers[i].eps = 1e-3f;
             if (!(alt->l[i].set & LS_MOM)) a.layers[i].momentum = 0.99f;
+            if (!(alt->l[i].set & LS_BIDIR)) a.layers[i].bidir = 1;
         }
         FsNet net;
         FsErr err = {0};
@@ -354,14 +363,18 @@ static void check_structured(const SwSpace *sp, int window, int line, int col, S
                       k->given ? "" : " (the default)", window);
     /* The largest combination of the grid must fit model.h's layer array. */
     int any_bn = max_of(sp, &sp->opt[O_BATCHNORM]) > 0, any_drop = max_of(sp, &sp->opt[O_DROPOUT]) > 0;
-    int any_dense = max_of(sp, &sp->opt[O_DENSE]) > 0;
+    int any_dense = max_of(sp, &sp->opt[O_DENSE]) > 0, any_gru = max_of(sp, &sp->opt[O_GRU]) > 0;
+    const SwOpt *g = &sp->opt[O_GRU];
+    if (any_gru && window > 0)
+        swerr_add(e, g->line, g->col, "model.gru: recurrent layers belong to chain models (data.window: chain), "
+                  "which read each protein whole");
     const int depth_max = (int)max_of(sp, &sp->opt[O_DEPTH]), res_min = sw_residual_min(sp);
     int layers_max = depth_max * (1 + any_bn) + (int)max_of(sp, &sp->opt[O_HIGHWAY]) + any_drop +
-                     any_dense * (1 + any_drop) + (res_min > 0 ? (depth_max - 1) / res_min : 0);
+                     any_dense * (1 + any_drop) + (res_min > 0 ? (depth_max - 1) / res_min : 0) + any_gru;
     if (layers_max > FS_MAX_LAYERS) {
         const SwOpt *d = &sp->opt[O_DEPTH];
         swerr_add(e, d->given ? d->line : line, d->given ? d->col : col,
                   "model: the largest architecture of the grid has %d layers; at most %d (depth x (1 + batchnorm) "
-                  "+ residual adds + highway + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
+                  "+ residual adds + highway + gru + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
     }
 }

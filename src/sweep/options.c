@@ -36,12 +36,18 @@ const SwOptDesc sw_opts[O_COUNT] = {
      * (point.c); a layer list's `add` spans its own (model_space.c). */
     [O_RESIDUAL] = {"residual", SEC_MODEL, OT_INT, 0, 8, 0, 0, 0, NULL, 0,
                     "an integer from 0 (none) to 8 (convolutions per residual block)"},
+    /* Structured: a GRU of this many units (each direction's) after the
+     * convolutions and highway layers, 0 for none (point.c); a layer
+     * list's gru names its own `units`. */
+    [O_GRU] = {"gru", SEC_MODEL, OT_INT, 0, FS_MAX_RNN_UNITS, 0, 0, 0, NULL, 0,
+               "an integer from 0 (no recurrent layer) to 1024 (a GRU's units)"},
     [O_INIT] = {"init", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_init_names, FS_INIT_COUNT)},
     [O_LEAKY_SLOPE] = {"leaky_slope", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_ELU_ALPHA] = {"elu_alpha", SEC_MODEL, OT_FLOAT, 0, 100, 1, 0, 0, NULL, 0, "a number > 0 and <= 100"},
     [O_BN_EPSILON] = {"bn_epsilon", SEC_MODEL, OT_FLOAT, 0, 1, 1, 0, 0, NULL, 0, "a number > 0 and <= 1"},
     [O_BN_MOMENTUM] = {"bn_momentum", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_GATE_BIAS] = {"gate_bias", SEC_MODEL, OT_FLOAT, -100, 100, 0, 0, 0, NULL, 0, "a number from -100 to 100"},
+    [O_BIDIR] = {"bidirectional", SEC_MODEL, OT_BOOL, 0, 1, 0, 0, 0, NULL, 0, "true or false"},
     [O_EPOCHS] = {"epochs", SEC_TRAINING, OT_INT, 1, 100000, 0, 0, 0, NULL, 0, "an integer from 1 to 100000"},
     [O_OPTIMIZER] = {"optimizer", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0, E(train_opt_names, FS_OPT_COUNT)},
     [O_LR] = {"learning_rate", SEC_TRAINING, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
@@ -105,7 +111,7 @@ double sw_opt_default(int o)
         [O_S] = ts.stop.s, [O_PATIENCE] = ts.stop.patience, [O_MIN_DELTA] = ts.stop.min_delta,
         [O_LR_SCHEDULE] = ts.lr_schedule, [O_LR_STEP_EVERY] = ts.lr_step_every,
         [O_LR_STEP_FACTOR] = ts.lr_step_factor, [O_WARMUP] = ts.warmup_epochs, [O_CLASS_WEIGHTS] = ts.class_weights,
-        [O_DILATION] = 1, [O_RESIDUAL] = 0, [O_BATCH_RESIDUES] = ts.batch_residues,
+        [O_DILATION] = 1, [O_RESIDUAL] = 0, [O_BATCH_RESIDUES] = ts.batch_residues, [O_GRU] = 0, [O_BIDIR] = 1,
     };
     return o >= 0 && o < O_COUNT ? d[o] : 0.0;
 }
@@ -113,7 +119,8 @@ double sw_opt_default(int o)
 int sw_opt_hidden_default(int o, const SwOpt *opt)
 {
     static const int later[] = {O_MONITOR,  O_LR_SCHEDULE,  O_LR_STEP_EVERY,     O_LR_STEP_FACTOR,
-                                O_WARMUP,   O_CLASS_WEIGHTS, O_DILATION, O_BATCH_RESIDUES, O_RESIDUAL};
+                                O_WARMUP,   O_CLASS_WEIGHTS, O_DILATION, O_BATCH_RESIDUES, O_RESIDUAL,
+                                O_GRU,      O_BIDIR};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (o == later[i]) return !opt->range && opt->n == 1 && opt->v[0].d == sw_opt_default(o);
     return 0;

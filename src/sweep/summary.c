@@ -44,6 +44,7 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
         case FS_LAYER_DROPOUT: snprintf(t, sizeof t, "drop%s", fs_float_text(s->rate)); break;
         case FS_LAYER_BATCHNORM: snprintf(t, sizeof t, "bn"); break;
         case FS_LAYER_LAYERNORM: snprintf(t, sizeof t, "ln"); break;
+        case FS_LAYER_GRU: snprintf(t, sizeof t, "%sgru%d", s->bidir ? "bi" : "", s->units); break;
         case FS_LAYER_ADD: snprintf(t, sizeof t, "add%d", s->units); break;
         default: snprintf(t, sizeof t, "?"); break;
         }
@@ -62,7 +63,9 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
         snprintf(t, sizeof t, " %s", model_act_name((FsAct)act));
         cat(out, n, t);
     }
-    if (a->chain)
+    if (a->chain && model_receptive_field(a) == FS_RF_WHOLE_CHAIN) /* a recurrent layer reads it all */
+        snprintf(t, sizeof t, " chain rf whole%s", a->init == FS_INIT_GLOROT ? " glorot" : "");
+    else if (a->chain)
         snprintf(t, sizeof t, " chain rf%d%s", model_receptive_field(a), a->init == FS_INIT_GLOROT ? " glorot" : "");
     else
         snprintf(t, sizeof t, " w%d%s", a->window, a->init == FS_INIT_GLOROT ? " glorot" : "");

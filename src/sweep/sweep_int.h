@@ -72,14 +72,15 @@ typedef enum { SEC_MODEL, SEC_TRAINING, SEC_STOP } SwSection;
  * first varies slowest. Structured-architecture options come first. */
 enum {
     O_DEPTH, O_FILTERS, O_KERNEL, O_ACTIVATION, O_BATCHNORM, O_HIGHWAY, O_DROPOUT, O_DENSE, O_DILATION, O_RESIDUAL,
-    O_INIT, O_LEAKY_SLOPE, O_ELU_ALPHA, O_BN_EPSILON, O_BN_MOMENTUM, O_GATE_BIAS,
+    O_GRU,
+    O_INIT, O_LEAKY_SLOPE, O_ELU_ALPHA, O_BN_EPSILON, O_BN_MOMENTUM, O_GATE_BIAS, O_BIDIR,
     O_EPOCHS, O_OPTIMIZER, O_LR, O_MOMENTUM, O_BETA1, O_BETA2, O_EPSILON, O_WEIGHT_DECAY,
     O_CLIP_NORM, O_BATCH, O_EVAL_BATCH, O_SEED, O_MONITOR,
     O_LR_SCHEDULE, O_LR_STEP_EVERY, O_LR_STEP_FACTOR, O_WARMUP, O_CLASS_WEIGHTS, O_BATCH_RESIDUES,
     O_CRITERION, O_ALPHA, O_STRIP, O_S, O_PATIENCE, O_MIN_DELTA,
     O_COUNT
 };
-#define O_STRUCT_LAST O_RESIDUAL /* options 0..O_RESIDUAL only exist without `layers` */
+#define O_STRUCT_LAST O_GRU /* options 0..O_GRU only exist without `layers` */
 
 typedef struct {
     const char *key;
@@ -145,7 +146,7 @@ typedef struct {
 
 /* A layer of an explicit layer list; `set` marks per-layer overrides of
  * the model-wide parameters (activation parameter, BN eps/momentum, gate). */
-enum { LS_LEAKY = 1, LS_ELU = 2, LS_EPS = 4, LS_MOM = 8, LS_GATE = 16 };
+enum { LS_LEAKY = 1, LS_ELU = 2, LS_EPS = 4, LS_MOM = 8, LS_GATE = 16, LS_BIDIR = 32 };
 typedef struct {
     FsLayerSpec spec;
     float leaky, elu;

@@ -1,6 +1,6 @@
 /*
  * train/rename.h: the per-model functions of the single source (src/train's
- * act.c, blocks.c, conv.c, dense.c, fit.c, gemm.c, layers.c, step.c and
+ * act.c, blocks.c, conv.c, dense.c, fit.c, gemm.c, layers.c, rnn.c, step.c and
  * stop/stop.c's rule) renamed to OPS_PREFIX##name, for a unit that builds
  * its own copy of them beside the library's CPU build: the CUDA stand-in's
  * kernel (kernels/fit_kernel.cu under FOLDSWEEP_CUDA=EMULATE), the tests'
@@ -44,6 +44,8 @@
 #define input_features OPS_RENAME(input_features)
 #define highway_backward OPS_RENAME(highway_backward)
 #define highway_forward OPS_RENAME(highway_forward)
+#define gru_backward OPS_RENAME(gru_backward)
+#define gru_forward OPS_RENAME(gru_forward)
 #define layer_backward OPS_RENAME(layer_backward)
 #define layer_backward_done OPS_RENAME(layer_backward_done)
 #define layer_forward OPS_RENAME(layer_forward)

@@ -23,6 +23,7 @@
 #include "../../src/train/dense.c"
 #include "../../src/train/gemm.c"
 #include "../../src/train/layers.c"
+#include "../../src/train/rnn.c"
 #include "../../src/train/step.c"
 
 #include "ops_exec.h"

@@ -184,6 +184,9 @@ static void check_forward(LayerCase *lc, int train)
     case FS_LAYER_ADD: /* no reference here: test_grad and test_chain check adds by finite differences */
         CHECK_MSG(0, "%s: the ops reference has no add layer", what);
         break;
+    case FS_LAYER_GRU: /* a chain model's alone: test_rnn checks it against ref_gru.c */
+        CHECK_MSG(0, "%s: the ops reference has no GRU (test_rnn)", what);
+        break;
     }
     expects_check(lc, what, &X);
     free(own);
