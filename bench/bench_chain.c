@@ -20,6 +20,13 @@
  * usage: bench_chain (--uci FILE | --flip SEQ LABELS MASK) [--model window|chain]
  *        [--epochs N] [--batch N] [--batch-residues N] [--max-train N] [--max-valid N]
  *        [--dilation D] [--predict-reps N]   (D: the second convolution's dilation)
+ *        [--gru U | --extra-conv F]
+ *
+ * --gru U puts a bidirectional GRU of U units a direction between the
+ * convolutions and the dense layer (#46 item 3; PyTorch's side:
+ * chain_torch.py --gru U); --extra-conv F a third convolution (F filters,
+ * width 5) there instead: a layer as wide as the GRU's 2U outputs, to
+ * compare the recurrence's cost per residue with a convolution's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,13 +38,14 @@
 
 typedef struct {
     const char *uci, *seq, *lab, *mask;
-    int chain, epochs, batch, batch_residues, predict_reps, dilation;
+    int chain, epochs, batch, batch_residues, predict_reps, dilation, gru, extra_conv;
     long max_train, max_valid;
 } Opts;
 
 static int parse(Opts *o, int argc, char **argv)
 {
-    *o = (Opts){NULL, NULL, NULL, NULL, 1, 3, 8, FS_TRAIN_BATCH_RESIDUES, 3, 1, -1, -1};
+    *o = (Opts){.chain = 1, .epochs = 3, .batch = 8, .batch_residues = FS_TRAIN_BATCH_RESIDUES, .predict_reps = 3,
+                .dilation = 1, .max_train = -1, .max_valid = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const int more = argc - i - 1;
@@ -51,6 +59,8 @@ static int parse(Opts *o, int argc, char **argv)
         else if (!strcmp(a, "--max-valid") && more >= 1) o->max_valid = atol(argv[++i]);
         else if (!strcmp(a, "--dilation") && more >= 1) o->dilation = atoi(argv[++i]);
         else if (!strcmp(a, "--predict-reps") && more >= 1) o->predict_reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--gru") && more >= 1) o->gru = atoi(argv[++i]);
+        else if (!strcmp(a, "--extra-conv") && more >= 1) o->extra_conv = atoi(argv[++i]);
         else return fprintf(stderr, "bench_chain: unknown option or missing value: %s\n", a), -1;
     }
     if (!o->uci == !o->seq) return fprintf(stderr, "bench_chain: give one of --uci FILE, --flip SEQ LABELS MASK\n"), -1;
@@ -86,8 +96,9 @@ static int load(FsDataset *ds, const Opts *o, int *fold)
     return 0;
 }
 
-/* R1's layers; a chain model's dense layer acts per residue. */
-static void r1_arch(FsArch *arch, int chain, int dilation)
+/* R1's layers; a chain model's dense layer acts per residue; a BiGRU or a
+ * third convolution before it where asked. */
+static void r1_arch(FsArch *arch, int chain, int dilation, int gru, int extra_conv)
 {
     memset(arch, 0, sizeof *arch);
     arch->chain = chain;
@@ -97,6 +108,13 @@ static void r1_arch(FsArch *arch, int chain, int dilation)
     arch->layers[1] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 64, .width = 5, .act = FS_ACT_SWISH,
                                     .dilation = dilation};
     arch->layers[2] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 128, .act = FS_ACT_SWISH};
+    if (gru > 0 || extra_conv > 0) {
+        arch->layers[3] = arch->layers[2];
+        arch->layers[2] = gru > 0 ? (FsLayerSpec){.kind = FS_LAYER_GRU, .units = gru, .bidir = 1}
+                                  : (FsLayerSpec){.kind = FS_LAYER_CONV, .units = extra_conv, .width = 5,
+                                                  .act = FS_ACT_SWISH};
+        arch->n_layers = 4;
+    }
 }
 
 /* The best of reps timings of train_predict over the fold's training
@@ -137,7 +155,7 @@ int main(int argc, char **argv)
     int fold = 0;
     if (parse(&o, argc, argv) != 0 || load(&ds, &o, &fold) != 0) return 2;
     FsArch arch;
-    r1_arch(&arch, o.chain, o.dilation);
+    r1_arch(&arch, o.chain, o.dilation, o.gru, o.extra_conv);
     FsTrainSpec ts;
     train_spec_defaults(&ts);
     ts.opt = FS_OPT_ADAM;
@@ -166,11 +184,12 @@ int main(int argc, char **argv)
     uint32_t n_pred = 0;
     double pred = predict_rate(&net, w, &ds, fold, o.predict_reps, &n_pred);
     const double train_s = res.seconds - res.val_seconds;
-    printf("{\"framework\":\"foldsweep-cpu\",\"model\":\"%s\",\"data\":\"%s\",\"threads\":1,\"dilation\":%d,\"epochs\":%d,"
+    printf("{\"framework\":\"foldsweep-cpu\",\"model\":\"%s\",\"data\":\"%s\",\"threads\":1,\"dilation\":%d,"
+           "\"gru\":%d,\"extra_conv\":%d,\"epochs\":%d,"
            "\"batch\":%d,\"batch_residues\":%d,\"train_residues\":%llu,\"train_seconds\":%.3f,"
            "\"train_residues_per_second\":%.1f,\"val_q3\":%.4f,\"predict_residues\":%u,"
            "\"predict_residues_per_second\":%.1f,\"params\":%ld,\"weights_fnv\":\"%016llx\"}\n",
-           o.chain ? "chain" : "window", o.uci ? "uci" : "flip", o.dilation, res.epochs, o.chain ? 0 : o.batch,
+           o.chain ? "chain" : "window", o.uci ? "uci" : "flip", o.dilation, o.gru, o.extra_conv, res.epochs, o.chain ? 0 : o.batch,
            o.chain ? o.batch_residues : 0, (unsigned long long)res.train_examples, train_s,
            (double)res.train_examples / train_s, res.curves.val_q3[res.epochs - 1], n_pred, pred, net.n_params,
            (unsigned long long)weights_hash(w, net.n_params + net.n_state));

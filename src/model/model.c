@@ -296,6 +296,8 @@ static void layer_workspace(FsLayer *y, long src_size, long rows, long *work)
         *work += 3 * y->out_size;
         y->t = *work; /* the chains: a count, then a start and a length each (at most one per 2 rows) */
         *work += rows + 4;
+        y->bn_mean = *work; /* a step's rows gathered, in and out: 2 x dirs x (rows / 2 + 1) x 3 x units */
+        *work += 2L * (1 + s->bidir) * (rows / 2 + 1) * 3 * s->units;
     }
     /* Keep every tensor 64-byte aligned. */
     *work = (*work + 15) / 16 * 16;

@@ -125,7 +125,8 @@ typedef struct {
      * position (max_batch x out_l rows). A GRU's z: its gates, padded rows
      * of dirs*3*units (the input's part, then r, z, n; backward: their
      * gradients), h: the recurrent part (W_hh h + b_hh; backward: its
-     * gradient), t: the batch's chains (ints, train/rnn.c). */
+     * gradient), t: the batch's chains (ints, train/rnn.c), bn_mean: a
+     * step's rows gathered for its recurrent products. */
     long a, d, z, h, t, bn_mean, bn_istd;
     long out_size; /* floats in one output tensor for the maximum batch */
 } FsLayer;

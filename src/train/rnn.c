@@ -23,6 +23,7 @@
  */
 #include "data/data.h"
 #include "train/act.h"
+#include "train/act_lanes.h"
 #include "train/layers.h"
 
 /* The input weights as a width-1 convolution to the gates. */
@@ -82,30 +83,161 @@ FS_DEVICE static inline int gru_row(const int *seg, long p, int D, int t, int *p
     return row;
 }
 
-FS_DEVICE static inline float gru_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+/* The gates' functions from act_exp (act.h), which the compiler vectorises
+ * where libm's expf and tanhf are scalar calls (they were most of a
+ * BiGRU(128)'s time); tanh from e^-2|x|, its sign put back. */
+FS_DEVICE static inline float gru_sigmoid(float x) { return 1.0f / (1.0f + act_exp(-x)); }
 
-/* Step t's recurrent parts, gh = b_hh + h_prev W_hh, for its n pairs: one
- * output each a thread's, its sum over the state in order (the plain CPU
- * build walks a pair's row of weights at a time, as vectors: the same sums). */
-FS_DEVICE FS_NOINLINE static void gru_hidden(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+FS_DEVICE static inline float gru_tanh(float x)
 {
-    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, GC = 3 * OC, G = 3 * U;
-    const float *out = m->work + y->a, *W = m->w + y->w2, *bias = m->w + y->b2;
+    const float t = act_exp(-2.0f * fabsf(x)), r = (1.0f - t) / (1.0f + t);
+    return x < 0.0f ? -r : r;
+}
+
+/* One unit of a step from its input's parts (xr, xz, xn), recurrent parts
+ * (hr, hz, hn) and state before (hp; 0 at a chain's first residue): its
+ * gates into *r, *z, *n, the new state returned. Both builds' loops call
+ * it: the same operations in the same order, and scalars only, so that
+ * the CPU's loop over a pair's units vectorises. */
+FS_DEVICE static inline float gru_unit(float xr, float xz, float xn, float hr, float hz, float hn, float hp, float *r,
+                                       float *z, float *n)
+{
+    *r = gru_sigmoid(xr + hr);
+    *z = gru_sigmoid(xz + hz);
+    *n = gru_tanh(xn + *r * hn);
+    return (1.0f - *z) * *n + *z * hp;
+}
+
+#ifdef FS_SIMD
+/* gru_unit over a pair's units [0, c), whole steps of ACT_STEP: the same
+ * operations lane by lane (act_exp_lanes is act_exp bit for bit; tanh's
+ * sign put back by a select on x < 0, as gru_tanh does). hp NULL: a
+ * chain's first residue. Returns c. */
+static inline int gru_units_lanes(float *gr, float *gz, float *gn, const float *hh, const float *hp, float *o, int U)
+{
+#define LD(p) (*(const vw *)(p))
+#define ST(p) (*(vw *)(p))
+    int c = 0;
+    for (; c + ACT_STEP <= U; c += ACT_STEP) {
+        vw r[ACT_LANES], z[ACT_LANES], x[ACT_LANES], t[ACT_LANES];
+        for (int j = 0; j < ACT_LANES; j++) {
+            const int q = c + j * FS_VW;
+            r[j] = -(LD(gr + q) + LD(hh + q));
+            z[j] = -(LD(gz + q) + LD(hh + U + q));
+        }
+        act_exp_lanes(r);
+        act_exp_lanes(z);
+        for (int j = 0; j < ACT_LANES; j++) {
+            const int q = c + j * FS_VW;
+            r[j] = 1.0f / (1.0f + r[j]);
+            z[j] = 1.0f / (1.0f + z[j]);
+            x[j] = LD(gn + q) + r[j] * LD(hh + 2 * U + q);
+            t[j] = -2.0f * (vw)((vwu)x[j] & 0x7fffffffu);
+        }
+        act_exp_lanes(t);
+        for (int j = 0; j < ACT_LANES; j++) {
+            const int q = c + j * FS_VW;
+            const vw a = (1.0f - t[j]) / (1.0f + t[j]);
+            const vwi neg = x[j] < 0.0f;
+            const vw n = (vw)(((vwi)-a & neg) | ((vwi)a & ~neg));
+            const vw h = hp ? LD(hp + q) : (vw){0};
+            ST(gr + q) = r[j];
+            ST(gz + q) = z[j];
+            ST(gn + q) = n;
+            ST(o + q) = (1.0f - z[j]) * n + z[j] * h;
+        }
+    }
+#undef LD
+#undef ST
+    return c;
+}
+#endif
+
+/* Its gradients from the state's, dh: those of the input's parts (*dr,
+ * *dz, *dn; the recurrent parts' are the same but dn * r for n). */
+FS_DEVICE static inline void gru_unit_grad(float r, float z, float n, float hn, float hp, float dh, float *dr,
+                                           float *dz, float *dn)
+{
+    *dn = dh * (1.0f - z) * (1.0f - n * n);
+    *dz = dh * (hp - n) * z * (1.0f - z);
+    *dr = *dn * hn * r * (1.0f - r);
+}
+
+/* The gathered rows of step t's n pairs (gru_product): A, their inputs
+ * [D][nmax][3U], C, their outputs [D][nmax][3U], each direction's rows
+ * together; nmax = rows / 2 + 1, the most chains a batch holds. */
+FS_DEVICE static inline float *gru_gathered(const FsModel *m, const FsLayer *y, int which)
+{
+    const long nmax = m->rows / 2 + 1;
+    return m->work + y->bn_mean + (long)which * (1 + y->spec.bidir) * nmax * 3 * y->spec.units;
+}
+
+/* C += A W for direction dir's n gathered rows: the recurrent products of
+ * a step over all its chains at once (a weight row read once for all of
+ * them), in the GEMM's fixed sums. Forward (back 0): A the states before
+ * (U wide), W W_hh; backward: A the gate gradients (3U wide), W W_hh
+ * transposed (in the scratch, [D][3U][U]). A call of its own, the GEMM
+ * its last act: nothing of the step is held across it (device.h,
+ * FS_NOINLINE). */
+FS_DEVICE FS_NOINLINE static void gru_product(FsModel *m, const FsLayer *y, int n, int dir, int back)
+{
+    const int U = y->spec.units, G = 3 * U, K = back ? G : U, N = back ? U : G;
+    const long nmax = m->rows / 2 + 1;
+    const float *W = back ? m->scratch + (long)dir * G * U : m->w + y->w2 + (long)dir * U * G;
+    ops_gemm(n, N, K, gru_gathered(m, y, 0) + dir * nmax * G, st_plain(G), st_plain(1), W, st_plain(N),
+             gru_gathered(m, y, 1) + dir * nmax * G, st_plain(G), 1);
+}
+
+/* Step t's recurrent parts, gh = b_hh + h_prev W_hh, for its n pairs:
+ * the states before gathered with the bias (gru_hidden_gather; none at
+ * step 0: the bias alone), the products (gru_product), the results put in
+ * their rows (gru_hidden_put). */
+FS_DEVICE FS_NOINLINE static void gru_hidden_gather(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+{
+    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, G = 3 * U;
+    const long nmax = m->rows / 2 + 1;
+    const float *out = m->work + y->a, *bias = m->w + y->b2;
+    float *A = gru_gathered(m, y, 0), *C = gru_gathered(m, y, 1);
+#if FS_ONE_THREAD
+    /* A pair's row at a time (no division per element). */
+    for (long p = 0; p < (long)n * D; p++) {
+        int prev;
+        gru_row(seg, p, D, t, &prev);
+        const int dir = (int)(p % D);
+        float *FS_RESTRICT c = C + dir * nmax * G + p / D * G, *FS_RESTRICT a = A + dir * nmax * G + p / D * G;
+        const float *FS_RESTRICT b = bias + (long)dir * G;
+        for (int j = 0; j < G; j++) c[j] = b[j];
+        if (prev >= 0)
+            for (int j = 0; j < U; j++) a[j] = out[((long)P + prev) * OC + (long)dir * U + j];
+    }
+#else
+    FS_PARFOR(it, (long)n * D * G)
+    {
+        const long p = it / G;
+        const int j = (int)(it % G), dir = (int)(p % D);
+        int prev;
+        gru_row(seg, p, D, t, &prev);
+        const long at = dir * nmax * G + p / D * G + j;
+        C[at] = bias[(long)dir * G + j];
+        if (j < U) A[at] = prev >= 0 ? out[((long)P + prev) * OC + (long)dir * U + j] : 0.0f;
+    }
+#endif
+    FS_SYNC();
+}
+
+FS_DEVICE FS_NOINLINE static void gru_hidden_put(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+{
+    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, GC = 3 * y->out_c, G = 3 * U;
+    const long nmax = m->rows / 2 + 1;
     float *gh = m->work + y->h;
+    const float *C = gru_gathered(m, y, 1);
 #if FS_ONE_THREAD
     for (long p = 0; p < (long)n * D; p++) {
         int prev;
         const int row = gru_row(seg, p, D, t, &prev), dir = (int)(p % D);
         float *FS_RESTRICT o = gh + ((long)P + row) * GC + (long)dir * G;
-        const float *b = bias + (long)dir * G;
-        for (int j = 0; j < G; j++) o[j] = b[j];
-        if (prev < 0) continue;
-        const float *h = out + ((long)P + prev) * OC + (long)dir * U;
-        for (int k = 0; k < U; k++) {
-            const float hk = h[k];
-            const float *FS_RESTRICT w = W + ((long)dir * U + k) * G;
-            for (int j = 0; j < G; j++) o[j] = FS_FMA(hk, w[j], o[j]);
-        }
+        const float *FS_RESTRICT c = C + dir * nmax * G + p / D * G;
+        for (int j = 0; j < G; j++) o[j] = c[j];
     }
 #else
     FS_PARFOR(it, (long)n * D * G)
@@ -114,13 +246,7 @@ FS_DEVICE FS_NOINLINE static void gru_hidden(FsModel *m, const FsLayer *y, const
         const int j = (int)(it % G), dir = (int)(p % D);
         int prev;
         const int row = gru_row(seg, p, D, t, &prev);
-        float acc = bias[(long)dir * G + j];
-        if (prev >= 0) {
-            const float *h = out + ((long)P + prev) * OC + (long)dir * U;
-            const float *w = W + (long)dir * U * G + j;
-            for (int k = 0; k < U; k++) acc = FS_FMA(h[k], w[(long)k * G], acc);
-        }
-        gh[((long)P + row) * GC + (long)dir * G + j] = acc;
+        gh[((long)P + row) * GC + (long)dir * G + j] = C[dir * nmax * G + p / D * G + j];
     }
 #endif
     FS_SYNC();
@@ -133,6 +259,28 @@ FS_DEVICE FS_NOINLINE static void gru_states(FsModel *m, const FsLayer *y, const
     const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, GC = 3 * OC, G = 3 * U;
     float *out = m->work + y->a, *g = m->work + y->z;
     const float *gh = m->work + y->h;
+#if FS_ONE_THREAD
+    for (long p = 0; p < (long)n * D; p++) {
+        int prev;
+        const int row = gru_row(seg, p, D, t, &prev), dir = (int)(p % D);
+        float *FS_RESTRICT gr = g + ((long)P + row) * GC + (long)dir * G, *FS_RESTRICT gz = gr + U,
+                          *FS_RESTRICT gn = gr + 2 * U;
+        const float *FS_RESTRICT hh = gh + ((long)P + row) * GC + (long)dir * G;
+        float *FS_RESTRICT o = out + ((long)P + row) * OC + (long)dir * U;
+        int j0 = 0;
+#ifdef FS_SIMD
+        j0 = gru_units_lanes(gr, gz, gn, hh, prev < 0 ? NULL : out + ((long)P + prev) * OC + (long)dir * U, o, U);
+#endif
+        if (prev < 0) {
+            for (int j = j0; j < U; j++)
+                o[j] = gru_unit(gr[j], gz[j], gn[j], hh[j], hh[U + j], hh[2 * U + j], 0.0f, &gr[j], &gz[j], &gn[j]);
+        } else {
+            const float *FS_RESTRICT hp = out + ((long)P + prev) * OC + (long)dir * U;
+            for (int j = j0; j < U; j++)
+                o[j] = gru_unit(gr[j], gz[j], gn[j], hh[j], hh[U + j], hh[2 * U + j], hp[j], &gr[j], &gz[j], &gn[j]);
+        }
+    }
+#else
     FS_PARFOR(it, (long)n * D * U)
     {
         const long p = it / U;
@@ -141,14 +289,11 @@ FS_DEVICE FS_NOINLINE static void gru_states(FsModel *m, const FsLayer *y, const
         const int row = gru_row(seg, p, D, t, &prev);
         float *gi = g + ((long)P + row) * GC + (long)dir * G;
         const float *hh = gh + ((long)P + row) * GC + (long)dir * G;
-        const float r = gru_sigmoid(gi[j] + hh[j]), z = gru_sigmoid(gi[U + j] + hh[U + j]);
-        const float nn = tanhf(gi[2 * U + j] + r * hh[2 * U + j]);
         const float hp = prev >= 0 ? out[((long)P + prev) * OC + (long)dir * U + j] : 0.0f;
-        gi[j] = r;
-        gi[U + j] = z;
-        gi[2 * U + j] = nn;
-        out[((long)P + row) * OC + (long)dir * U + j] = (1.0f - z) * nn + z * hp;
+        out[((long)P + row) * OC + (long)dir * U + j] = gru_unit(gi[j], gi[U + j], gi[2 * U + j], hh[j], hh[U + j],
+                                                                 hh[2 * U + j], hp, &gi[j], &gi[U + j], &gi[2 * U + j]);
     }
+#endif
     FS_SYNC();
 }
 
@@ -162,7 +307,9 @@ FS_DEVICE FS_NOINLINE void gru_forward(FsModel *m, const FsLayer *y, const float
     const int steps = seg[0] ? seg[2] : 0;
     for (int t = 0; t < steps; t++) {
         const int n = gru_active(seg, t);
-        gru_hidden(m, y, seg, t, n);
+        gru_hidden_gather(m, y, seg, t, n);
+        for (int dir = 0; t > 0 && dir <= y->spec.bidir; dir++) gru_product(m, y, n, dir, 0);
+        gru_hidden_put(m, y, seg, t, n);
         gru_states(m, y, seg, t, n);
     }
 }
@@ -175,6 +322,28 @@ FS_DEVICE FS_NOINLINE static void gru_gate_grads(FsModel *m, const FsLayer *y, c
     const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, GC = 3 * OC, G = 3 * U;
     const float *out = m->work + y->a;
     float *g = m->work + y->z, *gh = m->work + y->h, *d = m->work + y->d;
+#if FS_ONE_THREAD
+    for (long p = 0; p < (long)n * D; p++) {
+        int prev;
+        const int row = gru_row(seg, p, D, t, &prev), dir = (int)(p % D);
+        float *FS_RESTRICT gr = g + ((long)P + row) * GC + (long)dir * G, *FS_RESTRICT gz = gr + U,
+                          *FS_RESTRICT gn = gr + 2 * U;
+        float *FS_RESTRICT hr = gh + ((long)P + row) * GC + (long)dir * G, *FS_RESTRICT hz = hr + U,
+                          *FS_RESTRICT hn = hr + 2 * U;
+        const float *FS_RESTRICT dh = d + ((long)P + row) * OC + (long)dir * U;
+        const float *FS_RESTRICT hp = prev >= 0 ? out + ((long)P + prev) * OC + (long)dir * U : NULL;
+        float *FS_RESTRICT dp = prev >= 0 ? d + ((long)P + prev) * OC + (long)dir * U : NULL;
+        for (int j = 0; j < U; j++) {
+            float dr, dz, dn;
+            gru_unit_grad(gr[j], gz[j], gn[j], hn[j], hp ? hp[j] : 0.0f, dh[j], &dr, &dz, &dn);
+            if (dp) dp[j] = FS_FMA(dh[j], gz[j], dp[j]);
+            hn[j] = dn * gr[j];
+            gr[j] = hr[j] = dr;
+            gz[j] = hz[j] = dz;
+            gn[j] = dn;
+        }
+    }
+#else
     FS_PARFOR(it, (long)n * D * U)
     {
         const long p = it / U;
@@ -182,43 +351,72 @@ FS_DEVICE FS_NOINLINE static void gru_gate_grads(FsModel *m, const FsLayer *y, c
         int prev;
         const int row = gru_row(seg, p, D, t, &prev);
         float *gi = g + ((long)P + row) * GC + (long)dir * G, *hh = gh + ((long)P + row) * GC + (long)dir * G;
-        const float r = gi[j], z = gi[U + j], nn = gi[2 * U + j], ghn = hh[2 * U + j];
-        const float hp = prev >= 0 ? out[((long)P + prev) * OC + (long)dir * U + j] : 0.0f;
         const float dh = d[((long)P + row) * OC + (long)dir * U + j];
-        const float dn = dh * (1.0f - z) * (1.0f - nn * nn), dz = dh * (hp - nn) * z * (1.0f - z);
-        const float dr = dn * ghn * r * (1.0f - r);
+        const float hp = prev >= 0 ? out[((long)P + prev) * OC + (long)dir * U + j] : 0.0f;
+        float dr, dz, dn;
+        gru_unit_grad(gi[j], gi[U + j], gi[2 * U + j], hh[2 * U + j], hp, dh, &dr, &dz, &dn);
+        if (prev >= 0) {
+            float *dp = d + ((long)P + prev) * OC + (long)dir * U + j;
+            *dp = FS_FMA(dh, gi[U + j], *dp);
+        }
+        hh[2 * U + j] = dn * gi[j];
         gi[j] = hh[j] = dr;
         gi[U + j] = hh[U + j] = dz;
         gi[2 * U + j] = dn;
-        hh[2 * U + j] = dn * r;
-        if (prev >= 0) {
-            float *dp = d + ((long)P + prev) * OC + (long)dir * U + j;
-            *dp = FS_FMA(dh, z, *dp);
-        }
     }
+#endif
     FS_SYNC();
 }
 
 /* Step t's carry through the recurrent weights: the state before's
- * gradient += W_hh dgh, each sum over the gates in order (wt: W_hh
- * transposed, [D][3U][U]). Step 0 has no state before. */
-FS_DEVICE FS_NOINLINE static void gru_carry(FsModel *m, const FsLayer *y, const float *wt, const int *seg, int t, int n)
+ * gradient += dgh W_hh^T, its rows and the step's gate gradients gathered
+ * (gru_carry_gather), one product a direction (gru_product), put back
+ * (gru_carry_put). Step 0 has no state before. */
+FS_DEVICE FS_NOINLINE static void gru_carry_gather(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
 {
     const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, GC = 3 * OC, G = 3 * U;
-    const float *gh = m->work + y->h;
-    float *d = m->work + y->d;
-    if (t == 0) return;
+    const long nmax = m->rows / 2 + 1;
+    const float *gh = m->work + y->h, *d = m->work + y->d;
+    float *A = gru_gathered(m, y, 0), *C = gru_gathered(m, y, 1);
 #if FS_ONE_THREAD
     for (long p = 0; p < (long)n * D; p++) {
         int prev;
         const int row = gru_row(seg, p, D, t, &prev), dir = (int)(p % D);
+        float *FS_RESTRICT a = A + dir * nmax * G + p / D * G, *FS_RESTRICT c = C + dir * nmax * G + p / D * G;
+        const float *FS_RESTRICT dg = gh + ((long)P + row) * GC + (long)dir * G;
+        const float *FS_RESTRICT dp = d + ((long)P + prev) * OC + (long)dir * U;
+        for (int j = 0; j < G; j++) a[j] = dg[j];
+        for (int k = 0; k < U; k++) c[k] = dp[k];
+    }
+#else
+    FS_PARFOR(it, (long)n * D * G)
+    {
+        const long p = it / G;
+        const int j = (int)(it % G), dir = (int)(p % D);
+        int prev;
+        const int row = gru_row(seg, p, D, t, &prev);
+        const long at = dir * nmax * G + p / D * G + j;
+        A[at] = gh[((long)P + row) * GC + (long)dir * G + j];
+        if (j < U) C[at] = d[((long)P + prev) * OC + (long)dir * U + j];
+    }
+#endif
+    FS_SYNC();
+}
+
+FS_DEVICE FS_NOINLINE static void gru_carry_put(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+{
+    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, G = 3 * U;
+    const long nmax = m->rows / 2 + 1;
+    float *d = m->work + y->d;
+    const float *C = gru_gathered(m, y, 1);
+#if FS_ONE_THREAD
+    for (long p = 0; p < (long)n * D; p++) {
+        int prev;
+        gru_row(seg, p, D, t, &prev);
+        const int dir = (int)(p % D);
         float *FS_RESTRICT dp = d + ((long)P + prev) * OC + (long)dir * U;
-        const float *dg = gh + ((long)P + row) * GC + (long)dir * G;
-        for (int j = 0; j < G; j++) {
-            const float a = dg[j];
-            const float *FS_RESTRICT w = wt + ((long)dir * G + j) * U;
-            for (int k = 0; k < U; k++) dp[k] = FS_FMA(w[k], a, dp[k]);
-        }
+        const float *FS_RESTRICT c = C + dir * nmax * G + p / D * G;
+        for (int k = 0; k < U; k++) dp[k] = c[k];
     }
 #else
     FS_PARFOR(it, (long)n * D * U)
@@ -226,12 +424,8 @@ FS_DEVICE FS_NOINLINE static void gru_carry(FsModel *m, const FsLayer *y, const 
         const long p = it / U;
         const int k = (int)(it % U), dir = (int)(p % D);
         int prev;
-        const int row = gru_row(seg, p, D, t, &prev);
-        const float *dg = gh + ((long)P + row) * GC + (long)dir * G, *w = wt + (long)dir * G * U + k;
-        float *dp = d + ((long)P + prev) * OC + (long)dir * U + k;
-        float acc = *dp;
-        for (int j = 0; j < G; j++) acc = FS_FMA(w[(long)j * U], dg[j], acc);
-        *dp = acc;
+        gru_row(seg, p, D, t, &prev);
+        d[((long)P + prev) * OC + (long)dir * U + k] = C[dir * nmax * G + p / D * G + k];
     }
 #endif
     FS_SYNC();
@@ -251,7 +445,10 @@ FS_DEVICE FS_NOINLINE void gru_backward(FsModel *m, const FsLayer *y, const floa
     for (int t = (seg[0] ? seg[2] : 0) - 1; t >= 0; t--) {
         const int n = gru_active(seg, t);
         gru_gate_grads(m, y, seg, t, n);
-        gru_carry(m, y, m->scratch, seg, t, n);
+        if (t == 0) continue;
+        gru_carry_gather(m, y, seg, t, n);
+        for (int dir = 0; dir <= y->spec.bidir; dir++) gru_product(m, y, n, dir, 1);
+        gru_carry_put(m, y, seg, t, n);
     }
     /* Pad rows held the input's bias and stale recurrent parts: no gradient there. */
     chain_mask_rows(m, g, v.out_c);
