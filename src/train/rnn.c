@@ -188,68 +188,66 @@ FS_DEVICE FS_NOINLINE static void gru_product(FsModel *m, const FsLayer *y, int 
              gru_gathered(m, y, 1) + dir * nmax * G, st_plain(G), 1);
 }
 
-/* Step t's recurrent parts, gh = b_hh + h_prev W_hh, for its n pairs:
- * the states before gathered with the bias (gru_hidden_gather; none at
- * step 0: the bias alone), the products (gru_product), the results put in
- * their rows (gru_hidden_put). */
-FS_DEVICE FS_NOINLINE static void gru_hidden_gather(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+/* Moves step t's rows between a tensor and gathered area `area` (0 A,
+ * 1 C), to the tensor or from it: each of the n pairs' row (prev 0) or the
+ * row of its state before (prev 1; t > 0), `width` floats from column
+ * dir x width, rows `stride` floats apart. */
+FS_DEVICE FS_NOINLINE static void gru_move(FsModel *m, const FsLayer *y, const int *seg, int t, int n, int prev,
+                                           float *tensor, long stride, int width, int area, int to_tensor)
 {
-    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, G = 3 * U;
+    const int D = 1 + y->spec.bidir, P = y->out_pad, G = 3 * y->spec.units;
     const long nmax = m->rows / 2 + 1;
-    const float *out = m->work + y->a, *bias = m->w + y->b2;
-    float *A = gru_gathered(m, y, 0), *C = gru_gathered(m, y, 1);
+    float *X = gru_gathered(m, y, area);
 #if FS_ONE_THREAD
     /* A pair's row at a time (no division per element). */
     for (long p = 0; p < (long)n * D; p++) {
-        int prev;
-        gru_row(seg, p, D, t, &prev);
-        const int dir = (int)(p % D);
-        float *FS_RESTRICT c = C + dir * nmax * G + p / D * G, *FS_RESTRICT a = A + dir * nmax * G + p / D * G;
-        const float *FS_RESTRICT b = bias + (long)dir * G;
-        for (int j = 0; j < G; j++) c[j] = b[j];
-        if (prev >= 0)
-            for (int j = 0; j < U; j++) a[j] = out[((long)P + prev) * OC + (long)dir * U + j];
+        int before;
+        const int row = gru_row(seg, p, D, t, &before), dir = (int)(p % D);
+        float *FS_RESTRICT r = tensor + ((long)P + (prev ? before : row)) * stride + (long)dir * width;
+        float *FS_RESTRICT x = X + dir * nmax * G + p / D * G;
+        if (to_tensor)
+            for (int j = 0; j < width; j++) r[j] = x[j];
+        else
+            for (int j = 0; j < width; j++) x[j] = r[j];
     }
 #else
-    FS_PARFOR(it, (long)n * D * G)
+    FS_PARFOR(it, (long)n * D * width)
     {
-        const long p = it / G;
-        const int j = (int)(it % G), dir = (int)(p % D);
-        int prev;
-        gru_row(seg, p, D, t, &prev);
-        const long at = dir * nmax * G + p / D * G + j;
-        C[at] = bias[(long)dir * G + j];
-        if (j < U) A[at] = prev >= 0 ? out[((long)P + prev) * OC + (long)dir * U + j] : 0.0f;
+        const long p = it / width;
+        const int j = (int)(it % width), dir = (int)(p % D);
+        int before;
+        const int row = gru_row(seg, p, D, t, &before);
+        float *r = tensor + ((long)P + (prev ? before : row)) * stride + (long)dir * width + j;
+        float *x = X + dir * nmax * G + p / D * G + j;
+        if (to_tensor)
+            *r = *x;
+        else
+            *x = *r;
     }
 #endif
     FS_SYNC();
 }
 
-FS_DEVICE FS_NOINLINE static void gru_hidden_put(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+/* Step t's recurrent parts, gh = b_hh + h_prev W_hh, for its n pairs: C
+ * set to the bias, the states before gathered (none at step 0: the bias
+ * alone), the products (gru_product), C put in the pairs' rows. */
+FS_DEVICE FS_NOINLINE static void gru_hidden(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
 {
-    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, GC = 3 * y->out_c, G = 3 * U;
+    const int D = 1 + y->spec.bidir, G = 3 * y->spec.units;
     const long nmax = m->rows / 2 + 1;
-    float *gh = m->work + y->h;
-    const float *C = gru_gathered(m, y, 1);
-#if FS_ONE_THREAD
-    for (long p = 0; p < (long)n * D; p++) {
-        int prev;
-        const int row = gru_row(seg, p, D, t, &prev), dir = (int)(p % D);
-        float *FS_RESTRICT o = gh + ((long)P + row) * GC + (long)dir * G;
-        const float *FS_RESTRICT c = C + dir * nmax * G + p / D * G;
-        for (int j = 0; j < G; j++) o[j] = c[j];
-    }
-#else
+    const float *bias = m->w + y->b2;
+    float *C = gru_gathered(m, y, 1);
     FS_PARFOR(it, (long)n * D * G)
     {
-        const long p = it / G;
-        const int j = (int)(it % G), dir = (int)(p % D);
-        int prev;
-        const int row = gru_row(seg, p, D, t, &prev);
-        gh[((long)P + row) * GC + (long)dir * G + j] = C[dir * nmax * G + p / D * G + j];
+        const long p = it / G, dir = p % D;
+        C[dir * nmax * G + p / D * G + it % G] = bias[dir * G + it % G];
     }
-#endif
     FS_SYNC();
+    if (t > 0) {
+        gru_move(m, y, seg, t, n, 1, m->work + y->a, y->out_c, y->spec.units, 0, 0);
+        for (int dir = 0; dir < D; dir++) gru_product(m, y, n, dir, 0);
+    }
+    gru_move(m, y, seg, t, n, 0, m->work + y->h, 3L * y->out_c, G, 1, 1);
 }
 
 /* Step t's gates and states: the gates' slots of the input's parts take
@@ -307,9 +305,7 @@ FS_DEVICE FS_NOINLINE void gru_forward(FsModel *m, const FsLayer *y, const float
     const int steps = seg[0] ? seg[2] : 0;
     for (int t = 0; t < steps; t++) {
         const int n = gru_active(seg, t);
-        gru_hidden_gather(m, y, seg, t, n);
-        for (int dir = 0; t > 0 && dir <= y->spec.bidir; dir++) gru_product(m, y, n, dir, 0);
-        gru_hidden_put(m, y, seg, t, n);
+        gru_hidden(m, y, seg, t, n);
         gru_states(m, y, seg, t, n);
     }
 }
@@ -369,66 +365,15 @@ FS_DEVICE FS_NOINLINE static void gru_gate_grads(FsModel *m, const FsLayer *y, c
 }
 
 /* Step t's carry through the recurrent weights: the state before's
- * gradient += dgh W_hh^T, its rows and the step's gate gradients gathered
- * (gru_carry_gather), one product a direction (gru_product), put back
- * (gru_carry_put). Step 0 has no state before. */
-FS_DEVICE FS_NOINLINE static void gru_carry_gather(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+ * gradient += dgh W_hh^T, its rows and the gate gradients gathered, one
+ * product a direction, put back. */
+FS_DEVICE FS_NOINLINE static void gru_carry(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
 {
-    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, GC = 3 * OC, G = 3 * U;
-    const long nmax = m->rows / 2 + 1;
-    const float *gh = m->work + y->h, *d = m->work + y->d;
-    float *A = gru_gathered(m, y, 0), *C = gru_gathered(m, y, 1);
-#if FS_ONE_THREAD
-    for (long p = 0; p < (long)n * D; p++) {
-        int prev;
-        const int row = gru_row(seg, p, D, t, &prev), dir = (int)(p % D);
-        float *FS_RESTRICT a = A + dir * nmax * G + p / D * G, *FS_RESTRICT c = C + dir * nmax * G + p / D * G;
-        const float *FS_RESTRICT dg = gh + ((long)P + row) * GC + (long)dir * G;
-        const float *FS_RESTRICT dp = d + ((long)P + prev) * OC + (long)dir * U;
-        for (int j = 0; j < G; j++) a[j] = dg[j];
-        for (int k = 0; k < U; k++) c[k] = dp[k];
-    }
-#else
-    FS_PARFOR(it, (long)n * D * G)
-    {
-        const long p = it / G;
-        const int j = (int)(it % G), dir = (int)(p % D);
-        int prev;
-        const int row = gru_row(seg, p, D, t, &prev);
-        const long at = dir * nmax * G + p / D * G + j;
-        A[at] = gh[((long)P + row) * GC + (long)dir * G + j];
-        if (j < U) C[at] = d[((long)P + prev) * OC + (long)dir * U + j];
-    }
-#endif
-    FS_SYNC();
-}
-
-FS_DEVICE FS_NOINLINE static void gru_carry_put(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
-{
-    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, G = 3 * U;
-    const long nmax = m->rows / 2 + 1;
-    float *d = m->work + y->d;
-    const float *C = gru_gathered(m, y, 1);
-#if FS_ONE_THREAD
-    for (long p = 0; p < (long)n * D; p++) {
-        int prev;
-        gru_row(seg, p, D, t, &prev);
-        const int dir = (int)(p % D);
-        float *FS_RESTRICT dp = d + ((long)P + prev) * OC + (long)dir * U;
-        const float *FS_RESTRICT c = C + dir * nmax * G + p / D * G;
-        for (int k = 0; k < U; k++) dp[k] = c[k];
-    }
-#else
-    FS_PARFOR(it, (long)n * D * U)
-    {
-        const long p = it / U;
-        const int k = (int)(it % U), dir = (int)(p % D);
-        int prev;
-        gru_row(seg, p, D, t, &prev);
-        d[((long)P + prev) * OC + (long)dir * U + k] = C[dir * nmax * G + p / D * G + k];
-    }
-#endif
-    FS_SYNC();
+    const int U = y->spec.units, OC = y->out_c;
+    gru_move(m, y, seg, t, n, 0, m->work + y->h, 3L * OC, 3 * U, 0, 0);
+    gru_move(m, y, seg, t, n, 1, m->work + y->d, OC, U, 1, 0);
+    for (int dir = 0; dir <= y->spec.bidir; dir++) gru_product(m, y, n, dir, 1);
+    gru_move(m, y, seg, t, n, 1, m->work + y->d, OC, U, 1, 1);
 }
 
 FS_DEVICE FS_NOINLINE void gru_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B)
@@ -445,10 +390,7 @@ FS_DEVICE FS_NOINLINE void gru_backward(FsModel *m, const FsLayer *y, const floa
     for (int t = (seg[0] ? seg[2] : 0) - 1; t >= 0; t--) {
         const int n = gru_active(seg, t);
         gru_gate_grads(m, y, seg, t, n);
-        if (t == 0) continue;
-        gru_carry_gather(m, y, seg, t, n);
-        for (int dir = 0; dir <= y->spec.bidir; dir++) gru_product(m, y, n, dir, 1);
-        gru_carry_put(m, y, seg, t, n);
+        if (t > 0) gru_carry(m, y, seg, t, n); /* step 0 has no state before */
     }
     /* Pad rows held the input's bias and stale recurrent parts: no gradient there. */
     chain_mask_rows(m, g, v.out_c);
