@@ -20,11 +20,11 @@
  * usage: bench_chain (--uci FILE | --flip SEQ LABELS MASK) [--model window|chain]
  *        [--epochs N] [--batch N] [--batch-residues N] [--max-train N] [--max-valid N]
  *        [--dilation D] [--predict-reps N]   (D: the second convolution's dilation)
- *        [--gru U | --extra-conv F]
+ *        [--gru U | --lstm U | --extra-conv F]
  *
  * --gru U puts a bidirectional GRU of U units a direction between the
  * convolutions and the dense layer (#46 item 3; PyTorch's side:
- * chain_torch.py --gru U); --extra-conv F a third convolution (F filters,
+ * chain_torch.py --gru U), --lstm U a bidirectional LSTM; --extra-conv F a third convolution (F filters,
  * width 5) there instead: a layer as wide as the GRU's 2U outputs, to
  * compare the recurrence's cost per residue with a convolution's.
  */
@@ -38,7 +38,7 @@
 
 typedef struct {
     const char *uci, *seq, *lab, *mask;
-    int chain, epochs, batch, batch_residues, predict_reps, dilation, gru, extra_conv;
+    int chain, epochs, batch, batch_residues, predict_reps, dilation, gru, lstm, extra_conv;
     long max_train, max_valid;
 } Opts;
 
@@ -60,6 +60,7 @@ static int parse(Opts *o, int argc, char **argv)
         else if (!strcmp(a, "--dilation") && more >= 1) o->dilation = atoi(argv[++i]);
         else if (!strcmp(a, "--predict-reps") && more >= 1) o->predict_reps = atoi(argv[++i]);
         else if (!strcmp(a, "--gru") && more >= 1) o->gru = atoi(argv[++i]);
+        else if (!strcmp(a, "--lstm") && more >= 1) o->lstm = atoi(argv[++i]);
         else if (!strcmp(a, "--extra-conv") && more >= 1) o->extra_conv = atoi(argv[++i]);
         else return fprintf(stderr, "bench_chain: unknown option or missing value: %s\n", a), -1;
     }
@@ -98,7 +99,7 @@ static int load(FsDataset *ds, const Opts *o, int *fold)
 
 /* R1's layers; a chain model's dense layer acts per residue; a BiGRU or a
  * third convolution before it where asked. */
-static void r1_arch(FsArch *arch, int chain, int dilation, int gru, int extra_conv)
+static void r1_arch(FsArch *arch, int chain, int dilation, int gru, int lstm, int extra_conv)
 {
     memset(arch, 0, sizeof *arch);
     arch->chain = chain;
@@ -108,11 +109,12 @@ static void r1_arch(FsArch *arch, int chain, int dilation, int gru, int extra_co
     arch->layers[1] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 64, .width = 5, .act = FS_ACT_SWISH,
                                     .dilation = dilation};
     arch->layers[2] = (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = 128, .act = FS_ACT_SWISH};
-    if (gru > 0 || extra_conv > 0) {
+    if (gru > 0 || lstm > 0 || extra_conv > 0) {
         arch->layers[3] = arch->layers[2];
-        arch->layers[2] = gru > 0 ? (FsLayerSpec){.kind = FS_LAYER_GRU, .units = gru, .bidir = 1}
-                                  : (FsLayerSpec){.kind = FS_LAYER_CONV, .units = extra_conv, .width = 5,
-                                                  .act = FS_ACT_SWISH};
+        arch->layers[2] = gru > 0    ? (FsLayerSpec){.kind = FS_LAYER_GRU, .units = gru, .bidir = 1}
+                          : lstm > 0 ? (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = lstm, .bidir = 1}
+                                     : (FsLayerSpec){.kind = FS_LAYER_CONV, .units = extra_conv, .width = 5,
+                                                     .act = FS_ACT_SWISH};
         arch->n_layers = 4;
     }
 }
@@ -155,7 +157,7 @@ int main(int argc, char **argv)
     int fold = 0;
     if (parse(&o, argc, argv) != 0 || load(&ds, &o, &fold) != 0) return 2;
     FsArch arch;
-    r1_arch(&arch, o.chain, o.dilation, o.gru, o.extra_conv);
+    r1_arch(&arch, o.chain, o.dilation, o.gru, o.lstm, o.extra_conv);
     FsTrainSpec ts;
     train_spec_defaults(&ts);
     ts.opt = FS_OPT_ADAM;
@@ -185,11 +187,11 @@ int main(int argc, char **argv)
     double pred = predict_rate(&net, w, &ds, fold, o.predict_reps, &n_pred);
     const double train_s = res.seconds - res.val_seconds;
     printf("{\"framework\":\"foldsweep-cpu\",\"model\":\"%s\",\"data\":\"%s\",\"threads\":1,\"dilation\":%d,"
-           "\"gru\":%d,\"extra_conv\":%d,\"epochs\":%d,"
+           "\"gru\":%d,\"lstm\":%d,\"extra_conv\":%d,\"epochs\":%d,"
            "\"batch\":%d,\"batch_residues\":%d,\"train_residues\":%llu,\"train_seconds\":%.3f,"
            "\"train_residues_per_second\":%.1f,\"val_q3\":%.4f,\"predict_residues\":%u,"
            "\"predict_residues_per_second\":%.1f,\"params\":%ld,\"weights_fnv\":\"%016llx\"}\n",
-           o.chain ? "chain" : "window", o.uci ? "uci" : "flip", o.dilation, o.gru, o.extra_conv, res.epochs, o.chain ? 0 : o.batch,
+           o.chain ? "chain" : "window", o.uci ? "uci" : "flip", o.dilation, o.gru, o.lstm, o.extra_conv, res.epochs, o.chain ? 0 : o.batch,
            o.chain ? o.batch_residues : 0, (unsigned long long)res.train_examples, train_s,
            (double)res.train_examples / train_s, res.curves.val_q3[res.epochs - 1], n_pred, pred, net.n_params,
            (unsigned long long)weights_hash(w, net.n_params + net.n_state));

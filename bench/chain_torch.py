@@ -54,16 +54,17 @@ FLIP_LABELS = {"H": 0, "E": 1, "C": 2}
 
 class ChainNet(nn.Module):
     """gru > 0: a bidirectional nn.GRU(64, gru) between the convolutions and
-    the dense layer (foldsweep's bench_chain --gru), run the way a PyTorch
+    the dense layer (foldsweep's bench_chain --gru; cell "LSTM": nn.LSTM,
+    bench_chain --lstm), run the way a PyTorch
     user runs one over a batch of chains of different lengths: the padded
     layout (chains x longest) through pack_padded_sequence, so that each
     chain's backward direction starts at its own last residue."""
 
-    def __init__(self, dilations=(1, 1), gru=0):
+    def __init__(self, dilations=(1, 1), gru=0, cell="GRU"):
         super().__init__()
         self.c1 = nn.Conv1d(N_INPUTS, 64, 5, padding="same", dilation=dilations[0])
         self.c2 = nn.Conv1d(64, 64, 5, padding="same", dilation=dilations[1])
-        self.gru = nn.GRU(64, gru, batch_first=True, bidirectional=True) if gru else None
+        self.gru = getattr(nn, cell)(64, gru, batch_first=True, bidirectional=True) if gru else None
         self.dense = nn.Conv1d(2 * gru if gru else 64, 128, 1)
         self.out = nn.Conv1d(128, 3, 1)
 
@@ -197,6 +198,7 @@ def main(argv=None):
     ap.add_argument("--batch-residues", type=int, default=2048)
     ap.add_argument("--dilation", type=int, default=1, help="the second convolution's")
     ap.add_argument("--gru", type=int, default=0, help="a bidirectional GRU of this many units (needs --layout padded)")
+    ap.add_argument("--lstm", type=int, default=0, help="a bidirectional LSTM of this many units (needs --layout padded)")
     ap.add_argument("--pad", type=int, default=None, help="pad rows per chain (default: 2 x dilation, the reach)")
     ap.add_argument("--layout", choices=("packed", "padded"), default="packed")
     ap.add_argument("--threads", type=int, default=1)
@@ -210,15 +212,17 @@ def main(argv=None):
     torch.set_num_threads(a.threads)
     chains = uci_chains(a.uci) if a.uci else flip_chains(*a.flip, a.max_train)
     torch.manual_seed(a.seed)
-    if a.gru and a.layout != "padded":
-        ap.error("--gru needs --layout padded (a GRU over packed rows would cross chains)")
-    model = ChainNet((1, a.dilation), a.gru)
+    if (a.gru or a.lstm) and a.layout != "padded":
+        ap.error("--gru and --lstm need --layout padded (a recurrence over packed rows would cross chains)")
+    if a.gru and a.lstm:
+        ap.error("give one of --gru, --lstm")
+    model = ChainNet((1, a.dilation), a.gru or a.lstm, "LSTM" if a.lstm else "GRU")
     residues, seconds, loss_sum = train(model, chains, a)
     p_res, p_sec = predict(model, chains, a)
     res = {
         "framework": "pytorch", "model": "chain", "layout": a.layout, "data": "uci" if a.uci else "flip",
         "torch_version": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_library(),
-        "dilation": a.dilation, "gru": a.gru, "epochs": a.epochs, "batch_residues": a.batch_residues, "chains": len(chains),
+        "dilation": a.dilation, "gru": a.gru, "lstm": a.lstm, "epochs": a.epochs, "batch_residues": a.batch_residues, "chains": len(chains),
         "train_residues": residues, "train_seconds": round(seconds, 3),
         "train_residues_per_second": round(residues / seconds, 1),
         "predict_residues": p_res, "predict_residues_per_second": round(p_res / p_sec, 1),

@@ -49,7 +49,7 @@ FORMAT = "foldsweep-model"
 FORMAT_VERSION = "1"
 MAX_LAYERS = 16  # foldsweep's limit, the output layer not counted
 MAX_DILATION = 64  # foldsweep's widest spacing of a chain model's taps
-MAX_RNN_UNITS = 1024  # a gru's units (each direction's), foldsweep's FS_MAX_RNN_UNITS
+MAX_RNN_UNITS = 1024  # a gru's or lstm's units (each direction's), foldsweep's FS_MAX_RNN_UNITS
 MAX_FEATURES = 8192  # foldsweep's most feature columns per residue (FS_FEAT_MAX_DIM)
 _INDEX = {a: i for i, a in enumerate(ALPHABET)}
 _X = ALPHABET.index("X")
@@ -93,12 +93,21 @@ class GRU(nn.Module if nn is not None else object):
     forward direction's outputs then the backward's. The state-dict names
     are nn.GRU's: .rnn.weight_ih_l0, .rnn.weight_hh_l0_reverse, ..."""
 
+    cell = "GRU"
+
     def __init__(self, channels, units, bidirectional):
         super().__init__()
-        self.rnn = nn.GRU(channels, units, batch_first=True, bidirectional=bidirectional)
+        self.rnn = getattr(nn, self.cell)(channels, units, batch_first=True, bidirectional=bidirectional)
 
     def forward(self, x):
         return self.rnn(x.transpose(1, 2))[0].transpose(1, 2)
+
+
+class LSTM(GRU):
+    """foldsweep's lstm: as GRU, with nn.LSTM (gates i, f, g, o; the cell
+    state, like the hidden one, zero at each chain's start)."""
+
+    cell = "LSTM"
 
 
 class Add(nn.Module if nn is not None else object):
@@ -348,14 +357,14 @@ def build(arch):
             if not 0 < eps <= 1:
                 raise ValueError(f"{where}: eps must be > 0 and <= 1, got {eps}")
             mods.append(LayerNorm(c, eps=eps))
-        elif kind == "gru":
+        elif kind in ("gru", "lstm"):
             if not chain:
                 raise ValueError(f"{where}: recurrent layers belong to chain models (window \"chain\")")
             u = _int(y, "units", 1, MAX_RNN_UNITS, where)
             bd = y.get("bidirectional")
             if not isinstance(bd, bool):
                 raise ValueError(f"{where}: bidirectional must be true or false, got {bd!r}")
-            mods.append(GRU(c, u, bd))
+            mods.append((GRU if kind == "gru" else LSTM)(c, u, bd))
             c = u * (2 if bd else 1)
         elif kind == "dropout":
             r = _num(y, "rate", where)

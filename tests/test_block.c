@@ -194,7 +194,7 @@ int main(void)
     ts.batch = 3;
     ts.clip_norm = 1.0f;
     versus_cpu(&job, &ts, 3, "batch 3, clipped, 3 threads");
-    /* A chain model's GRUs (src/train/rnn.c): the recurrence's steps split
+    /* A chain model's GRUs and LSTMs (src/train/rnn.c): the recurrence's steps split
      * among the threads (its chains, directions and units), one output
      * each, and its own forms of the recurrent products on the CPU. */
     FsArch chain;
@@ -209,6 +209,10 @@ int main(void)
     FsJob cjob = job;
     cjob.arch = &chain;
     versus_cpu(&cjob, &ts, 5, "chain BiGRU-GRU, 5 threads");
+    /* The LSTM's cell states and their gradients' carry (rnn.c). */
+    chain.layers[1] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 9, .bidir = 1};
+    chain.layers[2] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 4};
+    versus_cpu(&cjob, &ts, 5, "chain BiLSTM-LSTM, 5 threads");
     train_result_free(&ref);
     data_free(&ds);
     return test_finish();

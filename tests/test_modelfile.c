@@ -266,6 +266,56 @@ static void test_gru(void)
     free(w);
 }
 
+/* A chain model's LSTMs: nn.LSTM's names, its four gates a unit in each
+ * tensor (the layouts' G), and the round trip. */
+static void test_lstm(void)
+{
+    FsArch a;
+    memset(&a, 0, sizeof a);
+    a.chain = 1;
+    a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 4, .width = 3, .act = FS_ACT_RELU};
+    a.layers[1] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 3, .bidir = 1};
+    a.layers[2] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 2};
+    a.n_layers = 3;
+    FsNet net;
+    FsErr err = {0};
+    CHECK_MSG(model_compile(&net, &a, 64, &err) == 0, "%s", err.msg);
+    const long nw = net.n_params + net.n_state;
+    float *w = malloc(sizeof(float) * (size_t)nw);
+    for (long i = 0; i < nw; i++) w[i] = (float)i;
+    FsModelInfo info = {.trial = "ab", .fold = 0, .folds = 3};
+    uint8_t *b;
+    uint64_t n;
+    modelfile_serialize(&net, w, &info, &b, &n);
+    FsSafetensors st;
+    uint8_t *copy = malloc(n);
+    memcpy(copy, b, n);
+    CHECK(safetensors_parse(&st, copy, n, "lstm", &err) == 0);
+    const FsTensor *t = safetensors_find(&st, "2.rnn.weight_ih_l0_reverse");
+    CHECK(t && t->ndim == 2 && t->shape[0] == 12 && t->shape[1] == 4);
+    t = safetensors_find(&st, "3.rnn.weight_hh_l0");
+    CHECK(t && t->ndim == 2 && t->shape[0] == 8 && t->shape[1] == 2);
+    /* weight_ih_l0_reverse[g=2][c=1] <- W_ih[c][12 + g] (both directions' 24 gates a row);
+     * weight_hh_l0_reverse[g=4][k=2] <- W_hh[1][k][g]; bias_hh_l0_reverse[5] <- b_hh[12 + 5]. */
+    const FsLayer *g = &net.layer[1];
+    CHECK(tensor_at(&st, "2.rnn.weight_ih_l0_reverse", 2 * 4 + 1) == (float)(g->w + 1 * 24 + 12 + 2));
+    CHECK(tensor_at(&st, "2.rnn.weight_hh_l0_reverse", 4 * 3 + 2) == (float)(g->w2 + 36 + 2 * 12 + 4));
+    CHECK(tensor_at(&st, "2.rnn.bias_hh_l0_reverse", 5) == (float)(g->b2 + 12 + 5));
+    const char *arch = safetensors_meta(&st, "arch");
+    CHECK(arch && strstr(arch, "{\"kind\":\"lstm\",\"units\":3,\"bidirectional\":true}"));
+    FsSavedModel m;
+    uint8_t *own = malloc(n);
+    memcpy(own, b, n);
+    CHECK_MSG(modelfile_parse(&m, own, n, "lstm", 64, &err) == 0, "%s", err.msg);
+    CHECK(m.net.arch.layers[1].kind == FS_LAYER_LSTM && m.net.arch.layers[1].bidir == 1 &&
+          m.net.arch.layers[2].kind == FS_LAYER_LSTM && m.net.arch.layers[2].units == 2);
+    CHECK(memcmp(m.weights, w, sizeof(float) * (size_t)nw) == 0);
+    modelfile_free(&m);
+    safetensors_free(&st);
+    free(b);
+    free(w);
+}
+
 int main(void)
 {
     FsArch a = test_arch();
@@ -292,6 +342,7 @@ int main(void)
     test_refused(&net, w);
     test_verify(bytes, n);
     test_gru();
+    test_lstm();
     /* Fingerprints out of order are refused. */
     seen[0] = 30;
     modelfile_serialize(&net, w, &info, &again, &n2);

@@ -1,10 +1,11 @@
 /*
- * The GRU layer of chain models (#46): gated recurrent units over each
- * chain, forward and (bidirectional) backward, as PyTorch's nn.GRU.
+ * The recurrent layers of chain models (#46): gated recurrent units and
+ * long short-term memory over each chain, forward and (bidirectional)
+ * backward, as PyTorch's nn.GRU and nn.LSTM.
  *
- * Checked against what the layer means: the forward pass against the
- * readable double-precision reference (tests/reference/ref_gru.c), chain
- * by chain; a chain's outputs bit for bit the same whatever shares its
+ * Checked against what the layers mean: the forward pass against the
+ * readable double-precision references (tests/reference/ref_gru.c,
+ * ref_lstm.c), chain by chain; a chain's outputs bit for bit the same whatever shares its
  * batch and wherever it sits in it; every gradient by central finite
  * differences, with one-residue chains, short and long ones in one batch
  * (the recurrence must start fresh at each chain and stop at its end);
@@ -42,14 +43,17 @@ static FsLayerSpec conv(int f, int k, FsAct a)
     return s;
 }
 
-static FsLayerSpec gru(int units, int bidir)
+static FsLayerSpec rnn(FsLayerKind kind, int units, int bidir)
 {
     FsLayerSpec s = {0};
-    s.kind = FS_LAYER_GRU;
+    s.kind = kind;
     s.units = units;
     s.bidir = bidir;
     return s;
 }
+
+static FsLayerSpec gru(int units, int bidir) { return rnn(FS_LAYER_GRU, units, bidir); }
+static FsLayerSpec lstm(int units, int bidir) { return rnn(FS_LAYER_LSTM, units, bidir); }
 
 static FsArch chain_arch(int n, const FsLayerSpec *layers)
 {
@@ -145,6 +149,8 @@ static double *ref_logits(const Harness *h, uint32_t r0, int len)
         double *out = calloc((size_t)len * y->out_c, sizeof(double));
         if (y->spec.kind == FS_LAYER_GRU)
             ref_gru_forward(h->m.w, y, x, len, out);
+        else if (y->spec.kind == FS_LAYER_LSTM)
+            ref_lstm_forward(h->m.w, y, x, len, out);
         else
             ref_conv(h->m.w, y, x, len, out);
         free(x);
@@ -203,6 +209,13 @@ static void test_forward(void)
     const FsLayerSpec uni[] = {conv(4, 5, FS_ACT_TANH), gru(3, 0), gru(4, 1)};
     a = chain_arch(3, uni);
     check_forward("conv-gru-bigru", &a);
+    const FsLayerSpec bl[] = {conv(6, 3, FS_ACT_SWISH), lstm(5, 1)};
+    a = chain_arch(2, bl);
+    check_forward("conv-bilstm", &a);
+    CHECK(model_receptive_field(&a) == FS_RF_WHOLE_CHAIN);
+    const FsLayerSpec mix[] = {conv(4, 5, FS_ACT_TANH), lstm(3, 0), gru(4, 1), lstm(6, 1)};
+    a = chain_arch(4, mix);
+    check_forward("conv-lstm-bigru-bilstm", &a);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -248,6 +261,15 @@ static void test_gradients(void)
     const FsLayerSpec stack[] = {conv(3, 5, FS_ACT_TANH), gru(3, 0), gru(2, 1), ln, dense};
     a = chain_arch(5, stack);
     grad_check("conv-gru-bigru-ln-dense", &a, mixed, 5);
+    /* The LSTM: its cell's gradient carried back along each chain too. */
+    const FsLayerSpec bl[] = {conv(4, 3, FS_ACT_SWISH), lstm(4, 1)};
+    a = chain_arch(2, bl);
+    grad_check("conv-bilstm, mixed chains", &a, mixed, 5);
+    grad_check("conv-bilstm, one-residue chains", &a, one, 3);
+    grad_check("conv-bilstm, a long chain", &a, longc, 2);
+    const FsLayerSpec lstack[] = {conv(3, 5, FS_ACT_TANH), lstm(3, 0), gru(2, 1), lstm(2, 1), ln, dense};
+    a = chain_arch(6, lstack);
+    grad_check("conv-lstm-bigru-bilstm-ln-dense", &a, mixed, 5);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -273,6 +295,16 @@ static void test_refusals(void)
     CHECK(net.layer[1].out_c == 16 && net.pad == 1);
     /* Input weights, their bias, recurrent weights, their bias. */
     CHECK(net.n_params == (3L * 4 * FS_AA_INPUTS + 4) + (4L * 48 + 48 + 2 * 8 * 24 + 48) + (16L * 3 + 3));
+    /* An LSTM's four gates: the same with 4 for 3. */
+    a.layers[1].kind = FS_LAYER_LSTM;
+    CHECK(model_compile(&net, &a, 64, &err) == 0);
+    CHECK(net.layer[1].out_c == 16 && net.pad == 1);
+    CHECK(net.n_params == (3L * 4 * FS_AA_INPUTS + 4) + (4L * 64 + 64 + 2 * 8 * 32 + 64) + (16L * 3 + 3));
+    a.chain = 0;
+    a.window = 13;
+    err = (FsErr){0};
+    CHECK(model_compile(&net, &a, 8, &err) != 0);
+    CHECK_CONTAINS(err.msg, "layer 2 (lstm): recurrent layers belong to chain models");
 }
 
 static double q3_of(const uint64_t conf[FS_MAX_CLASSES][FS_MAX_CLASSES])
@@ -290,9 +322,9 @@ static void run_fold(const FsArch *a, const FsTrainSpec *ts, int threads, FsFitR
     train_jobs(&job, 1, threads);
 }
 
-static void test_fit(void)
+static void check_fit(const char *name, FsLayerSpec r)
 {
-    const FsLayerSpec l[] = {conv(12, 5, FS_ACT_SWISH), gru(8, 1)};
+    const FsLayerSpec l[] = {conv(12, 5, FS_ACT_SWISH), r};
     FsArch a = chain_arch(2, l);
     FsTrainSpec ts;
     train_spec_defaults(&ts);
@@ -306,7 +338,7 @@ static void test_fit(void)
     run_fold(&a, &ts, 2, &r2, &w2);
     CHECK(r1.status == FS_FIT_OK);
     const double q = q3_of(r1.best_confusion);
-    printf("conv + BiGRU(8) on synthetic proteins, fold 0: Q3 %.3f at epoch %d, val loss %.4f\n", q, r1.best_epoch,
+    printf("conv + %s on synthetic proteins, fold 0: Q3 %.3f at epoch %d, val loss %.4f\n", name, q, r1.best_epoch,
            r1.best_val_loss);
     /* Coil alone is about 0.42 on these proteins (tests/test_chain.c). */
     CHECK_MSG(q > 0.55, "Q3 %.3f", q);
@@ -314,6 +346,12 @@ static void test_fit(void)
     CHECK(memcmp(w1, w2, sizeof(float) * (size_t)r1.n_weights) == 0);
     train_result_free(&r1);
     train_result_free(&r2);
+}
+
+static void test_fit(void)
+{
+    check_fit("BiGRU(8)", gru(8, 1));
+    check_fit("BiLSTM(8)", lstm(8, 1));
 }
 
 int main(void)

@@ -285,7 +285,31 @@ static void test_layers(void)
     CHECK(strstr(sw.canonical, "gru: [0, 8]") != NULL);
     sweep_free(&sw);
     if (load(&sw, CHAIN "model: {depth: 2, filters: 8, kernel: 3}\n")) return;
-    CHECK(strstr(sw.canonical, "gru") == NULL && strstr(sw.canonical, "bidirectional") == NULL);
+    CHECK(strstr(sw.canonical, "gru") == NULL && strstr(sw.canonical, "bidirectional") == NULL &&
+          strstr(sw.canonical, "lstm") == NULL);
+    sweep_free(&sw);
+    /* LSTMs: the same, in both forms; a structured GRU and LSTM, the LSTM after. */
+    if (load(&sw, CHAIN "model:\n  layers:\n    - [{conv1d: {filters: 8, width: 3}}, {lstm: {units: 8}}]\n"
+                        "    - [{conv1d: {filters: 8, width: 3}}, {lstm: {units: 16}},"
+                        " {lstm: {units: 4, bidirectional: false}}]\n"))
+        return;
+    CHECK(sw.n_trials == 2);
+    a = &sw.trials[1].arch;
+    CHECK(a->n_layers == 3 && a->layers[1].kind == FS_LAYER_LSTM && a->layers[1].units == 16 && a->layers[1].bidir);
+    CHECK(a->layers[2].kind == FS_LAYER_LSTM && a->layers[2].units == 4 && !a->layers[2].bidir);
+    CHECK_CONTAINS(sw.trials[1].config, "{\"bidirectional\":true,\"kind\":\"lstm\",\"units\":16},"
+                                        "{\"bidirectional\":false,\"kind\":\"lstm\",\"units\":4}");
+    CHECK_CONTAINS(sw.canonical, "- lstm: {units: 16}\n      - lstm: {units: 4, bidirectional: false}");
+    sweep_arch_summary(a, summary, sizeof summary);
+    CHECK_CONTAINS(summary, "conv8x3-bilstm16-lstm4 swish chain rf whole");
+    sweep_free(&sw);
+    if (load(&sw, CHAIN "model: {depth: 2, filters: 8, kernel: 3, dense: 0, gru: [0, 8], lstm: [0, 6]}\n")) return;
+    CHECK(sw.n_trials == 4);
+    CHECK(sw.trials[1].arch.n_layers == 3 && sw.trials[1].arch.layers[2].kind == FS_LAYER_LSTM &&
+          sw.trials[1].arch.layers[2].units == 6 && sw.trials[1].arch.layers[2].bidir);
+    CHECK(sw.trials[3].arch.n_layers == 4 && sw.trials[3].arch.layers[2].kind == FS_LAYER_GRU &&
+          sw.trials[3].arch.layers[3].kind == FS_LAYER_LSTM);
+    CHECK(strstr(sw.canonical, "lstm: [0, 6]") != NULL);
     sweep_free(&sw);
 #undef CHAIN
 

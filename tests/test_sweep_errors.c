@@ -147,7 +147,7 @@ static void test_model(void)
            "model.filters cannot be combined with model.layers");
     EXPECT(D "model:\n  layers:\n    - - conv2d: {filters: 8, width: 3}\n", "4:9",
            "unknown layer kind 'conv2d' (did you mean 'conv1d'?); expected conv1d, dense, dropout, batchnorm, "
-           "highway, add, layernorm or gru");
+           "highway, add, layernorm, gru or lstm");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - layernorm: {epsilon: 0}\n", "5:30",
            "model.layers[1][2].epsilon");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - layernorm: {momentum: 0.9}\n",
@@ -167,6 +167,15 @@ static void test_model(void)
            "5:40", "model.layers[1][2].bidirectional");
     EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 8, width: 3}\n",
            "5:25", "unknown key 'width' in model.layers[1][2] (gru)");
+    /* LSTMs: the same rules, named as LSTMs. */
+    EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - lstm: {units: 8}\n", "4:7",
+           "layer 2 (lstm): recurrent layers belong to chain models");
+    EXPECT(D "model: {lstm: [0, 8]}\n", "2:15", "model.lstm: recurrent layers belong to chain models");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - lstm: {units: 0}\n", "5:23",
+           "an lstm needs at least 1 unit");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - lstm: {bidirectional: false}\n",
+           "5:9", "model.layers[1][2] (lstm): missing 'units'");
+    EXPECT(C "model: {lstm: 1025}\n", "2:15", "model.lstm: expected an integer from 0 (no LSTM) to 1024");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 15}\n", "4:37",
            "kernel width 15 is wider than the window (13)");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3, units: 4}\n", "4:40",

@@ -68,6 +68,12 @@ CHAIN_CASES = [
         "[{conv1d: {filters: 8, width: 5, activation: swish}}, {gru: {units: 6}},"
         " {gru: {units: 5, bidirectional: false}}, layernorm, {dense: {units: 8, activation: relu}}]",
     ),
+    (
+        "chain-lstm",
+        "conv, BiLSTM(6), LSTM(4) forward only, dense (#46)",
+        "[{conv1d: {filters: 8, width: 5, activation: swish}}, {lstm: {units: 6}},"
+        " {lstm: {units: 4, bidirectional: false}}, {dense: {units: 8, activation: relu}}]",
+    ),
 ]
 
 # A window model with a residual add (a Residual, not a plain Sequential).
@@ -136,10 +142,13 @@ def perturbations(models):
     ])
 
 
-def gru_perturbations(models):
-    """(what, perturbed copy of the chain-gru ensemble); each must NOT match foldsweep."""
+def rnn_perturbations(models, cls):
+    """(what, perturbed copy of the chain-gru or chain-lstm ensemble, cls
+    ft.GRU or ft.LSTM); each must NOT match foldsweep."""
+    what = cls.cell
+
     def grus(m):
-        return [x.rnn for x in m if isinstance(x, ft.GRU)]
+        return [x.rnn for x in m if isinstance(x, cls)]
 
     def swap_directions(m):
         g = grus(m)[0]
@@ -149,17 +158,23 @@ def gru_perturbations(models):
             a.copy_(b)
             b.copy_(t)
 
-    def swap_gates(m):  # r and z exchanged in the input weights
-        w = grus(m)[0].weight_ih_l0
-        u = w.shape[0] // 3
+    def swap_gates(m):  # the first two gates (r and z, i and f) exchanged in the input weights
+        g = grus(m)[0]
+        w = g.weight_ih_l0
+        u = g.hidden_size
         t = w[:u].clone()
         w[:u] = w[u:2 * u]
         w[u:2 * u] = t
 
+    def second_gate_bias(m):  # z's, or the forget gate's: the state's or the cell's carry
+        g = grus(m)[1]
+        g.bias_hh_l0[g.hidden_size].add_(0.5)
+
     return tc.perturbed(models, [
-        ("BiGRU's directions swapped", swap_directions),
-        ("BiGRU's r and z input weights swapped", swap_gates),
-        ("GRU's recurrent bias[0] + 0.5", lambda m: grus(m)[1].bias_hh_l0[0].add_(0.5)),
+        (f"Bi{what}'s directions swapped", swap_directions),
+        (f"Bi{what}'s first two gates' input weights swapped", swap_gates),
+        (f"{what}'s recurrent bias[0] + 0.5", lambda m: grus(m)[1].bias_hh_l0[0].add_(0.5)),
+        (f"{what}'s second gate's recurrent bias + 0.5", second_gate_bias),
     ])
 
 
@@ -221,6 +236,8 @@ def refusals(chain_file, window_file, tmp):
     w = json.loads(ft.load(window_file)[1]["arch"])
     w["layers"].insert(1, {"kind": "gru", "units": 4, "bidirectional": True})
     expect_refusal("a gru in a window model", lambda: ft.build(w), "chain")
+    w["layers"][1]["kind"] = "lstm"
+    expect_refusal("an lstm in a window model", lambda: ft.build(w), "chain")
     g = copy.deepcopy(chain_arch)
     g["layers"].insert(1, {"kind": "gru", "units": 4, "bidirectional": 1})
     expect_refusal("a gru whose bidirectional is 1", lambda: ft.build(g), "bidirectional")
@@ -297,7 +314,9 @@ def main():
                 print(f"case {name:10s} {itag:9s} {len(proteins):3d} proteins, {n:5d} residues x {len(models)} folds: "
                       f"max |torch - foldsweep| = {worst:.2e} {'ok' if ok else 'FAIL'}", flush=True)
                 if name == "chain-gru" and itag == "synthetic":
-                    tc.check_perturbed("GRU model", gru_perturbations(models), proteins, rows)
+                    tc.check_perturbed("GRU model", rnn_perturbations(models, ft.GRU), proteins, rows)
+                if name == "chain-lstm" and itag == "synthetic":
+                    tc.check_perturbed("LSTM model", rnn_perturbations(models, ft.LSTM), proteins, rows)
                 if name == "chain-a" and itag == "synthetic":
                     tc.check_perturbed("chain model", perturbations(models), proteins, rows)
                     # The command line predicts chain models too, as foldsweep does.

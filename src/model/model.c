@@ -9,7 +9,7 @@
 const char *const model_act_names[FS_ACT_COUNT] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
 const char *const model_init_names[FS_INIT_COUNT] = {"he", "glorot"};
 const char *const model_layer_names[FS_LAYER_OUTPUT + 1] = {"conv1d", "dense",     "dropout", "batchnorm", "highway",
-                                                            "add",    "layernorm", "gru",     "output"};
+                                                            "add",    "layernorm", "gru",     "lstm", "output"};
 
 const char *model_act_name(FsAct a) { return (unsigned)a < FS_ACT_COUNT ? model_act_names[a] : "?"; }
 const char *model_layer_name(FsLayerKind k) { return (unsigned)k <= FS_LAYER_OUTPUT ? model_layer_names[k] : "?"; }
@@ -76,23 +76,23 @@ static int conv_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsEr
     return 0;
 }
 
-/* A GRU layer i's options checked, its output shape from its input
+/* A recurrent (GRU or LSTM) layer i's options checked, its output shape from its input
  * (l x c); *pad at least 1. */
-static int rnn_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsErr *err)
+static int rnn_shape(FsLayer *y, int i, int l, int chain, int *pad, FsErr *err)
 {
     const FsLayerSpec *s = &y->spec;
-    (void)c;
+    const char *name = model_layer_name(s->kind);
     /* It needs each chain whole (a window model's positions are one
      * example's) and a pad row between chains to find them by. */
     if (!chain)
-        return fs_err_set(err, "layer %d (gru): recurrent layers belong to chain models (data.window: chain), "
+        return fs_err_set(err, "layer %d (%s): recurrent layers belong to chain models (data.window: chain), "
                                "which read each protein whole",
-                          i + 1),
+                          i + 1, name),
                -1;
     if (s->units < 1 || s->units > FS_MAX_RNN_UNITS || (s->bidir != 0 && s->bidir != 1))
-        return fs_err_set(err, "layer %d (gru): units must be from 1 to %d and bidirectional true or false, "
+        return fs_err_set(err, "layer %d (%s): units must be from 1 to %d and bidirectional true or false, "
                                "got %d and %d",
-                          i + 1, FS_MAX_RNN_UNITS, s->units, s->bidir),
+                          i + 1, name, FS_MAX_RNN_UNITS, s->units, s->bidir),
                -1;
     if (*pad < 1) *pad = 1;
     y->out_l = l;
@@ -159,7 +159,8 @@ static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsE
         y->out_c = c;
         break;
     case FS_LAYER_GRU:
-        if (rnn_shape(y, i, l, c, chain, pad, err) != 0) return -1;
+    case FS_LAYER_LSTM:
+        if (rnn_shape(y, i, l, chain, pad, err) != 0) return -1;
         break;
     case FS_LAYER_BATCHNORM:
         if (!(s->eps > 0.0f) || !(s->momentum >= 0.0f && s->momentum < 1.0f))
@@ -228,9 +229,9 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
             net->flops_fwd += 2 * (long)y->out_l * y->n_w;
             net->flops_bwd += 4 * (long)y->out_l * y->n_w;
         }
-    } else if (s->kind == FS_LAYER_GRU) {
+    } else if (FS_RNN_GATES(s->kind)) {
         /* Input weights and bias, recurrent weights and bias (model.h). */
-        const long g3 = 3L * y->out_c, u = s->units;
+        const long g3 = (long)FS_RNN_GATES(s->kind) * y->out_c, u = s->units;
         y->n_w = (long)y->in_c * g3;
         y->w = *p;
         *p += y->n_w;
@@ -289,15 +290,16 @@ static void layer_workspace(FsLayer *y, long src_size, long rows, long *work)
         y->bn_istd = *work; /* each position's 1 / sqrt(var + eps) */
         *work += rows;
     }
-    if (s->kind == FS_LAYER_GRU) {
-        y->z = *work; /* the gates: 3 x the output's width a row */
-        *work += 3 * y->out_size;
-        y->h = *work; /* the recurrent part, as wide */
-        *work += 3 * y->out_size;
+    const int gates = FS_RNN_GATES(s->kind);
+    if (gates) {
+        y->z = *work; /* the gates: gates x the output's width a row */
+        *work += gates * y->out_size;
+        y->h = *work; /* the recurrent part, as wide (an LSTM's cell states after its step, train/rnn.c) */
+        *work += gates * y->out_size;
         y->t = *work; /* the chains: a count, then a start and a length each (at most one per 2 rows) */
         *work += rows + 4;
-        y->bn_mean = *work; /* a step's rows gathered, in and out: 2 x dirs x (rows / 2 + 1) x 3 x units */
-        *work += 2L * (1 + s->bidir) * (rows / 2 + 1) * 3 * s->units;
+        y->bn_mean = *work; /* a step's rows gathered, in and out: 2 x dirs x (rows / 2 + 1) x gates x units */
+        *work += 2L * (1 + s->bidir) * (rows / 2 + 1) * gates * s->units;
     }
     /* Keep every tensor 64-byte aligned. */
     *work = (*work + 15) / 16 * 16;
@@ -384,11 +386,11 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
     for (int i = 0; i < net->n; i++) {
         const FsLayer *y = &net->layer[i];
         const FsLayerSpec *s = &y->spec;
-        if (s->kind == FS_LAYER_GRU) {
-            /* PyTorch's GRU init for both weight matrices, uniform in
-             * +-1/sqrt(units); biases zero. */
+        if (FS_RNN_GATES(s->kind)) {
+            /* PyTorch's GRU and LSTM init for both weight matrices, uniform
+             * in +-1/sqrt(units); biases zero. */
             const float limit = 1.0f / sqrtf((float)s->units);
-            const long n2 = 3L * y->out_c * s->units;
+            const long n2 = (long)FS_RNN_GATES(s->kind) * y->out_c * s->units;
             for (long k = 0; k < y->n_w; k++) weights[y->w + k] = limit * (2.0f * fs_rng_uniform(rng) - 1.0f);
             for (long k = 0; k < n2; k++) weights[y->w2 + k] = limit * (2.0f * fs_rng_uniform(rng) - 1.0f);
             continue;
@@ -424,7 +426,7 @@ int model_receptive_field(const FsArch *arch)
     long f = 1;
     for (int i = 0; i < arch->n_layers; i++) {
         const FsLayerSpec *s = &arch->layers[i];
-        if (s->kind == FS_LAYER_GRU) return FS_RF_WHOLE_CHAIN;
+        if (FS_RNN_GATES(s->kind)) return FS_RF_WHOLE_CHAIN;
         if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY)
             f += (long)(s->width - 1) * (s->dilation > 1 ? s->dilation : 1);
     }

@@ -34,6 +34,7 @@ typedef enum {
     FS_LAYER_LAYERNORM,/* layer norm over each position's channels: eps */
     FS_LAYER_GRU,      /* a chain model's gated recurrent layer: units, bidir (forward and backward
                           outputs concatenated); it reads each chain whole and never crosses into another */
+    FS_LAYER_LSTM,     /* a chain model's long short-term memory layer: units, bidir, as the GRU */
     FS_LAYER_OUTPUT    /* implicit last layer: dense to 3 classes, softmax */
 } FsLayerKind;
 
@@ -63,8 +64,13 @@ typedef struct {
     float momentum;  /* batch norm running-average momentum */
     float gate_bias; /* highway: initial gate bias (negative: carry the input at first) */
     int dilation;    /* conv / highway: taps this many rows apart (0 or 1: adjacent) */
-    int bidir;       /* gru: 1, both directions (2 x units outputs); 0, forward only */
+    int bidir;       /* gru, lstm: 1, both directions (2 x units outputs); 0, forward only */
 } FsLayerSpec;
+
+/* A recurrent layer's gates a unit (PyTorch's order): the GRU's r, z, n,
+ * the LSTM's i, f, g, o; 0 for a layer that is not recurrent. A macro:
+ * the device code (train/rnn.c) uses it too. */
+#define FS_RNN_GATES(k) ((k) == FS_LAYER_GRU ? 3 : (k) == FS_LAYER_LSTM ? 4 : 0)
 
 #define FS_MAX_LAYERS 16
 /* The widest layers a sweep may ask for (sweep/options.c), and so the
@@ -111,10 +117,11 @@ typedef struct {
     int dil;             /* conv / highway taps' spacing in rows (>= 1) */
     int src;             /* add: the layer whose output is the block's input (its skip path) */
     long w, b;           /* weights [K*in_c or in_l*in_c][out_c] and bias, or gamma/beta for BN and LN;
-                            a GRU's input weights [in_c][dirs*3*units] and their bias (gates r, z, n of
-                            the forward direction, then the backward's) */
-    long w2, b2;         /* highway gate weights and bias; a GRU's recurrent weights [dirs][units][3*units]
-                            and their bias [dirs*3*units] */
+                            a recurrent layer's input weights [in_c][dirs*G*units] and their bias (G
+                            gates, FS_RNN_GATES: r, z, n or i, f, g, o, of the forward direction, then
+                            the backward's) */
+    long w2, b2;         /* highway gate weights and bias; a recurrent layer's weights [dirs][units][G*units]
+                            and their bias [dirs*G*units] */
     long s_mean, s_var;  /* batch norm running statistics (in the state region) */
     long n_w;            /* floats in w (and in w2) */
     long wf, n_wf;       /* first layer: the feature columns' weights, floats in them (0: none) */
@@ -122,9 +129,10 @@ typedef struct {
      * (sigmoid for swish, x-hat for BN and LN, mask for dropout), h/t =
      * highway; an add's h: its skip path's gradient through the
      * projection; bn_mean and bn_istd: BN's per channel, LN's bn_istd per
-     * position (max_batch x out_l rows). A GRU's z: its gates, padded rows
-     * of dirs*3*units (the input's part, then r, z, n; backward: their
-     * gradients), h: the recurrent part (W_hh h + b_hh; backward: its
+     * position (max_batch x out_l rows). A recurrent layer's z: its
+     * gates, padded rows of dirs*G*units (the input's part, then the
+     * gates; backward: their gradients), h: the recurrent part (W_hh h +
+     * b_hh; an LSTM's cell states once its step is done; backward: its
      * gradient), t: the batch's chains (ints, train/rnn.c), bn_mean: a
      * step's rows gathered for its recurrent products. */
     long a, d, z, h, t, bn_mean, bn_istd;

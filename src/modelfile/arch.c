@@ -75,6 +75,7 @@ char *modelfile_arch_json(const FsNet *net)
             break;
         case FS_LAYER_LAYERNORM: put_num(&w, "eps", l->eps); break;
         case FS_LAYER_GRU:
+        case FS_LAYER_LSTM:
             json_member_int(&w, "units", l->units);
             json_key(&w, "bidirectional");
             json_bool(&w, l->bidir);
@@ -187,9 +188,9 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
         } else if (!strcmp(kind, "layernorm")) {
             l.kind = FS_LAYER_LAYERNORM;
             bad = get_f(o, "eps", 1e-30f, 1, &l.eps);
-        } else if (!strcmp(kind, "gru")) {
+        } else if (!strcmp(kind, "gru") || !strcmp(kind, "lstm")) {
             const FsJson *bd = json_get(o, "bidirectional");
-            l.kind = FS_LAYER_GRU;
+            l.kind = !strcmp(kind, "gru") ? FS_LAYER_GRU : FS_LAYER_LSTM;
             bad = get_i(o, "units", 1, FS_MAX_RNN_UNITS, &l.units) || !bd ||
                   (bd->type != FS_JSON_TRUE && bd->type != FS_JSON_FALSE);
             l.bidir = !bad && bd->type == FS_JSON_TRUE;

@@ -9,18 +9,19 @@
 
 #include "modelfile/layout.h"
 
-/* A GRU's tensors as foldsweep_torch.GRU's nn.GRU(C, U, batch_first=True,
- * bidirectional) names them (layer `layer`, module idx, its .rnn), per
- * direction: 4 each. */
-static int gru_entries(const FsLayer *y, int layer, int idx, LayoutEntry *e, int *n, int max_entries)
+/* A recurrent layer's tensors as foldsweep_torch.GRU's nn.GRU(C, U,
+ * batch_first=True, bidirectional) or foldsweep_torch.LSTM's nn.LSTM names
+ * them (layer `layer`, module idx, its .rnn), per direction: 4 each, the
+ * gates in PyTorch's order (FS_RNN_GATES). */
+static int rnn_entries(const FsLayer *y, int layer, int idx, LayoutEntry *e, int *n, int max_entries)
 {
-    const long U = y->spec.units, G = 3 * U;
+    const long U = y->spec.units, G = FS_RNN_GATES(y->spec.kind) * U;
     for (int dir = 0; dir <= y->spec.bidir; dir++) {
         const struct {
             const char *name;
             LayoutKind kind;
             long off, rows, cols, ld;
-        } t[4] = {{"weight_ih_l0", LAYOUT_TRANSPOSE, y->w + dir * G, G, y->in_c, 3L * y->out_c},
+        } t[4] = {{"weight_ih_l0", LAYOUT_TRANSPOSE, y->w + dir * G, G, y->in_c, G * (1 + y->spec.bidir)},
                   {"weight_hh_l0", LAYOUT_TRANSPOSE, y->w2 + dir * G * U, G, U, G},
                   {"bias_ih_l0", LAYOUT_VECTOR, y->b + dir * G, G, 0, 0},
                   {"bias_hh_l0", LAYOUT_VECTOR, y->b2 + dir * G, G, 0, 0}};
@@ -108,7 +109,8 @@ int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
             idx++;
             break;
         case FS_LAYER_GRU:
-            if (gru_entries(y, i, idx++, e, &n, max_entries) != 0) return -1;
+        case FS_LAYER_LSTM:
+            if (rnn_entries(y, i, idx++, e, &n, max_entries) != 0) return -1;
             break;
         case FS_LAYER_ADD: /* Residual(from, projection): Conv1d(C_src, C, 1, bias=False) where widths differ */
             if (y->w >= 0) ADD("%d.proj.weight", idx, LAYOUT_CONV, y->w, 3, F, y->n_w / F, 1);

@@ -115,10 +115,10 @@ static void layer_summary(const FsJson *l, char *out, size_t n)
         snprintf(s, sizeof s, "ln");
     } else if (!strcmp(kind, "highway")) {
         snprintf(s, sizeof s, "hw%s", width ? width : "?");
-    } else if (!strcmp(kind, "gru")) { /* as sweep_arch_summary says it: bigru64, gru64 */
+    } else if (!strcmp(kind, "gru") || !strcmp(kind, "lstm")) { /* as sweep_arch_summary says it: bigru64, lstm64 */
         const FsJson *bd = json_get(l, "bidirectional");
         const char *u = sval(l, "units");
-        snprintf(s, sizeof s, "%sgru%s", bd && bd->type == FS_JSON_FALSE ? "" : "bi", u ? u : "?");
+        snprintf(s, sizeof s, "%s%s%s", bd && bd->type == FS_JSON_FALSE ? "" : "bi", kind, u ? u : "?");
     } else {
         snprintf(s, sizeof s, "%s", kind);
     }

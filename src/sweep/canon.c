@@ -102,8 +102,9 @@ static void put_layer(SwBuf *b, const SwSpace *sp, int a, int i)
     snprintf(num, sizeof num, "%d", s->units);
     if (conv) put_param(b, &sep, "filters", layer_range(sp, a, i, O_FILTERS), num);
     if (dense) put_param(b, &sep, "units", layer_range(sp, a, i, O_DENSE), num);
-    if (s->kind == FS_LAYER_GRU) put_param(b, &sep, "units", layer_range(sp, a, i, O_GRU), num);
-    if (s->kind == FS_LAYER_GRU && (ly->set & LS_BIDIR)) put_param(b, &sep, "bidirectional", NULL, s->bidir ? "true" : "false");
+    const int rnn = FS_RNN_GATES(s->kind) > 0;
+    if (rnn) put_param(b, &sep, "units", layer_range(sp, a, i, O_GRU), num);
+    if (rnn && (ly->set & LS_BIDIR)) put_param(b, &sep, "bidirectional", NULL, s->bidir ? "true" : "false");
     snprintf(num, sizeof num, "%d", s->width);
     if (conv || hw) put_param(b, &sep, "width", layer_range(sp, a, i, O_KERNEL), num);
     snprintf(num, sizeof num, "%d", s->dilation);

@@ -46,7 +46,9 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
         break;
     case FS_LAYER_LAYERNORM: sb_printf(b, "\"epsilon\":%s,\"kind\":\"layernorm\"", fs_float_text(s->eps)); break;
     case FS_LAYER_GRU:
-        sb_printf(b, "\"bidirectional\":%s,\"kind\":\"gru\",\"units\":%d", s->bidir ? "true" : "false", s->units);
+    case FS_LAYER_LSTM:
+        sb_printf(b, "\"bidirectional\":%s,\"kind\":\"%s\",\"units\":%d", s->bidir ? "true" : "false",
+                  model_layer_name(s->kind), s->units);
         break;
     default: break;
     }

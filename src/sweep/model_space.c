@@ -32,8 +32,8 @@ static const LayerParam params[] = {
     {"gate_bias", O_GATE_BIAS, K(FS_LAYER_HIGHWAY), 0},
     {"dilation", O_DILATION, K(FS_LAYER_CONV) | K(FS_LAYER_HIGHWAY), 0},
     {"layers", O_RESIDUAL, K(FS_LAYER_ADD), 0},
-    {"units", O_GRU, K(FS_LAYER_GRU), K(FS_LAYER_GRU)},
-    {"bidirectional", O_BIDIR, K(FS_LAYER_GRU), 0},
+    {"units", O_GRU, K(FS_LAYER_GRU) | K(FS_LAYER_LSTM), K(FS_LAYER_GRU) | K(FS_LAYER_LSTM)},
+    {"bidirectional", O_BIDIR, K(FS_LAYER_GRU) | K(FS_LAYER_LSTM), 0},
 };
 #define N_PARAMS (int)(sizeof params / sizeof params[0])
 
@@ -134,7 +134,8 @@ static int layer_param(int opt, SwVal x, const YNode *v, const char *w, int wind
         return 1;
     }
     if (opt == O_GRU && out->spec.units < 1) {
-        swerr_add(e, v->line, v->col, "%s: a gru needs at least 1 unit", w);
+        swerr_add(e, v->line, v->col, "%s: %s %s needs at least 1 unit", w,
+                  out->spec.kind == FS_LAYER_LSTM ? "an" : "a", model_layer_name(out->spec.kind));
         return 1;
     }
     if (opt == O_RESIDUAL && out->spec.units < 1) {
@@ -364,17 +365,20 @@ static void check_structured(const SwSpace *sp, int window, int line, int col, S
     /* The largest combination of the grid must fit model.h's layer array. */
     int any_bn = max_of(sp, &sp->opt[O_BATCHNORM]) > 0, any_drop = max_of(sp, &sp->opt[O_DROPOUT]) > 0;
     int any_dense = max_of(sp, &sp->opt[O_DENSE]) > 0, any_gru = max_of(sp, &sp->opt[O_GRU]) > 0;
-    const SwOpt *g = &sp->opt[O_GRU];
-    if (any_gru && window > 0)
-        swerr_add(e, g->line, g->col, "model.gru: recurrent layers belong to chain models (data.window: chain), "
-                  "which read each protein whole");
+    const int any_lstm = max_of(sp, &sp->opt[O_LSTM]) > 0;
+    for (int o = O_GRU; o <= O_LSTM && window > 0; o++) {
+        const SwOpt *g = &sp->opt[o];
+        if (max_of(sp, g) > 0)
+            swerr_add(e, g->line, g->col, "model.%s: recurrent layers belong to chain models (data.window: chain), "
+                      "which read each protein whole", sw_opts[o].key);
+    }
     const int depth_max = (int)max_of(sp, &sp->opt[O_DEPTH]), res_min = sw_residual_min(sp);
     int layers_max = depth_max * (1 + any_bn) + (int)max_of(sp, &sp->opt[O_HIGHWAY]) + any_drop +
-                     any_dense * (1 + any_drop) + (res_min > 0 ? (depth_max - 1) / res_min : 0) + any_gru;
+                     any_dense * (1 + any_drop) + (res_min > 0 ? (depth_max - 1) / res_min : 0) + any_gru + any_lstm;
     if (layers_max > FS_MAX_LAYERS) {
         const SwOpt *d = &sp->opt[O_DEPTH];
         swerr_add(e, d->given ? d->line : line, d->given ? d->col : col,
                   "model: the largest architecture of the grid has %d layers; at most %d (depth x (1 + batchnorm) "
-                  "+ residual adds + highway + gru + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
+                  "+ residual adds + highway + gru + lstm + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
     }
 }

@@ -68,6 +68,7 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
             case FS_LAYER_ADD: s.units = ly->spec.units; break;
             case FS_LAYER_LAYERNORM: s.eps = ly->set & LS_EPS ? ly->spec.eps : eps; break;
             case FS_LAYER_GRU:
+            case FS_LAYER_LSTM:
                 s.units = ly->spec.units;
                 s.bidir = ly->set & LS_BIDIR ? ly->spec.bidir : D(O_BIDIR) > 0;
                 break;
@@ -98,6 +99,7 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
     for (int i = 0; i < (int)D(O_HIGHWAY); i++)
         add(a, (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = kernel, .act = act, .act_param = ap, .gate_bias = gate});
     if (D(O_GRU) > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_GRU, .units = (int)D(O_GRU), .bidir = D(O_BIDIR) > 0});
+    if (D(O_LSTM) > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = (int)D(O_LSTM), .bidir = D(O_BIDIR) > 0});
     if (rate > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = rate});
     if (dense > 0) {
         add(a, (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = dense, .act = act, .act_param = ap});

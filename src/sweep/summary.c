@@ -44,7 +44,10 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
         case FS_LAYER_DROPOUT: snprintf(t, sizeof t, "drop%s", fs_float_text(s->rate)); break;
         case FS_LAYER_BATCHNORM: snprintf(t, sizeof t, "bn"); break;
         case FS_LAYER_LAYERNORM: snprintf(t, sizeof t, "ln"); break;
-        case FS_LAYER_GRU: snprintf(t, sizeof t, "%sgru%d", s->bidir ? "bi" : "", s->units); break;
+        case FS_LAYER_GRU:
+        case FS_LAYER_LSTM:
+            snprintf(t, sizeof t, "%s%s%d", s->bidir ? "bi" : "", model_layer_name(s->kind), s->units);
+            break;
         case FS_LAYER_ADD: snprintf(t, sizeof t, "add%d", s->units); break;
         default: snprintf(t, sizeof t, "?"); break;
         }

@@ -2,7 +2,7 @@
  * layers: forward and backward of each layer kind over a batch (single
  * source): the dispatch. Shapes and offsets come from the compiled net
  * (model.h); the gather and convolution are in conv.c, dense in dense.c,
- * batch norm, layer norm, dropout and highway in blocks.c, the GRU in rnn.c.
+ * batch norm, layer norm, dropout and highway in blocks.c, the GRU and LSTM in rnn.c.
  */
 #include "train/act.h"
 #include "train/layers.h"
@@ -87,7 +87,8 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
         add_forward(m, y, x, B);
         break;
     case FS_LAYER_GRU:
-        gru_forward(m, y, x, B);
+    case FS_LAYER_LSTM:
+        rnn_forward(m, y, x, B);
         break;
     default:
         break;
@@ -140,7 +141,8 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
         add_backward(m, y, dx, B);
         break;
     case FS_LAYER_GRU:
-        gru_backward(m, y, x, dx, B);
+    case FS_LAYER_LSTM:
+        rnn_backward(m, y, x, dx, B);
         break;
     default:
         break;

@@ -103,9 +103,9 @@ FS_DEVICE void add_forward(FsModel *m, const FsLayer *y, const float *x, int B);
 FS_DEVICE void add_backward(FsModel *m, const FsLayer *y, float *dx, int B);
 FS_DEVICE void add_skips(FsModel *m, int src, int B);
 FS_DEVICE void highway_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B);
-/* A chain model's GRU (rnn.c): backward writes the input's gradient dx
+/* A chain model's GRU or LSTM (rnn.c): backward writes the input's gradient dx
  * and uses the layer's own output gradient as its carry (overwritten). */
-FS_DEVICE void gru_forward(FsModel *m, const FsLayer *y, const float *x, int B);
-FS_DEVICE void gru_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B);
+FS_DEVICE void rnn_forward(FsModel *m, const FsLayer *y, const float *x, int B);
+FS_DEVICE void rnn_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B);
 
 #endif

@@ -1,9 +1,11 @@
 /*
- * rnn: a chain model's recurrent layer (single source): the GRU of
+ * rnn: a chain model's recurrent layers (single source): the GRU of
  * PyTorch's torch.nn.GRU (gates r, z, n in that order;
- * n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h),
- * over each chain of the batch forward and, when bidirectional, backward,
- * the two outputs side by side.
+ * n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h)
+ * and the LSTM of torch.nn.LSTM (gates i, f, g, o; c' = f * c + i * g,
+ * h' = o * tanh(c')), over each chain of the batch forward and, when
+ * bidirectional, backward, the two outputs side by side. One unit's
+ * arithmetic is in rnn_cell.h; all else here is the same for both.
  *
  * The input's part of every gate is one GEMM over the batch's rows (a
  * width-1 convolution, conv.c). The recurrence then walks the chains in
@@ -20,26 +22,33 @@
  * are GEMMs over all rows afterwards, the recurrent ones pairing each
  * row's gate gradients with the state one row before it (after it,
  * backward), which is a pad row's zeros at a chain's first residue.
+ *
+ * An LSTM's cell states need no tensor of their own: once a step has
+ * added a row's recurrent parts into its gates, that row's recurrent
+ * slots hold c and tanh(c), and a third slot the cell gradient carried
+ * back from the row after it (lstm_put, lstm_grad_put).
  */
 #include "data/data.h"
-#include "train/act.h"
-#include "train/act_lanes.h"
 #include "train/layers.h"
+#include "train/rnn_cell.h"
+
+/* A direction's gates, G x units wide (FS_RNN_GATES). */
+FS_DEVICE static inline int rnn_g(const FsLayer *y) { return FS_RNN_GATES(y->spec.kind) * y->spec.units; }
 
 /* The input weights as a width-1 convolution to the gates. */
-FS_DEVICE static inline FsLayer gru_input_view(const FsLayer *y)
+FS_DEVICE static inline FsLayer rnn_input_view(const FsLayer *y)
 {
     FsLayer v = *y;
     v.spec.width = 1;
     v.dil = 1;
-    v.out_c = 3 * y->out_c;
+    v.out_c = FS_RNN_GATES(y->spec.kind) * y->out_c;
     return v;
 }
 
 /* The batch's chains (runs of residues between pad rows), longest first:
  * seg[0] their count, then a start and a length each. The model's code
  * puts a pad row between chains (model.c: a GRU's pad is at least 1). */
-FS_DEVICE static void gru_chains(const FsModel *m, int *seg)
+FS_DEVICE static void rnn_chains(const FsModel *m, int *seg)
 {
     FS_MASTER
     {
@@ -66,7 +75,7 @@ FS_DEVICE static void gru_chains(const FsModel *m, int *seg)
 }
 
 /* The chains longer than t: a prefix of the list. */
-FS_DEVICE static inline int gru_active(const int *seg, int t)
+FS_DEVICE static inline int rnn_active(const int *seg, int t)
 {
     int n = 0;
     while (n < seg[0] && seg[2 + 2 * n] > t) n++;
@@ -75,7 +84,7 @@ FS_DEVICE static inline int gru_active(const int *seg, int t)
 
 /* Pair p (chain p / D, direction p % D) at step t: its row, and the row of
  * the state before it (-1 at the chain's first step). */
-FS_DEVICE static inline int gru_row(const int *seg, long p, int D, int t, int *prev)
+FS_DEVICE static inline int rnn_row(const int *seg, long p, int D, int t, int *prev)
 {
     const int s = (int)(p / D), start = seg[1 + 2 * s], len = seg[2 + 2 * s];
     const int row = p % D == 0 ? start + t : start + len - 1 - t;
@@ -83,93 +92,24 @@ FS_DEVICE static inline int gru_row(const int *seg, long p, int D, int t, int *p
     return row;
 }
 
-/* The gates' functions from act_exp (act.h), which the compiler vectorises
- * where libm's expf and tanhf are scalar calls (they were most of a
- * BiGRU(128)'s time); tanh from e^-2|x|, its sign put back. */
-FS_DEVICE static inline float gru_sigmoid(float x) { return 1.0f / (1.0f + act_exp(-x)); }
-
-FS_DEVICE static inline float gru_tanh(float x)
+/* Item `it` of a step's loop over its pairs' `width` columns each: its
+ * column *j, direction *dir and row before (*prev, as rnn_row); its row
+ * returned. */
+FS_DEVICE static inline int rnn_item(const int *seg, long it, int width, int D, int t, int *j, int *dir, int *prev)
 {
-    const float t = act_exp(-2.0f * fabsf(x)), r = (1.0f - t) / (1.0f + t);
-    return x < 0.0f ? -r : r;
+    const long p = it / width;
+    *j = (int)(it % width);
+    *dir = (int)(p % D);
+    return rnn_row(seg, p, D, t, prev);
 }
 
-/* One unit of a step from its input's parts (xr, xz, xn), recurrent parts
- * (hr, hz, hn) and state before (hp; 0 at a chain's first residue): its
- * gates into *r, *z, *n, the new state returned. Both builds' loops call
- * it: the same operations in the same order, and scalars only, so that
- * the CPU's loop over a pair's units vectorises. */
-FS_DEVICE static inline float gru_unit(float xr, float xz, float xn, float hr, float hz, float hn, float hp, float *r,
-                                       float *z, float *n)
-{
-    *r = gru_sigmoid(xr + hr);
-    *z = gru_sigmoid(xz + hz);
-    *n = gru_tanh(xn + *r * hn);
-    return (1.0f - *z) * *n + *z * hp;
-}
-
-#ifdef FS_SIMD
-/* gru_unit over a pair's units [0, c), whole steps of ACT_STEP: the same
- * operations lane by lane (act_exp_lanes is act_exp bit for bit; tanh's
- * sign put back by a select on x < 0, as gru_tanh does). hp NULL: a
- * chain's first residue. Returns c. */
-static inline int gru_units_lanes(float *gr, float *gz, float *gn, const float *hh, const float *hp, float *o, int U)
-{
-#define LD(p) (*(const vw *)(p))
-#define ST(p) (*(vw *)(p))
-    int c = 0;
-    for (; c + ACT_STEP <= U; c += ACT_STEP) {
-        vw r[ACT_LANES], z[ACT_LANES], x[ACT_LANES], t[ACT_LANES];
-        for (int j = 0; j < ACT_LANES; j++) {
-            const int q = c + j * FS_VW;
-            r[j] = -(LD(gr + q) + LD(hh + q));
-            z[j] = -(LD(gz + q) + LD(hh + U + q));
-        }
-        act_exp_lanes(r);
-        act_exp_lanes(z);
-        for (int j = 0; j < ACT_LANES; j++) {
-            const int q = c + j * FS_VW;
-            r[j] = 1.0f / (1.0f + r[j]);
-            z[j] = 1.0f / (1.0f + z[j]);
-            x[j] = LD(gn + q) + r[j] * LD(hh + 2 * U + q);
-            t[j] = -2.0f * (vw)((vwu)x[j] & 0x7fffffffu);
-        }
-        act_exp_lanes(t);
-        for (int j = 0; j < ACT_LANES; j++) {
-            const int q = c + j * FS_VW;
-            const vw a = (1.0f - t[j]) / (1.0f + t[j]);
-            const vwi neg = x[j] < 0.0f;
-            const vw n = (vw)(((vwi)-a & neg) | ((vwi)a & ~neg));
-            const vw h = hp ? LD(hp + q) : (vw){0};
-            ST(gr + q) = r[j];
-            ST(gz + q) = z[j];
-            ST(gn + q) = n;
-            ST(o + q) = (1.0f - z[j]) * n + z[j] * h;
-        }
-    }
-#undef LD
-#undef ST
-    return c;
-}
-#endif
-
-/* Its gradients from the state's, dh: those of the input's parts (*dr,
- * *dz, *dn; the recurrent parts' are the same but dn * r for n). */
-FS_DEVICE static inline void gru_unit_grad(float r, float z, float n, float hn, float hp, float dh, float *dr,
-                                           float *dz, float *dn)
-{
-    *dn = dh * (1.0f - z) * (1.0f - n * n);
-    *dz = dh * (hp - n) * z * (1.0f - z);
-    *dr = *dn * hn * r * (1.0f - r);
-}
-
-/* The gathered rows of step t's n pairs (gru_product): A, their inputs
+/* The gathered rows of step t's n pairs (rnn_product): A, their inputs
  * [D][nmax][3U], C, their outputs [D][nmax][3U], each direction's rows
  * together; nmax = rows / 2 + 1, the most chains a batch holds. */
-FS_DEVICE static inline float *gru_gathered(const FsModel *m, const FsLayer *y, int which)
+FS_DEVICE static inline float *rnn_gathered(const FsModel *m, const FsLayer *y, int which)
 {
     const long nmax = m->rows / 2 + 1;
-    return m->work + y->bn_mean + (long)which * (1 + y->spec.bidir) * nmax * 3 * y->spec.units;
+    return m->work + y->bn_mean + (long)which * (1 + y->spec.bidir) * nmax * rnn_g(y);
 }
 
 /* C += A W for direction dir's n gathered rows: the recurrent products of
@@ -179,30 +119,30 @@ FS_DEVICE static inline float *gru_gathered(const FsModel *m, const FsLayer *y, 
  * transposed (in the scratch, [D][3U][U]). A call of its own, the GEMM
  * its last act: nothing of the step is held across it (device.h,
  * FS_NOINLINE). */
-FS_DEVICE FS_NOINLINE static void gru_product(FsModel *m, const FsLayer *y, int n, int dir, int back)
+FS_DEVICE FS_NOINLINE static void rnn_product(FsModel *m, const FsLayer *y, int n, int dir, int back)
 {
-    const int U = y->spec.units, G = 3 * U, K = back ? G : U, N = back ? U : G;
+    const int U = y->spec.units, G = rnn_g(y), K = back ? G : U, N = back ? U : G;
     const long nmax = m->rows / 2 + 1;
     const float *W = back ? m->scratch + (long)dir * G * U : m->w + y->w2 + (long)dir * U * G;
-    ops_gemm(n, N, K, gru_gathered(m, y, 0) + dir * nmax * G, st_plain(G), st_plain(1), W, st_plain(N),
-             gru_gathered(m, y, 1) + dir * nmax * G, st_plain(G), 1);
+    ops_gemm(n, N, K, rnn_gathered(m, y, 0) + dir * nmax * G, st_plain(G), st_plain(1), W, st_plain(N),
+             rnn_gathered(m, y, 1) + dir * nmax * G, st_plain(G), 1);
 }
 
 /* Moves step t's rows between a tensor and gathered area `area` (0 A,
  * 1 C), to the tensor or from it: each of the n pairs' row (prev 0) or the
  * row of its state before (prev 1; t > 0), `width` floats from column
  * dir x width, rows `stride` floats apart. */
-FS_DEVICE FS_NOINLINE static void gru_move(FsModel *m, const FsLayer *y, const int *seg, int t, int n, int prev,
+FS_DEVICE FS_NOINLINE static void rnn_move(FsModel *m, const FsLayer *y, const int *seg, int t, int n, int prev,
                                            float *tensor, long stride, int width, int area, int to_tensor)
 {
-    const int D = 1 + y->spec.bidir, P = y->out_pad, G = 3 * y->spec.units;
+    const int D = 1 + y->spec.bidir, P = y->out_pad, G = rnn_g(y);
     const long nmax = m->rows / 2 + 1;
-    float *X = gru_gathered(m, y, area);
+    float *X = rnn_gathered(m, y, area);
 #if FS_ONE_THREAD
     /* A pair's row at a time (no division per element). */
     for (long p = 0; p < (long)n * D; p++) {
         int before;
-        const int row = gru_row(seg, p, D, t, &before), dir = (int)(p % D);
+        const int row = rnn_row(seg, p, D, t, &before), dir = (int)(p % D);
         float *FS_RESTRICT r = tensor + ((long)P + (prev ? before : row)) * stride + (long)dir * width;
         float *FS_RESTRICT x = X + dir * nmax * G + p / D * G;
         if (to_tensor)
@@ -216,7 +156,7 @@ FS_DEVICE FS_NOINLINE static void gru_move(FsModel *m, const FsLayer *y, const i
         const long p = it / width;
         const int j = (int)(it % width), dir = (int)(p % D);
         int before;
-        const int row = gru_row(seg, p, D, t, &before);
+        const int row = rnn_row(seg, p, D, t, &before);
         float *r = tensor + ((long)P + (prev ? before : row)) * stride + (long)dir * width + j;
         float *x = X + dir * nmax * G + p / D * G + j;
         if (to_tensor)
@@ -230,13 +170,13 @@ FS_DEVICE FS_NOINLINE static void gru_move(FsModel *m, const FsLayer *y, const i
 
 /* Step t's recurrent parts, gh = b_hh + h_prev W_hh, for its n pairs: C
  * set to the bias, the states before gathered (none at step 0: the bias
- * alone), the products (gru_product), C put in the pairs' rows. */
-FS_DEVICE FS_NOINLINE static void gru_hidden(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+ * alone), the products (rnn_product), C put in the pairs' rows. */
+FS_DEVICE FS_NOINLINE static void rnn_hidden(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
 {
-    const int D = 1 + y->spec.bidir, G = 3 * y->spec.units;
+    const int D = 1 + y->spec.bidir, G = rnn_g(y);
     const long nmax = m->rows / 2 + 1;
     const float *bias = m->w + y->b2;
-    float *C = gru_gathered(m, y, 1);
+    float *C = rnn_gathered(m, y, 1);
     FS_PARFOR(it, (long)n * D * G)
     {
         const long p = it / G, dir = p % D;
@@ -244,10 +184,10 @@ FS_DEVICE FS_NOINLINE static void gru_hidden(FsModel *m, const FsLayer *y, const
     }
     FS_SYNC();
     if (t > 0) {
-        gru_move(m, y, seg, t, n, 1, m->work + y->a, y->out_c, y->spec.units, 0, 0);
-        for (int dir = 0; dir < D; dir++) gru_product(m, y, n, dir, 0);
+        rnn_move(m, y, seg, t, n, 1, m->work + y->a, y->out_c, y->spec.units, 0, 0);
+        for (int dir = 0; dir < D; dir++) rnn_product(m, y, n, dir, 0);
     }
-    gru_move(m, y, seg, t, n, 0, m->work + y->h, 3L * y->out_c, G, 1, 1);
+    rnn_move(m, y, seg, t, n, 0, m->work + y->h, (long)D * G, G, 1, 1);
 }
 
 /* Step t's gates and states: the gates' slots of the input's parts take
@@ -260,7 +200,7 @@ FS_DEVICE FS_NOINLINE static void gru_states(FsModel *m, const FsLayer *y, const
 #if FS_ONE_THREAD
     for (long p = 0; p < (long)n * D; p++) {
         int prev;
-        const int row = gru_row(seg, p, D, t, &prev), dir = (int)(p % D);
+        const int row = rnn_row(seg, p, D, t, &prev), dir = (int)(p % D);
         float *FS_RESTRICT gr = g + ((long)P + row) * GC + (long)dir * G, *FS_RESTRICT gz = gr + U,
                           *FS_RESTRICT gn = gr + 2 * U;
         const float *FS_RESTRICT hh = gh + ((long)P + row) * GC + (long)dir * G;
@@ -281,10 +221,8 @@ FS_DEVICE FS_NOINLINE static void gru_states(FsModel *m, const FsLayer *y, const
 #else
     FS_PARFOR(it, (long)n * D * U)
     {
-        const long p = it / U;
-        const int j = (int)(it % U), dir = (int)(p % D);
-        int prev;
-        const int row = gru_row(seg, p, D, t, &prev);
+        int j, dir, prev;
+        const int row = rnn_item(seg, it, U, D, t, &j, &dir, &prev);
         float *gi = g + ((long)P + row) * GC + (long)dir * G;
         const float *hh = gh + ((long)P + row) * GC + (long)dir * G;
         const float hp = prev >= 0 ? out[((long)P + prev) * OC + (long)dir * U + j] : 0.0f;
@@ -295,18 +233,73 @@ FS_DEVICE FS_NOINLINE static void gru_states(FsModel *m, const FsLayer *y, const
     FS_SYNC();
 }
 
-FS_DEVICE FS_NOINLINE void gru_forward(FsModel *m, const FsLayer *y, const float *x, int B)
+/* One LSTM unit j of a pair's row: its gates' slots (gi, the input's
+ * parts) take i, f, g, o, its recurrent parts' (hh) the cell state c,
+ * tanh(c) and a zero, the cell gradient's carry for backward
+ * (lstm_gate_grads); the state returned. */
+FS_DEVICE static inline float lstm_put(float *FS_RESTRICT gi, float *FS_RESTRICT hh, float cp, int U, int j)
 {
-    const FsLayer v = gru_input_view(y);
+    float i, f, g, o, c, tc;
+    const float h = lstm_unit(gi[j], gi[U + j], gi[2 * U + j], gi[3 * U + j], hh[j], hh[U + j], hh[2 * U + j],
+                              hh[3 * U + j], cp, &i, &f, &g, &o, &c, &tc);
+    gi[j] = i;
+    gi[U + j] = f;
+    gi[2 * U + j] = g;
+    gi[3 * U + j] = o;
+    hh[j] = c;
+    hh[U + j] = tc;
+    hh[2 * U + j] = 0.0f;
+    return h;
+}
+
+/* Step t's LSTM gates and states, the cell state before read from the
+ * row before's recurrent slots (lstm_put). */
+FS_DEVICE FS_NOINLINE static void lstm_states(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+{
+    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, G = 4 * U, GC = D * G;
+    float *out = m->work + y->a, *g = m->work + y->z, *gh = m->work + y->h;
+#if FS_ONE_THREAD
+    for (long p = 0; p < (long)n * D; p++) {
+        int prev;
+        const int row = rnn_row(seg, p, D, t, &prev), dir = (int)(p % D);
+        float *FS_RESTRICT gi = g + ((long)P + row) * GC + (long)dir * G;
+        float *FS_RESTRICT hh = gh + ((long)P + row) * GC + (long)dir * G;
+        float *FS_RESTRICT o = out + ((long)P + row) * OC + (long)dir * U;
+        if (prev < 0) {
+            for (int j = 0; j < U; j++) o[j] = lstm_put(gi, hh, 0.0f, U, j);
+        } else {
+            const float *FS_RESTRICT cp = gh + ((long)P + prev) * GC + (long)dir * G;
+            for (int j = 0; j < U; j++) o[j] = lstm_put(gi, hh, cp[j], U, j);
+        }
+    }
+#else
+    FS_PARFOR(it, (long)n * D * U)
+    {
+        int j, dir, prev;
+        const int row = rnn_item(seg, it, U, D, t, &j, &dir, &prev);
+        const float cp = prev >= 0 ? gh[((long)P + prev) * GC + (long)dir * G + j] : 0.0f;
+        out[((long)P + row) * OC + (long)dir * U + j] =
+            lstm_put(g + ((long)P + row) * GC + (long)dir * G, gh + ((long)P + row) * GC + (long)dir * G, cp, U, j);
+    }
+#endif
+    FS_SYNC();
+}
+
+FS_DEVICE FS_NOINLINE void rnn_forward(FsModel *m, const FsLayer *y, const float *x, int B)
+{
+    const FsLayer v = rnn_input_view(y);
     int *seg = (int *)(m->work + y->t);
     rows_set(m->work + y->z, m->w + y->b, B, y->out_l, y->out_pad, v.out_c);
     conv_gemm(&v, m->w + y->w, x, m->work + y->z, B, v.out_c);
-    gru_chains(m, seg);
+    rnn_chains(m, seg);
     const int steps = seg[0] ? seg[2] : 0;
     for (int t = 0; t < steps; t++) {
-        const int n = gru_active(seg, t);
-        gru_hidden(m, y, seg, t, n);
-        gru_states(m, y, seg, t, n);
+        const int n = rnn_active(seg, t);
+        rnn_hidden(m, y, seg, t, n);
+        if (y->spec.kind == FS_LAYER_LSTM)
+            lstm_states(m, y, seg, t, n);
+        else
+            gru_states(m, y, seg, t, n);
     }
 }
 
@@ -321,7 +314,7 @@ FS_DEVICE FS_NOINLINE static void gru_gate_grads(FsModel *m, const FsLayer *y, c
 #if FS_ONE_THREAD
     for (long p = 0; p < (long)n * D; p++) {
         int prev;
-        const int row = gru_row(seg, p, D, t, &prev), dir = (int)(p % D);
+        const int row = rnn_row(seg, p, D, t, &prev), dir = (int)(p % D);
         float *FS_RESTRICT gr = g + ((long)P + row) * GC + (long)dir * G, *FS_RESTRICT gz = gr + U,
                           *FS_RESTRICT gn = gr + 2 * U;
         float *FS_RESTRICT hr = gh + ((long)P + row) * GC + (long)dir * G, *FS_RESTRICT hz = hr + U,
@@ -342,10 +335,8 @@ FS_DEVICE FS_NOINLINE static void gru_gate_grads(FsModel *m, const FsLayer *y, c
 #else
     FS_PARFOR(it, (long)n * D * U)
     {
-        const long p = it / U;
-        const int j = (int)(it % U), dir = (int)(p % D);
-        int prev;
-        const int row = gru_row(seg, p, D, t, &prev);
+        int j, dir, prev;
+        const int row = rnn_item(seg, it, U, D, t, &j, &dir, &prev);
         float *gi = g + ((long)P + row) * GC + (long)dir * G, *hh = gh + ((long)P + row) * GC + (long)dir * G;
         const float dh = d[((long)P + row) * OC + (long)dir * U + j];
         const float hp = prev >= 0 ? out[((long)P + prev) * OC + (long)dir * U + j] : 0.0f;
@@ -364,22 +355,68 @@ FS_DEVICE FS_NOINLINE static void gru_gate_grads(FsModel *m, const FsLayer *y, c
     FS_SYNC();
 }
 
+/* One LSTM unit j's gradients at a pair's row from its state's (dh):
+ * the pre-activations' into both the gates' slots (gi) and the recurrent
+ * parts' (hh), the cell's carry into the row before's slot (hp; NULL at a
+ * chain's first residue). */
+FS_DEVICE static inline void lstm_grad_put(float *FS_RESTRICT gi, float *FS_RESTRICT hh, float *FS_RESTRICT hp,
+                                           float dh, int U, int j)
+{
+    float di, df, dg, dO;
+    const float carry = lstm_unit_grad(gi[j], gi[U + j], gi[2 * U + j], gi[3 * U + j], hh[U + j], hp ? hp[j] : 0.0f,
+                                       dh, hh[2 * U + j], &di, &df, &dg, &dO);
+    if (hp) hp[2 * U + j] = carry;
+    gi[j] = hh[j] = di;
+    gi[U + j] = hh[U + j] = df;
+    gi[2 * U + j] = hh[2 * U + j] = dg;
+    gi[3 * U + j] = hh[3 * U + j] = dO;
+}
+
+/* Step t's LSTM gate gradients from its states' (in d). */
+FS_DEVICE FS_NOINLINE static void lstm_gate_grads(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+{
+    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, G = 4 * U, GC = D * G;
+    float *g = m->work + y->z, *gh = m->work + y->h;
+    const float *d = m->work + y->d;
+#if FS_ONE_THREAD
+    for (long p = 0; p < (long)n * D; p++) {
+        int prev;
+        const int row = rnn_row(seg, p, D, t, &prev), dir = (int)(p % D);
+        float *FS_RESTRICT gi = g + ((long)P + row) * GC + (long)dir * G;
+        float *FS_RESTRICT hh = gh + ((long)P + row) * GC + (long)dir * G;
+        float *FS_RESTRICT hp = prev >= 0 ? gh + ((long)P + prev) * GC + (long)dir * G : NULL;
+        const float *FS_RESTRICT dh = d + ((long)P + row) * OC + (long)dir * U;
+        for (int j = 0; j < U; j++) lstm_grad_put(gi, hh, hp, dh[j], U, j);
+    }
+#else
+    FS_PARFOR(it, (long)n * D * U)
+    {
+        int j, dir, prev;
+        const int row = rnn_item(seg, it, U, D, t, &j, &dir, &prev);
+        lstm_grad_put(g + ((long)P + row) * GC + (long)dir * G, gh + ((long)P + row) * GC + (long)dir * G,
+                      prev >= 0 ? gh + ((long)P + prev) * GC + (long)dir * G : NULL,
+                      d[((long)P + row) * OC + (long)dir * U + j], U, j);
+    }
+#endif
+    FS_SYNC();
+}
+
 /* Step t's carry through the recurrent weights: the state before's
  * gradient += dgh W_hh^T, its rows and the gate gradients gathered, one
  * product a direction, put back. */
-FS_DEVICE FS_NOINLINE static void gru_carry(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
+FS_DEVICE FS_NOINLINE static void rnn_carry(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
 {
-    const int U = y->spec.units, OC = y->out_c;
-    gru_move(m, y, seg, t, n, 0, m->work + y->h, 3L * OC, 3 * U, 0, 0);
-    gru_move(m, y, seg, t, n, 1, m->work + y->d, OC, U, 1, 0);
-    for (int dir = 0; dir <= y->spec.bidir; dir++) gru_product(m, y, n, dir, 1);
-    gru_move(m, y, seg, t, n, 1, m->work + y->d, OC, U, 1, 1);
+    const int U = y->spec.units, OC = y->out_c, G = rnn_g(y);
+    rnn_move(m, y, seg, t, n, 0, m->work + y->h, (long)(1 + y->spec.bidir) * G, G, 0, 0);
+    rnn_move(m, y, seg, t, n, 1, m->work + y->d, OC, U, 1, 0);
+    for (int dir = 0; dir <= y->spec.bidir; dir++) rnn_product(m, y, n, dir, 1);
+    rnn_move(m, y, seg, t, n, 1, m->work + y->d, OC, U, 1, 1);
 }
 
-FS_DEVICE FS_NOINLINE void gru_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B)
+FS_DEVICE FS_NOINLINE void rnn_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B)
 {
-    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, G = 3 * U, L = y->out_l;
-    FsLayer v = gru_input_view(y);
+    const int U = y->spec.units, D = 1 + y->spec.bidir, P = y->out_pad, OC = y->out_c, G = rnn_g(y), L = y->out_l;
+    FsLayer v = rnn_input_view(y);
     FS_IN_MEMORY(&v); /* read where used: kept in registers across the calls below it spilled (nvcc) */
     const int *seg = (const int *)(m->work + y->t); /* the forward pass's */
     float *g = m->work + y->z, *gh = m->work + y->h;
@@ -388,9 +425,12 @@ FS_DEVICE FS_NOINLINE void gru_backward(FsModel *m, const FsLayer *y, const floa
         ops_transpose(m->w + y->w2 + (long)dir * U * G, U, G, m->scratch + (long)dir * G * U, U);
     FS_SYNC();
     for (int t = (seg[0] ? seg[2] : 0) - 1; t >= 0; t--) {
-        const int n = gru_active(seg, t);
-        gru_gate_grads(m, y, seg, t, n);
-        if (t > 0) gru_carry(m, y, seg, t, n); /* step 0 has no state before */
+        const int n = rnn_active(seg, t);
+        if (y->spec.kind == FS_LAYER_LSTM)
+            lstm_gate_grads(m, y, seg, t, n);
+        else
+            gru_gate_grads(m, y, seg, t, n);
+        if (t > 0) rnn_carry(m, y, seg, t, n); /* step 0 has no state before */
     }
     /* Pad rows held the input's bias and stale recurrent parts: no gradient there. */
     chain_mask_rows(m, g, v.out_c);

@@ -125,8 +125,10 @@ long ref_stride_off(FsStride st, long i);
 void ref_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B, FsStride bk,
               double *C, FsStride cm, long cn);
 
-/* A GRU layer y (weights in w, foldsweep's layout: model.h) over one
- * chain x [len][in_c] into out [len][out_c] (ref_gru.c). */
+/* A GRU or an LSTM layer y (weights in w, foldsweep's layout: model.h)
+ * over one chain x [len][in_c] into out [len][out_c] (ref_gru.c,
+ * ref_lstm.c). */
 void ref_gru_forward(const float *w, const FsLayer *y, const double *x, int len, double *out);
+void ref_lstm_forward(const float *w, const FsLayer *y, const double *x, int len, double *out);
 
 #endif
