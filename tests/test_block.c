@@ -210,7 +210,7 @@ int main(void)
     cjob.arch = &chain;
     versus_cpu(&cjob, &ts, 5, "chain BiGRU-GRU, 5 threads");
     /* The LSTM's cell states and their gradients' carry (rnn.c). */
-    chain.layers[1] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 9, .bidir = 1};
+    chain.layers[1] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 70, .bidir = 1}; /* lanes and a tail */
     chain.layers[2] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 4};
     versus_cpu(&cjob, &ts, 5, "chain BiLSTM-LSTM, 5 threads");
     train_result_free(&ref);

@@ -216,6 +216,10 @@ static void test_forward(void)
     const FsLayerSpec mix[] = {conv(4, 5, FS_ACT_TANH), lstm(3, 0), gru(4, 1), lstm(6, 1)};
     a = chain_arch(4, mix);
     check_forward("conv-lstm-bigru-bilstm", &a);
+    /* Wide enough for the CPU's vector steps (rnn_cell.h's lanes) and a tail. */
+    const FsLayerSpec wide[] = {conv(6, 3, FS_ACT_SWISH), lstm(70, 1), gru(70, 0)};
+    a = chain_arch(3, wide);
+    check_forward("conv-bilstm70-gru70", &a);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -265,11 +265,15 @@ FS_DEVICE FS_NOINLINE static void lstm_states(FsModel *m, const FsLayer *y, cons
         float *FS_RESTRICT gi = g + ((long)P + row) * GC + (long)dir * G;
         float *FS_RESTRICT hh = gh + ((long)P + row) * GC + (long)dir * G;
         float *FS_RESTRICT o = out + ((long)P + row) * OC + (long)dir * U;
-        if (prev < 0) {
-            for (int j = 0; j < U; j++) o[j] = lstm_put(gi, hh, 0.0f, U, j);
+        const float *FS_RESTRICT cp = prev < 0 ? NULL : gh + ((long)P + prev) * GC + (long)dir * G;
+        int j0 = 0;
+#ifdef FS_SIMD
+        j0 = lstm_units_lanes(gi, hh, cp, o, U);
+#endif
+        if (!cp) {
+            for (int j = j0; j < U; j++) o[j] = lstm_put(gi, hh, 0.0f, U, j);
         } else {
-            const float *FS_RESTRICT cp = gh + ((long)P + prev) * GC + (long)dir * G;
-            for (int j = 0; j < U; j++) o[j] = lstm_put(gi, hh, cp[j], U, j);
+            for (int j = j0; j < U; j++) o[j] = lstm_put(gi, hh, cp[j], U, j);
         }
     }
 #else
@@ -372,6 +376,31 @@ FS_DEVICE static inline void lstm_grad_put(float *FS_RESTRICT gi, float *FS_REST
     gi[3 * U + j] = hh[3 * U + j] = dO;
 }
 
+#if FS_ONE_THREAD
+/* lstm_grad_put over a pair's units, each gate's slots (ai.. the gates',
+ * ri.. the recurrent parts') a restrict parameter of its own (one pointer
+ * at offsets k x U needed more run-time alias checks than gcc makes, and
+ * the loop stayed scalar): cp the cell states before and carry their
+ * gradients' slots (both NULL at a chain's first residue). The same
+ * operations as lstm_grad_put. */
+static inline void lstm_grads_row(float *FS_RESTRICT ai, float *FS_RESTRICT af, float *FS_RESTRICT ag,
+                                  float *FS_RESTRICT ao, float *FS_RESTRICT ri, float *FS_RESTRICT rf,
+                                  float *FS_RESTRICT rg, float *FS_RESTRICT ro, const float *FS_RESTRICT cp,
+                                  float *FS_RESTRICT carry, const float *FS_RESTRICT dh, int U)
+{
+    for (int j = 0; j < U; j++) {
+        float di, df, dg, dO;
+        const float k = lstm_unit_grad(ai[j], af[j], ag[j], ao[j], rf[j], cp ? cp[j] : 0.0f, dh[j], rg[j], &di, &df,
+                                       &dg, &dO);
+        if (carry) carry[j] = k;
+        ai[j] = ri[j] = di;
+        af[j] = rf[j] = df;
+        ag[j] = rg[j] = dg;
+        ao[j] = ro[j] = dO;
+    }
+}
+#endif
+
 /* Step t's LSTM gate gradients from its states' (in d). */
 FS_DEVICE FS_NOINLINE static void lstm_gate_grads(FsModel *m, const FsLayer *y, const int *seg, int t, int n)
 {
@@ -384,9 +413,15 @@ FS_DEVICE FS_NOINLINE static void lstm_gate_grads(FsModel *m, const FsLayer *y, 
         const int row = rnn_row(seg, p, D, t, &prev), dir = (int)(p % D);
         float *FS_RESTRICT gi = g + ((long)P + row) * GC + (long)dir * G;
         float *FS_RESTRICT hh = gh + ((long)P + row) * GC + (long)dir * G;
-        float *FS_RESTRICT hp = prev >= 0 ? gh + ((long)P + prev) * GC + (long)dir * G : NULL;
-        const float *FS_RESTRICT dh = d + ((long)P + row) * OC + (long)dir * U;
-        for (int j = 0; j < U; j++) lstm_grad_put(gi, hh, hp, dh[j], U, j);
+        float *hp = prev >= 0 ? gh + ((long)P + prev) * GC + (long)dir * G : NULL;
+        const float *dh = d + ((long)P + row) * OC + (long)dir * U;
+#define LSTM_ROW(cp, carry) \
+    lstm_grads_row(gi, gi + U, gi + 2 * U, gi + 3 * U, hh, hh + U, hh + 2 * U, hh + 3 * U, cp, carry, dh, U)
+        if (hp)
+            LSTM_ROW(hp, hp + 2 * U);
+        else
+            LSTM_ROW(NULL, NULL);
+#undef LSTM_ROW
     }
 #else
     FS_PARFOR(it, (long)n * D * U)

@@ -107,6 +107,66 @@ FS_DEVICE static inline float lstm_unit(float xi, float xf, float xg, float xo, 
     return *o * *tc;
 }
 
+#ifdef FS_SIMD
+/* lstm_unit over a pair's units [0, c), whole steps of ACT_STEP, as
+ * lstm_put (rnn.c) stores them: the same operations lane by lane (see
+ * gru_units_lanes). gi: the gates' slots, hh: the recurrent parts' (then
+ * c, tanh c and the carry's zero), cp the cell states before (NULL: a
+ * chain's first residue), o the states. Returns c. */
+static inline int lstm_units_lanes(float *gi, float *hh, const float *cp, float *o, int U)
+{
+#define LD(p) (*(const vw *)(p))
+#define ST(p) (*(vw *)(p))
+#define ABS(v) ((vw)((vwu)(v) & 0x7fffffffu))
+#define SIGN(a, x) ((vw)(((vwi) - (a) & ((x) < 0.0f)) | ((vwi)(a) & ~((x) < 0.0f))))
+    int c = 0;
+    for (; c + ACT_STEP <= U; c += ACT_STEP) {
+        vw i[ACT_LANES], f[ACT_LANES], g[ACT_LANES], og[ACT_LANES], x[ACT_LANES];
+        for (int j = 0; j < ACT_LANES; j++) {
+            const int q = c + j * FS_VW;
+            i[j] = -(LD(gi + q) + LD(hh + q));
+            f[j] = -(LD(gi + U + q) + LD(hh + U + q));
+            x[j] = LD(gi + 2 * U + q) + LD(hh + 2 * U + q);
+            og[j] = -(LD(gi + 3 * U + q) + LD(hh + 3 * U + q));
+            g[j] = -2.0f * ABS(x[j]);
+        }
+        act_exp_lanes(i);
+        act_exp_lanes(f);
+        act_exp_lanes(g);
+        act_exp_lanes(og);
+        for (int j = 0; j < ACT_LANES; j++) {
+            const int q = c + j * FS_VW;
+            i[j] = 1.0f / (1.0f + i[j]);
+            f[j] = 1.0f / (1.0f + f[j]);
+            og[j] = 1.0f / (1.0f + og[j]);
+            const vw a = (1.0f - g[j]) / (1.0f + g[j]);
+            g[j] = SIGN(a, x[j]);
+            const vw before = cp ? LD(cp + q) : (vw){0};
+            x[j] = f[j] * before + i[j] * g[j]; /* c */
+            ST(gi + q) = i[j];
+            ST(gi + U + q) = f[j];
+            ST(gi + 2 * U + q) = g[j];
+            ST(gi + 3 * U + q) = og[j];
+            ST(hh + q) = x[j];
+            ST(hh + 2 * U + q) = (vw){0};
+            i[j] = -2.0f * ABS(x[j]);
+        }
+        act_exp_lanes(i);
+        for (int j = 0; j < ACT_LANES; j++) {
+            const int q = c + j * FS_VW;
+            const vw a = (1.0f - i[j]) / (1.0f + i[j]), tc = SIGN(a, x[j]);
+            ST(hh + U + q) = tc;
+            ST(o + q) = og[j] * tc;
+        }
+    }
+#undef LD
+#undef ST
+#undef ABS
+#undef SIGN
+    return c;
+}
+#endif
+
 /* Its gradients from the state's (dh) and the cell's carried back from
  * the step after (dcn): the pre-activations' (*di, *df, *dg, *do_; the
  * same for the input's and the recurrent parts), and the cell gradient
