@@ -286,7 +286,7 @@ static void test_layers(void)
     sweep_free(&sw);
     if (load(&sw, CHAIN "model: {depth: 2, filters: 8, kernel: 3}\n")) return;
     CHECK(strstr(sw.canonical, "gru") == NULL && strstr(sw.canonical, "bidirectional") == NULL &&
-          strstr(sw.canonical, "lstm") == NULL);
+          strstr(sw.canonical, "lstm") == NULL && strstr(sw.canonical, "recurrent") == NULL);
     sweep_free(&sw);
     /* LSTMs: the same, in both forms; a structured GRU and LSTM, the LSTM after. */
     if (load(&sw, CHAIN "model:\n  layers:\n    - [{conv1d: {filters: 8, width: 3}}, {lstm: {units: 8}}]\n"
@@ -310,6 +310,34 @@ static void test_layers(void)
     CHECK(sw.trials[3].arch.n_layers == 4 && sw.trials[3].arch.layers[2].kind == FS_LAYER_GRU &&
           sw.trials[3].arch.layers[3].kind == FS_LAYER_LSTM);
     CHECK(strstr(sw.canonical, "lstm: [0, 6]") != NULL);
+    sweep_free(&sw);
+    /* A recurrent layer's `layers`: that many of it, stacked: the same trial
+     * (config and id) as listing it that many times. */
+    FsSweep s3;
+    if (load(&sw, CHAIN "model:\n  layers:\n    - [{conv1d: {filters: 8, width: 3}}, {gru: {units: 8, layers: 2}},"
+                        " {lstm: {units: 4, layers: 3, bidirectional: false}}]\n"))
+        return;
+    if (load(&s3, CHAIN "model:\n  layers:\n    - [{conv1d: {filters: 8, width: 3}}, {gru: {units: 8}},"
+                        " {gru: {units: 8}}, {lstm: {units: 4, bidirectional: false}},"
+                        " {lstm: {units: 4, bidirectional: false}}, {lstm: {units: 4, bidirectional: false}}]\n")) {
+        sweep_free(&sw);
+        return;
+    }
+    a = &sw.trials[0].arch;
+    CHECK(a->n_layers == 6 && a->layers[2].kind == FS_LAYER_GRU && a->layers[3].kind == FS_LAYER_LSTM &&
+          a->layers[5].kind == FS_LAYER_LSTM && !a->layers[5].bidir);
+    CHECK(!strcmp(sw.trials[0].config, s3.trials[0].config));
+    sweep_assign_ids(&sw, 5);
+    sweep_assign_ids(&s3, 5);
+    CHECK(!strcmp(sw.trials[0].id, s3.trials[0].id));
+    CHECK_CONTAINS(sw.canonical, "- gru: {units: 8, layers: 2}\n      - lstm: {units: 4, bidirectional: false, layers: 3}");
+    sweep_free(&s3);
+    sweep_free(&sw);
+    if (load(&sw, CHAIN "model: {depth: 2, filters: 8, kernel: 3, dense: 0, lstm: 6, recurrent_layers: [1, 2]}\n"))
+        return;
+    CHECK(sw.n_trials == 2 && sw.trials[0].arch.n_layers == 3 && sw.trials[1].arch.n_layers == 4);
+    CHECK(sw.trials[1].arch.layers[2].kind == FS_LAYER_LSTM && sw.trials[1].arch.layers[3].kind == FS_LAYER_LSTM);
+    CHECK(strstr(sw.canonical, "recurrent_layers: [1, 2]") != NULL);
     sweep_free(&sw);
 #undef CHAIN
 

@@ -176,6 +176,13 @@ static void test_model(void)
     EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - lstm: {bidirectional: false}\n",
            "5:9", "model.layers[1][2] (lstm): missing 'units'");
     EXPECT(C "model: {lstm: 1025}\n", "2:15", "model.lstm: expected an integer from 0 (no LSTM) to 1024");
+    /* `layers` stacks a recurrent layer: 1 to 8, and the list's layers then at most 16. */
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 8, layers: 0}\n",
+           "5:33", "model.layers[1][2].layers: expected an integer from 1 to 8");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 8, layers: 8}\n"
+             "      - lstm: {units: 8, layers: 8}\n",
+           "4:7", "model.layers[1]: 17 layers with the recurrent layers' `layers`; at most 16");
+    EXPECT(C "model: {lstm: 8, recurrent_layers: 0}\n", "2:36", "model.recurrent_layers: expected an integer from 1");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 15}\n", "4:37",
            "kernel width 15 is wider than the window (13)");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3, units: 4}\n", "4:40",

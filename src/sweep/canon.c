@@ -105,6 +105,9 @@ static void put_layer(SwBuf *b, const SwSpace *sp, int a, int i)
     const int rnn = FS_RNN_GATES(s->kind) > 0;
     if (rnn) put_param(b, &sep, "units", layer_range(sp, a, i, O_GRU), num);
     if (rnn && (ly->set & LS_BIDIR)) put_param(b, &sep, "bidirectional", NULL, s->bidir ? "true" : "false");
+    snprintf(num, sizeof num, "%d", ly->repeat);
+    if (rnn && (ly->repeat > 1 || layer_range(sp, a, i, O_RNN_LAYERS)))
+        put_param(b, &sep, "layers", layer_range(sp, a, i, O_RNN_LAYERS), num);
     snprintf(num, sizeof num, "%d", s->width);
     if (conv || hw) put_param(b, &sep, "width", layer_range(sp, a, i, O_KERNEL), num);
     snprintf(num, sizeof num, "%d", s->dilation);

@@ -34,6 +34,7 @@ static const LayerParam params[] = {
     {"layers", O_RESIDUAL, K(FS_LAYER_ADD), 0},
     {"units", O_GRU, K(FS_LAYER_GRU) | K(FS_LAYER_LSTM), K(FS_LAYER_GRU) | K(FS_LAYER_LSTM)},
     {"bidirectional", O_BIDIR, K(FS_LAYER_GRU) | K(FS_LAYER_LSTM), 0},
+    {"layers", O_RNN_LAYERS, K(FS_LAYER_GRU) | K(FS_LAYER_LSTM), 0},
 };
 #define N_PARAMS (int)(sizeof params / sizeof params[0])
 
@@ -117,6 +118,10 @@ void sw_layer_set(SwLayer *ly, int opt, double x)
     case O_RESIDUAL:
     case O_GRU: s->units = (int)x; break;
     case O_BIDIR: s->bidir = x != 0, ly->set |= LS_BIDIR; break;
+    case O_RNN_LAYERS:
+        ly->repeat = (int)x;
+        if (ly->repeat > ly->repeat_max) ly->repeat_max = ly->repeat;
+        break;
     }
 }
 
@@ -224,17 +229,27 @@ static void read_alt(SwSpace *sp, const YNode *list, int idx, int window, SwErrs
     }
     alt->n = list->n;
     if (bad) return;
+    /* A recurrent layer's `layers` makes it that many layers (its range's high, the most). */
+    int total = 0;
+    for (int i = 0; i < alt->n; i++) total += alt->l[i].repeat_max > 1 ? alt->l[i].repeat_max : 1;
+    if (total > FS_MAX_LAYERS) {
+        swerr_add(e, list->line, list->col, "%s: %d layers with the recurrent layers' `layers`; at most %d", where,
+                  total, FS_MAX_LAYERS);
+        return;
+    }
     /* Shapes (a conv after a dense layer, a first layer that cannot read the
      * one-hot window): model_compile knows the rules, so ask it. Per-layer
      * parameters left to model-wide options get valid stand-ins here. */
     if (window != 0) { /* a window, or a chain model (window < 0: sw_parse_model) */
-        FsArch a = {.window = window > 0 ? window : 0, .chain = window < 0, .n_layers = alt->n};
-        for (int i = 0; i < alt->n; i++) {
-            a.layers[i] = alt->l[i].spec;
-            if (!(alt->l[i].set & LS_EPS)) a.layers[i].eps = 1e-3f;
-            if (!(alt->l[i].set & LS_MOM)) a.layers[i].momentum = 0.99f;
-            if (!(alt->l[i].set & LS_BIDIR)) a.layers[i].bidir = 1;
-        }
+        FsArch a = {.window = window > 0 ? window : 0, .chain = window < 0};
+        for (int i = 0; i < alt->n; i++)
+            for (int k = 0; k < (alt->l[i].repeat_max > 1 ? alt->l[i].repeat_max : 1); k++) {
+                FsLayerSpec *s = &a.layers[a.n_layers++];
+                *s = alt->l[i].spec;
+                if (!(alt->l[i].set & LS_EPS)) s->eps = 1e-3f;
+                if (!(alt->l[i].set & LS_MOM)) s->momentum = 0.99f;
+                if (!(alt->l[i].set & LS_BIDIR)) s->bidir = 1;
+            }
         FsNet net;
         FsErr err = {0};
         if (model_compile(&net, &a, 1, &err)) {
@@ -364,8 +379,9 @@ static void check_structured(const SwSpace *sp, int window, int line, int col, S
                       k->given ? "" : " (the default)", window);
     /* The largest combination of the grid must fit model.h's layer array. */
     int any_bn = max_of(sp, &sp->opt[O_BATCHNORM]) > 0, any_drop = max_of(sp, &sp->opt[O_DROPOUT]) > 0;
-    int any_dense = max_of(sp, &sp->opt[O_DENSE]) > 0, any_gru = max_of(sp, &sp->opt[O_GRU]) > 0;
-    const int any_lstm = max_of(sp, &sp->opt[O_LSTM]) > 0;
+    const int rnn_layers = (int)max_of(sp, &sp->opt[O_RNN_LAYERS]);
+    int any_dense = max_of(sp, &sp->opt[O_DENSE]) > 0, any_gru = (max_of(sp, &sp->opt[O_GRU]) > 0) * rnn_layers;
+    const int any_lstm = (max_of(sp, &sp->opt[O_LSTM]) > 0) * rnn_layers;
     for (int o = O_GRU; o <= O_LSTM && window > 0; o++) {
         const SwOpt *g = &sp->opt[o];
         if (max_of(sp, g) > 0)
@@ -379,6 +395,6 @@ static void check_structured(const SwSpace *sp, int window, int line, int col, S
         const SwOpt *d = &sp->opt[O_DEPTH];
         swerr_add(e, d->given ? d->line : line, d->given ? d->col : col,
                   "model: the largest architecture of the grid has %d layers; at most %d (depth x (1 + batchnorm) "
-                  "+ residual adds + highway + gru + lstm + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
+                  "+ residual adds + highway + (gru + lstm) x recurrent_layers + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
     }
 }

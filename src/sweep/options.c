@@ -44,6 +44,10 @@ const SwOptDesc sw_opts[O_COUNT] = {
     /* Structured: an LSTM as wide after the GRU, if any (point.c). */
     [O_LSTM] = {"lstm", SEC_MODEL, OT_INT, 0, FS_MAX_RNN_UNITS, 0, 0, 0, NULL, 0,
                 "an integer from 0 (no LSTM) to 1024 (an LSTM's units)"},
+    /* Structured: that many GRUs and that many LSTMs, stacked (point.c); a
+     * layer list's gru or lstm says its own `layers`. */
+    [O_RNN_LAYERS] = {"recurrent_layers", SEC_MODEL, OT_INT, 1, 8, 0, 0, 0, NULL, 0,
+                      "an integer from 1 to 8 (recurrent layers stacked)"},
     [O_INIT] = {"init", SEC_MODEL, OT_ENUM, 0, 0, 0, 0, 0, E(model_init_names, FS_INIT_COUNT)},
     [O_LEAKY_SLOPE] = {"leaky_slope", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_ELU_ALPHA] = {"elu_alpha", SEC_MODEL, OT_FLOAT, 0, 100, 1, 0, 0, NULL, 0, "a number > 0 and <= 100"},
@@ -114,7 +118,7 @@ double sw_opt_default(int o)
         [O_S] = ts.stop.s, [O_PATIENCE] = ts.stop.patience, [O_MIN_DELTA] = ts.stop.min_delta,
         [O_LR_SCHEDULE] = ts.lr_schedule, [O_LR_STEP_EVERY] = ts.lr_step_every,
         [O_LR_STEP_FACTOR] = ts.lr_step_factor, [O_WARMUP] = ts.warmup_epochs, [O_CLASS_WEIGHTS] = ts.class_weights,
-        [O_DILATION] = 1, [O_RESIDUAL] = 0, [O_BATCH_RESIDUES] = ts.batch_residues, [O_GRU] = 0, [O_LSTM] = 0, [O_BIDIR] = 1,
+        [O_DILATION] = 1, [O_RESIDUAL] = 0, [O_BATCH_RESIDUES] = ts.batch_residues, [O_GRU] = 0, [O_LSTM] = 0, [O_RNN_LAYERS] = 1, [O_BIDIR] = 1,
     };
     return o >= 0 && o < O_COUNT ? d[o] : 0.0;
 }
@@ -123,7 +127,7 @@ int sw_opt_hidden_default(int o, const SwOpt *opt)
 {
     static const int later[] = {O_MONITOR,  O_LR_SCHEDULE,  O_LR_STEP_EVERY,     O_LR_STEP_FACTOR,
                                 O_WARMUP,   O_CLASS_WEIGHTS, O_DILATION, O_BATCH_RESIDUES, O_RESIDUAL,
-                                O_GRU,      O_LSTM,          O_BIDIR};
+                                O_GRU,      O_LSTM,          O_RNN_LAYERS, O_BIDIR};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (o == later[i]) return !opt->range && opt->n == 1 && opt->v[0].d == sw_opt_default(o);
     return 0;

@@ -78,7 +78,7 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
                 break;
             default: break;
             }
-            add(a, s);
+            for (int k = 0; k < (ly->repeat > 1 ? ly->repeat : 1); k++) add(a, s);
         }
         return;
     }
@@ -98,8 +98,10 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
     }
     for (int i = 0; i < (int)D(O_HIGHWAY); i++)
         add(a, (FsLayerSpec){.kind = FS_LAYER_HIGHWAY, .width = kernel, .act = act, .act_param = ap, .gate_bias = gate});
-    if (D(O_GRU) > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_GRU, .units = (int)D(O_GRU), .bidir = D(O_BIDIR) > 0});
-    if (D(O_LSTM) > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = (int)D(O_LSTM), .bidir = D(O_BIDIR) > 0});
+    for (int k = 0; k < (int)D(O_RNN_LAYERS) && D(O_GRU) > 0; k++)
+        add(a, (FsLayerSpec){.kind = FS_LAYER_GRU, .units = (int)D(O_GRU), .bidir = D(O_BIDIR) > 0});
+    for (int k = 0; k < (int)D(O_RNN_LAYERS) && D(O_LSTM) > 0; k++)
+        add(a, (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = (int)D(O_LSTM), .bidir = D(O_BIDIR) > 0});
     if (rate > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = rate});
     if (dense > 0) {
         add(a, (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = dense, .act = act, .act_param = ap});

@@ -72,7 +72,7 @@ typedef enum { SEC_MODEL, SEC_TRAINING, SEC_STOP } SwSection;
  * first varies slowest. Structured-architecture options come first. */
 enum {
     O_DEPTH, O_FILTERS, O_KERNEL, O_ACTIVATION, O_BATCHNORM, O_HIGHWAY, O_DROPOUT, O_DENSE, O_DILATION, O_RESIDUAL,
-    O_GRU, O_LSTM,
+    O_GRU, O_LSTM, O_RNN_LAYERS,
     O_INIT, O_LEAKY_SLOPE, O_ELU_ALPHA, O_BN_EPSILON, O_BN_MOMENTUM, O_GATE_BIAS, O_BIDIR,
     O_EPOCHS, O_OPTIMIZER, O_LR, O_MOMENTUM, O_BETA1, O_BETA2, O_EPSILON, O_WEIGHT_DECAY,
     O_CLIP_NORM, O_BATCH, O_EVAL_BATCH, O_SEED, O_MONITOR,
@@ -80,7 +80,7 @@ enum {
     O_CRITERION, O_ALPHA, O_STRIP, O_S, O_PATIENCE, O_MIN_DELTA,
     O_COUNT
 };
-#define O_STRUCT_LAST O_LSTM /* options 0..O_LSTM only exist without `layers` */
+#define O_STRUCT_LAST O_RNN_LAYERS /* options 0..O_RNN_LAYERS only exist without `layers` */
 
 typedef struct {
     const char *key;
@@ -151,6 +151,9 @@ typedef struct {
     FsLayerSpec spec;
     float leaky, elu;
     unsigned set;
+    /* A recurrent layer's `layers`: this many of it, one after another (0:
+     * one); repeat_max, the most any trial has (a range's high). */
+    int repeat, repeat_max;
 } SwLayer;
 
 typedef struct {
