@@ -12,6 +12,9 @@
  * 3. A median pruner: the same decisions on 1 and 2 threads.
  * 4. export and predict: the exported ensemble predicts a FASTA file, and
  *    evaluate scores other synthetic proteins with it.
+ * 5. Recurrent layers (#46): a BiGRU and a stacked LSTM, the same board and
+ *    model files on 1 and 2 threads, after a kill and a resume, on 3 MPI
+ *    ranks and resumed mid-fold; refit and evaluate take them.
  */
 #include "sweep/sweep.h"
 #include "test_mpirun.h"
@@ -233,6 +236,50 @@ static void runs(const char *tmp)
     free(b1);
 }
 
+/* Recurrent chain models through the same runs (section 5). */
+static const char *RNN_SWEEP = "data:\n  synth: {proteins: 60, seed: 5}\n  window: chain\n  folds: 3\n"
+                               "model:\n  layers:\n"
+                               "    - [{conv1d: {filters: 6, width: 5}}, {gru: {units: 5}}, {dense: {units: 6}}]\n"
+                               "    - [{conv1d: {filters: 6, width: 3}}, {lstm: {units: 4, layers: 2}}, layernorm]\n"
+                               "training:\n  epochs: 3\n  learning_rate: 0.005\n  batch_residues: 600\n  seed: 3\n";
+
+static void recurrent_runs(const char *tmp)
+{
+    char sweep[400], one[400], log[500], mid[400];
+    snprintf(sweep, sizeof sweep, "%s/rnn.yaml", tmp);
+    tp_write_text(sweep, RNN_SWEEP);
+    const TrSame same = {.sweep = sweep, .scratch = tmp, .tag = "rnn", .board = board, .threads = 2,
+                         .kill_folds = 2, .ranks = 3, .models = 6};
+    char *b1 = tr_same_everywhere(&same);
+    printf("%s", b1);
+    CHECK(tp_count(b1, ",ok,") == 2);
+    snprintf(one, sizeof one, "%s/rnn1", tmp);
+    snprintf(mid, sizeof mid, "%s/rnn-midfold", tmp);
+    snprintf(log, sizeof log, "%s/rnn-mid.log", tmp);
+    setenv("FOLDSWEEP_TEST_CKPT_STEPS", "5", 1);
+    setenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT", "3", 1);
+    CHECK(tr_run(sweep, mid, "1", log) != 0);
+    unsetenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT");
+    tr_wait_unlocked(mid);
+    CHECK(tr_run(sweep, mid, "1", log) == 0);
+    unsetenv("FOLDSWEEP_TEST_CKPT_STEPS");
+    CHECK_MSG(tp_count_in_file(log, "resumed from its checkpoint") >= 1, "no recurrent fold resumed mid-fold");
+    char *bm = tr_board(mid, tmp);
+    CHECK_MSG(!strcmp(b1, bm), "recurrent, resumed mid-fold differs:\n%s\n%s", b1, bm);
+    CHECK(tr_same_models(one, mid, "recurrent mid-fold") == 6);
+    free(bm);
+    /* refit (a final model on all proteins) and evaluate it. */
+    char fin[400], test_set[400];
+    snprintf(fin, sizeof fin, "%s/rnn-final", tmp);
+    snprintf(test_set, sizeof test_set, "%s/rnn-test.txt", tmp);
+    CHECK(tp_run("refit '%s' --rank 1 -o '%s' >'%s' 2>&1", one, fin, log) == 0);
+    CHECK(tp_run("synth -o '%s' --proteins 20 --seed 78", test_set) == 0);
+    snprintf(log, sizeof log, "%s/rnn-eval.json", tmp);
+    CHECK(tp_run("evaluate '%s' '%s' --format json >'%s' 2>&1", fin, test_set, log) == 0);
+    CHECK(tp_count_in_file(log, "\"q3\"") >= 1);
+    free(b1);
+}
+
 int main(void)
 {
     (void)TR_SWEEP; /* test_runs.h's sweep: this test has its own */
@@ -240,6 +287,7 @@ int main(void)
     char tmp[256];
     tp_tmpdir(tmp, sizeof tmp, "chain_run");
     runs(tmp);
+    recurrent_runs(tmp);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);

@@ -177,11 +177,22 @@ FS_DEVICE FS_NOINLINE static void rnn_hidden(FsModel *m, const FsLayer *y, const
     const long nmax = m->rows / 2 + 1;
     const float *bias = m->w + y->b2;
     float *C = rnn_gathered(m, y, 1);
+#if FS_ONE_THREAD
+    /* A pair's row at a time: a division per element here cost BiGRU(128)'s
+     * predict a third of its speed (docs/benchmarks.md). */
+    for (long p = 0; p < (long)n * D; p++) {
+        const long dir = p % D;
+        float *FS_RESTRICT c = C + dir * nmax * G + p / D * G;
+        const float *FS_RESTRICT b = bias + dir * G;
+        for (int j = 0; j < G; j++) c[j] = b[j];
+    }
+#else
     FS_PARFOR(it, (long)n * D * G)
     {
         const long p = it / G, dir = p % D;
         C[dir * nmax * G + p / D * G + it % G] = bias[dir * G + it % G];
     }
+#endif
     FS_SYNC();
     if (t > 0) {
         rnn_move(m, y, seg, t, n, 1, m->work + y->a, y->out_c, y->spec.units, 0, 0);
