@@ -154,6 +154,22 @@ static void predict_across_chunks(const char *tmp, const char *exp_dir)
 static const char *scratch;
 static char *board(const char *dir) { return tr_board(dir, scratch); }
 
+/* Killed right after its kill_at-th mid-fold checkpoint (one every
+ * `steps` steps), then resumed from it: its board. */
+static char *midfold_board(const char *sweep, const char *dir, const char *log, const char *steps,
+                           const char *kill_at)
+{
+    setenv("FOLDSWEEP_TEST_CKPT_STEPS", steps, 1);
+    setenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT", kill_at, 1);
+    CHECK(tr_run(sweep, dir, "1", log) != 0);
+    unsetenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT");
+    tr_wait_unlocked(dir);
+    CHECK(tr_run(sweep, dir, "1", log) == 0);
+    unsetenv("FOLDSWEEP_TEST_CKPT_STEPS");
+    CHECK_MSG(tp_count_in_file(log, "resumed from its checkpoint") >= 1, "%s: no fold resumed mid-fold", dir);
+    return tr_board(dir, scratch);
+}
+
 static void runs(const char *tmp)
 {
     scratch = tmp;
@@ -184,15 +200,7 @@ static void runs(const char *tmp)
      * resumed from it: the same numbers and model files. */
     char mid[400];
     snprintf(mid, sizeof mid, "%s/midfold", tmp);
-    setenv("FOLDSWEEP_TEST_CKPT_STEPS", "10", 1);
-    setenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT", "4", 1);
-    CHECK(tr_run(sweep, mid, "1", log) != 0);
-    unsetenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT");
-    tr_wait_unlocked(mid);
-    CHECK(tr_run(sweep, mid, "1", log) == 0);
-    unsetenv("FOLDSWEEP_TEST_CKPT_STEPS");
-    CHECK_MSG(tp_count_in_file(log, "resumed from its checkpoint") >= 1, "no chain fold resumed mid-fold");
-    char *bm = tr_board(mid, tmp);
+    char *bm = midfold_board(sweep, mid, log, "10", "4");
     CHECK_MSG(!strcmp(b1, bm), "resumed mid-fold differs:\n%s\n%s", b1, bm);
     CHECK(tr_same_models(one, mid, "mid-fold") == 12);
     free(bm);
@@ -252,19 +260,11 @@ static void recurrent_runs(const char *tmp)
                          .kill_folds = 2, .ranks = 3, .models = 6};
     char *b1 = tr_same_everywhere(&same);
     printf("%s", b1);
-    CHECK(tp_count(b1, ",ok,") == 2);
+    CHECK(tp_count(b1, ",ok,q3,") == 2); /* both trials done, every fold */
     snprintf(one, sizeof one, "%s/rnn1", tmp);
     snprintf(mid, sizeof mid, "%s/rnn-midfold", tmp);
     snprintf(log, sizeof log, "%s/rnn-mid.log", tmp);
-    setenv("FOLDSWEEP_TEST_CKPT_STEPS", "5", 1);
-    setenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT", "3", 1);
-    CHECK(tr_run(sweep, mid, "1", log) != 0);
-    unsetenv("FOLDSWEEP_TEST_KILL_AFTER_CKPT");
-    tr_wait_unlocked(mid);
-    CHECK(tr_run(sweep, mid, "1", log) == 0);
-    unsetenv("FOLDSWEEP_TEST_CKPT_STEPS");
-    CHECK_MSG(tp_count_in_file(log, "resumed from its checkpoint") >= 1, "no recurrent fold resumed mid-fold");
-    char *bm = tr_board(mid, tmp);
+    char *bm = midfold_board(sweep, mid, log, "5", "3");
     CHECK_MSG(!strcmp(b1, bm), "recurrent, resumed mid-fold differs:\n%s\n%s", b1, bm);
     CHECK(tr_same_models(one, mid, "recurrent mid-fold") == 6);
     free(bm);

@@ -189,31 +189,49 @@ static void test_verify(const uint8_t *bytes, uint64_t n)
     rmdir(dir);
 }
 
-/* A chain model's GRUs (#46): nn.GRU's names and layouts, a bidirectional
- * one's _reverse tensors, the round trip, and a bad `bidirectional` refused. */
-static void test_gru(void)
+/* conv1d(4, 3, relu), a bidirectional recurrent layer of kind k (3
+ * units), a forward one (2). */
+static FsArch rnn_arch(FsLayerKind k)
 {
     FsArch a;
     memset(&a, 0, sizeof a);
     a.chain = 1;
     a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 4, .width = 3, .act = FS_ACT_RELU};
-    a.layers[1] = (FsLayerSpec){.kind = FS_LAYER_GRU, .units = 3, .bidir = 1};
-    a.layers[2] = (FsLayerSpec){.kind = FS_LAYER_GRU, .units = 2};
+    a.layers[1] = (FsLayerSpec){.kind = k, .units = 3, .bidir = 1};
+    a.layers[2] = (FsLayerSpec){.kind = k, .units = 2};
     a.n_layers = 3;
+    return a;
+}
+
+/* A recurrent test's model file: arch a compiled, its weights w[i] = i,
+ * serialised into *b (*n bytes) and parsed as safetensors into *st. */
+static float *serialize_numbered(const FsArch *a, FsNet *net, long *nw, uint8_t **b, uint64_t *n, FsSafetensors *st)
+{
+    FsErr err = {0};
+    CHECK_MSG(model_compile(net, a, 64, &err) == 0, "%s", err.msg);
+    *nw = net->n_params + net->n_state;
+    float *w = malloc(sizeof(float) * (size_t)*nw);
+    for (long i = 0; i < *nw; i++) w[i] = (float)i;
+    FsModelInfo info = {.trial = "ab", .fold = 0, .folds = 3};
+    modelfile_serialize(net, w, &info, b, n);
+    uint8_t *copy = malloc(*n);
+    memcpy(copy, *b, *n);
+    CHECK(safetensors_parse(st, copy, *n, "rnn", &err) == 0);
+    return w;
+}
+
+/* A chain model's GRUs (#46): nn.GRU's names and layouts, a bidirectional
+ * one's _reverse tensors, the round trip, and a bad `bidirectional` refused. */
+static void test_gru(void)
+{
+    FsArch a = rnn_arch(FS_LAYER_GRU);
     FsNet net;
     FsErr err = {0};
-    CHECK_MSG(model_compile(&net, &a, 64, &err) == 0, "%s", err.msg);
-    const long nw = net.n_params + net.n_state;
-    float *w = malloc(sizeof(float) * (size_t)nw);
-    for (long i = 0; i < nw; i++) w[i] = (float)i;
-    FsModelInfo info = {.trial = "ab", .fold = 0, .folds = 3};
+    long nw;
     uint8_t *b;
     uint64_t n;
-    modelfile_serialize(&net, w, &info, &b, &n);
     FsSafetensors st;
-    uint8_t *copy = malloc(n);
-    memcpy(copy, b, n);
-    CHECK(safetensors_parse(&st, copy, n, "gru", &err) == 0);
+    float *w = serialize_numbered(&a, &net, &nw, &b, &n, &st);
     /* 0 Conv1d, 1 ReLU, 2 GRU (bidirectional), 3 GRU, 4 the output's Conv1d. */
     const FsTensor *t = safetensors_find(&st, "2.rnn.weight_ih_l0_reverse");
     CHECK(t && t->ndim == 2 && t->shape[0] == 9 && t->shape[1] == 4);
@@ -270,27 +288,14 @@ static void test_gru(void)
  * tensor (the layouts' G), and the round trip. */
 static void test_lstm(void)
 {
-    FsArch a;
-    memset(&a, 0, sizeof a);
-    a.chain = 1;
-    a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 4, .width = 3, .act = FS_ACT_RELU};
-    a.layers[1] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 3, .bidir = 1};
-    a.layers[2] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 2};
-    a.n_layers = 3;
+    FsArch a = rnn_arch(FS_LAYER_LSTM);
     FsNet net;
     FsErr err = {0};
-    CHECK_MSG(model_compile(&net, &a, 64, &err) == 0, "%s", err.msg);
-    const long nw = net.n_params + net.n_state;
-    float *w = malloc(sizeof(float) * (size_t)nw);
-    for (long i = 0; i < nw; i++) w[i] = (float)i;
-    FsModelInfo info = {.trial = "ab", .fold = 0, .folds = 3};
+    long nw;
     uint8_t *b;
     uint64_t n;
-    modelfile_serialize(&net, w, &info, &b, &n);
     FsSafetensors st;
-    uint8_t *copy = malloc(n);
-    memcpy(copy, b, n);
-    CHECK(safetensors_parse(&st, copy, n, "lstm", &err) == 0);
+    float *w = serialize_numbered(&a, &net, &nw, &b, &n, &st);
     const FsTensor *t = safetensors_find(&st, "2.rnn.weight_ih_l0_reverse");
     CHECK(t && t->ndim == 2 && t->shape[0] == 12 && t->shape[1] == 4);
     t = safetensors_find(&st, "3.rnn.weight_hh_l0");
