@@ -32,6 +32,7 @@
 #include "../src/train/gemm.c"
 #include "../src/train/layers.c"
 #include "../src/train/rnn.c"
+#include "../src/train/attention.c"
 #include "../src/train/step.c"
 
 /* FS_KERNEL(name): a kernel taking one FsFitLaunch by value. nvcc: a

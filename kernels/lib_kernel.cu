@@ -35,6 +35,7 @@
 #include "../src/train/gemm.c"
 #include "../src/train/layers.c"
 #include "../src/train/rnn.c"
+#include "../src/train/attention.c"
 #include "../src/train/step.c"
 
 #if defined(FS_CUDA_EMULATE)

@@ -24,6 +24,7 @@
 #include "../src/train/gemm.c"
 #include "../src/train/layers.c"
 #include "../src/train/rnn.c"
+#include "../src/train/attention.c"
 #include "../src/train/step.c"
 
 #include "synth/synth.h"
@@ -213,6 +214,13 @@ int main(void)
     chain.layers[1] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 70, .bidir = 1}; /* lanes and a tail */
     chain.layers[2] = (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = 4};
     versus_cpu(&cjob, &ts, 5, "chain BiLSTM-LSTM, 5 threads");
+    /* Attention (attention.c): its (row, head) items split among the
+     * threads in the query and key passes, dropout's mask drawn again in
+     * backward, the position biases' sums over the rows. */
+    chain.layers[1] = (FsLayerSpec){.kind = FS_LAYER_ATTENTION, .heads = 3, .key_dim = 4, .max_dist = 6, .rate = 0.1f,
+                                    .eps = 1e-5f};
+    chain.layers[2] = (FsLayerSpec){.kind = FS_LAYER_ATTENTION, .heads = 1, .key_dim = 8, .max_dist = 32, .eps = 1e-5f};
+    versus_cpu(&cjob, &ts, 5, "chain attention x 2, 5 threads");
     train_result_free(&ref);
     data_free(&ds);
     return test_finish();

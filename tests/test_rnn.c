@@ -1,11 +1,12 @@
 /*
- * The recurrent layers of chain models (#46): gated recurrent units and
- * long short-term memory over each chain, forward and (bidirectional)
- * backward, as PyTorch's nn.GRU and nn.LSTM.
+ * The recurrent and attention layers of chain models (#46): gated recurrent
+ * units and long short-term memory over each chain, forward and
+ * (bidirectional) backward, as PyTorch's nn.GRU and nn.LSTM; multi-head
+ * self-attention within each chain (src/train/attention.c).
  *
  * Checked against what the layers mean: the forward pass against the
  * readable double-precision references (tests/reference/ref_gru.c,
- * ref_lstm.c), chain by chain; a chain's outputs bit for bit the same whatever shares its
+ * ref_lstm.c, ref_attention.c), chain by chain; a chain's outputs bit for bit the same whatever shares its
  * batch and wherever it sits in it; every gradient by central finite
  * differences, with one-residue chains, short and long ones in one batch
  * (the recurrence must start fresh at each chain and stop at its end);
@@ -54,6 +55,18 @@ static FsLayerSpec rnn(FsLayerKind kind, int units, int bidir)
 
 static FsLayerSpec gru(int units, int bidir) { return rnn(FS_LAYER_GRU, units, bidir); }
 static FsLayerSpec lstm(int units, int bidir) { return rnn(FS_LAYER_LSTM, units, bidir); }
+
+static FsLayerSpec attention(int heads, int key_dim, int max_dist, float rate)
+{
+    FsLayerSpec s = {0};
+    s.kind = FS_LAYER_ATTENTION;
+    s.heads = heads;
+    s.key_dim = key_dim;
+    s.max_dist = max_dist;
+    s.rate = rate;
+    s.eps = 1e-5f;
+    return s;
+}
 
 static FsArch chain_arch(int n, const FsLayerSpec *layers)
 {
@@ -151,6 +164,8 @@ static double *ref_logits(const Harness *h, uint32_t r0, int len)
             ref_gru_forward(h->m.w, y, x, len, out);
         else if (y->spec.kind == FS_LAYER_LSTM)
             ref_lstm_forward(h->m.w, y, x, len, out);
+        else if (y->spec.kind == FS_LAYER_ATTENTION)
+            ref_attention_forward(h->m.w, y, x, len, out);
         else
             ref_conv(h->m.w, y, x, len, out);
         free(x);
@@ -220,6 +235,15 @@ static void test_forward(void)
     const FsLayerSpec wide[] = {conv(6, 3, FS_ACT_SWISH), lstm(70, 1), gru(70, 0)};
     a = chain_arch(3, wide);
     check_forward("conv-bilstm70-gru70", &a);
+    /* Attention: two heads, distances past max_dist in the 40-residue
+     * chain (the end buckets), two layers, one after a GRU. */
+    const FsLayerSpec at[] = {conv(6, 3, FS_ACT_SWISH), attention(2, 4, 5, 0.0f), attention(3, 2, 2, 0.0f)};
+    a = chain_arch(3, at);
+    check_forward("conv-attention-attention", &a);
+    CHECK(model_receptive_field(&a) == FS_RF_WHOLE_CHAIN);
+    const FsLayerSpec ag[] = {conv(6, 3, FS_ACT_SWISH), gru(4, 1), attention(1, 8, 64, 0.0f)};
+    a = chain_arch(3, ag);
+    check_forward("conv-bigru-attention", &a);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -274,6 +298,20 @@ static void test_gradients(void)
     const FsLayerSpec lstack[] = {conv(3, 5, FS_ACT_TANH), lstm(3, 0), gru(2, 1), lstm(2, 1), ln, dense};
     a = chain_arch(6, lstack);
     grad_check("conv-lstm-bigru-bilstm-ln-dense", &a, mixed, 5);
+    /* Attention: one-residue chains attend to themselves alone; the long
+     * chain's far pairs share the end buckets. */
+    const FsLayerSpec at[] = {conv(4, 3, FS_ACT_SWISH), attention(2, 3, 4, 0.0f), dense};
+    a = chain_arch(3, at);
+    grad_check("conv-attention-dense, mixed chains", &a, mixed, 5);
+    grad_check("conv-attention-dense, one-residue chains", &a, one, 3);
+    grad_check("conv-attention-dense, a long chain", &a, longc, 2);
+    const FsLayerSpec at2[] = {conv(3, 5, FS_ACT_TANH), attention(1, 4, 2, 0.0f), gru(2, 1), attention(2, 2, 3, 0.0f)};
+    a = chain_arch(4, at2);
+    grad_check("conv-attention-bigru-attention", &a, mixed, 5);
+    /* With dropout: the backward pass draws the forward's mask again. */
+    const FsLayerSpec ad[] = {conv(4, 3, FS_ACT_SWISH), attention(2, 3, 4, 0.3f)};
+    a = chain_arch(2, ad);
+    grad_check("conv-attention with dropout", &a, mixed, 5);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -356,6 +394,7 @@ static void test_fit(void)
 {
     check_fit("BiGRU(8)", gru(8, 1));
     check_fit("BiLSTM(8)", lstm(8, 1));
+    check_fit("attention(2 x 8)", attention(2, 8, 16, 0.1f));
 }
 
 int main(void)

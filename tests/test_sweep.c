@@ -339,6 +339,44 @@ static void test_layers(void)
     CHECK(sw.trials[1].arch.layers[2].kind == FS_LAYER_LSTM && sw.trials[1].arch.layers[3].kind == FS_LAYER_LSTM);
     CHECK(strstr(sw.canonical, "recurrent_layers: [1, 2]") != NULL);
     sweep_free(&sw);
+    /* Attention (#46), in both forms: a layer list's names its heads and
+     * key_dim and may name max_distance, dropout and epsilon (else the
+     * model's attention_* options and bn_epsilon apply); the structured
+     * `attention` puts that many after the recurrent layers. */
+    if (load(&sw, CHAIN "model:\n  attention_max_distance: 12\n  layers:\n"
+                        "    - [{conv1d: {filters: 8, width: 3}}, {attention: {heads: 2, key_dim: 8}}]\n"
+                        "    - [{conv1d: {filters: 8, width: 3}}, {attention: {heads: 4, key_dim: 4, max_distance: 64,"
+                        " dropout: 0.1, epsilon: 0.00001}}]\n"))
+        return;
+    CHECK(sw.n_trials == 2);
+    a = &sw.trials[0].arch;
+    CHECK(a->n_layers == 2 && a->layers[1].kind == FS_LAYER_ATTENTION && a->layers[1].heads == 2 &&
+          a->layers[1].key_dim == 8 && a->layers[1].max_dist == 12 && a->layers[1].rate == 0.0f &&
+          a->layers[1].eps == 1e-3f);
+    a = &sw.trials[1].arch;
+    CHECK(a->layers[1].heads == 4 && a->layers[1].key_dim == 4 && a->layers[1].max_dist == 64 &&
+          a->layers[1].rate == 0.1f && a->layers[1].eps == 1e-5f);
+    CHECK_CONTAINS(sw.trials[1].config, "{\"dropout\":0.1,\"epsilon\":1e-05,\"heads\":4,\"key_dim\":4,"
+                                        "\"kind\":\"attention\",\"max_distance\":64}");
+    CHECK_CONTAINS(sw.canonical, "- attention: {heads: 2, key_dim: 8}\n");
+    CHECK_CONTAINS(sw.canonical, "- attention: {heads: 4, key_dim: 4, max_distance: 64, dropout: 0.1, epsilon: 1e-05}");
+    CHECK_CONTAINS(sw.canonical, "attention_max_distance: 12");
+    sweep_arch_summary(a, summary, sizeof summary);
+    CHECK_CONTAINS(summary, "conv8x3-att4x4 swish chain rf whole");
+    sweep_free(&sw);
+    if (load(&sw, CHAIN "model: {depth: 2, filters: 8, kernel: 3, dense: 0, gru: 8, attention: [0, 2], attention_heads: 2}\n"))
+        return;
+    CHECK(sw.n_trials == 2 && sw.trials[0].arch.n_layers == 3 && sw.trials[1].arch.n_layers == 5);
+    a = &sw.trials[1].arch;
+    CHECK(a->layers[2].kind == FS_LAYER_GRU && a->layers[3].kind == FS_LAYER_ATTENTION &&
+          a->layers[4].kind == FS_LAYER_ATTENTION && a->layers[4].heads == 2 && a->layers[4].key_dim == 16 &&
+          a->layers[4].max_dist == 32);
+    CHECK(strstr(sw.canonical, "attention: [0, 2]") != NULL && strstr(sw.canonical, "attention_heads: 2") != NULL &&
+          strstr(sw.canonical, "attention_key_dim") == NULL);
+    sweep_free(&sw);
+    if (load(&sw, CHAIN "model: {depth: 2, filters: 8, kernel: 3}\n")) return;
+    CHECK(strstr(sw.canonical, "attention") == NULL);
+    sweep_free(&sw);
 #undef CHAIN
 
     /* A layer list and the structured options that say the same thing give

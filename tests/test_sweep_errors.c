@@ -147,7 +147,7 @@ static void test_model(void)
            "model.filters cannot be combined with model.layers");
     EXPECT(D "model:\n  layers:\n    - - conv2d: {filters: 8, width: 3}\n", "4:9",
            "unknown layer kind 'conv2d' (did you mean 'conv1d'?); expected conv1d, dense, dropout, batchnorm, "
-           "highway, add, layernorm, gru or lstm");
+           "highway, add, layernorm, gru, lstm or attention");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - layernorm: {epsilon: 0}\n", "5:30",
            "model.layers[1][2].epsilon");
     EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - layernorm: {momentum: 0.9}\n",
@@ -176,6 +176,25 @@ static void test_model(void)
     EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - lstm: {bidirectional: false}\n",
            "5:9", "model.layers[1][2] (lstm): missing 'units'");
     EXPECT(C "model: {lstm: 1025}\n", "2:15", "model.lstm: expected an integer from 0 (no LSTM) to 1024");
+    /* Attention: chain models only, heads and key_dim required and in range. */
+    EXPECT(D "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - attention: {heads: 2, key_dim: 8}\n",
+           "4:7", "layer 2 (attention): attention layers belong to chain models");
+    EXPECT(D "model: {attention: 1}\n", "2:20", "model.attention: attention layers belong to chain models");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - attention: {heads: 2}\n", "5:9",
+           "model.layers[1][2] (attention): missing 'key_dim'");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - attention: {heads: 17, key_dim: 8}\n",
+           "5:28", "model.layers[1][2].heads: expected an integer from 1 to 16");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n"
+             "      - attention: {heads: 2, key_dim: 8, max_distance: 0}\n",
+           "5:57", "model.layers[1][2].max_distance: expected an integer from 1 to 128");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n"
+             "      - attention: {heads: 2, key_dim: 8, dropout: 1}\n",
+           "5:52", "model.layers[1][2].dropout: expected a rate >= 0 and < 1");
+    EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n"
+             "      - attention: {heads: 2, key_dim: 8, units: 4}\n",
+           "5:43", "unknown key 'units' in model.layers[1][2] (attention)");
+    EXPECT(C "model: {attention: 1, attention_key_dim: 300}\n", "2:42",
+           "model.attention_key_dim: expected an integer from 1 to 256");
     /* `layers` stacks a recurrent layer: 1 to 8, and the list's layers then at most 16. */
     EXPECT(C "model:\n  layers:\n    - - conv1d: {filters: 8, width: 3}\n      - gru: {units: 8, layers: 0}\n",
            "5:33", "model.layers[1][2].layers: expected an integer from 1 to 8");

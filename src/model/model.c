@@ -9,7 +9,7 @@
 const char *const model_act_names[FS_ACT_COUNT] = {"linear", "relu", "leaky_relu", "swish", "tanh", "elu"};
 const char *const model_init_names[FS_INIT_COUNT] = {"he", "glorot"};
 const char *const model_layer_names[FS_LAYER_OUTPUT + 1] = {"conv1d", "dense",     "dropout", "batchnorm", "highway",
-                                                            "add",    "layernorm", "gru",     "lstm", "output"};
+                                                            "add",    "layernorm", "gru",     "lstm", "attention", "output"};
 
 const char *model_act_name(FsAct a) { return (unsigned)a < FS_ACT_COUNT ? model_act_names[a] : "?"; }
 const char *model_layer_name(FsLayerKind k) { return (unsigned)k <= FS_LAYER_OUTPUT ? model_layer_names[k] : "?"; }
@@ -100,6 +100,32 @@ static int rnn_shape(FsLayer *y, int i, int l, int chain, int *pad, FsErr *err)
     return 0;
 }
 
+/* An attention layer i's options checked; its output is as wide as its
+ * input (the residual add); *pad at least 1 (a pad row between chains). */
+static int attention_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsErr *err)
+{
+    const FsLayerSpec *s = &y->spec;
+    if (!chain)
+        return fs_err_set(err, "layer %d (attention): attention layers belong to chain models (data.window: "
+                               "chain), which read each protein whole",
+                          i + 1),
+               -1;
+    if (s->heads < 1 || s->heads > FS_MAX_HEADS || s->key_dim < 1 || s->key_dim > FS_MAX_KEY_DIM ||
+        s->max_dist < 1 || s->max_dist > FS_MAX_ATT_DIST)
+        return fs_err_set(err, "layer %d (attention): heads must be from 1 to %d, key_dim from 1 to %d and "
+                               "max_distance from 1 to %d, got %d, %d and %d",
+                          i + 1, FS_MAX_HEADS, FS_MAX_KEY_DIM, FS_MAX_ATT_DIST, s->heads, s->key_dim, s->max_dist),
+               -1;
+    if (!(s->rate >= 0.0f && s->rate < 1.0f) || !(s->eps > 0.0f && s->eps <= 1.0f))
+        return fs_err_set(err, "layer %d (attention): dropout must be in [0, 1) and eps > 0 and <= 1, got %g and %g",
+                          i + 1, s->rate, s->eps),
+               -1;
+    if (*pad < 1) *pad = 1;
+    y->out_l = l;
+    y->out_c = c;
+    return 0;
+}
+
 /* Layer i's options checked and its output shape from its input (l x c);
  * *pad grows to half the widest kernel's reach. */
 static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsErr *err)
@@ -162,6 +188,9 @@ static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsE
     case FS_LAYER_LSTM:
         if (rnn_shape(y, i, l, chain, pad, err) != 0) return -1;
         break;
+    case FS_LAYER_ATTENTION:
+        if (attention_shape(y, i, l, c, chain, pad, err) != 0) return -1;
+        break;
     case FS_LAYER_BATCHNORM:
         if (!(s->eps > 0.0f) || !(s->momentum >= 0.0f && s->momentum < 1.0f))
             return fs_err_set(err, "layer %d (batchnorm): eps must be > 0 and momentum in [0, 1), got %g and %g",
@@ -177,6 +206,35 @@ static int layer_shape(FsLayer *y, int i, int l, int c, int chain, int *pad, FsE
     return 0;
 }
 
+/* An attention layer's parameters from *p on: projections in, out, the
+ * layer norm and the position biases (model.h). */
+static void attention_params(FsNet *net, FsLayer *y, long *p, long *scratch)
+{
+    const FsLayerSpec *s = &y->spec;
+    const long C = y->in_c, hd = (long)s->heads * s->key_dim;
+    y->n_w = C * 3 * hd;
+    y->w = *p;
+    *p += y->n_w;
+    y->b = *p;
+    *p += 3 * hd;
+    y->w2 = *p;
+    *p += hd * C;
+    y->b2 = *p;
+    *p += C;
+    y->att_gamma = *p;
+    *p += C;
+    y->att_beta = *p;
+    *p += C;
+    y->att_rel = *p;
+    *p += (long)FS_ATT_BUCKETS(s) * s->heads;
+    if (y->n_w > *scratch) *scratch = y->n_w; /* the projections' transposes (conv_dgrad) */
+    /* The projections only: the scores' share grows with the chains'
+     * lengths, which a compiled net does not know. */
+    const long fl = 2 * (long)y->out_l * (y->n_w + hd * C);
+    net->flops_fwd += fl;
+    net->flops_bwd += 2 * fl;
+}
+
 /* Layer y's parameters from *p on, its transposed-weight scratch need
  * (into *scratch) and its FLOPs. */
 static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
@@ -185,7 +243,7 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
     long fan_rows = 0;
     if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY || y->per_residue) fan_rows = (long)s->width * y->in_c;
     else if (s->kind == FS_LAYER_DENSE || s->kind == FS_LAYER_OUTPUT) fan_rows = (long)y->in_l * y->in_c;
-    y->w = y->b = y->w2 = y->b2 = y->s_mean = y->s_var = y->wf = -1;
+    y->w = y->b = y->w2 = y->b2 = y->s_mean = y->s_var = y->wf = y->att_gamma = y->att_beta = y->att_rel = -1;
     y->n_wf = 0;
     if (fan_rows) {
         /* The first layer's feature columns have weights of their own
@@ -248,6 +306,8 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
         const long fl = 2 * (long)y->out_l * (y->n_w + g3 * u);
         net->flops_fwd += fl;
         net->flops_bwd += 2 * fl;
+    } else if (s->kind == FS_LAYER_ATTENTION) {
+        attention_params(net, y, p, scratch);
     } else if (s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_LAYERNORM) {
         y->w = *p; /* gamma */
         *p += y->out_c;
@@ -256,11 +316,27 @@ static void layer_params(FsNet *net, FsLayer *y, long *p, long *scratch)
     }
 }
 
-/* Layer y's tensors in the activation workspace from *work on. */
-static void layer_workspace(FsLayer *y, long src_size, long rows, long *work)
+/* An attention layer's tensors (model.h, train/attention.c), from *work
+ * on: q (rows x width) the floats of one padded [rows][width] tensor. */
+static void attention_workspace(FsLayer *y, long rows, long max_batch, long *work)
 {
     const FsLayerSpec *s = &y->spec;
-    y->z = y->h = y->t = y->bn_mean = y->bn_istd = -1;
+    const long hd = (long)s->heads * s->key_dim, qkv = tensor_floats((int)max_batch, y->out_l, (int)(3 * hd), y->out_pad),
+               ctx = tensor_floats((int)max_batch, y->out_l, (int)hd, y->out_pad);
+    long *area[] = {&y->z, &y->att_dqkv, &y->h, &y->att_dctx, &y->att_xhat, &y->t, &y->bn_mean, &y->bn_istd, &y->att_drel};
+    const long size[] = {qkv, qkv, ctx, ctx, y->out_size, 2 * rows + 4, 2 * rows * s->heads, rows,
+                         rows * s->heads * FS_ATT_BUCKETS(s)};
+    for (int k = 0; k < (int)(sizeof size / sizeof size[0]); k++) {
+        *area[k] = *work;
+        *work += (size[k] + 15) / 16 * 16;
+    }
+}
+
+/* Layer y's tensors in the activation workspace from *work on. */
+static void layer_workspace(FsLayer *y, long src_size, long rows, long max_batch, long *work)
+{
+    const FsLayerSpec *s = &y->spec;
+    y->z = y->h = y->t = y->bn_mean = y->bn_istd = y->att_dqkv = y->att_dctx = y->att_xhat = y->att_drel = -1;
     y->a = *work;
     *work += y->out_size;
     y->d = *work;
@@ -301,6 +377,7 @@ static void layer_workspace(FsLayer *y, long src_size, long rows, long *work)
         y->bn_mean = *work; /* a step's rows gathered, in and out: 2 x dirs x (rows / 2 + 1) x gates x units */
         *work += 2L * (1 + s->bidir) * (rows / 2 + 1) * gates * s->units;
     }
+    if (s->kind == FS_LAYER_ATTENTION) attention_workspace(y, rows, max_batch, work);
     /* Keep every tensor 64-byte aligned. */
     *work = (*work + 15) / 16 * 16;
 }
@@ -355,7 +432,7 @@ int model_compile(FsNet *net, const FsArch *arch, int max_batch, FsErr *err)
         y->out_size = tensor_floats(net->max_batch, y->out_l, y->out_c, y->out_pad);
         layer_params(net, y, &p, &scratch);
         layer_workspace(y, y->spec.kind == FS_LAYER_ADD ? net->layer[y->src].out_size : 0,
-                        (long)net->max_batch * y->out_l, &work);
+                        (long)net->max_batch * y->out_l, net->max_batch, &work);
     }
     net->feat_in = -1;
     if (net->layer[0].feat) {
@@ -395,6 +472,17 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
             for (long k = 0; k < n2; k++) weights[y->w2 + k] = limit * (2.0f * fs_rng_uniform(rng) - 1.0f);
             continue;
         }
+        if (s->kind == FS_LAYER_ATTENTION) {
+            /* Glorot uniform for both projections (PyTorch's
+             * nn.MultiheadAttention's in_proj), biases and position
+             * biases zero, the layer norm's gamma 1. */
+            const long C = y->in_c, hd = (long)s->heads * s->key_dim;
+            const float lin = sqrtf(6.0f / (float)(C + hd));
+            for (long k = 0; k < y->n_w; k++) weights[y->w + k] = lin * (2.0f * fs_rng_uniform(rng) - 1.0f);
+            for (long k = 0; k < hd * C; k++) weights[y->w2 + k] = lin * (2.0f * fs_rng_uniform(rng) - 1.0f);
+            for (long c = 0; c < C; c++) weights[y->att_gamma + c] = 1.0f;
+            continue;
+        }
         if (s->kind == FS_LAYER_BATCHNORM || s->kind == FS_LAYER_LAYERNORM) {
             for (int c = 0; c < y->out_c; c++) weights[y->w + c] = 1.0f; /* gamma; beta 0 */
             if (s->kind == FS_LAYER_BATCHNORM)
@@ -426,7 +514,7 @@ int model_receptive_field(const FsArch *arch)
     long f = 1;
     for (int i = 0; i < arch->n_layers; i++) {
         const FsLayerSpec *s = &arch->layers[i];
-        if (FS_RNN_GATES(s->kind)) return FS_RF_WHOLE_CHAIN;
+        if (FS_RNN_GATES(s->kind) || s->kind == FS_LAYER_ATTENTION) return FS_RF_WHOLE_CHAIN;
         if (s->kind == FS_LAYER_CONV || s->kind == FS_LAYER_HIGHWAY)
             f += (long)(s->width - 1) * (s->dilation > 1 ? s->dilation : 1);
     }

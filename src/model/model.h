@@ -35,6 +35,8 @@ typedef enum {
     FS_LAYER_GRU,      /* a chain model's gated recurrent layer: units, bidir (forward and backward
                           outputs concatenated); it reads each chain whole and never crosses into another */
     FS_LAYER_LSTM,     /* a chain model's long short-term memory layer: units, bidir, as the GRU */
+    FS_LAYER_ATTENTION,/* a chain model's multi-head self-attention within each chain: heads, key_dim,
+                          max_dist, rate; its residual add and layer norm (eps) (train/attention.c) */
     FS_LAYER_OUTPUT    /* implicit last layer: dense to 3 classes, softmax */
 } FsLayerKind;
 
@@ -65,6 +67,10 @@ typedef struct {
     float gate_bias; /* highway: initial gate bias (negative: carry the input at first) */
     int dilation;    /* conv / highway: taps this many rows apart (0 or 1: adjacent) */
     int bidir;       /* gru, lstm: 1, both directions (2 x units outputs); 0, forward only */
+    int heads;       /* attention: heads */
+    int key_dim;     /* attention: each head's query, key and value width (Keras's key_dim) */
+    int max_dist;    /* attention: learned position biases for distances -max_dist..max_dist (farther
+                        ones share the end buckets) */
 } FsLayerSpec;
 
 /* A recurrent layer's gates a unit (PyTorch's order): the GRU's r, z, n,
@@ -81,6 +87,13 @@ typedef struct {
 #define FS_MAX_WIDTH 255 /* a convolution's kernel width, at most (odd) */
 #define FS_MAX_UNITS 65536
 #define FS_MAX_RNN_UNITS 1024 /* a recurrent layer's units (each direction's), at most */
+#define FS_MAX_HEADS 16       /* an attention layer's heads, at most */
+#define FS_MAX_KEY_DIM 256    /* an attention head's width, at most */
+#define FS_MAX_ATT_DIST 128   /* an attention layer's max_dist, at most */
+
+/* An attention layer's position-bias buckets: relative distances
+ * -max_dist..max_dist, clipped (bucket = clip(j - i) + max_dist). */
+#define FS_ATT_BUCKETS(s) (2 * (s)->max_dist + 1)
 
 /* A chain model (arch.chain) reads a whole protein chain, not a window:
  * its convolutions run over the chain with zero padding at its ends
@@ -121,7 +134,12 @@ typedef struct {
                             gates, FS_RNN_GATES: r, z, n or i, f, g, o, of the forward direction, then
                             the backward's) */
     long w2, b2;         /* highway gate weights and bias; a recurrent layer's weights [dirs][units][G*units]
-                            and their bias [dirs*G*units] */
+                            and their bias [dirs*G*units]. An attention layer: w [in_c][3*heads*key_dim]
+                            and b, the query, key and value projections side by side (each head's
+                            key_dim columns in turn); w2 [heads*key_dim][out_c] and b2 the output
+                            projection; then att_gamma and att_beta (its layer norm) and att_rel
+                            [FS_ATT_BUCKETS][heads] (the position biases) */
+    long att_gamma, att_beta, att_rel;
     long s_mean, s_var;  /* batch norm running statistics (in the state region) */
     long n_w;            /* floats in w (and in w2) */
     long wf, n_wf;       /* first layer: the feature columns' weights, floats in them (0: none) */
@@ -134,8 +152,16 @@ typedef struct {
      * gates; backward: their gradients), h: the recurrent part (W_hh h +
      * b_hh; an LSTM's cell states once its step is done; backward: its
      * gradient), t: the batch's chains (ints, train/rnn.c), bn_mean: a
-     * step's rows gathered for its recurrent products. */
+     * step's rows gathered for its recurrent products. An attention
+     * layer (train/attention.c): z its queries, keys and values, h the
+     * heads' outputs, t each row's chain, bn_mean each row and head's
+     * log-sum-exp of its scores, then (backward) the dot of its output and
+     * output gradient, bn_istd its layer norm's; att_* below. */
     long a, d, z, h, t, bn_mean, bn_istd;
+    long att_dqkv;   /* attention: the gradients of z */
+    long att_dctx;   /* attention: the gradients of h */
+    long att_xhat;   /* attention: its layer norm's x-hat */
+    long att_drel;   /* attention: each row and head's position-bias gradients, [rows][heads][buckets] */
     long out_size; /* floats in one output tensor for the maximum batch */
 } FsLayer;
 

@@ -80,6 +80,13 @@ char *modelfile_arch_json(const FsNet *net)
             json_key(&w, "bidirectional");
             json_bool(&w, l->bidir);
             break;
+        case FS_LAYER_ATTENTION:
+            json_member_int(&w, "heads", l->heads);
+            json_member_int(&w, "key_dim", l->key_dim);
+            json_member_int(&w, "max_distance", l->max_dist);
+            put_num(&w, "dropout", l->rate);
+            put_num(&w, "eps", l->eps);
+            break;
         case FS_LAYER_DROPOUT: put_num(&w, "rate", l->rate); break;
         case FS_LAYER_ADD: json_member_int(&w, "layers", l->units); break;
         case FS_LAYER_OUTPUT: json_member_int(&w, "units", l->units); break;
@@ -194,6 +201,11 @@ int modelfile_arch_parse(FsArch *arch, const char *json, FsErr *err)
             bad = get_i(o, "units", 1, FS_MAX_RNN_UNITS, &l.units) || !bd ||
                   (bd->type != FS_JSON_TRUE && bd->type != FS_JSON_FALSE);
             l.bidir = !bad && bd->type == FS_JSON_TRUE;
+        } else if (!strcmp(kind, "attention")) {
+            l.kind = FS_LAYER_ATTENTION;
+            bad = get_i(o, "heads", 1, FS_MAX_HEADS, &l.heads) || get_i(o, "key_dim", 1, FS_MAX_KEY_DIM, &l.key_dim) ||
+                  get_i(o, "max_distance", 1, FS_MAX_ATT_DIST, &l.max_dist) ||
+                  get_f(o, "dropout", 0, 0.999999f, &l.rate) || get_f(o, "eps", 1e-30f, 1, &l.eps);
         } else if (!strcmp(kind, "add")) {
             l.kind = FS_LAYER_ADD;
             bad = get_i(o, "layers", 1, FS_MAX_LAYERS, &l.units);

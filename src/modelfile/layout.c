@@ -41,6 +41,43 @@ static int rnn_entries(const FsLayer *y, int layer, int idx, LayoutEntry *e, int
     return 0;
 }
 
+/* An attention layer's tensors as foldsweep_torch.Attention names them
+ * (module idx): nn.Linear q, k, v and out, nn.LayerNorm norm and
+ * nn.Embedding rel (the position biases, [buckets][heads] as foldsweep
+ * keeps them). */
+static int attention_entries(const FsLayer *y, int layer, int idx, LayoutEntry *e, int *n, int max_entries)
+{
+    const long C = y->in_c, hd = (long)y->spec.heads * y->spec.key_dim;
+    const struct {
+        const char *name;
+        LayoutKind kind;
+        long off, rows, cols, ld;
+    } t[11] = {{"q.weight", LAYOUT_TRANSPOSE, y->w, hd, C, 3 * hd},
+               {"q.bias", LAYOUT_VECTOR, y->b, hd, 0, 0},
+               {"k.weight", LAYOUT_TRANSPOSE, y->w + hd, hd, C, 3 * hd},
+               {"k.bias", LAYOUT_VECTOR, y->b + hd, hd, 0, 0},
+               {"v.weight", LAYOUT_TRANSPOSE, y->w + 2 * hd, hd, C, 3 * hd},
+               {"v.bias", LAYOUT_VECTOR, y->b + 2 * hd, hd, 0, 0},
+               {"out.weight", LAYOUT_TRANSPOSE, y->w2, C, hd, C},
+               {"out.bias", LAYOUT_VECTOR, y->b2, C, 0, 0},
+               {"norm.weight", LAYOUT_VECTOR, y->att_gamma, C, 0, 0},
+               {"norm.bias", LAYOUT_VECTOR, y->att_beta, C, 0, 0},
+               {"rel.weight", LAYOUT_VECTOR, y->att_rel, FS_ATT_BUCKETS(&y->spec), y->spec.heads, 0}};
+    for (int k = 0; k < 11; k++) {
+        if (*n >= max_entries) return -1;
+        LayoutEntry *x = &e[(*n)++];
+        memset(x, 0, sizeof *x);
+        snprintf(x->name, sizeof x->name, "%d.%s", idx, t[k].name);
+        x->kind = t[k].kind;
+        x->layer = layer;
+        x->off = t[k].off;
+        x->ndim = t[k].cols ? 2 : 1;
+        x->shape[0] = t[k].rows, x->shape[1] = t[k].cols;
+        x->ld = t[k].ld;
+    }
+    return 0;
+}
+
 /* Whether layer i's input is a 2-D [batch, features] tensor in PyTorch:
  * it is after a dense layer, until a convolution unflattens it. */
 int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
@@ -111,6 +148,9 @@ int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries)
         case FS_LAYER_GRU:
         case FS_LAYER_LSTM:
             if (rnn_entries(y, i, idx++, e, &n, max_entries) != 0) return -1;
+            break;
+        case FS_LAYER_ATTENTION:
+            if (attention_entries(y, i, idx++, e, &n, max_entries) != 0) return -1;
             break;
         case FS_LAYER_ADD: /* Residual(from, projection): Conv1d(C_src, C, 1, bias=False) where widths differ */
             if (y->w >= 0) ADD("%d.proj.weight", idx, LAYOUT_CONV, y->w, 3, F, y->n_w / F, 1);

@@ -27,8 +27,8 @@ typedef struct {
     long ld;          /* LAYOUT_TRANSPOSE: floats from one of foldsweep's rows to the next */
 } LayoutEntry;
 
-/* Upper bound of entries: eight per layer (a bidirectional GRU). */
-#define LAYOUT_MAX (8 * (FS_MAX_LAYERS + 1))
+/* Upper bound of entries: eleven per layer (an attention layer). */
+#define LAYOUT_MAX (11 * (FS_MAX_LAYERS + 1))
 
 /* Fills e with the net's tensors in state-dict order; returns the count. */
 int layout_plan(const FsNet *net, LayoutEntry *e, int max_entries);

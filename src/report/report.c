@@ -119,6 +119,9 @@ static void layer_summary(const FsJson *l, char *out, size_t n)
         const FsJson *bd = json_get(l, "bidirectional");
         const char *u = sval(l, "units");
         snprintf(s, sizeof s, "%s%s%s", bd && bd->type == FS_JSON_FALSE ? "" : "bi", kind, u ? u : "?");
+    } else if (!strcmp(kind, "attention")) { /* as sweep_arch_summary says it: att4x16 */
+        const char *hd = sval(l, "heads"), *kd = sval(l, "key_dim");
+        snprintf(s, sizeof s, "att%sx%s", hd ? hd : "?", kd ? kd : "?");
     } else {
         snprintf(s, sizeof s, "%s", kind);
     }

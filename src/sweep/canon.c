@@ -108,6 +108,16 @@ static void put_layer(SwBuf *b, const SwSpace *sp, int a, int i)
     snprintf(num, sizeof num, "%d", ly->repeat);
     if (rnn && (ly->repeat > 1 || layer_range(sp, a, i, O_RNN_LAYERS)))
         put_param(b, &sep, "layers", layer_range(sp, a, i, O_RNN_LAYERS), num);
+    if (s->kind == FS_LAYER_ATTENTION) {
+        snprintf(num, sizeof num, "%d", s->heads);
+        put_param(b, &sep, "heads", layer_range(sp, a, i, O_HEADS), num);
+        snprintf(num, sizeof num, "%d", s->key_dim);
+        put_param(b, &sep, "key_dim", layer_range(sp, a, i, O_KEY_DIM), num);
+        snprintf(num, sizeof num, "%d", s->max_dist);
+        if (ly->set & LS_MAXDIST) put_param(b, &sep, "max_distance", layer_range(sp, a, i, O_MAX_DIST), num);
+        if (ly->set & LS_ATTDROP)
+            put_param(b, &sep, "dropout", layer_range(sp, a, i, O_ATT_DROPOUT), fs_format_float(num, sizeof num, s->rate));
+    }
     snprintf(num, sizeof num, "%d", s->width);
     if (conv || hw) put_param(b, &sep, "width", layer_range(sp, a, i, O_KERNEL), num);
     snprintf(num, sizeof num, "%d", s->dilation);

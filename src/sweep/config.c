@@ -50,6 +50,10 @@ static void layer_json(SwBuf *b, const FsLayerSpec *s)
         sb_printf(b, "\"bidirectional\":%s,\"kind\":\"%s\",\"units\":%d", s->bidir ? "true" : "false",
                   model_layer_name(s->kind), s->units);
         break;
+    case FS_LAYER_ATTENTION:
+        sb_printf(b, "\"dropout\":%s,\"epsilon\":%s,\"heads\":%d,\"key_dim\":%d,\"kind\":\"attention\",\"max_distance\":%d",
+                  fs_float_text(s->rate), fs_float_text(s->eps), s->heads, s->key_dim, s->max_dist);
+        break;
     default: break;
     }
     sb_puts(b, "}");

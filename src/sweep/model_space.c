@@ -35,6 +35,11 @@ static const LayerParam params[] = {
     {"units", O_GRU, K(FS_LAYER_GRU) | K(FS_LAYER_LSTM), K(FS_LAYER_GRU) | K(FS_LAYER_LSTM)},
     {"bidirectional", O_BIDIR, K(FS_LAYER_GRU) | K(FS_LAYER_LSTM), 0},
     {"layers", O_RNN_LAYERS, K(FS_LAYER_GRU) | K(FS_LAYER_LSTM), 0},
+    {"heads", O_HEADS, K(FS_LAYER_ATTENTION), K(FS_LAYER_ATTENTION)},
+    {"key_dim", O_KEY_DIM, K(FS_LAYER_ATTENTION), K(FS_LAYER_ATTENTION)},
+    {"max_distance", O_MAX_DIST, K(FS_LAYER_ATTENTION), 0},
+    {"dropout", O_ATT_DROPOUT, K(FS_LAYER_ATTENTION), 0},
+    {"epsilon", O_BN_EPSILON, K(FS_LAYER_ATTENTION), 0},
 };
 #define N_PARAMS (int)(sizeof params / sizeof params[0])
 
@@ -118,6 +123,10 @@ void sw_layer_set(SwLayer *ly, int opt, double x)
     case O_RESIDUAL:
     case O_GRU: s->units = (int)x; break;
     case O_BIDIR: s->bidir = x != 0, ly->set |= LS_BIDIR; break;
+    case O_HEADS: s->heads = (int)x; break;
+    case O_KEY_DIM: s->key_dim = (int)x; break;
+    case O_MAX_DIST: s->max_dist = (int)x, ly->set |= LS_MAXDIST; break;
+    case O_ATT_DROPOUT: s->rate = (float)x, ly->set |= LS_ATTDROP; break;
     case O_RNN_LAYERS:
         ly->repeat = (int)x;
         if (ly->repeat > ly->repeat_max) ly->repeat_max = ly->repeat;
@@ -249,6 +258,7 @@ static void read_alt(SwSpace *sp, const YNode *list, int idx, int window, SwErrs
                 if (!(alt->l[i].set & LS_EPS)) s->eps = 1e-3f;
                 if (!(alt->l[i].set & LS_MOM)) s->momentum = 0.99f;
                 if (!(alt->l[i].set & LS_BIDIR)) s->bidir = 1;
+                if (!(alt->l[i].set & LS_MAXDIST)) s->max_dist = (int)sw_opt_default(O_MAX_DIST);
             }
         FsNet net;
         FsErr err = {0};
@@ -382,19 +392,20 @@ static void check_structured(const SwSpace *sp, int window, int line, int col, S
     const int rnn_layers = (int)max_of(sp, &sp->opt[O_RNN_LAYERS]);
     int any_dense = max_of(sp, &sp->opt[O_DENSE]) > 0, any_gru = (max_of(sp, &sp->opt[O_GRU]) > 0) * rnn_layers;
     const int any_lstm = (max_of(sp, &sp->opt[O_LSTM]) > 0) * rnn_layers;
-    for (int o = O_GRU; o <= O_LSTM && window > 0; o++) {
+    for (int o = O_GRU; o <= O_ATTENTION && window > 0; o++) {
         const SwOpt *g = &sp->opt[o];
         if (max_of(sp, g) > 0)
-            swerr_add(e, g->line, g->col, "model.%s: recurrent layers belong to chain models (data.window: chain), "
-                      "which read each protein whole", sw_opts[o].key);
+            swerr_add(e, g->line, g->col, "model.%s: %s layers belong to chain models (data.window: chain), "
+                      "which read each protein whole", sw_opts[o].key, o == O_ATTENTION ? "attention" : "recurrent");
     }
     const int depth_max = (int)max_of(sp, &sp->opt[O_DEPTH]), res_min = sw_residual_min(sp);
     int layers_max = depth_max * (1 + any_bn) + (int)max_of(sp, &sp->opt[O_HIGHWAY]) + any_drop +
-                     any_dense * (1 + any_drop) + (res_min > 0 ? (depth_max - 1) / res_min : 0) + any_gru + any_lstm;
+                     any_dense * (1 + any_drop) + (res_min > 0 ? (depth_max - 1) / res_min : 0) + any_gru + any_lstm +
+                     (int)max_of(sp, &sp->opt[O_ATTENTION]);
     if (layers_max > FS_MAX_LAYERS) {
         const SwOpt *d = &sp->opt[O_DEPTH];
         swerr_add(e, d->given ? d->line : line, d->given ? d->col : col,
                   "model: the largest architecture of the grid has %d layers; at most %d (depth x (1 + batchnorm) "
-                  "+ residual adds + highway + (gru + lstm) x recurrent_layers + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
+                  "+ residual adds + highway + (gru + lstm) x recurrent_layers + attention + dense + dropout layers)", layers_max, FS_MAX_LAYERS);
     }
 }

@@ -44,6 +44,10 @@ const SwOptDesc sw_opts[O_COUNT] = {
     /* Structured: an LSTM as wide after the GRU, if any (point.c). */
     [O_LSTM] = {"lstm", SEC_MODEL, OT_INT, 0, FS_MAX_RNN_UNITS, 0, 0, 0, NULL, 0,
                 "an integer from 0 (no LSTM) to 1024 (an LSTM's units)"},
+    /* Structured: that many attention layers after the recurrent ones
+     * (point.c), each with the attention_* options below. */
+    [O_ATTENTION] = {"attention", SEC_MODEL, OT_INT, 0, 8, 0, 0, 0, NULL, 0,
+                     "an integer from 0 (none) to 8 (attention layers)"},
     /* Structured: that many GRUs and that many LSTMs, stacked (point.c); a
      * layer list's gru or lstm says its own `layers`. */
     [O_RNN_LAYERS] = {"recurrent_layers", SEC_MODEL, OT_INT, 1, 8, 0, 0, 0, NULL, 0,
@@ -55,6 +59,15 @@ const SwOptDesc sw_opts[O_COUNT] = {
     [O_BN_MOMENTUM] = {"bn_momentum", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a number >= 0 and < 1"},
     [O_GATE_BIAS] = {"gate_bias", SEC_MODEL, OT_FLOAT, -100, 100, 0, 0, 0, NULL, 0, "a number from -100 to 100"},
     [O_BIDIR] = {"bidirectional", SEC_MODEL, OT_BOOL, 0, 1, 0, 0, 0, NULL, 0, "true or false"},
+    /* An attention layer's: structured, for every one; a layer list's
+     * attention names its own heads and key_dim (model_space.c) and may
+     * name max_distance and dropout, else these apply. */
+    [O_HEADS] = {"attention_heads", SEC_MODEL, OT_INT, 1, FS_MAX_HEADS, 0, 0, 0, NULL, 0, "an integer from 1 to 16"},
+    [O_KEY_DIM] = {"attention_key_dim", SEC_MODEL, OT_INT, 1, FS_MAX_KEY_DIM, 0, 0, 0, NULL, 0,
+                   "an integer from 1 to 256 (each head's width)"},
+    [O_MAX_DIST] = {"attention_max_distance", SEC_MODEL, OT_INT, 1, FS_MAX_ATT_DIST, 0, 0, 0, NULL, 0,
+                    "an integer from 1 to 128 (the farthest distance with a position bias of its own)"},
+    [O_ATT_DROPOUT] = {"attention_dropout", SEC_MODEL, OT_FLOAT, 0, 1, 0, 1, 0, NULL, 0, "a rate >= 0 and < 1"},
     [O_EPOCHS] = {"epochs", SEC_TRAINING, OT_INT, 1, 100000, 0, 0, 0, NULL, 0, "an integer from 1 to 100000"},
     [O_OPTIMIZER] = {"optimizer", SEC_TRAINING, OT_ENUM, 0, 0, 0, 0, 0, E(train_opt_names, FS_OPT_COUNT)},
     [O_LR] = {"learning_rate", SEC_TRAINING, OT_FLOAT, 0, INF, 1, 0, 0, NULL, 0, "a number > 0"},
@@ -119,6 +132,7 @@ double sw_opt_default(int o)
         [O_LR_SCHEDULE] = ts.lr_schedule, [O_LR_STEP_EVERY] = ts.lr_step_every,
         [O_LR_STEP_FACTOR] = ts.lr_step_factor, [O_WARMUP] = ts.warmup_epochs, [O_CLASS_WEIGHTS] = ts.class_weights,
         [O_DILATION] = 1, [O_RESIDUAL] = 0, [O_BATCH_RESIDUES] = ts.batch_residues, [O_GRU] = 0, [O_LSTM] = 0, [O_RNN_LAYERS] = 1, [O_BIDIR] = 1,
+        [O_ATTENTION] = 0, [O_HEADS] = 4, [O_KEY_DIM] = 16, [O_MAX_DIST] = 32, [O_ATT_DROPOUT] = 0,
     };
     return o >= 0 && o < O_COUNT ? d[o] : 0.0;
 }
@@ -127,7 +141,8 @@ int sw_opt_hidden_default(int o, const SwOpt *opt)
 {
     static const int later[] = {O_MONITOR,  O_LR_SCHEDULE,  O_LR_STEP_EVERY,     O_LR_STEP_FACTOR,
                                 O_WARMUP,   O_CLASS_WEIGHTS, O_DILATION, O_BATCH_RESIDUES, O_RESIDUAL,
-                                O_GRU,      O_LSTM,          O_RNN_LAYERS, O_BIDIR};
+                                O_GRU,      O_LSTM,          O_RNN_LAYERS, O_BIDIR, O_ATTENTION, O_HEADS,
+                                O_KEY_DIM,  O_MAX_DIST,      O_ATT_DROPOUT};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (o == later[i]) return !opt->range && opt->n == 1 && opt->v[0].d == sw_opt_default(o);
     return 0;

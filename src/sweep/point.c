@@ -34,6 +34,47 @@ static float act_param(const SwSpace *sp, const SwPoint *pt, FsAct act, const Sw
 
 static void add(FsArch *a, FsLayerSpec s) { a->layers[a->n_layers++] = s; }
 
+/* A layer list's layer ly as the trial's: what it leaves to the model's
+ * options (bn_epsilon, bidirectional, attention_*, ...) filled in. */
+static FsLayerSpec list_layer(const SwSpace *sp, const SwPoint *pt, const SwLayer *ly)
+{
+    const float eps = (float)D(O_BN_EPSILON), mom = (float)D(O_BN_MOMENTUM), gate = (float)D(O_GATE_BIAS);
+    FsLayerSpec s = {.kind = ly->spec.kind};
+    switch (s.kind) {
+    case FS_LAYER_CONV:
+    case FS_LAYER_DENSE:
+    case FS_LAYER_HIGHWAY:
+        s.units = s.kind == FS_LAYER_HIGHWAY ? 0 : ly->spec.units;
+        s.width = s.kind == FS_LAYER_DENSE ? 0 : ly->spec.width;
+        s.act = ly->spec.act;
+        s.act_param = act_param(sp, pt, s.act, ly);
+        s.dilation = ly->spec.dilation > 1 ? ly->spec.dilation : 0;
+        if (s.kind == FS_LAYER_HIGHWAY) s.gate_bias = ly->set & LS_GATE ? ly->spec.gate_bias : gate;
+        break;
+    case FS_LAYER_DROPOUT: s.rate = ly->spec.rate; break;
+    case FS_LAYER_ADD: s.units = ly->spec.units; break;
+    case FS_LAYER_LAYERNORM: s.eps = ly->set & LS_EPS ? ly->spec.eps : eps; break;
+    case FS_LAYER_GRU:
+    case FS_LAYER_LSTM:
+        s.units = ly->spec.units;
+        s.bidir = ly->set & LS_BIDIR ? ly->spec.bidir : D(O_BIDIR) > 0;
+        break;
+    case FS_LAYER_ATTENTION:
+        s.heads = ly->spec.heads;
+        s.key_dim = ly->spec.key_dim;
+        s.max_dist = ly->set & LS_MAXDIST ? ly->spec.max_dist : (int)D(O_MAX_DIST);
+        s.rate = ly->set & LS_ATTDROP ? ly->spec.rate : (float)D(O_ATT_DROPOUT);
+        s.eps = ly->set & LS_EPS ? ly->spec.eps : eps;
+        break;
+    case FS_LAYER_BATCHNORM:
+        s.eps = ly->set & LS_EPS ? ly->spec.eps : eps;
+        s.momentum = ly->set & LS_MOM ? ly->spec.momentum : mom;
+        break;
+    default: break;
+    }
+    return s;
+}
+
 static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, FsArch *a)
 {
     memset(a, 0, sizeof *a);
@@ -52,32 +93,7 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
                 if (sp->ranges[k].alt == pt->at[0] && sp->ranges[k].layer == i)
                     sw_layer_set(&sampled, sp->ranges[k].opt, pt->r[k]);
             const SwLayer *ly = &sampled;
-            FsLayerSpec s = {.kind = ly->spec.kind};
-            switch (s.kind) {
-            case FS_LAYER_CONV:
-            case FS_LAYER_DENSE:
-            case FS_LAYER_HIGHWAY:
-                s.units = s.kind == FS_LAYER_HIGHWAY ? 0 : ly->spec.units;
-                s.width = s.kind == FS_LAYER_DENSE ? 0 : ly->spec.width;
-                s.act = ly->spec.act;
-                s.act_param = act_param(sp, pt, s.act, ly);
-                s.dilation = ly->spec.dilation > 1 ? ly->spec.dilation : 0;
-                if (s.kind == FS_LAYER_HIGHWAY) s.gate_bias = ly->set & LS_GATE ? ly->spec.gate_bias : gate;
-                break;
-            case FS_LAYER_DROPOUT: s.rate = ly->spec.rate; break;
-            case FS_LAYER_ADD: s.units = ly->spec.units; break;
-            case FS_LAYER_LAYERNORM: s.eps = ly->set & LS_EPS ? ly->spec.eps : eps; break;
-            case FS_LAYER_GRU:
-            case FS_LAYER_LSTM:
-                s.units = ly->spec.units;
-                s.bidir = ly->set & LS_BIDIR ? ly->spec.bidir : D(O_BIDIR) > 0;
-                break;
-            case FS_LAYER_BATCHNORM:
-                s.eps = ly->set & LS_EPS ? ly->spec.eps : eps;
-                s.momentum = ly->set & LS_MOM ? ly->spec.momentum : mom;
-                break;
-            default: break;
-            }
+            const FsLayerSpec s = list_layer(sp, pt, ly);
             for (int k = 0; k < (ly->repeat > 1 ? ly->repeat : 1); k++) add(a, s);
         }
         return;
@@ -102,6 +118,9 @@ static void build_arch(const FsSweep *sw, const SwSpace *sp, const SwPoint *pt, 
         add(a, (FsLayerSpec){.kind = FS_LAYER_GRU, .units = (int)D(O_GRU), .bidir = D(O_BIDIR) > 0});
     for (int k = 0; k < (int)D(O_RNN_LAYERS) && D(O_LSTM) > 0; k++)
         add(a, (FsLayerSpec){.kind = FS_LAYER_LSTM, .units = (int)D(O_LSTM), .bidir = D(O_BIDIR) > 0});
+    for (int k = 0; k < (int)D(O_ATTENTION); k++)
+        add(a, (FsLayerSpec){.kind = FS_LAYER_ATTENTION, .heads = (int)D(O_HEADS), .key_dim = (int)D(O_KEY_DIM),
+                             .max_dist = (int)D(O_MAX_DIST), .rate = (float)D(O_ATT_DROPOUT), .eps = eps});
     if (rate > 0) add(a, (FsLayerSpec){.kind = FS_LAYER_DROPOUT, .rate = rate});
     if (dense > 0) {
         add(a, (FsLayerSpec){.kind = FS_LAYER_DENSE, .units = dense, .act = act, .act_param = ap});

@@ -49,6 +49,7 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
             snprintf(t, sizeof t, "%s%s%d", s->bidir ? "bi" : "", model_layer_name(s->kind), s->units);
             break;
         case FS_LAYER_ADD: snprintf(t, sizeof t, "add%d", s->units); break;
+        case FS_LAYER_ATTENTION: snprintf(t, sizeof t, "att%dx%d", s->heads, s->key_dim); break;
         default: snprintf(t, sizeof t, "?"); break;
         }
         if (i) cat(out, n, "-");

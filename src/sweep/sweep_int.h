@@ -72,8 +72,9 @@ typedef enum { SEC_MODEL, SEC_TRAINING, SEC_STOP } SwSection;
  * first varies slowest. Structured-architecture options come first. */
 enum {
     O_DEPTH, O_FILTERS, O_KERNEL, O_ACTIVATION, O_BATCHNORM, O_HIGHWAY, O_DROPOUT, O_DENSE, O_DILATION, O_RESIDUAL,
-    O_GRU, O_LSTM, O_RNN_LAYERS,
+    O_GRU, O_LSTM, O_ATTENTION, O_RNN_LAYERS,
     O_INIT, O_LEAKY_SLOPE, O_ELU_ALPHA, O_BN_EPSILON, O_BN_MOMENTUM, O_GATE_BIAS, O_BIDIR,
+    O_HEADS, O_KEY_DIM, O_MAX_DIST, O_ATT_DROPOUT,
     O_EPOCHS, O_OPTIMIZER, O_LR, O_MOMENTUM, O_BETA1, O_BETA2, O_EPSILON, O_WEIGHT_DECAY,
     O_CLIP_NORM, O_BATCH, O_EVAL_BATCH, O_SEED, O_MONITOR,
     O_LR_SCHEDULE, O_LR_STEP_EVERY, O_LR_STEP_FACTOR, O_WARMUP, O_CLASS_WEIGHTS, O_BATCH_RESIDUES,
@@ -146,7 +147,7 @@ typedef struct {
 
 /* A layer of an explicit layer list; `set` marks per-layer overrides of
  * the model-wide parameters (activation parameter, BN eps/momentum, gate). */
-enum { LS_LEAKY = 1, LS_ELU = 2, LS_EPS = 4, LS_MOM = 8, LS_GATE = 16, LS_BIDIR = 32 };
+enum { LS_LEAKY = 1, LS_ELU = 2, LS_EPS = 4, LS_MOM = 8, LS_GATE = 16, LS_BIDIR = 32, LS_MAXDIST = 64, LS_ATTDROP = 128 };
 typedef struct {
     FsLayerSpec spec;
     float leaky, elu;

@@ -174,17 +174,8 @@ FS_DEVICE FS_NOINLINE void layernorm_backward(FsModel *m, const FsLayer *y, floa
 }
 
 /* ---------------------------------------------------------------------- */
-/* Dropout: the mask is a hash of (model stream, step, layer, element), so  */
-/* threads draw it in parallel and a repeated forward pass sees the same.  */
-
-FS_DEVICE static inline float dropout_uniform(uint64_t key, uint64_t step, long layer, long e)
-{
-    uint64_t z = key ^ (step * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)layer << 56) ^ ((uint64_t)e * 0xd1b54a32d192ed03ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (float)(z >> 40) * (1.0f / 16777216.0f);
-}
+/* Dropout: the mask is a hash (dropout_uniform, layers.h), so threads    */
+/* draw it in parallel and a repeated forward pass sees the same.          */
 
 FS_DEVICE FS_NOINLINE void dropout_forward(FsModel *m, const FsLayer *y, long li, const float *x, int B, int train)
 {

@@ -2,7 +2,7 @@
  * layers: forward and backward of each layer kind over a batch (single
  * source): the dispatch. Shapes and offsets come from the compiled net
  * (model.h); the gather and convolution are in conv.c, dense in dense.c,
- * batch norm, layer norm, dropout and highway in blocks.c, the GRU and LSTM in rnn.c.
+ * batch norm, layer norm, dropout and highway in blocks.c, the GRU and LSTM in rnn.c, attention in attention.c.
  */
 #include "train/act.h"
 #include "train/layers.h"
@@ -90,6 +90,9 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     case FS_LAYER_LSTM:
         rnn_forward(m, y, x, B);
         break;
+    case FS_LAYER_ATTENTION:
+        attention_forward(m, y, i, x, B, train);
+        break;
     default:
         break;
     }
@@ -143,6 +146,9 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
     case FS_LAYER_GRU:
     case FS_LAYER_LSTM:
         rnn_backward(m, y, x, dx, B);
+        break;
+    case FS_LAYER_ATTENTION:
+        attention_backward(m, y, i, x, dx, B);
         break;
     default:
         break;

@@ -28,6 +28,18 @@ FS_DEVICE static inline int dense_bpad(int B)
     return (B + 7) / 8 * 8;
 }
 
+/* A dropout mask's uniform draw: a hash of (model stream, step, layer,
+ * element), so threads draw it in parallel, a repeated forward pass sees
+ * the same and a backward pass can draw it again (attention.c). */
+FS_DEVICE static inline float dropout_uniform(uint64_t key, uint64_t step, long layer, long e)
+{
+    uint64_t z = key ^ (step * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)layer << 56) ^ ((uint64_t)e * 0xd1b54a32d192ed03ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
 /* Layer i of m's net as this batch sees it: a chain model's layers are
  * compiled for its most rows, and a batch holds m->rows of them (tmp is
  * the copy that says so). */
@@ -107,5 +119,9 @@ FS_DEVICE void highway_backward(FsModel *m, const FsLayer *y, const float *x, fl
  * and uses the layer's own output gradient as its carry (overwritten). */
 FS_DEVICE void rnn_forward(FsModel *m, const FsLayer *y, const float *x, int B);
 FS_DEVICE void rnn_backward(FsModel *m, const FsLayer *y, const float *x, float *dx, int B);
+/* A chain model's self-attention (attention.c), layer li (its dropout
+ * masks' stream): backward writes the input's gradient dx. */
+FS_DEVICE void attention_forward(FsModel *m, const FsLayer *y, long li, const float *x, int B, int train);
+FS_DEVICE void attention_backward(FsModel *m, const FsLayer *y, long li, const float *x, float *dx, int B);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * train/rename.h: the per-model functions of the single source (src/train's
- * act.c, blocks.c, conv.c, dense.c, fit.c, gemm.c, layers.c, rnn.c, step.c and
+ * act.c, blocks.c, conv.c, dense.c, fit.c, gemm.c, layers.c, rnn.c, attention.c, step.c and
  * stop/stop.c's rule) renamed to OPS_PREFIX##name, for a unit that builds
  * its own copy of them beside the library's CPU build: the CUDA stand-in's
  * kernel (kernels/fit_kernel.cu under FOLDSWEEP_CUDA=EMULATE), the tests'
@@ -24,6 +24,8 @@
 #define add_skips OPS_RENAME(add_skips)
 #define act_forward OPS_RENAME(act_forward)
 #define act_grad OPS_RENAME(act_grad)
+#define attention_backward OPS_RENAME(attention_backward)
+#define attention_forward OPS_RENAME(attention_forward)
 #define batchnorm_backward OPS_RENAME(batchnorm_backward)
 #define batchnorm_forward OPS_RENAME(batchnorm_forward)
 #define chain_mask_rows OPS_RENAME(chain_mask_rows)

@@ -24,6 +24,7 @@
 #include "../../src/train/gemm.c"
 #include "../../src/train/layers.c"
 #include "../../src/train/rnn.c"
+#include "../../src/train/attention.c"
 #include "../../src/train/step.c"
 
 #include "ops_exec.h"

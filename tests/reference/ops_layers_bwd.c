@@ -210,9 +210,10 @@ static void check_backward(LayerCase *lc, const FsTrainSpec *fuse_ts)
     case FS_LAYER_ADD: /* no reference here: test_grad and test_chain check adds by finite differences */
         CHECK_MSG(0, "%s: the ops reference has no add layer", what);
         break;
-    case FS_LAYER_GRU: /* a chain model's alone: test_rnn checks them against ref_gru.c and ref_lstm.c */
+    case FS_LAYER_GRU: /* a chain model's alone: test_rnn checks them against ref_gru.c, ref_lstm.c and ref_attention.c */
+    case FS_LAYER_ATTENTION:
     case FS_LAYER_LSTM:
-        CHECK_MSG(0, "%s: the ops reference has no recurrent layer (test_rnn)", what);
+        CHECK_MSG(0, "%s: the ops reference has no recurrent or attention layer (test_rnn)", what);
         break;
     }
     for (int be = 0; be < BE_N; be++) {

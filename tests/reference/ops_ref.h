@@ -130,5 +130,7 @@ void ref_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, con
  * ref_lstm.c). */
 void ref_gru_forward(const float *w, const FsLayer *y, const double *x, int len, double *out);
 void ref_lstm_forward(const float *w, const FsLayer *y, const double *x, int len, double *out);
+/* An attention layer y over one chain (ref_attention.c), as the GRU's. */
+void ref_attention_forward(const float *w, const FsLayer *y, const double *x, int len, double *out);
 
 #endif
