@@ -20,13 +20,16 @@
  * usage: bench_chain (--uci FILE | --flip SEQ LABELS MASK) [--model window|chain]
  *        [--epochs N] [--batch N] [--batch-residues N] [--max-train N] [--max-valid N]
  *        [--dilation D] [--predict-reps N]   (D: the second convolution's dilation)
- *        [--gru U | --lstm U | --extra-conv F]
+ *        [--gru U | --lstm U | --extra-conv F | --attention N]
  *
  * --gru U puts a bidirectional GRU of U units a direction between the
  * convolutions and the dense layer (#46 item 3; PyTorch's side:
  * chain_torch.py --gru U), --lstm U a bidirectional LSTM; --extra-conv F a third convolution (F filters,
  * width 5) there instead: a layer as wide as the GRU's 2U outputs, to
  * compare the recurrence's cost per residue with a convolution's.
+ * --attention N puts N self-attention layers there (4 heads of 16, as wide
+ * as the convolutions' 64 channels; max_distance 32; PyTorch's side:
+ * chain_torch.py --attention N).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +41,7 @@
 
 typedef struct {
     const char *uci, *seq, *lab, *mask;
-    int chain, epochs, batch, batch_residues, predict_reps, dilation, gru, lstm, extra_conv;
+    int chain, epochs, batch, batch_residues, predict_reps, dilation, gru, lstm, extra_conv, attention;
     long max_train, max_valid;
 } Opts;
 
@@ -62,6 +65,7 @@ static int parse(Opts *o, int argc, char **argv)
         else if (!strcmp(a, "--gru") && more >= 1) o->gru = atoi(argv[++i]);
         else if (!strcmp(a, "--lstm") && more >= 1) o->lstm = atoi(argv[++i]);
         else if (!strcmp(a, "--extra-conv") && more >= 1) o->extra_conv = atoi(argv[++i]);
+        else if (!strcmp(a, "--attention") && more >= 1) o->attention = atoi(argv[++i]);
         else return fprintf(stderr, "bench_chain: unknown option or missing value: %s\n", a), -1;
     }
     if (!o->uci == !o->seq) return fprintf(stderr, "bench_chain: give one of --uci FILE, --flip SEQ LABELS MASK\n"), -1;
@@ -98,9 +102,10 @@ static int load(FsDataset *ds, const Opts *o, int *fold)
 }
 
 /* R1's layers; a chain model's dense layer acts per residue; a BiGRU or a
- * third convolution before it where asked. */
-static void r1_arch(FsArch *arch, int chain, int dilation, int gru, int lstm, int extra_conv)
+ * third convolution before it where asked, or attention layers. */
+static void r1_arch(FsArch *arch, const Opts *o)
 {
+    const int chain = o->chain, dilation = o->dilation, gru = o->gru, lstm = o->lstm, extra_conv = o->extra_conv;
     memset(arch, 0, sizeof *arch);
     arch->chain = chain;
     arch->window = chain ? 0 : 17;
@@ -116,6 +121,12 @@ static void r1_arch(FsArch *arch, int chain, int dilation, int gru, int lstm, in
                                      : (FsLayerSpec){.kind = FS_LAYER_CONV, .units = extra_conv, .width = 5,
                                                      .act = FS_ACT_SWISH};
         arch->n_layers = 4;
+    }
+    for (int k = 0; k < o->attention && arch->n_layers < FS_MAX_LAYERS; k++) {
+        arch->layers[arch->n_layers] = arch->layers[arch->n_layers - 1]; /* the dense layer stays last */
+        arch->layers[arch->n_layers - 1] =
+            (FsLayerSpec){.kind = FS_LAYER_ATTENTION, .heads = 4, .key_dim = 16, .max_dist = 32, .eps = 1e-5f};
+        arch->n_layers++;
     }
 }
 
@@ -157,7 +168,7 @@ int main(int argc, char **argv)
     int fold = 0;
     if (parse(&o, argc, argv) != 0 || load(&ds, &o, &fold) != 0) return 2;
     FsArch arch;
-    r1_arch(&arch, o.chain, o.dilation, o.gru, o.lstm, o.extra_conv);
+    r1_arch(&arch, &o);
     FsTrainSpec ts;
     train_spec_defaults(&ts);
     ts.opt = FS_OPT_ADAM;
@@ -187,11 +198,11 @@ int main(int argc, char **argv)
     double pred = predict_rate(&net, w, &ds, fold, o.predict_reps, &n_pred);
     const double train_s = res.seconds - res.val_seconds;
     printf("{\"framework\":\"foldsweep-cpu\",\"model\":\"%s\",\"data\":\"%s\",\"threads\":1,\"dilation\":%d,"
-           "\"gru\":%d,\"lstm\":%d,\"extra_conv\":%d,\"epochs\":%d,"
+           "\"gru\":%d,\"lstm\":%d,\"extra_conv\":%d,\"attention\":%d,\"epochs\":%d,"
            "\"batch\":%d,\"batch_residues\":%d,\"train_residues\":%llu,\"train_seconds\":%.3f,"
            "\"train_residues_per_second\":%.1f,\"val_q3\":%.4f,\"predict_residues\":%u,"
            "\"predict_residues_per_second\":%.1f,\"params\":%ld,\"weights_fnv\":\"%016llx\"}\n",
-           o.chain ? "chain" : "window", o.uci ? "uci" : "flip", o.dilation, o.gru, o.lstm, o.extra_conv, res.epochs, o.chain ? 0 : o.batch,
+           o.chain ? "chain" : "window", o.uci ? "uci" : "flip", o.dilation, o.gru, o.lstm, o.extra_conv, o.attention, res.epochs, o.chain ? 0 : o.batch,
            o.chain ? o.batch_residues : 0, (unsigned long long)res.train_examples, train_s,
            (double)res.train_examples / train_s, res.curves.val_q3[res.epochs - 1], n_pred, pred, net.n_params,
            (unsigned long long)weights_hash(w, net.n_params + net.n_state));

@@ -31,6 +31,7 @@ predict covers forward + softmax over the training chains in file order
 
 usage: chain_torch.py (--uci FILE | --flip SEQ LABELS MASK) [--max-train N]
        [--epochs N] [--batch-residues N] [--dilation D] [--pad N] [--layout packed|padded]
+       [--gru U | --lstm U | --attention N]
        [--threads N] [--seed S] [--predict-reps N] [--json]
 """
 
@@ -52,6 +53,32 @@ N_INPUTS = 21
 FLIP_LABELS = {"H": 0, "E": 1, "C": 2}
 
 
+class Attention(nn.Module):
+    """foldsweep's attention layer as a PyTorch user writes it over a padded
+    batch: nn.Linear projections, a learned bias per head for each clipped
+    distance (nn.Embedding), the padding masked out of the softmax, the
+    residual add and nn.LayerNorm."""
+
+    def __init__(self, c, heads=4, key_dim=16, max_distance=32):
+        super().__init__()
+        self.h, self.d, self.m = heads, key_dim, max_distance
+        self.qkv = nn.Linear(c, 3 * heads * key_dim)
+        self.out = nn.Linear(heads * key_dim, c)
+        self.rel = nn.Embedding(2 * max_distance + 1, heads)
+        self.norm = nn.LayerNorm(c)
+
+    def forward(self, x, keep):  # x [batch, C, length], keep [batch, 1, length]
+        x = x.transpose(1, 2)
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.h, self.d).permute(2, 0, 3, 1, 4)
+        pos = torch.arange(n)
+        bias = self.rel((pos[None, :] - pos[:, None]).clamp(-self.m, self.m) + self.m).permute(2, 0, 1)
+        s = q @ k.transpose(-1, -2) / self.d ** 0.5 + bias
+        s = s.masked_fill(keep[:, :, None, :] == 0, float("-inf"))
+        ctx = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(b, n, self.h * self.d)
+        return self.norm(x + self.out(ctx)).transpose(1, 2)
+
+
 class ChainNet(nn.Module):
     """gru > 0: a bidirectional nn.GRU(64, gru) between the convolutions and
     the dense layer (foldsweep's bench_chain --gru; cell "LSTM": nn.LSTM,
@@ -60,8 +87,9 @@ class ChainNet(nn.Module):
     layout (chains x longest) through pack_padded_sequence, so that each
     chain's backward direction starts at its own last residue."""
 
-    def __init__(self, dilations=(1, 1), gru=0, cell="GRU"):
+    def __init__(self, dilations=(1, 1), gru=0, cell="GRU", attention=0):
         super().__init__()
+        self.att = nn.ModuleList(Attention(64) for _ in range(attention))
         self.c1 = nn.Conv1d(N_INPUTS, 64, 5, padding="same", dilation=dilations[0])
         self.c2 = nn.Conv1d(64, 64, 5, padding="same", dilation=dilations[1])
         self.gru = getattr(nn, cell)(64, gru, batch_first=True, bidirectional=True) if gru else None
@@ -71,6 +99,8 @@ class ChainNet(nn.Module):
     def forward(self, x, keep):
         h = F.silu(self.c1(x)) * keep  # pad rows back to zero: they are the next layer's padding
         h = F.silu(self.c2(h))  # per-residue layers follow: pad rows are never read again
+        for att in self.att:
+            h = att(h, keep)
         if self.gru is not None:
             lengths = keep[:, 0].sum(1).long().cpu()
             packed = nn.utils.rnn.pack_padded_sequence(h.transpose(1, 2), lengths, batch_first=True,
@@ -199,6 +229,8 @@ def main(argv=None):
     ap.add_argument("--dilation", type=int, default=1, help="the second convolution's")
     ap.add_argument("--gru", type=int, default=0, help="a bidirectional GRU of this many units (needs --layout padded)")
     ap.add_argument("--lstm", type=int, default=0, help="a bidirectional LSTM of this many units (needs --layout padded)")
+    ap.add_argument("--attention", type=int, default=0,
+                    help="this many attention layers (4 heads of 16, needs --layout padded)")
     ap.add_argument("--pad", type=int, default=None, help="pad rows per chain (default: 2 x dilation, the reach)")
     ap.add_argument("--layout", choices=("packed", "padded"), default="packed")
     ap.add_argument("--threads", type=int, default=1)
@@ -212,17 +244,17 @@ def main(argv=None):
     torch.set_num_threads(a.threads)
     chains = uci_chains(a.uci) if a.uci else flip_chains(*a.flip, a.max_train)
     torch.manual_seed(a.seed)
-    if (a.gru or a.lstm) and a.layout != "padded":
+    if (a.gru or a.lstm or a.attention) and a.layout != "padded":
         ap.error("--gru and --lstm need --layout padded (a recurrence over packed rows would cross chains)")
     if a.gru and a.lstm:
         ap.error("give one of --gru, --lstm")
-    model = ChainNet((1, a.dilation), a.gru or a.lstm, "LSTM" if a.lstm else "GRU")
+    model = ChainNet((1, a.dilation), a.gru or a.lstm, "LSTM" if a.lstm else "GRU", a.attention)
     residues, seconds, loss_sum = train(model, chains, a)
     p_res, p_sec = predict(model, chains, a)
     res = {
         "framework": "pytorch", "model": "chain", "layout": a.layout, "data": "uci" if a.uci else "flip",
         "torch_version": torch.__version__, "threads": torch.get_num_threads(), "blas": blas_library(),
-        "dilation": a.dilation, "gru": a.gru, "lstm": a.lstm, "epochs": a.epochs, "batch_residues": a.batch_residues, "chains": len(chains),
+        "dilation": a.dilation, "gru": a.gru, "lstm": a.lstm, "attention": a.attention, "epochs": a.epochs, "batch_residues": a.batch_residues, "chains": len(chains),
         "train_residues": residues, "train_seconds": round(seconds, 3),
         "train_residues_per_second": round(residues / seconds, 1),
         "predict_residues": p_res, "predict_residues_per_second": round(p_res / p_sec, 1),

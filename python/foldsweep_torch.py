@@ -50,6 +50,7 @@ FORMAT_VERSION = "1"
 MAX_LAYERS = 16  # foldsweep's limit, the output layer not counted
 MAX_DILATION = 64  # foldsweep's widest spacing of a chain model's taps
 MAX_RNN_UNITS = 1024  # a gru's or lstm's units (each direction's), foldsweep's FS_MAX_RNN_UNITS
+MAX_HEADS, MAX_KEY_DIM, MAX_ATT_DIST = 16, 256, 128  # an attention layer's limits (FS_MAX_HEADS, ...)
 MAX_FEATURES = 8192  # foldsweep's most feature columns per residue (FS_FEAT_MAX_DIM)
 _INDEX = {a: i for i, a in enumerate(ALPHABET)}
 _X = ALPHABET.index("X")
@@ -108,6 +109,46 @@ class LSTM(GRU):
     state, like the hidden one, zero at each chain's start)."""
 
     cell = "LSTM"
+
+
+class Attention(nn.Module if nn is not None else object):
+    """foldsweep's attention (a chain model's): multi-head self-attention over
+    each batch row's whole chain [batch, C, length], then the residual add
+    and the layer norm: norm(x + out(softmax(q k^T / sqrt(key_dim) + rel) v)).
+    q, k, v: nn.Linear(C, heads x key_dim), each head's key_dim columns in
+    turn; rel: nn.Embedding(2 max_distance + 1, heads), the learned bias of
+    the distance j - i clipped to +-max_distance; drop: the dropout on the
+    attention weights (training only); norm: nn.LayerNorm(C)."""
+
+    def __init__(self, channels, heads, key_dim, max_distance, dropout, eps):
+        super().__init__()
+        hd = heads * key_dim
+        self.heads, self.key_dim, self.max_distance = heads, key_dim, max_distance
+        self.q = nn.Linear(channels, hd)
+        self.k = nn.Linear(channels, hd)
+        self.v = nn.Linear(channels, hd)
+        self.out = nn.Linear(hd, channels)
+        self.norm = nn.LayerNorm(channels, eps=eps)
+        self.rel = nn.Embedding(2 * max_distance + 1, heads)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        x = x.transpose(1, 2)  # [batch, length, C]
+        b, n, _ = x.shape
+        h, d, m = self.heads, self.key_dim, self.max_distance
+
+        def heads(t):
+            return t.view(b, n, h, d).transpose(1, 2)  # [batch, heads, length, key_dim]
+
+        pos = torch.arange(n, device=x.device)
+        bucket = (pos[None, :] - pos[:, None]).clamp(-m, m) + m  # [i, j]: j - i clipped
+        scores = heads(self.q(x)) @ heads(self.k(x)).transpose(-1, -2) / math.sqrt(d)
+        scores = scores + self.rel(bucket).permute(2, 0, 1)
+        ctx = self.drop(torch.softmax(scores, dim=-1)) @ heads(self.v(x))
+        return self.norm(x + self.out(ctx.transpose(1, 2).reshape(b, n, h * d))).transpose(1, 2)
+
+    def extra_repr(self):
+        return f"heads={self.heads}, key_dim={self.key_dim}, max_distance={self.max_distance}"
 
 
 class Add(nn.Module if nn is not None else object):
@@ -366,6 +407,16 @@ def build(arch):
                 raise ValueError(f"{where}: bidirectional must be true or false, got {bd!r}")
             mods.append((GRU if kind == "gru" else LSTM)(c, u, bd))
             c = u * (2 if bd else 1)
+        elif kind == "attention":
+            if not chain:
+                raise ValueError(f"{where}: attention layers belong to chain models (window \"chain\")")
+            h = _int(y, "heads", 1, MAX_HEADS, where)
+            kd = _int(y, "key_dim", 1, MAX_KEY_DIM, where)
+            md = _int(y, "max_distance", 1, MAX_ATT_DIST, where)
+            r, eps = _num(y, "dropout", where), _num(y, "eps", where)
+            if not 0 <= r < 1 or not 0 < eps <= 1:
+                raise ValueError(f"{where}: dropout must be in [0, 1) and eps > 0 and <= 1, got {r} and {eps}")
+            mods.append(Attention(c, h, kd, md, r, eps))
         elif kind == "dropout":
             r = _num(y, "rate", where)
             if not 0 <= r < 1:

@@ -321,6 +321,67 @@ static void test_lstm(void)
     free(w);
 }
 
+/* An attention layer: foldsweep_torch.Attention's names and layouts, and its arch. */
+static void test_attention(void)
+{
+    FsArch a;
+    memset(&a, 0, sizeof a);
+    a.chain = 1;
+    a.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 4, .width = 3, .act = FS_ACT_RELU};
+    a.layers[1] = (FsLayerSpec){.kind = FS_LAYER_ATTENTION, .heads = 2, .key_dim = 3, .max_dist = 2, .rate = 0.25f,
+                                .eps = 1e-4f};
+    a.n_layers = 2;
+    FsNet net;
+    FsErr err = {0};
+    long nw;
+    uint8_t *b;
+    uint64_t n;
+    FsSafetensors st;
+    float *w = serialize_numbered(&a, &net, &nw, &b, &n, &st);
+    static const struct { const char *name; int ndim; int64_t s0, s1; } want[] = {
+        {"2.q.weight", 2, 6, 4}, {"2.k.bias", 1, 6, 0}, {"2.v.weight", 2, 6, 4}, {"2.out.weight", 2, 4, 6},
+        {"2.out.bias", 1, 4, 0}, {"2.norm.weight", 1, 4, 0}, {"2.norm.bias", 1, 4, 0}, {"2.rel.weight", 2, 5, 2},
+        {"3.weight", 3, 3, 4}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        const FsTensor *t = safetensors_find(&st, want[k].name);
+        CHECK_MSG(t && t->ndim == want[k].ndim && t->shape[0] == want[k].s0 && (t->ndim < 2 || t->shape[1] == want[k].s1),
+                  "%s", want[k].name);
+    }
+    /* k.weight[o=1][c=2] <- W[c][6 + o] (q, k, v side by side, 18 a row);
+     * out.weight[c=3][k=5] <- Wo[k][c]; rel.weight[bucket 4][head 1] as kept. */
+    const FsLayer *y = &net.layer[1];
+    CHECK(tensor_at(&st, "2.k.weight", 1 * 4 + 2) == (float)(y->w + 2 * 18 + 6 + 1));
+    CHECK(tensor_at(&st, "2.v.bias", 5) == (float)(y->b + 12 + 5));
+    CHECK(tensor_at(&st, "2.out.weight", 3 * 6 + 5) == (float)(y->w2 + 5 * 4 + 3));
+    CHECK(tensor_at(&st, "2.rel.weight", 4 * 2 + 1) == (float)(y->att_rel + 9));
+    CHECK(tensor_at(&st, "2.norm.bias", 2) == (float)(y->att_beta + 2));
+    const char *arch = safetensors_meta(&st, "arch");
+    CHECK(arch && strstr(arch, "{\"kind\":\"attention\",\"heads\":2,\"key_dim\":3,\"max_distance\":2,"));
+    FsSavedModel m;
+    uint8_t *own = malloc(n);
+    memcpy(own, b, n);
+    CHECK_MSG(modelfile_parse(&m, own, n, "attention", 64, &err) == 0, "%s", err.msg);
+    const FsLayerSpec *s = &m.net.arch.layers[1];
+    CHECK(s->kind == FS_LAYER_ATTENTION && s->heads == 2 && s->key_dim == 3 && s->max_dist == 2 && s->rate == 0.25f &&
+          s->eps == 1e-4f);
+    CHECK(memcmp(m.weights, w, sizeof(float) * (size_t)nw) == 0);
+    modelfile_free(&m);
+    /* An edited file's attention of 0 heads: refused, naming the layer. */
+    own = malloc(n);
+    memcpy(own, b, n);
+    uint8_t *at = NULL;
+    for (uint64_t k = 0; k + 9 <= n && !at; k++)
+        if (!memcmp(own + k, "heads\\\":2", 9)) at = own + k; /* the arch is a JSON string in the header */
+    CHECK(at != NULL);
+    if (at) at[8] = '0';
+    err = (FsErr){0};
+    CHECK(modelfile_parse(&m, own, n, "edited", 64, &err) == -1);
+    CHECK_CONTAINS(err.msg, "layer 2 (attention)");
+    safetensors_free(&st);
+    free(b);
+    free(w);
+}
+
 int main(void)
 {
     FsArch a = test_arch();
@@ -348,6 +409,7 @@ int main(void)
     test_verify(bytes, n);
     test_gru();
     test_lstm();
+    test_attention();
     /* Fingerprints out of order are refused. */
     seen[0] = 30;
     modelfile_serialize(&net, w, &info, &again, &n2);

@@ -10,8 +10,9 @@ that python/foldsweep_torch.py gives the probabilities `foldsweep predict
 CSV holds %.6f). The chain cases cover dilated convolutions, batch norm, layer norm, a
 dilated highway, dropout, a residual add without a projection (same widths)
 and one with a projection (12 from 8 channels), per-residue dense layers, a
-dense first layer and a kernel wider than a chain, and GRUs (#46): a
-bidirectional one and a forward-only one stacked. Inputs: synthetic
+dense first layer and a kernel wider than a chain, GRUs and LSTMs (#46): a
+bidirectional one and a forward-only one stacked, and attention layers
+(#46) with and without a GRU between them. Inputs: synthetic
 proteins, proteins of 1 and 3 residues, and the 115 TS115 proteins of
 DATA_DIR/ts115 (default: the source tree's ../shared/data; that part is
 skipped, with a message, when the file is absent).
@@ -19,7 +20,9 @@ skipped, with a message, when the file is absent).
 It must be able to fail: a dilation set to 1, a flipped dilated kernel, an
 add reading the wrong module, a dropped or perturbed projection, a highway
 without its dilation, a perturbed batch norm, a BiGRU with its directions or
-its r and z gates swapped and a perturbed recurrent bias must NOT match; a chain
+its r and z gates swapped, a perturbed recurrent bias, an attention layer's
+queries and keys swapped, its position biases flipped, its heads' values
+exchanged or its layer norm perturbed must NOT match; a chain
 file read as a window model, an ensemble mixing chain and window models,
 and archs foldsweep refuses must raise ValueError.
 
@@ -73,6 +76,13 @@ CHAIN_CASES = [
         "conv, BiLSTM(6), LSTM(4) forward only, dense (#46)",
         "[{conv1d: {filters: 8, width: 5, activation: swish}}, {lstm: {units: 6}},"
         " {lstm: {units: 4, bidirectional: false}}, {dense: {units: 8, activation: relu}}]",
+    ),
+    (
+        "chain-attention",
+        "conv, attention(2 x 4, max_distance 3, dropout), BiGRU(4), attention(1 x 6), dense (#46)",
+        "[{conv1d: {filters: 8, width: 5, activation: swish}},"
+        " {attention: {heads: 2, key_dim: 4, max_distance: 3, dropout: 0.1}}, {gru: {units: 4}},"
+        " {attention: {heads: 1, key_dim: 6}}, {dense: {units: 8, activation: relu}}]",
     ),
 ]
 
@@ -178,6 +188,39 @@ def rnn_perturbations(models, cls):
     ])
 
 
+def attention_perturbations(models):
+    """(what, perturbed copy of the chain-attention ensemble); each must NOT match foldsweep."""
+    def atts(m):
+        return [x for x in m if isinstance(x, ft.Attention)]
+
+    def swap_qk(m):  # queries and keys exchanged: the scores transposed
+        a = atts(m)[0]
+        for name in ("weight", "bias"):
+            q, k = getattr(a.q, name), getattr(a.k, name)
+            t = q.clone()
+            q.copy_(k)
+            k.copy_(t)
+
+    def flip_distance(m):  # the position biases read as i - j
+        a = atts(m)[0]
+        a.rel.weight.copy_(a.rel.weight.flip(0))
+
+    def swap_heads(m):  # the two heads' value columns exchanged
+        a = atts(m)[0]
+        d = a.key_dim
+        for t in (a.v.weight, a.v.bias):
+            x = t[:d].clone()
+            t[:d] = t[d:2 * d]
+            t[d:2 * d] = x
+
+    return tc.perturbed(models, [
+        ("attention's queries and keys swapped", swap_qk),
+        ("attention's position biases flipped (i - j)", flip_distance),
+        ("attention's two heads' values swapped", swap_heads),
+        ("attention's layer norm bias[0] + 0.5", lambda m: atts(m)[1].norm.bias[0].add_(0.5)),
+    ])
+
+
 def expect_refusal(what, f, needle=None):
     try:
         f()
@@ -238,6 +281,11 @@ def refusals(chain_file, window_file, tmp):
     expect_refusal("a gru in a window model", lambda: ft.build(w), "chain")
     w["layers"][1]["kind"] = "lstm"
     expect_refusal("an lstm in a window model", lambda: ft.build(w), "chain")
+    w["layers"][1] = {"kind": "attention", "heads": 2, "key_dim": 4, "max_distance": 8, "dropout": 0, "eps": 1e-3}
+    expect_refusal("an attention layer in a window model", lambda: ft.build(w), "chain")
+    g = copy.deepcopy(chain_arch)
+    g["layers"].insert(1, {"kind": "attention", "heads": 17, "key_dim": 4, "max_distance": 8, "dropout": 0, "eps": 1e-3})
+    expect_refusal("an attention layer of 17 heads", lambda: ft.build(g), "heads")
     g = copy.deepcopy(chain_arch)
     g["layers"].insert(1, {"kind": "gru", "units": 4, "bidirectional": 1})
     expect_refusal("a gru whose bidirectional is 1", lambda: ft.build(g), "bidirectional")
@@ -317,6 +365,8 @@ def main():
                     tc.check_perturbed("GRU model", rnn_perturbations(models, ft.GRU), proteins, rows)
                 if name == "chain-lstm" and itag == "synthetic":
                     tc.check_perturbed("LSTM model", rnn_perturbations(models, ft.LSTM), proteins, rows)
+                if name == "chain-attention" and itag == "synthetic":
+                    tc.check_perturbed("attention model", attention_perturbations(models), proteins, rows)
                 if name == "chain-a" and itag == "synthetic":
                     tc.check_perturbed("chain model", perturbations(models), proteins, rows)
                     # The command line predicts chain models too, as foldsweep does.

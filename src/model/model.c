@@ -323,9 +323,10 @@ static void attention_workspace(FsLayer *y, long rows, long max_batch, long *wor
     const FsLayerSpec *s = &y->spec;
     const long hd = (long)s->heads * s->key_dim, qkv = tensor_floats((int)max_batch, y->out_l, (int)(3 * hd), y->out_pad),
                ctx = tensor_floats((int)max_batch, y->out_l, (int)hd, y->out_pad);
-    long *area[] = {&y->z, &y->att_dqkv, &y->h, &y->att_dctx, &y->att_xhat, &y->t, &y->bn_mean, &y->bn_istd, &y->att_drel};
+    long *area[] = {&y->z,      &y->att_dqkv, &y->h,       &y->att_dctx, &y->att_xhat,
+                    &y->t,      &y->bn_mean,  &y->bn_istd, &y->att_drel, &y->att_cpu};
     const long size[] = {qkv, qkv, ctx, ctx, y->out_size, 2 * rows + 4, 2 * rows * s->heads, rows,
-                         rows * s->heads * FS_ATT_BUCKETS(s)};
+                         rows * s->heads * FS_ATT_BUCKETS(s), (4 * hd + 3) * rows};
     for (int k = 0; k < (int)(sizeof size / sizeof size[0]); k++) {
         *area[k] = *work;
         *work += (size[k] + 15) / 16 * 16;
@@ -336,7 +337,7 @@ static void attention_workspace(FsLayer *y, long rows, long max_batch, long *wor
 static void layer_workspace(FsLayer *y, long src_size, long rows, long max_batch, long *work)
 {
     const FsLayerSpec *s = &y->spec;
-    y->z = y->h = y->t = y->bn_mean = y->bn_istd = y->att_dqkv = y->att_dctx = y->att_xhat = y->att_drel = -1;
+    y->z = y->h = y->t = y->bn_mean = y->bn_istd = y->att_dqkv = y->att_dctx = y->att_xhat = y->att_drel = y->att_cpu = -1;
     y->a = *work;
     *work += y->out_size;
     y->d = *work;

@@ -162,6 +162,8 @@ typedef struct {
     long att_dctx;   /* attention: the gradients of h */
     long att_xhat;   /* attention: its layer norm's x-hat */
     long att_drel;   /* attention: each row and head's position-bias gradients, [rows][heads][buckets] */
+    long att_cpu;    /* attention, the CPU's row-at-a-time path: q, k, v transposed [3 x heads x key_dim][rows],
+                        the heads' output gradients transposed [heads x key_dim][rows], three rows of scores */
     long out_size; /* floats in one output tensor for the maximum batch */
 } FsLayer;
 

@@ -117,16 +117,46 @@ FS_DEVICE static inline AttRow att_row(const FsModel *m, const FsLayer *y, long 
     return a;
 }
 
-/* Score s_ij of head h, and pair (i, j)'s position bucket. */
-FS_DEVICE static inline float att_score(const AttRow *a, int i, int j, int h, int *bucket)
+/* Every sum below is written once and computed the same way on every
+ * path: a dot product over a head's columns in order from 0.0f; a sum over
+ * a chain's residues as 8 running sums (residue j of a range into sum j %
+ * 8, in order) combined pairwise, which the CPU's rows add as vectors and
+ * the block's threads one value at a time (att_sum, att_part_add). */
+FS_DEVICE static inline float att_dot(const float *a, const float *b, int n)
 {
-    const float *q = a->qkv + (long)i * a->W3 + (long)h * a->dk, *k = a->qkv + (long)j * a->W3 + a->hd + (long)h * a->dk;
     float s = 0.0f;
-    for (int e = 0; e < a->dk; e++) s += q[e] * k[e];
+    for (int e = 0; e < n; e++) s += a[e] * b[e];
+    return s;
+}
+
+FS_DEVICE static inline float att_parts(const float p[8])
+{
+    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
+
+FS_DEVICE static inline float att_sum(const float *x, int n)
+{
+    float p[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) p[k] += x[j + k];
+    for (int k = 0; j + k < n; k++) p[k] += x[j + k];
+    return att_parts(p);
+}
+
+/* Pair (i, j)'s position bias of head h. */
+FS_DEVICE static inline float att_rel(const AttRow *a, int i, int j, int h)
+{
     int rel = j - i;
     rel = rel < -a->M ? -a->M : rel > a->M ? a->M : rel;
-    *bucket = rel + a->M;
-    return s * a->scale + a->rel[(long)*bucket * a->H + h];
+    return a->rel[(long)(rel + a->M) * a->H + h];
+}
+
+/* Score s_ij of head h. */
+FS_DEVICE static inline float att_score(const AttRow *a, int i, int j, int h)
+{
+    const float *q = a->qkv + (long)i * a->W3 + (long)h * a->dk, *k = a->qkv + (long)j * a->W3 + a->hd + (long)h * a->dk;
+    return att_dot(q, k, a->dk) * a->scale + att_rel(a, i, j, h);
 }
 
 /* Pair (i, j)'s dropout factor for head h: 0, or 1 / (1 - rate). */
@@ -137,47 +167,108 @@ FS_DEVICE static inline float att_mask(const AttRow *a, int i, int j, int h)
     return dropout_uniform(a->key, (uint64_t)a->step, a->li, e) >= a->rate ? a->keep : 0.0f;
 }
 
-FS_DEVICE static inline float att_dot(const float *a, const float *b, int n)
+/* c[0..dk) += p x[0..dk). */
+FS_DEVICE static inline void att_axpy(float *FS_RESTRICT c, float p, const float *FS_RESTRICT x, int dk)
 {
-    float s = 0.0f;
-    for (int e = 0; e < n; e++) s += a[e] * b[e];
-    return s;
+    for (int e = 0; e < dk; e++) c[e] += p * x[e];
 }
 
-/* Every (row, head)'s context: the log-sum-exp of its scores (one pass, the
- * running maximum rescaling the sum), then the weighted values. A pad row's
- * context is zero. */
+#if FS_ONE_THREAD
+/* ---------------------------------------------------------------------- */
+/* The CPU's rows: one (row, head) pair's scores over its chain at a time, */
+/* each loop across the chain's residues (vectors), from the columns of q, */
+/* k, v and the context gradient transposed (att_cpu). The same sums in   */
+/* the same order as the block's pairs below, so the same bits.           */
+
+typedef struct {
+    float *qkvt, *dct, *sr, *pr, *dr; /* [3 hd][T], [hd][T], three rows of T */
+} AttCpu;
+
+FS_DEVICE static inline AttCpu att_cpu(const FsModel *m, const FsLayer *y)
+{
+    const long T = m->rows, hd = att_hd(y);
+    AttCpu c;
+    c.qkvt = m->work + y->att_cpu;
+    c.dct = c.qkvt + 3 * hd * T;
+    c.sr = c.dct + hd * T;
+    c.pr = c.sr + T;
+    c.dr = c.pr + T;
+    return c;
+}
+
+/* out[0..n) = x . cols[e][0..n) over e < dk (column e of a transposed
+ * tensor, T floats apart), in e's order. */
+static inline void att_dots(float *FS_RESTRICT out, const float *FS_RESTRICT x, const float *FS_RESTRICT cols, long T,
+                            int dk, int n)
+{
+    for (int j = 0; j < n; j++) out[j] = 0.0f;
+    for (int e = 0; e < dk; e++) {
+        const float xe = x[e], *FS_RESTRICT col = cols + e * T;
+        for (int j = 0; j < n; j++) out[j] += xe * col[j];
+    }
+}
+
+/* Row i's scores against its chain's n keys from s0 (head h), into sr. */
+static inline void att_score_row(const AttRow *a, const AttCpu *c, int i, int h, int s0, int n)
+{
+    const float *q = a->qkv + (long)i * a->W3 + (long)h * a->dk;
+    att_dots(c->sr, q, c->qkvt + ((long)a->hd + (long)h * a->dk) * a->T + s0, a->T, a->dk, n);
+    for (int j = 0; j < n; j++) c->sr[j] = c->sr[j] * a->scale + att_rel(a, i, s0 + j, h);
+}
+
+static void att_context_cpu(FsModel *m, const FsLayer *y, const AttRow *a, const int *ch, float *ctx, float *lse)
+{
+    const AttCpu c = att_cpu(m, y);
+    ops_transpose(a->qkv, a->T, a->W3, c.qkvt, a->T);
+    for (long it = 0; it < (long)a->T * a->H; it++) {
+        const int i = (int)(it / a->H), h = (int)(it % a->H), s0 = ch[2 * i], n = ch[2 * i + 1];
+        float *FS_RESTRICT cx = ctx + (long)i * a->hd + (long)h * a->dk;
+        for (int e = 0; e < a->dk; e++) cx[e] = 0.0f;
+        if (s0 < 0) continue;
+        att_score_row(a, &c, i, h, s0, n);
+        float mx = -3.0e38f;
+        for (int j = 0; j < n; j++) mx = c.sr[j] > mx ? c.sr[j] : mx;
+        for (int j = 0; j < n; j++) c.pr[j] = act_exp(c.sr[j] - mx);
+        const float l = mx + logf(att_sum(c.pr, n));
+        lse[(long)h * a->T + i] = l;
+        for (int j = 0; j < n; j++) c.pr[j] = act_exp(c.sr[j] - l);
+        if (a->dropped)
+            for (int j = 0; j < n; j++) c.pr[j] *= att_mask(a, i, s0 + j, h);
+        for (int j = 0; j < n; j++) att_axpy(cx, c.pr[j], a->qkv + (long)(s0 + j) * a->W3 + 2 * a->hd + (long)h * a->dk, a->dk);
+    }
+}
+#endif
+
+/* Every (row, head)'s context: the log-sum-exp of its scores, then the
+ * weighted values. A pad row's context is zero. */
 FS_DEVICE FS_NOINLINE static void att_context(FsModel *m, const FsLayer *y, long li)
 {
     const AttRow a = att_row(m, y, li);
     const int *ch = (const int *)(m->work + y->t);
     float *ctx = m->work + y->h + (long)y->out_pad * a.hd, *lse = m->work + y->bn_mean;
+#if FS_ONE_THREAD
+    att_context_cpu(m, y, &a, ch, ctx, lse);
+#else
     FS_PARFOR(it, (long)a.T * a.H)
     {
         const int i = (int)(it / a.H), h = (int)(it % a.H), s0 = ch[2 * i], n = ch[2 * i + 1];
         float *c = ctx + (long)i * a.hd + (long)h * a.dk;
         for (int e = 0; e < a.dk; e++) c[e] = 0.0f;
         if (s0 >= 0) {
-            float mx = -3.0e38f, sum = 0.0f;
-            int b;
+            float mx = -3.0e38f, part[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
             for (int j = s0; j < s0 + n; j++) {
-                const float s = att_score(&a, i, j, h, &b);
-                if (s > mx) {
-                    sum = sum * expf(mx - s) + 1.0f;
-                    mx = s;
-                } else {
-                    sum += expf(s - mx);
-                }
+                const float s = att_score(&a, i, j, h);
+                mx = s > mx ? s : mx;
             }
-            const float l = mx + logf(sum);
-            lse[it] = l;
-            for (int j = s0; j < s0 + n; j++) {
-                const float p = expf(att_score(&a, i, j, h, &b) - l) * att_mask(&a, i, j, h);
-                const float *v = a.qkv + (long)j * a.W3 + 2 * a.hd + (long)h * a.dk;
-                for (int e = 0; e < a.dk; e++) c[e] += p * v[e];
-            }
+            for (int j = s0; j < s0 + n; j++) part[(j - s0) & 7] += act_exp(att_score(&a, i, j, h) - mx);
+            const float l = mx + logf(att_parts(part));
+            lse[(long)h * a.T + i] = l;
+            for (int j = s0; j < s0 + n; j++)
+                att_axpy(c, act_exp(att_score(&a, i, j, h) - l) * att_mask(&a, i, j, h),
+                         a.qkv + (long)j * a.W3 + 2 * a.hd + (long)h * a.dk, a.dk);
         }
     }
+#endif
     FS_SYNC();
 }
 
@@ -220,6 +311,76 @@ FS_DEVICE FS_NOINLINE void attention_forward(FsModel *m, const FsLayer *y, long 
 /* ---------------------------------------------------------------------- */
 /* Backward.                                                               */
 
+/* Row i's position-bias gradients of head h (dr, its buckets) from its
+ * pairs' ds, residue j's at ds[j - s0]: the buckets between the ends hold
+ * one pair each, the end buckets the sums of the pairs at max_dist or
+ * farther (att_sum's order). The block's pairs write theirs as they go. */
+FS_DEVICE static inline void att_rel_row(const AttRow *a, float *dr, const float *ds, int i, int s0, int n)
+{
+    const int nb = 2 * a->M + 1, lo = i - a->M - s0 + 1, hi = i + a->M - s0; /* [0, lo) and [hi, n): the ends */
+    for (int b = 0; b < nb; b++) dr[b] = 0.0f;
+    const int nlo = lo < 0 ? 0 : lo > n ? n : lo, h0 = hi < 0 ? 0 : hi > n ? n : hi;
+    dr[0] = att_sum(ds, nlo);
+    dr[nb - 1] = att_sum(ds + h0, n - h0);
+    for (int j = nlo; j < h0; j++) dr[s0 + j - i + a->M] = ds[j];
+}
+
+#if FS_ONE_THREAD
+static void att_query_cpu(FsModel *m, const FsLayer *y, const AttRow *a, const int *ch, const float *ctx,
+                          const float *dctx, const float *lse, float *Dv, float *dqkv, float *drel)
+{
+    const AttCpu c = att_cpu(m, y);
+    const int NB = FS_ATT_BUCKETS(&y->spec);
+    ops_transpose(a->qkv, a->T, a->W3, c.qkvt, a->T);
+    ops_transpose(dctx, a->T, a->hd, c.dct, a->T);
+    for (long it = 0; it < (long)a->T * a->H; it++) {
+        const int i = (int)(it / a->H), h = (int)(it % a->H), s0 = ch[2 * i], n = ch[2 * i + 1];
+        float *FS_RESTRICT dq = dqkv + (long)i * a->W3 + (long)h * a->dk;
+        const float *dc = dctx + (long)i * a->hd + (long)h * a->dk;
+        for (int e = 0; e < a->dk; e++) dq[e] = 0.0f;
+        const float D = att_dot(dc, ctx + (long)i * a->hd + (long)h * a->dk, a->dk), l = lse[(long)h * a->T + i];
+        Dv[(long)h * a->T + i] = D;
+        if (s0 < 0) {
+            for (int b = 0; b < NB; b++) drel[it * NB + b] = 0.0f;
+            continue;
+        }
+        att_score_row(a, &c, i, h, s0, n);
+        att_dots(c.dr, dc, c.qkvt + (2L * a->hd + (long)h * a->dk) * a->T + s0, a->T, a->dk, n);
+        for (int j = 0; j < n; j++) c.pr[j] = act_exp(c.sr[j] - l);
+        if (a->dropped)
+            for (int j = 0; j < n; j++) c.dr[j] *= att_mask(a, i, s0 + j, h);
+        for (int j = 0; j < n; j++) c.dr[j] = c.pr[j] * (c.dr[j] - D);
+        for (int j = 0; j < n; j++)
+            att_axpy(dq, c.dr[j] * a->scale, a->qkv + (long)(s0 + j) * a->W3 + a->hd + (long)h * a->dk, a->dk);
+        att_rel_row(a, drel + it * NB, c.dr, i, s0, n);
+    }
+}
+
+static void att_key_cpu(FsModel *m, const FsLayer *y, const AttRow *a, const int *ch, const float *dctx,
+                        const float *lse, const float *Dv, float *dqkv)
+{
+    const AttCpu c = att_cpu(m, y);
+    for (long it = 0; it < (long)a->T * a->H; it++) {
+        const int j = (int)(it / a->H), h = (int)(it % a->H), s0 = ch[2 * j], n = ch[2 * j + 1];
+        float *FS_RESTRICT dk = dqkv + (long)j * a->W3 + a->hd + (long)h * a->dk, *FS_RESTRICT dv = dk + a->hd;
+        for (int e = 0; e < a->dk; e++) dk[e] = dv[e] = 0.0f;
+        if (s0 < 0) continue;
+        const float *k = a->qkv + (long)j * a->W3 + a->hd + (long)h * a->dk, *v = k + a->hd;
+        att_dots(c.sr, k, c.qkvt + (long)h * a->dk * a->T + s0, a->T, a->dk, n);
+        att_dots(c.dr, v, c.dct + (long)h * a->dk * a->T + s0, a->T, a->dk, n);
+        const float *lh = lse + (long)h * a->T + s0, *Dh = Dv + (long)h * a->T + s0;
+        for (int i = 0; i < n; i++) c.pr[i] = act_exp(c.sr[i] * a->scale + att_rel(a, s0 + i, j, h) - lh[i]);
+        if (a->dropped)
+            for (int i = 0; i < n; i++) c.sr[i] = att_mask(a, s0 + i, j, h);
+        for (int i = 0; i < n; i++) {
+            const float mk = a->dropped ? c.sr[i] : 1.0f, ds = c.pr[i] * (mk * c.dr[i] - Dh[i]);
+            att_axpy(dk, ds * a->scale, a->qkv + (long)(s0 + i) * a->W3 + (long)h * a->dk, a->dk);
+            att_axpy(dv, c.pr[i] * mk, dctx + (long)(s0 + i) * a->hd + (long)h * a->dk, a->dk);
+        }
+    }
+}
+#endif
+
 /* The query pass: for each (row i, head h), D_i = dctx_i . ctx_i (which
  * is sum_j p_ij dp_ij), the query's gradient sum_j ds_ij k_j / sqrt(dk)
  * and ds_ij summed by position bucket, ds_ij = p_ij (dp_ij - D_i) where
@@ -227,29 +388,46 @@ FS_DEVICE FS_NOINLINE void attention_forward(FsModel *m, const FsLayer *y, long 
 FS_DEVICE FS_NOINLINE static void att_query_grads(FsModel *m, const FsLayer *y, long li)
 {
     const AttRow a = att_row(m, y, li);
-    const int *ch = (const int *)(m->work + y->t), NB = FS_ATT_BUCKETS(&y->spec);
+    const int *ch = (const int *)(m->work + y->t);
     const float *ctx = m->work + y->h + (long)y->out_pad * a.hd, *dctx = m->work + y->att_dctx + (long)y->out_pad * a.hd;
     const float *lse = m->work + y->bn_mean;
     float *Dv = m->work + y->bn_mean + (long)a.T * a.H, *dqkv = m->work + y->att_dqkv + (long)y->out_pad * a.W3;
     float *drel = m->work + y->att_drel;
+#if FS_ONE_THREAD
+    att_query_cpu(m, y, &a, ch, ctx, dctx, lse, Dv, dqkv, drel);
+#else
+    const int NB = FS_ATT_BUCKETS(&y->spec);
     FS_PARFOR(it, (long)a.T * a.H)
     {
-        const int i = (int)(it / a.H), h = (int)(it % a.H), s0 = ch[2 * i], n = ch[2 * i + 1];
+        const int i = (int)(it / a.H), h = (int)(it % a.H), s0 = ch[2 * i], n = ch[2 * i + 1], nb = NB - 1;
         float *dq = dqkv + (long)i * a.W3 + (long)h * a.dk, *dr = drel + it * NB;
         const float *dc = dctx + (long)i * a.hd + (long)h * a.dk;
         for (int e = 0; e < a.dk; e++) dq[e] = 0.0f;
         for (int b = 0; b < NB; b++) dr[b] = 0.0f;
-        const float D = att_dot(dc, ctx + (long)i * a.hd + (long)h * a.dk, a.dk);
-        Dv[it] = D;
+        const float D = att_dot(dc, ctx + (long)i * a.hd + (long)h * a.dk, a.dk), l = lse[(long)h * a.T + i];
+        Dv[(long)h * a.T + i] = D;
+        /* The end buckets' running sums, as att_rel_row's att_sum: from
+         * the chain's first residue, and from the first at i + max_dist. */
+        float lo[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, hi[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        const int jhi = i + a.M > s0 ? i + a.M : s0;
         for (int j = s0; j < s0 + n; j++) {
-            int b;
-            const float p = expf(att_score(&a, i, j, h, &b) - lse[it]);
-            const float *v = a.qkv + (long)j * a.W3 + 2 * a.hd + (long)h * a.dk, *k = v - a.hd;
-            const float ds = p * (att_mask(&a, i, j, h) * att_dot(dc, v, a.dk) - D);
-            dr[b] += ds;
-            for (int e = 0; e < a.dk; e++) dq[e] += ds * a.scale * k[e];
+            const float *v = a.qkv + (long)j * a.W3 + 2 * a.hd + (long)h * a.dk;
+            const float p = act_exp(att_score(&a, i, j, h) - l);
+            const float ds = p * (att_dot(dc, v, a.dk) * att_mask(&a, i, j, h) - D);
+            if (j - i <= -a.M)
+                lo[(j - s0) & 7] += ds;
+            else if (j - i >= a.M)
+                hi[(j - jhi) & 7] += ds;
+            else
+                dr[j - i + a.M] = ds;
+            att_axpy(dq, ds * a.scale, v - a.hd, a.dk);
+        }
+        if (s0 >= 0) {
+            dr[0] = att_parts(lo);
+            dr[nb] = att_parts(hi);
         }
     }
+#endif
     FS_SYNC();
 }
 
@@ -263,6 +441,9 @@ FS_DEVICE FS_NOINLINE static void att_key_grads(FsModel *m, const FsLayer *y, lo
     const float *dctx = m->work + y->att_dctx + (long)y->out_pad * a.hd, *lse = m->work + y->bn_mean;
     const float *Dv = lse + (long)a.T * a.H;
     float *dqkv = m->work + y->att_dqkv + (long)y->out_pad * a.W3;
+#if FS_ONE_THREAD
+    att_key_cpu(m, y, &a, ch, dctx, lse, Dv, dqkv);
+#else
     FS_PARFOR(it, (long)a.T * a.H)
     {
         const int j = (int)(it / a.H), h = (int)(it % a.H), s0 = ch[2 * j], n = ch[2 * j + 1];
@@ -270,17 +451,15 @@ FS_DEVICE FS_NOINLINE static void att_key_grads(FsModel *m, const FsLayer *y, lo
         const float *v = a.qkv + (long)j * a.W3 + 2 * a.hd + (long)h * a.dk;
         for (int e = 0; e < a.dk; e++) dk[e] = dv[e] = 0.0f;
         for (int i = s0; i < s0 + n; i++) {
-            int b;
-            const long ih = (long)i * a.H + h;
-            const float p = expf(att_score(&a, i, j, h, &b) - lse[ih]), mk = att_mask(&a, i, j, h);
-            const float *dc = dctx + (long)i * a.hd + (long)h * a.dk, *q = a.qkv + (long)i * a.W3 + (long)h * a.dk;
-            const float ds = p * (mk * att_dot(dc, v, a.dk) - Dv[ih]), pm = p * mk;
-            for (int e = 0; e < a.dk; e++) {
-                dk[e] += ds * a.scale * q[e];
-                dv[e] += pm * dc[e];
-            }
+            const long ih = (long)h * a.T + i;
+            const float p = act_exp(att_score(&a, i, j, h) - lse[ih]), mk = att_mask(&a, i, j, h);
+            const float *dc = dctx + (long)i * a.hd + (long)h * a.dk;
+            const float ds = p * (mk * att_dot(dc, v, a.dk) - Dv[ih]);
+            att_axpy(dk, ds * a.scale, a.qkv + (long)i * a.W3 + (long)h * a.dk, a.dk);
+            att_axpy(dv, p * mk, dc, a.dk);
         }
     }
+#endif
     FS_SYNC();
 }
 
