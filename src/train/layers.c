@@ -90,9 +90,11 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     case FS_LAYER_LSTM:
         rnn_forward(m, y, x, B);
         break;
+#ifndef FS_NO_ATTENTION /* (the block tier's kernel, kernels/fit_kernel.cu) */
     case FS_LAYER_ATTENTION:
         attention_forward(m, y, i, x, B, train);
         break;
+#endif
     default:
         break;
     }
@@ -147,9 +149,11 @@ FS_DEVICE FS_NOINLINE int layer_backward(FsModel *m, int i, int B, const FsOptSt
     case FS_LAYER_LSTM:
         rnn_backward(m, y, x, dx, B);
         break;
+#ifndef FS_NO_ATTENTION
     case FS_LAYER_ATTENTION:
         attention_backward(m, y, i, x, dx, B);
         break;
+#endif
     default:
         break;
     }
