@@ -326,7 +326,7 @@ static void attention_workspace(FsLayer *y, long rows, long max_batch, long *wor
     long *area[] = {&y->z,      &y->att_dqkv, &y->h,       &y->att_dctx, &y->att_xhat,
                     &y->t,      &y->bn_mean,  &y->bn_istd, &y->att_drel, &y->att_cpu};
     const long size[] = {qkv, qkv, ctx, ctx, y->out_size, 2 * rows + 4, 2 * rows * s->heads, rows,
-                         rows * s->heads * FS_ATT_BUCKETS(s), (4 * hd + 3) * rows};
+                         rows * s->heads * FS_ATT_BUCKETS(s), (4 * hd + 3 * FS_ATT_ROW_SETS) * rows};
     for (int k = 0; k < (int)(sizeof size / sizeof size[0]); k++) {
         *area[k] = *work;
         *work += (size[k] + 15) / 16 * 16;

@@ -94,6 +94,9 @@ typedef struct {
 /* An attention layer's position-bias buckets: relative distances
  * -max_dist..max_dist, clipped (bucket = clip(j - i) + max_dist). */
 #define FS_ATT_BUCKETS(s) (2 * (s)->max_dist + 1)
+/* The CPU's attention passes in this many ranges of (row, head) pairs, each
+ * with score rows of its own (FsLayer.att_cpu), for pool threads to share. */
+#define FS_ATT_ROW_SETS 8
 
 /* A chain model (arch.chain) reads a whole protein chain, not a window:
  * its convolutions run over the chain with zero padding at its ends
@@ -163,7 +166,8 @@ typedef struct {
     long att_xhat;   /* attention: its layer norm's x-hat */
     long att_drel;   /* attention: each row and head's position-bias gradients, [rows][heads][buckets] */
     long att_cpu;    /* attention, the CPU's row-at-a-time path: q, k, v transposed [3 x heads x key_dim][rows],
-                        the heads' output gradients transposed [heads x key_dim][rows], three rows of scores */
+                        the heads' output gradients transposed [heads x key_dim][rows], FS_ATT_ROW_SETS x three
+                        rows of scores */
     long out_size; /* floats in one output tensor for the maximum batch */
 } FsLayer;
 

@@ -31,6 +31,7 @@
 #include "data/data.h"
 #include "train/act.h"
 #include "train/layers.h"
+#include "train/team.h"
 
 /* The heads' width, heads x key_dim. */
 FS_DEVICE static inline int att_hd(const FsLayer *y) { return y->spec.heads * y->spec.key_dim; }
@@ -178,22 +179,54 @@ FS_DEVICE static inline void att_axpy(float *FS_RESTRICT c, float p, const float
 /* The CPU's rows: one (row, head) pair's scores over its chain at a time, */
 /* each loop across the chain's residues (vectors), from the columns of q, */
 /* k, v and the context gradient transposed (att_cpu). The same sums in   */
-/* the same order as the block's pairs below, so the same bits.           */
+/* the same order as the block's pairs below, so the same bits. The pairs */
+/* are cut into FS_ATT_ROW_SETS ranges, each with rows of its own, which  */
+/* idle pool threads may take (team_for): a pair's outputs are its own.   */
 
 typedef struct {
-    float *qkvt, *dct, *sr, *pr, *dr; /* [3 hd][T], [hd][T], three rows of T */
+    float *qkvt, *dct, *sr, *pr, *dr; /* [3 hd][T], [hd][T], three rows of T (range k's) */
 } AttCpu;
 
-FS_DEVICE static inline AttCpu att_cpu(const FsModel *m, const FsLayer *y)
+FS_DEVICE static inline AttCpu att_cpu(const FsModel *m, const FsLayer *y, int k)
 {
     const long T = m->rows, hd = att_hd(y);
     AttCpu c;
     c.qkvt = m->work + y->att_cpu;
     c.dct = c.qkvt + 3 * hd * T;
-    c.sr = c.dct + hd * T;
+    c.sr = c.dct + hd * T + 3 * T * k;
     c.pr = c.sr + T;
     c.dr = c.pr + T;
     return c;
+}
+
+/* One pass over the pairs: what its pairs read and write, and the pair's work. */
+typedef struct AttTask {
+    FsModel *m;
+    const FsLayer *y;
+    AttRow a;
+    const int *ch;
+    const float *ctx, *dctx, *lse;
+    float *out, *Dv, *dqkv, *drel; /* out: the context (forward) */
+    void (*pair)(const struct AttTask *t, const AttCpu *c, long it);
+} AttTask;
+
+static void att_range(void *arg, long lo, long hi)
+{
+    const AttTask *t = arg;
+    const long n = (long)t->a.T * t->a.H;
+    for (long k = lo; k < hi; k++) {
+        const AttCpu c = att_cpu(t->m, t->y, (int)k);
+        for (long it = n * k / FS_ATT_ROW_SETS; it < n * (k + 1) / FS_ATT_ROW_SETS; it++) t->pair(t, &c, it);
+    }
+}
+
+/* Runs t's pairs; per (row, head) about 4 x key_dim multiply-adds a pair
+ * of its chain (team.h's unit of work). */
+static void att_run(AttTask *t)
+{
+    double pairs = 0.0;
+    for (int i = 0; i < t->a.T; i++) pairs += t->ch[2 * i + 1];
+    team_for(FS_ATT_ROW_SETS, pairs * t->a.H * 4.0 * t->a.dk, att_range, t);
 }
 
 /* out[0..n) = x . cols[e][0..n) over e < dk (column e of a transposed
@@ -216,26 +249,31 @@ static inline void att_score_row(const AttRow *a, const AttCpu *c, int i, int h,
     for (int j = 0; j < n; j++) c->sr[j] = c->sr[j] * a->scale + att_rel(a, i, s0 + j, h);
 }
 
+static void att_context_pair(const AttTask *t, const AttCpu *c, long it)
+{
+    const AttRow *a = &t->a;
+    const int i = (int)(it / a->H), h = (int)(it % a->H), s0 = t->ch[2 * i], n = t->ch[2 * i + 1];
+    float *FS_RESTRICT cx = t->out + (long)i * a->hd + (long)h * a->dk;
+    for (int e = 0; e < a->dk; e++) cx[e] = 0.0f;
+    if (s0 < 0) return;
+    att_score_row(a, c, i, h, s0, n);
+    float mx = -3.0e38f;
+    for (int j = 0; j < n; j++) mx = c->sr[j] > mx ? c->sr[j] : mx;
+    for (int j = 0; j < n; j++) c->pr[j] = act_exp(c->sr[j] - mx);
+    const float l = mx + logf(att_sum(c->pr, n));
+    t->Dv[(long)h * a->T + i] = l; /* the forward's Dv is the log-sum-exp's row (att_context) */
+    for (int j = 0; j < n; j++) c->pr[j] = act_exp(c->sr[j] - l);
+    if (a->dropped)
+        for (int j = 0; j < n; j++) c->pr[j] *= att_mask(a, i, s0 + j, h);
+    for (int j = 0; j < n; j++) att_axpy(cx, c->pr[j], a->qkv + (long)(s0 + j) * a->W3 + 2 * a->hd + (long)h * a->dk, a->dk);
+}
+
 static void att_context_cpu(FsModel *m, const FsLayer *y, const AttRow *a, const int *ch, float *ctx, float *lse)
 {
-    const AttCpu c = att_cpu(m, y);
+    const AttCpu c = att_cpu(m, y, 0);
     ops_transpose(a->qkv, a->T, a->W3, c.qkvt, a->T);
-    for (long it = 0; it < (long)a->T * a->H; it++) {
-        const int i = (int)(it / a->H), h = (int)(it % a->H), s0 = ch[2 * i], n = ch[2 * i + 1];
-        float *FS_RESTRICT cx = ctx + (long)i * a->hd + (long)h * a->dk;
-        for (int e = 0; e < a->dk; e++) cx[e] = 0.0f;
-        if (s0 < 0) continue;
-        att_score_row(a, &c, i, h, s0, n);
-        float mx = -3.0e38f;
-        for (int j = 0; j < n; j++) mx = c.sr[j] > mx ? c.sr[j] : mx;
-        for (int j = 0; j < n; j++) c.pr[j] = act_exp(c.sr[j] - mx);
-        const float l = mx + logf(att_sum(c.pr, n));
-        lse[(long)h * a->T + i] = l;
-        for (int j = 0; j < n; j++) c.pr[j] = act_exp(c.sr[j] - l);
-        if (a->dropped)
-            for (int j = 0; j < n; j++) c.pr[j] *= att_mask(a, i, s0 + j, h);
-        for (int j = 0; j < n; j++) att_axpy(cx, c.pr[j], a->qkv + (long)(s0 + j) * a->W3 + 2 * a->hd + (long)h * a->dk, a->dk);
-    }
+    AttTask t = {.m = m, .y = y, .a = *a, .ch = ch, .out = ctx, .Dv = lse, .pair = att_context_pair};
+    att_run(&t);
 }
 #endif
 
@@ -326,58 +364,70 @@ FS_DEVICE static inline void att_rel_row(const AttRow *a, float *dr, const float
 }
 
 #if FS_ONE_THREAD
+static void att_query_pair(const AttTask *t, const AttCpu *c, long it)
+{
+    const AttRow *a = &t->a;
+    const int NB = FS_ATT_BUCKETS(&t->y->spec);
+    const int i = (int)(it / a->H), h = (int)(it % a->H), s0 = t->ch[2 * i], n = t->ch[2 * i + 1];
+    float *FS_RESTRICT dq = t->dqkv + (long)i * a->W3 + (long)h * a->dk;
+    const float *dc = t->dctx + (long)i * a->hd + (long)h * a->dk;
+    for (int e = 0; e < a->dk; e++) dq[e] = 0.0f;
+    const float D = att_dot(dc, t->ctx + (long)i * a->hd + (long)h * a->dk, a->dk), l = t->lse[(long)h * a->T + i];
+    t->Dv[(long)h * a->T + i] = D;
+    if (s0 < 0) {
+        for (int b = 0; b < NB; b++) t->drel[it * NB + b] = 0.0f;
+        return;
+    }
+    att_score_row(a, c, i, h, s0, n);
+    att_dots(c->dr, dc, c->qkvt + (2L * a->hd + (long)h * a->dk) * a->T + s0, a->T, a->dk, n);
+    for (int j = 0; j < n; j++) c->pr[j] = act_exp(c->sr[j] - l);
+    if (a->dropped)
+        for (int j = 0; j < n; j++) c->dr[j] *= att_mask(a, i, s0 + j, h);
+    for (int j = 0; j < n; j++) c->dr[j] = c->pr[j] * (c->dr[j] - D);
+    for (int j = 0; j < n; j++)
+        att_axpy(dq, c->dr[j] * a->scale, a->qkv + (long)(s0 + j) * a->W3 + a->hd + (long)h * a->dk, a->dk);
+    att_rel_row(a, t->drel + it * NB, c->dr, i, s0, n);
+}
+
+static void att_key_pair(const AttTask *t, const AttCpu *c, long it)
+{
+    const AttRow *a = &t->a;
+    const int j = (int)(it / a->H), h = (int)(it % a->H), s0 = t->ch[2 * j], n = t->ch[2 * j + 1];
+    float *FS_RESTRICT dk = t->dqkv + (long)j * a->W3 + a->hd + (long)h * a->dk, *FS_RESTRICT dv = dk + a->hd;
+    for (int e = 0; e < a->dk; e++) dk[e] = dv[e] = 0.0f;
+    if (s0 < 0) return;
+    const float *k = a->qkv + (long)j * a->W3 + a->hd + (long)h * a->dk, *v = k + a->hd;
+    att_dots(c->sr, k, c->qkvt + (long)h * a->dk * a->T + s0, a->T, a->dk, n);
+    att_dots(c->dr, v, c->dct + (long)h * a->dk * a->T + s0, a->T, a->dk, n);
+    const float *lh = t->lse + (long)h * a->T + s0, *Dh = t->Dv + (long)h * a->T + s0;
+    for (int i = 0; i < n; i++) c->pr[i] = act_exp(c->sr[i] * a->scale + att_rel(a, s0 + i, j, h) - lh[i]);
+    if (a->dropped)
+        for (int i = 0; i < n; i++) c->sr[i] = att_mask(a, s0 + i, j, h);
+    for (int i = 0; i < n; i++) {
+        const float mk = a->dropped ? c->sr[i] : 1.0f, ds = c->pr[i] * (mk * c->dr[i] - Dh[i]);
+        att_axpy(dk, ds * a->scale, a->qkv + (long)(s0 + i) * a->W3 + (long)h * a->dk, a->dk);
+        att_axpy(dv, c->pr[i] * mk, t->dctx + (long)(s0 + i) * a->hd + (long)h * a->dk, a->dk);
+    }
+}
+
+/* The query pass (the transposes first, which the key pass reads too). */
 static void att_query_cpu(FsModel *m, const FsLayer *y, const AttRow *a, const int *ch, const float *ctx,
                           const float *dctx, const float *lse, float *Dv, float *dqkv, float *drel)
 {
-    const AttCpu c = att_cpu(m, y);
-    const int NB = FS_ATT_BUCKETS(&y->spec);
+    const AttCpu c = att_cpu(m, y, 0);
     ops_transpose(a->qkv, a->T, a->W3, c.qkvt, a->T);
     ops_transpose(dctx, a->T, a->hd, c.dct, a->T);
-    for (long it = 0; it < (long)a->T * a->H; it++) {
-        const int i = (int)(it / a->H), h = (int)(it % a->H), s0 = ch[2 * i], n = ch[2 * i + 1];
-        float *FS_RESTRICT dq = dqkv + (long)i * a->W3 + (long)h * a->dk;
-        const float *dc = dctx + (long)i * a->hd + (long)h * a->dk;
-        for (int e = 0; e < a->dk; e++) dq[e] = 0.0f;
-        const float D = att_dot(dc, ctx + (long)i * a->hd + (long)h * a->dk, a->dk), l = lse[(long)h * a->T + i];
-        Dv[(long)h * a->T + i] = D;
-        if (s0 < 0) {
-            for (int b = 0; b < NB; b++) drel[it * NB + b] = 0.0f;
-            continue;
-        }
-        att_score_row(a, &c, i, h, s0, n);
-        att_dots(c.dr, dc, c.qkvt + (2L * a->hd + (long)h * a->dk) * a->T + s0, a->T, a->dk, n);
-        for (int j = 0; j < n; j++) c.pr[j] = act_exp(c.sr[j] - l);
-        if (a->dropped)
-            for (int j = 0; j < n; j++) c.dr[j] *= att_mask(a, i, s0 + j, h);
-        for (int j = 0; j < n; j++) c.dr[j] = c.pr[j] * (c.dr[j] - D);
-        for (int j = 0; j < n; j++)
-            att_axpy(dq, c.dr[j] * a->scale, a->qkv + (long)(s0 + j) * a->W3 + a->hd + (long)h * a->dk, a->dk);
-        att_rel_row(a, drel + it * NB, c.dr, i, s0, n);
-    }
+    AttTask t = {.m = m, .y = y, .a = *a, .ch = ch, .ctx = ctx, .dctx = dctx, .lse = lse, .Dv = Dv, .dqkv = dqkv,
+                 .drel = drel, .pair = att_query_pair};
+    att_run(&t);
 }
 
 static void att_key_cpu(FsModel *m, const FsLayer *y, const AttRow *a, const int *ch, const float *dctx,
                         const float *lse, const float *Dv, float *dqkv)
 {
-    const AttCpu c = att_cpu(m, y);
-    for (long it = 0; it < (long)a->T * a->H; it++) {
-        const int j = (int)(it / a->H), h = (int)(it % a->H), s0 = ch[2 * j], n = ch[2 * j + 1];
-        float *FS_RESTRICT dk = dqkv + (long)j * a->W3 + a->hd + (long)h * a->dk, *FS_RESTRICT dv = dk + a->hd;
-        for (int e = 0; e < a->dk; e++) dk[e] = dv[e] = 0.0f;
-        if (s0 < 0) continue;
-        const float *k = a->qkv + (long)j * a->W3 + a->hd + (long)h * a->dk, *v = k + a->hd;
-        att_dots(c.sr, k, c.qkvt + (long)h * a->dk * a->T + s0, a->T, a->dk, n);
-        att_dots(c.dr, v, c.dct + (long)h * a->dk * a->T + s0, a->T, a->dk, n);
-        const float *lh = lse + (long)h * a->T + s0, *Dh = Dv + (long)h * a->T + s0;
-        for (int i = 0; i < n; i++) c.pr[i] = act_exp(c.sr[i] * a->scale + att_rel(a, s0 + i, j, h) - lh[i]);
-        if (a->dropped)
-            for (int i = 0; i < n; i++) c.sr[i] = att_mask(a, s0 + i, j, h);
-        for (int i = 0; i < n; i++) {
-            const float mk = a->dropped ? c.sr[i] : 1.0f, ds = c.pr[i] * (mk * c.dr[i] - Dh[i]);
-            att_axpy(dk, ds * a->scale, a->qkv + (long)(s0 + i) * a->W3 + (long)h * a->dk, a->dk);
-            att_axpy(dv, c.pr[i] * mk, dctx + (long)(s0 + i) * a->hd + (long)h * a->dk, a->dk);
-        }
-    }
+    AttTask t = {.m = m, .y = y, .a = *a, .ch = ch, .dctx = dctx, .lse = lse, .Dv = (float *)Dv, .dqkv = dqkv,
+                 .pair = att_key_pair};
+    att_run(&t);
 }
 #endif
 
