@@ -474,9 +474,9 @@ void model_init(const FsNet *net, float *weights, FsRng *rng)
             continue;
         }
         if (s->kind == FS_LAYER_ATTENTION) {
-            /* Glorot uniform for both projections (PyTorch's
-             * nn.MultiheadAttention's in_proj), biases and position
-             * biases zero, the layer norm's gamma 1. */
+            /* Glorot uniform for each projection (fan in + fan out: C
+             * and heads x key_dim), biases and position biases zero,
+             * the layer norm's gamma 1. */
             const long C = y->in_c, hd = (long)s->heads * s->key_dim;
             const float lin = sqrtf(6.0f / (float)(C + hd));
             for (long k = 0; k < y->n_w; k++) weights[y->w + k] = lin * (2.0f * fs_rng_uniform(rng) - 1.0f);

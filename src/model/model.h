@@ -209,7 +209,7 @@ void model_init(const FsNet *net, float *weights, FsRng *rng);
 
 /* The residues one output sees (its receptive field): a chain model's is
  * 1 + the sum of (width - 1) x dilation over convolution and highway
- * layers, or FS_RF_WHOLE_CHAIN where a recurrent layer reads it all; a
+ * layers, or FS_RF_WHOLE_CHAIN where a recurrent or attention layer reads it all; a
  * window model's is its window (its dense or output layer flattens the
  * window). */
 #define FS_RF_WHOLE_CHAIN (1 << 30)

@@ -67,7 +67,7 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n)
         snprintf(t, sizeof t, " %s", model_act_name((FsAct)act));
         cat(out, n, t);
     }
-    if (a->chain && model_receptive_field(a) == FS_RF_WHOLE_CHAIN) /* a recurrent layer reads it all */
+    if (a->chain && model_receptive_field(a) == FS_RF_WHOLE_CHAIN) /* a recurrent or attention layer reads it all */
         snprintf(t, sizeof t, " chain rf whole%s", a->init == FS_INIT_GLOROT ? " glorot" : "");
     else if (a->chain)
         snprintf(t, sizeof t, " chain rf%d%s", model_receptive_field(a), a->init == FS_INIT_GLOROT ? " glorot" : "");

@@ -17,11 +17,14 @@
  * rows only, whatever the chains' lengths. Each output (a row and head's
  * context, a query's, key's or value's gradient) is one thread's, its sums
  * over the chain in one fixed order: the bits depend neither on the thread
- * count nor on what else shares the batch. Backward runs a query pass (the
+ * count nor (without dropout, so at inference always) on what else shares
+ * the batch. Backward runs a query pass (the
  * queries' gradients, and each row's position-bias gradients by bucket)
  * and a key pass (the keys' and values' gradients), then sums the
  * position-bias gradients over the rows in order. The dropout mask is
- * drawn again in backward from its hash (layers.h), not stored.
+ * drawn again in backward from its hash (layers.h), not stored; the hash
+ * takes a pair's rows in the batch, so a training batch's mask depends on
+ * where its chains sit (as every dropout layer's does).
  *
  * The projections are width-1 convolutions (conv.c) and the layer norm is
  * blocks.c's, each through a view of the layer that points at its part.
@@ -372,12 +375,13 @@ static void att_query_pair(const AttTask *t, const AttCpu *c, long it)
     float *FS_RESTRICT dq = t->dqkv + (long)i * a->W3 + (long)h * a->dk;
     const float *dc = t->dctx + (long)i * a->hd + (long)h * a->dk;
     for (int e = 0; e < a->dk; e++) dq[e] = 0.0f;
-    const float D = att_dot(dc, t->ctx + (long)i * a->hd + (long)h * a->dk, a->dk), l = t->lse[(long)h * a->T + i];
+    const float D = att_dot(dc, t->ctx + (long)i * a->hd + (long)h * a->dk, a->dk);
     t->Dv[(long)h * a->T + i] = D;
     if (s0 < 0) {
         for (int b = 0; b < NB; b++) t->drel[it * NB + b] = 0.0f;
         return;
     }
+    const float l = t->lse[(long)h * a->T + i]; /* (a pad row has none) */
     att_score_row(a, c, i, h, s0, n);
     att_dots(c->dr, dc, c->qkvt + (2L * a->hd + (long)h * a->dk) * a->T + s0, a->T, a->dk, n);
     for (int j = 0; j < n; j++) c->pr[j] = act_exp(c->sr[j] - l);
@@ -454,7 +458,8 @@ FS_DEVICE FS_NOINLINE static void att_query_grads(FsModel *m, const FsLayer *y, 
         const float *dc = dctx + (long)i * a.hd + (long)h * a.dk;
         for (int e = 0; e < a.dk; e++) dq[e] = 0.0f;
         for (int b = 0; b < NB; b++) dr[b] = 0.0f;
-        const float D = att_dot(dc, ctx + (long)i * a.hd + (long)h * a.dk, a.dk), l = lse[(long)h * a.T + i];
+        const float D = att_dot(dc, ctx + (long)i * a.hd + (long)h * a.dk, a.dk);
+        const float l = s0 >= 0 ? lse[(long)h * a.T + i] : 0.0f; /* (a pad row has none) */
         Dv[(long)h * a.T + i] = D;
         /* The end buckets' running sums, as att_rel_row's att_sum: from
          * the chain's first residue, and from the first at i + max_dist. */
