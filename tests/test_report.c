@@ -449,6 +449,11 @@ static void test_arch_summary(void)
                         "{\"bidirectional\":false,\"kind\":\"gru\",\"units\":8}]}}",
                         s, sizeof s);
     CHECK_MSG(!strcmp(s, "bigru64 > gru8"), "%s", s);
+    /* An attention layer as a trial config writes it (sweep/config.c): heads x key_dim. */
+    report_arch_summary("{\"model\":{\"layers\":[{\"dropout\":0.1,\"epsilon\":0.001,\"heads\":4,\"key_dim\":16,"
+                        "\"kind\":\"attention\",\"max_distance\":32}]}}",
+                        s, sizeof s);
+    CHECK_MSG(!strcmp(s, "att4x16"), "%s", s);
     report_arch_summary("not json", s, sizeof s);
     CHECK(!strcmp(s, ""));
     char tiny[12];
