@@ -139,6 +139,11 @@ int cli_leaderboard(int argc, char **argv)
     cli_args_free(&a);
     if (rc) return rc;
 
+    return cli_leaderboard_write(dir, fmt, (int)top, stdout);
+}
+
+int cli_leaderboard_write(const char *dir, int fmt, int top, FILE *out)
+{
     FsJournal j;
     FsReportFolder f;
     if (cli_folder_read(dir, &j, &f)) return FS_EXIT_ERROR;
@@ -150,17 +155,29 @@ int cli_leaderboard(int argc, char **argv)
         cli_error("note: the journal's last line is incomplete (a run writing or killed); skipped");
     FsReport rep;
     report_build(&rep, &j, &f.spec);
-    report_write(&rep, (FsReportFormat)fmt, (int)top, stdout);
-    if ((fmt == FS_REPORT_TABLE || fmt == FS_REPORT_WIDE) && rep.n_rows == 0) printf("(no trials in the journal yet)\n");
+    report_write(&rep, (FsReportFormat)fmt, top, out);
+    const int text = fmt == FS_REPORT_TABLE || fmt == FS_REPORT_WIDE;
+    if (text && rep.n_rows == 0) fprintf(out, "(no trials in the journal yet)\n");
     FsStudyStop study;
     cli_folder_study(&f, &j, &study);
-    if ((fmt == FS_REPORT_TABLE || fmt == FS_REPORT_WIDE || fmt == FS_REPORT_MD) && study.stopped) {
-        char text[400];
-        run_study_text(&study, text, sizeof text);
-        printf("\nThe study %s.\n", text);
+    if ((text || fmt == FS_REPORT_MD) && study.stopped) {
+        char line[400];
+        run_study_text(&study, line, sizeof line);
+        fprintf(out, "\nThe study %s.\n", line);
     }
     report_free(&rep);
     report_folder_free(&f);
     journal_close(&j);
-    return fflush(stdout) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
+    return fflush(out) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
+}
+
+int cli_curves_write(const char *dir, FILE *out)
+{
+    FsJournal j;
+    FsReportFolder f;
+    if (cli_folder_read(dir, &j, &f)) return FS_EXIT_ERROR;
+    report_curves_csv(out, &j);
+    report_folder_free(&f);
+    journal_close(&j);
+    return fflush(out) == 0 ? FS_EXIT_OK : FS_EXIT_ERROR;
 }

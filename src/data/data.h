@@ -245,6 +245,9 @@ FsFormat data_detect_file(const char *path, FsErr *err);
  * unscored, other letters as X (stats.unknown_letters counts them).
  * 0, or -1 with err naming file:line:col. */
 int data_load_sequences(FsDataset *ds, const char *path, FsErr *err);
+/* The same from n bytes of FASTA text in memory (the library API's
+ * sequences), messages naming it name. */
+int data_sequences_parse(FsDataset *ds, const char *text, size_t n, const char *name, FsErr *err);
 /* Leakage guard (hashes.c): protein i's sequence fingerprint (FNV-1a of
  * its residue codes); the sorted, distinct fingerprints of every protein a
  * run trains or validates on (data_in_use; malloc'd, returns the count);

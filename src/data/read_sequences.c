@@ -55,18 +55,31 @@ static int read_fasta_plain(DataBuilder *b, const DataText *t, FsErr *err)
     return 0;
 }
 
-int data_load_sequences(FsDataset *ds, const char *path, FsErr *err)
+/* t's proteins into ds (which the builder owns from the start). */
+static int sequences_build(FsDataset *ds, const DataText *t, FsErr *err)
 {
-    DataText t;
     DataBuilder b;
     data_build_init(&b, ds);
-    if (data_text_read(&t, path, err) != 0) {
-        data_free(ds); /* what the builder started with */
-        return -1;
-    }
-    int rc = read_fasta_plain(&b, &t, err);
-    data_text_free(&t);
+    int rc = read_fasta_plain(&b, t, err);
     if (rc == 0) data_build_finish(&b);
     else data_free(ds);
     return rc;
+}
+
+int data_load_sequences(FsDataset *ds, const char *path, FsErr *err)
+{
+    DataText t;
+    if (data_text_read(&t, path, err) != 0) {
+        memset(ds, 0, sizeof *ds); /* nothing to free */
+        return -1;
+    }
+    int rc = sequences_build(ds, &t, err);
+    data_text_free(&t);
+    return rc;
+}
+
+int data_sequences_parse(FsDataset *ds, const char *text, size_t n, const char *name, FsErr *err)
+{
+    const DataText t = {(char *)text, n, name};
+    return sequences_build(ds, &t, err);
 }

@@ -226,6 +226,11 @@ void report_arch_summary(const char *config, char *out, size_t n);
 int report_write_files(const char *dir, const FsJournal *j, const FsSweep *sw, FsErr *err);
 int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec,
                             FsErr *err);
+/* Every fold's learning curves as CSV (curves.c): trial, fold, seed,
+ * epoch (1-based), train_loss, val_loss, val_q3, seconds (the epoch's),
+ * best (1 at the fold's kept epoch) and the fold's status; a row per
+ * epoch, in the journal's order. */
+void report_curves_csv(FILE *out, const FsJournal *j);
 /* The terminal table of the best `top` trials of the run folder dir (named
  * in the line that says how many more there are). */
 void report_print_leaderboard(FILE *out, const char *dir, const FsJournal *j, const FsSweep *sw, int top);

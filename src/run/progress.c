@@ -139,34 +139,63 @@ static void put_fixed(FsJsonOut *w, const char *key, double v, int decimals)
     json_fixed(w, v, decimals);
 }
 
-/* DIR/progress.json: what `foldsweep status` shows of a live run. A value
- * not known (not finite) is null, which status reads as not known. */
+/* The run's progress as one JSON object (lock held): DIR/progress.json's
+ * content and the listener's event. A value not known (not finite) is
+ * null, which status reads as not known. */
+static void progress_json(FsProgress *p, FsJsonOut *w, int final)
+{
+    const FsProgressSample *s = &p->last;
+    double el = fs_now() - p->t_start;
+    json_object_begin(w);
+    put_fixed(w, "time", (double)time(NULL), 3);
+    json_member_int(w, "pid", (long)getpid());
+    put_fixed(w, "elapsed", el, 1);
+    json_member_int(w, "folds_done", p->folds_earlier + p->folds_done);
+    json_member_int(w, "folds_total", p->folds_earlier + p->folds_total + p->ahead_trials + p->ahead_replicates);
+    json_member_int(w, "in_flight", p->in_flight);
+    json_member_int(w, "trials_done", p->trials_done);
+    json_member_int(w, "trials_total", p->trials_total);
+    put_fixed(w, "examples_done", s->done, 0);
+    put_fixed(w, "examples_planned", s->planned, 0);
+    put_fixed(w, "examples_per_second", el > 0 ? s->trained / el : 0.0, 1);
+    /* From examples only: status has the folds' pace itself. -1: not known yet. */
+    put_fixed(w, "eta_seconds", s->eta >= 0 ? eta_of(p, el) : -1.0, 1);
+    json_member_str(w, "flight", s->flight);
+    json_member_str(w, "best_trial", p->have_best ? p->best.id : "");
+    json_key(w, "best_mean");
+    json_num64(w, p->have_best ? p->best.mean : NAN);
+    json_key(w, "final");
+    json_bool(w, final);
+    json_end(w);
+    json_tail(w, "\n");
+}
+
+/* DIR/progress.json: what `foldsweep status` shows of a live run. */
 static void progress_write_json(FsProgress *p)
 {
     char path[FS_PATH_IN_DIR];
     FsErr err = {0};
-    const FsProgressSample *s = &p->last;
-    double el = fs_now() - p->t_start;
     FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
-    json_object_begin(&w);
-    put_fixed(&w, "time", (double)time(NULL), 3);
-    json_member_int(&w, "pid", (long)getpid());
-    put_fixed(&w, "elapsed", el, 1);
-    json_member_int(&w, "folds_done", p->folds_earlier + p->folds_done);
-    json_member_int(&w, "folds_total", p->folds_earlier + p->folds_total + p->ahead_trials + p->ahead_replicates);
-    json_member_int(&w, "in_flight", p->in_flight);
-    put_fixed(&w, "examples_done", s->done, 0);
-    put_fixed(&w, "examples_planned", s->planned, 0);
-    put_fixed(&w, "examples_per_second", el > 0 ? s->trained / el : 0.0, 1);
-    /* From examples only: status has the folds' pace itself. -1: not known yet. */
-    put_fixed(&w, "eta_seconds", s->eta >= 0 ? eta_of(p, el) : -1.0, 1);
-    json_member_str(&w, "flight", s->flight);
-    json_end(&w);
-    json_tail(&w, "\n");
+    progress_json(p, &w, 0);
     snprintf(path, sizeof path, "%s/progress.json", p->dir);
     /* advisory: a failure costs only status's view */
     if (!json_out_error(&w)) (void)fs_write_file_atomic(path, w.p, w.n, &err);
     json_out_free(&w);
+}
+
+/* The listener's event, built under the lock (held on entry, held again on
+ * return) and told without it: a slow listener (Python's) must not hold up
+ * the folds that report to the line. */
+static void progress_tell(FsProgress *p, int final)
+{
+    if (!p->listener) return;
+    FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
+    progress_json(p, &w, final);
+    p->told_at = fs_now();
+    pthread_mutex_unlock(&p->lock);
+    if (!json_out_error(&w)) p->listener(w.p, p->listener_user);
+    json_out_free(&w);
+    pthread_mutex_lock(&p->lock);
 }
 
 /* After a stop signal (lock held): says what happens to the folds in
@@ -215,6 +244,7 @@ static void *progress_main(void *arg)
             draw(p, 0);
             last = now;
         }
+        if (!finish && p->have_sample && now - p->told_at >= 0.5) progress_tell(p, 0);
         pthread_mutex_unlock(&p->lock);
         if (finish) break;
     }
@@ -239,6 +269,7 @@ void progress_stop(FsProgress *p)
     if (p->running) pthread_join(p->thread, NULL);
     pthread_mutex_lock(&p->lock);
     draw(p, 1);
+    progress_tell(p, 1);
     pthread_mutex_unlock(&p->lock);
     if (p->dir) {
         /* The run is no longer live: status reads the journal alone. */

@@ -48,6 +48,9 @@ typedef struct {
     int have_sample;
     double json_at;   /* when DIR/progress.json was last written */
     const char *dir;  /* the run folder (progress.json); NULL: none */
+    void (*listener)(const char *json, void *user); /* FsRunOptions.on_progress, or NULL */
+    void *listener_user;
+    double told_at;   /* when the listener was last called */
 } FsProgress;
 
 /* redraw: run_progress_redraw's answer for out. */

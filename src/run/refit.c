@@ -146,8 +146,7 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
     int rc = -1;
     if (sweep_load_file(&sw, path, &errs) != 0 || sweep_load_data(&sw, &ds, &errs) != 0 ||
         sweep_bind_data(&sw, &ds, &errs) != 0) {
-        for (int i = 0; i < errs.n; i++) fprintf(stderr, "foldsweep: %s\n", errs.msg[i]);
-        errlist_free(&errs);
+        errlist_print(&errs);
         sweep_free(&sw);
         data_free(&ds);
         return -1;

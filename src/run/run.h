@@ -24,6 +24,18 @@ enum { FS_LINE_AUTO, FS_LINE_PLAIN, FS_LINE_BAR };
 
 typedef struct {
     const char *sweep_path;
+    /* The sweep's YAML itself (the library API's sweep from a dict), read
+     * instead of the file; sweep_path then only names it: in messages, as
+     * the folder relative data paths are read from, and for the default
+     * run folder. NULL: read sweep_path. */
+    const char *sweep_text;
+    /* Called with the run's progress as one JSON object (progress.json's
+     * fields, with the trials and the best: docs/python.md) about twice a
+     * second and once at the end ("final": true), from the progress thread,
+     * without the run's locks: the library API's progress callback. NULL:
+     * none. */
+    void (*on_progress)(const char *json, void *user);
+    void *progress_user;
     const char *out_dir; /* NULL: the sweep's run.out, else home_dir, else runs/<sweep name> */
     /* The run folder the sweep file is the saved sweep of (DIR/sweep.yaml
      * beside DIR/journal.jsonl: run_home_dir), or NULL. */
@@ -168,6 +180,9 @@ int run_refit_command(const char *dir, const char *id, int threads, char *file, 
 /* Signals: SIGINT / SIGTERM (and SIGUSR1, Slurm's warning) set the stop
  * flag; a second signal also sets the cancel flag. */
 void run_signals_install(void);
+/* The handlers the process had before run_signals_install, back (the
+ * library API's caller keeps its own: Python's KeyboardInterrupt). */
+void run_signals_remove(void);
 const volatile int *run_stop_flag(void);
 const volatile int *run_cancel_flag(void);
 /* For tests and for the grace timer. */

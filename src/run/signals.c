@@ -89,17 +89,31 @@ static void read_launcher(void)
     mpirun_cancels = under_mpirun && mpirun_window <= FS_MPIRUN_RESERVE;
 }
 
+/* The handlers run_signals_install replaced, for run_signals_remove. */
+static struct sigaction saved[3];
+static const int handled[3] = {SIGINT, SIGTERM, SIGUSR1};
+static int installed;
+
 void run_signals_install(void)
 {
     read_launcher();
+    /* A run in a process that ran one before (the library API) starts
+     * with no stop of the last one pending. */
+    stop_flag = cancel_flag = ending_flag = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL);
+    for (int i = 0; i < 3; i++) sigaction(handled[i], &sa, installed ? NULL : &saved[i]);
+    installed = 1;
+}
+
+void run_signals_remove(void)
+{
+    if (!installed) return;
+    for (int i = 0; i < 3; i++) sigaction(handled[i], &saved[i], NULL);
+    installed = 0;
 }
 
 const volatile int *run_stop_flag(void) { return (const volatile int *)&stop_flag; }

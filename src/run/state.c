@@ -16,12 +16,6 @@
 #include "run/gpu_driver.h"
 #include "run/state.h"
 
-static void print_errs(FsErrList *errs)
-{
-    for (int i = 0; i < errs->n; i++) fprintf(stderr, "foldsweep: %s\n", errs->msg[i]);
-    errlist_free(errs);
-}
-
 /* Test proteins identical to training ones (fingerprints): flagged, and
  * the first names in first; returns how many. */
 static uint32_t flag_identical(const RunState *st, uint8_t *flag, char *first, size_t n)
@@ -88,7 +82,7 @@ static int open_test(RunState *st, const char *sweep_path)
     FsErrList errs = {0};
     const FsSweep *sw = &st->sw;
     if (sweep_load_test(sw, &st->test, &errs) != 0) {
-        print_errs(&errs);
+        errlist_print(&errs);
         return -1;
     }
     if (sw->test_sequences)
@@ -134,8 +128,9 @@ static int open_inputs(RunState *st, const FsRunOptions *o, const FsMpi *m)
     double t0 = fs_now();
     FsErrList errs = {0};
     FsErr err = {0};
-    if (sweep_load_file(&st->sw, o->sweep_path, &errs) != 0) {
-        print_errs(&errs);
+    if ((o->sweep_text ? sweep_load_string(&st->sw, o->sweep_text, o->sweep_path, &errs)
+                       : sweep_load_file(&st->sw, o->sweep_path, &errs)) != 0) {
+        errlist_print(&errs);
         return FS_EXIT_ERROR;
     }
     FsSweep *sw = &st->sw;
@@ -146,7 +141,7 @@ static int open_inputs(RunState *st, const FsRunOptions *o, const FsMpi *m)
         return FS_EXIT_ERROR;
     }
     if (sweep_load_data(sw, &st->ds, &errs) != 0 || sweep_bind_data(sw, &st->ds, &errs) != 0) {
-        print_errs(&errs);
+        errlist_print(&errs);
         return FS_EXIT_ERROR;
     }
     st->n_seen = data_seen_hashes(&st->ds, &st->seen);
@@ -265,6 +260,8 @@ static int open_jobs(RunState *st, const FsRunOptions *o, FILE *out)
     /* Every fold of the trials proposed so far that is not queued is in the
      * journal (a failed or pruned trial's too: it trains no more). */
     progress_seed_done(&st->prog, st->n_proposed * st->folds.n - st->n_jobs);
+    st->prog.listener = o->on_progress;
+    st->prog.listener_user = o->progress_user;
     progress_rank_by(&st->prog, sw->metric == FS_METRIC_LOSS);
     for (int t = 0; t < sw->n_trials; t++)
         if (st->trials[t].folds == st->folds.n && !st->trials[t].bad && !journal_find_cut(&st->j, sw->trials[t].id))

@@ -132,6 +132,12 @@ void errlist_free(FsErrList *l)
     l->n = 0;
 }
 
+void errlist_print(FsErrList *l)
+{
+    for (int i = 0; i < l->n; i++) fprintf(stderr, "foldsweep: %s\n", l->msg[i]);
+    errlist_free(l);
+}
+
 void errlist_join(const FsErrList *l, char *out, size_t n)
 {
     if (!n) return;

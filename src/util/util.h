@@ -115,6 +115,8 @@ typedef struct {
 
 void errlist_add(FsErrList *l, const char *fmt, ...) FS_PRINTF(2, 3);
 void errlist_free(FsErrList *l);
+/* Each message as "foldsweep: MESSAGE" on stderr, then errlist_free. */
+void errlist_print(FsErrList *l);
 /* All messages, one per line, into out (truncated to n bytes). */
 void errlist_join(const FsErrList *l, char *out, size_t n);
 

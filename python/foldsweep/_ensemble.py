@@ -1,0 +1,113 @@
+"""foldsweep.load and Ensemble: trained models predicting through the C
+forward pass (`foldsweep predict`'s numbers)."""
+
+import ctypes
+import os
+
+from . import _native
+from ._native import lib
+
+LABELS = {3: "HEC", 8: "HGIEBTSC"}
+
+
+def load(source, rank=1, trial=None, fold=None, features=None):
+    """An Ensemble from a run folder (the trial at leaderboard rank `rank`,
+    or `trial`, its fold models together), an exported folder, or one
+    .safetensors file. fold: that fold's model alone. features: models that
+    read feature columns, their sources as `predict --features` takes them
+    (default: those they were trained with)."""
+    return Ensemble(source, rank=rank, trial=trial, fold=fold, features=features)
+
+
+def _fasta(sequences):
+    """(FASTA text, ids, how to return) from a str, a list or a dict."""
+    if isinstance(sequences, str):
+        items, kind = [("seq1", sequences)], "one"
+    elif isinstance(sequences, dict):
+        items, kind = list(sequences.items()), "dict"
+    else:
+        items, kind = [(f"seq{i + 1}", s) for i, s in enumerate(sequences)], "list"
+    lines = []
+    for i, (name, seq) in enumerate(items):
+        if not isinstance(seq, str):
+            raise TypeError(f"sequence {name!r}: expected a str of amino-acid letters, got {type(seq).__name__}")
+        # The C reader's id ends at the first space: a key it cannot hold
+        # whole is numbered there (the caller's keys are kept on this side).
+        safe = isinstance(name, str) and name and not any(c.isspace() for c in name)
+        lines.append(f">{name if safe else f'p{i + 1}'}\n{seq}\n")
+    return "".join(lines).encode(), [k for k, _ in items], kind
+
+
+class Ensemble:
+    """A trial's fold models (or one model) loaded by the C library."""
+
+    def __init__(self, source, rank=1, trial=None, fold=None, features=None):
+        o = _native.ModelOptions()
+        o.trial = None if trial is None else trial.encode()
+        o.rank = int(rank or 1)
+        o.fold = -1 if fold is None else int(fold)
+        o.features = None if features is None else features.encode()
+        handle = ctypes.c_void_p()
+        _native.call(lib.foldsweep_model_open, os.fsencode(os.fspath(source)), ctypes.byref(o),
+                     ctypes.byref(handle), what=f"loading {source}")
+        self._m = handle
+        self.source = os.fspath(source)
+        self.classes = lib.foldsweep_model_classes(handle)
+        self.labels = LABELS[self.classes]
+        self.files = [os.fsdecode(lib.foldsweep_model_file(handle, i)) for i in range(lib.foldsweep_model_count(handle))]
+        self.trial = (lib.foldsweep_model_trial(handle) or b"").decode()
+
+    def close(self):
+        if getattr(self, "_m", None):
+            lib.foldsweep_model_close(self._m)
+            self._m = None
+
+    def __del__(self):
+        self.close()
+
+    def __repr__(self):
+        return f"foldsweep.Ensemble({self.source!r}, trial={self.trial[:16]!r}, models={len(self.files)})"
+
+    def predict(self, sequences, threads=None, agreement=False):
+        """Per-residue probabilities (numpy float32 [length, classes], in
+        `labels` order) of a sequence; a list of them for a list, a dict for
+        a dict. Letters outside the 20 amino acids read as X, as in
+        `foldsweep predict`. agreement: also each residue's fraction of
+        models that agree with the ensemble, as (probs, agreement) pairs."""
+        import numpy as np
+        if self._m is None:
+            raise ValueError("this Ensemble is closed")
+        text, ids, kind = _fasta(sequences)
+        pred = ctypes.POINTER(_native.Prediction)()
+        _native.call(lib.foldsweep_predict, self._m, text, len(text), int(threads or 0), ctypes.byref(pred),
+                     what="predict")
+        try:
+            p = pred.contents
+            n_res, classes = p.n_residues, p.classes
+            off = np.ctypeslib.as_array(p.offsets, shape=(p.n_proteins + 1,)).copy()
+            probs = np.ctypeslib.as_array(p.probs, shape=(n_res * classes,)).copy().reshape(n_res, classes)
+            agree = np.ctypeslib.as_array(p.agreement, shape=(n_res,)).copy()
+        finally:
+            lib.foldsweep_prediction_free(pred)  # p is freed with it
+        out = []
+        for i in range(len(ids)):
+            a, b = off[i], off[i + 1]
+            out.append((probs[a:b], agree[a:b]) if agreement else probs[a:b])
+        if kind == "one":
+            return out[0]
+        return dict(zip(ids, out)) if kind == "dict" else out
+
+    def predict_states(self, sequences, threads=None):
+        """The predicted states as strings ("HHHEEC..."), shaped as predict's
+        result."""
+        res = self.predict(sequences, threads=threads)
+        states = lambda a: "".join(self.labels[k] for k in a.argmax(axis=1))  # noqa: E731
+        if isinstance(res, dict):
+            return {k: states(v) for k, v in res.items()}
+        return [states(v) for v in res] if isinstance(res, list) else states(res)
+
+    def to_torch(self):
+        """The models in PyTorch (foldsweep_torch's loader): a list of
+        nn.Module in eval mode, one per model file."""
+        import foldsweep_torch
+        return foldsweep_torch.load_ensemble(self.files)
