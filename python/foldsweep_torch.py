@@ -22,6 +22,7 @@ three lines `>id`, the sequence and the predicted states.
 """
 
 import array
+import copy
 import glob
 import json
 import math
@@ -754,6 +755,58 @@ def predict(models, seq, batch=256, features=None):
     finally:
         for m, t in zip(models, was):
             m.train(t)
+
+
+class EnsembleProbs(nn.Module if nn is not None else object):
+    """An ensemble as one module: the mean over its models of each one's
+    softmax over the classes (dim 1), what predict returns, for export.
+    Models in eval mode; x is model_input's ([n, C, W] windows of a window
+    model, [1, C, length] one chain of a chain model)."""
+
+    def __init__(self, models):
+        super().__init__()
+        _same_kind(models)
+        self.models = nn.ModuleList(models)
+        for name in ("window", "chain", "features", "onehot"):
+            if hasattr(models[0], name):
+                setattr(self, name, getattr(models[0], name))
+
+    def forward(self, x):
+        acc = None
+        for m in self.models:
+            p = torch.softmax(m(x), dim=1)
+            acc = p if acc is None else acc + p
+        return acc / len(self.models)
+
+
+def export_onnx(models, path, opset=17):
+    """Writes an ensemble (one model or a list) as one ONNX graph at path:
+    input "x" as model_input gives it (a window model: [n, C, W], n dynamic;
+    a chain model: [1, C, length], one chain a call, length dynamic, as
+    predict passes it), output "probs", the mean probabilities predict
+    returns ([n, classes], or [1, classes, length]). C: 21 one-hot channels
+    (A C D ... Y, X) unless the models read none, then their feature columns.
+    Returns path."""
+    _need_torch()
+    if isinstance(models, nn.Module):
+        models = [models]
+    ens = EnsembleProbs(copy.deepcopy(list(models))).eval()
+    # padding="same" traces to an operator ONNX lacks (torch 1.13): the
+    # widths are odd, so it is d (k - 1) / 2 on each side, written out.
+    for m in ens.modules():
+        if isinstance(m, nn.Conv1d) and m.padding == "same":
+            m.padding = (m.dilation[0] * (m.kernel_size[0] - 1) // 2,)
+    first = models[0]
+    c = (len(ALPHABET) if getattr(first, "onehot", True) else 0) + getattr(first, "features", 0)
+    chain = getattr(first, "chain", False)
+    x = torch.zeros(1, c, 17) if chain else torch.zeros(2, c, first.window)
+    axes = {0: "batch", 2: "length"} if chain else {0: "batch"}
+    import warnings
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's notes on an RNN's batch size, not ours to act on
+        torch.onnx.export(ens, x, os.fspath(path), input_names=["x"], output_names=["probs"],
+                          dynamic_axes={"x": axes, "probs": axes if chain else {0: "batch"}}, opset_version=opset)
+    return path
 
 
 _SPACE = b" \t\n\v\f\r"  # C's isspace

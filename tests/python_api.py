@@ -177,10 +177,29 @@ def check_predict(run, work):
         print(f"python_api: to_torch not checked: {e}")
         return
     import foldsweep_torch as ft
+    check_onnx(ens, seqs, got, work)
     models = ens.to_torch()
     for k in ("p1", "p2"):
         t = ft.predict(models, seqs[k]).detach().numpy()
         check(float(np.abs(t - got[k]).max()) < 1e-5, f"to_torch(): PyTorch's '{k}' within 1e-5")
+
+
+def check_onnx(ens, seqs, got, work):
+    """to_onnx(): ONNX Runtime's probabilities of the export within 1e-5 of
+    predict's (tests/onnx_parity.py covers every layer kind)."""
+    sys.path.insert(0, os.path.join(HERE, "..", ".deps", "onnx"))
+    try:
+        import onnxruntime as ort
+    except ImportError as e:
+        print(f"python_api: to_onnx not checked: {e}")
+        return
+    import foldsweep_torch as ft
+    path = ens.to_onnx(os.path.join(work, "m.onnx"))
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    model = ens.to_torch()[0]
+    for k in ("p1", "p2"):
+        p = sess.run(None, {"x": ft.model_input(model, seqs[k]).numpy()})[0]
+        check(p.shape == got[k].shape and float(np.abs(p - got[k]).max()) < 1e-5, f"to_onnx(): '{k}' within 1e-5")
 
 
 def expect_error(fn, code, words, what):

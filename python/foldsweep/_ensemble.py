@@ -52,6 +52,12 @@ class Ensemble:
                      ctypes.byref(handle), what=f"loading {source}")
         self._m = handle
         self.source = os.fspath(source)
+        # How the command line names the same models (evaluate).
+        self._args = [self.source] + (["--trial", trial] if trial is not None else
+                                      ["--rank", str(o.rank)] if os.path.isdir(self.source) and
+                                      os.path.exists(os.path.join(self.source, "journal.jsonl")) else [])
+        self._args += (["--fold", str(fold)] if fold is not None else []) + \
+            (["--features", features] if features is not None else [])
         self.classes = lib.foldsweep_model_classes(handle)
         self.labels = LABELS[self.classes]
         self.files = [os.fsdecode(lib.foldsweep_model_file(handle, i)) for i in range(lib.foldsweep_model_count(handle))]
@@ -106,8 +112,35 @@ class Ensemble:
             return {k: states(v) for k, v in res.items()}
         return [states(v) for v in res] if isinstance(res, list) else states(res)
 
+    def evaluate(self, data, exclude_overlap=False, allow_overlap=False, max_identity=None, seed=None,
+                 resamples=None, threads=None, input_format=None):
+        """Scores on a held-out test set (a file of labelled proteins, or a
+        list of them), as `foldsweep evaluate ... --format json` reports
+        them: a dict with q3 and its bootstrap q3_ci95, sov, per-class
+        scores, the confusion matrix, per-protein Q3. The leakage guard
+        refuses test proteins the models trained on unless exclude_overlap
+        (leave them out) or allow_overlap; a run folder's journal records
+        the look at test data, as the command does."""
+        files = [os.fspath(d) for d in (data if isinstance(data, (list, tuple)) else [data])]
+        opts = (["--exclude-overlap"] if exclude_overlap else []) + (["--allow-overlap"] if allow_overlap else [])
+        for flag, v in (("--max-identity", max_identity), ("--seed", seed), ("--resamples", resamples),
+                        ("--threads", threads), ("--input-format", input_format)):
+            opts += [flag, str(v)] if v is not None else []
+        out = _native.main(["evaluate"] + self._args + files + opts + ["--format", "json"])[1]
+        import json
+        return json.loads(out)
+
     def to_torch(self):
         """The models in PyTorch (foldsweep_torch's loader): a list of
         nn.Module in eval mode, one per model file."""
         import foldsweep_torch
         return foldsweep_torch.load_ensemble(self.files)
+
+    def to_onnx(self, path, opset=17):
+        """The ensemble as one ONNX graph at path (through PyTorch's
+        exporter): input "x", a window model's [n, C, W] windows or a chain
+        model's [1, C, length] chain (foldsweep_torch.model_input gives
+        both), output "probs", the mean probabilities predict returns.
+        Returns path."""
+        import foldsweep_torch
+        return foldsweep_torch.export_onnx(self.to_torch(), path, opset=opset)

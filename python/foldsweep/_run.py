@@ -181,6 +181,31 @@ class Run:
         return ax
 
 
+    def plot_effects(self, top=None, axes=None):
+        """Each swept option's effect (matplotlib): the trials' mean metric
+        against the option's values (the leaderboard's param_ columns with
+        more than one value), one panel an option; returns the axes."""
+        import matplotlib.pyplot as plt
+        board = self.leaderboard(top=top)
+        board = board[board["status"] == "ok"]
+        params = [c for c in board.columns if c.startswith("param_") and board[c].nunique(dropna=True) > 1]
+        if not params:
+            raise ValueError(f"{self.path}: no swept option varies among its complete trials")
+        if axes is None:
+            axes = plt.subplots(1, len(params), figsize=(3.2 * len(params), 3), squeeze=False)[1][0]
+        for ax, col in zip(axes, params):
+            values = sorted(board[col].dropna().unique(), key=lambda v: (isinstance(v, str), v))
+            pos = {v: i for i, v in enumerate(values)}
+            ax.scatter([pos[v] for v in board[col]], board["mean"], alpha=0.6)
+            means = board.groupby(col)["mean"].mean()
+            ax.plot(range(len(values)), [means[v] for v in values], color="black", marker="_", linestyle="none",
+                    markersize=20)
+            ax.set_xticks(range(len(values)), [str(v) for v in values])
+            ax.set_xlabel(col[len("param_"):])
+            ax.set_ylabel(board["metric"].iloc[0] if len(board) else "")
+        return axes
+
+
 class Report:
     """An HTML report file; shown inline in Jupyter."""
 
