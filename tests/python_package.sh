@@ -3,7 +3,9 @@
 # a fresh virtual environment, then the installed package from outside the
 # source tree: `import foldsweep` finds its own libfoldsweep.so, `foldsweep`
 # is on the environment's PATH, foldsweep_torch is importable, and a run,
-# its leaderboard and a prediction work end to end.
+# its leaderboard and a prediction work end to end. Then
+# examples/quickstart.ipynb is executed headless (nbclient) on a kernel of
+# that environment; any error in a cell fails the test.
 #   tests/python_package.sh SOURCE_DIR WORK_DIR
 # Exit 77 (skip) where no venv can be made or PyPI (scikit-build-core) is
 # out of reach.
@@ -64,4 +66,30 @@ check(p.shape == (19, 3) and np.allclose(p.sum(axis=1), 1, atol=1e-5), f"predict
 if fails:
     sys.exit(1)
 print("python_package: ok (", foldsweep.__version__, "from", os.path.dirname(foldsweep.__file__), ")")
+PY
+
+# The notebook, on a kernel of this environment (its own kernel spec), from
+# a copy of examples/ beside sweeps/ as in the repository.
+if ! "$work/venv/bin/python" -c "import nbclient, nbformat, ipykernel" >/dev/null 2>&1; then
+    echo "python_package: the notebook is not run: nbclient, nbformat or ipykernel is missing (apt-get install python3-nbclient python3-ipykernel)"
+    exit 0
+fi
+mkdir -p "$work/nb/examples" "$work/nb/sweeps"
+cp "$src/examples/quickstart.ipynb" "$work/nb/examples/"
+cp "$src/sweeps/quickstart.yaml" "$work/nb/sweeps/"
+"$work/venv/bin/python" -m ipykernel install --prefix "$work/venv" --name foldsweep-test >/dev/null 2>&1
+JUPYTER_PATH="$work/venv/share/jupyter" "$work/venv/bin/python" - "$work/nb/examples/quickstart.ipynb" <<'PY'
+import sys, time
+import nbformat
+from nbclient import NotebookClient
+path = sys.argv[1]
+nb = nbformat.read(path, as_version=4)
+t = time.time()
+NotebookClient(nb, kernel_name="foldsweep-test", timeout=600,
+               resources={"metadata": {"path": path.rsplit("/", 1)[0]}}).execute()
+errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+assert not errors, errors
+nbformat.write(nb, path + ".executed.ipynb")
+print(f"python_package: examples/quickstart.ipynb executed: {sum(c.cell_type == 'code' for c in nb.cells)} cells "
+      f"in {time.time() - t:.1f} s")
 PY

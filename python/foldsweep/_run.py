@@ -138,8 +138,8 @@ class Run:
 
     def curves(self):
         """Every fold's learning curves, long form: trial, fold, seed, epoch,
-        train_loss, val_loss, val_q3, seconds, best (True at the kept epoch),
-        status."""
+        train_loss, val_loss, val_q3, seconds (from the fold's start to the
+        epoch's end), best (True at the kept epoch), status."""
         import pandas as pd
         df = pd.read_csv(io.StringIO(self._text(lib.foldsweep_curves)), dtype={"trial": str})
         df["best"] = df["best"].astype(bool)
@@ -216,5 +216,10 @@ class Report:
         return f"foldsweep.Report({self.path!r})"
 
     def _repr_html_(self):
+        # In a frame of its own: the page's styles and scripts stay out of
+        # the notebook's (and the notebook's out of the page's).
+        import html
         with io.open(self.path, encoding="utf-8") as f:
-            return f.read()
+            page = f.read()
+        return (f'<iframe srcdoc="{html.escape(page, quote=True)}" style="width: 100%; height: 640px; '
+                'border: 1px solid #ccc"></iframe>')

@@ -85,7 +85,8 @@ FOLDSWEEP_API int foldsweep_leaderboard(const char *dir, const char *format, int
 
 /* A run folder's learning curves as CSV into *text: a row per epoch of
  * every fold (trial, fold, seed, epoch, train_loss, val_loss, val_q3,
- * seconds, best: 1 at the kept epoch, status), in the journal's order. */
+ * seconds from the fold's start, best: 1 at the kept epoch, status), in the
+ * journal's order. */
 FOLDSWEEP_API int foldsweep_curves(const char *dir, char **text);
 
 /* Models loaded for prediction: a run folder's trial (its fold ensemble),

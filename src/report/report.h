@@ -227,7 +227,8 @@ int report_write_files(const char *dir, const FsJournal *j, const FsSweep *sw, F
 int report_write_files_spec(const char *dir, const FsJournal *j, const FsReportSpec *spec,
                             FsErr *err);
 /* Every fold's learning curves as CSV (curves.c): trial, fold, seed,
- * epoch (1-based), train_loss, val_loss, val_q3, seconds (the epoch's),
+ * epoch (1-based), train_loss, val_loss, val_q3, seconds (from the fold's
+ * start to the epoch's end),
  * best (1 at the fold's kept epoch) and the fold's status; a row per
  * epoch, in the journal's order. */
 void report_curves_csv(FILE *out, const FsJournal *j);
