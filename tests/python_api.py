@@ -128,7 +128,11 @@ def check_runs(work):
           and events[-1]["trials_total"] == 2 and events[-1]["best_trial"] == board["id"][0],
           f"progress events: {events[-1] if events else None}")
     rep = from_dict.report(os.path.join(work, "r.html"))
-    check("<html" in rep._repr_html_()[:400].lower(), "report(): an HTML page shown inline")
+    shown = rep._repr_html_()
+    import html
+    inner = shown[len('<iframe srcdoc="'):shown.index('"', len('<iframe srcdoc="'))]
+    check(shown.startswith('<iframe srcdoc="') and html.unescape(inner) == open(rep.path, encoding="utf-8").read()
+          and "<html" in html.unescape(inner)[:400].lower(), "report(): the whole page shown inline, escaped in a frame")
     check(board["id"][0] in foldsweep.main("plan", sweep), "main('plan', ...): the command's output")
     return from_dict
 
