@@ -124,6 +124,16 @@ def check_runs(work):
 
     st = from_dict.status()
     check(st["state"] == "finished" and st["folds_done"] == 6, f"status(): {st.get('state')}, {st.get('folds_done')}")
+    nested = []
+
+    def call_inside(ev):
+        try:
+            from_dict.leaderboard()
+        except foldsweep.FoldsweepError as e:
+            nested.append(str(e))
+    foldsweep.run(SMALL, out=os.path.join(work, "dict"), progress=False, quiet=True, on_progress=call_inside)
+    check(nested and "on_progress" in nested[0], f"a foldsweep call inside on_progress is refused: {nested[:1]}")
+    check(ens_empty(from_dict), "predict([]) and predict({}): empty results")
     check(bool(events) and events[-1]["final"] and events[-1]["folds_done"] == events[-1]["folds_total"] == 6
           and events[-1]["trials_total"] == 2 and events[-1]["best_trial"] == board["id"][0],
           f"progress events: {events[-1] if events else None}")
@@ -135,6 +145,11 @@ def check_runs(work):
           and "<html" in html.unescape(inner)[:400].lower(), "report(): the whole page shown inline, escaped in a frame")
     check(board["id"][0] in foldsweep.main("plan", sweep), "main('plan', ...): the command's output")
     return from_dict
+
+
+def ens_empty(run):
+    ens = run.model()
+    return ens.predict([]) == [] and ens.predict({}) == {}
 
 
 def cli_predict(run, fasta):

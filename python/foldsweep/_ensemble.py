@@ -84,6 +84,8 @@ class Ensemble:
         if self._m is None:
             raise ValueError("this Ensemble is closed")
         text, ids, kind = _fasta(sequences)
+        if not ids:
+            return {} if kind == "dict" else []
         pred = ctypes.POINTER(_native.Prediction)()
         _native.call(lib.foldsweep_predict, self._m, text, len(text), int(threads or 0), ctypes.byref(pred),
                      what="predict")

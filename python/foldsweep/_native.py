@@ -108,6 +108,9 @@ lib = _load()
 # One call at a time: the library redirects nothing itself, but a run owns
 # the process's signals and threads, and the capture below owns fd 1 and 2.
 _lock = threading.Lock()
+# Set on the run's progress thread while on_progress runs: a foldsweep call
+# from there would wait for the run that waits for it.
+in_callback = threading.local()
 
 
 def _b(s):
@@ -148,6 +151,9 @@ def call(fn, *args, capture_out=False, what=None):
     and raises FoldsweepError on an error exit, KeyboardInterrupt on exit 3
     (a signal stopped it: the run folder resumes). Warnings of a call that
     succeeded are written to sys.stderr."""
+    if getattr(in_callback, "on", False):
+        raise FoldsweepError("foldsweep cannot be called from on_progress (the run waits for the callback): "
+                             "keep the event and call after run() returns", EXIT_USAGE)
     with _lock:
         out = contextlib.nullcontext(None)
         with _captured(2) as err, (_captured(1) if capture_out else out) as got:

@@ -29,6 +29,7 @@ class _Progress:
         self.c = _native.ProgressFn(self._on)
 
     def _on(self, text, _user):
+        _native.in_callback.on = True
         try:
             ev = json.loads(text.decode())
             self.events += 1
@@ -45,6 +46,8 @@ class _Progress:
                 self.callback(ev)
         except BaseException as e:  # an exception must not cross into C
             self.error = self.error or e
+        finally:
+            _native.in_callback.on = False
 
 
 def _sweep_text(sweep):

@@ -7,6 +7,7 @@
  * file:line:col.
  */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "data/reader.h"
@@ -80,6 +81,12 @@ int data_load_sequences(FsDataset *ds, const char *path, FsErr *err)
 
 int data_sequences_parse(FsDataset *ds, const char *text, size_t n, const char *name, FsErr *err)
 {
-    const DataText t = {(char *)text, n, name};
-    return sequences_build(ds, &t, err);
+    /* A DataText is NUL-terminated; the caller's n bytes need not be. */
+    char *copy = fs_malloc(n + 1);
+    memcpy(copy, text, n);
+    copy[n] = '\0';
+    const DataText t = {copy, n, name};
+    int rc = sequences_build(ds, &t, err);
+    free(copy);
+    return rc;
 }
