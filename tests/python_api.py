@@ -205,7 +205,7 @@ def check_predict(run, work):
 
 def check_onnx(ens, seqs, got, work):
     """to_onnx(): ONNX Runtime's probabilities of the export within 1e-5 of
-    predict's (tests/onnx_parity.py covers every layer kind)."""
+    predict's (tests/export_parity.py covers every layer kind)."""
     sys.path.insert(0, os.path.join(HERE, "..", ".deps", "onnx"))
     try:
         import onnxruntime as ort

@@ -138,6 +138,16 @@ class Ensemble:
         import foldsweep_torch
         return foldsweep_torch.load_ensemble(self.files)
 
+    def to_keras(self):
+        """The models as tf.keras Models, one per model file, each computing
+        its logits channels last (foldsweep.keras: [n, W, C] windows or
+        [batch, length, C] chains; foldsweep.keras.model_input gives them);
+        batch norm in inference mode. The mean of their softmax is predict's.
+        Needs TensorFlow and PyTorch (the model files are read once, by
+        foldsweep_torch)."""
+        from . import keras as fk
+        return [fk.from_torch(m) for m in self.to_torch()]
+
     def to_onnx(self, path, opset=17):
         """The ensemble as one ONNX graph at path (through PyTorch's
         exporter): input "x", a window model's [n, C, W] windows or a chain

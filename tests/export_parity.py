@@ -1,17 +1,23 @@
-"""ONNX export (foldsweep_torch.export_onnx, the package's Ensemble.to_onnx)
-against `foldsweep predict`, run by ONNX Runtime.
+"""The exports to other frameworks against `foldsweep predict`: ONNX
+(foldsweep_torch.export_onnx, the package's Ensemble.to_onnx) run by ONNX
+Runtime, or Keras (foldsweep.keras.from_torch, Ensemble.to_keras) run by
+TensorFlow.
 
-    python3 tests/onnx_parity.py BUILD/foldsweep
+    python3 tests/export_parity.py onnx BUILD/foldsweep
+    python3 tests/export_parity.py keras BUILD/foldsweep
 
 Trains the layers the PyTorch parity tests cover (chain models: convolutions
 with dilation, batch and layer norm, residual adds, highway, BiGRU and GRU,
 BiLSTM and LSTM, attention; a window model with a residual add; an 8-state
 model; window and chain models reading feature columns), exports each fold
-ensemble as one ONNX graph, and compares ONNX Runtime's probabilities with
-predict's on every residue of synthetic proteins (one-residue and odd-letter
-ones too) within 1e-5 (+ the CSV's rounding). A perturbed export must fail
-the comparison. Exit 77 (skip) where PyTorch or ONNX Runtime is missing
-(scripts/test installs onnxruntime from PyPI into .deps/onnx).
+ensemble (ONNX: one graph of the ensemble's mean; Keras: one model a fold,
+their softmax averaged here), and compares the probabilities with predict's
+on every residue of synthetic proteins (one-residue and odd-letter ones
+too) within 1e-5 (+ the CSV's rounding). A perturbed export must fail the
+comparison. Exit 77 (skip) where PyTorch or the framework is missing
+(scripts/test installs onnxruntime from PyPI into .deps/onnx, and
+tensorflow-cpu into the virtual environment .deps/tf, which this script
+runs itself under when its python3 lacks TensorFlow).
 """
 
 import csv
@@ -20,7 +26,18 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FORMAT = sys.argv[1] if len(sys.argv) > 1 else ""
+if FORMAT == "keras":
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        venv = os.path.join(HERE, "..", ".deps", "tf", "bin", "python")
+        if not os.environ.get("FS_EXPORT_PARITY_REEXEC") and os.access(venv, os.X_OK):
+            os.environ["FS_EXPORT_PARITY_REEXEC"] = "1"
+            os.execv(venv, [venv] + sys.argv)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import torch_common as tc  # noqa: E402  (re-executes under /usr/bin/python3 when this python3 lacks torch)
 
 ft, torch = tc.ft, tc.torch
@@ -53,6 +70,40 @@ def read_probs(path, classes):
     return out
 
 
+def import_tf():
+    try:
+        import importlib.util
+        import tensorflow  # noqa: F401
+        # foldsweep/keras.py alone: the package's __init__ would load libfoldsweep.so, not needed here.
+        spec = importlib.util.spec_from_file_location("foldsweep_keras",
+                                                      os.path.join(HERE, "..", "python", "foldsweep", "keras.py"))
+        fk = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fk)
+        return fk, None
+    except ImportError as e:
+        return None, f"{e} (scripts/test installs tensorflow-cpu into .deps/tf)"
+
+
+def keras_probs(fk, models, proteins, features=None):
+    """{name: numpy [len, classes]}: each fold's Keras model, softmax, mean."""
+    import numpy as np
+    import tensorflow as tf
+    ks = [fk.from_torch(m) for m in models]
+    out = {}
+    for name, seq in proteins:
+        x = fk.model_input(models[0], seq, features[name] if features else None)
+        if x.shape[0] == 0 or x.shape[1] == 0:
+            continue
+        acc = None
+        for k in ks:
+            lo = k(x.astype(np.float32), training=False)
+            lo = lo[0] if getattr(models[0], "chain", False) else lo
+            p = tf.nn.softmax(lo, axis=-1).numpy()
+            acc = p if acc is None else acc + p
+        out[name] = acc / len(ks)
+    return out
+
+
 def onnx_probs(ort, path, model, proteins, features=None):
     """{name: numpy [len, classes]} from ONNX Runtime, one protein a call."""
     import numpy as np
@@ -67,11 +118,14 @@ def onnx_probs(ort, path, model, proteins, features=None):
     return out
 
 
-def compare(ort, label, models, proteins, csv_path, tmp, features=None, classes=3):
-    """Max |ONNX - predict| over every residue of proteins; fails above TOL."""
+def compare(fw, label, models, proteins, csv_path, tmp, features=None, classes=3):
+    """Max |export - predict| over every residue of proteins."""
     import numpy as np
-    path = ft.export_onnx(models, os.path.join(tmp, f"{label}.onnx"))
-    got = onnx_probs(ort, path, models[0], proteins, features)
+    if FORMAT == "onnx":
+        path = ft.export_onnx(models, os.path.join(tmp, f"{label}.onnx"))
+        got = onnx_probs(fw, path, models[0], proteins, features)
+    else:
+        got = keras_probs(fw, models, proteins, features)
     want = read_probs(csv_path, classes)
     worst, n = 0.0, 0
     for name, seq in proteins:
@@ -86,26 +140,27 @@ def compare(ort, label, models, proteins, csv_path, tmp, features=None, classes=
     return worst, n
 
 
-def check(ort, label, models, proteins, csv_path, tmp, features=None, classes=3):
-    worst, n = compare(ort, label, models, proteins, csv_path, tmp, features, classes)
+def check(fw, label, models, proteins, csv_path, tmp, features=None, classes=3):
+    worst, n = compare(fw, label, models, proteins, csv_path, tmp, features, classes)
     ok = worst <= TOL and n > 0
-    print(f"case {label:16s} {n:5d} residues x {len(models)} folds: max |onnx - foldsweep| = {worst:.2e} "
+    print(f"case {label:16s} {n:5d} residues x {len(models)} folds: max |{FORMAT} - foldsweep| = {worst:.2e} "
           f"{'ok' if ok else 'FAIL'}", flush=True)
     if not ok:
-        tc.fail(f"case {label}: max |ONNX Runtime - foldsweep predict| = {worst:.3g} over {n} residues")
+        tc.fail(f"case {label}: max |{FORMAT} - foldsweep predict| = {worst:.3g} over {n} residues")
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 3 or FORMAT not in ("onnx", "keras"):
         print(__doc__)
         return 2
-    fs = os.path.abspath(sys.argv[1])
+    fs = os.path.abspath(sys.argv[2])
+    me = f"{FORMAT}_parity"
     if torch is None:
-        print(f"onnx_parity: SKIPPED: {tc.NO_TORCH}")
+        print(f"{me}: SKIPPED: {tc.NO_TORCH}")
         return 77
-    ort, why = import_ort()
+    ort, why = import_ort() if FORMAT == "onnx" else import_tf()
     if ort is None:
-        print(f"onnx_parity: SKIPPED: ONNX Runtime is not importable: {why}")
+        print(f"{me}: SKIPPED: {'ONNX Runtime' if FORMAT == 'onnx' else 'TensorFlow'} is not importable: {why}")
         return 77
     import warnings
     warnings.filterwarnings("ignore")  # the exporter's notes on GRU/LSTM batch sizes
@@ -114,8 +169,9 @@ def main():
     import torch_parity as tp
     torch.set_num_threads(1)
     t0 = time.time()
-    tmp, cleanup = tc.work_folder("fs-onnx-")
-    print(f"torch {torch.__version__}, onnxruntime {ort.__version__}, {fs}")
+    tmp, cleanup = tc.work_folder(f"fs-{FORMAT}-")
+    ver = ort.__version__ if FORMAT == "onnx" else __import__("tensorflow").__version__
+    print(f"torch {torch.__version__}, {'onnxruntime' if FORMAT == 'onnx' else 'tensorflow'} {ver}, {fs}")
     syn = os.path.join(tmp, "syn")
     tc.must([fs, "synth", "-o", syn, "--proteins", "10", "--seed", "99", "--format", "fasta",
              "--features", str(tfp.D), "--features-format", "npy"])
@@ -140,7 +196,7 @@ def main():
                 print(f"  perturbed export (an attention bias): max diff {worst:.2e} "
                       f"{'detected' if worst > TOL else 'NOT DETECTED'}")
                 if worst <= TOL:
-                    tc.fail("a perturbed attention model's ONNX export still matches foldsweep")
+                    tc.fail(f"a perturbed attention model's {FORMAT} export still matches foldsweep")
 
     # An 8-state model (data.classes: 8), as torch_parity trains it.
     rec = os.path.join(tmp, "r8.txt")
@@ -163,7 +219,7 @@ def main():
             tc.must([fs, "predict", exp, syn + ".sequences.fasta", "--format", "csv", "-o", csv_path])
             check(ort, name, ft.load_ensemble(exp), proteins, csv_path, tmp, features=feats)
 
-    print(f"onnx_parity: {time.time() - t0:.1f} s, tolerance {TOL:.3g}: {'FAILED' if tc.failures else 'passed'}")
+    print(f"{me}: {time.time() - t0:.1f} s, tolerance {TOL:.3g}: {'FAILED' if tc.failures else 'passed'}")
     cleanup()
     return 1 if tc.failures else 0
 
