@@ -90,6 +90,19 @@ static void check_refusals(const char *dir)
     rc = foldsweep_run(NULL);
     err_end(msg, sizeof msg);
     CHECK(rc == 2);
+    /* On a communicator: none given, or (here) MPI not initialised. */
+    o.threads = 0;
+    err_begin();
+    rc = foldsweep_run_mpi(&o, NULL);
+    err_end(msg, sizeof msg);
+    CHECK(rc == 2);
+    CHECK(strstr(msg, "no communicator") || strstr(msg, "without MPI"));
+    int fake_comm = 0;
+    err_begin();
+    rc = foldsweep_run_mpi(&o, &fake_comm);
+    err_end(msg, sizeof msg);
+    CHECK(rc == 2);
+    CHECK(strstr(msg, "MPI is not initialised") || strstr(msg, "without MPI"));
     /* A sweep with an error: the loader's message, file:line:col, no folder. */
     foldsweep_run_options bad = {.sweep = "bad.yaml", .sweep_text = "data: {synth: {proteins: 40}}\nmodel: {depth: 0}\n",
                                  .out = "api-bad-run"};

@@ -66,6 +66,7 @@ def _prototypes(lib):
         "foldsweep_cpu_missing": (c_int, [c_char_p, ctypes.c_size_t]),
         "foldsweep_main": (c_int, [c_int, ctypes.POINTER(c_char_p)]),
         "foldsweep_run": (c_int, [ctypes.POINTER(RunOptions)]),
+        "foldsweep_run_mpi": (c_int, [ctypes.POINTER(RunOptions), c_void_p]),
         "foldsweep_run_folder": (c_int, [ctypes.POINTER(RunOptions), c_char_p, ctypes.c_size_t]),
         "foldsweep_leaderboard": (c_int, [c_char_p, c_char_p, c_int, ctypes.POINTER(c_void_p)]),
         "foldsweep_curves": (c_int, [c_char_p, ctypes.POINTER(c_void_p)]),

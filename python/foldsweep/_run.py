@@ -73,7 +73,7 @@ def _options(sweep, out, threads, backend, restart, quiet, grace):
 
 
 def run(sweep, out=None, threads=None, backend=None, restart=False, quiet=False, progress=True, grace=None,
-        on_progress=None):
+        on_progress=None, comm=None):
     """Trains every trial of a sweep on every fold and returns its Run.
 
     sweep: a sweep file's path, or a dict of the same schema (checked with
@@ -86,17 +86,27 @@ def run(sweep, out=None, threads=None, backend=None, restart=False, quiet=False,
     on_progress(event): called with each progress event (a dict:
     docs/python.md). Ctrl-C (a notebook's interrupt) stops the run as SIGINT
     does: folds in flight finish or checkpoint within grace seconds, then
-    KeyboardInterrupt; run it again to resume."""
+    KeyboardInterrupt; run it again to resume.
+
+    comm: an mpi4py communicator: every rank of it calls run() alike; rank 0
+    coordinates and writes the run folder (its bar and events), the others
+    train, as under `mpirun foldsweep run` (threads: each rank's)."""
     o = _options(sweep, out, threads, backend, restart, quiet, grace)
     folder = ctypes.create_string_buffer(4096)
     _native.call(lib.foldsweep_run_folder, ctypes.byref(o), folder, len(folder), what="the sweep")
-    bar = _progress_bar(progress and not quiet)
+    leader = comm is None or comm.Get_rank() == 0
+    bar = _progress_bar(progress and not quiet and leader)
     if bar is not None:
         o.quiet = 1
     prog = _Progress(bar, on_progress)
     o.progress = prog.c
     try:
-        _native.call(lib.foldsweep_run, ctypes.byref(o), what="the run")
+        if comm is None:
+            _native.call(lib.foldsweep_run, ctypes.byref(o), what="the run")
+        else:
+            from mpi4py import MPI
+            _native.call(lib.foldsweep_run_mpi, ctypes.byref(o), ctypes.c_void_p(MPI._addressof(comm)),
+                         what="the run")
     finally:
         if bar is not None:
             bar.close()

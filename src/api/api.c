@@ -106,6 +106,37 @@ int foldsweep_run(const foldsweep_run_options *o)
     return rc;
 }
 
+int foldsweep_run_mpi(const foldsweep_run_options *o, const void *comm)
+{
+#ifdef FS_HAVE_MPI
+    int on = 0, level = 0;
+    if (!comm) return api_error(FS_EXIT_USAGE, "run: no communicator given (foldsweep_run runs without one)%s", NULL);
+    MPI_Initialized(&on);
+    if (!on) return api_error(FS_EXIT_USAGE, "run: MPI is not initialised (the caller initialises and finalises it)%s", NULL);
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_FUNNELED)
+        return api_error(FS_EXIT_USAGE, "run: MPI was initialised with MPI_THREAD_SINGLE; foldsweep's ranks train on "
+                                        "threads and need MPI_THREAD_FUNNELED or more%s", NULL);
+    FsRunOptions r;
+    char home[FS_PATH_MAX];
+    int rc = run_options(o, &r, home, sizeof home);
+    if (rc) return rc;
+    run_signals_install();
+    FsMpi m;
+    fsmpi_attach(&m, *(const MPI_Comm *)comm); /* a duplicate: the run's messages never meet the caller's */
+    rc = run_sweep(&r, &m);
+    fsmpi_finalize(&m);
+    run_signals_remove();
+    fflush(stdout);
+    fflush(stderr);
+    return rc;
+#else
+    (void)o, (void)comm;
+    return api_error(FS_EXIT_USAGE, "run: this foldsweep was built without MPI, so it cannot run on a communicator "
+                                    "(rebuild with Open MPI: apt-get install libopenmpi-dev)%s", NULL);
+#endif
+}
+
 int foldsweep_run_folder(const foldsweep_run_options *o, char *buf, size_t n)
 {
     FsRunOptions r;

@@ -74,6 +74,13 @@ typedef struct {
  * has. SIGINT, SIGTERM or SIGUSR1 during the run stop it as the command
  * line's do (exit 3, resumable); the caller's handlers are restored after. */
 FOLDSWEEP_API int foldsweep_run(const foldsweep_run_options *o);
+/* The same over the ranks of the caller's MPI communicator: comm points at
+ * an MPI_Comm (mpi4py: MPI._addressof(comm)). Every rank of it calls this
+ * with the same options; rank 0 coordinates and writes the run folder, the
+ * others train, as under `mpirun foldsweep run`. MPI must be initialised
+ * (MPI_THREAD_FUNNELED or more) and stays the caller's to finalise; the
+ * run talks over a duplicate of comm. A build without MPI refuses (2). */
+FOLDSWEEP_API int foldsweep_run_mpi(const foldsweep_run_options *o, const void *comm);
 /* The run folder foldsweep_run would use for o (its out, else the sweep's
  * run.out, else runs/<sweep name>), into buf; the sweep is read, not run. */
 FOLDSWEEP_API int foldsweep_run_folder(const foldsweep_run_options *o, char *buf, size_t n);
