@@ -101,6 +101,12 @@ def check_runs(work):
         pd.testing.assert_frame_equal(board, on_disk, check_exact=True)
     except AssertionError as e:
         check(False, f"leaderboard() is not the run's leaderboard.csv: {e}")
+    # ... and the JSON leaderboard's rows: the same trials, ranks, options and tie marks.
+    rows = json.loads(from_dict.leaderboard(format="json"))
+    check([(r["rank"], r["id"], r["param_model_filters"], r["tied_with_best"], r["status"]) for r in rows] ==
+          [(int(a), b, int(c), bool(d), e) for a, b, c, d, e in
+           board[["rank", "id", "param_model_filters", "tied_with_best", "status"]].itertuples(index=False)],
+          "leaderboard() against leaderboard(format='json')")
     check(list(board["rank"]) == [1, 2] and "param_model_filters" in board.columns,
           f"leaderboard(): ranks and param_ columns: {list(board.columns)[:20]}")
     check(len(from_dict.leaderboard(top=1)) == 1, "leaderboard(top=1) has one row")
