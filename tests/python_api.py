@@ -251,6 +251,15 @@ def check_errors(run, work):
     expect_error(lambda: run.model().predict("MKV-LL"), 1, ["'-'"], "a gap in a sequence")
     expect_error(lambda: foldsweep.Run(os.path.join(work, "nothing")).leaderboard(), 1, ["journal.jsonl"],
                  "a folder that is no run")
+    expect_error(lambda: foldsweep.main("run", "x.yaml"), 2, ["foldsweep.run"], "main('run', ...)")
+    try:
+        run.model().predict({"a": "MKV\n>b\nGGG"})
+        check(False, "a sequence holding FASTA text: no error")
+    except ValueError as e:
+        check("'>'" in str(e), f"a sequence holding FASTA text: {e}")
+    with foldsweep.load(run.path) as ens:
+        check(ens.predict("MKV").shape == (3, 3), "predict in a with block")
+    check(ens._m is None, "the with block closed the models")
     check(not os.path.exists(os.path.join(work, "bad")), "a refused sweep writes no run folder")
 
 

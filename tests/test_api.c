@@ -166,6 +166,17 @@ static void check_predict(const char *dir)
     err_end(msg, sizeof msg);
     CHECK(rc == 1 && p == NULL);
     CHECK_CONTAINS(msg, "sequences:2:4");
+    /* The file reader's checks on text in memory: a byte-order mark is not
+     * content, a NUL byte is binary data. */
+    const char bom[] = "\xef\xbb\xbf>a\nMKV\n";
+    CHECK(foldsweep_predict(m, bom, sizeof bom - 1, 1, &p) == 0 && p && p->n_proteins == 1 && p->n_residues == 3);
+    foldsweep_prediction_free(p);
+    const char nul[] = ">a\nMK\0V\n";
+    err_begin();
+    rc = foldsweep_predict(m, nul, sizeof nul - 1, 1, &p);
+    err_end(msg, sizeof msg);
+    CHECK(rc == 1 && p == NULL);
+    CHECK_CONTAINS(msg, "binary data");
     foldsweep_model_options fold1 = {NULL, 1, 1, NULL};
     foldsweep_model *one = NULL;
     CHECK(foldsweep_model_open(dir, &fold1, &one) == 0 && foldsweep_model_count(one) == 1);

@@ -23,7 +23,11 @@ __version__ = _native.lib.foldsweep_version().decode().split()[-1]
 
 def main(*args):
     """The command line in this process: `foldsweep.main("plan", "s.yaml")`.
-    Returns its standard output; raises FoldsweepError on an error exit."""
+    Returns its standard output; raises FoldsweepError on an error exit.
+    `run` is foldsweep.run (its output is the progress, not a result)."""
+    if args and str(args[0]) == "run":
+        raise FoldsweepError("foldsweep.main('run', ...): use foldsweep.run(sweep, ...), which shows the progress "
+                             "and returns the Run", _native.EXIT_USAGE)
     return _native.main([str(a) for a in args])[1]
 
 

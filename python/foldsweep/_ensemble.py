@@ -31,6 +31,8 @@ def _fasta(sequences):
     for i, (name, seq) in enumerate(items):
         if not isinstance(seq, str):
             raise TypeError(f"sequence {name!r}: expected a str of amino-acid letters, got {type(seq).__name__}")
+        if ">" in seq:
+            raise ValueError(f"sequence {name!r}: '>' found: one protein's sequence expected, not FASTA text")
         # The C reader's id ends at the first space: a key it cannot hold
         # whole is numbered there (the caller's keys are kept on this side).
         safe = isinstance(name, str) and name and not any(c.isspace() for c in name)
@@ -47,26 +49,35 @@ class Ensemble:
         o.rank = int(rank or 1)
         o.fold = -1 if fold is None else int(fold)
         o.features = None if features is None else features.encode()
-        handle = ctypes.c_void_p()
+        self._m = ctypes.c_void_p()  # set before the call: close() frees it whatever happens after
         _native.call(lib.foldsweep_model_open, os.fsencode(os.fspath(source)), ctypes.byref(o),
-                     ctypes.byref(handle), what=f"loading {source}")
-        self._m = handle
+                     ctypes.byref(self._m), what=f"loading {source}")
+        handle = self._m
         self.source = os.fspath(source)
-        # How the command line names the same models (evaluate).
-        self._args = [self.source] + (["--trial", trial] if trial is not None else
-                                      ["--rank", str(o.rank)] if os.path.isdir(self.source) and
-                                      os.path.exists(os.path.join(self.source, "journal.jsonl")) else [])
-        self._args += (["--fold", str(fold)] if fold is not None else []) + \
-            (["--features", features] if features is not None else [])
         self.classes = lib.foldsweep_model_classes(handle)
         self.labels = LABELS[self.classes]
         self.files = [os.fsdecode(lib.foldsweep_model_file(handle, i)) for i in range(lib.foldsweep_model_count(handle))]
         self.trial = (lib.foldsweep_model_trial(handle) or b"").decode()
+        # How the command line names the same models (evaluate): a run
+        # folder's trial by its id, which a resumed run cannot move.
+        run_folder = os.path.isdir(self.source) and os.path.exists(os.path.join(self.source, "journal.jsonl"))
+        self._args = [self.source] + (["--trial", self.trial] if run_folder and self.trial else [])
+        self._args += (["--fold", str(fold)] if fold is not None else []) + \
+            (["--features", features] if features is not None else [])
 
     def close(self):
-        if getattr(self, "_m", None):
-            lib.foldsweep_model_close(self._m)
-            self._m = None
+        """Releases the models (also when the Ensemble is collected). Not
+        while another thread predicts with it."""
+        m = getattr(self, "_m", None)
+        if m is not None and m.value:
+            lib.foldsweep_model_close(m)
+        self._m = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def __del__(self):
         self.close()
@@ -87,16 +98,19 @@ class Ensemble:
         if not ids:
             return {} if kind == "dict" else []
         pred = ctypes.POINTER(_native.Prediction)()
-        _native.call(lib.foldsweep_predict, self._m, text, len(text), int(threads or 0), ctypes.byref(pred),
-                     what="predict")
         try:
+            _native.call(lib.foldsweep_predict, self._m, text, len(text), int(threads or 0), ctypes.byref(pred),
+                         what="predict")
             p = pred.contents
-            n_res, classes = p.n_residues, p.classes
+            n_res, classes, n_prot = p.n_residues, p.classes, p.n_proteins
             off = np.ctypeslib.as_array(p.offsets, shape=(p.n_proteins + 1,)).copy()
             probs = np.ctypeslib.as_array(p.probs, shape=(n_res * classes,)).copy().reshape(n_res, classes)
             agree = np.ctypeslib.as_array(p.agreement, shape=(n_res,)).copy()
         finally:
-            lib.foldsweep_prediction_free(pred)  # p is freed with it
+            if pred:
+                lib.foldsweep_prediction_free(pred)  # p is freed with it
+        if n_prot != len(ids):
+            raise _native.FoldsweepError(f"predict: {len(ids)} sequences given, {n_prot} proteins read")
         out = []
         for i in range(len(ids)):
             a, b = off[i], off[i + 1]

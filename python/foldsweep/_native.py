@@ -124,6 +124,7 @@ def _captured(fd):
     class Box:
         text = ""
     box = Box()
+    libc_flush()  # what C buffered before the call goes where it was meant to
     for f in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             f.flush()

@@ -4,20 +4,38 @@ import ctypes
 import io
 import json
 import os
+import sys
 
 from . import _native
 from ._native import lib
 
 
 def _progress_bar(enabled):
-    """A tqdm.auto bar over the run's folds, or None (no tqdm, or not wanted)."""
+    """A tqdm.auto bar over the run's folds, or None (no tqdm, or not wanted).
+    Where sys.stderr is the process's fd 2 (a terminal, a script), the bar
+    writes to a copy of it made now: the run's messages are captured from
+    fd 2 while it runs, the bar must not be."""
     if not enabled:
         return None
     try:
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    return tqdm(total=0, unit="fold", desc="foldsweep", dynamic_ncols=True)
+    stream = None
+    try:
+        if sys.stderr.fileno() == 2:
+            stream = io.open(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace")
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        stream = None  # a notebook's stream: not fd 2, nothing to dodge
+    bar = tqdm(total=0, unit="fold", desc="foldsweep", dynamic_ncols=True, file=stream)
+    bar._fs_stream = stream
+    return bar
+
+
+def _bar_close(bar):
+    bar.close()
+    if bar._fs_stream is not None:
+        bar._fs_stream.close()
 
 
 class _Progress:
@@ -107,9 +125,13 @@ def run(sweep, out=None, threads=None, backend=None, restart=False, quiet=False,
             from mpi4py import MPI
             _native.call(lib.foldsweep_run_mpi, ctypes.byref(o), ctypes.c_void_p(MPI._addressof(comm)),
                          what="the run")
+    except BaseException as e:
+        if prog.error is not None and e.__cause__ is None:
+            raise e from prog.error  # the callback's own failure, not lost
+        raise
     finally:
         if bar is not None:
-            bar.close()
+            _bar_close(bar)
     if prog.error is not None:
         raise prog.error
     return Run(os.fsdecode(folder.value))

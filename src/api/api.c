@@ -6,6 +6,7 @@
  * what those do; it only takes C arguments instead of argv.
  */
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +35,16 @@ const char *foldsweep_version(void) { return "foldsweep " FS_VERSION; }
 void foldsweep_free(void *p) { free(p); }
 
 /* Messages go where the command line's go: standard error. */
-static int api_error(int code, const char *fmt, const char *what)
+static int api_error(int code, const char *fmt, ...) FS_PRINTF(2, 3);
+static int api_error(int code, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "foldsweep: ");
-    fprintf(stderr, fmt, what ? what : "");
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     fflush(stderr);
+    va_end(ap);
     return code;
 }
 
@@ -52,6 +57,7 @@ int foldsweep_main(int argc, char **argv)
     int rc = cli_main(argc, argv);
     fflush(stdout);
     sigaction(SIGPIPE, &pipe_was, NULL);
+    run_signals_remove(); /* `run` installed the run's; the caller's come back */
     return rc;
 }
 
@@ -69,9 +75,9 @@ static int backend_of(const char *b)
  * code, the problem said. */
 static int run_options(const foldsweep_run_options *o, FsRunOptions *r, char *home, size_t home_n)
 {
-    if (!o || !o->sweep || !*o->sweep) return api_error(FS_EXIT_USAGE, "run: no sweep given%s", NULL);
+    if (!o || !o->sweep || !*o->sweep) return api_error(FS_EXIT_USAGE, "run: no sweep given");
     if (o->threads < 0 || o->threads > 4096)
-        return api_error(FS_EXIT_USAGE, "run: threads must be 0 (the sweep's) to 4096%s", NULL);
+        return api_error(FS_EXIT_USAGE, "run: threads must be 0 (the sweep's) to 4096");
     memset(r, 0, sizeof *r);
     r->backend = backend_of(o->backend);
     if (r->backend == -2) return api_error(FS_EXIT_USAGE, "run: backend must be cpu, cuda or auto, not %s", o->backend);
@@ -110,13 +116,13 @@ int foldsweep_run_mpi(const foldsweep_run_options *o, const void *comm)
 {
 #ifdef FS_HAVE_MPI
     int on = 0, level = 0;
-    if (!comm) return api_error(FS_EXIT_USAGE, "run: no communicator given (foldsweep_run runs without one)%s", NULL);
+    if (!comm) return api_error(FS_EXIT_USAGE, "run: no communicator given (foldsweep_run runs without one)");
     MPI_Initialized(&on);
-    if (!on) return api_error(FS_EXIT_USAGE, "run: MPI is not initialised (the caller initialises and finalises it)%s", NULL);
+    if (!on) return api_error(FS_EXIT_USAGE, "run: MPI is not initialised (the caller initialises and finalises it)");
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_FUNNELED)
         return api_error(FS_EXIT_USAGE, "run: MPI was initialised with MPI_THREAD_SINGLE; foldsweep's ranks train on "
-                                        "threads and need MPI_THREAD_FUNNELED or more%s", NULL);
+                                        "threads and need MPI_THREAD_FUNNELED or more");
     FsRunOptions r;
     char home[FS_PATH_MAX];
     int rc = run_options(o, &r, home, sizeof home);
@@ -133,7 +139,7 @@ int foldsweep_run_mpi(const foldsweep_run_options *o, const void *comm)
 #else
     (void)o, (void)comm;
     return api_error(FS_EXIT_USAGE, "run: this foldsweep was built without MPI, so it cannot run on a communicator "
-                                    "(rebuild with Open MPI: apt-get install libopenmpi-dev)%s", NULL);
+                                    "(rebuild with Open MPI: apt-get install libopenmpi-dev)");
 #endif
 }
 
@@ -164,7 +170,7 @@ static int folder_text(const char *dir, int curves, int fmt, int top, char **tex
 {
     size_t n = 0;
     FILE *out = open_memstream(text, &n);
-    if (!out) return api_error(FS_EXIT_ERROR, "out of memory%s", NULL);
+    if (!out) return api_error(FS_EXIT_ERROR, "out of memory");
     int rc = curves ? cli_curves_write(dir, out) : cli_leaderboard_write(dir, fmt, top, out);
     fclose(out);
     if (rc != FS_EXIT_OK) free(*text), *text = NULL;
@@ -174,31 +180,31 @@ static int folder_text(const char *dir, int curves, int fmt, int top, char **tex
 int foldsweep_leaderboard(const char *dir, const char *format, int top, char **text)
 {
     *text = NULL;
-    if (!dir) return api_error(FS_EXIT_USAGE, "leaderboard: no run folder given%s", NULL);
+    if (!dir) return api_error(FS_EXIT_USAGE, "leaderboard: no run folder given");
     const char *f = format ? format : "table";
     const int fmt = !strcmp(f, "wide") ? FS_REPORT_WIDE : report_format_parse(f);
     if (fmt < 0) return api_error(FS_EXIT_USAGE, "leaderboard: format must be table, wide, md, csv or json, not %s", f);
-    if (top < 0) return api_error(FS_EXIT_USAGE, "leaderboard: top must be 0 (all) or more%s", NULL);
+    if (top < 0) return api_error(FS_EXIT_USAGE, "leaderboard: top must be 0 (all) or more");
     return folder_text(dir, 0, fmt, top, text);
 }
 
 int foldsweep_curves(const char *dir, char **text)
 {
     *text = NULL;
-    if (!dir) return api_error(FS_EXIT_USAGE, "curves: no run folder given%s", NULL);
+    if (!dir) return api_error(FS_EXIT_USAGE, "curves: no run folder given");
     return folder_text(dir, 1, 0, 0, text);
 }
 
 int foldsweep_model_open(const char *source, const foldsweep_model_options *o, foldsweep_model **out)
 {
     *out = NULL;
-    if (!source) return api_error(FS_EXIT_USAGE, "model: no model source given%s", NULL);
+    if (!source) return api_error(FS_EXIT_USAGE, "model: no model source given");
     const foldsweep_model_options none = {NULL, 1, -1, NULL};
     if (!o) o = &none;
     if (o->rank < 0 || o->fold < -1)
-        return api_error(FS_EXIT_USAGE, "model: rank must be 1 or more and fold 0 or more (-1: all)%s", NULL);
+        return api_error(FS_EXIT_USAGE, "model: rank must be 1 or more and fold 0 or more (-1: all)");
     if (o->features && strlen(o->features) >= sizeof((*out)->features))
-        return api_error(FS_EXIT_USAGE, "model: features: too long%s", NULL);
+        return api_error(FS_EXIT_USAGE, "model: features: too long");
     foldsweep_model *m = fs_calloc(1, sizeof *m);
     FsErr err = {0};
     if (predict_find(&m->set, source, o->trial, o->rank ? o->rank : 1, o->fold, &err) != 0 ||
@@ -243,8 +249,8 @@ static uint32_t *protein_offsets(const FsDataset *ds)
 int foldsweep_predict(const foldsweep_model *m, const char *fasta, size_t n, int threads, foldsweep_prediction **out)
 {
     *out = NULL;
-    if (!m || !fasta) return api_error(FS_EXIT_USAGE, "predict: no model or no sequences given%s", NULL);
-    if (threads < 0 || threads > 4096) return api_error(FS_EXIT_USAGE, "predict: threads must be 0 (all) to 4096%s", NULL);
+    if (!m || !fasta) return api_error(FS_EXIT_USAGE, "predict: no model or no sequences given");
+    if (threads < 0 || threads > 4096) return api_error(FS_EXIT_USAGE, "predict: threads must be 0 (all) to 4096");
     FsDataset ds;
     FsErr err = {0};
     if (data_sequences_parse(&ds, fasta, n, "sequences", &err) != 0) return api_error(FS_EXIT_ERROR, "%s", err.msg);

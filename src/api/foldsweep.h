@@ -64,8 +64,10 @@ typedef struct {
     /* Called about twice a second and once at the end with the run's
      * progress as one JSON object (folds_done, folds_total, trials_done,
      * trials_total, in_flight, elapsed, eta_seconds, examples_per_second,
-     * best_trial, best_mean, final: docs/python.md), from another thread
-     * than the caller's. NULL: none. */
+     * flight, best_trial, best_mean, final: docs/python.md): from the run's
+     * progress thread, the last one ("final": true) from the caller's as
+     * the run ends. It holds up the progress line and the grace timer
+     * while it runs: keep it short. NULL: none. */
     void (*progress)(const char *json, void *user);
     void *user;
 } foldsweep_run_options;

@@ -7,7 +7,6 @@
  * file:line:col.
  */
 #include <ctype.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "data/reader.h"
@@ -81,12 +80,17 @@ int data_load_sequences(FsDataset *ds, const char *path, FsErr *err)
 
 int data_sequences_parse(FsDataset *ds, const char *text, size_t n, const char *name, FsErr *err)
 {
-    /* A DataText is NUL-terminated; the caller's n bytes need not be. */
+    /* A DataText is NUL-terminated; the caller's n bytes need not be. The
+     * file reader's checks apply (a byte-order mark, binary bytes). */
     char *copy = fs_malloc(n + 1);
     memcpy(copy, text, n);
     copy[n] = '\0';
-    const DataText t = {copy, n, name};
+    DataText t;
+    if (data_text_adopt(&t, copy, n, name, err) != 0) {
+        memset(ds, 0, sizeof *ds);
+        return -1;
+    }
     int rc = sequences_build(ds, &t, err);
-    free(copy);
+    data_text_free(&t);
     return rc;
 }

@@ -21,6 +21,9 @@ typedef struct {
 int data_file_read(const char *path, char **buf, size_t *n, FsErr *err);
 /* Reads path; fails on I/O errors, an empty file or binary content. */
 int data_text_read(DataText *t, const char *path, FsErr *err);
+/* The same checks on text already in memory: buf (n bytes, malloc'd with
+ * room for one more) becomes t's, named path in messages; freed on failure. */
+int data_text_adopt(DataText *t, char *buf, size_t n, const char *path, FsErr *err);
 void data_text_free(DataText *t);
 /* The next line from *pos (without its "\n" or "\r\n"); 0 at the end. */
 int data_text_line(const DataText *t, size_t *pos, const char **line, size_t *len);

@@ -46,6 +46,13 @@ int data_text_read(DataText *t, const char *path, FsErr *err)
     char *buf;
     size_t n;
     if (data_file_read(path, &buf, &n, err)) return -1;
+    return data_text_adopt(t, buf, n, path, err);
+}
+
+int data_text_adopt(DataText *t, char *buf, size_t n, const char *path, FsErr *err)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
     /* A UTF-8 byte-order mark is not content. */
     if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
         memmove(buf, buf + 3, n - 3);

@@ -31,9 +31,9 @@ typedef struct {
     const char *sweep_text;
     /* Called with the run's progress as one JSON object (progress.json's
      * fields, with the trials and the best: docs/python.md) about twice a
-     * second and once at the end ("final": true), from the progress thread,
-     * without the run's locks: the library API's progress callback. NULL:
-     * none. */
+     * second from the progress thread and once at the end ("final": true)
+     * from progress_stop's caller, without the run's locks: the library
+     * API's progress callback. NULL: none. */
     void (*on_progress)(const char *json, void *user);
     void *progress_user;
     const char *out_dir; /* NULL: the sweep's run.out, else home_dir, else runs/<sweep name> */

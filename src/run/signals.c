@@ -90,29 +90,32 @@ static void read_launcher(void)
 }
 
 /* The handlers run_signals_install replaced, for run_signals_remove. */
-static struct sigaction saved[3];
-static const int handled[3] = {SIGINT, SIGTERM, SIGUSR1};
+static const int handled[] = {SIGINT, SIGTERM, SIGUSR1};
+#define N_HANDLED ((int)(sizeof handled / sizeof *handled))
+static struct sigaction saved[N_HANDLED];
 static int installed;
 
 void run_signals_install(void)
 {
     read_launcher();
-    /* A run in a process that ran one before (the library API) starts
-     * with no stop of the last one pending. */
-    stop_flag = cancel_flag = ending_flag = 0;
+    /* Installed again (run_sweep after its caller, which installs before
+     * MPI starts): a signal already caught stays caught. Installed anew
+     * after run_signals_remove (the library API's next run): no stop of the
+     * last run is pending. */
+    if (!installed) stop_flag = cancel_flag = ending_flag = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++) sigaction(handled[i], &sa, installed ? NULL : &saved[i]);
+    for (int i = 0; i < N_HANDLED; i++) sigaction(handled[i], &sa, installed ? NULL : &saved[i]);
     installed = 1;
 }
 
 void run_signals_remove(void)
 {
     if (!installed) return;
-    for (int i = 0; i < 3; i++) sigaction(handled[i], &saved[i], NULL);
+    for (int i = 0; i < N_HANDLED; i++) sigaction(handled[i], &saved[i], NULL);
     installed = 0;
 }
 
