@@ -96,7 +96,10 @@ static int run_options(const foldsweep_run_options *o, FsRunOptions *r, char *ho
     return FS_EXIT_OK;
 }
 
-int foldsweep_run(const foldsweep_run_options *o)
+/* o's run on this process alone (comm NULL) or over the ranks of the
+ * MPI_Comm *comm points at, with the run's signal handlers for its length
+ * and the caller's after. */
+static int run_on(const foldsweep_run_options *o, const void *comm)
 {
     FsRunOptions r;
     char home[FS_PATH_MAX];
@@ -104,13 +107,22 @@ int foldsweep_run(const foldsweep_run_options *o)
     if (rc) return rc;
     run_signals_install();
     FsMpi m;
-    fsmpi_alone(&m); /* no communicator: this process alone, on its threads */
+#ifdef FS_HAVE_MPI
+    if (comm)
+        fsmpi_attach(&m, *(const MPI_Comm *)comm); /* a duplicate: the run's messages never meet the caller's */
+    else
+#endif
+        fsmpi_alone(&m); /* no communicator: this process alone, on its threads */
+    (void)comm;
     rc = run_sweep(&r, &m);
+    fsmpi_finalize(&m); /* the duplicate; MPI itself stays the caller's */
     run_signals_remove();
     fflush(stdout);
     fflush(stderr);
     return rc;
 }
+
+int foldsweep_run(const foldsweep_run_options *o) { return run_on(o, NULL); }
 
 int foldsweep_run_mpi(const foldsweep_run_options *o, const void *comm)
 {
@@ -123,19 +135,7 @@ int foldsweep_run_mpi(const foldsweep_run_options *o, const void *comm)
     if (level < MPI_THREAD_FUNNELED)
         return api_error(FS_EXIT_USAGE, "run: MPI was initialised with MPI_THREAD_SINGLE; foldsweep's ranks train on "
                                         "threads and need MPI_THREAD_FUNNELED or more");
-    FsRunOptions r;
-    char home[FS_PATH_MAX];
-    int rc = run_options(o, &r, home, sizeof home);
-    if (rc) return rc;
-    run_signals_install();
-    FsMpi m;
-    fsmpi_attach(&m, *(const MPI_Comm *)comm); /* a duplicate: the run's messages never meet the caller's */
-    rc = run_sweep(&r, &m);
-    fsmpi_finalize(&m);
-    run_signals_remove();
-    fflush(stdout);
-    fflush(stderr);
-    return rc;
+    return run_on(o, comm);
 #else
     (void)o, (void)comm;
     return api_error(FS_EXIT_USAGE, "run: this foldsweep was built without MPI, so it cannot run on a communicator "
