@@ -20,10 +20,6 @@
 #include "run/run.h"
 #include "sweep/sweep.h"
 
-#ifndef FS_VERSION
-#define FS_VERSION "0.1.0"
-#endif
-
 struct foldsweep_model {
     FsModelSet set;
     FsEnsemble ens;
@@ -61,16 +57,6 @@ int foldsweep_main(int argc, char **argv)
     return rc;
 }
 
-/* o's backend name -> FsBackend, -1 for the sweep's, -2 when unknown. */
-static int backend_of(const char *b)
-{
-    if (!b) return -1;
-    if (!strcmp(b, "cpu")) return FS_BACKEND_CPU;
-    if (!strcmp(b, "cuda")) return FS_BACKEND_CUDA;
-    if (!strcmp(b, "auto")) return FS_BACKEND_AUTO;
-    return -2;
-}
-
 /* o as `foldsweep run`'s options in r (home: its buffer); an FS_EXIT_*
  * code, the problem said. */
 static int run_options(const foldsweep_run_options *o, FsRunOptions *r, char *home, size_t home_n)
@@ -79,8 +65,8 @@ static int run_options(const foldsweep_run_options *o, FsRunOptions *r, char *ho
     if (o->threads < 0 || o->threads > 4096)
         return api_error(FS_EXIT_USAGE, "run: threads must be 0 (the sweep's) to 4096");
     memset(r, 0, sizeof *r);
-    r->backend = backend_of(o->backend);
-    if (r->backend == -2) return api_error(FS_EXIT_USAGE, "run: backend must be cpu, cuda or auto, not %s", o->backend);
+    r->backend = o->backend ? sweep_backend_parse(o->backend) : -1; /* -1: the sweep's */
+    if (o->backend && r->backend < 0) return api_error(FS_EXIT_USAGE, "run: backend must be cpu, cuda or auto, not %s", o->backend);
     r->sweep_path = o->sweep;
     r->sweep_text = o->sweep_text;
     r->out_dir = o->out && *o->out ? o->out : NULL;

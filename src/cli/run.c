@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "mpi/mpi.h"
 #include "run/run.h"
+#include "sweep/sweep.h"
 
 extern char **environ;
 
@@ -108,16 +109,8 @@ static int options_read(FsRunOptions *o, const CliArgs *a, double *startup)
     if ((rc = cli_real_parse(&spec, a, OPT_WORKER, 0, INFINITY, &o->worker_timeout))) return rc;
     o->threads = (int)threads;
     const char *b = a->val[OPT_BACKEND];
-    if (!b)
-        o->backend = -1;
-    else if (!strcmp(b, "cpu"))
-        o->backend = FS_BACKEND_CPU;
-    else if (!strcmp(b, "cuda"))
-        o->backend = FS_BACKEND_CUDA;
-    else if (!strcmp(b, "auto"))
-        o->backend = FS_BACKEND_AUTO;
-    else
-        return cli_usage_error(&spec, "--backend must be cpu, cuda or auto, not", b);
+    o->backend = b ? sweep_backend_parse(b) : -1; /* -1: the sweep's */
+    if (b && o->backend < 0) return cli_usage_error(&spec, "--backend must be cpu, cuda or auto, not", b);
     const char *g = a->val[OPT_GPU_PATH];
     o->gpu_path = -1; /* the sweep's */
     for (int i = 0; g && i < FS_GPU_PATH_COUNT; i++)

@@ -270,3 +270,10 @@ const char *sweep_backend_name(FsBackend b)
     static const char *const names[] = {"auto", "cpu", "cuda"};
     return (unsigned)b <= FS_BACKEND_CUDA ? names[b] : "?";
 }
+
+int sweep_backend_parse(const char *s)
+{
+    for (int b = FS_BACKEND_AUTO; s && b <= FS_BACKEND_CUDA; b++)
+        if (!strcmp(s, sweep_backend_name((FsBackend)b))) return b;
+    return -1;
+}

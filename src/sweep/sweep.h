@@ -283,6 +283,8 @@ void sweep_arch_summary(const FsArch *a, char *out, size_t n);
 void sweep_train_summary(const FsTrainSpec *ts, int chain, char *out, size_t n);
 
 const char *sweep_backend_name(FsBackend b);
+/* "auto", "cpu", "cuda" -> FsBackend (sweep_backend_name's names), or -1. */
+int sweep_backend_parse(const char *s);
 /* Sets run.gpu_path (FsGpuPath) for the sweep and every trial's training
  * options, so that every job's spec (sweep_fold_spec) carries it: the
  * loader with the file's value, a run with --gpu-path's or rank 0's. */
