@@ -3,6 +3,8 @@
  * deterministic), the example lists, and the memory budget of a loaded
  * dataset. Runs on a generated record file, and on UCI train if present.
  */
+#include <math.h>
+
 #include "test_data_util.h"
 
 /* n proteins of lengths 20..419, random residues and labels, a few chain
@@ -168,6 +170,19 @@ int main(void)
     CHECK(td_load(&ds, FS_FMT_RECORDS, synth_records(300, 5), &err) == 0);
     CHECK_MSG(!err.set, "%s", err.msg);
     CHECK(ds.n_prot == 300);
+    {
+        /* The chain a residue sees, on average (plan's attention estimate):
+         * sum of squared lengths over residues, written out here. */
+        double sq = 0, n = 0;
+        uint32_t longest = 0;
+        for (uint32_t p = 0; p < ds.n_prot; p++) {
+            const uint32_t l = prot_len(&ds, p);
+            sq += (double)l * l, n += l, longest = l > longest ? l : longest;
+        }
+        const double mean = data_chain_pair_mean(&ds);
+        CHECK_MSG(fabs(mean - sq / n) < 1e-9 * mean && mean > n / ds.n_prot && mean <= longest,
+                  "pair mean %g, want %g (mean length %g, longest %u)", mean, sq / n, n / ds.n_prot, longest);
+    }
     CHECK(data_assign_folds(&ds, 1, 1, &err) == -1);
     CHECK_CONTAINS(err.msg, "cannot make 1 folds");
     memset(&err, 0, sizeof err);

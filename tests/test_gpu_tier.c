@@ -14,6 +14,7 @@
  * eval_batch 8 it stays on the block tier), refused under block with the
  * shared memory named.
  */
+#include <math.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
@@ -63,6 +64,44 @@ static int crossing(const FsGpuLimits *lim, int filters)
     return first;
 }
 
+/* The estimate counts attention's scores, which grow with the chains
+ * (FsNet.flops_pair_fwd): per residue, per residue of its chain and per
+ * head, 2 x 2 x key_dim FLOP forward and 2 x 7 x key_dim backward
+ * (attention.c's passes); a window model and a chain model without
+ * attention are the same at any chain length. */
+static void estimate_pairs(const FsGpuLimits *lim)
+{
+    FsArch arch;
+    memset(&arch, 0, sizeof arch);
+    arch.chain = 1;
+    arch.n_layers = 3;
+    arch.layers[0] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 16, .width = 5, .act = FS_ACT_RELU};
+    arch.layers[1] = (FsLayerSpec){.kind = FS_LAYER_ATTENTION, .heads = 4, .key_dim = 6, .max_dist = 8, .eps = 1e-5f};
+    arch.layers[2] = (FsLayerSpec){.kind = FS_LAYER_ATTENTION, .heads = 2, .key_dim = 5, .max_dist = 8, .eps = 1e-5f};
+    FsTrainSpec ts;
+    train_spec_defaults(&ts);
+    ts.stop.max_epochs = 3;
+    FsGpuEstimate at0, at100, at300;
+    CHECK(gpu_estimate(lim, FS_GPU_LIBRARY, &arch, &ts, 1000, 200, 1, 0, &at0) == 0);
+    CHECK(gpu_estimate(lim, FS_GPU_LIBRARY, &arch, &ts, 1000, 200, 1, 100, &at100) == 0);
+    CHECK(gpu_estimate(lim, FS_GPU_LIBRARY, &arch, &ts, 1000, 200, 1, 300, &at300) == 0);
+    const double hd = 4 * 6 + 2 * 5, want = 3 * 100.0 * (1000 * 18 * hd + 200 * 4 * hd);
+    CHECK_MSG(at0.pair_flop == 0 && at100.pair_flop == want && at300.pair_flop == 3 * want,
+              "pairs: %g %g %g, want 0, %g, %g", at0.pair_flop, at100.pair_flop, at300.pair_flop, want, 3 * want);
+    CHECK_MSG(fabs(at100.flop - at0.flop - want) <= 1e-9 * at100.flop && at100.seconds > at0.seconds, "flop %g -> %g, seconds %g -> %g",
+              at0.flop, at100.flop, at0.seconds, at100.seconds);
+    arch.layers[1] = arch.layers[2] = (FsLayerSpec){.kind = FS_LAYER_GRU, .units = 8, .bidir = 1};
+    CHECK(gpu_estimate(lim, FS_GPU_LIBRARY, &arch, &ts, 1000, 200, 1, 0, &at0) == 0);
+    CHECK(gpu_estimate(lim, FS_GPU_LIBRARY, &arch, &ts, 1000, 200, 1, 300, &at300) == 0);
+    CHECK(at300.pair_flop == 0 && at300.flop == at0.flop);
+    arch.chain = 0;
+    arch.window = 17;
+    arch.n_layers = 1;
+    CHECK(gpu_estimate(lim, FS_GPU_BLOCK, &arch, &ts, 1000, 200, 1, 0, &at0) == 0);
+    CHECK(gpu_estimate(lim, FS_GPU_BLOCK, &arch, &ts, 1000, 200, 1, 300, &at300) == 0);
+    CHECK(at300.pair_flop == 0 && at300.flop == at0.flop);
+}
+
 int main(void)
 {
     FsGpuLimits lim;
@@ -84,5 +123,6 @@ int main(void)
               "eval_batch 4096 of windows of 61 under auto: not the library tier: %s", why);
     CHECK(tier_of(&a100, 61, 1, 4, 8, 4096, FS_GPU_PATH_BLOCK, why, sizeof why) == FS_GPU_REFUSED);
     CHECK_CONTAINS(why, "bytes of shared memory per block (batch 4096 x window 61), more than the a100's");
+    estimate_pairs(&lim);
     return test_finish();
 }

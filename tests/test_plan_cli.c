@@ -219,5 +219,16 @@ int main(void)
     CHECK(tp_run("plan '%s' --gpu a100", chain) == 0);
     CHECK_CONTAINS(out_text, "  gpu: ");
     CHECK(strstr(out_text, "library tier 0.00 s") == NULL); /* the library tier's trials are counted */
+    CHECK(strstr(out_text, "attention's pairs") == NULL);
+    /* Attention's scores grow with the chains: counted over the chain a
+     * residue sees (data_chain_pair_mean), at their own CPU rate; an
+     * attention layer costs more than its projections alone. */
+    const char *att = td_write("att.yaml", "data: {synth: {proteins: 30}, window: chain}\n"
+                                           "model: {filters: 8, attention: [0, 1]}\n");
+    CHECK(tp_run("plan '%s'", att) == 0);
+    CHECK_CONTAINS(out_text, "; attention's pairs 8, over chains of ");
+    CHECK(tp_run("plan --json '%s'", att) == 0);
+    const double no_att = json_nth(out_text, "\"flop\": ", 0), with_att = json_nth(out_text, "\"flop\": ", 1);
+    CHECK_MSG(no_att > 0 && with_att > 2 * no_att, "flop without attention %g, with one layer %g", no_att, with_att);
     return test_finish();
 }

@@ -246,8 +246,14 @@ static void print_estimate(const FsSweep *sw, const FsGpuPlan *g, int gpu)
            "training.epochs,\nno early stopping or pruning; docs/benchmarks.md \"GPU estimates\"):\n");
     if (g->share < 1)
         printf("  tpe trains %d of the %d candidates: their mean, times %d\n", sw->random_n, sw->n_trials, sw->random_n);
-    printf("  cpu: %s on this machine's %d core%s (%g GFLOP/s a core assumed)\n", cpu, g->cores,
-           g->cores == 1 ? "" : "s", g->cpu_gflops);
+    double pair = 0;
+    for (int t = 0; t < g->n; t++) pair += g->pair_flop[t];
+    char pairs[160] = "";
+    if (pair > 0)
+        snprintf(pairs, sizeof pairs, "; attention's pairs %g, over chains of %.0f residues as a residue sees them",
+                 g->cpu_pair_gflops, g->pair_len);
+    printf("  cpu: %s on this machine's %d core%s (%g GFLOP/s a core assumed%s)\n", cpu, g->cores,
+           g->cores == 1 ? "" : "s", g->cpu_gflops, pairs);
     if (!gpu) return;
     duration(g->block_s + g->library_s, total, sizeof total);
     duration(g->block_s, block, sizeof block);

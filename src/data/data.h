@@ -167,6 +167,11 @@ uint32_t data_examples(const FsDataset *ds, int fold, int validation, uint32_t *
 uint32_t data_chain_examples(const FsDataset *ds, int fold, int validation, uint32_t *out);
 /* The residues of the longest segment (what a chain model's batch must hold). */
 uint32_t data_longest_chain(const FsDataset *ds);
+/* The length of the chain a residue belongs to, averaged over residues
+ * (the sum of the segments' squared lengths over the residues): what a
+ * chain-wide layer's pairs cost a residue (FsNet.flops_pair_fwd); 0 for
+ * an empty set. */
+double data_chain_pair_mean(const FsDataset *ds);
 
 /* The folds a sweep trains, the one vocabulary of fold ids and slots: k
  * folds by protein (ids 0..k-1) or the predefined split (one fold, id

@@ -171,6 +171,17 @@ uint32_t data_longest_chain(const FsDataset *ds)
     return most;
 }
 
+double data_chain_pair_mean(const FsDataset *ds)
+{
+    double sq = 0, n = 0;
+    for (uint32_t s = 0; s < ds->n_seg; s++) {
+        const double l = ds->seg_off[s + 1] - ds->seg_off[s];
+        sq += l * l;
+        n += l;
+    }
+    return n > 0 ? sq / n : 0;
+}
+
 FsFolds data_folds_of(int predefined, int k)
 {
     FsFolds f = {predefined ? 1 : k, predefined != 0};

@@ -165,13 +165,16 @@ const char *gpu_tier_name(FsGpuTier t);
  * them. Every epoch to stop.max_epochs is counted (no early stopping, no
  * pruning: an upper bound). n_train, n_val: the fold's scored residues. */
 typedef struct {
-    double flop;    /* the fold's training and validation FLOP */
-    double seconds; /* the fold alone on its tier: a block's time (block), a group's share (library) */
+    double flop;      /* the fold's training and validation FLOP */
+    double pair_flop; /* of which attention's pairs (FsNet.flops_pair_fwd), which the CPU runs slower */
+    double seconds;   /* the fold alone on its tier: a block's time (block), a group's share (library) */
 } FsGpuEstimate;
 /* group: the models that share a library call (a trial's folds and seeds,
- * fused); the block tier ignores it. -1 where the model does not compile. */
+ * fused); the block tier ignores it. pair_len: the data's chain length a
+ * residue sees (data_chain_pair_mean), for attention's pairs. -1 where
+ * the model does not compile. */
 int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
-                 uint32_t n_val, int group, FsGpuEstimate *out);
+                 uint32_t n_val, int group, double pair_len, FsGpuEstimate *out);
 /* Blocks of the one-block kernel that run at once on the device: models
  * trained in parallel (the block tier's whole-sweep estimate). */
 int gpu_parallel_blocks(const FsGpuLimits *lim);

@@ -226,6 +226,14 @@ void gpu_rates_describe(const FsGpuLimits *lim, char *out, size_t n)
              FS_EST_LIB_CALL_S * 1e6);
 }
 
+/* A row's FLOP, forward only or with backward: the net's per row, and
+ * attention's pairs over a chain of pair_len rows (FsNet.flops_pair_fwd). */
+static double row_flop(const FsNet *net, int train, double pair_len)
+{
+    const double per_row = (double)(train ? net->flops_fwd + net->flops_bwd : net->flops_fwd) / net->out_rows;
+    return per_row + pair_len * (double)(train ? net->flops_pair_fwd + net->flops_pair_bwd : net->flops_pair_fwd);
+}
+
 /* One library step of `group` models over `rows` rows each (forward only
  * when !train): the slower of its GEMMs and its memory traffic, plus its
  * calls. Bytes per model: the weights, their gradient and Adam's two
@@ -233,10 +241,10 @@ void gpu_rates_describe(const FsGpuLimits *lim, char *out, size_t n)
  * written forward, read backward and their gradients written (3 floats of
  * the workspace each; forward only: 1). The workspace holds max_batch
  * examples; a training step touches train_batch of them. */
-static double library_step(const FsNet *net, double rows, int group, int train, double tflops, double tbps)
+static double library_step(const FsNet *net, double rows, int group, int train, double pair_len, double tflops,
+                           double tbps)
 {
-    const double per_row = (double)(train ? net->flops_fwd + net->flops_bwd : net->flops_fwd) / net->out_rows;
-    const double flop = group * rows * per_row;
+    const double flop = group * rows * row_flop(net, train, pair_len);
     const double work = train ? (double)net->n_work * net->train_batch / net->max_batch : (double)net->n_work;
     const double bytes =
         group * 4.0 * (train ? 8.0 * (double)net->n_params + 3.0 * work : (double)net->n_params + work);
@@ -264,20 +272,23 @@ static int auto_prefers_library(const FsGpuLimits *lim, const FsNet *net, const 
 {
     double tf, tb;
     limits_rates(lim, &tf, &tb);
-    const double step_flop = (double)ts->batch * (double)(net->flops_fwd + net->flops_bwd) / net->out_rows;
+    const double step_flop = (double)ts->batch * row_flop(net, 1, 0);
     const double block_s = step_flop / (gpu_parallel_blocks(lim) * FS_EST_BLOCK_GFLOPS * 1e9);
-    return library_step(net, ts->batch, FS_GPU_AUTO_GROUP, 1, tf, tb) / FS_GPU_AUTO_GROUP < block_s;
+    return library_step(net, ts->batch, FS_GPU_AUTO_GROUP, 1, 0, tf, tb) / FS_GPU_AUTO_GROUP < block_s;
 }
 
 int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
-                 uint32_t n_val, int group, FsGpuEstimate *out)
+                 uint32_t n_val, int group, double pair_len, FsGpuEstimate *out)
 {
     FsNet net;
     FsErr err = {0};
     if (train_compile(arch, ts, 0, &net, &err) != 0) return -1;
-    const double epochs = ts->stop.max_epochs, rows = net.out_rows; /* a window model's example: one residue */
-    const double fwd = (double)net.flops_fwd / rows, both = (double)(net.flops_fwd + net.flops_bwd) / rows;
-    out->flop = epochs * ((double)n_train * both + (double)n_val * fwd);
+    const double epochs = ts->stop.max_epochs; /* a window model's example: one residue */
+    if (!arch->chain) pair_len = 0;
+    out->flop = epochs * ((double)n_train * row_flop(&net, 1, pair_len) + (double)n_val * row_flop(&net, 0, pair_len));
+    out->pair_flop = epochs * pair_len *
+                     ((double)n_train * (double)(net.flops_pair_fwd + net.flops_pair_bwd) +
+                      (double)n_val * (double)net.flops_pair_fwd);
     if (tier != FS_GPU_LIBRARY) {
         out->seconds = out->flop / (FS_EST_BLOCK_GFLOPS * 1e9);
         return 0;
@@ -288,8 +299,8 @@ int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, con
     /* A step's rows: a window model's batch, a chain model's batch budget. */
     const double step = arch->chain ? ts->batch_residues : ts->batch, eval = arch->chain ? ts->batch_residues : ts->eval_batch;
     const double steps = ceil(n_train / step), evals = ceil(n_val / eval);
-    const double group_s = epochs * (steps * library_step(&net, step, group, 1, tf, tb) +
-                                     evals * library_step(&net, eval, group, 0, tf, tb));
+    const double group_s = epochs * (steps * library_step(&net, step, group, 1, pair_len, tf, tb) +
+                                     evals * library_step(&net, eval, group, 0, pair_len, tf, tb));
     out->seconds = group_s / group;
     return 0;
 }

@@ -228,11 +228,16 @@ static void attention_params(FsNet *net, FsLayer *y, long *p, long *scratch)
     y->att_rel = *p;
     *p += (long)FS_ATT_BUCKETS(s) * s->heads;
     if (y->n_w > *scratch) *scratch = y->n_w; /* the projections' transposes (conv_dgrad) */
-    /* The projections only: the scores' share grows with the chains'
-     * lengths, which a compiled net does not know. */
+    /* The projections here; the scores' share grows with the chains'
+     * lengths, which a compiled net does not know: per pair of a chain and
+     * head, forward a score and the context's sum (2 x key_dim
+     * multiply-adds), backward the query pass's score, dP and dq (3) and
+     * the key pass's score, dP, dk and dv (4), train/attention.c. */
     const long fl = 2 * (long)y->out_l * (y->n_w + hd * C);
     net->flops_fwd += fl;
     net->flops_bwd += 2 * fl;
+    net->flops_pair_fwd += 2 * 2 * hd;
+    net->flops_pair_bwd += 2 * 7 * hd;
 }
 
 /* Layer y's parameters from *p on, its transposed-weight scratch need

@@ -196,6 +196,11 @@ typedef struct {
     long n_scratch;         /* floats of transposed-weight scratch */
     long flops_fwd;         /* dense-equivalent multiply-adds x2 per example, forward */
     long flops_bwd;
+    /* Attention's scores and context, which grow with the chain: FLOP per
+     * row per row of its chain (times the chains' residue-weighted mean
+     * length, data_chain_pair_mean, for a row's share), forward and
+     * backward; 0 without attention. */
+    long flops_pair_fwd, flops_pair_bwd;
 } FsNet;
 
 /* Checks and compiles an architecture for batches up to max_batch

@@ -20,6 +20,12 @@
  * tile about 35), since validation and small layers run slower; to be
  * calibrated by bench/run-r1 and bench/run-chain on the machine used. */
 #define FS_EST_CPU_GFLOPS 40.0
+/* Attention's pairs (FsNet.flops_pair_fwd) run slower: a row of scores,
+ * its exponentials and the key_dim-long sums over each pair. Measured,
+ * dense-equivalent: 9.2 GFLOP/s (bench/run-rnn's FLIP model, one thread)
+ * and 6 (the FLIP quality run's attention model on two threads, the pool's
+ * idle thread helping; docs/quality.md), on this AVX-512 machine. */
+#define FS_EST_CPU_PAIR_GFLOPS 8.0
 
 /* Trial t's tier, FLOP and GPU seconds (all its folds; block: its folds in
  * parallel blocks, so the longest one; library: its share of its group,
@@ -36,8 +42,9 @@ static void plan_trial(FsGpuPlan *p, const FsGpuLimits *lim, const FsTrial *tr, 
     FsGpuEstimate e;
     const FsGpuTier tier = p->tier[t] == FS_GPU_LIBRARY ? FS_GPU_LIBRARY : FS_GPU_BLOCK;
     const int group = p->group[t] > 0 ? p->group[t] : p->folds;
-    if (gpu_estimate(lim, tier, &tr->arch, &ts, n_train, n_val, group, &e) != 0) return;
+    if (gpu_estimate(lim, tier, &tr->arch, &ts, n_train, n_val, group, p->pair_len, &e) != 0) return;
     p->flop[t] = e.flop * p->folds;
+    p->pair_flop[t] = e.pair_flop * p->folds;
     if (p->tier[t] == FS_GPU_REFUSED) return;
     p->gpu_s[t] = p->tier[t] == FS_GPU_LIBRARY ? e.seconds * p->folds : e.seconds;
 }
@@ -47,15 +54,16 @@ static void plan_trial(FsGpuPlan *p, const FsGpuLimits *lim, const FsTrial *tr, 
  * another, the CPU trains every trial on all cores. */
 static void plan_totals(FsGpuPlan *p, const FsGpuLimits *lim)
 {
-    double block_sum = 0, block_max = 0, flop = 0;
+    double block_sum = 0, block_max = 0, flop = 0, pair = 0;
     for (int t = 0; t < p->n; t++) {
-        flop += p->flop[t];
+        flop += p->flop[t] - p->pair_flop[t];
+        pair += p->pair_flop[t];
         if (p->tier[t] == FS_GPU_BLOCK) block_sum += p->gpu_s[t] * p->folds, block_max = fmax(block_max, p->gpu_s[t]);
         if (p->tier[t] == FS_GPU_LIBRARY) p->library_s += p->gpu_s[t];
     }
     p->block_s = fmax(block_sum / gpu_parallel_blocks(lim), block_max) * p->share;
     p->library_s *= p->share;
-    p->cpu_s = flop * p->share / (p->cores * p->cpu_gflops * 1e9);
+    p->cpu_s = (flop / p->cpu_gflops + pair / p->cpu_pair_gflops) * p->share / (p->cores * 1e9);
 }
 
 int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, FsGpuPlan *p, FsErr *err)
@@ -75,9 +83,12 @@ int run_gpu_plan(const FsSweep *sw, const FsDataset *ds, const char *profile, Fs
     p->share = sw->sampler == FS_SAMPLER_TPE && sw->random_n < sw->n_trials ? (double)sw->random_n / sw->n_trials : 1;
     p->cores = run_solo_threads(0);
     p->cpu_gflops = FS_EST_CPU_GFLOPS;
+    p->cpu_pair_gflops = FS_EST_CPU_PAIR_GFLOPS;
+    p->pair_len = data_chain_pair_mean(ds);
     p->tier = fs_calloc((size_t)p->n + 1, sizeof *p->tier);
     p->why = fs_calloc((size_t)p->n + 1, sizeof *p->why);
     p->flop = fs_calloc((size_t)p->n + 1, sizeof *p->flop);
+    p->pair_flop = fs_calloc((size_t)p->n + 1, sizeof *p->pair_flop);
     p->gpu_s = fs_calloc((size_t)p->n + 1, sizeof *p->gpu_s);
     p->group = fs_calloc((size_t)p->n + 1, sizeof *p->group);
     RunGpuGroups groups;
@@ -95,6 +106,7 @@ void run_gpu_plan_free(FsGpuPlan *p)
     free(p->why);
     free(p->tier);
     free(p->flop);
+    free(p->pair_flop);
     free(p->gpu_s);
     free(p->group);
     memset(p, 0, sizeof *p);

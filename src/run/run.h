@@ -119,6 +119,7 @@ typedef struct {
     int *tier;        /* per trial: FS_GPU_PATH_BLOCK, FS_GPU_PATH_LIBRARY (train.h), or -1: refused */
     char **why;       /* per trial: why refused, "" where a tier takes it */
     double *flop;     /* per trial: its folds' training FLOP (0: it does not compile) */
+    double *pair_flop; /* per trial: of which attention's pairs (FsGpuEstimate.pair_flop) */
     double *gpu_s;    /* per trial: its folds on its tier, wall seconds (0 where refused) */
     int *group;       /* per trial: its library group's width (run/gpu_groups.c; 0 where it does not compile) */
     int folds;        /* folds a trial trains (sweep_fold_count) */
@@ -127,6 +128,8 @@ typedef struct {
     double cpu_s;              /* the whole sweep on this machine's cores */
     int cores;                 /* this machine's */
     double cpu_gflops;         /* the CPU rate a core is assumed to train at */
+    double cpu_pair_gflops;    /* and to run attention's pairs at */
+    double pair_len;           /* the data's chain length a residue sees (data_chain_pair_mean) */
 } FsGpuPlan;
 /* The device is `profile` ("h200", "a100"), or with NULL the visible CUDA
  * device 0, else the h200 profile. 0, or -1 for an unknown profile (err). */
