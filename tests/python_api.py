@@ -269,6 +269,28 @@ def check_errors(run, work):
     check(not os.path.exists(os.path.join(work, "bad")), "a refused sweep writes no run folder")
 
 
+def check_stop_line():
+    """The bar prints a stop line once above itself and says so in its
+    description (a real tqdm bar on a string stream)."""
+    from tqdm import tqdm
+    from foldsweep import _run
+    out = io.StringIO()
+    bar = tqdm(total=0, file=out)
+    bar._fs_stream = out
+    prog = _run._Progress(bar, None)
+    ev = {"folds_total": 6, "folds_done": 2, "trials_done": 0, "trials_total": 2, "best_mean": None,
+          "best_trial": "", "stopping": None, "final": False}
+    prog._on(json.dumps(ev).encode(), None)
+    check("stopping" not in out.getvalue(), f"a stop line before any stop: {out.getvalue()!r}")
+    ev["stopping"] = "stopping: no new folds; 2 in flight get 30 s to finish (signal again to abandon them)"
+    for _ in range(3):
+        prog._on(json.dumps(ev).encode(), None)
+    check(prog.error is None, f"the bar's handler failed: {prog.error!r}")
+    check(out.getvalue().count(ev["stopping"]) == 1, f"the stop line once above the bar: {out.getvalue()!r}")
+    check(bar.desc.startswith("foldsweep (stopping)"), f"the bar's description: {bar.desc!r}")
+    bar.close()
+
+
 def check_interrupt(work):
     sweep = yaml_file(os.path.join(work, "long.yaml"), LONG)
     whole = os.path.join(work, "whole")
@@ -282,11 +304,16 @@ def check_interrupt(work):
 
     cut = os.path.join(work, "cut")
     try:
-        foldsweep.run(sweep, out=cut, progress=False, quiet=True, grace=0, on_progress=interrupt)
+        foldsweep.run(sweep, out=cut, progress=False, quiet=True, grace=1, on_progress=interrupt)
         check(False, f"SIGINT during run(): no KeyboardInterrupt (events: {len(seen)}; the run may have "
                      "ended before its first event)")
     except KeyboardInterrupt as e:
         check("resume" in str(e), f"KeyboardInterrupt's message: {e}")
+    # The stop's line reaches the events (the bar shows it: the run's stderr is captured while it runs).
+    said = [ev["stopping"] for ev in seen if ev.get("stopping")]
+    check(any(s.startswith("stopping: no new folds; ") and "get 1 s to finish" in s for s in said),
+          f"the events' stop lines after SIGINT with grace 1: {said[:3]} (of {len(seen)} events)")
+    check(all(ev.get("stopping") is None for ev in seen[:1]), "a stop line before the interrupt")
     check(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "Python's SIGINT handler is back")
     try:
         os.kill(os.getpid(), signal.SIGINT)
@@ -310,6 +337,7 @@ def main():
         run = check_runs(work)
         check_predict(run, work)
         check_errors(run, work)
+        check_stop_line()
         check_interrupt(work)
     finally:
         os.chdir(cwd)

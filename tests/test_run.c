@@ -98,6 +98,24 @@ int main(void)
     CHECK_MSG(strcmp(ref, got) == 0, "leaderboards differ after SIGTERM and resume");
     free(got);
 
+    /* 4a. SIGTERM with a grace: the line says what becomes of the folds in
+     * flight (their count as last sampled: these folds are short), which
+     * finish; exit 3. */
+    char g[300], journal_g[320];
+    snprintf(g, sizeof g, "%s/g", tmp);
+    snprintf(journal_g, sizeof journal_g, "%s/journal.jsonl", g);
+    char *run_g[] = {"foldsweep", "run", sweep, "--out", g, "--threads", "1", "--grace", "30", NULL};
+    pid = tp_spawn(run_g, log);
+    for (int i = 0; i < 30000 && tp_count_in_file(journal_g, "\"kind\":\"fold\"") < 3; i++)
+        usleep(2000);
+    kill(pid, SIGTERM);
+    CHECK(tp_wait(pid) == 3);
+    out = tp_read_file(log, NULL);
+    const char *stop = out ? strstr(out, "stopping: no new folds; ") : NULL;
+    CHECK_MSG(stop && strstr(stop, " in flight get 30 s to finish (signal again to abandon them)\n"),
+              "no stop line after SIGTERM with a grace:\n%s", out ? out : "");
+    free(out);
+
     /* 4b. A scheduler's warning (SIGUSR1) during setup, before the folder
      * is open: exit 3 (a requeue), nothing trained; the rerun completes. */
     char e[300], journal_e[320];

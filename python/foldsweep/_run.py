@@ -44,6 +44,7 @@ class _Progress:
     def __init__(self, bar, callback):
         self.bar, self.callback, self.error = bar, callback, None
         self.events = 0
+        self.stop_said = None
         self.c = _native.ProgressFn(self._on)
 
     def _on(self, text, _user):
@@ -60,12 +61,24 @@ class _Progress:
                     post["best"] = f"{best:.4f} ({ev['best_trial'][:8]})"
                 self.bar.set_postfix(post, refresh=False)
                 self.bar.refresh()
+                self._say_stop(ev.get("stopping"))
             if self.callback is not None:
                 self.callback(ev)
         except BaseException as e:  # an exception must not cross into C
             self.error = self.error or e
         finally:
             _native.in_callback.on = False
+
+    def _say_stop(self, stop):
+        """After an interrupt, the run's stop line (what the terminal's line
+        would say: the folds in flight and their grace) above the bar, once
+        a state: the run's own stderr is captured until it returns."""
+        if not stop or stop == self.stop_said:
+            return
+        self.stop_said = stop
+        self.bar.set_description("foldsweep (stopping)", refresh=False)
+        stream = self.bar._fs_stream if self.bar._fs_stream is not None else sys.stderr
+        self.bar.write(stop, file=stream)
 
 
 def _sweep_text(sweep):

@@ -159,6 +159,8 @@ static void read_live(const char *dir, StatusView *v)
         v->folds_in_flight = in_flight >= 0 && in_flight < 1e9 ? (int)in_flight : 0;
         v->rate = rate;
         if (fl && fl->type == FS_JSON_STRING) snprintf(v->flight, sizeof v->flight, "%s", fl->str);
+        const FsJson *st = json_get(doc.root, "stopping");
+        if (st && st->type == FS_JSON_STRING) snprintf(v->stopping, sizeof v->stopping, "%s", st->str);
         if (eta >= 0) v->eta = eta, v->eta_from = "examples";
     }
     json_free(&doc);

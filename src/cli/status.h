@@ -40,6 +40,7 @@ typedef struct {
     /* From the live run's progress.json (live = 0 without one). */
     int live, folds_in_flight;
     char flight[160];
+    char stopping[256]; /* a live run's stop line after a signal (progress.json), else "" */
     double rate;
     /* The time left: eta_from "examples" (the live run's, from examples
      * trained), "pace" (whole folds so far), "finished" or NULL (unknown). */

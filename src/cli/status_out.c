@@ -74,6 +74,7 @@ static void print_eta(FILE *out, const StatusView *v)
         fprintf(out, "in flight    %d fold%s%s%s%s, %.0f examples/s\n", v->folds_in_flight,
                 v->folds_in_flight == 1 ? "" : "s", v->flight[0] ? " (" : "", v->flight, v->flight[0] ? ")" : "",
                 v->rate);
+    if (v->live && v->stopping[0]) fprintf(out, "%s\n", v->stopping);
     duration(v->eta, eta, sizeof eta);
     if (v->eta_from && !strcmp(v->eta_from, "finished"))
         fprintf(out, "eta          finished\n");
@@ -199,6 +200,7 @@ void status_print_json(FILE *out, const StatusView *v)
     num(&w, "elapsed_seconds", v->elapsed, v->elapsed >= 0);
     num(&w, "runs", v->n_runs, 1);
     num(&w, "examples_per_second", v->rate, v->live);
+    str(&w, "stopping", v->live && v->stopping[0] ? v->stopping : NULL);
     num(&w, "eta_seconds", v->eta, v->eta_from != NULL);
     str(&w, "eta_from", v->eta_from);
     str(&w, "best_trial", v->best ? v->best->id : NULL);

@@ -142,6 +142,24 @@ static void put_fixed(FsJsonOut *w, const char *key, double v, int decimals)
 /* The run's progress as one JSON object (lock held): DIR/progress.json's
  * content and the listener's event. A value not known (not finite) is
  * null, which status reads as not known. */
+/* What a stop signal does to the folds in flight, as the terminal's line
+ * and the listener's event say it (lock held): 0 before a stop. */
+static int progress_stop_text(const FsProgress *p, char *out, size_t n)
+{
+    if (!*run_stop_flag() || p->stop_seen == 0.0) return 0;
+    const char *s = p->in_flight == 1 ? "" : "s";
+    if (run_signal_ending() && *run_cancel_flag())
+        snprintf(out, n, "stopping: mpirun ends the job within %.0f s (odls_base_sigkill_timeout); %d fold%s in flight "
+                         "checkpoint now",
+                 run_mpirun_window(), p->in_flight, s);
+    else if (!*run_cancel_flag())
+        snprintf(out, n, "stopping: no new folds; %d in flight get %.0f s to finish (signal again to abandon them)",
+                 p->in_flight, run_signal_grace(p->grace));
+    else
+        snprintf(out, n, "stopping: the %d fold%s in flight are abandoned; run again to resume", p->in_flight, s);
+    return 1;
+}
+
 static void progress_json(FsProgress *p, FsJsonOut *w, int final)
 {
     const FsProgressSample *s = &p->last;
@@ -164,6 +182,14 @@ static void progress_json(FsProgress *p, FsJsonOut *w, int final)
     json_member_str(w, "best_trial", p->have_best ? p->best.id : "");
     json_key(w, "best_mean");
     json_num64(w, p->have_best ? p->best.mean : NAN);
+    /* A stop's line, which the listener's owner may show (Python's bar
+     * stands where the terminal's line would). */
+    char stop[256];
+    json_key(w, "stopping");
+    if (progress_stop_text(p, stop, sizeof stop))
+        json_str(w, stop);
+    else
+        json_null(w);
     json_key(w, "final");
     json_bool(w, final);
     json_end(w);
@@ -207,16 +233,12 @@ static void progress_grace(FsProgress *p, double now)
     double grace = run_signal_grace(p->grace);
     if (p->stop_seen == 0.0) {
         p->stop_seen = now;
-        if (p->quiet) return;
-        if (run_signal_ending() && *run_cancel_flag()) {
-            fprintf(p->out, "%sstopping: mpirun ends the job within %.0f s (odls_base_sigkill_timeout); %d fold%s in "
-                            "flight checkpoint now\n",
-                    p->redraw ? "\n" : "", run_mpirun_window(), p->in_flight, p->in_flight == 1 ? "" : "s");
-        } else if (!*run_cancel_flag()) {
-            fprintf(p->out, "%sstopping: no new folds; %d in flight get %.0f s to finish (signal again to abandon "
-                            "them)\n",
-                    p->redraw ? "\n" : "", p->in_flight, grace);
-        }
+        char stop[256];
+        /* A cancel without mpirun's window (a second signal already, or no
+         * grace) says nothing here, as before: the run's end says it. */
+        const int says = !*run_cancel_flag() || run_signal_ending();
+        if (!p->quiet && says && progress_stop_text(p, stop, sizeof stop))
+            fprintf(p->out, "%s%s\n", p->redraw ? "\n" : "", stop);
     } else if (!*run_cancel_flag() && now - p->stop_seen >= grace) {
         run_request_stop(1);
     }
