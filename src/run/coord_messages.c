@@ -230,6 +230,10 @@ static void take_resumed(RunCoord *c, const FsMsg *msg)
         bad_message(msg, "resumed past the trial's max_epochs");
         return;
     }
+    if (epoch > 0 && cs.resumed_next >= train_job_examples(&st->jobs[i].job, 0)) {
+        bad_message(msg, "resumed past its fold's training examples");
+        return;
+    }
     cs.resumed_epoch = epoch;
     run_ckpt_report(&cs, it.id, it.fold, st->prog.out, st->prog.quiet);
 }

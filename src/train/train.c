@@ -253,16 +253,20 @@ int train_job_check(const FsJob *job, FsNet *net, uint32_t *n_train, uint32_t *n
     if (job->fold != FS_FOLD_PREDEFINED && job->fold != FS_FOLD_ALL &&
         (job->fold < 0 || (uint32_t)job->fold >= ds->n_folds))
         return job_fail(job, "fold out of range for the prepared data");
-    *n_train = data_examples(ds, job->fold, 0, NULL);
-    *n_valid = data_examples(ds, job->fold, 1, NULL);
-    /* A refit (FS_FOLD_ALL) has no validation set: it trains a fixed number of epochs. */
+    *n_train = train_job_examples(job, 0);
+    *n_valid = train_job_examples(job, 1);
+    /* A refit (FS_FOLD_ALL) has no validation set: it trains a fixed number
+     * of epochs. (A chain model's chains hold the residues: none where
+     * there are none.) */
     if (*n_train == 0 || (*n_valid == 0 && job->fold != FS_FOLD_ALL))
         return job_fail(job, "fold has no training or no validation examples");
-    if (job->arch->chain) {
-        *n_train = data_chain_examples(ds, job->fold, 0, NULL);
-        *n_valid = data_chain_examples(ds, job->fold, 1, NULL);
-    }
     return 0;
+}
+
+uint32_t train_job_examples(const FsJob *job, int validation)
+{
+    return job->arch->chain ? data_chain_examples(job->data, job->fold, validation, NULL)
+                            : data_examples(job->data, job->fold, validation, NULL);
 }
 
 void core_model_seed(FsModel *m, const FsNet *net, const FsTrainSpec *ts, float *weights)

@@ -257,6 +257,10 @@ typedef struct {
  * could not start (result->status FS_FIT_FAILED with a message; or
  * FS_FIT_CANCELLED with one: no memory for its model). */
 int train_job(const FsJob *job);
+/* The examples job's fold trains on (validation: validates on): its
+ * residues for a window model, its chains for a chain model; a
+ * checkpoint's next example lies below the first. */
+uint32_t train_job_examples(const FsJob *job, int validation);
 
 /* Trains jobs on n_threads worker threads (each job owned by one thread;
  * threads left without a job help the others, so a single job may use

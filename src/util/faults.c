@@ -26,6 +26,7 @@ static const struct {
     {"SETUP_FAIL", "R: worker rank R cannot load what rank 0 sent (run/worker.c)"},
     {"REFUSE", "R or R:all: worker rank R refuses its first TRIALS item, or every one (run/worker.c)"},
     {"INJECT", "any value: rank 1 sends rank 0 malformed messages first (run/worker_send.c)"},
+    {"RESUMED_NEXT", "N: a worker's RESUMED messages say its fold resumed at example N (run/worker_send.c)"},
     {"KILL_AFTER_MODEL", "N: SIGKILL after the Nth model file is in place, before its record (run/models.c)"},
     {"CKPT_STEPS", "N: mid-fold checkpoints every N steps instead of by time (run/checkpoints.c)"},
     {"KILL_AFTER_CKPT", "N: SIGKILL right after the Nth checkpoint is in place (run/checkpoints.c)"},
