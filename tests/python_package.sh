@@ -50,6 +50,10 @@ def check(ok, msg):
         print("FAIL:", msg)
 
 check(foldsweep.__file__.startswith(venv), f"foldsweep imported from {foldsweep.__file__}, not the venv")
+import importlib.metadata
+dist = importlib.metadata.version("foldsweep")
+check(dist == foldsweep.__version__, f"the package's metadata says {dist}, the library {foldsweep.__version__} "
+      "(both from CMakeLists.txt's project VERSION)")
 check(foldsweep_torch.__file__.startswith(venv), f"foldsweep_torch from {foldsweep_torch.__file__}")
 lib = os.path.join(os.path.dirname(foldsweep.__file__), "libfoldsweep.so")
 check(os.path.exists(lib), "libfoldsweep.so beside the package")

@@ -17,10 +17,6 @@
 #include "mpi/mpi.h" /* fsmpi_built */
 #include "run/run.h"  /* run_gpu_libraries */
 
-#ifndef FS_VERSION
-#define FS_VERSION "0.1.0"
-#endif
-
 const CliCommand cli_commands[] = {
     {"run", cli_run, &cli_run_spec, "train every trial of a sweep on every fold, resumably, and rank them", 0},
     {"prepare", cli_prepare, &cli_prepare_spec, "read sequence/label files, assign folds, write a prepared fold file", 0},

@@ -12,10 +12,6 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 
-#ifndef FS_VERSION
-#define FS_VERSION "0.1.0"
-#endif
-
 enum { OPT_HELP };
 
 static const CliOption options[] = {

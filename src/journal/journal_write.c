@@ -56,10 +56,6 @@
 
 #include "journal/journal_internal.h"
 
-#ifndef FS_VERSION
-#define FS_VERSION "0.1.0"
-#endif
-
 static void put_curve(FsJsonOut *w, const char *name, const float *xs, int n)
 {
     json_key(w, name);

@@ -17,10 +17,6 @@
 #include "modelfile/layout.h"
 #include "safetensors/safetensors.h"
 
-#ifndef FS_VERSION
-#define FS_VERSION "0.1.0"
-#endif
-
 #define MODEL_FORMAT "foldsweep-model"
 #define MODEL_FORMAT_VERSION "1"
 #define SEEN_TENSOR "foldsweep.seen_proteins"

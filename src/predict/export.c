@@ -14,10 +14,6 @@
 #include "predict/predict.h"
 #include "predict/predict_int.h"
 
-#ifndef FS_VERSION
-#define FS_VERSION "0.1.0"
-#endif
-
 /* A --top export: K, and its trials' run folders, where evaluate records
  * its looks (those still there). */
 static int read_top(FsModelSet *set, const FsJson *root, const char *path, int fold, FsErr *err)

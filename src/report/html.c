@@ -23,9 +23,6 @@
 #include "data/data.h" /* the fold vocabulary */
 #include "report/html_int.h"
 
-#ifndef FS_VERSION
-#define FS_VERSION "0.1.0"
-#endif
 #define LIVE_RELOAD_SECONDS 15
 #define OPEN_TRIALS 3 /* the best trials' sections start open */
 
