@@ -56,6 +56,62 @@ static void on_progress(const char *json, void *user)
     snprintf(e->last, sizeof e->last, "%s", json);
 }
 
+/* A listener slow to return (Python's, plotting): the progress thread goes
+ * on meanwhile (progress_tell.c). Its first call waits, up to 10 s, for
+ * progress.json to be rewritten, which only that thread does, then stops
+ * the run (SIGINT, grace 0); the others return at once. */
+typedef struct {
+    char path[4200];
+    int events, rewritten;
+} Slow;
+
+static char *read_small(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    char *s = calloc(1, 8192);
+    if (s) s[fread(s, 1, 8191, f)] = '\0';
+    fclose(f);
+    return s;
+}
+
+static void slow_listener(const char *json, void *user)
+{
+    Slow *s = user;
+    (void)json;
+    if (s->events++ > 0) return;
+    char *first = read_small(s->path);
+    for (int i = 0; i < 100 && !s->rewritten; i++) {
+        usleep(100 * 1000);
+        char *now = read_small(s->path);
+        s->rewritten = first && now && strcmp(first, now) != 0;
+        free(now);
+    }
+    free(first);
+    raise(SIGINT);
+}
+
+static void check_slow_listener(const char *dir)
+{
+    const char *yaml = "data: {synth: {proteins: 300, seed: 4}, window: 15, folds: 2, fold_seed: 1}\n"
+                       "model: {depth: 2, filters: 32, dense: 32}\n"
+                       "training: {epochs: 40, seed: 1}\n"
+                       "run: {backend: cpu, threads: 1}\n";
+    Slow s = {0};
+    char out[4096];
+    snprintf(out, sizeof out, "%s/slow", dir);
+    snprintf(s.path, sizeof s.path, "%s/progress.json", out);
+    foldsweep_run_options o = {.sweep = "slow.yaml", .sweep_text = yaml, .out = out, .quiet = 1, .grace = 0,
+                               .progress = slow_listener, .user = &s};
+    err_begin();
+    const int rc = foldsweep_run(&o);
+    char msg[512];
+    err_end(msg, sizeof msg);
+    CHECK_MSG(s.rewritten, "progress.json was not rewritten while the listener's first call waited (%d events)",
+              s.events);
+    CHECK_MSG(rc == 3, "the run stopped by SIGINT returned %d: %s", rc, msg);
+}
+
 static int lines_of(const char *s)
 {
     int n = 0;
@@ -233,6 +289,7 @@ int main(void)
     foldsweep_free(again);
 
     check_predict(out);
+    check_slow_listener(dir);
     char *argv[] = {"foldsweep", "status", out, NULL};
     char msg[64];
     err_begin(); /* status prints to stdout; its exit code is what counts here */

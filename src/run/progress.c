@@ -209,19 +209,17 @@ static void progress_write_json(FsProgress *p)
     json_out_free(&w);
 }
 
-/* The listener's event, built under the lock (held on entry, held again on
- * return) and told without it: a slow listener (Python's) must not hold up
- * the folds that report to the line. */
+/* The listener's event, built under the lock and posted to its own thread
+ * (progress_tell.c): a slow listener (Python's) holds up neither the folds
+ * that report to the line nor the line, progress.json and the grace timer. */
 static void progress_tell(FsProgress *p, int final)
 {
     if (!p->listener) return;
     FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
     progress_json(p, &w, final);
     p->told_at = fs_now();
-    pthread_mutex_unlock(&p->lock);
-    if (!json_out_error(&w)) p->listener(w.p, p->listener_user);
+    if (!json_out_error(&w)) teller_post(&p->teller, w.p, w.n);
     json_out_free(&w);
-    pthread_mutex_lock(&p->lock);
 }
 
 /* After a stop signal (lock held): says what happens to the folds in
@@ -280,6 +278,7 @@ void progress_start(FsProgress *p)
     pthread_mutex_lock(&p->lock);
     draw(p, 0);
     pthread_mutex_unlock(&p->lock);
+    if (p->listener) teller_start(&p->teller, p->listener, p->listener_user);
     p->running = pthread_create(&p->thread, NULL, progress_main, p) == 0;
 }
 
@@ -293,6 +292,7 @@ void progress_stop(FsProgress *p)
     draw(p, 1);
     progress_tell(p, 1);
     pthread_mutex_unlock(&p->lock);
+    if (p->listener) teller_stop(&p->teller); /* the final event told before the run returns */
     if (p->dir) {
         /* The run is no longer live: status reads the journal alone. */
         char path[FS_PATH_IN_DIR];

@@ -22,6 +22,22 @@ typedef struct {
     char flight[160]; /* e.g. "epoch 3/10 45%" for one fold, or a summary */
 } FsProgressSample;
 
+/* The listener's thread (progress_tell.c): teller_post hands it an event
+ * (copied; an older one not told yet is dropped) and returns at once;
+ * teller_stop tells what is pending, then ends the thread. */
+typedef struct {
+    void (*listener)(const char *json, void *user);
+    void *user;
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    pthread_t thread;
+    char *pending;
+    int closing, running;
+} FsTeller;
+void teller_start(FsTeller *t, void (*listener)(const char *json, void *user), void *user);
+void teller_post(FsTeller *t, const char *json, size_t n);
+void teller_stop(FsTeller *t);
+
 typedef struct {
     FILE *out;
     int quiet;
@@ -50,7 +66,8 @@ typedef struct {
     const char *dir;  /* the run folder (progress.json); NULL: none */
     void (*listener)(const char *json, void *user); /* FsRunOptions.on_progress, or NULL */
     void *listener_user;
-    double told_at;   /* when the listener was last called */
+    double told_at;   /* when the listener was last posted an event */
+    FsTeller teller;  /* the listener's thread, while the progress thread runs */
 } FsProgress;
 
 /* redraw: run_progress_redraw's answer for out. */
