@@ -17,6 +17,21 @@ static char tmp[256];
 
 static char *board(const char *dir) { return tr_board(dir, tmp); }
 
+/* Starts argv (its output into tmp/log.txt), sends it sig once its journal
+ * holds `folds` fold records, and returns its pid. Waited for up to a
+ * minute, not a few seconds: the sanitizer build on two busy cores took
+ * over 6 s to its fifth fold (CI stop 49). */
+static pid_t signal_after(char **argv, const char *journal, int folds, int sig)
+{
+    char log[300];
+    snprintf(log, sizeof log, "%s/log.txt", tmp);
+    pid_t pid = tp_spawn(argv, log);
+    for (int i = 0; i < 30000 && tp_count_in_file(journal, "\"kind\":\"fold\"") < folds; i++)
+        usleep(2000);
+    kill(pid, sig);
+    return pid;
+}
+
 int main(void)
 {
     tp_tmpdir(tmp, sizeof tmp, "run");
@@ -63,13 +78,7 @@ int main(void)
 
     /* 3. SIGKILL mid-run, then the same command: the same leaderboard. */
     char *run_b[] = {"foldsweep", "run", sweep, "--out", b, "--threads", "1", NULL};
-    pid_t pid = tp_spawn(run_b, log);
-    /* Waited for up to a minute, not a few seconds: the sanitizer build on
-     * two busy cores took over 6 s to its fifth fold (CI stop 49). */
-    for (int i = 0; i < 30000 && tp_count_in_file(journal_b, "\"kind\":\"fold\"") < 5; i++)
-        usleep(2000);
-    kill(pid, SIGKILL);
-    tp_wait(pid);
+    tp_wait(signal_after(run_b, journal_b, 5, SIGKILL));
     int partial = tp_count_in_file(journal_b, "\"kind\":\"fold\"");
     printf("killed after %d fold records\n", partial);
     CHECK(partial >= 5 && partial < 24);
@@ -82,11 +91,7 @@ int main(void)
     /* 4. SIGTERM with no grace: exit 3, then a rerun completes with the
      * same leaderboard. */
     char *run_c[] = {"foldsweep", "run", sweep, "--out", c, "--threads", "1", "--grace", "0", NULL};
-    pid = tp_spawn(run_c, log);
-    for (int i = 0; i < 30000 && tp_count_in_file(journal_c, "\"kind\":\"fold\"") < 3; i++)
-        usleep(2000);
-    kill(pid, SIGTERM);
-    CHECK(tp_wait(pid) == 3);
+    CHECK(tp_wait(signal_after(run_c, journal_c, 3, SIGTERM)) == 3);
     out = tp_read_file(log, NULL);
     CHECK(out && strstr(out, "interrupted"));
     free(out);
@@ -105,11 +110,7 @@ int main(void)
     snprintf(g, sizeof g, "%s/g", tmp);
     snprintf(journal_g, sizeof journal_g, "%s/journal.jsonl", g);
     char *run_g[] = {"foldsweep", "run", sweep, "--out", g, "--threads", "1", "--grace", "30", NULL};
-    pid = tp_spawn(run_g, log);
-    for (int i = 0; i < 30000 && tp_count_in_file(journal_g, "\"kind\":\"fold\"") < 3; i++)
-        usleep(2000);
-    kill(pid, SIGTERM);
-    CHECK(tp_wait(pid) == 3);
+    CHECK(tp_wait(signal_after(run_g, journal_g, 3, SIGTERM)) == 3);
     out = tp_read_file(log, NULL);
     const char *stop = out ? strstr(out, "stopping: no new folds; ") : NULL;
     CHECK_MSG(stop && strstr(stop, " in flight get 30 s to finish (signal again to abandon them)\n"),
