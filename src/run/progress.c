@@ -139,27 +139,29 @@ static void put_fixed(FsJsonOut *w, const char *key, double v, int decimals)
     json_fixed(w, v, decimals);
 }
 
-/* The run's progress as one JSON object (lock held): DIR/progress.json's
- * content and the listener's event. A value not known (not finite) is
- * null, which status reads as not known. */
 /* What a stop signal does to the folds in flight, as the terminal's line
- * and the listener's event say it (lock held): 0 before a stop. */
+ * and the listener's event say it (lock held): 0 before a stop. The folds
+ * are counted as the stop found them (stop_flight), so that the text
+ * changes with the stop's phase only, not as each of them ends. */
 static int progress_stop_text(const FsProgress *p, char *out, size_t n)
 {
     if (!*run_stop_flag() || p->stop_seen == 0.0) return 0;
-    const char *s = p->in_flight == 1 ? "" : "s";
+    const int k = p->stop_flight;
     if (run_signal_ending() && *run_cancel_flag())
         snprintf(out, n, "stopping: mpirun ends the job within %.0f s (odls_base_sigkill_timeout); %d fold%s in flight "
                          "checkpoint now",
-                 run_mpirun_window(), p->in_flight, s);
+                 run_mpirun_window(), k, k == 1 ? "" : "s");
     else if (!*run_cancel_flag())
-        snprintf(out, n, "stopping: no new folds; %d in flight get %.0f s to finish (signal again to abandon them)",
-                 p->in_flight, run_signal_grace(p->grace));
+        snprintf(out, n, "stopping: no new folds; %d in flight get %.0f s to finish (signal again to abandon them)", k,
+                 run_signal_grace(p->grace));
     else
-        snprintf(out, n, "stopping: the %d fold%s in flight are abandoned; run again to resume", p->in_flight, s);
+        snprintf(out, n, "stopping: the folds still in flight are abandoned; run again to resume");
     return 1;
 }
 
+/* The run's progress as one JSON object (lock held): DIR/progress.json's
+ * content and the listener's event. A value not known (not finite) is
+ * null, which status reads as not known. */
 static void progress_json(FsProgress *p, FsJsonOut *w, int final)
 {
     const FsProgressSample *s = &p->last;
@@ -218,7 +220,16 @@ static void progress_tell(FsProgress *p, int final)
     FsJsonOut w = {.nonfinite = FS_JSON_NONFINITE_NULL};
     progress_json(p, &w, final);
     p->told_at = fs_now();
-    if (!json_out_error(&w)) teller_post(&p->teller, w.p, w.n);
+    if (!json_out_error(&w) && p->teller.running) {
+        teller_post(&p->teller, w.p, w.n);
+    } else if (!json_out_error(&w)) {
+        /* No thread of its own (none could start, or the progress thread
+         * never ran): told here, without the lock, as the listener may
+         * take its time. */
+        pthread_mutex_unlock(&p->lock);
+        p->listener(w.p, p->listener_user);
+        pthread_mutex_lock(&p->lock);
+    }
     json_out_free(&w);
 }
 
@@ -231,6 +242,7 @@ static void progress_grace(FsProgress *p, double now)
     double grace = run_signal_grace(p->grace);
     if (p->stop_seen == 0.0) {
         p->stop_seen = now;
+        p->stop_flight = p->in_flight;
         char stop[256];
         /* A cancel without mpirun's window (a second signal already, or no
          * grace) says nothing here, as before: the run's end says it. */

@@ -23,8 +23,9 @@ typedef struct {
 } FsProgressSample;
 
 /* The listener's thread (progress_tell.c): teller_post hands it an event
- * (copied; an older one not told yet is dropped) and returns at once;
- * teller_stop tells what is pending, then ends the thread. */
+ * (copied; an older one not told yet is dropped) and returns at once,
+ * only while `running` (the thread started); teller_stop tells what is
+ * pending, then ends the thread. */
 typedef struct {
     void (*listener)(const char *json, void *user);
     void *user;
@@ -52,6 +53,7 @@ typedef struct {
     FsReportRank best; /* the best complete trial so far, ranked as the leaderboard ranks */
     int have_best, lower_better;
     double t_start, grace, stop_seen;
+    int stop_flight; /* the folds in flight when the stop was seen: its line's count */
     long gpu_epochs; /* epochs completed inside the running GPU launch */
     pthread_mutex_t lock;
     pthread_t thread;

@@ -38,6 +38,10 @@ void teller_start(FsTeller *t, void (*listener)(const char *json, void *user), v
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->cv, NULL);
     t->running = pthread_create(&t->thread, NULL, teller_main, t) == 0;
+    if (!t->running) { /* the caller tells its events itself (progress_tell) */
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->lock);
+    }
 }
 
 void teller_post(FsTeller *t, const char *json, size_t n)
@@ -45,11 +49,6 @@ void teller_post(FsTeller *t, const char *json, size_t n)
     char *ev = fs_malloc(n + 1);
     memcpy(ev, json, n);
     ev[n] = '\0';
-    if (!t->running) { /* no thread (pthread_create failed): told here, as before there was one */
-        t->listener(ev, t->user);
-        free(ev);
-        return;
-    }
     pthread_mutex_lock(&t->lock);
     free(t->pending); /* an older snapshot not told yet: this one replaces it */
     t->pending = ev;
