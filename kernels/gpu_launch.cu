@@ -76,10 +76,17 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
 
 void launch_free(Launch *L)
 {
+    /* The block tier's buffer goes back in its stream's order: cudaFree
+     * would wait for every kernel, the other launches' too. Its curves
+     * records go back to the pool. */
+    if (L->pool && L->d_buf) cudaFreeAsync(L->d_buf, L->stream);
+    for (int s = 0; L->pool && L->rec && s < L->n; s++)
+        if (L->rec[s] >= 0) L->pool->free_curves[L->pool->n_free++] = L->rec[s];
     if (L->stream) cudaStreamDestroy(L->stream);
     if (L->copy) cudaStreamDestroy(L->copy);
-    cudaFree(L->d_buf);
+    if (!L->pool) cudaFree(L->d_buf);
     if (L->h_mapped) cudaFreeHost(L->h_mapped);
+    free(L->rec);
     free(L->job);
     free(L->seen);
     free(L->handed);
@@ -106,6 +113,8 @@ static void launch_alloc_host(Launch *L, int n)
     L->res = (FsFitResult *)fs_calloc((size_t)n + 1, sizeof(FsFitResult));
     L->curves = (float **)fs_calloc((size_t)n + 1, sizeof(float *));
     L->queue = (int *)fs_calloc((size_t)n + 1, sizeof(int));
+    L->rec = (int *)fs_calloc((size_t)n + 1, sizeof(int));
+    for (int i = 0; i <= n; i++) L->rec[i] = -1;
 }
 
 /* The jobs that can train here get a launch slot; the others are failed
@@ -182,6 +191,7 @@ static void launch_refuse(FsGpu *g, const FsJob *jobs, int n)
  * most any job of the launch has (a slot may take any of them). */
 static size_t launch_curve_bytes(const FsJob *jobs, const Launch *L, int s)
 {
+    if (L->pool) return L->pool->curve_bytes;
     const int E = L->ep_cap ? L->ep_cap : jobs[L->job[s]].spec->stop.max_epochs;
     return align256(sizeof(float) * 4 * (size_t)E);
 }
@@ -189,6 +199,24 @@ static size_t launch_curve_bytes(const FsJob *jobs, const Launch *L, int s)
 /* The mapped records and curves: one host allocation the kernel writes to. */
 static int launch_mapped(const FsJob *jobs, Launch *L, FsErr *err)
 {
+    if (L->pool) { /* the block tier: records from the call's pool, made before its first launch */
+        Records *R = L->pool;
+        if (L->base + L->n > R->cap || L->n > R->n_free) {
+            fs_err_set(err, "%s:%d: %d models past the records made for this call (%d jobs, %d curves free)",
+                       __FILE__, __LINE__, L->n, R->cap, R->n_free);
+            return -1;
+        }
+        L->watch = R->watch + L->base;
+        L->done = R->done + L->base;
+        memset(L->watch, 0, sizeof(Watch) * (size_t)L->n);
+        memset((void *)L->done, 0, sizeof(int) * (size_t)L->n);
+        for (int s = 0; s < L->n; s++) {
+            L->rec[s] = R->free_curves[--R->n_free];
+            L->curves[s] = (float *)(void *)(R->curves + (size_t)L->rec[s] * R->curve_bytes);
+            memset(L->curves[s], 0, R->curve_bytes);
+        }
+        return 0;
+    }
     const size_t flags = align256(sizeof(Watch) * (size_t)L->n);
     size_t bytes = flags + align256(sizeof(int) * (size_t)L->n), at = bytes;
     for (int s = 0; s < L->n; s++) bytes += launch_curve_bytes(jobs, L, s);
@@ -201,6 +229,16 @@ static int launch_mapped(const FsJob *jobs, Launch *L, FsErr *err)
         at += launch_curve_bytes(jobs, L, s);
     }
     return 0;
+}
+
+/* Host to device: on the block tier's launch stream (not the legacy
+ * stream, which would wait for the running kernels), waited for there,
+ * since the host buffer is reused; elsewhere a plain copy. */
+static cudaError_t launch_put(Launch *L, void *dst, const void *src, size_t n)
+{
+    if (!L->pool) return cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice);
+    cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, L->stream);
+    return e != cudaSuccess ? e : cudaStreamSynchronize(L->stream);
 }
 
 /* Slot s's model: bound into the device buffer (sizes from the host copy
@@ -218,7 +256,7 @@ static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf,
     core_model_seed(m, net, job->spec, *w);
     const FoldLists *fl = &g->folds[job->arch->chain != 0][gpu_fold_slot(job->fold)];
     core_model_weigh(m, net, job->spec, fl->counts);
-    CU(cudaMemcpy(m->w, *w, sizeof(float) * nw, cudaMemcpyHostToDevice));
+    CU(launch_put(L, m->w, *w, sizeof(float) * nw));
     m->progress = &d_watch[s].progress;
     m->cancel = &d_watch[s].cancel;
     m->prune = &d_watch[s].prune;
@@ -244,8 +282,15 @@ static int launch_model(FsGpu *g, const FsJob *job, Launch *L, int s, char *buf,
  * and moments start at zero), then the launch's arrays. */
 static int launch_device(Launch *L, size_t bytes, size_t models, FsErr *err)
 {
-    CU(cudaMalloc((void **)&L->d_buf, bytes));
-    CU(cudaMemset(L->d_buf, 0, bytes));
+    if (L->pool) { /* the block tier: nothing here waits for another launch's kernel */
+        CU(cudaStreamCreateWithFlags(&L->stream, cudaStreamNonBlocking));
+        CU(cudaStreamCreateWithFlags(&L->copy, cudaStreamNonBlocking));
+        CU(cudaMallocAsync((void **)&L->d_buf, bytes, L->stream));
+        CU(cudaMemsetAsync(L->d_buf, 0, bytes, L->stream));
+    } else {
+        CU(cudaMalloc((void **)&L->d_buf, bytes));
+        CU(cudaMemset(L->d_buf, 0, bytes));
+    }
     char *p = L->d_buf + models;
     L->d_nets = (FsNet *)(void *)p;
     p += align256(sizeof(FsNet) * (size_t)L->n);
@@ -261,13 +306,15 @@ static int launch_device(Launch *L, size_t bytes, size_t models, FsErr *err)
 
 static int launch_upload(Launch *L, FsErr *err)
 {
-    CU(cudaMemcpy(L->d_nets, L->nets, sizeof(FsNet) * (size_t)L->n, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(L->d_models, L->models, sizeof(FsModel) * (size_t)L->n, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(L->d_folds, L->folds, sizeof(FsFoldData) * (size_t)L->n, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(L->d_specs, L->specs, sizeof(FsTrainSpec) * (size_t)L->n, cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(L->d_res, L->res, sizeof(FsFitResult) * (size_t)L->n, cudaMemcpyHostToDevice));
-    CU(cudaStreamCreate(&L->stream));
-    CU(cudaStreamCreate(&L->copy));
+    CU(launch_put(L, L->d_nets, L->nets, sizeof(FsNet) * (size_t)L->n));
+    CU(launch_put(L, L->d_models, L->models, sizeof(FsModel) * (size_t)L->n));
+    CU(launch_put(L, L->d_folds, L->folds, sizeof(FsFoldData) * (size_t)L->n));
+    CU(launch_put(L, L->d_specs, L->specs, sizeof(FsTrainSpec) * (size_t)L->n));
+    CU(launch_put(L, L->d_res, L->res, sizeof(FsFitResult) * (size_t)L->n));
+    if (!L->pool) {
+        CU(cudaStreamCreate(&L->stream));
+        CU(cudaStreamCreate(&L->copy));
+    }
     return 0;
 }
 
@@ -394,117 +441,72 @@ int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w,
     free(back);
     L->handed[s] = 1;
     L->job_end[L->job[s]] = 1;
-    if (w && w->finished) w->finished(w->ctx, L->job[s]);
+    if (w && w->finished) w->finished(w->ctx, L->base + L->job[s]);
     return 0;
 }
 
-/* Waits for the kernel: each model's epochs, curves and examples go to its
- * job while it runs, each job's cancel and prune flags go down to its
- * model, and a model that has ended is collected and recorded at once. The
- * wait grows from 1 ms to 50 ms, so a short launch returns at once and a
- * long one costs the host nothing. */
-static int launch_watch(const FsJob *jobs, Launch *L, const FsGpuWatch *w, FsErr *err)
+/* One look at a running launch: each model's epochs, curves and examples
+ * go to its job, each job's cancel and prune flags down to its model, and
+ * a model that has ended is collected and recorded at once; after the
+ * kernel, the models not collected while it ran. *epochs: those of the
+ * models still training. */
+int launch_poll(const FsJob *jobs, Launch *L, const FsGpuWatch *w, long *epochs, FsErr *err)
 {
-    long last = -1;
-    long wait_ns = 1000 * 1000;
     volatile Watch *wa = (volatile Watch *)L->watch;
-    for (;;) {
-        cudaError_t e = cudaStreamQuery(L->stream);
-        long epochs = 0;
-        for (int s = 0; s < L->n; s++) {
-            if (L->handed[s]) continue;
-            if (L->done[s]) {
-                __atomic_thread_fence(__ATOMIC_ACQUIRE); /* its result was written before the flag */
-                if (launch_collect_one(jobs, L, s, w, err) != 0) return -1;
-                continue;
-            }
-            const FsJob *job = &jobs[L->job[s]];
-            int p = wa[s].progress;
-            __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the curves were written before the count */
-            launch_hand(job, L, s, p);
-            epochs += p;
-            wa[s].cancel = job->cancel && *job->cancel;
-            wa[s].prune = job->prune && *job->prune;
+    cudaError_t e = cudaStreamQuery(L->stream);
+    *epochs = 0;
+    for (int s = 0; s < L->n; s++) {
+        if (L->handed[s]) continue;
+        if (L->done[s]) {
+            __atomic_thread_fence(__ATOMIC_ACQUIRE); /* its result was written before the flag */
+            if (launch_collect_one(jobs, L, s, w, err) != 0) return -1;
+            continue;
         }
-        if (w && w->progress && epochs != last) w->progress(w->ctx, epochs);
-        last = epochs;
-        if (e == cudaSuccess) break;
-        if (e != cudaErrorNotReady) {
-            fs_err_set(err, "%s:%d: the kernel (%d models) failed: cudaStreamQuery: %s", __FILE__, __LINE__, L->n,
-                       cudaGetErrorString(e));
-            return -1;
-        }
-        struct timespec ts = {0, wait_ns};
-        nanosleep(&ts, NULL);
-        if (wait_ns < 50 * 1000 * 1000) wait_ns *= 2;
+        const FsJob *job = &jobs[L->job[s]];
+        int p = wa[s].progress;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the curves were written before the count */
+        launch_hand(job, L, s, p);
+        *epochs += p;
+        wa[s].cancel = job->cancel && *job->cancel;
+        wa[s].prune = job->prune && *job->prune;
     }
-    return 0;
-}
-
-/* After the kernel: the models not collected while it ran. */
-static int launch_collect(const FsJob *jobs, Launch *L, const FsGpuWatch *w, FsErr *err)
-{
+    if (e == cudaErrorNotReady) return 0;
+    if (e != cudaSuccess) {
+        fs_err_set(err, "%s:%d: the kernel (%d models) failed: cudaStreamQuery: %s", __FILE__, __LINE__, L->n,
+                   cudaGetErrorString(e));
+        return -1;
+    }
     for (int s = 0; s < L->n; s++)
         if (!L->handed[s] && launch_collect_one(jobs, L, s, w, err) != 0) return -1;
-    return 0;
+    return 1;
 }
 
 int gpu_train(FsGpu *g, const FsJob *jobs, int n, const FsGpuWatch *w, FsErr *err)
 {
-    Launch L;
-    memset(&L, 0, sizeof L);
     const double t_call = fs_now();
     const double kernel_before = g->times.kernel_seconds;
     FS_NVTX_PUSH("foldsweep: gpu_train");
-    unsigned char *ended = (unsigned char *)fs_calloc((size_t)n + 1, 1);
+    /* The block tier's refills append jobs (FsGpuWatch.more), up to cap. */
+    const int cap = w && w->more && w->cap > n ? w->cap : n;
+    int n_all = n;
+    unsigned char *ended = (unsigned char *)fs_calloc((size_t)cap + 1, 1);
     int rc = 0;
-    double t_kernel = 0; /* the block tier's launch: its start */
     cudaError_t e = cudaSetDevice(g->device);
     if (e != cudaSuccess) {
         fs_err_set(err, "%s:%d: cudaSetDevice(%d): %s", __FILE__, __LINE__, g->device, cudaGetErrorString(e));
         rc = -1;
     }
     if (!rc) launch_refuse(g, jobs, n);
-    FS_NVTX_PUSH("block tier: lay out, seed and upload the models");
-    if (!rc) rc = launch_build(g, jobs, n, NULL, FS_GPU_BLOCK, 0, 0, &L, err);
-    FS_NVTX_POP();
-    /* A block trains its whole fit in one launch, with no host between
-     * its batches to write a checkpoint or put one in place. */
-    for (int s = 0; !rc && s < L.n; s++)
-        core_ckpt_unsupported(jobs[L.job[s]].ckpt, "the GPU's block tier keeps no mid-fold checkpoints (the library "
-                                                   "tier does: run.gpu_path: library)");
-    if (!rc && L.n > 0) {
-        int *d_done = NULL;
-        if (cudaHostGetDevicePointer((void **)&d_done, (void *)L.done, 0) != cudaSuccess)
-            rc = -1, fs_err_set(err, "%s:%d: cudaHostGetDevicePointer: %s", __FILE__, __LINE__,
-                                cudaGetErrorString(cudaGetLastError()));
-        FsFitLaunch args = {L.d_models, L.d_folds, L.d_specs, L.d_res, d_done};
-        t_kernel = fs_now();
-        e = rc ? cudaSuccess : fs_fit_launch(L.n, FS_GPU_THREADS, L.shared, &args, L.stream);
-        if (e != cudaSuccess) {
-            fs_err_set(err, "%s:%d: kernel launch (%d models, %zu bytes of shared memory each): %s", __FILE__,
-                       __LINE__, L.n, L.shared, cudaGetErrorString(e));
-            rc = -1;
-        }
-    }
-    FS_NVTX_PUSH("block tier: the kernel (the host watches, records finished models)");
-    if (!rc && L.n > 0) rc = launch_watch(jobs, &L, w, err);
-    FS_NVTX_POP();
-    if (t_kernel > 0) g->times.kernel_seconds += fs_now() - t_kernel;
-    FS_NVTX_PUSH("block tier: collect the rest");
-    if (!rc && L.n > 0) rc = launch_collect(jobs, &L, w, err);
-    for (int j = 0; j < n && L.job_end; j++) ended[j] |= L.job_end[j];
-    launch_free(&L);
-    FS_NVTX_POP();
+    if (!rc) rc = gpu_block_train(g, jobs, &n_all, w, ended, err);
     FS_NVTX_PUSH("library tier");
-    if (!rc) rc = gpu_lib_train(g, jobs, n, w, ended, err);
+    if (!rc) rc = gpu_lib_train(g, jobs, n_all, w, ended, err);
     FS_NVTX_POP();
     if (rc) {
         /* A CUDA error is the device's, not the models': every job of this
          * call that is neither recorded already nor failed for its own
          * reason ends cancelled (no result: a resumed run trains it again)
          * and the caller stops. */
-        for (int j = 0; j < n; j++) {
+        for (int j = 0; j < n_all; j++) {
             if (ended[j]) continue; /* finished(): the caller's now */
             FsFitResult *r = jobs[j].result;
             if (r->status == FS_FIT_FAILED) continue; /* refused before the launch, with why */

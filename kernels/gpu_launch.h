@@ -20,9 +20,33 @@ typedef struct {
     uint64_t examples; /* trained so far */
 } Watch;
 
+/* The block tier's mapped records for one gpu_train call (gpu_waves.cu),
+ * made once: page-locking host memory while a kernel runs would keep the
+ * next launch from starting beside it (the guide's implicit
+ * synchronisation). A Watch record and a done flag per job index of the
+ * call (a launch's slot s uses its first job's base + s: its done flags
+ * stay one array, FsFitLaunch.done), and curves records of ep_cap epochs,
+ * taken by a launch's slots and given back when the launch is freed. */
+typedef struct {
+    char *h;            /* the one mapped allocation */
+    Watch *watch;       /* [cap] */
+    int *done;          /* [cap] */
+    char *curves;       /* [n_curves] records of curve_bytes */
+    size_t curve_bytes; /* 4 x ep_cap floats, rounded up */
+    int cap, ep_cap, n_curves;
+    int *free_curves, n_free;
+} Records;
+
 /* One launch's host and device state; freed by launch_free. */
 typedef struct {
     int n;          /* models in the launch */
+    int base;       /* its jobs' first index in gpu_train's jobs (finished() and the records take base + index) */
+    /* The block tier's launches (L->pool set before launch_build): laid out
+     * on their own non-blocking streams with the stream-ordered allocator
+     * and async copies, their records from the pool, so that a launch
+     * can start while another kernel runs (gpu_waves.cu). */
+    Records *pool;
+    int *rec;       /* per slot: its curves record in the pool */
     int *job;       /* launch slot -> job index */
     int *seen;      /* epochs already handed to the job, per slot */
     unsigned char *handed;  /* per slot: result collected and passed to finished() */
@@ -77,6 +101,16 @@ void launch_free(Launch *L);
 void launch_hand(const FsJob *job, Launch *L, int s, int epochs);
 /* Slot s's final result and weights into its job; finished() records it. */
 int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w, FsErr *err);
+
+/* Checks, after its kernel has ended or while it runs: hands new epochs,
+ * copies the flags down, collects the models that have ended; *epochs:
+ * the epochs completed by its models still training. 1 when the kernel has ended (every
+ * model collected), 0 while it runs, -1 with err. */
+int launch_poll(const FsJob *jobs, Launch *L, const FsGpuWatch *w, long *epochs, FsErr *err);
+/* The block tier's launches for jobs[0..*n): refilled while they run
+ * (FsGpuWatch.more), *n growing with the jobs it adds; ended[j] set for
+ * each job handed to finished(). 0, or -1 with err. */
+int gpu_block_train(FsGpu *g, const FsJob *jobs, int *n, const FsGpuWatch *w, unsigned char *ended, FsErr *err);
 
 /* The library tier (lib_train.cu): the jobs of jobs[0..n) it trains, in
  * groups of one shape signature; ended[j] set for each job handed to

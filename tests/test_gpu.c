@@ -74,7 +74,7 @@ static void early(const FsDataset *ds)
     FsGpu *g = gpu_open(0, ds, &err);
     CHECK_MSG(g != NULL, "%s", err.msg);
     if (g) {
-        const FsGpuWatch w = {NULL, early_finished, &e};
+        const FsGpuWatch w = {NULL, early_finished, &e, NULL, 0};
         CHECK_MSG(gpu_train(g, jobs, 2, &w, &err) == 0, "%s", err.msg);
         CHECK_MSG(e.calls == 2 && e.first == 0 && e.short_ok, "finished(): %d calls, first job %d, its result %s",
                   e.calls, e.first, e.short_ok ? "final" : "not final");
@@ -126,7 +126,7 @@ static int parity(const char *name, const FsDataset *ds)
     CHECK_MSG(g != NULL, "%s", err.msg);
     if (!g) return 0;
     double t0 = fs_now();
-    const FsGpuWatch w = {on_progress, NULL, NULL};
+    const FsGpuWatch w = {on_progress, NULL, NULL, NULL, 0};
     CHECK_MSG(gpu_train(g, jg, K, &w, &err) == 0, "%s", err.msg);
     printf("%s: GPU %.2f s for %d models\n", name, fs_now() - t0, K);
     for (int f = 0; f < K; f++) {

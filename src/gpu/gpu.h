@@ -217,14 +217,24 @@ int gpu_group_need(FsGpu *g, const FsJob *job, int width, size_t *need, size_t *
  * progress(ctx, epochs), the epochs completed by the models still
  * training; finished(ctx, j), jobs[j]'s result (and weights) are final,
  * called as each model ends, while the others train, so that the caller
- * records it at once: gpu_train does not touch that result again. */
+ * records it at once: gpu_train does not touch that result again.
+ * more(ctx, first, room, epochs): the block tier's refill (#45): asked
+ * while its kernels run and the device keeps fewer models than it can run
+ * at once, the caller writes up to `room` jobs that are ready now at
+ * jobs[first..], each of the block tier with at most `epochs` epochs, and
+ * returns how many (0: none); they start at once as a launch of their own
+ * beside the running ones, and finished() takes their indexes, first and
+ * on. cap: the jobs array's length (first + room never passes it). */
 typedef struct {
     void (*progress)(void *ctx, long epochs);
     void (*finished)(void *ctx, int j);
     void *ctx;
+    int (*more)(void *ctx, int first, int room, int epochs);
+    int cap;
 } FsGpuWatch;
 
-/* Trains jobs[0..n) in one kernel launch; each result lands in its job's
+/* Trains jobs[0..n) in one kernel launch (and those more() adds, in
+ * launches beside it); each result lands in its job's
  * result (curves included), exactly as train_job would leave it, and every
  * job that trained is passed to w->finished. A raised job cancel flag is
  * passed to the device. Returns 0, or -1 with err (a CUDA error: the jobs

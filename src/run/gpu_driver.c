@@ -164,13 +164,17 @@ static uint64_t fill_cost(FsGpu *g, const FsGpuLimits *lim, const FsJob *job, Fi
 }
 
 /* One launch's jobs as the queue knows them: a job the GPU finished is
- * recorded at once (done[i]: by then), while the launch's others train. */
+ * recorded at once (done[i]: by then), while the launch's others train;
+ * refills (drive_more) append to them. */
 typedef struct {
     const FsGpuQueue *q;
-    const int *ids;
+    int *ids;
     unsigned char *done;
-    const FsJob *batch;
+    FsJob *batch;
     const FsGpuLimits *lim; /* the device's, NULL where unread */
+    FsGpu *g;
+    int n;                  /* jobs in ids / batch / done: the launch's and its refills' */
+    int *carried;           /* a job taken that no refill could take: the next launch's first */
 } DriveLaunch;
 
 /* The tier that trained a finished job, for its fold record: the one rule
@@ -197,6 +201,43 @@ static void drive_finished(void *ctx, int j)
     d->done[j] = 1;
     d->batch[j].result->gpu_path = trained_tier(d->lim, &d->batch[j]);
     d->q->done(d->q->ctx, d->ids[j]);
+}
+
+/* The block tier's refill (FsGpuWatch.more): ready jobs of that tier,
+ * with at most `epochs` epochs, while the device's free memory holds them
+ * (fill_cost's share, against what is free now: the running launches'
+ * buffers are out of it). The first job that does not fit waits for the
+ * next launch (carried), and no refill takes another before it. */
+static int drive_more(void *ctx, int first, int room, int epochs)
+{
+    DriveLaunch *d = ctx;
+    uint64_t used = 0;
+    int k = 0;
+    if (*d->carried >= 0 || !d->lim) return 0;
+    while (k < room) {
+        int id;
+        if (d->q->take(d->q->ctx, &id, 0) != 1) break;
+        FsJob *job = &d->batch[first + k];
+        *job = *d->q->job(d->q->ctx, id);
+        char why[512];
+        const uint32_t nt = data_examples(job->data, job->fold, 0, NULL);
+        /* Capacity 0: not even one more fits beside the running launches
+         * (a launch's first job is taken regardless, to fail with its
+         * message; a refill's would only run the device out of memory). */
+        const int cap = gpu_capacity(d->g, job);
+        const uint64_t cost = run_gpu_fill_share(cap, 1);
+        if (cap < 1 || gpu_model_check(d->lim, job->arch, job->spec, nt, why, sizeof why) != FS_GPU_BLOCK ||
+            job->spec->stop.max_epochs > epochs || used + cost > FS_GPU_FILL_UNIT) {
+            *d->carried = id;
+            break;
+        }
+        used += cost;
+        d->ids[first + k] = id;
+        d->done[first + k] = 0;
+        k++;
+    }
+    d->n = first + k;
+    return k;
 }
 
 void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
@@ -236,9 +277,10 @@ void run_gpu_drive(int device, const FsDataset *ds, const FsGpuQueue *q)
         if (n == 0) break;
         FsErr e = {0};
         memset(done, 0, (size_t)n);
-        DriveLaunch dl = {q, ids, done, batch, have_lim ? &lim : NULL};
-        const FsGpuWatch w = {drive_epochs, drive_finished, &dl};
+        DriveLaunch dl = {q, ids, done, batch, have_lim ? &lim : NULL, g, n, &carried};
+        const FsGpuWatch w = {drive_epochs, drive_finished, &dl, drive_more, MAX};
         int failed = dead || !g || gpu_train(g, batch, n, &w, &e) != 0;
+        n = dl.n; /* with the refills' jobs */
         if (failed) {
             /* The device, not the models: nothing of this launch that is
              * not recorded yet is a result (a rerun trains it), and the

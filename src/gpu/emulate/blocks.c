@@ -314,8 +314,16 @@ static int workers_for(unsigned grid)
     return (int)(n < (long)grid ? n : (long)grid);
 }
 
+/* Kernels running now, on all streams: FOLDSWEEP_EMU_VERBOSE says how
+ * many each launch started beside (concurrent launches: the block tier's
+ * refills, tests/gpu_emu). */
+static int kernels_running;
+
 cudaError_t fsemu_run_kernel(const FsEmuLaunch *l)
 {
+    const int beside = __atomic_fetch_add(&kernels_running, 1, __ATOMIC_ACQ_REL);
+    if (getenv("FOLDSWEEP_EMU_VERBOSE"))
+        fprintf(stderr, "foldsweep: CUDA stand-in: a launch of %u blocks starts beside %d running\n", l->grid, beside);
     Grid g;
     memset(&g, 0, sizeof g);
     g.l = l;
@@ -329,6 +337,7 @@ cudaError_t fsemu_run_kernel(const FsEmuLaunch *l)
     worker(&g);
     for (int w = 0; w < started; w++) pthread_join(th[w], NULL);
     fsemu_memory_close();
+    __atomic_fetch_sub(&kernels_running, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_destroy(&g.lock);
     if (getenv("FOLDSWEEP_EMU_VERBOSE"))
         fprintf(stderr, "foldsweep: CUDA stand-in: the launch's %u blocks met %lu barriers\n", l->grid, g.barriers);

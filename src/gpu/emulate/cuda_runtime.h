@@ -19,8 +19,13 @@
  *     pointer is the same pointer;
  *   - streams: each runs its queue (kernels, async copies and sets, the
  *     library stand-ins' calls: emulate.h, fsemu_enqueue_host) on its own
- *     host thread; cudaStreamQuery / Synchronize; synchronous copies wait
- *     for every stream (the legacy default stream);
+ *     host thread; cudaStreamQuery / Synchronize; synchronous copies and
+ *     sets wait for every blocking stream (the legacy default stream), not
+ *     for those made with cudaStreamNonBlocking; what the programming
+ *     guide's "Implicit Synchronization" lists between two launches
+ *     (cudaMalloc, cudaHostAlloc, cudaFreeHost, cudaFree) waits for every
+ *     stream; the stream-ordered allocator (cudaMallocAsync, cudaFreeAsync)
+ *     for none;
  *   - events (events.c): record, query, synchronize, cudaStreamWaitEvent
  *     (the waiting stream's thread blocks until the record is reached);
  *   - graphs by stream capture (graph.c): while a stream captures, its
@@ -169,6 +174,11 @@ cudaError_t cudaHostAlloc(void **ptr, size_t bytes, unsigned int flags);
 cudaError_t cudaHostGetDevicePointer(void **dptr, void *hptr, unsigned int flags);
 cudaError_t cudaFreeHost(void *ptr);
 cudaError_t cudaStreamCreate(cudaStream_t *s);
+#define cudaStreamDefault 0x00u
+#define cudaStreamNonBlocking 0x01u
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags);
+cudaError_t cudaMallocAsync(void **ptr, size_t bytes, cudaStream_t s);
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t s);
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t cudaStreamQuery(cudaStream_t s);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);

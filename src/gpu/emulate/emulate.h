@@ -56,6 +56,8 @@ cudaError_t fsemu_run_kernel(const FsEmuLaunch *l);
 
 /* Every stream idle (synchronous calls wait for this). */
 void fsemu_streams_wait_all(void);
+/* What the legacy default stream waits for: the blocking streams. */
+void fsemu_streams_wait_legacy(void);
 
 /* ---- work on a stream, and its capture into a graph ----------------------
  *

@@ -71,12 +71,10 @@ unsigned long fsemu_device_alloc_id(const void *p)
     return id;
 }
 
-cudaError_t cudaMalloc(void **ptr, size_t bytes)
+static cudaError_t alloc_now(void **ptr, size_t bytes)
 {
     cudaError_t e = fsemu_enter();
     if (e != cudaSuccess) return e;
-    e = fsemu_capture_unsafe("cudaMalloc");
-    if (e != cudaSuccess) return fsemu_set(e);
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, 0);
     if (fsemu_fail_malloc()) return fsemu_set(cudaErrorMemoryAllocation);
@@ -112,23 +110,68 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     return cudaSuccess;
 }
 
+/* A device allocation issued between two commands of different streams
+ * keeps them from running concurrently (the programming guide's
+ * "Implicit Synchronization"): modelled by waiting for every stream, so
+ * that a launch laid out with cudaMalloc while another kernel runs starts
+ * after it here too (tests/gpu_emu: the block tier's refills). */
+cudaError_t cudaMalloc(void **ptr, size_t bytes)
+{
+    cudaError_t e = fsemu_enter();
+    if (e != cudaSuccess) return e;
+    e = fsemu_capture_unsafe("cudaMalloc");
+    if (e != cudaSuccess) return fsemu_set(e);
+    fsemu_streams_wait_all();
+    return alloc_now(ptr, bytes);
+}
+
+/* Unmaps ptr's allocation at once (the caller has ordered it after every
+ * use: cudaFree by waiting for the device, cudaFreeAsync by its stream). */
+static cudaError_t free_now(void *ptr)
+{
+    pthread_mutex_lock(&lock);
+    int i = find(ptr);
+    if (i < 0 || allocs[i].p != (char *)ptr) {
+        pthread_mutex_unlock(&lock);
+        return cudaErrorInvalidDevicePointer;
+    }
+    munmap(allocs[i].p, allocs[i].mapped);
+    used -= allocs[i].n;
+    allocs[i] = allocs[--n_allocs];
+    pthread_mutex_unlock(&lock);
+    return cudaSuccess;
+}
+
 cudaError_t cudaFree(void *ptr)
 {
     if (!ptr) return fsemu_enter();
     cudaError_t e = fsemu_capture_unsafe("cudaFree");
     if (e != cudaSuccess) return fsemu_set(e);
     fsemu_streams_wait_all(); /* as cudaFree synchronises the device */
-    pthread_mutex_lock(&lock);
-    int i = find(ptr);
-    if (i < 0 || allocs[i].p != (char *)ptr) {
-        pthread_mutex_unlock(&lock);
-        return fsemu_set(cudaErrorInvalidDevicePointer);
-    }
-    munmap(allocs[i].p, allocs[i].mapped);
-    used -= allocs[i].n;
-    allocs[i] = allocs[--n_allocs];
-    pthread_mutex_unlock(&lock);
-    return fsemu_enter();
+    e = free_now(ptr);
+    return e != cudaSuccess ? fsemu_set(e) : fsemu_enter();
+}
+
+/* The stream-ordered allocator: the memory is made at the call (as a
+ * pool's free block is handed out: usable by the stream's later work) and
+ * released when the stream reaches the free. Neither waits for any
+ * stream, which is the point of it: a launch may be laid out while
+ * another kernel runs (the guide's implicit synchronisation lists device
+ * allocations, which cudaMalloc here models by waiting). */
+cudaError_t cudaMallocAsync(void **ptr, size_t bytes, cudaStream_t s)
+{
+    (void)s;
+    return alloc_now(ptr, bytes);
+}
+
+static cudaError_t free_run(void *arg) { return free_now(*(void **)arg); }
+
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t s)
+{
+    cudaError_t e = fsemu_enter();
+    if (e != cudaSuccess || !ptr) return e;
+    if (fsemu_device_alloc_id(ptr) == 0) return fsemu_set(cudaErrorInvalidDevicePointer);
+    return fsemu_enqueue_host(s, free_run, &ptr, sizeof ptr, "cudaFreeAsync", NULL, 0);
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
@@ -173,7 +216,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
     if (e != cudaSuccess) return e;
     e = fsemu_capture_unsafe("cudaMemcpy");
     if (e != cudaSuccess) return fsemu_set(e);
-    fsemu_streams_wait_all(); /* the legacy default stream waits for the others */
+    fsemu_streams_wait_legacy(); /* the legacy default stream waits for the blocking streams */
     e = fsemu_enter();
     if (e != cudaSuccess) return e;
     return fsemu_set(fsemu_copy(dst, src, bytes, kind));
@@ -185,7 +228,7 @@ cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
     if (e != cudaSuccess) return e;
     e = fsemu_capture_unsafe("cudaMemset");
     if (e != cudaSuccess) return fsemu_set(e);
-    fsemu_streams_wait_all();
+    fsemu_streams_wait_legacy();
     if (bytes == 0) return cudaSuccess;
     if (!fsemu_device_range(ptr, bytes)) return fsemu_set(cudaErrorInvalidValue);
     fsemu_memory_open();

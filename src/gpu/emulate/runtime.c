@@ -344,6 +344,7 @@ cudaError_t cudaHostAlloc(void **ptr, size_t bytes, unsigned int flags)
     cudaError_t e = fsemu_enter();
     if (e != cudaSuccess) return e;
     if (flags & ~cudaHostAllocMapped) return fsemu_set(cudaErrorInvalidValue);
+    fsemu_streams_wait_all(); /* page-locking: the guide's implicit synchronisation (cuda_runtime.h) */
     *ptr = calloc(1, bytes ? bytes : 1);
     return *ptr ? cudaSuccess : fsemu_set(cudaErrorMemoryAllocation);
 }
@@ -359,6 +360,7 @@ cudaError_t cudaHostGetDevicePointer(void **dptr, void *hptr, unsigned int flags
 
 cudaError_t cudaFreeHost(void *ptr)
 {
+    fsemu_streams_wait_all(); /* as cudaFree */
     free(ptr);
     return fsemu_enter();
 }

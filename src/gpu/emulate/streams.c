@@ -26,6 +26,7 @@ struct FsEmuStream {
     Op *head, *tail;
     int busy;          /* an op is running */
     int quit;
+    int nonblocking;   /* cudaStreamNonBlocking: the legacy stream does not wait for it */
     cudaError_t error; /* the first failure since the last query */
     struct FsEmuStream *next_stream;
 };
@@ -219,13 +220,18 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t s)
     return fsemu_enqueue_host(s, memset_run, &a, sizeof a, "cudaMemsetAsync", &p, 1);
 }
 
-cudaError_t cudaStreamCreate(cudaStream_t *s)
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
     cudaError_t e = fsemu_enter();
     if (e != cudaSuccess) return e;
+    if (flags & ~cudaStreamNonBlocking) return fsemu_set(cudaErrorInvalidValue);
     *s = stream_new();
-    return *s ? cudaSuccess : fsemu_set(cudaErrorMemoryAllocation);
+    if (!*s) return fsemu_set(cudaErrorMemoryAllocation);
+    (*s)->nonblocking = (flags & cudaStreamNonBlocking) != 0;
+    return cudaSuccess;
 }
+
+cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
 
 /* Waits for s's queue; its error (cleared), else the sticky one. */
 static cudaError_t drain(struct FsEmuStream *s)
@@ -287,16 +293,22 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     return fsemu_set(drain(s));
 }
 
-void fsemu_streams_wait_all(void)
+/* Every stream's queue drained; legacy: only the blocking streams' (what
+ * the legacy default stream waits for: non-blocking ones run on). */
+static void wait_streams(int legacy)
 {
     pthread_mutex_lock(&all_lock);
     for (struct FsEmuStream *s = all; s; s = s->next_stream) {
+        if (legacy && s->nonblocking) continue;
         pthread_mutex_lock(&s->lock);
         while (s->head || s->busy) pthread_cond_wait(&s->cv, &s->lock);
         pthread_mutex_unlock(&s->lock);
     }
     pthread_mutex_unlock(&all_lock);
 }
+
+void fsemu_streams_wait_all(void) { wait_streams(0); }
+void fsemu_streams_wait_legacy(void) { wait_streams(1); }
 
 cudaError_t cudaDeviceSynchronize(void)
 {
