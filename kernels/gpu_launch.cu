@@ -77,8 +77,9 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
 void launch_free(Launch *L)
 {
     /* The block tier's buffer goes back in its stream's order: cudaFree
-     * would wait for every kernel, the other launches' too. Its curves
-     * records go back to the pool. */
+     * would wait for every kernel, the other launches' too. The curves
+     * records its models still hold (not collected: an error) go back to
+     * the pool. */
     if (L->pool && L->d_buf) cudaFreeAsync(L->d_buf, L->stream);
     for (int s = 0; L->pool && L->rec && s < L->n; s++)
         if (L->rec[s] >= 0) L->pool->free_curves[L->pool->n_free++] = L->rec[s];
@@ -440,6 +441,14 @@ int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w,
     r->gpu_group = L->width; /* 0 on the block tier */
     free(back);
     L->handed[s] = 1;
+    /* Its curves record back to the block tier's pool now, for a refill
+     * while the launch's others train: its block has set its done flag,
+     * the last thing it writes (or the kernel has ended). */
+    if (L->pool && L->rec[s] >= 0) {
+        L->pool->free_curves[L->pool->n_free++] = L->rec[s];
+        L->rec[s] = -1;
+        L->curves[s] = NULL;
+    }
     L->job_end[L->job[s]] = 1;
     if (w && w->finished) w->finished(w->ctx, L->base + L->job[s]);
     return 0;

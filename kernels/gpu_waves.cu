@@ -185,15 +185,17 @@ int gpu_block_train(FsGpu *g, const FsJob *jobs, int *n, const FsGpuWatch *w, un
     Waves *W = (Waves *)fs_calloc(1, sizeof(Waves));
     const int refills = w && w->more && w->cap > *n;
     const int cap = refills ? w->cap : *n;
-    W->resident = g->lim.sms * FS_GPU_MIN_BLOCKS;
-    if (W->resident < 1) W->resident = 1;
+    W->resident = gpu_parallel_blocks(&g->lim);
     /* A launch's slots never outnumber its jobs, and refills keep the
      * models training under `resident`: so many curves records serve. */
     const int n_curves = refills && W->resident > *n ? W->resident : *n;
     int rc = records_make(&W->pool, cap > 0 ? cap : 1, block_epochs(g, jobs, *n), n_curves > 0 ? n_curves : 1, err);
     /* Every fold's window lists now: uploaded for a refill, they would
      * be an allocation while the kernels run (a fold the data lacks fails
-     * in its launch, with its message). */
+     * in its launch, with its message). A predefined split's one fold is
+     * the first launch's; a refit's lists (FS_FOLD_ALL) would still be
+     * uploaded by its refill, which then starts once the kernels before
+     * it end. */
     for (uint32_t f = 0; !rc && refills && f < g->ds->n_folds && f < FS_MAX_FOLDS; f++) {
         FsErr quiet = {0};
         if (!gpu_fold_lists(g, (int)f, 0, &quiet)) cudaGetLastError();
@@ -206,8 +208,22 @@ int gpu_block_train(FsGpu *g, const FsJob *jobs, int *n, const FsGpuWatch *w, un
     if (!rc) rc = waves_watch(g, jobs, n, w, W, ended, err);
     FS_NVTX_POP();
     if (W->started > 0) g->times.kernel_seconds += fs_now() - t_kernel;
-    for (int i = 0; i < FS_GPU_WAVES; i++) /* after an error: what was recorded stays recorded */
-        if (W->L[i].job) wave_end(W, &W->L[i], ended);
+    if (W->live > 0) {
+        /* After an error: the other launches' models are told to stop and
+         * waited for before their buffers and records go (what was
+         * recorded stays recorded). */
+        for (int i = 0; i < FS_GPU_WAVES; i++)
+            for (int s = 0; W->L[i].job && W->L[i].watch && s < W->L[i].n; s++)
+                ((volatile Watch *)W->L[i].watch)[s].cancel = 1;
+        cudaDeviceSynchronize();
+        cudaGetLastError();
+        for (int i = 0; i < FS_GPU_WAVES; i++)
+            if (W->L[i].job) wave_end(W, &W->L[i], ended);
+    }
+    /* The stream-ordered pool hands its freed buffers back to the device
+     * at a synchronisation: before the library tier or the next fill read
+     * the free memory. Every kernel has ended by now. */
+    cudaDeviceSynchronize();
     records_free(&W->pool);
     free(W);
     return rc;

@@ -175,8 +175,9 @@ typedef struct {
  * the model does not compile. */
 int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
                  uint32_t n_val, int group, double pair_len, FsGpuEstimate *out);
-/* Blocks of the one-block kernel that run at once on the device: models
- * trained in parallel (the block tier's whole-sweep estimate). */
+/* Blocks of the one-block kernel that run at once on the device (SMs x
+ * FS_GPU_MIN_BLOCKS): models trained in parallel (the block tier's
+ * whole-sweep estimate, and how far its refills fill the device). */
 int gpu_parallel_blocks(const FsGpuLimits *lim);
 /* The device's rates as the estimate takes them (a device's from the
  * profile of its compute capability): "67 TFLOP/s FP32, 4.8 TB/s". */

@@ -203,18 +203,18 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
  * item 6): none is measured on the library tier yet.
  * - A block trains one model at about 4 GFLOP/s (measured: R1 at batch 8
  *   on an H200, docs/benchmarks.md "GPU: first run on a device"), and
- *   FS_EST_BLOCKS_PER_SM blocks share an SM without slowing each other.
+ *   FS_GPU_MIN_BLOCKS blocks (the kernel's launch bounds) share an SM
+ *   without slowing each other.
  * - The library tier reaches FS_EST_LIB_FLOP_EFF of the FP32 peak on its
  *   GEMMs and FS_EST_LIB_BW_EFF of the memory bandwidth (the issue's
  *   30-50%), whichever bounds a step, plus FS_EST_LIB_CALL_S per library
  *   or kernel call of a step replayed from a CUDA graph. */
 #define FS_EST_BLOCK_GFLOPS 4.0
-#define FS_EST_BLOCKS_PER_SM 4
 #define FS_EST_LIB_FLOP_EFF 0.35
 #define FS_EST_LIB_BW_EFF 0.6
 #define FS_EST_LIB_CALL_S 4e-6
 
-int gpu_parallel_blocks(const FsGpuLimits *lim) { return (lim->sms > 0 ? lim->sms : 1) * FS_EST_BLOCKS_PER_SM; }
+int gpu_parallel_blocks(const FsGpuLimits *lim) { return (lim->sms > 0 ? lim->sms : 1) * FS_GPU_MIN_BLOCKS; }
 
 void gpu_rates_describe(const FsGpuLimits *lim, char *out, size_t n)
 {
@@ -222,7 +222,7 @@ void gpu_rates_describe(const FsGpuLimits *lim, char *out, size_t n)
     limits_rates(lim, &tf, &tb);
     snprintf(out, n, "%g TFLOP/s FP32, %g TB/s;\n    assumed: a block %g GFLOP/s, %d blocks an SM; the library tier %.0f%% of "
                      "FP32, %.0f%% of the bandwidth, %g us a call",
-             tf, tb, FS_EST_BLOCK_GFLOPS, FS_EST_BLOCKS_PER_SM, FS_EST_LIB_FLOP_EFF * 100, FS_EST_LIB_BW_EFF * 100,
+             tf, tb, FS_EST_BLOCK_GFLOPS, FS_GPU_MIN_BLOCKS, FS_EST_LIB_FLOP_EFF * 100, FS_EST_LIB_BW_EFF * 100,
              FS_EST_LIB_CALL_S * 1e6);
 }
 

@@ -223,11 +223,15 @@ static int drive_more(void *ctx, int first, int room, int epochs)
         const uint32_t nt = data_examples(job->data, job->fold, 0, NULL);
         /* Capacity 0: not even one more fits beside the running launches
          * (a launch's first job is taken regardless, to fail with its
-         * message; a refill's would only run the device out of memory). */
-        const int cap = gpu_capacity(d->g, job);
+         * message; a refill's would only run the device out of memory).
+         * The tier first: gpu_capacity uploads a job's fold lists where
+         * they are not resident (another tier's), an allocation that would
+         * wait for the running kernels. */
+        const int block = gpu_model_check(d->lim, job->arch, job->spec, nt, why, sizeof why) == FS_GPU_BLOCK &&
+                          job->spec->stop.max_epochs <= epochs;
+        const int cap = block ? gpu_capacity(d->g, job) : 0;
         const uint64_t cost = run_gpu_fill_share(cap, 1);
-        if (cap < 1 || gpu_model_check(d->lim, job->arch, job->spec, nt, why, sizeof why) != FS_GPU_BLOCK ||
-            job->spec->stop.max_epochs > epochs || used + cost > FS_GPU_FILL_UNIT) {
+        if (!block || cap < 1 || used + cost > FS_GPU_FILL_UNIT) {
             *d->carried = id;
             break;
         }

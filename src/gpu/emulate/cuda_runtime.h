@@ -9,6 +9,7 @@
  *   - devices: FOLDSWEEP_EMU_DEVICES of them (default 1), all of the
  *     profile FOLDSWEEP_EMU_PROFILE names (h200, the default, or a100):
  *     name, memory (FOLDSWEEP_EMU_MEMORY=64M, say, for a smaller card),
+ *     SMs (FOLDSWEEP_EMU_SMS=1, say, so that a small launch fills them),
  *     SMs, shared memory per block (default and opt-in), registers and
  *     threads per SM, compute capability (src/gpu/limits.c);
  *   - device memory: cudaMalloc'd pages are inaccessible to the host

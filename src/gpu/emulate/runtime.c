@@ -108,6 +108,20 @@ static void setup(void)
             prof.memory = (size_t)(v * unit);
         }
     }
+    /* Fewer SMs than the profile's: a launch that fills the device's
+     * resident blocks (SMs x FS_GPU_MIN_BLOCKS) in a small test. */
+    const char *sms = getenv("FOLDSWEEP_EMU_SMS");
+    if (sms && *sms) {
+        char *end;
+        long v = strtol(sms, &end, 10);
+        if (*end || v < 1 || v > prof.sms) {
+            fprintf(stderr, "foldsweep: FOLDSWEEP_EMU_SMS=%s: expected a count from 1 to the profile's %d\n", sms,
+                    prof.sms);
+            bad_env = 1;
+        } else {
+            prof.sms = (int)v;
+        }
+    }
     n_devices = 1;
     if (d && *d) {
         char *end;
