@@ -132,6 +132,13 @@ void gpu_times(const FsGpu *g, FsGpuTimes *out)
     else memset(out, 0, sizeof *out);
 }
 
+int gpu_lists_resident(const FsGpu *g, const FsJob *job)
+{
+    const int fold = job->fold;
+    if (!g || fold < FS_FOLD_ALL || fold >= FS_MAX_FOLDS) return 0;
+    return g->folds[job->arch->chain != 0][gpu_fold_slot(fold)].d_idx != NULL;
+}
+
 const FoldLists *gpu_fold_lists(FsGpu *g, int fold, int chains, FsErr *err)
 {
     if (fold < FS_FOLD_ALL || fold >= FS_MAX_FOLDS) {

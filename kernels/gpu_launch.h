@@ -26,7 +26,8 @@ typedef struct {
  * synchronisation). A Watch record and a done flag per job index of the
  * call (a launch's slot s uses its first job's base + s: its done flags
  * stay one array, FsFitLaunch.done), and curves records of ep_cap epochs,
- * taken by a launch's slots and given back when the launch is freed. */
+ * taken by a launch's slots and given back as each model is collected
+ * (launch_collect_one; launch_free gives back those never collected). */
 typedef struct {
     char *h;            /* the one mapped allocation */
     Watch *watch;       /* [cap] */

@@ -193,9 +193,8 @@ int gpu_block_train(FsGpu *g, const FsJob *jobs, int *n, const FsGpuWatch *w, un
     /* Every fold's window lists now: uploaded for a refill, they would
      * be an allocation while the kernels run (a fold the data lacks fails
      * in its launch, with its message). A predefined split's one fold is
-     * the first launch's; a refit's lists (FS_FOLD_ALL) would still be
-     * uploaded by its refill, which then starts once the kernels before
-     * it end. */
+     * the first launch's; a refit's (FS_FOLD_ALL) waits for the next
+     * launch (drive_more takes only jobs whose lists are resident). */
     for (uint32_t f = 0; !rc && refills && f < g->ds->n_folds && f < FS_MAX_FOLDS; f++) {
         FsErr quiet = {0};
         if (!gpu_fold_lists(g, (int)f, 0, &quiet)) cudaGetLastError();
@@ -210,8 +209,10 @@ int gpu_block_train(FsGpu *g, const FsJob *jobs, int *n, const FsGpuWatch *w, un
     if (W->started > 0) g->times.kernel_seconds += fs_now() - t_kernel;
     if (W->live > 0) {
         /* After an error: the other launches' models are told to stop and
-         * waited for before their buffers and records go (what was
-         * recorded stays recorded). */
+         * waited for (here, or by launch_free's stream teardown where a
+         * sticky error makes the synchronisation return at once) before
+         * their buffers and records go (what was recorded stays
+         * recorded). */
         for (int i = 0; i < FS_GPU_WAVES; i++)
             for (int s = 0; W->L[i].job && W->L[i].watch && s < W->L[i].n; s++)
                 ((volatile Watch *)W->L[i].watch)[s].cancel = 1;
@@ -222,8 +223,9 @@ int gpu_block_train(FsGpu *g, const FsJob *jobs, int *n, const FsGpuWatch *w, un
     }
     /* The stream-ordered pool hands its freed buffers back to the device
      * at a synchronisation: before the library tier or the next fill read
-     * the free memory. Every kernel has ended by now. */
-    cudaDeviceSynchronize();
+     * the free memory. Every kernel has ended by now; an error it
+     * returns is the next call's to report. */
+    (void)cudaDeviceSynchronize();
     records_free(&W->pool);
     free(W);
     return rc;

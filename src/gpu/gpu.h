@@ -206,6 +206,9 @@ void gpu_close(FsGpu *g);
  * left, with a margin); 0 if not even one. Uploads the job's fold's
  * example lists first, as the launch would, so that they are counted. */
 int gpu_capacity(FsGpu *g, const FsJob *job);
+/* Whether the job's fold lists are on the device already (gpu_capacity
+ * and a launch then allocate nothing for them). */
+int gpu_lists_resident(const FsGpu *g, const FsJob *job);
 /* What a library group of `width` models like job's takes on the device
  * (*need: its buffers, arrays, the libraries' scratch and state, as
  * lib_train.cu allocates them) and what a launch may fill (*budget: 85%

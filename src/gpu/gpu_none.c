@@ -48,6 +48,12 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     return 0;
 }
 
+int gpu_lists_resident(const FsGpu *g, const FsJob *job)
+{
+    (void)g, (void)job;
+    return 0;
+}
+
 int gpu_group_need(FsGpu *g, const FsJob *job, int width, size_t *need, size_t *budget)
 {
     (void)g, (void)job, (void)width, (void)need, (void)budget;

@@ -224,11 +224,12 @@ static int drive_more(void *ctx, int first, int room, int epochs)
         /* Capacity 0: not even one more fits beside the running launches
          * (a launch's first job is taken regardless, to fail with its
          * message; a refill's would only run the device out of memory).
-         * The tier first: gpu_capacity uploads a job's fold lists where
-         * they are not resident (another tier's), an allocation that would
-         * wait for the running kernels. */
+         * Its fold lists must be resident (every fold's are uploaded
+         * before the first launch; a refit's are not): gpu_capacity and the
+         * launch would upload them, an allocation that waits for the
+         * running kernels, and the host's watch with it. */
         const int block = gpu_model_check(d->lim, job->arch, job->spec, nt, why, sizeof why) == FS_GPU_BLOCK &&
-                          job->spec->stop.max_epochs <= epochs;
+                          job->spec->stop.max_epochs <= epochs && gpu_lists_resident(d->g, job);
         const int cap = block ? gpu_capacity(d->g, job) : 0;
         const uint64_t cost = run_gpu_fill_share(cap, 1);
         if (!block || cap < 1 || used + cost > FS_GPU_FILL_UNIT) {
