@@ -132,16 +132,18 @@ void gpu_times(const FsGpu *g, FsGpuTimes *out)
     else memset(out, 0, sizeof *out);
 }
 
+/* A fold id FsGpu.folds has a place for. */
+static int fold_in_range(int fold) { return fold >= FS_FOLD_ALL && fold < FS_MAX_FOLDS; }
+
 int gpu_lists_resident(const FsGpu *g, const FsJob *job)
 {
-    const int fold = job->fold;
-    if (!g || fold < FS_FOLD_ALL || fold >= FS_MAX_FOLDS) return 0;
-    return g->folds[job->arch->chain != 0][gpu_fold_slot(fold)].d_idx != NULL;
+    if (!g || !fold_in_range(job->fold)) return 0;
+    return g->folds[job->arch->chain != 0][gpu_fold_slot(job->fold)].d_idx != NULL;
 }
 
 const FoldLists *gpu_fold_lists(FsGpu *g, int fold, int chains, FsErr *err)
 {
-    if (fold < FS_FOLD_ALL || fold >= FS_MAX_FOLDS) {
+    if (!fold_in_range(fold)) {
         fs_err_set(err, "fold %d is not a fold of this data (at most %d)", fold, FS_MAX_FOLDS);
         return NULL;
     }

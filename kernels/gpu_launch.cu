@@ -19,7 +19,6 @@
  * mostly wait at barriers. */
 #define FS_GPU_MAX_MODELS 4096
 
-static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 size_t launch_budget(FsGpu *g, const FsJob *job)
 {
@@ -74,6 +73,16 @@ int gpu_capacity(FsGpu *g, const FsJob *job)
     return cap > FS_GPU_MAX_MODELS ? FS_GPU_MAX_MODELS : (int)cap;
 }
 
+/* Slot s's curves record back to the block tier's pool (none elsewhere,
+ * or given back already). */
+static void launch_give_curves(Launch *L, int s)
+{
+    if (!L->pool || L->rec[s] < 0) return;
+    L->pool->free_curves[L->pool->n_free++] = L->rec[s];
+    L->rec[s] = -1;
+    L->curves[s] = NULL;
+}
+
 void launch_free(Launch *L)
 {
     /* The block tier's buffer goes back in its stream's order: cudaFree
@@ -81,8 +90,7 @@ void launch_free(Launch *L)
      * records its models still hold (not collected: an error) go back to
      * the pool. */
     if (L->pool && L->d_buf) cudaFreeAsync(L->d_buf, L->stream);
-    for (int s = 0; L->pool && L->rec && s < L->n; s++)
-        if (L->rec[s] >= 0) L->pool->free_curves[L->pool->n_free++] = L->rec[s];
+    for (int s = 0; L->rec && s < L->n; s++) launch_give_curves(L, s);
     if (L->stream) cudaStreamDestroy(L->stream);
     if (L->copy) cudaStreamDestroy(L->copy);
     if (!L->pool) cudaFree(L->d_buf);
@@ -193,8 +201,7 @@ static void launch_refuse(FsGpu *g, const FsJob *jobs, int n)
 static size_t launch_curve_bytes(const FsJob *jobs, const Launch *L, int s)
 {
     if (L->pool) return L->pool->curve_bytes;
-    const int E = L->ep_cap ? L->ep_cap : jobs[L->job[s]].spec->stop.max_epochs;
-    return align256(sizeof(float) * 4 * (size_t)E);
+    return launch_curves_bytes(L->ep_cap ? L->ep_cap : jobs[L->job[s]].spec->stop.max_epochs);
 }
 
 /* The mapped records and curves: one host allocation the kernel writes to. */
@@ -444,11 +451,7 @@ int launch_collect_one(const FsJob *jobs, Launch *L, int s, const FsGpuWatch *w,
     /* Its curves record back to the block tier's pool now, for a refill
      * while the launch's others train: its block has set its done flag,
      * the last thing it writes (or the kernel has ended). */
-    if (L->pool && L->rec[s] >= 0) {
-        L->pool->free_curves[L->pool->n_free++] = L->rec[s];
-        L->rec[s] = -1;
-        L->curves[s] = NULL;
-    }
+    launch_give_curves(L, s);
     L->job_end[L->job[s]] = 1;
     if (w && w->finished) w->finished(w->ctx, L->base + L->job[s]);
     return 0;

@@ -20,6 +20,15 @@ typedef struct {
     uint64_t examples; /* trained so far */
 } Watch;
 
+/* Device and mapped layouts round each array up to 256 bytes. */
+static inline size_t align256(size_t n) { return (n + 255) / 256 * 256; }
+/* A model's curves in mapped memory: 4 x epochs floats (train and
+ * validation loss, validation Q3, seconds), rounded up. */
+static inline size_t launch_curves_bytes(int epochs)
+{
+    return align256(sizeof(float) * 4 * (size_t)(epochs > 0 ? epochs : 1));
+}
+
 /* The block tier's mapped records for one gpu_train call (gpu_waves.cu),
  * made once: page-locking host memory while a kernel runs would keep the
  * next launch from starting beside it (the guide's implicit

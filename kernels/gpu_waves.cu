@@ -30,8 +30,6 @@
  * (128 on Hopper); each is a stream pair. */
 #define FS_GPU_WAVES 16
 
-static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
-
 /* Records for cap job indexes, n_curves curves of ep_cap epochs. */
 static int records_make(Records *R, int cap, int ep_cap, int n_curves, FsErr *err)
 {
@@ -39,7 +37,7 @@ static int records_make(Records *R, int cap, int ep_cap, int n_curves, FsErr *er
     R->cap = cap;
     R->ep_cap = ep_cap;
     R->n_curves = n_curves;
-    R->curve_bytes = align256(sizeof(float) * 4 * (size_t)(ep_cap > 0 ? ep_cap : 1));
+    R->curve_bytes = launch_curves_bytes(ep_cap);
     const size_t watch = align256(sizeof(Watch) * (size_t)cap), done = align256(sizeof(int) * (size_t)cap);
     CU(cudaHostAlloc((void **)&R->h, watch + done + R->curve_bytes * (size_t)n_curves, cudaHostAllocMapped));
     R->watch = (Watch *)(void *)R->h;
