@@ -62,7 +62,13 @@
 #define FS_KERNEL_FN(name) ((const void *)name)
 #define FS_LAUNCH(name, grid, block, shared, stream, args)                                               \
     (name<<<(grid), (block), (shared), (stream)>>>(args), cudaGetLastError())
-#define FS_DYNAMIC_SHARED(name) extern __shared__ char name[]
+#define FS_DYNAMIC_SHARED(name) extern __shared__ __align__(16) char name[] /* the weights' float4 loads */
+#endif
+/* FS_FIT_WEIGHTS_SHARED(yes): the stand-in counts the blocks whose
+ * weights train in shared memory (printed under FOLDSWEEP_EMU_VERBOSE, held
+ * by a test); nothing on nvcc. */
+#ifndef FS_FIT_WEIGHTS_SHARED
+#define FS_FIT_WEIGHTS_SHARED(yes) ((void)(yes))
 #endif
 
 /* One block per model: models[blockIdx.x] with its fold data and spec. The
@@ -71,22 +77,37 @@
  * calls, under the register budget of __launch_bounds__) and its hot state (the
  * batch's codes, labels, losses, predictions and the reduction partials,
  * core_model_bind_hot) bound to the block's dynamic shared memory: every
- * step reads those many times. */
+ * step reads those many times. So are its weights, after the hot state,
+ * where the host has sized the launch for every model's
+ * (core_model_shared_bytes; kernels/gpu_launch.cu, launch_shared): copied
+ * in before the fit and back to the model's buffer after it, where the
+ * host reads them; the same values, so the same bits. */
 FS_KERNEL(fs_fit_kernel)
 {
     FS_DYNAMIC_SHARED(hot);
-    __shared__ FsModel m;
-    __shared__ FsFoldData fd;
-    __shared__ FsTrainSpec ts;
+    __shared__ FsFitShared sh;
     const int i = blockIdx.x;
     if (threadIdx.x == 0) {
-        m = a.models[i];
-        fd = a.folds[i];
-        ts = a.specs[i];
-        core_model_bind_hot(&m, m.net, hot);
+        sh.m = a.models[i];
+        sh.fd = a.folds[i];
+        sh.ts = a.specs[i];
+        core_model_bind_hot(&sh.m, sh.m.net, hot);
     }
     __syncthreads();
-    fit_model(&m, &fd, &ts, &a.out[i]);
+    if (a.weights_shared) {
+        float *const in_shared = (float *)(void *)(hot + core_model_hot_bytes(sh.m.net));
+        copy_floats(in_shared, sh.m.w, sh.m.net->n_params + sh.m.net->n_state);
+        if (threadIdx.x == 0) sh.w_global = sh.m.w, sh.m.w = in_shared;
+    } else if (threadIdx.x == 0) {
+        sh.w_global = NULL;
+    }
+    __syncthreads();
+    FS_FIT_WEIGHTS_SHARED(sh.w_global != NULL);
+    fit_model(&sh.m, &sh.fd, &sh.ts, &a.out[i]);
+    if (sh.w_global) {
+        __syncthreads();
+        copy_floats(sh.w_global, sh.m.w, sh.m.net->n_params + sh.m.net->n_state);
+    }
     /* Every thread's writes of the result and weights reach memory before
      * the flag tells the host to copy them (gpu_cuda.cu: launch_watch). */
     __threadfence_system();

@@ -66,6 +66,7 @@ int gpu_limits(int device, FsGpuLimits *out)
     snprintf(out->name, sizeof out->name, "%.63s", p.name);
     out->memory = p.totalGlobalMem;
     out->shared_optin = p.sharedMemPerBlockOptin;
+    out->shared_per_sm = p.sharedMemPerMultiprocessor;
     out->sms = p.multiProcessorCount;
     out->regs_per_sm = p.regsPerMultiprocessor;
     out->threads_per_sm = p.maxThreadsPerMultiProcessor;

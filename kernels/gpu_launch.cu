@@ -126,6 +126,28 @@ static void launch_alloc_host(Launch *L, int n)
     for (int i = 0; i <= n; i++) L->rec[i] = -1;
 }
 
+/* A launch's dynamic shared memory a block (core_model_shared_bytes):
+ * every model's hot state, and its weights after it where every model's
+ * fit the room that keeps FS_GPU_MIN_BLOCKS blocks on an SM
+ * (gpu_block_shared). Not where one model's do not: the launch's blocks
+ * all take its size, and shared memory is carved from the SM's L1, so one
+ * small model's weights would cost every other block of the launch L1 for
+ * nothing. L->weights_shared tells the kernel which (FsFitLaunch). */
+static size_t launch_shared(const FsGpu *g, Launch *L)
+{
+    const size_t room = gpu_block_shared(&g->lim);
+    size_t hot = 0, both = 0;
+    int all = 1;
+    for (int s = 0; s < L->n; s++) {
+        const size_t h = core_model_hot_bytes(&L->nets[s]), b = core_model_shared_bytes(&L->nets[s], room);
+        if (h > hot) hot = h;
+        if (b > both) both = b;
+        if (b == h) all = 0;
+    }
+    L->weights_shared = all && L->n > 0;
+    return L->weights_shared ? both : hot;
+}
+
 /* The jobs that can train here get a launch slot; the others are failed
  * with why, as the CPU fails them: a job that cannot train at all, and a
  * model the GPU path does not take (gpu_model_check: the same rule the run
@@ -158,8 +180,6 @@ static size_t launch_slots(FsGpu *g, const FsJob *jobs, int n, const unsigned ch
         size_t bytes = gpu_model_bytes(&L->nets[s], nt);
         total += bytes;
         if (bytes > most) most = bytes;
-        size_t hot = core_model_hot_bytes(&L->nets[s]);
-        if (hot > L->shared) L->shared = hot;
         L->n++;
     }
     /* A library group's models lie one stride apart, whatever their
@@ -334,6 +354,7 @@ int launch_build(FsGpu *g, const FsJob *jobs, int n, const unsigned char *sel, F
     uint32_t *ntr = (uint32_t *)fs_calloc((size_t)n + 1, sizeof(uint32_t));
     int rc = 0;
     size_t total = launch_slots(g, jobs, n, sel, tier, slots, width, L, off, ntr);
+    L->shared = launch_shared(g, L);
     for (int s = 0; s < L->n && !rc; s++)
         if (!gpu_fold_lists(g, jobs[L->job[s]].fold, jobs[L->job[s]].arch->chain, err)) rc = -1;
     /* The queued jobs' fold lists too: uploaded now, before the group's

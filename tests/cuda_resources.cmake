@@ -15,9 +15,13 @@
 #     registers (spill stores or spill loads > 0), or
 #   - the entry's registers per thread forbid FS_GPU_MIN_BLOCKS blocks of
 #     FS_GPU_THREADS threads on one SM (65536 registers, allocated per warp
-#     in units of 256).
-# FS_GPU_THREADS and FS_GPU_MIN_BLOCKS are read from src/train/kernel.h,
-# where the kernel's __launch_bounds__ takes them too.
+#     in units of 256), or
+#   - the entry's static shared memory exceeds FS_GPU_STATIC_SHARED, which
+#     the host subtracts from a block's share of the SM before it gives
+#     the rest to the models' weights (gpu_block_shared): more would cost
+#     a block on the SM.
+# FS_GPU_THREADS, FS_GPU_MIN_BLOCKS and FS_GPU_STATIC_SHARED are read from
+# src/train/kernel.h, where the kernel's __launch_bounds__ takes them too.
 cmake_minimum_required(VERSION 3.16)
 
 foreach(var NVCC SRC ARCHS OUT)
@@ -27,7 +31,7 @@ foreach(var NVCC SRC ARCHS OUT)
 endforeach()
 
 file(READ "${SRC}/src/train/kernel.h" kernel_h)
-foreach(macro FS_GPU_THREADS FS_GPU_MIN_BLOCKS)
+foreach(macro FS_GPU_THREADS FS_GPU_MIN_BLOCKS FS_GPU_STATIC_SHARED)
   if(NOT kernel_h MATCHES "#define[ \t]+${macro}[ \t]+([0-9]+)")
     message(FATAL_ERROR "cuda_resources: no #define ${macro} <number> in src/train/kernel.h")
   endif()
@@ -67,6 +71,7 @@ foreach(arch IN LISTS ARCHS)
   set(func "")
   set(entry "")
   set(entry_regs "")
+  set(entry_smem 0)
   set(entry_stack "")
   set(total_stores 0)
   set(total_loads 0)
@@ -91,6 +96,9 @@ foreach(arch IN LISTS ARCHS)
       endif()
     elseif(line MATCHES "Used ([0-9]+) registers" AND NOT entry STREQUAL "" AND entry_regs STREQUAL "")
       set(entry_regs ${CMAKE_MATCH_1})
+      if(line MATCHES "([0-9]+) bytes smem")
+        set(entry_smem ${CMAKE_MATCH_1})
+      endif()
     endif()
   endforeach()
   if(entry STREQUAL "" OR entry_regs STREQUAL "" OR nfuncs EQUAL 0)
@@ -103,7 +111,8 @@ foreach(arch IN LISTS ARCHS)
   math(EXPR block_regs "${regs_alloc} * 32 * ${warps_per_block}")
   math(EXPR blocks_per_sm "${regs_per_sm} / ${block_regs}")
   math(EXPR max_regs "${regs_per_sm} / (${FS_GPU_THREADS} * ${FS_GPU_MIN_BLOCKS}) / 8 * 8")
-  message(STATUS "${sm}: ${entry}: ${entry_regs} registers, ${entry_stack} bytes stack frame, "
+  message(STATUS "${sm}: ${entry}: ${entry_regs} registers, ${entry_smem} bytes static shared memory "
+                 "(FS_GPU_STATIC_SHARED ${FS_GPU_STATIC_SHARED}), ${entry_stack} bytes stack frame, "
                  "${total_stores} bytes spill stores, ${total_loads} bytes spill loads (${nfuncs} functions); "
                  "${blocks_per_sm} blocks of ${FS_GPU_THREADS} threads per SM by registers "
                  "(FS_GPU_MIN_BLOCKS ${FS_GPU_MIN_BLOCKS}: at most ${max_regs} registers)")
@@ -111,6 +120,10 @@ foreach(arch IN LISTS ARCHS)
     list(APPEND failures "${sm}: ${entry}: ${entry_regs} registers per thread allow ${blocks_per_sm} blocks of "
                          "${FS_GPU_THREADS} threads per SM, fewer than FS_GPU_MIN_BLOCKS ${FS_GPU_MIN_BLOCKS} "
                          "(at most ${max_regs} registers)")
+  endif()
+  if(entry_smem GREATER FS_GPU_STATIC_SHARED)
+    list(APPEND failures "${sm}: ${entry}: ${entry_smem} bytes of static shared memory, more than "
+                         "FS_GPU_STATIC_SHARED ${FS_GPU_STATIC_SHARED} (src/train/kernel.h)")
   endif()
   math(EXPR checked "${checked} + 1")
 endforeach()

@@ -13,8 +13,9 @@ whole-tile k loop (src/train/gemm_block.h). It prints each one's FFMA share
 and the instructions that fill the rest, and fails, naming the architecture
 and the figure, when the best form's share is below FS_GPU_FFMA_FLOOR or any
 form's below FS_GPU_FFMA_FLOOR_EVERY (src/train/kernel.h: one place). The
-floors hold today's figures, so a change that makes a loop worse fails.
-Without nvdisasm the test is skipped (exit 77) with a message: scripts/test
+floors hold today's figures, so a change that makes a loop worse fails. It
+fails too where a function of the GEMM loads with LDG (global memory only):
+a block's weights may be in its shared memory. Without nvdisasm the test is skipped (exit 77) with a message: scripts/test
 installs it from PyPI (nvidia-cuda-nvdisasm) into .deps/.
 """
 import argparse
@@ -122,6 +123,14 @@ def main():
         gemms = [n for n in funcs if any(re.search(r"_Z%d%s" % (len(g), g), n) for g in ("ops_gemm", "ops_gemm_rows"))]
         if not gemms:
             sys.exit("cuda_sass: %s: no ops_gemm function in the disassembly (inlined? gemm.c's FS_NOINLINE)" % sm)
+        # The GEMM's loads stay generic (LD): a block's weights may lie in
+        # its shared memory (kernels/fit_kernel.cu), where a global-only
+        # load (LDG) faults on a device; the stand-in cannot tell.
+        for n in sorted(f for f in funcs if re.search(r"ops_gemm|gemm_tile", f)):
+            ldg = sum(1 for _, op, _ in funcs[n] if op.startswith("LDG"))
+            if ldg:
+                failures.append("%s %s: %d global-only loads (LDG); the GEMM's operands may be in shared memory" % (
+                    sm, n, ldg))
         for n in sorted(gemms):
             short = "ops_gemm_rows" if "ops_gemm_rows" in n else "ops_gemm"
             forms = k_loops(funcs[n], labels[n])

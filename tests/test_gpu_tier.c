@@ -12,12 +12,14 @@
  * to the library tier under auto: a tiny model at batch 8 beside eval_batch
  * 4096 (windows of 61) on the a100 profile, below the threshold (at
  * eval_batch 8 it stays on the block tier), refused under block with the
- * shared memory named.
+ * shared memory named. And the shared memory a block gives its model's
+ * weights (block_shared, below).
  */
 #include <math.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "train/kernel.h"
 #include "train/train.h"
 
 #include "test.h"
@@ -102,6 +104,41 @@ static void estimate_pairs(const FsGpuLimits *lim)
     CHECK(at300.pair_flop == 0 && at300.flop == at0.flop);
 }
 
+/* The room a block gives its model's weights (gpu_block_shared): the SM's
+ * share for FS_GPU_MIN_BLOCKS blocks less the runtime's reserve and the
+ * kernel's static shared memory, so that the blocks still fit the SM; and
+ * the model's need within it (core_model_shared_bytes, kernel.h): its hot
+ * state and weights where both fit the room, the hot state alone where
+ * not, one byte decides. */
+static void block_shared(const FsGpuLimits *lim, size_t expect)
+{
+    const size_t room = gpu_block_shared(lim);
+    CHECK_MSG(room == expect, "%s: %zu bytes a block for the weights, expected %zu", lim->name, room, expect);
+    CHECK((room + FS_GPU_SHARED_RESERVED + FS_GPU_STATIC_SHARED) * FS_GPU_MIN_BLOCKS <= lim->shared_per_sm);
+    FsArch arch;
+    memset(&arch, 0, sizeof arch);
+    arch.window = 17;
+    arch.n_layers = 2;
+    for (int i = 0; i < 2; i++)
+        arch.layers[i] = (FsLayerSpec){.kind = FS_LAYER_CONV, .units = 16, .width = 5, .act = FS_ACT_RELU};
+    FsTrainSpec ts;
+    train_spec_defaults(&ts);
+    ts.batch = ts.eval_batch = 8;
+    FsNet net;
+    FsErr err;
+    CHECK(train_compile(&arch, &ts, 0, &net, &err) == 0);
+    const size_t hot = core_model_hot_bytes(&net), w = (size_t)(net.n_params + net.n_state) * sizeof(float);
+    CHECK_MSG(w > 0 && hot + w < room, "%s: a 2 x 16-filter model (%zu bytes of weights) does not fit %zu", lim->name,
+              w, room);
+    const size_t both = hot + FS_ALIGN64(w);
+    CHECK(core_model_shared_bytes(&net, room) == both);
+    CHECK(core_model_shared_bytes(&net, both) == both);
+    CHECK(core_model_shared_bytes(&net, both - 1) == hot);
+    arch.layers[0].units = arch.layers[1].units = 256; /* 2 x 256 filters: 1.4 MB of weights */
+    CHECK(train_compile(&arch, &ts, 0, &net, &err) == 0);
+    CHECK(core_model_shared_bytes(&net, room) == core_model_hot_bytes(&net));
+}
+
 int main(void)
 {
     FsGpuLimits lim;
@@ -124,5 +161,7 @@ int main(void)
     CHECK(tier_of(&a100, 61, 1, 4, 8, 4096, FS_GPU_PATH_BLOCK, why, sizeof why) == FS_GPU_REFUSED);
     CHECK_CONTAINS(why, "bytes of shared memory per block (batch 4096 x window 61), more than the a100's");
     estimate_pairs(&lim);
+    block_shared(&lim, 228 * 1024 / 4 - 2048);
+    block_shared(&a100, 164 * 1024 / 4 - 2048);
     return test_finish();
 }

@@ -22,6 +22,7 @@ typedef struct {
     char name[64];
     size_t memory;       /* bytes of device memory */
     size_t shared_optin; /* dynamic shared memory one block may opt in to */
+    size_t shared_per_sm; /* shared memory of one SM, all its blocks together */
     int sms, regs_per_sm, threads_per_sm;
     int major, minor;    /* compute capability */
     /* The vendor's peak rates, for `plan --gpu`'s estimates (gpu_estimate):
@@ -175,6 +176,12 @@ typedef struct {
  * the model does not compile. */
 int gpu_estimate(const FsGpuLimits *lim, FsGpuTier tier, const FsArch *arch, const FsTrainSpec *ts, uint32_t n_train,
                  uint32_t n_val, int group, double pair_len, FsGpuEstimate *out);
+/* The dynamic shared memory one block of the one-block kernel may take
+ * while FS_GPU_MIN_BLOCKS of them share an SM: the SM's share less the
+ * runtime's reserve and the kernel's static shared memory (kernel.h). A
+ * launch puts its models' weights there where they fit (kernel.h:
+ * core_model_shared_bytes). */
+size_t gpu_block_shared(const FsGpuLimits *lim);
 /* Blocks of the one-block kernel that run at once on the device (SMs x
  * FS_GPU_MIN_BLOCKS): models trained in parallel (the block tier's
  * whole-sweep estimate, and how far its refills fill the device). */

@@ -19,8 +19,8 @@
  * without tensor cores and memory bandwidth from NVIDIA's data sheets:
  * H200 SXM 67 TFLOP/s, 4.8 TB/s; A100 80GB SXM 19.5 TFLOP/s, 2.0 TB/s). */
 static const FsGpuLimits profiles[] = {
-    {"h200", 150109880320ull, 227 * 1024, 132, 65536, 2048, 9, 0, 67.0, 4.8},
-    {"a100", 85089058816ull, 163 * 1024, 108, 65536, 2048, 8, 0, 19.5, 2.0},
+    {"h200", 150109880320ull, 227 * 1024, 228 * 1024, 132, 65536, 2048, 9, 0, 67.0, 4.8},
+    {"a100", 85089058816ull, 163 * 1024, 164 * 1024, 108, 65536, 2048, 8, 0, 19.5, 2.0},
 };
 #define N_PROFILES (int)(sizeof profiles / sizeof profiles[0])
 
@@ -184,15 +184,17 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
         if (t == FS_GPU_LIBRARY) return t;
     }
     /* The batch's codes, labels, losses and predictions and the reduction
-     * partials live in the block's shared memory (kernels/fit_kernel.cu). */
+     * partials live in the block's shared memory (kernels/fit_kernel.cu),
+     * beside the kernel's static shared memory: the two within what a
+     * block may opt in to. */
     size_t shared = core_model_hot_bytes(&net);
-    if (shared > lim->shared_optin && ts->gpu_path == FS_GPU_PATH_AUTO)
-        return library_check(lim, arch, ts, n_train, why, n);
-    if (shared > lim->shared_optin)
+    const size_t most = lim->shared_optin > FS_GPU_STATIC_SHARED ? lim->shared_optin - FS_GPU_STATIC_SHARED : 0;
+    if (shared > most && ts->gpu_path == FS_GPU_PATH_AUTO) return library_check(lim, arch, ts, n_train, why, n);
+    if (shared > most)
         return snprintf(why, n,
                         "needs %zu bytes of shared memory per block (batch %d x window %d), more than the %s's %zu "
                         "(run.gpu_path: auto or library trains it on the library tier)",
-                        shared, net.max_batch, arch->window, lim->name, lim->shared_optin),
+                        shared, net.max_batch, arch->window, lim->name, most),
                FS_GPU_REFUSED;
     size_t bytes = gpu_model_bytes(&net, n_train);
     if (bytes > lim->memory / 100 * 85) return memory_refusal(bytes, lim, "", why, n), FS_GPU_REFUSED;
@@ -213,6 +215,13 @@ FsGpuTier gpu_model_check(const FsGpuLimits *lim, const FsArch *arch, const FsTr
 #define FS_EST_LIB_FLOP_EFF 0.35
 #define FS_EST_LIB_BW_EFF 0.6
 #define FS_EST_LIB_CALL_S 4e-6
+
+size_t gpu_block_shared(const FsGpuLimits *lim)
+{
+    const size_t each = lim->shared_per_sm / FS_GPU_MIN_BLOCKS, fixed = FS_GPU_SHARED_RESERVED + FS_GPU_STATIC_SHARED;
+    const size_t room = each > fixed ? each - fixed : 0;
+    return room < lim->shared_optin ? room : lim->shared_optin;
+}
 
 int gpu_parallel_blocks(const FsGpuLimits *lim) { return (lim->sms > 0 ? lim->sms : 1) * FS_GPU_MIN_BLOCKS; }
 

@@ -52,14 +52,16 @@ FS_DEVICE static inline void act_forward_row(FsAct act, float param, float *a, f
 {
     long off = ((r / L) * (L + 2 * P) + P + r % L) * (long)C;
     float *y = a + off;
+    /* act_one in a loop per activation (a constant there): its switch
+     * folds away, and the loops stay as the compilers vectorise them. */
     switch (act) {
     case FS_ACT_LINEAR:
         break;
     case FS_ACT_RELU:
-        for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : 0.0f;
+        for (int c = 0; c < C; c++) y[c] = act_one(FS_ACT_RELU, param, y[c], NULL);
         break;
     case FS_ACT_LEAKY_RELU:
-        for (int c = 0; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : param * y[c];
+        for (int c = 0; c < C; c++) y[c] = act_one(FS_ACT_LEAKY_RELU, param, y[c], NULL);
         break;
     case FS_ACT_SWISH: {
         float *s = aux + off;
@@ -67,22 +69,18 @@ FS_DEVICE static inline void act_forward_row(FsAct act, float param, float *a, f
 #ifdef FS_SIMD
         c = act_swish_lanes(y, s, C);
 #endif
-        for (; c < C; c++) {
-            float sg = 1.0f / (1.0f + act_exp(-y[c]));
-            s[c] = sg;
-            y[c] *= sg;
-        }
+        for (; c < C; c++) y[c] = act_one(FS_ACT_SWISH, param, y[c], &s[c]);
         break;
     }
     case FS_ACT_TANH:
-        for (int c = 0; c < C; c++) y[c] = tanhf(y[c]);
+        for (int c = 0; c < C; c++) y[c] = act_one(FS_ACT_TANH, param, y[c], NULL);
         break;
     case FS_ACT_ELU: {
         int c = 0;
 #ifdef FS_SIMD
         c = act_elu_lanes(y, param, C);
 #endif
-        for (; c < C; c++) y[c] = y[c] > 0.0f ? y[c] : param * (act_exp(y[c]) - 1.0f);
+        for (; c < C; c++) y[c] = act_one(FS_ACT_ELU, param, y[c], NULL);
         break;
     }
     }

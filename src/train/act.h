@@ -5,6 +5,8 @@
 #ifndef FS_TRAIN_ACT_H
 #define FS_TRAIN_ACT_H
 
+#include <math.h>
+
 #include "model/model.h"
 #include "train/device.h"
 
@@ -32,6 +34,32 @@ FS_DEVICE static inline float act_exp(float x)
     p = p * r * r + r + 1.0f;
     u.i = (m.i - 0x4b400000u + 127u) << 23;
     return p * u.f;
+}
+
+/* One element of act_forward: y's activation, with swish's sigmoid into
+ * *s (the backward pass reads it). The one scalar form of each activation:
+ * act_forward's rows and the block GEMM's fused epilogue (gemm_block.h,
+ * ops_gemm_act) both take it, so the two give the same bits. */
+FS_DEVICE static inline float act_one(FsAct act, float param, float y, float *s)
+{
+    switch (act) {
+    case FS_ACT_RELU:
+        return y > 0.0f ? y : 0.0f;
+    case FS_ACT_LEAKY_RELU:
+        return y > 0.0f ? y : param * y;
+    case FS_ACT_SWISH: {
+        const float sg = 1.0f / (1.0f + act_exp(-y));
+        *s = sg;
+        return y * sg;
+    }
+    case FS_ACT_TANH:
+        return tanhf(y);
+    case FS_ACT_ELU:
+        return y > 0.0f ? y : param * (act_exp(y) - 1.0f);
+    case FS_ACT_LINEAR:
+        break;
+    }
+    return y;
 }
 
 /* In place on a; aux receives the sigmoid for swish. */

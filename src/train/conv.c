@@ -223,12 +223,35 @@ FS_DEVICE static inline FsStride conv_taps(int C, int dil)
     return dil > 1 ? st : st_plain(1);
 }
 
-/* out (+)= conv(x) with weights W [K*Cin][F]. */
-FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F)
+/* out (+)= conv(x) with weights W [K*Cin][F]; with an activation act
+ * (FS_GEMM_ACT only), act_forward's in the GEMM's epilogue. */
+FS_DEVICE static void conv_gemm_with(const FsLayer *y, const float *W, const float *x, float *out, int B, int F,
+                                     FsAct act, float *aux)
 {
     const int L = y->in_l, C = y->in_c, P = y->in_pad, K = y->spec.width, h = K / 2 * y->dil;
-    ops_gemm(B * L, F, K * C, x + (long)(P - h) * C, st_rows(L, P, C), conv_taps(C, y->dil), W, st_plain(F),
-             out + (long)P * F, st_rows(L, P, F), 1);
+    const float *A = x + (long)(P - h) * C;
+    const FsStride am = st_rows(L, P, C), ak = conv_taps(C, y->dil), cm = st_rows(L, P, F);
+#if FS_GEMM_ACT
+    if (act != FS_ACT_LINEAR) {
+        ops_gemm_act(B * L, F, K * C, A, am, ak, W, st_plain(F), out + (long)P * F, cm, act, y->spec.act_param,
+                     aux + (long)P * F);
+        return;
+    }
+#else
+    (void)act, (void)aux;
+#endif
+    ops_gemm(B * L, F, K * C, A, am, ak, W, st_plain(F), out + (long)P * F, cm, 1);
+}
+
+FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F)
+{
+    conv_gemm_with(y, W, x, out, B, F, FS_ACT_LINEAR, NULL);
+}
+
+FS_DEVICE void conv_gemm_act(const FsLayer *y, const float *W, const float *x, float *out, float *aux, int B)
+{
+    conv_gemm_with(y, W, x, out, B, y->out_c, y->spec.act, aux);
+    if (!FS_GEMM_ACT) act_forward(y->spec.act, y->spec.act_param, out, aux, B, y->out_l, y->out_pad, y->out_c);
 }
 
 /* gW += x^T d for a conv: rows of gW are the K*Cin window inputs. A

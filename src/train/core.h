@@ -31,6 +31,20 @@ typedef struct {
 FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                         FsStride bk, float *C, FsStride cm, long cn);
 
+/* The block's GEMM (not FS_ONE_THREAD: nvcc, the emulated block) with the
+ * activation in its epilogue: ops_gemm (cn 1), then act over every element
+ * of C as act_forward applies it (aux: swish's sigmoids, laid out as C),
+ * each thread on the tiles it has just written, with no pass or barrier
+ * of its own (#45 part 1). For a C that this GEMM completes (the bias
+ * before it, nothing after). */
+#if !FS_ONE_THREAD
+#define FS_GEMM_ACT 1
+FS_DEVICE void ops_gemm_act(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
+                            FsStride bk, float *C, FsStride cm, FsAct act, float param, float *aux);
+#else
+#define FS_GEMM_ACT 0
+#endif
+
 /* Rows [i0, i0 + rows) of the same product (fewer at the end; i0 and rows
  * multiples of FS_GEMM_MR), every column, by the calling thread alone and
  * without a barrier: for a caller that owns those rows of C. Same sums as

@@ -19,12 +19,22 @@
 #include "train/simd.h"
 #include "train/team.h"
 
-FS_DEVICE FS_NOINLINE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B)
+FS_DEVICE FS_NOINLINE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, float *aux,
+                                         int B)
 {
     const int U = y->out_c, LC = y->in_l * y->in_c, P = y->in_pad;
     const long xs = (long)(y->in_l + 2 * P) * y->in_c;
+    const float *A = x + (long)P * y->in_c;
     rows_set(out, w + y->b, B, 1, 0, U);
-    ops_gemm(B, U, LC, x + (long)P * y->in_c, st_plain(xs), st_plain(1), w + y->w, st_plain(U), out, st_plain(U), 1);
+#if FS_GEMM_ACT
+    if (y->spec.act != FS_ACT_LINEAR) {
+        ops_gemm_act(B, U, LC, A, st_plain(xs), st_plain(1), w + y->w, st_plain(U), out, st_plain(U), y->spec.act,
+                     y->spec.act_param, aux);
+        return;
+    }
+#endif
+    ops_gemm(B, U, LC, A, st_plain(xs), st_plain(1), w + y->w, st_plain(U), out, st_plain(U), 1);
+    act_forward(y->spec.act, y->spec.act_param, out, aux, B, 1, 0, U);
 }
 
 /* dX^T = W dZ^T: only the small batch gradient is transposed (into

@@ -12,6 +12,7 @@
  * input gradient is computed as dX^T = W * dZ^T, which needs no transpose
  * of the (large) weight matrix, only of the (small) batch gradient.
  */
+#include "train/act.h"
 #include "train/core.h"
 #include "train/simd.h"
 #include "train/team.h"
@@ -419,6 +420,33 @@ static void gemm_range(void *arg, long lo, long hi)
 }
 #endif
 
+#if !FS_ONE_THREAD
+/* The block's walk over C's mt x nt tiles: FS_PARFOR(t, mt * nt) with
+ * (t / nt, t % nt) stepped, one division per thread, not one per tile.
+ * act (a constant where inlined): the epilogue's walk over the same tiles,
+ * gemm_tile_act's. */
+FS_DEVICE static inline void gemm_walk(GemmArgs *g, long mt, long nt, int act)
+{
+    const int nti = (int)nt, step = (int)FS_THREADS; /* M, N are ints */
+    g->mt = (int)mt, g->nt = nti;
+    g->ti = (int)FS_THREAD_ID / nti, g->tn = (int)FS_THREAD_ID % nti;
+    g->di = step / nti, g->dn = step % nti;
+    FS_IN_MEMORY(g);
+    while (g->ti < g->mt) {
+        if (act)
+            gemm_tile_act(g);
+        else
+            gemm_tile(g);
+        int ti = g->ti + g->di, tn = g->tn + g->dn;
+        if (tn >= g->nt) {
+            tn -= g->nt;
+            ti++;
+        }
+        g->ti = ti, g->tn = tn;
+    }
+}
+#endif
+
 FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                         FsStride bk, float *C, FsStride cm, long cn)
 {
@@ -448,29 +476,31 @@ FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStrid
     team_for(pairs ? (mt + 1) / 2 * nt : mt * nt, work >= GEMM_TEAM_MIN * team_min_work() ? work : 0.0, gemm_range,
              &g);
 #else
-    /* FS_PARFOR(t, mt * nt) with (t / nt, t % nt) stepped: one division
-     * per thread, not one per tile. */
     if (mt > 0 && nt > 0) {
         GemmArgs g;
         gemm_args(&g, M, N, K, A, am, ak, B, bk, C, cm, cn);
-        const int nti = (int)nt, step = (int)FS_THREADS; /* M, N are ints */
-        g.mt = (int)mt, g.nt = nti;
-        g.ti = (int)FS_THREAD_ID / nti, g.tn = (int)FS_THREAD_ID % nti;
-        g.di = step / nti, g.dn = step % nti;
-        FS_IN_MEMORY(&g);
-        while (g.ti < g.mt) {
-            gemm_tile(&g);
-            int ti = g.ti + g.di, tn = g.tn + g.dn;
-            if (tn >= g.nt) {
-                tn -= g.nt;
-                ti++;
-            }
-            g.ti = ti, g.tn = tn;
-        }
+        gemm_walk(&g, mt, nt, 0);
     }
 #endif
     FS_SYNC();
 }
+
+#if !FS_ONE_THREAD
+FS_DEVICE FS_NOINLINE void ops_gemm_act(int M, int N, int K, const float *A, FsStride am, FsStride ak,
+                                        const float *B, FsStride bk, float *C, FsStride cm, FsAct act, float param,
+                                        float *aux)
+{
+    const long mt = (M + MR - 1) / MR, nt = (N + NR - 1) / NR;
+    if (mt > 0 && nt > 0) {
+        GemmArgs g;
+        gemm_args(&g, M, N, K, A, am, ak, B, bk, C, cm, 1);
+        g.act = (int)act, g.param = param, g.aux = aux;
+        gemm_walk(&g, mt, nt, 0);
+        gemm_walk(&g, mt, nt, 1); /* this thread's own tiles: no barrier between */
+    }
+    FS_SYNC();
+}
+#endif
 
 FS_DEVICE FS_NOINLINE void ops_gemm_rows(long i0, int rows, int M, int N, int K, const float *A, FsStride am, FsStride ak,
                              const float *B, FsStride bk, float *C, FsStride cm, long cn)

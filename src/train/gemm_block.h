@@ -28,6 +28,12 @@ typedef struct {
     long cn, sa, ja, sb, jb; /* k's steps: see gemm_tile */
     int M, N, K, ga, gb;
     int ti, tn, mt, nt, di, dn; /* this thread's tile (rows ti * MR, columns tn * NR) and walk */
+    /* ops_gemm_act's epilogue: the activation of each tile once written
+     * (FS_ACT_LINEAR: none), and where swish's sigmoids go: aux laid out
+     * as C (the same offsets). */
+    int act;
+    float param;
+    float *aux;
 } GemmArgs;
 
 FS_DEVICE static inline void gemm_args(GemmArgs *g, int M, int N, int K, const float *A, FsStride am,
@@ -40,6 +46,7 @@ FS_DEVICE static inline void gemm_args(GemmArgs *g, int M, int N, int K, const f
     g->cm.g = cm.g, g->cm.gs = cm.gs, g->cm.s = cm.s;
     g->cn = cn;
     g->M = M, g->N = N, g->K = K;
+    g->act = FS_ACT_LINEAR, g->param = 0.0f, g->aux = NULL;
     /* walk_next's offsets with less state: steps of s, and at the end of
      * each group of g a step of gs - (g - 1) * s; the position in a group
      * counts in an int (it never exceeds K), and a group longer than K
@@ -120,7 +127,10 @@ FS_DEVICE static inline int gemm_b_aligned(const GemmArgs *g, const float *b0)
  * nvcc unrolls it twice (GEMM_UNROLL_K): more, or moving the rows'
  * pointers themselves, took registers that the GEMM's callers then spill
  * around the call (ptxas: the kernel is one program of at most 128
- * registers a thread, kernel.h). */
+ * registers a thread, kernel.h). Its loads stay generic (LD, not LDG):
+ * a block's weights may lie in its shared memory (kernels/fit_kernel.cu),
+ * which the stand-in cannot tell apart, so a global-only load would pass
+ * every test here and fault on a device. */
 FS_DEVICE static inline void gemm_full(float acc[MR][NR], const float *const arow[MR], const float *pb, int K, int ga,
                                        int gb, unsigned sa, unsigned ja, unsigned sb, unsigned jb, int grouped,
                                        int vec_b)
@@ -187,6 +197,29 @@ FS_DEVICE static inline int gemm_whole(const GemmArgs *g, float acc[MR][NR], con
         gemm_full(acc, arow, b0, K, 0, 0, (unsigned)sa, 0, (unsigned)sb, 0, 0, 0);
     }
     return 1;
+}
+
+/* ops_gemm_act's epilogue: the activation over a tile that this thread
+ * has written (its final values: C's one GEMM after the bias, no split of
+ * k), as act_forward would apply it after the GEMM's barrier (act_one: the
+ * same formula, the same bits). A second walk over the thread's tiles
+ * after the GEMM's (gemm.c: gemm_walk), reading them back from memory
+ * (L1): inside the k loop's function, the call had the kernel's entry
+ * spill (ptxas, tests/cuda_resources.cmake). */
+FS_DEVICE FS_NOINLINE static void gemm_tile_act(const GemmArgs *g)
+{
+    const int mr = g->M - g->ti * MR < MR ? g->M - g->ti * MR : MR;
+    const int nr = g->N - g->tn * NR < NR ? g->N - g->tn * NR : NR;
+    long off[MR];
+    const FsStride cm = {g->cm.g, g->cm.gs, g->cm.s};
+    st_offs(cm, (long)g->ti * MR, mr, off);
+    const FsAct act = (FsAct)g->act;
+    const float param = g->param;
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nr; j++) {
+            const long o = off[r] + ((long)g->tn * NR + j) * g->cn;
+            g->C[o] = act_one(act, param, g->C[o], g->aux ? g->aux + o : NULL);
+        }
 }
 
 /* The tile at g->ti, g->tn. */

@@ -108,11 +108,33 @@ FS_HOST_DEVICE static inline void core_model_bind_hot(FsModel *m, const FsNet *n
     m->ex_pred = (uint8_t *)p;
 }
 
+/* The dynamic shared memory a block gives the model within `room` bytes:
+ * its hot state, and its weights (parameters then state, m->w) after it
+ * where both fit. Every forward and backward GEMM and the optimizer read
+ * the weights, so in shared memory they cost no L1 or global traffic (#45
+ * part 1). The host sizes a launch by this with the room that keeps
+ * FS_GPU_MIN_BLOCKS blocks on an SM (gpu_block_shared), and tells the
+ * kernel whether every model's weights are there (FsFitLaunch); the
+ * kernel finds them after the hot state (kernels/fit_kernel.cu). */
+FS_HOST_DEVICE static inline size_t core_model_shared_bytes(const FsNet *net, size_t room)
+{
+    size_t hot = core_model_hot_bytes(net);
+    size_t w = FS_ALIGN64((size_t)(net->n_params + net->n_state) * sizeof(float));
+    return hot + w <= room ? hot + w : hot;
+}
+
 /* The CUDA backend's block: threads per model, and the models each SM must
  * be able to hold at once (the kernel's __launch_bounds__; the build's
  * resource check holds the compiled kernel to both). */
 #define FS_GPU_THREADS 128
 #define FS_GPU_MIN_BLOCKS 4
+/* Shared memory a block holds besides its dynamic shared memory: the
+ * runtime's reserve per block (1 KiB on sm_80 and sm_90), and at most
+ * this much static shared memory in the kernel (FsFitShared; the build's
+ * resource check holds ptxas's figure to it). gpu_block_shared counts
+ * both. */
+#define FS_GPU_SHARED_RESERVED 1024
+#define FS_GPU_STATIC_SHARED 1024
 /* The block's GEMM, read from its machine code (tests/cuda_sass.py, #45):
  * the least share of FFMA, in percent, among the instructions of its k
  * loop that the build accepts, for the best of the whole-tile loop's forms
@@ -124,6 +146,21 @@ FS_HOST_DEVICE static inline void core_model_bind_hot(FsModel *m, const FsNet *n
 #define FS_GPU_FFMA_FLOOR 48
 #define FS_GPU_FFMA_FLOOR_EVERY 33
 
+/* The fit kernel's static shared memory (kernels/fit_kernel.cu): the
+ * block's model, fold data and spec, copied there so that their addresses
+ * are constants, and what the kernel needs after the fit (held here, not
+ * in registers across it: the kernel's callees take them all). At most
+ * FS_GPU_STATIC_SHARED bytes. */
+typedef struct {
+    FsModel m;
+    FsFoldData fd;
+    FsTrainSpec ts;
+    float *w_global; /* the weights in the model's buffer while m.w are in shared memory; else NULL */
+} FsFitShared;
+#if !defined(__cplusplus) /* checked where C includes it (src/gpu/limits.c) */
+_Static_assert(sizeof(FsFitShared) <= FS_GPU_STATIC_SHARED, "FS_GPU_STATIC_SHARED holds the fit kernel's FsFitShared");
+#endif
+
 /* One launch's arguments, all device memory: models[i] trained on folds[i]
  * with specs[i] into out[i], one block each. done[i] (mapped host memory)
  * is set once out[i] and the model's weights are final, so that the host
@@ -134,6 +171,7 @@ typedef struct {
     const FsTrainSpec *specs;
     FsFitResult *out;
     int *done;
+    int weights_shared; /* every model's weights train in its block's shared memory (launch_shared) */
 } FsFitLaunch;
 
 /* The GPU library tier (#44, kernels/lib_train.cu): a group of models of

@@ -57,19 +57,20 @@ FS_DEVICE FS_NOINLINE void layer_forward(FsModel *m, int i, int B, int train)
     case FS_LAYER_CONV:
         if (y->gather) {
             gather_forward(y, m->w, m->codes, out, B);
+            conv_forward_part(m, i, B, 1);
         } else {
             conv_forward_part(m, i, B, 0);
-            conv_gemm(y, m->w + y->w, x, out, B, y->out_c);
+            conv_gemm_act(y, m->w + y->w, x, out, m->work + y->z, B);
         }
-        conv_forward_part(m, i, B, 1);
         break;
     case FS_LAYER_DENSE:
     case FS_LAYER_OUTPUT:
-        if (y->gather)
+        if (y->gather) {
             gather_forward(y, m->w, m->codes, out, B);
-        else
-            dense_forward(y, m->w, x, out, B);
-        act_forward(y->spec.act, y->spec.act_param, out, m->work + y->z, B, 1, 0, y->out_c);
+            act_forward(y->spec.act, y->spec.act_param, out, m->work + y->z, B, 1, 0, y->out_c);
+        } else {
+            dense_forward(y, m->w, x, out, m->work + y->z, B);
+        }
         break;
     case FS_LAYER_BATCHNORM:
         batchnorm_forward(m, y, x, B, train);

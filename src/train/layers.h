@@ -89,10 +89,15 @@ FS_DEVICE void gather_backward(const FsLayer *y, float *gw, const uint8_t *codes
 FS_DEVICE void input_features(const FsModel *m, const FsLayer *y, float *out, const float *d, int B);
 /* Convolution pieces (conv.c), shared by conv1d and highway (weights W [K*Cin][F]). */
 FS_DEVICE void conv_gemm(const FsLayer *y, const float *W, const float *x, float *out, int B, int F);
+/* The layer's forward after its bias: out += conv(x), then its activation
+ * (aux: swish's sigmoids); in the block GEMM's epilogue where there is one
+ * (FS_GEMM_ACT, core.h), else act_forward after the GEMM. */
+FS_DEVICE void conv_gemm_act(const FsLayer *y, const float *W, const float *x, float *out, float *aux, int B);
 FS_DEVICE void conv_wgrad(const FsLayer *y, float *gW, const float *x, const float *d, int B, int F);
 FS_DEVICE void conv_dgrad(const FsLayer *y, const float *W, float *Wf, const float *d, float *dx, int B, int F);
 
-FS_DEVICE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, int B);
+/* out = bias + x W, then its activation (aux: swish's sigmoids), as conv_gemm_act. */
+FS_DEVICE void dense_forward(const FsLayer *y, const float *w, const float *x, float *out, float *aux, int B);
 FS_DEVICE void dense_backward(const FsLayer *y, const float *w, float *gw, float *scratch, const float *x,
                               const float *d, float *dx, int B);
 /* dense_backward and the optimizer step o in one pass over the weights. */

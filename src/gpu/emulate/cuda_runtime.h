@@ -255,5 +255,10 @@ static inline int fsemu_atomic_max(int *p, int v)
  * exit: which loops nvcc's code would run (a test holds a model's share). */
 void fsemu_count_gemm_form(const char *form, long k);
 #define FS_GEMM_FORM(form, k) fsemu_count_gemm_form((form), (k))
+/* The fit kernel says, once per block (thread 0), whether the model's
+ * weights train in shared memory (kernels/fit_kernel.cu); counted under
+ * FOLDSWEEP_EMU_VERBOSE and printed at exit beside the forms. */
+void fsemu_count_weights(int shared);
+#define FS_FIT_WEIGHTS_SHARED(yes) (FS_EMU_TID == 0 ? fsemu_count_weights(yes) : (void)0)
 
 #endif

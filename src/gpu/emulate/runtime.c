@@ -11,6 +11,7 @@
 
 #include "emulate.h"
 #include "gpu/gpu.h"
+#include "train/kernel.h" /* FS_GPU_STATIC_SHARED */
 
 /* ---- the library stand-ins' work ---------------------------------------- */
 
@@ -45,6 +46,8 @@ static pthread_mutex_t forms_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t forms_once = PTHREAD_ONCE_INIT;
 static int forms_on;
 
+static _Atomic unsigned long long weights_shared, weights_all; /* fsemu_count_weights */
+
 static void forms_report(void)
 {
     unsigned long long all = 0;
@@ -54,6 +57,8 @@ static void forms_report(void)
         fprintf(stderr, " %s %llu (%.1f%%)", forms[i].name, (unsigned long long)forms[i].k,
                 all ? 100.0 * (double)forms[i].k / (double)all : 0.0);
     fprintf(stderr, "\n");
+    fprintf(stderr, "foldsweep: CUDA stand-in: models whose weights trained in shared memory: %llu of %llu\n",
+            (unsigned long long)weights_shared, (unsigned long long)weights_all);
 }
 
 static void forms_arm(void)
@@ -75,6 +80,14 @@ void fsemu_count_gemm_form(const char *form, long k)
         pthread_mutex_unlock(&forms_lock);
     }
     if (i < 8) forms[i].k += (unsigned long long)k;
+}
+
+void fsemu_count_weights(int shared)
+{
+    pthread_once(&forms_once, forms_arm);
+    if (!forms_on) return;
+    weights_all++;
+    if (shared) weights_shared++;
 }
 
 /* ---- devices -------------------------------------------------------------- */
@@ -330,7 +343,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
     p->totalGlobalMem = prof.memory;
     p->sharedMemPerBlock = 48 * 1024;
     p->sharedMemPerBlockOptin = prof.shared_optin;
-    p->sharedMemPerMultiprocessor = prof.shared_optin + 1024;
+    p->sharedMemPerMultiprocessor = prof.shared_per_sm;
     p->regsPerMultiprocessor = prof.regs_per_sm;
     p->regsPerBlock = 65536;
     p->maxThreadsPerBlock = 1024;
@@ -404,7 +417,10 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int v
 {
     cudaError_t e = fsemu_enter();
     if (e != cudaSuccess) return e;
-    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || (size_t)value > prof.shared_optin)
+    /* A device counts the kernel's static shared memory against the limit
+     * too: the stand-in takes the fit kernel's cap (FS_GPU_STATIC_SHARED). */
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+        (size_t)value + FS_GPU_STATIC_SHARED > prof.shared_optin)
         return fsemu_set(cudaErrorInvalidValue);
     pthread_mutex_lock(&attr_lock);
     int i = 0;
