@@ -81,18 +81,29 @@
  * where the host has sized the launch for every model's
  * (core_model_shared_bytes; kernels/gpu_launch.cu, launch_shared): copied
  * in before the fit and back to the model's buffer after it, where the
- * host reads them; the same values, so the same bits. */
+ * host reads them; the same values, so the same bits. What the launch's
+ * dynamic shared memory holds past the model's is the block's staging area
+ * for the GEMM's B (train/gemm_stage.h: ops_gemm_stage). */
+/* The block's model, fold data and spec into shared memory, a word a
+ * thread: by the master alone, struct copies, the kernel's entry spilled
+ * on sm_80 (tests/cuda_resources.cmake). */
+FS_DEVICE static void kernel_copy_words(void *dst, const void *src, size_t bytes)
+{
+    unsigned *d = (unsigned *)dst;
+    const unsigned *s = (const unsigned *)src;
+    FS_PARFOR(k, bytes / sizeof(unsigned)) d[k] = s[k];
+}
+
 FS_KERNEL(fs_fit_kernel)
 {
     FS_DYNAMIC_SHARED(hot);
     __shared__ FsFitShared sh;
     const int i = blockIdx.x;
-    if (threadIdx.x == 0) {
-        sh.m = a.models[i];
-        sh.fd = a.folds[i];
-        sh.ts = a.specs[i];
-        core_model_bind_hot(&sh.m, sh.m.net, hot);
-    }
+    kernel_copy_words(&sh.m, &a.models[i], sizeof sh.m);
+    kernel_copy_words(&sh.fd, &a.folds[i], sizeof sh.fd);
+    kernel_copy_words(&sh.ts, &a.specs[i], sizeof sh.ts);
+    __syncthreads();
+    if (threadIdx.x == 0) core_model_bind_hot(&sh.m, sh.m.net, hot);
     __syncthreads();
     if (a.weights_shared) {
         float *const in_shared = (float *)(void *)(hot + core_model_hot_bytes(sh.m.net));
@@ -102,6 +113,11 @@ FS_KERNEL(fs_fit_kernel)
         sh.w_global = NULL;
     }
     __syncthreads();
+    {
+        const size_t used = core_model_block_bytes(sh.m.net, a.weights_shared);
+        const int room = used < a.shared;
+        ops_gemm_stage(room ? (float *)(void *)(hot + used) : NULL, room ? (long)((a.shared - used) / sizeof(float)) : 0);
+    }
     FS_FIT_WEIGHTS_SHARED(sh.w_global != NULL);
     fit_model(&sh.m, &sh.fd, &sh.ts, &a.out[i]);
     if (sh.w_global) {

@@ -132,7 +132,10 @@ static void launch_alloc_host(Launch *L, int n)
  * (gpu_block_shared). Not where one model's do not: the launch's blocks
  * all take its size, and shared memory is carved from the SM's L1, so one
  * small model's weights would cost every other block of the launch L1 for
- * nothing. L->weights_shared tells the kernel which (FsFitLaunch). */
+ * nothing. L->weights_shared tells the kernel which (FsFitLaunch). Where
+ * they are not, the launch adds a staging area for the GEMM's B; each
+ * block's is what the launch's size leaves past its model's
+ * (core_model_block_bytes). */
 static size_t launch_shared(const FsGpu *g, Launch *L)
 {
     const size_t room = gpu_block_shared(&g->lim);
@@ -145,7 +148,11 @@ static size_t launch_shared(const FsGpu *g, Launch *L)
         if (b == h) all = 0;
     }
     L->weights_shared = all && L->n > 0;
-    return L->weights_shared ? both : hot;
+    if (L->weights_shared) return both;
+    /* The GEMM's staging area past the largest hot state, as much of
+     * FS_GPU_STAGE_BYTES as the room leaves (train/gemm_stage.h). */
+    const size_t staged = hot + FS_GPU_STAGE_BYTES;
+    return hot >= room ? hot : staged < room ? staged : room;
 }
 
 /* The jobs that can train here get a launch slot; the others are failed

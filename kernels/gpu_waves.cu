@@ -94,7 +94,7 @@ static int wave_start(FsGpu *g, const FsJob *jobs, int base, int k, Waves *W, un
                                                            "library tier does: run.gpu_path: library)");
     int *d_done = NULL;
     CU(cudaHostGetDevicePointer((void **)&d_done, (void *)L->done, 0));
-    FsFitLaunch args = {L->d_models, L->d_folds, L->d_specs, L->d_res, d_done, L->weights_shared};
+    FsFitLaunch args = {L->d_models, L->d_folds, L->d_specs, L->d_res, d_done, L->weights_shared, L->shared};
     cudaError_t e = fs_fit_launch(L->n, FS_GPU_THREADS, L->shared, &args, L->stream);
     if (e != cudaSuccess) {
         fs_err_set(err, "%s:%d: kernel launch (%d models, %zu bytes of shared memory each): %s", __FILE__, __LINE__,

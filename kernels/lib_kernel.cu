@@ -59,7 +59,7 @@ FS_LIB_KERNEL(fs_lib_kernel)
         fd = a.fit.folds[i];
         ts = a.fit.specs[i];
     }
-    __syncthreads();
+    ops_gemm_stage(NULL, 0); /* no staging area here (train/gemm_stage.h); a barrier */
     fit_lib_op(&a.fit.models[i], &fd, &ts, &a.fit.out[i], (FsLibState *)(void *)(a.state + (size_t)i * FS_LIB_STATE_BYTES),
                &a.pub[i], &a.fit.done[i], a.op, a.layer, a.part, a.train);
 }

@@ -326,7 +326,7 @@ static int lib_setup(LibRun *R, FsErr *err)
     LIB_CU(cudaHostGetDevicePointer((void **)&d_pub, R->pub, 0), "the models' public records");
     int *d_done = NULL;
     LIB_CU(cudaHostGetDevicePointer((void **)&d_done, (void *)L->done, 0), "the done flags");
-    FsFitLaunch fit = {L->d_models, L->d_folds, L->d_specs, L->d_res, d_done, 0}; /* the tier's kernel keeps its weights in global memory */
+    FsFitLaunch fit = {L->d_models, L->d_folds, L->d_specs, L->d_res, d_done, 0, 0}; /* the tier's kernel: weights in global memory, no staging area */
     R->args.fit = fit;
     R->args.pub = d_pub;
     return 0;

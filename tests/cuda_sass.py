@@ -121,18 +121,20 @@ def main():
         funcs, labels = functions(r.stdout)
         # Mangled names: _Z<length><name>; nvdisasm prefixes the kernel's.
         gemms = [n for n in funcs if any(re.search(r"_Z%d%s" % (len(g), g), n) for g in ("ops_gemm", "ops_gemm_rows"))]
+        # B staged in chunks (gemm_stage.h): a call of its own, internal.
+        gemms += [n for n in funcs if re.search(r"\d+gemm_stagedE", n)]
         if not gemms:
             sys.exit("cuda_sass: %s: no ops_gemm function in the disassembly (inlined? gemm.c's FS_NOINLINE)" % sm)
         # The GEMM's loads stay generic (LD): a block's weights may lie in
         # its shared memory (kernels/fit_kernel.cu), where a global-only
         # load (LDG) faults on a device; the stand-in cannot tell.
-        for n in sorted(f for f in funcs if re.search(r"ops_gemm|gemm_tile", f)):
+        for n in sorted(f for f in funcs if re.search(r"ops_gemm|gemm_tile|gemm_stage", f)):
             ldg = sum(1 for _, op, _ in funcs[n] if op.startswith("LDG"))
             if ldg:
                 failures.append("%s %s: %d global-only loads (LDG); the GEMM's operands may be in shared memory" % (
                     sm, n, ldg))
         for n in sorted(gemms):
-            short = "ops_gemm_rows" if "ops_gemm_rows" in n else "ops_gemm"
+            short = "ops_gemm_rows" if "ops_gemm_rows" in n else "gemm_staged" if "gemm_staged" in n else "ops_gemm"
             forms = k_loops(funcs[n], labels[n])
             if not forms:
                 failures.append("%s %s: no loop with FFMA found" % (sm, short))

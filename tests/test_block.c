@@ -15,6 +15,11 @@
 #define OPS_PREFIX emu_
 #include "train/rename.h"
 
+/* The k steps whose B the block staged (train/gemm_stage.h; the master
+ * counts): a fit given a staging area must have taken that path. */
+static long staged_k;
+#define FS_GEMM_STAGED(k) (staged_k += (k))
+
 #include "../src/stop/stop.c"
 #include "../src/train/act.c"
 #include "../src/train/blocks.c"
@@ -40,10 +45,18 @@ typedef struct {
     FsFitResult *out;
 } Thread;
 
+/* The block's staging area for the GEMM's B, as the fit kernel gives it
+ * shared memory past the model's: stage_floats of it (0: none). 1,024
+ * floats stage the 32-channel convolutions' weights in chunks, 16,384
+ * whole. */
+static _Alignas(64) float stage[16384];
+static long stage_floats = 1024;
+
 static void *run_thread(void *arg)
 {
     Thread *t = arg;
     fs_emu_tid = t->tid;
+    emu_ops_gemm_stage(stage_floats ? stage : NULL, stage_floats);
     emu_fit_model(t->m, t->fd, t->ts, t->out);
     return NULL;
 }
@@ -156,13 +169,19 @@ int main(void)
     CHECK(ref.status == FS_FIT_OK && ref.epochs >= 1);
 
     /* 3 threads split work unevenly: a sanitizer build's one run. */
+    /* Each with its own staging area: in chunks, none, all of B. */
     int counts[3] = {3, 1, 8};
+    long stages[3] = {1024, 0, 16384};
     for (int k = 0; k < 3 && (k == 0 || t_repeats("the blocks of 1 and 8 threads")); k++) {
         FsFitResult r;
         train_result_alloc(&r, 3);
+        stage_floats = stages[k];
+        const long staged_before = staged_k;
         fit_block(&job, counts[k], &r, NULL);
+        CHECK_MSG((staged_k > staged_before) == (stages[k] > 0), "block of %d threads, staging area of %ld floats: %ld k steps staged",
+                  counts[k], stages[k], staged_k - staged_before);
         char what[64];
-        snprintf(what, sizeof what, "block of %d threads", counts[k]);
+        snprintf(what, sizeof what, "block of %d threads, staging %ld", counts[k], stages[k]);
         same(what, &ref, &r);
         printf("%s: %d epochs, train loss %.6f, bitwise %s\n", what, r.epochs, r.curves.train_loss[0],
                memcmp(ref.curves.train_loss, r.curves.train_loss, sizeof(float) * (size_t)r.epochs) ? "different"
@@ -170,10 +189,12 @@ int main(void)
         train_result_free(&r);
     }
 
+    stage_floats = 1024; /* in chunks */
     /* SGD with momentum (the optimizer loop is per element). */
     ts.opt = FS_OPT_SGD;
     ts.lr = 0.05f;
     versus_cpu(&job, &ts, 5, "SGD, 5 threads");
+    stage_floats = 0; /* the rest as before: a staged B makes an emulated fit's barriers many times as many */
     /* No clipping: the dense layers take the fused update (dense.c), the
      * portable form of it here, the vector form in the CPU trainer. Batch 8
      * takes the CPU's 8 x 8 input-gradient tile. */

@@ -41,6 +41,12 @@ FS_DEVICE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStri
 #define FS_GEMM_ACT 1
 FS_DEVICE void ops_gemm_act(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
                             FsStride bk, float *C, FsStride cm, FsAct act, float param, float *aux);
+/* The block's staging area for the GEMM's B (train/gemm_stage.h): floats
+ * of shared memory at buf (16-byte aligned; NULL: none), set by every
+ * thread of the block (a barrier) before its first GEMM: each kernel
+ * that builds gemm.c sets it, since nvcc's shared memory starts
+ * undefined. The bits are the same staged or not. */
+FS_DEVICE void ops_gemm_stage(float *buf, long floats);
 #else
 #define FS_GEMM_ACT 0
 #endif

@@ -92,6 +92,17 @@ int fs_emu_any(int x); /* tests/emu_block.h */
 #define FS_ONE_THREAD 1
 #endif
 
+/* FS_IS_SHARED(p): whether p points into the block's shared memory
+ * (nvcc: __isShared; the CUDA stand-in: its block's dynamic shared memory,
+ * FS_EMU_IS_SHARED; elsewhere there is none). */
+#if defined(__CUDACC__)
+#define FS_IS_SHARED(p) __isShared((const void *)(p))
+#elif defined(FS_EMU_IS_SHARED)
+#define FS_IS_SHARED(p) FS_EMU_IS_SHARED(p)
+#else
+#define FS_IS_SHARED(p) 0
+#endif
+
 /* FS_NOINLINE: a function of the single source that nvcc compiles as a
  * call of its own rather than inline into its caller (nothing elsewhere).
  * The kernel is held to FS_GPU_THREADS x FS_GPU_MIN_BLOCKS (kernel.h), at

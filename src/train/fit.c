@@ -318,7 +318,11 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
         fit_begin(m, fd, &s);
     k.t_start = FS_CLOCK() - s.seconds;
 
-    for (; s.epoch <= ts->stop.max_epochs; s.epoch++) {
+    /* The loop's tests through FS_SYNC_ANY: the same values on every
+     * thread, and so, to ptxas, a loop the block leaves together, which
+     * needs no convergence barrier held across its calls (a saved one was
+     * the fit kernel's only spill: tests/cuda_resources.cmake). */
+    for (; FS_SYNC_ANY(s.epoch <= ts->stop.max_epochs); s.epoch++) {
         FS_IN_MEMORY(&k);
         if (!(k.resumed && s.epoch == m->resume->epoch)) fit_shuffle(m, fd, &s);
         int halt = 0;
@@ -329,8 +333,8 @@ FS_DEVICE void fit_model(FsModel *m, const FsFoldData *fd, const FsTrainSpec *ts
             k.div_epoch = s.epoch;
             k.div_step = s.step_in_epoch;
         }
-        if (status != FS_FIT_OK) break;
-        if (halt) {
+        if (FS_SYNC_ANY(status != FS_FIT_OK)) break;
+        if (FS_SYNC_ANY(halt)) {
             k.halted = s.epoch < ts->stop.max_epochs;
             break;
         }

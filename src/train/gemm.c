@@ -445,6 +445,8 @@ FS_DEVICE static inline void gemm_walk(GemmArgs *g, long mt, long nt, int act)
         g->ti = ti, g->tn = tn;
     }
 }
+
+#include "train/gemm_stage.h"
 #endif
 
 FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStride am, FsStride ak, const float *B,
@@ -476,11 +478,13 @@ FS_DEVICE FS_NOINLINE void ops_gemm(int M, int N, int K, const float *A, FsStrid
     team_for(pairs ? (mt + 1) / 2 * nt : mt * nt, work >= GEMM_TEAM_MIN * team_min_work() ? work : 0.0, gemm_range,
              &g);
 #else
-    if (mt > 0 && nt > 0) {
-        GemmArgs g;
-        gemm_args(&g, M, N, K, A, am, ak, B, bk, C, cm, cn);
-        gemm_walk(&g, mt, nt, 0);
-    }
+    /* No branch around the calls (each returns at once where it has
+     * nothing to do): one made the fit kernel spill (ptxas). */
+    GemmArgs g;
+    gemm_args(&g, M, N, K, A, am, ak, B, bk, C, cm, cn);
+    const int kc = gemm_stage_plan(&g, mt, nt); /* B into shared memory where it fits */
+    gemm_staged(&g, mt, nt, kc);                /* in chunks */
+    if (!kc && mt > 0 && nt > 0) gemm_walk(&g, mt, nt, 0);
 #endif
     FS_SYNC();
 }
@@ -491,12 +495,14 @@ FS_DEVICE FS_NOINLINE void ops_gemm_act(int M, int N, int K, const float *A, FsS
                                         float *aux)
 {
     const long mt = (M + MR - 1) / MR, nt = (N + NR - 1) / NR;
+    GemmArgs g;
+    gemm_args(&g, M, N, K, A, am, ak, B, bk, C, cm, 1);
+    g.act = (int)act, g.param = param, g.aux = aux;
+    const int kc = gemm_stage_plan(&g, mt, nt); /* as ops_gemm */
+    gemm_staged(&g, mt, nt, kc);
     if (mt > 0 && nt > 0) {
-        GemmArgs g;
-        gemm_args(&g, M, N, K, A, am, ak, B, bk, C, cm, 1);
-        g.act = (int)act, g.param = param, g.aux = aux;
-        gemm_walk(&g, mt, nt, 0);
-        gemm_walk(&g, mt, nt, 1); /* this thread's own tiles: no barrier between */
+        if (!kc) gemm_walk(&g, mt, nt, 0);
+        gemm_walk(&g, mt, nt, 1); /* this thread's own tiles (gemm_staged's too): no barrier between */
     }
     FS_SYNC();
 }

@@ -6,6 +6,10 @@
 #ifndef FS_TRAIN_GEMM_BLOCK_H
 #define FS_TRAIN_GEMM_BLOCK_H
 
+/* The most tiles a thread takes through each chunk of a staged B
+ * (gemm_stage.h: gemm_staged), their accumulators in its GemmArgs. */
+#define GEMM_STAGE_TILES 8
+
 /* The block's tile (nvcc, the emulated block): tile_edge's products in
  * tile_edge's order, with every loop over the whole MR x NR tile and a
  * partial tile's rows and columns masked, so that nvcc unrolls them and
@@ -34,6 +38,13 @@ typedef struct {
     int act;
     float param;
     float *aux;
+    /* gemm_staged's loop (train/gemm_stage.h): its step of steps (groups
+     * of rounds x chunks), the group's first round r0 of rounds and this
+     * thread's tile j in it (has: whether there is one), the chunk (k0, kn
+     * of kc), the stage's row stride n4, and the accumulators of each of
+     * the thread's tiles in the group between chunks. */
+    int step, steps, chunks, rounds, r0, j, has, kc, k0, kn, n4;
+    float accs[GEMM_STAGE_TILES][MR * NR];
 } GemmArgs;
 
 FS_DEVICE static inline void gemm_args(GemmArgs *g, int M, int N, int K, const float *A, FsStride am,
@@ -222,37 +233,26 @@ FS_DEVICE FS_NOINLINE static void gemm_tile_act(const GemmArgs *g)
         }
 }
 
-/* The tile at g->ti, g->tn. */
-FS_DEVICE static void gemm_tile(GemmArgs *g)
+/* A's MR rows of the tile at g->ti (rows past mr repeat the first: st_offs). */
+FS_DEVICE static inline void gemm_tile_rows(const GemmArgs *g, int mr, const float *arow[MR])
 {
-    const int mr = g->M - g->ti * MR < MR ? g->M - g->ti * MR : MR;
-    const int nr = g->N - g->tn * NR < NR ? g->N - g->tn * NR : NR;
-    const int K = g->K;
     long off[MR];
-    {
-        const FsStride am = {g->am.g, g->am.gs, g->am.s};
-        st_offs(am, (long)g->ti * MR, mr, off);
-    }
-    const float *arow[MR];
-    {
-        const float *A = g->A;
-        GEMM_UNROLL
-        for (int r = 0; r < MR; r++) arow[r] = A + off[r];
-    }
-    const float *b0 = g->B + (long)g->tn * NR;
-    float acc[MR][NR];
+    const FsStride am = {g->am.g, g->am.gs, g->am.s};
+    st_offs(am, (long)g->ti * MR, mr, off);
+    const float *A = g->A;
     GEMM_UNROLL
-    for (int r = 0; r < MR; r++)
-        GEMM_UNROLL
-        for (int j = 0; j < NR; j++) acc[r][j] = 0.0f;
-    const int ga = g->ga, gb = g->gb;
-    const long sa = g->sa, ja = g->ja, sb = g->sb, jb = g->jb;
+    for (int r = 0; r < MR; r++) arow[r] = A + off[r];
+}
+
+/* Any tile up to MR x NR over K steps of k (b0: its first row of B): a
+ * partial tile's rows and columns masked, the walks' groups counted
+ * (gemm_k_step); tile_edge's products in its order. */
+FS_DEVICE static inline void gemm_masked(float acc[MR][NR], int mr, int nr, const float *const arow[MR],
+                                         const float *b0, int K, int ga, int gb, long sa, long ja, long sb, long jb)
+{
     long oa = 0, ob = 0;
     int ra = 0, rb = 0;
-    const int full = mr == MR && nr == NR && gemm_whole(g, acc, arow, b0);
-    if (!full) FS_GEMM_FORM("masked", K);
-    const int K_masked = full ? 0 : K;
-    for (int k = 0; k < K_masked; k++) {
+    for (int k = 0; k < K; k++) {
         const float *b = b0 + ob;
         GEMM_UNROLL
         for (int r = 0; r < MR; r++)
@@ -265,7 +265,13 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
         gemm_k_step(&oa, &ra, ga, sa, ja);
         gemm_k_step(&ob, &rb, gb, sb, jb);
     }
-    FS_IN_MEMORY(g);
+}
+
+/* Adds a tile's accumulators (its mr x nr part) to C at g->ti, g->tn:
+ * once, after the whole k loop, so that C's sums are the CPU's. */
+FS_DEVICE static inline void gemm_tile_store(const GemmArgs *g, float acc[MR][NR], int mr, int nr)
+{
+    long off[MR];
     {
         const FsStride cm = {g->cm.g, g->cm.gs, g->cm.s};
         st_offs(cm, (long)g->ti * MR, mr, off);
@@ -280,6 +286,27 @@ FS_DEVICE static void gemm_tile(GemmArgs *g)
             for (int j = 0; j < NR; j++)
                 if (j < nr) c[j * cn] += acc[r][j];
         }
+}
+
+/* The tile at g->ti, g->tn. */
+FS_DEVICE static void gemm_tile(GemmArgs *g)
+{
+    const int mr = g->M - g->ti * MR < MR ? g->M - g->ti * MR : MR;
+    const int nr = g->N - g->tn * NR < NR ? g->N - g->tn * NR : NR;
+    const int K = g->K;
+    const float *arow[MR];
+    gemm_tile_rows(g, mr, arow);
+    const float *b0 = g->B + (long)g->tn * NR;
+    float acc[MR][NR];
+    GEMM_UNROLL
+    for (int r = 0; r < MR; r++)
+        GEMM_UNROLL
+        for (int j = 0; j < NR; j++) acc[r][j] = 0.0f;
+    const int full = mr == MR && nr == NR && gemm_whole(g, acc, arow, b0);
+    if (!full) FS_GEMM_FORM("masked", K);
+    gemm_masked(acc, mr, nr, arow, b0, full ? 0 : K, g->ga, g->gb, g->sa, g->ja, g->sb, g->jb);
+    FS_IN_MEMORY(g);
+    gemm_tile_store(g, acc, mr, nr);
 }
 
 #endif

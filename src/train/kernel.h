@@ -123,6 +123,15 @@ FS_HOST_DEVICE static inline size_t core_model_shared_bytes(const FsNet *net, si
     return hot + w <= room ? hot + w : hot;
 }
 
+/* What a model's block uses of its launch's dynamic shared memory: its
+ * hot state, and its weights after it where the launch put every model's
+ * there (FsFitLaunch.weights_shared). The rest, to the launch's size, is
+ * the block's staging area for the GEMM (train/gemm_stage.h). */
+FS_HOST_DEVICE static inline size_t core_model_block_bytes(const FsNet *net, int weights_shared)
+{
+    return weights_shared ? core_model_shared_bytes(net, (size_t)-1) : core_model_hot_bytes(net);
+}
+
 /* The CUDA backend's block: threads per model, and the models each SM must
  * be able to hold at once (the kernel's __launch_bounds__; the build's
  * resource check holds the compiled kernel to both). */
@@ -135,6 +144,15 @@ FS_HOST_DEVICE static inline size_t core_model_shared_bytes(const FsNet *net, si
  * both. */
 #define FS_GPU_SHARED_RESERVED 1024
 #define FS_GPU_STATIC_SHARED 1024
+/* The staging area for the GEMM's B (train/gemm_stage.h) that a launch
+ * adds to its largest model's hot state where the models' weights are not
+ * in shared memory themselves, within the room that keeps
+ * FS_GPU_MIN_BLOCKS blocks on an SM (kernels/gpu_launch.cu: launch_shared):
+ * 64 rows of a B 64 columns wide a chunk, or 32 of 128 (R1's convolution
+ * and dense layer). Not larger: shared memory is carved from the SM's L1,
+ * which A's rows and every unstaged operand go through. Unmeasured on a
+ * device (#45 part 5 measures it). */
+#define FS_GPU_STAGE_BYTES 16384
 /* The block's GEMM, read from its machine code (tests/cuda_sass.py, #45):
  * the least share of FFMA, in percent, among the instructions of its k
  * loop that the build accepts, for the best of the whole-tile loop's forms
@@ -172,6 +190,7 @@ typedef struct {
     FsFitResult *out;
     int *done;
     int weights_shared; /* every model's weights train in its block's shared memory (launch_shared) */
+    size_t shared;      /* the launch's dynamic shared memory a block: the GEMM's staging area past the model's */
 } FsFitLaunch;
 
 /* The GPU library tier (#44, kernels/lib_train.cu): a group of models of

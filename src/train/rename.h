@@ -55,6 +55,7 @@
 #define ops_gemm OPS_RENAME(ops_gemm)
 #define ops_gemm_rows OPS_RENAME(ops_gemm_rows)
 #define ops_gemm_act OPS_RENAME(ops_gemm_act)
+#define ops_gemm_stage OPS_RENAME(ops_gemm_stage)
 #define conv_gemm_act OPS_RENAME(conv_gemm_act)
 #define ops_transpose OPS_RENAME(ops_transpose)
 #define rnn_backward OPS_RENAME(rnn_backward)

@@ -55,6 +55,7 @@ extern "C" {
 /* Emulated block (ops_emu.c): the call by `threads` pthreads on model m
  * (bound to arena; m may be NULL for OPS_GEMM). */
 void ops_emu_run(FsModel *m, char *arena, OpsCall *call, int threads);
+extern long ops_emu_staged_k; /* k steps whose B the emulated block staged (ops_emu.c) */
 
 /* GPU (ops_gpu.cu, built with the CUDA backend): device memory, and the
  * call as one block of `threads` threads. Each returns 0, or -1 with why. */

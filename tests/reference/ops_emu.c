@@ -13,6 +13,12 @@
 #define OPS_PREFIX emu_
 #include "train/rename.h"
 
+/* The k steps whose B the block staged in shared memory (train/
+ * gemm_stage.h; counted by the master), so that tests/test_ops.c can hold
+ * that the staged path ran. */
+long ops_emu_staged_k;
+#define FS_GEMM_STAGED(k) (ops_emu_staged_k += (k))
+
 #include "../../src/train/act.c"
 #include "../../src/train/blocks.c"
 #include "../../src/train/conv.c"
@@ -32,12 +38,18 @@ typedef struct {
     FsModel *m;
     char *arena;
     OpsCall *call;
+    long stage; /* floats of the staging area this run (emu_stage) */
 } EmuThread;
+
+/* The block's staging area for the GEMM's B, as the fit kernel gives it
+ * shared memory past the model's (kernels/fit_kernel.cu). */
+static _Alignas(64) float emu_stage[16384];
 
 static void *emu_thread(void *arg)
 {
     EmuThread *t = arg;
     fs_emu_tid = t->tid;
+    ops_gemm_stage(t->stage ? emu_stage : NULL, t->stage);
     ops_exec(t->m, t->arena, t->call);
     return NULL;
 }
@@ -49,8 +61,13 @@ void ops_emu_run(FsModel *m, char *arena, OpsCall *call, int threads)
     pthread_barrier_init(&fs_emu_barrier, NULL, (unsigned)threads);
     EmuThread t[64];
     pthread_t tid[64];
+    /* No staging area, a small one (only small Bs fit), the whole: each
+     * op's GEMMs run staged and not, and must leave the same bits. */
+    static const long stages[] = {0, 512, 16384};
+    static int turn;
+    const long stage = stages[turn++ % 3];
     for (int i = 0; i < threads; i++) {
-        t[i] = (EmuThread){i, m, arena, call};
+        t[i] = (EmuThread){i, m, arena, call, stage};
         FS_ASSERT(pthread_create(&tid[i], NULL, emu_thread, &t[i]) == 0);
     }
     for (int i = 0; i < threads; i++) pthread_join(tid[i], NULL);

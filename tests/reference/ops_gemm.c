@@ -20,7 +20,8 @@ static FsStride two_level(int g, int pad, long s)
     return st;
 }
 
-static const char *const gemm_patterns[] = {"plain", "padded rows", "two-level k", "transposed C", "long k"};
+static const char *const gemm_patterns[] = {"plain", "padded rows", "two-level k", "transposed C", "long k",
+                                            "two-level k in A, B staged"};
 
 /* One product of pattern pat (an index of gemm_patterns) on every backend,
  * against the reference. */
@@ -35,6 +36,14 @@ static void gemm_case(int pat, int M, int N, int K, int g, int pad)
         am = st_plain(1);
         ak = g ? two_level(g, pad, M + irand(5)) : st_plain(M + irand(5));
         bk = g ? two_level(g, pad, N + irand(9)) : st_plain(N + irand(9));
+    } else if (pat == 5) {
+        /* A dilated convolution's forward: A's k in groups (a tap's
+         * channels, then the jump to the next tap), B plain with rows
+         * 16-byte aligned, which the emulated block stages in chunks of a
+         * whole number of groups (train/gemm_stage.h). */
+        ak = two_level(g, pad, 1);
+        am = st_plain(stride_extent(ak, K) + irand(3));
+        bk = st_plain((N + 3) / 4 * 4 + 4 * irand(3));
     } else if (pat == 3) {
         bk = st_plain((N + 7) / 8 * 8);
         cm = st_plain(1);
@@ -106,6 +115,10 @@ static void gemm_cases(void)
         const int M = pick(Ml, 4), N = pick(Nl, 3), K = pick(Kl, 3), g = i % 3 == 0 ? 0 : 130 + irand(400);
         gemm_case(4, M, N, K, g, irand(3));
     }
+    /* B staged in chunks under the emulated block (ops_emu.c's staging
+     * areas in turn): A's k in groups, whole and partial tiles. */
+    static const int Ms5[] = {5, 8, 13, 33}, Ns5[] = {4, 7, 16, 17}, Ks5[] = {64, 100, 203};
+    for (int i = 0; i < 12; i++) gemm_case(5, pick(Ms5, 4), pick(Ns5, 4), pick(Ks5, 3), 1 + irand(5), irand(3));
     gemm_case(4, 8, 17, 600, 0, 0);
     gemm_case(4, 8, 16, 600, 9, 1);
     /* AVX2's 4 x 24 tiles (gemm.c, tile_full24): whole ones with plain and

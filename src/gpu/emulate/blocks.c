@@ -102,11 +102,18 @@ typedef struct {
     int from_sched;           /* the last switch left the host thread */
     size_t sched_size;
     char *shared;
+    size_t shared_n; /* its bytes (the launch's) */
 } Block;
 
 static _Thread_local Block *cur;
 
 void *fsemu_dynamic_shared(void) { return cur->shared; }
+
+int fsemu_is_shared(const void *p)
+{
+    const char *c = (const char *)p;
+    return cur && c >= cur->shared && c < cur->shared + cur->shared_n;
+}
 
 uint64_t fsemu_globaltimer(void)
 {
@@ -281,6 +288,7 @@ static void *worker(void *arg)
     b.grid = g;
     b.T = (int)l->block;
     b.shared = calloc(1, l->shared ? l->shared : 1);
+    b.shared_n = l->shared;
     if (!b.shared || fibers_alloc(&b, b.T) != 0) {
         grid_fail(g, cudaErrorLaunchOutOfResources, "no host memory for the %u threads of block %u", l->block, 0);
         free(b.shared);

@@ -250,11 +250,20 @@ static inline int fsemu_atomic_max(int *p, int v)
 #define FS_EMU_NTHREADS ((int)fsemu_blockDim.x)
 #define FS_EMU_SYNC() fsemu_syncthreads()
 #define FS_EMU_ANY(x) fsemu_syncthreads_or(x)
+/* Whether p lies in the running block's dynamic shared memory (a model's
+ * weights there: kernels/fit_kernel.cu), as __isShared tells on a device. */
+int fsemu_is_shared(const void *p);
+#define FS_EMU_IS_SHARED(p) fsemu_is_shared(p)
 /* The block's GEMM names the form of each tile's k loop and its k steps
  * (train/gemm_block.h), counted under FOLDSWEEP_EMU_VERBOSE and printed at
  * exit: which loops nvcc's code would run (a test holds a model's share). */
 void fsemu_count_gemm_form(const char *form, long k);
 #define FS_GEMM_FORM(form, k) fsemu_count_gemm_form((form), (k))
+/* And how many of those k steps read a B staged in shared memory
+ * (train/gemm_stage.h; counted once a GEMM, by its master), printed
+ * beside them. */
+void fsemu_count_staged(long k);
+#define FS_GEMM_STAGED(k) fsemu_count_staged(k)
 /* The fit kernel says, once per block (thread 0), whether the model's
  * weights train in shared memory (kernels/fit_kernel.cu); counted under
  * FOLDSWEEP_EMU_VERBOSE and printed at exit beside the forms. */

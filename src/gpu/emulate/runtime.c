@@ -47,6 +47,7 @@ static pthread_once_t forms_once = PTHREAD_ONCE_INIT;
 static int forms_on;
 
 static _Atomic unsigned long long weights_shared, weights_all; /* fsemu_count_weights */
+static _Atomic unsigned long long k_staged;                    /* fsemu_count_staged */
 
 static void forms_report(void)
 {
@@ -57,6 +58,10 @@ static void forms_report(void)
         fprintf(stderr, " %s %llu (%.1f%%)", forms[i].name, (unsigned long long)forms[i].k,
                 all ? 100.0 * (double)forms[i].k / (double)all : 0.0);
     fprintf(stderr, "\n");
+    /* A subset of the forms' k steps: those staged whole run gemm_walk's
+     * forms, those in chunks "staged" and "staged-masked". */
+    fprintf(stderr, "foldsweep: CUDA stand-in: k steps with B staged in shared memory: %llu of %llu (%.1f%%)\n",
+            (unsigned long long)k_staged, all, all ? 100.0 * (double)k_staged / (double)all : 0.0);
     fprintf(stderr, "foldsweep: CUDA stand-in: models whose weights trained in shared memory: %llu of %llu\n",
             (unsigned long long)weights_shared, (unsigned long long)weights_all);
 }
@@ -80,6 +85,12 @@ void fsemu_count_gemm_form(const char *form, long k)
         pthread_mutex_unlock(&forms_lock);
     }
     if (i < 8) forms[i].k += (unsigned long long)k;
+}
+
+void fsemu_count_staged(long k)
+{
+    pthread_once(&forms_once, forms_arm);
+    if (forms_on && k > 0) k_staged += (unsigned long long)k;
 }
 
 void fsemu_count_weights(int shared)
