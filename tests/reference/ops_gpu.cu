@@ -29,8 +29,16 @@
 
 #include "ops_exec.h"
 
+/* The block's staging area for the GEMM's B (train/gemm_stage.h), in
+ * its shared memory as the fit kernel's: 2,048 floats, so that small Bs
+ * are staged whole and larger ones in chunks. Set before any GEMM: nvcc's
+ * shared memory starts undefined. */
+#define OPS_GPU_STAGE_FLOATS 2048
+
 __global__ void ops_kernel(FsModel *m, char *arena, OpsCall *call)
 {
+    __shared__ __align__(16) float stage[OPS_GPU_STAGE_FLOATS];
+    ops_gemm_stage(stage, OPS_GPU_STAGE_FLOATS);
     ops_exec(m, arena, call);
 }
 
