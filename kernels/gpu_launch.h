@@ -66,7 +66,7 @@ typedef struct {
     FsFoldData *folds;
     FsTrainSpec *specs;
     FsFitResult *res;
-    size_t shared;  /* dynamic shared memory per block: the largest model's and a staging area (launch_shared) */
+    size_t shared;  /* dynamic shared memory per block: the largest model's, and a staging area where weights are not in it (launch_shared) */
     int weights_shared; /* and every model's weights in it (launch_shared) */
     size_t stride;  /* a library group: bytes from one model's buffer to the next's */
     int width;      /* a library group: the models its calls span (>= n; slots past n stay zero); 0 on the block tier */

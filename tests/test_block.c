@@ -169,7 +169,8 @@ int main(void)
     CHECK(ref.status == FS_FIT_OK && ref.epochs >= 1);
 
     /* 3 threads split work unevenly: a sanitizer build's one run. */
-    /* Each with its own staging area: in chunks, none, all of B. */
+    /* Each with its own staging area: in chunks, none, all of B (the
+     * sanitizer build runs the first: B in chunks). */
     int counts[3] = {3, 1, 8};
     long stages[3] = {1024, 0, 16384};
     for (int k = 0; k < 3 && (k == 0 || t_repeats("the blocks of 1 and 8 threads")); k++) {

@@ -29,7 +29,7 @@ typedef struct {
     const float *A, *B;
     float *C;
     FsStride am, cm;
-    long cn, sa, ja, sb, jb; /* k's steps: see gemm_tile */
+    long cn, sa, ja, sb, jb; /* k's steps: see gemm_args */
     int M, N, K, ga, gb;
     int ti, tn, mt, nt, di, dn; /* this thread's tile (rows ti * MR, columns tn * NR) and walk */
     /* ops_gemm_act's epilogue: the activation of each tile once written

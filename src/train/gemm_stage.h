@@ -24,8 +24,8 @@
  *
  * The staging area is what a launch's dynamic shared memory gives the
  * block past its model (kernels/fit_kernel.cu; kernels/gpu_launch.cu:
- * launch_shared reserves FS_GPU_STAGE_BYTES where the models' weights are
- * not in shared memory themselves).
+ * launch_shared adds as much of FS_GPU_STAGE_BYTES as the room leaves
+ * where the models' weights are not in shared memory themselves).
  */
 #ifndef FS_TRAIN_GEMM_STAGE_H
 #define FS_TRAIN_GEMM_STAGE_H
@@ -119,7 +119,7 @@ FS_DEVICE static inline int gemm_stage_k(const GemmArgs *g, long mt, long nt)
 FS_DEVICE FS_NOINLINE static int gemm_stage_plan(GemmArgs *g, long mt, long nt)
 {
     const int kc = gemm_stage_k(g, mt, nt);
-    if (kc < g->K) return kc;
+    if (!kc || kc < g->K) return kc; /* unstaged (K = 0 too), or in chunks */
     const int n4 = (int)nt * NR;
     float *const st = gemm_stage_area.buf;
     gemm_stage_load(st, g->B, g->sb, g->K, n4);

@@ -61,8 +61,9 @@ void ops_emu_run(FsModel *m, char *arena, OpsCall *call, int threads)
     pthread_barrier_init(&fs_emu_barrier, NULL, (unsigned)threads);
     EmuThread t[64];
     pthread_t tid[64];
-    /* No staging area, a small one (only small Bs fit), the whole: each
-     * op's GEMMs run staged and not, and must leave the same bits. */
+    /* No staging area, a small one (larger Bs staged in chunks: the
+     * grouped-A products of ops_gemm.c need it), a large one (most Bs
+     * whole), in turn from call to call: the same bits every way. */
     static const long stages[] = {0, 512, 16384};
     static int turn;
     const long stage = stages[turn++ % 3];
