@@ -13,11 +13,12 @@
  *
  * Where all of B fits the block's staging area, it is copied once and the
  * walk runs as unstaged (gemm_walk). Where it does not, B is staged in
- * chunks of k rows: the block works in rounds, every thread one tile a
- * round (tile t0 + its index, as gemm_walk assigns them) whether it has
- * one or not, so that the barriers stay uniform; for each chunk a load, a
- * barrier, the chunk's k steps on each tile, a barrier (the next load
- * overwrites the chunk). A tile's accumulators start at 0, take their k
+ * chunks of k rows, each loaded once for up to GEMM_STAGE_TILES rounds of
+ * the block's tiles (a thread's tiles as gemm_walk assigns them; every
+ * thread takes every step, with a tile or not, so that the barriers stay
+ * uniform): a load, a barrier, the chunk's k steps on each of the
+ * thread's tiles, a barrier (the next load overwrites the chunk). A tile's
+ * accumulators start at 0, take their k
  * steps in order chunk after chunk (in the thread's local memory between
  * chunks) and are added to C once, after the last: the bits are the CPU's
  * whatever the chunk and wherever B comes from.
